@@ -1,0 +1,51 @@
+"""The one place that runs subprocesses."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from patchcarry.errors import FatalError
+
+
+class CalledProcessError(FatalError):
+    """A command exited non-zero; the message carries the command, code, stdout and stderr."""
+
+    def __init__(self, cmd: Sequence[str], code: int, out: str, err: str) -> None:
+        self.cmd = list(cmd)
+        self.code = code
+        self.out = out
+        self.err = err
+        super().__init__(
+            f"command failed: {' '.join(self.cmd)}\n  return code: {code}\n"
+            f"  stdout: {out.strip() or '(none)'}\n  stderr: {err.strip() or '(none)'}"
+        )
+
+
+def cmd_output(
+    *cmd: str,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    stdin: str | None = None,
+    stream_stderr: bool = False,
+) -> tuple[int, str, str]:
+    """Run `cmd`, return (code, stdout, stderr); raise CalledProcessError when check fails.
+
+    With `stream_stderr`, stderr goes to the terminal (git's progress) and is returned empty.
+    """
+    proc = subprocess.run(
+        list(cmd),
+        cwd=cwd,
+        env=dict(env) if env is not None else None,
+        input=stdin,
+        stdout=subprocess.PIPE,
+        stderr=None if stream_stderr else subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    out, err = proc.stdout or "", proc.stderr or ""
+    if check and proc.returncode != 0:
+        raise CalledProcessError(cmd, proc.returncode, out, err)
+    return proc.returncode, out, err
