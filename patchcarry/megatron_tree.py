@@ -1,0 +1,82 @@
+"""Megatron source trees: the installed megatron-core, an upstream checkout, patched copies.
+
+A "tree" is a directory with `megatron/` in it, importable by putting it first on
+`sys.path` (in a separate process, so unpatched and patched trees never share a module).
+Site-packages is never edited: patches go onto a copy.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+
+from patchcarry import git
+from patchcarry.errors import BadInputError, FatalError
+from patchcarry.patchfile import touched_files
+
+MEGATRON_SRC_ENV = "MEGATRON_SRC"
+
+
+def installed_tree() -> Path:
+    """The directory holding the installed megatron-core's `megatron/` package."""
+    spec = importlib.util.find_spec("megatron.core")
+    if spec is None or spec.origin is None:
+        raise FatalError("megatron-core is not installed; run scripts/bootstrap")
+    return Path(spec.origin).resolve().parent.parent.parent
+
+
+def upstream_tree_from_env() -> Path | None:
+    """The upstream source tree named by MEGATRON_SRC, if set (validated)."""
+    value = os.environ.get(MEGATRON_SRC_ENV)
+    if not value:
+        return None
+    tree = Path(value).expanduser().resolve()
+    if not (tree / "megatron" / "core" / "__init__.py").is_file():
+        raise FatalError(f"{MEGATRON_SRC_ENV}={value} has no megatron/core/__init__.py")
+    return tree
+
+
+def tree_label(tree: Path) -> str:
+    """Human/JSON label: 'megatron-core X (installed)' or 'upstream tree <path> @ <sha>'."""
+    if tree == installed_tree():
+        from importlib.metadata import version
+
+        return f"megatron-core {version('megatron-core')} (installed)"
+    code, out, _ = git.git("rev-parse", "HEAD", cwd=tree, check=False)
+    sha = out.strip() if code == 0 else "unknown commit"
+    return f"upstream tree {tree} @ {sha}"
+
+
+def tree_commit(tree: Path) -> str | None:
+    """The commit of an upstream git checkout, or None for a plain tree."""
+    code, out, _ = git.git(
+        "rev-parse", "HEAD", cwd=tree, check=False, env_extra=git.plain_tree_env(tree)
+    )
+    return out.strip() if code == 0 else None
+
+
+def _top_dirs(patches: list[Path]) -> set[str]:
+    tops = {"megatron"}
+    for patch in patches:
+        tops.update(path.split("/", 1)[0] for path in touched_files(patch.read_text()))
+    return tops
+
+
+def prepared_copy(src: Path, patches: list[Path], dest: Path) -> Path:
+    """Copy `src`'s `megatron/` (and any other top dir the patches touch) to `dest`, then
+    `git apply` each patch there. Returns `dest`, ready to be put on PYTHONPATH."""
+    dest.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for top in sorted(_top_dirs(patches)):
+        if (src / top).is_dir() and not (dest / top).exists():
+            shutil.copytree(src / top, dest / top, ignore=ignore, symlinks=True)
+    for patch in patches:
+        code, _, err = git.git(
+            "apply", "--whitespace=nowarn", str(patch.resolve()),
+            cwd=dest, check=False, env_extra=git.plain_tree_env(dest),
+        )
+        if code != 0:
+            raise BadInputError(f"{patch.name} does not apply to a copy of {src}:\n{err.strip()}")
+    return dest
