@@ -66,3 +66,59 @@ def rev_parse(rev: str, *, cwd: Path) -> GitCommitHash:
     """The full hash `rev` names in the repository at `cwd`."""
     _, out, _ = git("rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}", cwd=cwd)
     return GitCommitHash(out.strip())
+
+
+# -- resubmit: fetch, am, ls-remote and push with a lease; the token reaches git only through
+# the environment. The helper below is a literal shell snippet: git runs it with the action as
+# $1 and it prints `password=$GITHUB_TOKEN` expanded in ITS process, so the token value is
+# never in argv, a URL, git config or a file. `credential.helper=` first drops other helpers.
+_TOKEN_HELPER = (
+    '!f() { test "$1" = get || return 0; echo username=x-access-token; '
+    'echo "password=${GITHUB_TOKEN}"; }; f'
+)
+CREDENTIAL_ARGS = ("-c", "credential.helper=", "-c", f"credential.helper={_TOKEN_HELPER}")
+
+
+def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> GitCommitHash | None:
+    """The commit `refs/heads/<branch>` has at `url`, or None when the branch is absent."""
+    _, out, _ = git(*CREDENTIAL_ARGS, "ls-remote", "--end-of-options", url,
+                    f"refs/heads/{branch}", cwd=cwd)
+    for line in out.splitlines():
+        sha, _, ref = line.partition("\t")
+        if ref == f"refs/heads/{branch}":
+            return GitCommitHash(sha)
+    return None
+
+
+def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> GitCommitHash:
+    """Fetch `ref` (a branch, a refs/... name or a full sha) from `url`; the commit it names."""
+    depth = ("--depth=1",) if shallow else ()
+    git(*CREDENTIAL_ARGS, "fetch", "-q", "--no-tags", *depth, "--end-of-options", url, ref, cwd=cwd)
+    return rev_parse("FETCH_HEAD", cwd=cwd)
+
+
+def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: str) -> GitCommitHash:
+    """`git am` the patches on HEAD, keeping authorship and message (sign-off included).
+
+    The committer is given and its date is the author date, so the same patches on the same
+    base give the same commit hash on every run (a re-run sees "already pushed").
+    """
+    env = {"GIT_COMMITTER_NAME": committer_name, "GIT_COMMITTER_EMAIL": committer_email}
+    code, out, err = git("am", "-q", "--committer-date-is-author-date", "--no-3way",
+                         *(str(p) for p in patches), cwd=cwd, env_extra=env, check=False)
+    if code != 0:
+        git("am", "--abort", cwd=cwd, check=False)
+        raise proc.CalledProcessError(["git", "am", *(p.name for p in patches)], code, out, err)
+    return rev_parse("HEAD", cwd=cwd)
+
+
+def push_with_lease(
+    url: str, commit: str, branch: str, *, expected: str | None, cwd: Path
+) -> tuple[bool, str]:
+    """Push `commit` to `refs/heads/<branch>` at `url` only if the branch is still at `expected`
+    (absent when None). Returns (accepted, git's message)."""
+    ref = f"refs/heads/{branch}"
+    lease = f"--force-with-lease={ref}:{expected or ''}"
+    code, out, err = git(*CREDENTIAL_ARGS, "push", "--porcelain", lease, "--end-of-options",
+                         url, f"{commit}:{ref}", cwd=cwd, check=False)
+    return code == 0, (out + err).strip()

@@ -1,0 +1,243 @@
+"""The only module that imports ghapi: a few GitHub REST verbs that return plain data.
+
+ghapi 2.1.4 is async by default; we build it with `sync=True` (blocking calls) on purpose:
+the flow is strictly sequential and must stop at the first failure. Requests go through
+ghapi's generic `api(path, verb, ...)` call so that this module alone decides about retries,
+rate limits and error messages. The API base follows ghapi's `GH_HOST` convention (a full
+URL such as `http://127.0.0.1:8123`), read when the client is built, not at import.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx2
+from fastcore.xtras import obj2dict
+from fasttransport.errors import APIError
+from ghapi.core import GhApi
+
+from patchcarry.errors import GitHubError
+
+DEFAULT_HOST = "https://api.github.com"
+Json = dict[str, Any]
+
+
+class NotFoundError(GitHubError):
+    """404 from GitHub."""
+
+
+class UnprocessableError(GitHubError):
+    """422 from GitHub (validation failed, e.g. a pull request that already exists)."""
+
+
+class TransientError(GitHubError):
+    """A 5xx answer or a dropped connection: the request may or may not have taken effect."""
+
+
+def api_host(value: str | None = None) -> str:
+    """The REST base URL: `GH_HOST` as ghapi reads it (full URL); a bare hostname maps like gh's."""
+    host = (value if value is not None else os.environ.get("GH_HOST", "")).strip().rstrip("/")
+    if not host or host == "github.com":
+        return DEFAULT_HOST
+    if "://" not in host:  # GitHub Enterprise hostname, as `gh` spells GH_HOST
+        return f"https://{host}/api/v3"
+    return host
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())[:300]
+
+
+class GitHub:
+    """Blocking GitHub REST client with bounded retries on reads and rate-limit waits.
+
+    `writes` records every write call made ("POST /repos/..."), for the run's report.
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str | None = None,
+        token: str | None = None,
+        max_rate_wait: float = 60.0,
+        read_retries: int = 3,
+        backoff: float = 0.5,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.host = api_host(host)
+        self.has_token = bool(token)
+        self._api = GhApi(gh_host=self.host, token=token or None, authenticate=bool(token), sync=True)
+        self._api.transport.retries = 0  # connection retries are decided here, per verb
+        self.max_rate_wait = max_rate_wait
+        self.read_retries = read_retries
+        self.backoff = backoff
+        self.sleep = sleep
+        self.writes: list[str] = []
+
+    # -- transport ---------------------------------------------------------------------------
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Json | None = None,
+        body: Json | None = None,
+        retry: bool | None = None,
+    ) -> Any:
+        """One REST call; plain data back. Reads (and writes marked `retry`) are retried on
+        5xx/dropped connections; rate limits wait when short. Raises GitHubError subclasses."""
+        is_write = method != "GET"
+        may_retry = (not is_write) if retry is None else retry
+        label = f"{method} {path}"
+        attempt = 0
+        while True:
+            try:
+                result = self._api(path, method, query=query, data=body)
+            except (httpx2.HTTPStatusError, APIError) as exc:
+                response = exc.response
+                status = response.status_code if response is not None else 0
+                wait = self._rate_limit_wait(response, label)
+                if wait is not None:
+                    self.sleep(wait)
+                    continue  # a rate-limited request was not performed: safe to repeat
+                error = self._status_error(status, response, label)
+                if isinstance(error, TransientError) and may_retry and attempt < self.read_retries:
+                    attempt += 1
+                    self.sleep(self.backoff * 2 ** (attempt - 1))
+                    continue
+                raise error from None
+            except httpx2.RequestError as exc:
+                if may_retry and attempt < self.read_retries:
+                    attempt += 1
+                    self.sleep(self.backoff * 2 ** (attempt - 1))
+                    continue
+                raise TransientError(
+                    f"{label}: connection to {self.host} failed or dropped ({type(exc).__name__}); "
+                    "check GH_HOST and the network, then re-run (it re-reads state before writing)"
+                ) from None
+            if is_write:
+                self.writes.append(label)
+            return obj2dict(result) if result is not None else None
+
+    def _rate_limit_wait(self, response: httpx2.Response | None, label: str) -> float | None:
+        if response is None or response.status_code not in (403, 429):
+            return None
+        headers = response.headers
+        if headers.get("X-RateLimit-Remaining") != "0" and "Retry-After" not in headers:
+            return None
+        if "Retry-After" in headers:
+            wait = float(headers["Retry-After"])
+        else:
+            wait = max(0.0, float(headers.get("X-RateLimit-Reset", "0")) - time.time()) + 1
+        if wait <= self.max_rate_wait:
+            return wait
+        when = datetime.datetime.fromtimestamp(time.time() + wait, tz=datetime.UTC)
+        raise GitHubError(
+            f"{label}: GitHub rate limit exhausted; it resets at {when:%Y-%m-%d %H:%M:%S} UTC "
+            f"(in {wait:.0f} s, over the {self.max_rate_wait:.0f} s wait limit): re-run after that"
+        )
+
+    def _status_error(self, status: int, response: httpx2.Response | None, label: str) -> GitHubError:
+        message = ""
+        if response is not None:
+            try:
+                data = response.json()
+                message = data.get("message", "") if isinstance(data, dict) else ""
+                errors = data.get("errors") if isinstance(data, dict) else None
+                if errors:
+                    message += " " + "; ".join(
+                        str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors
+                    )
+            except ValueError:
+                message = response.text
+        said = f" ({_one_line(message)})" if message.strip() else ""
+        if status == 401:
+            return GitHubError(
+                f"{label}: 401 Bad credentials{said}: GITHUB_TOKEN is missing, expired or revoked"
+            )
+        if status == 403:
+            return GitHubError(
+                f"{label}: 403 Forbidden{said}: the token lacks a scope (classic: public_repo; "
+                "fine-grained: Contents, Pull requests, Administration write) or an org blocks it"
+            )
+        if status == 404:
+            return NotFoundError(
+                f"{label}: 404 Not Found{said}: the repository or PR does not exist, was renamed, "
+                "or the token cannot see it"
+            )
+        if status == 422:
+            return UnprocessableError(f"{label}: 422 Unprocessable{said}")
+        if status >= 500:
+            return TransientError(f"{label}: GitHub answered {status}{said}; re-run later")
+        return GitHubError(f"{label}: GitHub answered {status}{said}")
+
+    def _pages(self, path: str, query: Json | None = None, *, max_pages: int = 10) -> list[Json]:
+        items: list[Json] = []
+        for page in range(1, max_pages + 1):
+            chunk = self.request("GET", path, query={**(query or {}), "per_page": 100, "page": page})
+            items.extend(chunk or [])
+            if not chunk or len(chunk) < 100:
+                break
+        return items
+
+    # -- verbs -------------------------------------------------------------------------------
+    def user(self) -> Json:
+        result: Json = self.request("GET", "/user")
+        return result
+
+    def repo(self, full_name: str) -> Json | None:
+        """The repository, or None when it does not exist (404)."""
+        try:
+            result: Json = self.request("GET", f"/repos/{full_name}")
+        except NotFoundError:
+            return None
+        return result
+
+    def create_fork(self, upstream: str, *, name: str, organization: str | None = None) -> Json:
+        body: Json = {"name": name, "default_branch_only": True}
+        if organization:
+            body["organization"] = organization
+        result: Json = self.request("POST", f"/repos/{upstream}/forks", body=body)
+        return result
+
+    def pull(self, repo: str, number: int) -> Json:
+        result: Json = self.request("GET", f"/repos/{repo}/pulls/{number}")
+        return result
+
+    def pulls(self, repo: str, *, state: str = "open", head: str | None = None,
+              base: str | None = None, max_pages: int = 10) -> list[Json]:
+        query: Json = {"state": state}
+        if head:
+            query["head"] = head
+        if base:
+            query["base"] = base
+        return self._pages(f"/repos/{repo}/pulls", query, max_pages=max_pages)
+
+    def issue_events(self, repo: str, number: int) -> list[Json]:
+        return self._pages(f"/repos/{repo}/issues/{number}/events")
+
+    def issue_comments(self, repo: str, number: int) -> list[Json]:
+        return self._pages(f"/repos/{repo}/issues/{number}/comments")
+
+    def create_pull(self, repo: str, *, title: str, head: str, base: str, body: str) -> Json:
+        """A draft PR that maintainers may push to. Never retried: the caller re-queries."""
+        payload: Json = {"title": title, "head": head, "base": base, "body": body,
+                         "draft": True, "maintainer_can_modify": True}
+        result: Json = self.request("POST", f"/repos/{repo}/pulls", body=payload, retry=False)
+        return result
+
+    def update_pull(self, repo: str, number: int, **fields: str) -> Json:
+        """PATCH title/body; idempotent, so retried like a read."""
+        result: Json = self.request("PATCH", f"/repos/{repo}/pulls/{number}", body=dict(fields),
+                                    retry=True)
+        return result
+
+    def create_comment(self, repo: str, number: int, body: str) -> Json:
+        """Never retried: the caller re-reads the comments for its marker first."""
+        result: Json = self.request("POST", f"/repos/{repo}/issues/{number}/comments",
+                                    body={"body": body}, retry=False)
+        return result

@@ -1,0 +1,108 @@
+"""Classifies an upstream PR: open, merged, or closed and by whom. Pure functions over API data.
+
+GitHub closes every open PR whose head repository leaves the fork network (turned private,
+deleted, or detached) and attributes the close to the fork's owner. So a close by the PR's own
+author, with a head repository that is gone or no longer a fork of upstream, is a detachment
+close, not a withdrawal; several of that owner's PRs closing in the same second corroborate it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+OPEN = "open"
+MERGED = "merged"
+DETACHED = "closed-by-fork-detachment"
+MAINTAINER = "closed-by-maintainer"
+AUTHOR = "closed-by-author"  # withdrawn by its author while the fork was still attached
+
+Json = dict[str, Any]
+
+
+@dataclasses.dataclass
+class Classification:
+    number: int
+    state: str
+    url: str
+    author: str
+    closed_at: str | None
+    evidence: list[str]
+
+    def to_json(self) -> Json:
+        return {"pr": self.number, "state": self.state, "url": self.url, "evidence": self.evidence}
+
+
+def _closer(events: Iterable[Json]) -> str | None:
+    """Login of whoever closed the PR last (issue events `closed` actor)."""
+    login = None
+    for event in events:
+        if event.get("event") == "closed":
+            login = (event.get("actor") or {}).get("login")
+    return login
+
+
+def head_evidence(pull: Json, head_repo: Json | None, upstream: str) -> list[str]:
+    """Reasons the PR's head repository is no longer an attached fork of `upstream` (empty if it is)."""
+    listed = (pull.get("head") or {}).get("repo")
+    if listed is None:
+        return ["head repository is gone (head.repo is null): deleted, private or detached"]
+    name = listed.get("full_name", "?")
+    if head_repo is None:
+        return [f"head repository {name} no longer exists"]
+    if not head_repo.get("fork"):
+        return [f"head repository {name} is no longer a fork (fork: false)"]
+    source = (head_repo.get("source") or {}).get("full_name")
+    if source and source.lower() != upstream.lower():
+        return [f"head repository {name} is a fork of {source}, not {upstream}"]
+    return []
+
+
+def classify(pull: Json, events: list[Json], head_repo: Json | None, upstream: str) -> Classification:
+    """Classify `pull` from the PR, its issue events and its head repository as it is now."""
+    author = (pull.get("user") or {}).get("login", "")
+    result = Classification(
+        number=int(pull["number"]), state=OPEN, url=pull.get("html_url", ""), author=author,
+        closed_at=pull.get("closed_at"), evidence=[],
+    )
+    if pull.get("merged") or pull.get("merged_at"):
+        result.state = MERGED
+        result.evidence.append(f"merged at {pull.get('merged_at')}")
+        return result
+    if pull.get("state") == "open":
+        return result
+    detached = head_evidence(pull, head_repo, upstream)
+    closer = _closer(events)
+    result.evidence.append(f"closed without merge at {pull.get('closed_at')}")
+    if closer is not None and closer != author:
+        result.state = MAINTAINER
+        result.evidence.append(f"closed by {closer}, not by the author {author}")
+        result.evidence.extend(detached)
+        return result
+    if closer == author:
+        result.evidence.append(
+            f"close attributed to {author}, the PR's author (GitHub attributes a detachment "
+            "auto-close to the fork owner)"
+        )
+    else:
+        result.evidence.append("no `closed` event found; closer unknown")
+    result.evidence.extend(detached)
+    result.state = DETACHED if detached else AUTHOR
+    if not detached:
+        result.evidence.append("head repository is still an attached fork: the author withdrew it")
+    return result
+
+
+def add_sibling_evidence(classes: Iterable[Classification]) -> None:
+    """Note PRs of the same author closed in the same second (typical of a detachment close)."""
+    items = [c for c in classes if c.closed_at and c.state in (DETACHED, AUTHOR)]
+    for item in items:
+        same = sorted(
+            {o.number for o in items
+             if o.number != item.number and o.author == item.author and o.closed_at == item.closed_at}
+        )
+        if same:
+            note = f"closed in the same second as {', '.join(f'#{n}' for n in same)} (same author)"
+            if note not in item.evidence:
+                item.evidence.append(note)
