@@ -122,3 +122,84 @@ def push_with_lease(
     code, out, err = git(*CREDENTIAL_ARGS, "push", "--porcelain", lease, "--end-of-options",
                          url, f"{commit}:{ref}", cwd=cwd, check=False)
     return code == 0, (out + err).strip()
+
+
+# -- check: a cheap partial fetch of named commits, and read-only queries on trees and diffs.
+# Local upstreams (paths, file:// URLs) are served by a local upload-pack; these settings let
+# it honour --filter and wants by sha, as GitHub does. Never used for network URLs.
+LOCAL_UPLOAD_PACK = (
+    "git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack"
+)
+
+
+def ls_remote_refs(url: str, refs: list[str], *, cwd: Path) -> tuple[int, dict[str, str], str]:
+    """(code, {ref: sha} for the `refs` that exist at `url`, stderr); one round trip."""
+    code, out, err = git("-c", "protocol.version=2", "ls-remote", "--end-of-options", url, *refs,
+                         cwd=cwd, check=False)
+    found: dict[str, str] = {}
+    for line in out.splitlines():
+        sha, _, ref = line.partition("\t")
+        found[ref] = sha
+    return code, found, err
+
+
+def fetch_partial(
+    remote: str, refspecs: list[str], *, depth: int, cwd: Path, progress: bool
+) -> tuple[int, str]:
+    """Shallow, blob-less fetch of `refspecs` (`<sha>:<local ref>`); (code, stderr).
+
+    With `progress`, git's progress goes straight to the terminal (stderr comes back empty).
+    """
+    code, _, err = git(
+        "-c", "protocol.version=2", "fetch", "--no-tags", "--no-write-fetch-head",
+        f"--depth={depth}", "--filter=blob:none", "--progress" if progress else "--quiet",
+        "--end-of-options", remote, *refspecs,
+        cwd=cwd, check=False, stream_stderr=progress,
+    )
+    return code, err
+
+
+def show_file(rev: str, path: str, *, cwd: Path) -> str | None:
+    """Content of `path` at `rev` (blob fetched lazily in a partial clone); None if absent."""
+    code, out, _ = git("show", f"{rev}:{path}", cwd=cwd, check=False)
+    return out if code == 0 else None
+
+
+def commit_parents(rev: str, *, cwd: Path) -> list[str]:
+    """Parents of commit `rev` (its trees/parents must be present)."""
+    _, out, _ = git("rev-list", "--parents", "-n1", "--end-of-options", rev, cwd=cwd)
+    return out.split()[1:]
+
+
+def changed_paths(old: str, new: str, *, cwd: Path) -> list[str]:
+    """Paths that differ between two commits: compares trees only, fetches no blobs."""
+    _, out, _ = git("diff-tree", "-r", "--name-only", "--no-renames", old, new, cwd=cwd)
+    return out.splitlines()
+
+
+def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3) -> str:
+    """`git diff` between two commits limited to `paths` (only their blobs are fetched)."""
+    _, out, _ = git("diff", "--no-color", "--no-renames", f"-U{unified}", old, new, "--", *paths,
+                    cwd=cwd)
+    return out
+
+
+def patch_id(diff_text: str, *, cwd: Path) -> str | None:
+    """`git patch-id --stable` of a diff or format-patch text; None when it has no changes."""
+    _, out, _ = git("patch-id", "--stable", cwd=cwd, stdin=diff_text)
+    return out.split()[0] if out.strip() else None
+
+
+def apply_in_tree(
+    patch: Path, *, tree: Path, context: int | None = None, check_only: bool = True
+) -> tuple[int, str]:
+    """`git apply -v` (with `--check` unless told) of `patch` in the plain tree `tree`;
+    (code, git's messages: "Hunk #1 succeeded at X (offset N lines)", rejected context)."""
+    args = ["apply", "-v", "--whitespace=nowarn"]
+    if check_only:
+        args.append("--check")
+    if context is not None:
+        args.append(f"-C{context}")
+    code, out, err = git(*args, str(patch.resolve()), cwd=tree, check=False,
+                         env_extra=plain_tree_env(tree))
+    return code, out + err
