@@ -1,0 +1,84 @@
+"""The fork the PR comes from: attached (a fork of upstream), missing, or detached."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+
+from patchcarry.errors import FatalError, GitHubError
+from patchcarry.github import GitHub
+
+ATTACHED = "attached"
+MISSING = "missing"
+DETACHED = "detached"
+
+
+@dataclasses.dataclass
+class ForkStatus:
+    kind: str
+    full_name: str
+    clone_url: str | None = None
+    note: str = ""
+
+    def describe(self, upstream: str) -> str:
+        if self.kind == ATTACHED:
+            return f"{self.full_name} is an attached fork of {upstream}"
+        if self.kind == MISSING:
+            return f"{self.full_name} does not exist: it would be created as a fork of {upstream}"
+        return f"{self.full_name} is NOT an attached fork of {upstream}: {self.note}"
+
+
+def inspect(gh: GitHub, fork: str, upstream: str) -> ForkStatus:
+    """Read-only: what `fork` is right now."""
+    repo = gh.repo(fork)
+    if repo is None:
+        return ForkStatus(MISSING, fork)
+    source = (repo.get("source") or {}).get("full_name")
+    if repo.get("fork") and source and source.lower() == upstream.lower():
+        return ForkStatus(ATTACHED, repo["full_name"], repo.get("clone_url"))
+    why = "fork: false" if not repo.get("fork") else f"its source is {source}"
+    return ForkStatus(DETACHED, repo.get("full_name", fork), repo.get("clone_url"), why)
+
+
+def refuse_detached(status: ForkStatus, upstream: str) -> FatalError:
+    return FatalError(
+        f"{status.full_name} exists but is not an attached fork of {upstream} ({status.note}); "
+        f"never pushing there. Rename or delete it on GitHub, or set `fork` in the manifest "
+        f"to a new name (it will be created), then re-run"
+    )
+
+
+def create(
+    gh: GitHub,
+    fork: str,
+    upstream: str,
+    *,
+    login: str,
+    attempts: int = 10,
+    interval: float = 1.0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> ForkStatus:
+    """POST the fork, then poll (bounded) until it answers as an attached fork.
+
+    GitHub may hand back an existing fork of the owner under another name: that one is used,
+    and `note` says so (the manifest's `fork` should then be updated).
+    """
+    owner, name = fork.split("/", 1)
+    made = gh.create_fork(upstream, name=name, organization=None if owner == login else owner)
+    full_name = made.get("full_name", fork)
+    for attempt in range(attempts):
+        status = inspect(gh, full_name, upstream)
+        if status.kind == ATTACHED:
+            if full_name.lower() != fork.lower():
+                status.note = (
+                    f"GitHub returned the existing fork {full_name} instead of creating {fork}: "
+                    f"using it; set `fork = \"{full_name}\"` in the manifest"
+                )
+            return status
+        if attempt + 1 < attempts:
+            sleep(interval)
+    raise GitHubError(
+        f"POST /repos/{upstream}/forks accepted, but {full_name} did not answer as a fork after "
+        f"{attempts} tries; GitHub creates forks asynchronously: re-run in a minute"
+    )

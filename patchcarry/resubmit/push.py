@@ -1,0 +1,81 @@
+"""Builds the PR branch (base + the entry's patches via `git am`) and pushes it with a lease."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+from patchcarry import git
+from patchcarry.errors import FatalError, UpstreamError
+from patchcarry.manifest import Entry
+from patchcarry.patchfile import parse
+from patchcarry.proc import CalledProcessError
+
+
+class LeaseRejected(FatalError):
+    """The fork branch moved since it was read: someone else pushed."""
+
+
+@dataclasses.dataclass
+class Branch:
+    base: str  # the commit the patches were applied on
+    commit: str  # the branch tip to push
+    patches: int
+
+
+def _is_network(url: str) -> bool:
+    return bool(re.match(r"^(https?|ssh|git)://|^[\w.-]+@[\w.-]+:", url))
+
+
+def _committer(entry: Entry) -> tuple[str, str]:
+    """The fix's author, used as committer too: deterministic commits, honest identity."""
+    author = parse(entry.fix.read_text(), name=entry.fix.name).author
+    match = re.match(r"^(.*?)\s*<([^>]+)>$", author)
+    if not match:
+        raise FatalError(f"{entry.fix.name}: From: header {author!r} is not `Name <email>`")
+    return match.group(1), match.group(2)
+
+
+def build(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Branch:
+    """In `scratch` (a fresh repo), check out the base and `git am` the entry's patches.
+
+    The base is the pinned `base_commit`, or with `rebase` the current `base_branch` tip.
+    Network remotes are fetched shallow: the fork already holds the base's history.
+    """
+    git.init(scratch)
+    shallow = _is_network(upstream_url)
+    ref = f"refs/heads/{entry.base_branch}" if rebase else entry.base_commit
+    try:
+        base = git.fetch_commit(upstream_url, ref, cwd=scratch, shallow=shallow)
+    except CalledProcessError as exc:
+        raise UpstreamError(
+            f"could not fetch {ref} from {upstream_url} ({exc.err.strip().splitlines()[-1:]}); "
+            "check --upstream-url and that the commit exists upstream"
+        ) from None
+    git.git("checkout", "-q", "--detach", base, cwd=scratch)
+    name, email = _committer(entry)
+    patches = entry.patches()
+    try:
+        commit = git.am(patches, cwd=scratch, committer_name=name, committer_email=email)
+    except CalledProcessError as exc:
+        where = f"{entry.base_branch} tip" if rebase else "the pinned base"
+        raise FatalError(
+            f"{entry.name}: the patches do not apply with `git am` on {where} {base[:12]}: "
+            f"{exc.err.strip().splitlines()[:1]}; run scripts/check {entry.name}"
+        ) from None
+    return Branch(base=base, commit=commit, patches=len(patches))
+
+
+def push(scratch: Path, fork_url: str, branch: str, commit: str, *, expected: str | None) -> None:
+    """Push `commit` to the fork's `branch` only if it still holds `expected`."""
+    accepted, message = git.push_with_lease(fork_url, commit, branch, expected=expected, cwd=scratch)
+    if accepted:
+        return
+    if "stale info" in message or "rejected" in message or "fetch first" in message:
+        raise LeaseRejected(
+            f"push to {branch} refused by the lease: the fork branch is no longer at "
+            f"{(expected or 'absent')[:12]} (someone pushed to it); inspect it, then re-run"
+        )
+    last = message.splitlines()[-1] if message else "no output"
+    raise FatalError(f"git push to the fork failed: {last}; check GITHUB_TOKEN's push access")
