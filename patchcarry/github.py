@@ -217,6 +217,19 @@ class GitHub:
             query["base"] = base
         return self._pages(f"/repos/{repo}/pulls", query, max_pages=max_pages)
 
+    def search_closed_pulls(self, repo: str, author: str, *, max_pages: int = 5) -> list[int]:
+        """Numbers of `author`'s closed, unmerged PRs on `repo` (search API)."""
+        numbers: list[int] = []
+        query = f"repo:{repo} is:pr is:closed is:unmerged author:{author}"
+        for page in range(1, max_pages + 1):
+            found = self.request("GET", "/search/issues",
+                                 query={"q": query, "per_page": 100, "page": page})
+            items = (found or {}).get("items") or []
+            numbers.extend(int(item["number"]) for item in items)
+            if len(items) < 100:
+                break
+        return numbers
+
     def issue_events(self, repo: str, number: int) -> list[Json]:
         return self._pages(f"/repos/{repo}/issues/{number}/events")
 

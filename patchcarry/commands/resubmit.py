@@ -1,0 +1,97 @@
+"""Open or refresh each entry's upstream PR from an attached fork.
+
+Per entry: preflight (manifest, check at the pinned base and the branch tip, token owner);
+classify the superseded PRs (merged -> done; closed by a maintainer -> refused without
+--force; closed by fork detachment -> re-submit); make sure the fork is attached (create it if
+missing, stop if detached); push the branch (base + patches via `git am`) with a lease; open a
+draft PR or PATCH its title/body if changed; cross-link each superseded PR once; record the PR
+number in the manifest. Nothing is written before every selected entry's preflight passes.
+
+Without GITHUB_TOKEN it is a dry run. GH_HOST (a full URL, ghapi's convention) points at
+another API host. Exit codes: 0 done/planned; 1 refused or a check failed; 2 usage;
+4 upstream unreachable; 5 bad manifest/patch; 6 GitHub API error (auth, rate limit, 5xx).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from patchcarry.manifest import DEFAULT_MANIFEST
+
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("entries", nargs="*", metavar="ENTRY",
+                        help="manifest entries to re-submit (default: all)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="make every read, print each write it would make, write nothing "
+                             "(the default when GITHUB_TOKEN is unset)")
+    parser.add_argument("--json", action="store_true",
+                        help="one JSON object per entry per line: action, pr, url, superseded, "
+                             "writes")
+    parser.add_argument("--force", action="store_true",
+                        help="re-submit even over a PR closed by a maintainer or its author, "
+                             "or still open")
+    parser.add_argument("--rebase", action="store_true",
+                        help="build the branch on the base branch's tip instead of the pinned "
+                             "base_commit")
+    parser.add_argument("--offline", action="store_true",
+                        help="no GitHub API reads at all: offline check (installed "
+                             "megatron-core) and the plan the manifest implies, marked unverified")
+    parser.add_argument("--upstream-url", metavar="URL",
+                        help="git URL or path to fetch upstream from (default: the upstream "
+                             "repository's clone_url from the API)")
+    parser.add_argument("--upstream", metavar="OWNER/NAME",
+                        help="override every entry's upstream repository")
+    parser.add_argument("--fork", metavar="OWNER/NAME",
+                        help="override every entry's fork (the PR's head repository)")
+    parser.add_argument("--evidence", type=Path, metavar="PATH",
+                        help="evidence file from scripts/measure; its numbers go in the PR body "
+                             "(without it the body states no numbers)")
+    parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST,
+                        help="manifest to read and record the PR number in "
+                             "(default %(default)s)")
+    parser.add_argument("--max-rate-wait", type=float, default=60.0, metavar="SECONDS",
+                        help="wait for a rate-limit reset at most this long, else stop "
+                             "(default %(default)s)")
+
+
+def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    from patchcarry import manifest
+
+    entries = manifest.load(args.manifest).select(args.entries)
+    overrides = {k: v for k, v in (("upstream", args.upstream), ("fork", args.fork)) if v}
+    return [dataclasses.replace(e, **overrides) for e in entries] if overrides else entries
+
+
+def run(args: argparse.Namespace) -> int:
+    from patchcarry.github import GitHub
+    from patchcarry.resubmit import flow, plan, run as runner
+
+    entries = _entries(args)
+    opts = flow.Options(
+        dry_run=args.dry_run,
+        force=args.force,
+        rebase=args.rebase,
+        upstream_url=args.upstream_url,
+        evidence_markdown=runner.load_evidence(args.evidence),
+        manifest_path=args.manifest,
+    )
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    outcome = runner.resubmit(
+        entries, opts, offline=args.offline, say=say,
+        make_github=lambda token: GitHub(token=token, max_rate_wait=args.max_rate_wait),
+    )
+    if args.json:
+        sys.stdout.write(plan.render_json(outcome.plans))
+    else:
+        sys.stdout.write(plan.render_text(outcome.plans, dry_run=outcome.dry_run,
+                                          headline=outcome.headline))
+    return outcome.exit_code

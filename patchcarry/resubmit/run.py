@@ -1,0 +1,139 @@
+"""Runs resubmit for the selected entries: every preflight (reads only) for all of them first,
+then the writes, entry by entry. Returns the plans; the command prints them."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from patchcarry.errors import ExitCode, FatalError, GitHubError, UpstreamError
+from patchcarry.manifest import Entry
+from patchcarry.resubmit import checks, flow
+from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan, Write
+
+
+@dataclasses.dataclass
+class Outcome:
+    plans: list[EntryPlan]
+    dry_run: bool
+    headline: str
+    exit_code: int
+
+
+def token_from_env() -> str | None:
+    """GITHUB_TOKEN (the only place a token is read); never echoed, logged or stored."""
+    return os.environ.get("GITHUB_TOKEN") or None
+
+
+def offline_plan(entries: list[Entry], opts: flow.Options, report: checks.CheckOutcome) -> Outcome:
+    """No API reads: the offline check, and the writes the manifest implies, unverified."""
+    plans = []
+    for entry in entries:
+        plan = EntryPlan(entry.name, f"{entry.upstream} {entry.base_branch} <- "
+                         f"{entry.fork}:{entry.head_branch}")
+        plan.facts.extend(f"check: {line}" for line in report.lines.get(entry.name, []))
+        plan.pr = entry.pr
+        plan.unverified = [
+            "state of " + ", ".join(f"#{n}" for n in (*entry.supersedes, *([entry.pr] if entry.pr else [])))
+            + " (open/merged/closed, and by whom)",
+            f"that {entry.fork} exists and is an attached fork of {entry.upstream}",
+            f"what the fork's {entry.head_branch} holds; the pinned base on {entry.upstream}",
+        ]
+        if entry.pr:
+            plan.writes.append(Write(f"PATCH /repos/{entry.upstream}/pulls/{entry.pr}",
+                                     "only if title/body changed"))
+        else:
+            plan.writes.append(Write(f"POST /repos/{entry.upstream}/pulls", "draft"))
+        plan.writes.insert(0, Write(
+            f"git push --force-with-lease {entry.fork} refs/heads/{entry.head_branch}",
+            "only if the branch differs"))
+        plan.writes.extend(
+            Write(f"POST /repos/{entry.upstream}/issues/{n}/comments",
+                  "cross-link, only if not there yet")
+            for n in entry.supersedes
+        )
+        plans.append(plan)
+    headline = ("OFFLINE: no GitHub API reads were made; the plan below follows from the manifest "
+                "alone and nothing was written.")
+    return Outcome(plans, True, headline, ExitCode.OK if report.ok else report.exit_code)
+
+
+def resubmit(
+    entries: list[Entry],
+    opts: flow.Options,
+    *,
+    offline: bool,
+    make_github: Callable[[str | None], flow.GitHub],
+    say: Callable[[str], None],
+) -> Outcome:
+    token = token_from_env()
+    dry_run = opts.dry_run or token is None
+    why = "--dry-run" if opts.dry_run else "no GITHUB_TOKEN set"
+    if offline:
+        return offline_plan(entries, opts, checks.run(entries, upstream=None, offline=True))
+    gh = make_github(token)
+    login = ""
+    if token is not None:
+        login = gh.user().get("login", "")
+        wrong = [e for e in entries if e.fork_owner.lower() != login.lower()]
+        if wrong:
+            raise GitHubError(
+                f"GITHUB_TOKEN belongs to {login}, but {wrong[0].name}'s fork is {wrong[0].fork}: "
+                "use that owner's token, or --fork OWNER/NAME"
+            )
+    upstreams = {e.upstream for e in entries}
+    if len(upstreams) > 1 and opts.upstream_url:
+        raise FatalError("--upstream-url names one repository, but the entries use several")
+    url = opts.upstream_url
+    if url is None:
+        repo = gh.repo(sorted(upstreams)[0])
+        if repo is None:
+            raise UpstreamError(f"{sorted(upstreams)[0]} not found on {gh.host}")
+        url = repo.get("clone_url")
+    report = checks.run(entries, upstream=url, offline=False)
+    opts = dataclasses.replace(opts, upstream_url=url)
+    plans: list[EntryPlan] = []
+    works: list[flow._Work] = []
+    with contextlib.ExitStack() as stack:
+        for entry in entries:
+            if not report.ok_for(entry.name):
+                plan = EntryPlan(entry.name, f"{entry.upstream} {entry.base_branch} <- "
+                                 f"{entry.fork}:{entry.head_branch}", action=REFUSED)
+                plan.facts.extend(f"check: {x}" for x in report.lines.get(entry.name, []))
+                plan.reason = f"check failed: run scripts/check {entry.name}"
+                plans.append(plan)
+                continue
+            plan, work = flow.prepare(gh, entry, opts, report.lines.get(entry.name, []), stack)
+            plans.append(plan)
+            if work is not None:
+                works.append(work)
+        refused = [p for p in plans if p.action == REFUSED]
+        if dry_run or refused:
+            for plan in plans:
+                plan.action = flow.planned_action(plan)
+            head = f"DRY RUN ({why}): every read was made; nothing was written."
+            if refused and not dry_run:
+                head = "REFUSED: a preflight failed, so nothing was written (see reasons)."
+            code = ExitCode.FAILED if refused else ExitCode.OK
+            return Outcome(plans, True, head, code)
+        for work in works:
+            flow.execute(gh, work, opts, login=login, say=say)
+    total = sum(len(p.writes) for p in plans)
+    return Outcome(plans, False, f"DONE: {total} write(s) made.", ExitCode.OK)
+
+
+def load_evidence(path: Path | None) -> str | None:
+    """Markdown for the body's "Measured impact" section from an evidence file, if given."""
+    if path is None:
+        return None
+    if not path.is_file():
+        raise FatalError(f"--evidence {path}: no such file; run scripts/measure first")
+    from patchcarry.measure import evidence  # only when asked: the measure stack is heavy
+
+    return str(evidence.render_markdown_table(evidence.load(path)))
+
+
+__all__ = ["Outcome", "PLANNED", "resubmit", "load_evidence"]
