@@ -1,0 +1,205 @@
+"""The three judgements of `check`: does a patch apply at a ref, did upstream drift under it,
+and is it the same change as an older PR. Results are plain dataclasses (JSON-ready)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from patchcarry import git
+from patchcarry.errors import BadInputError
+from patchcarry.patchfile import Hunk, parse, touched_files
+
+STATUS_ORDER = ("clean", "offset", "fuzz", "conflict")
+_OFFSET_RE = re.compile(r"^Hunk #\d+ succeeded at \d+ \(offset (-?\d+) lines?\)", re.MULTILINE)
+_FAILED_RE = re.compile(r"^error: patch failed: (.+):(\d+)$", re.MULTILINE)
+_U0_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.MULTILINE)
+# Past this many files a PR's change is not diffed blob by blob (each blob is a fetch).
+MAX_IDENTITY_FILES = 50
+
+Reader = Callable[[str], "str | None"]
+
+
+@dataclasses.dataclass
+class PatchApply:
+    patch: str
+    status: str  # clean | offset | fuzz | conflict | not checked (after an earlier conflict)
+    offsets: list[int]
+    rejected: str | None = None
+
+
+@dataclasses.dataclass
+class RefApply:
+    ref: str  # base | tip | installed
+    label: str  # e.g. "c76ff61", "dev d48bd6b", "megatron-core 0.16.1 (installed)"
+    commit: str | None
+    patches: list[PatchApply]
+
+    @property
+    def status(self) -> str:
+        seen = [p.status for p in self.patches if p.status in STATUS_ORDER]
+        return max(seen, key=STATUS_ORDER.index) if seen else "not checked"
+
+    @property
+    def offsets(self) -> list[int]:
+        return sorted({o for p in self.patches for o in p.offsets})
+
+
+def _rejected_hunk(patch: Path, message: str) -> str:
+    """The hunk git could not place, as patch text; git's own message when unknown."""
+    match = _FAILED_RE.search(message)
+    if match:
+        path, line = match.group(1), int(match.group(2))
+        for hunk in parse(patch.read_text(), name=patch.name).hunks:
+            if hunk.path == path and hunk.old_start == line:
+                header = f"@@ -{hunk.old_start},{hunk.old_len} +{hunk.new_start},{hunk.new_len} @@"
+                return "\n".join([f"--- {path}", header, *hunk.lines])
+    return "\n".join(line for line in message.splitlines() if not line.startswith("Checking"))
+
+
+def apply_at(patches: list[Path], read: Reader) -> list[PatchApply]:
+    """Apply `patches` in order onto the touched files as `read` gives them (path -> text or
+    None); each one: clean, offset, fuzz (only `-C1` places it) or conflict."""
+    results: list[PatchApply] = []
+    with tempfile.TemporaryDirectory(prefix="patchcarry-apply-") as tmp:
+        tree = Path(tmp)
+        for path in sorted({p for patch in patches for p in touched_files(patch.read_text())}):
+            text = read(path)
+            if text is not None:
+                (tree / path).parent.mkdir(parents=True, exist_ok=True)
+                (tree / path).write_text(text)
+        blocked = False
+        for patch in patches:
+            if blocked:
+                results.append(PatchApply(patch.name, "not checked", []))
+                continue
+            code, msg = git.apply_in_tree(patch, tree=tree)
+            status, context = ("offset" if _OFFSET_RE.search(msg) else "clean"), None
+            if code != 0:
+                if "corrupt patch" in msg or "No valid patches" in msg:
+                    raise BadInputError(f"{patch.name}: git cannot read it as a patch:\n{msg}")
+                code, fuzz_msg = git.apply_in_tree(patch, tree=tree, context=1)
+                status, context = ("fuzz", 1) if code == 0 else ("conflict", None)
+                if code == 0:
+                    msg = fuzz_msg
+            if status == "conflict":
+                results.append(PatchApply(patch.name, status, [], _rejected_hunk(patch, msg)))
+                blocked = True
+                continue
+            offsets = sorted({int(o) for o in _OFFSET_RE.findall(msg)})
+            git.apply_in_tree(patch, tree=tree, context=context, check_only=False)
+            results.append(PatchApply(patch.name, status, offsets))
+    return results
+
+
+@dataclasses.dataclass
+class FileDrift:
+    path: str
+    changed: bool
+    overlaps: bool
+    changed_old_ranges: list[tuple[int, int]]  # old-side [first, last] lines upstream changed
+    overlapping_hunks: list[int]  # old_start of each of our hunks they touch
+    nearest: int | None  # unchanged lines between our hunks and the closest upstream change
+
+
+def _touches(start: int, count: int, hunk: Hunk) -> bool:
+    first, end = hunk.old_start, hunk.old_start + max(hunk.old_len, 1)
+    if count == 0:  # pure insertion after line `start`: inside only between two hunk lines
+        return first <= start < end - 1
+    return start < end and first < start + count
+
+
+def _gap(start: int, count: int, hunk: Hunk) -> int:
+    """Unchanged lines between an upstream change and our hunk's span (0: touching/overlap).
+    A change of `count` 0 is an insertion after line `start`."""
+    if _touches(start, count, hunk):
+        return 0
+    first, last = hunk.old_start, hunk.old_start + max(hunk.old_len, 1) - 1
+    if start < first:
+        end = start if count == 0 else start + count - 1
+        return max(first - end - 1, 0)
+    return max(start - last - (0 if count == 0 else 1), 0)
+
+
+def drift(repo: Path, base: str, tip: str, patches: list[Path]) -> list[FileDrift]:
+    """Per touched file: did it change from `base` to `tip`, and do the changed lines (old
+    side, -U0) overlap our hunks? Diffs only the touched files."""
+    hunks = [h for p in patches for h in parse(p.read_text(), name=p.name).hunks]
+    result = []
+    for path in sorted({h.path for h in hunks}):
+        diff = git.diff_paths(base, tip, [path], cwd=repo, unified=0)
+        changes = [(int(a), int(b) if b else 1) for a, b in _U0_RE.findall(diff)]
+        mine = [h for h in hunks if h.path == path]
+        hit = sorted({h.old_start for h in mine for s, c in changes if _touches(s, c, h)})
+        ranges = [(s, s + max(c, 1) - 1) for s, c in changes]
+        gaps = [_gap(s, c, h) for s, c in changes for h in mine]
+        nearest = min(gaps) if gaps else None
+        result.append(FileDrift(path, bool(diff.strip()), bool(hit), ranges, hit, nearest))
+    return result
+
+
+@dataclasses.dataclass
+class Identity:
+    pr: int
+    head: str
+    merge: bool
+    compared_to: str  # the parent the PR's change is taken against
+    result: str  # identical | different
+    comments_only: bool | None  # for "different": only comment/whitespace lines differ
+    files_differ: list[str]
+    files: list[str]  # files the PR's change touches
+
+
+def _split_by_file(diff_text: str) -> dict[str, str]:
+    body = diff_text.split("\n-- \n", 1)[0]  # drop format-patch's signature trailer
+    chunks = re.split(r"(?m)^(?=diff --git )", body)
+    out = {}
+    for chunk in chunks:
+        match = re.match(r"diff --git a/(\S+) b/(\S+)", chunk)
+        if match:
+            out[match.group(2)] = chunk
+    return out
+
+
+def _code_lines(chunk: str) -> list[tuple[str, str]]:
+    """Changed lines without whitespace-only and `#`-comment-only ones, spaces normalised."""
+    kept = []
+    for line in chunk.splitlines():
+        if line[:1] not in "+-" or line.startswith(("+++", "---")):
+            continue
+        text = " ".join(line[1:].split())
+        if text and not text.startswith("#"):
+            kept.append((line[0], text))
+    return kept
+
+
+def identity(repo: Path, fix: Path, number: int, head: str) -> Identity:
+    """Compare our fix with PR `number`'s change (`git patch-id --stable`, then per file). A
+    merge head's change is taken against the parent with the fewest changed files."""
+    parents = git.commit_parents(head, cwd=repo)
+    merge = len(parents) > 1
+    counts = {p: len(git.changed_paths(p, head, cwd=repo)) for p in parents}
+    parent = min(parents, key=lambda p: counts[p])
+    files = git.changed_paths(parent, head, cwd=repo)
+    ours_text = fix.read_text()
+    ours = _split_by_file(ours_text)
+    if len(files) > MAX_IDENTITY_FILES:
+        return Identity(number, head, merge, parent, "different", False,
+                        sorted(set(files) ^ set(ours)), files)
+    theirs_text = git.diff_paths(parent, head, files, cwd=repo)
+    if git.patch_id(ours_text, cwd=repo) == git.patch_id(theirs_text, cwd=repo):
+        return Identity(number, head, merge, parent, "identical", None, [], files)
+    theirs = _split_by_file(theirs_text)
+    differ = sorted(
+        path for path in set(ours) | set(theirs)
+        if path not in ours or path not in theirs
+        or git.patch_id(ours[path], cwd=repo) != git.patch_id(theirs[path], cwd=repo)
+    )
+    comments_only = all(
+        path in ours and path in theirs and _code_lines(ours[path]) == _code_lines(theirs[path])
+        for path in differ
+    )
+    return Identity(number, head, merge, parent, "different", comments_only, differ, files)

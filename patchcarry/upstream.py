@@ -1,0 +1,153 @@
+"""Gets just enough of upstream for `check`: named commits, shallow, without blobs.
+
+Into a scratch bare repo (a cache) it fetches only the pinned base commits and the base
+branches' tips (`--depth 1`) and each superseded PR's `refs/pull/N/head` (`--depth 2`, so a
+merge head's parents are there), all with `--filter=blob:none`. File contents are read with
+`git show REV:PATH`, which fetches just that blob. Never a full clone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+import sys
+from pathlib import Path
+
+from patchcarry import git
+from patchcarry.errors import UpstreamError
+
+DEFAULT_UPSTREAM = "https://github.com/NVIDIA/Megatron-LM.git"
+_URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://|^[^/\s]+@[^/\s]+:")
+
+
+def is_local(upstream: str) -> bool:
+    """A filesystem path or a file:// URL (served by a local upload-pack)."""
+    return upstream.startswith("file://") or not _URL_RE.match(upstream)
+
+
+def remote_url(upstream: str) -> str:
+    """The URL git fetches from: paths become file:// URLs (needed for --depth/--filter)."""
+    if _URL_RE.match(upstream):
+        return upstream
+    return Path(upstream).expanduser().resolve().as_uri()
+
+
+def default_work_dir(url: str) -> Path:
+    """`$XDG_CACHE_HOME/patchcarry/upstream/<hash of url>` (or ~/.cache/...)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "patchcarry" / "upstream" / hashlib.sha256(url.encode()).hexdigest()[:16]
+
+
+def _dir_bytes(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += (Path(root) / name).stat().st_size
+            except FileNotFoundError:
+                continue
+    return total
+
+
+@dataclasses.dataclass
+class FetchedUpstream:
+    """The scratch repo with the fetched commits; reads files and counts bytes fetched."""
+
+    upstream: str
+    url: str
+    repo: Path
+    branch_tips: dict[str, str]
+    pull_heads: dict[int, str]
+    _start_bytes: int
+
+    @property
+    def bytes_fetched(self) -> int:
+        """Bytes added to the scratch repo's object store since this run began (packs from
+        the shallow fetches plus blobs fetched on demand)."""
+        return _dir_bytes(self.repo / "objects") - self._start_bytes
+
+    @property
+    def cache_bytes(self) -> int:
+        return _dir_bytes(self.repo / "objects")
+
+    def show(self, rev: str, path: str) -> str | None:
+        """Content of `path` at commit `rev`, or None when the file does not exist there."""
+        return git.show_file(rev, path, cwd=self.repo)
+
+
+def _scratch_repo(url: str, work_dir: Path) -> Path:
+    if not (work_dir / "HEAD").is_file():
+        work_dir.mkdir(parents=True, exist_ok=True)
+        git.git("init", "-q", "--bare", str(work_dir), cwd=work_dir)
+    git.git("config", "remote.origin.url", url, cwd=work_dir)
+    if url.startswith("file://"):
+        git.git("config", "remote.origin.uploadpack", git.LOCAL_UPLOAD_PACK, cwd=work_dir)
+    else:
+        git.git("config", "--unset-all", "remote.origin.uploadpack", cwd=work_dir, check=False)
+    return work_dir
+
+
+def _have(repo: Path) -> dict[str, str]:
+    """Our refs already in the cache: {refname: sha}. Never asks for a missing object (in a
+    partial clone that would trigger an unbounded lazy fetch)."""
+    _, out, _ = git.git("for-each-ref", "--format=%(refname) %(objectname)", "refs/patchcarry/",
+                        cwd=repo)
+    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+
+
+def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: str) -> None:
+    have = _have(fetched.repo)
+    refspecs = [f"+{sha}:{ref}" for ref, sha in wants.items() if have.get(ref) != sha]
+    if not refspecs:
+        return
+    code, err = git.fetch_partial("origin", refspecs, depth=depth, cwd=fetched.repo,
+                                  progress=sys.stderr.isatty())
+    if code != 0:
+        raise UpstreamError(
+            f"could not fetch {what} from {fetched.upstream}: {err.strip() or 'see git output above'}"
+            "\n  check base_commit / supersedes in the manifest, or the --upstream you named"
+        )
+
+
+def fetch(
+    upstream: str,
+    *,
+    base_commits: list[str],
+    branches: list[str],
+    pulls: list[int],
+    work_dir: Path | None = None,
+) -> FetchedUpstream:
+    """Fetch the named commits from `upstream` into a scratch repo; UpstreamError (exit 4)
+    when upstream is unreachable or a branch, PR head or commit is missing there."""
+    url = remote_url(upstream)
+    repo = _scratch_repo(url, work_dir or default_work_dir(url))
+    start = _dir_bytes(repo / "objects")
+    refs = [f"refs/heads/{b}" for b in branches] + [f"refs/pull/{n}/head" for n in pulls]
+    code, found, err = git.ls_remote_refs(url, refs, cwd=repo)
+    if code != 0:
+        raise UpstreamError(
+            f"upstream {upstream} is unreachable: {err.strip() or f'git ls-remote exited {code}'}"
+            "\n  check --upstream and the network; --offline checks the installed megatron-core"
+        )
+    missing = [r for r in refs if r not in found]
+    if missing:
+        raise UpstreamError(
+            f"missing at {upstream}: {', '.join(missing)}\n"
+            "  check base_branch / supersedes in the manifest (a PR number that does not exist?)"
+        )
+    fetched = FetchedUpstream(
+        upstream=upstream,
+        url=url,
+        repo=repo,
+        branch_tips={b: found[f"refs/heads/{b}"] for b in branches},
+        pull_heads={n: found[f"refs/pull/{n}/head"] for n in pulls},
+        _start_bytes=start,
+    )
+    shallow = {f"refs/patchcarry/base/{sha}": sha for sha in base_commits}
+    shallow.update({f"refs/patchcarry/heads/{b}": sha for b, sha in fetched.branch_tips.items()})
+    _fetch(fetched, shallow, 1, f"base commit(s) {', '.join(base_commits)} or branch tips")
+    heads = {f"refs/patchcarry/pull/{n}": sha for n, sha in fetched.pull_heads.items()}
+    _fetch(fetched, heads, 2, "PR heads " + ", ".join(f"#{n}" for n in pulls))
+    return fetched
