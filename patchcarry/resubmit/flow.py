@@ -64,12 +64,29 @@ def _find_open(gh: GitHub, entry: Entry, owner: str) -> dict | None:
 
 
 def _push_call(fork_name: str, entry: Entry, expected: str | None, commit: str) -> str:
-    return (f"git push --force-with-lease=refs/heads/{entry.head_branch}:{(expected or '')[:12]} "
-            f"{fork_name} {commit[:12]}:refs/heads/{entry.head_branch}")
+    lease = f"expects {expected[:12]}" if expected else "expects it absent"
+    return (f"git push {fork_name} {commit[:12]}:refs/heads/{entry.head_branch} "
+            f"--force-with-lease ({lease})")
+
+
+def classify_all(gh: GitHub, entries: list[Entry]) -> dict[int, classify.Classification]:
+    """Every superseded and recorded PR of the selected entries, with same-second siblings."""
+    found: dict[int, classify.Classification] = {}
+    for entry in entries:
+        for number in (*entry.supersedes, *([entry.pr] if entry.pr else [])):
+            if number not in found:
+                found[number] = _pr_state(gh, entry.upstream, number)
+    classify.add_sibling_evidence(found.values())
+    return found
 
 
 def prepare(
-    gh: GitHub, entry: Entry, opts: Options, check_lines: list[str], stack: contextlib.ExitStack
+    gh: GitHub,
+    entry: Entry,
+    opts: Options,
+    check_lines: list[str],
+    classes: dict[int, classify.Classification],
+    stack: contextlib.ExitStack,
 ) -> tuple[EntryPlan, _Work | None]:
     """Read-only: classify, inspect the fork, build the branch, find the PR, plan the writes."""
     plan = EntryPlan(entry.name, f"{entry.upstream} {entry.base_branch} <- "
@@ -78,16 +95,14 @@ def prepare(
     upstream_repo = gh.repo(entry.upstream)
     if upstream_repo is None:
         raise UpstreamError(f"{entry.upstream} not found on {gh.host}; check --upstream/GH_HOST")
-    numbers = list(entry.supersedes)
-    current = _pr_state(gh, entry.upstream, entry.pr) if entry.pr else None
-    plan.superseded = [_pr_state(gh, entry.upstream, n) for n in numbers]
+    current = classes[entry.pr] if entry.pr else None
+    plan.superseded = [classes[n] for n in entry.supersedes]
     if current is not None and current.state == classify.MERGED:
         plan.action, plan.pr, plan.url = MERGED, current.number, current.url
         plan.reason = f"#{current.number} is merged: nothing to do"
         return plan, None
     if current is not None and current.state != classify.OPEN:
         plan.superseded.append(current)  # the recorded PR closed too: it is superseded now
-    classify.add_sibling_evidence(plan.superseded)
     merged = [c for c in plan.superseded if c.state == classify.MERGED]
     if merged:
         plan.action, plan.pr, plan.url = MERGED, merged[0].number, merged[0].url

@@ -97,6 +97,7 @@ def resubmit(
     opts = dataclasses.replace(opts, upstream_url=url)
     plans: list[EntryPlan] = []
     works: list[flow._Work] = []
+    classes = flow.classify_all(gh, entries)
     with contextlib.ExitStack() as stack:
         for entry in entries:
             if not report.ok_for(entry.name):
@@ -106,7 +107,8 @@ def resubmit(
                 plan.reason = f"check failed: run scripts/check {entry.name}"
                 plans.append(plan)
                 continue
-            plan, work = flow.prepare(gh, entry, opts, report.lines.get(entry.name, []), stack)
+            plan, work = flow.prepare(gh, entry, opts, report.lines.get(entry.name, []),
+                                      classes, stack)
             plans.append(plan)
             if work is not None:
                 works.append(work)
