@@ -1,0 +1,45 @@
+"""CPU stand-ins for the one CUDA call on the `distribute_saved_activations` path.
+
+`split_tensor_into_1d_equal_chunks` (new_buffer=True) and `gather_split_1d_tensor` in
+`megatron.core.tensor_parallel.utils` allocate with `device=torch.cuda.current_device()`.
+On a CPU-only torch that call raises. The stand-in swaps the `torch` name *inside that one
+module* for a view of torch whose `cuda.current_device()` returns the CPU device; torch
+itself, every other module, and the split/gather logic (and gloo collectives) stay real.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import torch
+
+
+class _CudaWithCpuCurrentDevice:
+    """`torch.cuda`, except `current_device()` names the CPU."""
+
+    def current_device(self) -> torch.device:
+        return torch.device("cpu")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(torch.cuda, name)
+
+
+class TorchWithCpuCurrentDevice:
+    """`torch` as seen by the tensor-parallel utils module while CUDA is absent."""
+
+    cuda = _CudaWithCpuCurrentDevice()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(torch, name)
+
+
+def install_split_gather_cpu_device_standin(tp_utils_module: types.ModuleType) -> bool:
+    """Make `tp_utils_module`'s split/gather helpers allocate on CPU; True if installed.
+
+    A no-op (False) when CUDA is available: the real device is used there.
+    """
+    if torch.cuda.is_available():
+        return False
+    tp_utils_module.torch = TorchWithCpuCurrentDevice()  # type: ignore[attr-defined]
+    return True

@@ -1,0 +1,258 @@
+"""A synthetic checkpointed block whose run function keeps its output on the module.
+
+`KeepsOutputBlock` is the smallest stand-in for HyperConnectionTransformerLayer keeping
+`self.mlp_norm_manager`: its forward stores its output on `self.kept`. Checkpointed with the
+real `megatron.core.tensor_parallel.random.checkpoint`, that reference keeps the recomputed
+graph, hence the detached inputs and (unpatched) their `.grad`, alive after backward.
+
+This module is the child side of the probe: it imports torch at the top and is only run in a
+child process whose `sys.path` starts with one Megatron tree (see `patchcarry.probe`):
+
+    python -m patchcarry.synthetic --batch cpu --batch tp2 --iterations 2
+
+prints one JSON document (schema in `patchcarry.probe`). Scenario shapes are the constants
+below; tests recompute the expected bytes from them on their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import hashlib
+import json
+import sys
+import traceback
+import types
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from patchcarry.cpu_standins import install_cuda_rng_state_standin
+from patchcarry.retention import DetachedInputTracker, tensor_bytes, track_detached_inputs
+
+BATCH = 4  # rows of every input
+HIDDEN = 8  # width of the checkpoint input (outer level when nested)
+INNER = 6  # width of the inner checkpoint input when nested
+DROPOUT = 0.25  # uses the CPU RNG, so recompute must restore it to match the reference
+SEED = 1234
+
+
+class KeepsOutputBlock(torch.nn.Module):
+    """linear -> (+ side input) -> dropout -> tanh, keeping its output on `self.kept`."""
+
+    def __init__(self, width_in: int, width_out: int, dtype: torch.dtype, seed: int) -> None:
+        super().__init__()
+        gen = torch.Generator().manual_seed(seed)
+        self.weight = torch.nn.Parameter(
+            (torch.randn(width_out, width_in, generator=gen) * 0.3).to(dtype)
+        )
+        self.bias = torch.nn.Parameter((torch.randn(width_out, generator=gen) * 0.1).to(dtype))
+        self.kept: torch.Tensor | None = None
+
+    def forward(self, hidden: torch.Tensor, side: torch.Tensor | None = None) -> torch.Tensor:
+        out = F.linear(hidden, self.weight, self.bias)
+        if side is not None:
+            out = out + side
+        out = torch.tanh(F.dropout(out, p=DROPOUT, training=True))
+        self.kept = out  # the outside reference the fix is about
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    """One way of calling `checkpoint`.
+
+    side: "absent" (only the hidden input), "no_grad" (a second tensor input that does not
+    require grad) or "none" (a second input that is None; CheckpointFunction passes it through).
+    """
+
+    name: str
+    dtype: str  # "float32" | "bfloat16"
+    nested: bool = False
+    side: str = "absent"
+    distribute: bool = False  # distribute_saved_activations; needs a TP group (tp2 batch)
+
+
+def _scenarios() -> dict[str, list[Scenario]]:
+    cpu = []
+    for dtype in ("float32", "bfloat16"):
+        short = "fp32" if dtype == "float32" else "bf16"
+        cpu += [
+            Scenario(f"plain-{short}", dtype),
+            Scenario(f"nested-{short}", dtype, nested=True),
+            Scenario(f"side-no-grad-{short}", dtype, side="no_grad"),
+            Scenario(f"side-none-{short}", dtype, side="none"),
+        ]
+    tp2 = [
+        Scenario("tp2-distribute-fp32", "float32", distribute=True),
+        Scenario("tp2-distribute-bf16", "bfloat16", distribute=True),
+    ]
+    return {"cpu": cpu, "tp2": tp2}
+
+
+SCENARIOS = _scenarios()
+
+CheckpointFn = Callable[..., Any]
+
+
+class SyntheticModel(torch.nn.Module):
+    """leaf x -> pre linear -> h -> [checkpointed run function] -> y; loss = sum(y^2).
+
+    The checkpoint input `h` is a non-leaf (as hidden states are in a transformer), so the
+    gradient a detached input holds is referenced by nothing else once backward returns.
+    """
+
+    def __init__(self, scenario: Scenario) -> None:
+        super().__init__()
+        self.scenario = scenario
+        self.dtype = getattr(torch, scenario.dtype)
+        self.pre = torch.nn.Linear(HIDDEN, HIDDEN, dtype=self.dtype)
+        with torch.no_grad():
+            gen = torch.Generator().manual_seed(SEED)
+            self.pre.weight.copy_(torch.randn(HIDDEN, HIDDEN, generator=gen) * 0.3)
+            self.pre.bias.copy_(torch.randn(HIDDEN, generator=gen) * 0.1)
+        if scenario.nested:
+            self.outer = KeepsOutputBlock(HIDDEN, INNER, self.dtype, SEED + 1)
+            self.inner = KeepsOutputBlock(INNER, INNER, self.dtype, SEED + 2)
+        else:
+            self.block = KeepsOutputBlock(HIDDEN, HIDDEN, self.dtype, SEED + 1)
+        self._checkpoint: CheckpointFn | None = None
+        self.input_shape_after_forward: list[int] = []
+
+    def run_function(self, hidden: torch.Tensor, side: torch.Tensor | None = None) -> torch.Tensor:
+        """What gets checkpointed; when nested, checkpoints its inner block too."""
+        if not self.scenario.nested:
+            return self.block(hidden, side)
+        mid = self.outer(hidden, side)
+        if self._checkpoint is None:
+            return self.inner(mid)
+        return self._checkpoint(self.inner, False, mid)
+
+    def step(self, seed: int, checkpoint: CheckpointFn | None) -> dict[str, torch.Tensor]:
+        """One forward+backward (checkpointed when `checkpoint` is given); the leaf grads.
+
+        Also records in `self.input_shape_after_forward` the checkpoint input's shape between
+        forward and backward: 1-D and 1/TP of the elements when the activation was distributed.
+        """
+        self._checkpoint = checkpoint
+        torch.manual_seed(seed)
+        x = torch.randn(BATCH, HIDDEN, dtype=self.dtype, requires_grad=True)
+        side = (
+            torch.randn(BATCH, HIDDEN, dtype=self.dtype)
+            if self.scenario.side == "no_grad"
+            else None
+        )
+        h = self.pre(x)
+        args: tuple[Any, ...] = (h,) if self.scenario.side == "absent" else (h, side)
+        if checkpoint is None:
+            y = self.run_function(*args)
+        else:
+            y = checkpoint(self.run_function, self.scenario.distribute, *args)
+        self.input_shape_after_forward = list(h.shape)
+        y.float().square().sum().backward()
+        grads = {"x": x.grad}
+        grads.update({name: p.grad for name, p in self.named_parameters()})
+        self.zero_grad(set_to_none=True)
+        return {k: v for k, v in grads.items() if v is not None}
+
+
+def digest(t: torch.Tensor) -> str:
+    """sha256 of a tensor's raw bytes: equal digests mean bit-identical values."""
+    raw = t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    return f"{t.dtype}:{list(t.shape)}:{hashlib.sha256(raw).hexdigest()}"
+
+
+def retained(tracker: DetachedInputTracker) -> dict[str, Any]:
+    """What detached checkpoint inputs are still reachable now, and their `.grad`."""
+    gc.collect()
+    live = tracker.live()
+    grads = [t.grad for t in live if t.grad is not None]
+    return {
+        "live_inputs": len(live),
+        "input_bytes": tracker.input_bytes(),
+        "grad_bytes": tracker.grad_bytes(),
+        "live_grads": [
+            {
+                "shape": list(g.shape),
+                "dtype": str(g.dtype).removeprefix("torch."),
+                "bytes": tensor_bytes(g),
+            }
+            for g in grads
+        ],
+    }
+
+
+def run_scenario(
+    random_module: types.ModuleType,
+    tracker: DetachedInputTracker,
+    scenario: Scenario,
+    iterations: int,
+) -> dict[str, Any]:
+    """Per iteration: checkpointed step, what it leaves retained, then an un-checkpointed
+    reference step with the same seed; grads of both as digests. Errors are reported."""
+    try:
+        model = SyntheticModel(scenario)
+        records = []
+        for i in range(iterations):
+            tracker.reset()
+            grads = model.step(SEED + 100 * i, random_module.checkpoint)
+            after_backward = retained(tracker)
+            saved_shape = model.input_shape_after_forward
+            reference = model.step(SEED + 100 * i, None)
+            records.append(
+                {
+                    "retained": after_backward,
+                    "input_shape_after_forward": saved_shape,
+                    "grads": {k: digest(v) for k, v in grads.items()},
+                    "reference_grads": {k: digest(v) for k, v in reference.items()},
+                }
+            )
+            del grads, reference
+        return {"iterations": records, "error": None}
+    except Exception:  # reported to the parent, which fails the test with it
+        return {"iterations": [], "error": traceback.format_exc()}
+
+
+def probe(batches: list[str], iterations: int) -> dict[str, Any]:
+    """Import the tree's megatron, install the CPU stand-ins and tracker, run the batches."""
+    torch.set_num_threads(1)
+    import megatron.core.tensor_parallel.random as random_module
+
+    install_cuda_rng_state_standin(random_module)
+    tracker = track_detached_inputs(random_module)
+    result: dict[str, Any] = {
+        "module_file": random_module.__file__,
+        "torch_version": torch.__version__,
+        "cuda_available": torch.cuda.is_available(),
+        "iterations": iterations,
+        "scenarios": {},
+    }
+    for batch in batches:
+        if batch == "tp2":
+            from patchcarry.synthetic_tp2 import run_tp2
+
+            result["scenarios"].update(
+                run_tp2(random_module, tracker, SCENARIOS["tp2"], iterations)
+            )
+        else:
+            for scenario in SCENARIOS[batch]:
+                result["scenarios"][scenario.name] = run_scenario(
+                    random_module, tracker, scenario, iterations
+                )
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m patchcarry.synthetic")
+    parser.add_argument("--batch", action="append", choices=sorted(SCENARIOS), required=True)
+    parser.add_argument("--iterations", type=int, default=2)
+    args = parser.parse_args(argv)
+    print(json.dumps(probe(args.batch, args.iterations)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""The tensor-parallel (TP=2) batch of the probe: two CPU ranks over gloo.
+
+Runs inside the probe child after it has imported one Megatron tree: the two ranks are
+forked from it (no second import of megatron), join a gloo group on a free loopback port,
+call the tree's `parallel_state.initialize_model_parallel(tensor_model_parallel_size=2)`, and
+run the `distribute_saved_activations=True` scenarios with `patchcarry.synthetic.run_scenario`.
+Each rank's result comes back as "<scenario>@rank<r>".
+"""
+
+from __future__ import annotations
+
+import datetime
+import multiprocessing
+import os
+import queue
+import socket
+import traceback
+import types
+from typing import Any
+
+import torch
+
+from patchcarry.cpu_standins_dist import install_split_gather_cpu_device_standin
+from patchcarry.retention import DetachedInputTracker
+
+WORLD_SIZE = 2
+TIMEOUT_S = 120
+
+
+def free_loopback_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _rank_main(
+    rank: int,
+    port: int,
+    random_module: types.ModuleType,
+    tracker: DetachedInputTracker,
+    scenarios: list[Any],
+    iterations: int,
+    results: Any,
+) -> None:
+    from patchcarry.synthetic import run_scenario
+
+    out: dict[str, Any] = {}
+    try:
+        torch.set_num_threads(1)
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+        torch.distributed.init_process_group(
+            "gloo", rank=rank, world_size=WORLD_SIZE, timeout=datetime.timedelta(seconds=TIMEOUT_S)
+        )
+        import megatron.core.tensor_parallel.utils as tp_utils
+        from megatron.core import parallel_state
+
+        parallel_state.initialize_model_parallel(tensor_model_parallel_size=WORLD_SIZE)
+        install_split_gather_cpu_device_standin(tp_utils)
+        for scenario in scenarios:
+            out[f"{scenario.name}@rank{rank}"] = run_scenario(
+                random_module, tracker, scenario, iterations
+            )
+        parallel_state.destroy_model_parallel()
+        torch.distributed.destroy_process_group()
+    except Exception:
+        out[f"setup@rank{rank}"] = {"iterations": [], "error": traceback.format_exc()}
+    results.put(out)
+
+
+def run_tp2(
+    random_module: types.ModuleType,
+    tracker: DetachedInputTracker,
+    scenarios: list[Any],
+    iterations: int,
+) -> dict[str, Any]:
+    """Fork two ranks, run `scenarios` on each, return their merged results."""
+    ctx = multiprocessing.get_context("fork")
+    results = ctx.Queue()
+    port = free_loopback_port()
+    procs = [
+        ctx.Process(
+            target=_rank_main,
+            args=(rank, port, random_module, tracker, scenarios, iterations, results),
+        )
+        for rank in range(WORLD_SIZE)
+    ]
+    for proc in procs:
+        proc.start()
+    merged: dict[str, Any] = {}
+    try:
+        for _ in procs:
+            merged.update(results.get(timeout=TIMEOUT_S))
+    except queue.Empty:
+        merged["tp2"] = {"iterations": [], "error": f"a rank sent nothing within {TIMEOUT_S}s"}
+    for proc in procs:
+        proc.join(timeout=10)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+    return merged
