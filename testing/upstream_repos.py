@@ -138,9 +138,14 @@ class UpstreamRepo:
 
 
 def make_upstream(
-    tmp_path: Path, *, random_py: str | None = None, layer_py: str | None = None
+    tmp_path: Path,
+    *,
+    random_py: str | None = None,
+    layer_py: str | None = None,
+    extra_files: Mapping[str, str] | None = None,
 ) -> UpstreamRepo:
-    """Build the fixture upstream under `tmp_path` (see the module docstring)."""
+    """Build the fixture upstream under `tmp_path` (see the module docstring). `extra_files`
+    ({path: text}) are added to the base commit, e.g. a large file a cheap fetch must skip."""
     work, bare = tmp_path / "work", tmp_path / "upstream.git"
     git.init(work)
     _g("checkout", "-q", "-b", "dev", cwd=work)
@@ -148,6 +153,7 @@ def make_upstream(
         RANDOM_PY: random_py if random_py is not None else synthetic_file(FIX_0001, RANDOM_PY),
         LAYER_PY: layer_py if layer_py is not None else synthetic_file(FIX_0003, LAYER_PY),
         "README.md": "fixture upstream\n",
+        **(extra_files or {}),
     }
     for path, text in files.items():
         (work / path).parent.mkdir(parents=True, exist_ok=True)
