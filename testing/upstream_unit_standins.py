@@ -1,0 +1,142 @@
+"""pytest plugin: run upstream Megatron-LM unit tests written for CUDA + NCCL on a CPU host.
+
+Loaded only by the child pytest that `tests/test_upstream_unit_tests.py` starts, with
+`-p testing.upstream_unit_standins` (this repository on PYTHONPATH after the Megatron copy).
+When CUDA is available it does nothing. Otherwise each function below stands in for exactly
+one CUDA-only thing the carried unit tests touch; megatron's checkpointing, autograd and
+layers stay real. Installed in `pytest_configure`, i.e. before test modules are imported.
+"""
+
+from __future__ import annotations
+
+import sys
+import typing
+from typing import Any
+
+import pytest
+import torch
+
+from patchcarry.cpu_standins import CpuStandInCudaGenerator, install_cuda_rng_state_standin
+
+# What `pytest_configure` installed, for the report header (empty when CUDA is present).
+INSTALLED: list[str] = []
+
+
+def standin_typing_override() -> None:
+    """`typing.override` (Python 3.12) -> identity decorator on 3.11, as typing_extensions has
+    it. `tests/unit_tests/test_utilities.py` imports megatron.training, which uses it."""
+    if sys.version_info < (3, 12) and not hasattr(typing, "override"):
+        typing.override = lambda method: method  # type: ignore[attr-defined]
+
+
+def standin_cuda_rng_state_functions() -> CpuStandInCudaGenerator:
+    """megatron's `_get_cuda_rng_state`/`_set_cuda_rng_state` -> one CPU generator's state."""
+    from megatron.core.tensor_parallel import random as megatron_random
+
+    return install_cuda_rng_state_standin(megatron_random)
+
+
+def standin_torch_cuda_seed_api(generator: CpuStandInCudaGenerator) -> None:
+    """`torch.cuda.manual_seed[_all]`/`get_rng_state`/`set_rng_state` -> the same generator.
+
+    `CudaRNGStatesTracker.add` (via `model_parallel_cuda_manual_seed`) seeds and reads the
+    CUDA generator through these; sharing one stand-in keeps forks and restores consistent.
+    """
+
+    def manual_seed(seed: int) -> None:
+        generator.generator.manual_seed(int(seed))
+
+    torch.cuda.manual_seed = manual_seed
+    torch.cuda.manual_seed_all = manual_seed
+    torch.cuda.get_rng_state = generator.get_state
+    torch.cuda.set_rng_state = generator.set_state
+
+
+def standin_cuda_device_api() -> None:
+    """One pretend device, the CPU: `device_count` 1, `current_device` the CPU device,
+    `set_device`/`synchronize` no-ops. `Utils.initialize_distributed` computes
+    `rank % device_count()` and selects it; megatron allocates buffers (the attention
+    matmul buffer) with `device=torch.cuda.current_device()`."""
+    torch.cuda.device_count = lambda: 1
+    torch.cuda.current_device = lambda: torch.device("cpu")
+    torch.cuda.set_device = lambda *_, **__: None
+    torch.cuda.synchronize = lambda *_, **__: None
+
+
+def standin_nvtx_ranges() -> None:
+    """`torch.cuda.nvtx.range_push`/`range_pop`/`mark` -> no-ops (a CPU build raises "NVTX
+    functions not installed"); `nvtx.range(...)` calls `range_push`, so it follows.
+    HyperConnectionModule wraps its projections in NVTX ranges."""
+    nvtx = torch.cuda.nvtx
+    nvtx.range_push = lambda *_, **__: 0
+    nvtx.range_pop = lambda *_, **__: 0
+    nvtx.mark = lambda *_, **__: None
+
+
+def standin_torch_compile_eager() -> None:
+    """`@torch.compile` functions (HyperConnectionModule's sinkhorn and fused adds) -> run
+    eagerly, as `TORCHDYNAMO_DISABLE=1` does. Same math; it spares each child run about ten
+    seconds of Inductor C++ compilation on a CPU host. Retention does not depend on it."""
+    import torch._dynamo
+
+    torch._dynamo.config.disable = True
+
+
+def standin_nccl_with_gloo() -> None:
+    """`init_process_group(backend='nccl')` -> gloo, the CPU backend (world size 1 here)."""
+    real_init = torch.distributed.init_process_group
+
+    def init_process_group(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("backend") == "nccl":
+            kwargs["backend"] = "gloo"
+        elif args and args[0] == "nccl":
+            args = ("gloo",) + args[1:]
+        return real_init(*args, **kwargs)
+
+    torch.distributed.init_process_group = init_process_group
+
+
+def standin_cuda_moves() -> None:
+    """`Tensor.cuda()` and `Module.cuda()` -> stay on the CPU (same object, as on a GPU when
+    already there). The carried tests create tensors on CPU and move them with `.cuda()`."""
+
+    def tensor_cuda(self: torch.Tensor, *_: Any, **__: Any) -> torch.Tensor:
+        return self
+
+    def module_cuda(self: torch.nn.Module, *_: Any, **__: Any) -> torch.nn.Module:
+        return self
+
+    torch.Tensor.cuda = tensor_cuda  # type: ignore[method-assign]
+    torch.nn.Module.cuda = module_cuda  # type: ignore[method-assign]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Install every stand-in, once, before collection; the CUDA ones only without CUDA."""
+    standin_typing_override()
+    if torch.cuda.is_available() or INSTALLED:
+        return
+    generator = standin_cuda_rng_state_functions()
+    standin_torch_cuda_seed_api(generator)
+    standin_cuda_device_api()
+    standin_nvtx_ranges()
+    standin_torch_compile_eager()
+    standin_nccl_with_gloo()
+    standin_cuda_moves()
+    INSTALLED.extend(
+        [
+            "megatron _get/_set_cuda_rng_state",
+            "torch.cuda seed/rng-state",
+            "torch.cuda device api",
+            "nvtx no-ops",
+            "torch.compile eager",
+            "nccl->gloo",
+            ".cuda()->cpu",
+        ]
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say in the child's output which stand-ins are active."""
+    if not INSTALLED:
+        return "upstream_unit_standins: CUDA available, no stand-ins"
+    return "upstream_unit_standins (CPU): " + ", ".join(INSTALLED)
