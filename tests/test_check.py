@@ -26,8 +26,7 @@ BIG_FILE_BYTES = 400_000  # incompressible; a fetch that brought every blob woul
 @pytest.fixture(scope="session")
 def template(tmp_path_factory: pytest.TempPathFactory) -> UpstreamRepo:
     """Built once: pinned base, drifted dev, #6117 = our 0001, #6017 = 0003 merged with dev."""
-    rng = random.Random(0)
-    big = "".join(rng.choice("0123456789abcdef") for _ in range(BIG_FILE_BYTES))
+    big = random.Random(0).randbytes(BIG_FILE_BYTES // 2).hex()
     repo = make_upstream(tmp_path_factory.mktemp("upstream"), extra_files={"data/big.txt": big})
     repo.add_pull_head(6117, FIX_0001)
     repo.add_pull_head(6017, FIX_0003, merge_dev=True)

@@ -1,0 +1,63 @@
+"""patchfile.parse on our real patches and on malformed input."""
+
+from __future__ import annotations
+
+import pytest
+
+from patchcarry.errors import BadInputError
+from patchcarry.patchfile import parse, touched_files
+from testing.upstream_repos import FIX_0001, FIX_0003, LAYER_PY, RANDOM_PY
+
+MINIMAL = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: A U Thor <a@example.invalid>
+Subject: [PATCH] Do a thing
+ across two lines
+
+---
+diff --git a/x.py b/x.py
+--- a/x.py
++++ b/x.py
+@@ -10,3 +10,4 @@ def f():
+ a
+ b
++c
+ d
+-- 
+2.39.5
+"""
+
+
+def test_real_patches_parse():
+    one = parse(FIX_0001.read_text(), name=FIX_0001.name)
+    assert one.subject == "Clear detached-input .grad after CheckpointFunction.backward collects it"
+    assert one.author.startswith("yulin li")
+    [hunk] = one.hunks
+    assert (hunk.path, hunk.old_start, hunk.old_len, hunk.new_len) == (RANDOM_PY, 632, 6, 15)
+    assert hunk.old_range == range(632, 638)
+    three = parse(FIX_0003.read_text())
+    assert three.files == [LAYER_PY] and three.hunks[0].old_start == 2303
+
+
+def test_minimal_patch_fields_and_changed_lines():
+    patch = parse(MINIMAL)
+    assert patch.subject == "Do a thing across two lines"
+    [hunk] = patch.hunks
+    assert hunk.lines == (" a", " b", "+c", " d")  # the signature trailer is not hunk text
+    assert hunk.changed_old_lines() == {11, 12}  # inserted between old lines 11 and 12
+    assert touched_files(MINIMAL) == ["x.py"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("just some text\n", "not `git format-patch` output"),
+        (MINIMAL.replace("Subject: [PATCH] Do a thing\n", ""), "not `git format-patch` output"),
+        (MINIMAL.split("---\n", 1)[0], "contains no hunks"),
+        (MINIMAL.replace("@@ -10,3 +10,4 @@", "@@ -10,3 +10,5 @@"), "is corrupt"),
+        (MINIMAL.replace("@@ -10,3 +10,4 @@", "@@ -ten +10 @@"), "bad hunk header"),
+        (MINIMAL.replace("diff --git a/x.py b/x.py", "diff --git x.py"), "bad diff header"),
+    ],
+)
+def test_malformed_inputs(text, message):
+    with pytest.raises(BadInputError, match=message):
+        parse(text, name="bad.patch")
