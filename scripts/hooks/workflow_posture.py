@@ -150,7 +150,9 @@ def _permission_violations(path: str, workflow: dict[str, Any]) -> Iterable[Viol
         return
     for name, job in jobs.items():
         if isinstance(job, dict) and "permissions" not in job:
-            yield Violation(path, "no-permissions", "no permissions: here or at workflow level", name)
+            yield Violation(
+                path, "no-permissions", "no permissions: here or at workflow level", name
+            )
 
 
 def _job_violations(
@@ -164,7 +166,9 @@ def _job_violations(
     elif "timeout-minutes" not in job:
         yield Violation(path, "no-timeout", "no timeout-minutes", name)
     if "concurrency" not in workflow and "concurrency" not in job:
-        yield Violation(path, "no-concurrency", "no concurrency group here or at workflow level", name)
+        yield Violation(
+            path, "no-concurrency", "no concurrency group here or at workflow level", name
+        )
     if pr_triggered and _is_self_hosted(job) and not _label_gated(job):
         yield Violation(
             path,
