@@ -55,15 +55,15 @@ def render(
     superseded: Sequence[Classification],
     check_lines: Sequence[str],
     evidence_markdown: str | None,
+    base: str | None = None,
     template: Path = TEMPLATE,
 ) -> str:
     """The PR body for `entry`."""
-    detached = [c for c in superseded if c.state == DETACHED]
     numbers = [c.number for c in superseded]
     if numbers:
         resubmission = (
             f"Re-submission of {_refs(numbers)} from an attached fork ({entry.fork}), "
-            f"on `{entry.base_branch}` at {entry.base_commit[:7]}."
+            f"on `{entry.base_branch}` at {(base or entry.base_commit)[:7]}."
         )
         linked = f"This PR re-submits {_refs(numbers)}."
     else:
@@ -78,8 +78,6 @@ def render(
             parts.extend(f"- {line}" for line in item.evidence)
             parts.append("")
         closed = "\n".join(parts) + "\n"
-    elif detached:  # pragma: no cover - detached is a subset of superseded
-        closed = ""
     evidence = evidence_markdown or (
         "No evidence file was given (`--evidence PATH`), so this body states no measured numbers."
     )

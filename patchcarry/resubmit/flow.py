@@ -145,7 +145,7 @@ def prepare(
     existing = _find_open(gh, entry, owner) if status.kind == fork.ATTACHED else None
     title = entry.title
     body = bodies.render(entry, superseded=plan.superseded, check_lines=check_lines,
-                         evidence_markdown=opts.evidence_markdown)
+                         evidence_markdown=opts.evidence_markdown, base=branch.base)
     if existing is None:
         plan.writes.append(Write(f"POST /repos/{entry.upstream}/pulls",
                                  f"draft PR {owner}:{entry.head_branch} -> {entry.base_branch}"))

@@ -36,6 +36,8 @@ def offline_plan(entries: list[Entry], opts: flow.Options, report: checks.CheckO
                          f"{entry.fork}:{entry.head_branch}")
         plan.facts.extend(f"check: {line}" for line in report.lines.get(entry.name, []))
         plan.pr = entry.pr
+        if not report.ok_for(entry.name):
+            plan.action, plan.reason = REFUSED, f"check failed: run scripts/check --offline {entry.name}"
         plan.unverified = [
             "state of " + ", ".join(f"#{n}" for n in (*entry.supersedes, *([entry.pr] if entry.pr else [])))
             + " (open/merged/closed, and by whom)",

@@ -1,0 +1,47 @@
+"""Finds a user's upstream PRs closed by fork detachment and not yet re-submitted.
+
+Re-submitted means: the manifest lists it under some entry's `supersedes`, or it carries this
+tool's cross-link comment (so a re-submission made from another checkout counts too).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from patchcarry.github import GitHub
+from patchcarry.resubmit import classify
+from patchcarry.resubmit.classify import Classification
+
+CROSS_LINK_PREFIX = "<!-- patchcarry:cross-link "
+
+
+@dataclasses.dataclass
+class Found:
+    item: Classification
+    title: str
+    resubmitted_by: str | None  # "manifest entry X" / "cross-link comment" / None
+
+    def to_json(self) -> dict[str, object]:
+        return {**self.item.to_json(), "title": self.title, "resubmitted_by": self.resubmitted_by}
+
+
+def scan(gh: GitHub, upstream: str, author: str, known: dict[int, str]) -> list[Found]:
+    """Every closed-by-detachment PR of `author` on `upstream`; `known` maps a PR number to the
+    manifest entry that supersedes it."""
+    found: list[Found] = []
+    classes = []
+    for number in gh.search_closed_pulls(upstream, author):
+        pull = gh.pull(upstream, number)
+        head = (pull.get("head") or {}).get("repo")
+        head_repo = gh.repo(head["full_name"]) if head else None
+        item = classify.classify(pull, gh.issue_events(upstream, number), head_repo, upstream)
+        classes.append(item)
+        if item.state != classify.DETACHED:
+            continue
+        by = f"manifest entry {known[number]}" if number in known else None
+        if by is None and any(CROSS_LINK_PREFIX in (c.get("body") or "")
+                              for c in gh.issue_comments(upstream, number)):
+            by = "cross-link comment"
+        found.append(Found(item, pull.get("title", ""), by))
+    classify.add_sibling_evidence(classes)
+    return sorted(found, key=lambda f: f.item.number)

@@ -1,0 +1,305 @@
+"""resubmit and scan end to end: `cli.main([...])` in-process against the loopback fake GitHub
+and real local git repos (upstream, fork). Assertions are on server state and the repos."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from patchcarry import cli, git
+from testing import github_scenarios as sc
+from testing.fake_github import FakeGitHub, GitHubState
+from testing.upstream_repos import FIX_0001, FIX_0003, UpstreamRepo, make_upstream, write_manifest
+
+ENTRY = "checkpoint-grad"
+PULLS = f"/repos/{sc.UPSTREAM}/pulls"
+SENTINEL = "ghp_SENTINEL_token_value_0123456789"
+
+
+@pytest.fixture(scope="module")
+def template_upstream(tmp_path_factory: pytest.TempPathFactory) -> UpstreamRepo:
+    repo = make_upstream(tmp_path_factory.mktemp("upstream-template"))
+    repo.add_pull_head(6117, FIX_0001)
+    repo.add_pull_head(6017, FIX_0003)
+    return repo
+
+
+@dataclass
+class World:
+    tmp: Path
+    gh: FakeGitHub
+    upstream: UpstreamRepo
+    fork_git: Path
+    manifest: Path
+
+    @property
+    def state(self) -> GitHubState:
+        return self.gh.state
+
+    def run(self, *args: str) -> int:
+        return cli.main(["resubmit", "--manifest", str(self.manifest), *args])
+
+    def scan(self, *args: str) -> int:
+        return cli.main(["scan", "--manifest", str(self.manifest), *args])
+
+    def writes(self) -> list[tuple[str, str]]:
+        return [(r.method, r.path) for r in self.gh.writes()]
+
+    def pulls_from(self, branch: str) -> list[int]:
+        return sorted(p.number for p in self.state.pulls.values()
+                      if p.head_label == f"{sc.OWNER}:{branch}" and p.state == "open")
+
+    def fork_branch(self, git_dir: Path | None = None) -> str | None:
+        code, out, _ = git.git("rev-parse", "-q", "--verify", f"refs/heads/{sc.CHECKPOINT_BRANCH}",
+                               cwd=git_dir or self.fork_git, check=False)
+        return out.strip() if code == 0 else None
+
+
+@pytest.fixture
+def world(tmp_path: Path, template_upstream: UpstreamRepo, monkeypatch: pytest.MonkeyPatch,
+          request: pytest.FixtureRequest):
+    """#6117's situation: closed by detachment, an attached fork htesd/Megatron-LM-oss, a
+    manifest with no recorded PR; the token maps to htesd."""
+
+    def make(new_fork: str = "attached", token: str | None = sc.TOKEN) -> World:
+        upstream = template_upstream.copy(tmp_path / "up")
+        fork_git = tmp_path / "fork.git"
+        git.git("clone", "-q", "--bare", str(upstream.bare), str(fork_git), cwd=tmp_path)
+        manifest = write_manifest(tmp_path, base_commit=upstream.base_commit,
+                                  overrides={ENTRY: {"pr": None, "tests": []},
+                                             "hc-mlp-norm-manager": {"pr": None, "tests": []}})
+        storage = tmp_path / "forks"
+        storage.mkdir()
+        gh = FakeGitHub(GitHubState(fork_storage=storage)).start()
+        request.addfinalizer(gh.stop)
+        sc.detached_fork_close(gh.state, upstream.bare, fork_git, new_fork=new_fork)  # type: ignore[arg-type]
+        monkeypatch.setenv("GH_HOST", gh.url)
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        if token:
+            if token != sc.TOKEN:
+                gh.state.add_token(token, sc.OWNER)
+            monkeypatch.setenv("GITHUB_TOKEN", token)
+        return World(tmp_path, gh, upstream, fork_git, manifest)
+
+    return make
+
+
+def test_detached_close_gives_new_draft_pr_one_cross_link_and_records_it(world, capsys):
+    w = world()
+    assert w.run(ENTRY) == 0
+    assert w.writes() == [("POST", PULLS), ("POST", f"/repos/{sc.UPSTREAM}/issues/6117/comments")]
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    pull = w.state.pulls[(sc.UPSTREAM, number)]
+    assert pull.draft and pull.maintainer_can_modify and pull.base_ref == "dev"
+    assert "<!-- patchcarry:resubmit entry=checkpoint-grad -->" in pull.body
+    assert "Re-submission of #6117" in pull.body and "head.repo is null" in pull.body
+    assert "No evidence file was given" in pull.body
+    # the fork branch: pinned base + the fix via git am, authorship and sign-off kept
+    tip = w.fork_branch()
+    assert tip == pull.head_sha
+    assert git.rev_parse(f"{tip}~1", cwd=w.fork_git) == w.upstream.base_commit
+    _, log, _ = git.git("log", "-1", "--format=%an <%ae>%n%B", tip, cwd=w.fork_git)
+    assert log.startswith("yulin li <43132975+htesd@users.noreply.github.com>")
+    assert "Signed-off-by: yulin li" in log
+    links = [c for c in w.state.comments if c.issue == 6117 and "patchcarry:cross-link" in c.body]
+    assert len(links) == 1 and f"#{number}" in links[0].body
+    assert f"pr = {number}" in w.manifest.read_text()
+    assert f"{ENTRY}: CREATED  PR #{number}" in capsys.readouterr().out
+
+
+def test_rerun_is_unchanged_with_zero_writes(world, capsys):
+    w = world()
+    assert w.run(ENTRY) == 0
+    before = len(w.gh.writes())
+    assert w.run("--json", ENTRY) == 0
+    assert len(w.gh.writes()) == before  # counted in the server's log
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["action"] == "unchanged" and result["writes"] == []
+    assert result["superseded"][0]["state"] == "closed-by-fork-detachment"
+    assert len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1
+
+
+def test_changed_body_gets_exactly_one_patch(world):
+    w = world()
+    assert w.run(ENTRY) == 0
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    w.state.pulls[(sc.UPSTREAM, number)].body = "edited by hand"
+    before = len(w.gh.writes())
+    assert w.run(ENTRY) == 0
+    assert w.writes()[before:] == [("PATCH", f"{PULLS}/{number}")]
+    assert w.gh.writes()[-1].body.keys() == {"body"}  # title unchanged: not sent
+    assert "patchcarry:resubmit" in w.state.pulls[(sc.UPSTREAM, number)].body
+
+
+def test_dry_run_reads_everything_and_writes_nothing(world, capsys):
+    w = world()
+    assert w.run("--dry-run", ENTRY) == 0
+    assert w.writes() == []
+    out = capsys.readouterr().out
+    assert out.startswith("DRY RUN (--dry-run)")
+    assert f"POST {PULLS}" in out and "closed-by-fork-detachment" in out
+    assert w.fork_branch() is None  # nothing pushed
+
+
+def test_no_token_defaults_to_dry_run(world, capsys):
+    w = world(token=None)
+    assert w.run(ENTRY) == 0
+    assert w.writes() == [] and not any(r.authorized for r in w.gh.requests)
+    assert "DRY RUN (no GITHUB_TOKEN set)" in capsys.readouterr().out
+
+
+def test_missing_fork_is_created_then_used(world):
+    w = world(new_fork="none")
+    assert w.run(ENTRY) == 0
+    assert w.writes()[0] == ("POST", f"/repos/{sc.UPSTREAM}/forks")
+    fork = w.state.repos[sc.NEW_FORK]
+    assert fork.fork and fork.source == sc.UPSTREAM
+    assert w.gh.writes()[0].body == {"name": "Megatron-LM-oss", "default_branch_only": True}
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    assert w.fork_branch(Path(fork.clone_url)) == w.state.pulls[(sc.UPSTREAM, number)].head_sha
+
+
+def test_detached_fork_is_refused_without_any_write(world, capsys):
+    w = world(new_fork="detached")
+    assert w.run(ENTRY) == 1
+    assert w.writes() == [] and w.fork_branch() is None
+    out = capsys.readouterr().out
+    assert "REFUSED" in out and "never pushing there" in out and "fork: false" in out
+
+
+def test_maintainer_closed_is_refused_without_force(world, capsys):
+    w = world()
+    sc.maintainer_closed(w.state, w.upstream.bare, number=6200)
+    w.manifest.write_text(w.manifest.read_text().replace('name = "checkpoint-grad"',
+                                                         'name = "checkpoint-grad"\npr = 6200'))
+    assert w.run(ENTRY) == 1
+    assert w.writes() == []
+    out = capsys.readouterr().out
+    assert "#6200 is closed-by-maintainer" in out and "--force" in out
+    assert "closed by yaox12, not by the author htesd" in out
+
+
+def test_merged_pr_is_done(world, capsys):
+    w = world()
+    sc.merged(w.state, w.upstream.bare, number=6100)
+    w.manifest.write_text(w.manifest.read_text().replace('name = "checkpoint-grad"',
+                                                         'name = "checkpoint-grad"\npr = 6100'))
+    assert w.run("--json", ENTRY) == 0
+    assert w.writes() == []
+    result = json.loads(capsys.readouterr().out)
+    assert result["action"] == "merged" and result["pr"] == 6100
+
+
+def test_bad_token_is_one_line_exit_6(world, monkeypatch, capsys):
+    w = world(token=None)
+    monkeypatch.setenv("GITHUB_TOKEN", "not-a-known-token")
+    assert w.run(ENTRY) == 6
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "401 Bad credentials" in err and "GITHUB_TOKEN" in err
+    assert w.writes() == []
+
+
+def test_long_rate_limit_stops_saying_when(world, capsys):
+    w = world()
+    w.gh.rate_limit_next("GET", r"^/user$", reset_in=3600)
+    assert w.run(ENTRY) == 6
+    err = capsys.readouterr().err
+    assert "rate limit" in err and "resets at" in err and "UTC" in err
+    assert w.writes() == []
+
+
+def test_502_on_create_then_rerun_makes_exactly_one_pr(world, capsys):
+    w = world()
+    w.gh.fail_next("POST", r"/pulls$", 502)
+    assert w.run(ENTRY) == 6
+    assert "502" in capsys.readouterr().err
+    assert w.pulls_from(sc.CHECKPOINT_BRANCH) == []
+    assert w.run(ENTRY) == 0
+    assert len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1
+    creates = [r for r in w.gh.requests if (r.method, r.path) == ("POST", PULLS)]
+    assert len(creates) == 2  # the failed one (not retried blindly) and the re-run's
+
+
+def test_create_applied_but_answer_lost_is_found_not_duplicated(world):
+    w = world()
+    w.gh.fail_after_apply("POST", r"/pulls$", 502)
+    assert w.run(ENTRY) == 0  # re-queried, found the PR it made, carried on
+    assert len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1
+    assert sum(1 for r in w.gh.requests if (r.method, r.path) == ("POST", PULLS)) == 1
+
+
+def test_push_rejected_by_lease_stops_before_any_api_write(world, monkeypatch, capsys):
+    w = world()
+    intruder = git.rev_parse(f"{w.upstream.base_commit}", cwd=w.fork_git)
+    real = git.ls_remote_branch
+
+    def read_then_someone_pushes(url: str, branch: str, *, cwd: Path):  # noqa: ANN202
+        seen = real(url, branch, cwd=cwd)
+        git.git("update-ref", f"refs/heads/{branch}", intruder, cwd=w.fork_git)
+        return seen
+
+    monkeypatch.setattr(git, "ls_remote_branch", read_then_someone_pushes)
+    assert w.run(ENTRY) == 1
+    assert "lease" in capsys.readouterr().err
+    assert w.writes() == [] and w.fork_branch() == intruder  # their push survived
+
+
+def test_scan_lists_detached_closes_until_resubmitted(world, capsys):
+    w = world()
+    w.manifest.write_text(w.manifest.read_text().replace("supersedes = [6117]", "supersedes = []")
+                          .replace("supersedes = [6017]", "supersedes = []"))
+    assert w.scan("--json") == 1
+    found = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [f["pr"] for f in found] == [6017, 6117]
+    assert any("same second as #6117" in e for e in found[0]["evidence"])
+    w.manifest.write_text(w.manifest.read_text().replace("supersedes = []", "supersedes = [6117]", 1))
+    assert w.run(ENTRY) == 0
+    capsys.readouterr()
+    assert w.scan("--json") == 1
+    assert [json.loads(x)["pr"] for x in capsys.readouterr().out.splitlines()] == [6017]
+    assert w.writes()[-1][0] == "POST"  # scan itself wrote nothing after the resubmit
+
+
+def test_offline_makes_no_api_request_and_says_what_it_could_not_verify(world, capsys):
+    w = world()
+    assert w.run("--offline", "--dry-run") == 0
+    assert w.gh.requests == []
+    out = capsys.readouterr().out
+    assert out.startswith("OFFLINE: no GitHub API reads")
+    assert "NOT VERIFIED: state of #6117 (open/merged/closed" in out
+    assert "megatron-core 0.16.1 (installed)" in out
+
+
+def test_token_never_leaks(world, tmp_path, monkeypatch, capfd):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    argv_log = tmp_path / "git-argv.log"
+    real_git = shutil.which("git")
+    (bin_dir / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{argv_log}"\n'
+                                 f'exec "{real_git}" "$@"\n')
+    (bin_dir / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    w = world(new_fork="none", token=SENTINEL)
+    assert w.run(ENTRY) == 0
+    assert w.run(ENTRY) == 0
+    captured = capfd.readouterr()
+    assert SENTINEL not in captured.out + captured.err
+    assert "push" in argv_log.read_text() and SENTINEL not in argv_log.read_text()
+    for path in tmp_path.rglob("*"):  # fork/upstream git config, manifest, objects, logs...
+        if path.is_file():
+            assert SENTINEL.encode() not in path.read_bytes(), path
+    assert all(SENTINEL not in json.dumps(r.body) for r in w.gh.requests)
+
+
+def test_credential_helper_feeds_the_token_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", SENTINEL)
+    git.init(tmp_path / "r")
+    _, out, _ = git.git(*git.CREDENTIAL_ARGS, "credential", "fill", cwd=tmp_path / "r",
+                        stdin="protocol=https\nhost=github.com\n\n")
+    assert f"password={SENTINEL}" in out.splitlines()
+    assert all(SENTINEL not in a for a in git.CREDENTIAL_ARGS)
