@@ -10,10 +10,12 @@ Reused by resubmit's preflight and the pre-commit hook:
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 from typing import Any
 
-from patchcarry import check_steps, upstream as upstream_mod
+from patchcarry import check_steps
+from patchcarry import upstream as upstream_mod
 from patchcarry.check_steps import FileDrift, Identity, RefApply
 from patchcarry.errors import ExitCode
 from patchcarry.manifest import Entry
@@ -79,7 +81,7 @@ class CheckReport:
 def _validate(entries: list[Entry]) -> None:
     """Every patch must parse before anything is fetched (BadInputError, exit 5)."""
     for entry in entries:
-        for patch in entry.patches():
+        for patch in entry.patches(with_tests=True):
             parse(patch.read_text(), name=patch.name)
 
 
@@ -95,9 +97,11 @@ def _offline(entries: list[Entry], tree: Path, label: str) -> list[EntryResult]:
             file = tree / path
             return file.read_text() if file.is_file() else None
 
-        applied = check_steps.apply_at(entry.patches(), read)
+        # The installed wheel ships megatron/ only: test patches cannot be judged against it.
+        applied = check_steps.apply_at(entry.patches(with_tests=False), read)
+        skipped = [*OFFLINE_SKIPS, *(["tests"] if entry.tests else [])]
         results.append(EntryResult(entry.name, [RefApply("installed", label, None, applied)],
-                                   not_checked=list(OFFLINE_SKIPS)))
+                                   not_checked=skipped))
     return results
 
 
@@ -114,13 +118,13 @@ def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
 def _upstream_entry(fetched: upstream_mod.FetchedUpstream, entry: Entry) -> EntryResult:
     repo, base = fetched.repo, entry.base_commit
     tip = fetched.branch_tips[entry.base_branch]
+    patches = entry.patches(with_tests=True)  # test patches are checked even if not sent
     refs = []
     for ref, commit, label in (("base", base, base[:7]),
                                ("tip", tip, f"{entry.base_branch} {tip[:7]}")):
-        applied = check_steps.apply_at(entry.patches(),
-                                       lambda path, c=commit: fetched.show(c, path))
+        applied = check_steps.apply_at(patches, functools.partial(fetched.show, commit))
         refs.append(RefApply(ref, label, commit, applied))
-    drift = check_steps.drift(repo, base, tip, entry.patches())
+    drift = check_steps.drift(repo, base, tip, patches)
     identity = [check_steps.identity(repo, entry.fix, n, fetched.pull_heads[n])
                 for n in entry.supersedes]
     return EntryResult(entry.name, refs, drift, identity)

@@ -31,9 +31,10 @@ def _drift_line(d: FileDrift) -> str:
     more = " ..." if len(d.changed_old_ranges) > 6 else ""
     if d.overlaps:
         hunks = ", ".join(str(h) for h in d.overlapping_hunks)
-        return f"{d.path}: changed, OVERLAPS our hunk(s) at line {hunks} (base lines {where}{more})"
-    return (f"{d.path}: changed, not under our hunks; {d.nearest} unchanged line(s) to the nearest change"
-            f" (base lines {where}{more})")
+        return (f"{d.path}: changed, OVERLAPS our hunk(s) at line {hunks}"
+                f" (base lines {where}{more})")
+    return (f"{d.path}: changed, not under our hunks ({d.nearest} unchanged line(s) to the"
+            f" nearest change; base lines {where}{more})")
 
 
 def _identity_line(i: Identity) -> str:

@@ -106,7 +106,8 @@ def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: st
                                   progress=sys.stderr.isatty())
     if code != 0:
         raise UpstreamError(
-            f"could not fetch {what} from {fetched.upstream}: {err.strip() or 'see git output above'}"
+            f"could not fetch {what} from {fetched.upstream}: "
+            f"{err.strip() or 'see git output above'}"
             "\n  check base_commit / supersedes in the manifest, or the --upstream you named"
         )
 

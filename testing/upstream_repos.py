@@ -17,10 +17,11 @@
     write_manifest(tmp_path, base_commit=repo.base_commit, overrides={...})
                                               # series.toml + copies of the REAL patch files
 
-Every commit pins author, committer and dates, so hashes are the same on every run. The two
-synthetic files (`megatron/core/tensor_parallel/random.py`, `.../transformer_layer.py`) are
-filler lines with the exact old-side lines of our patches 0001 / 0003 placed at the line numbers
-their hunks name, so the real patches apply unchanged. Nothing here touches the network.
+Every commit pins author, committer and dates, so hashes are the same on every run. Each file
+an existing real patch modifies (`megatron/core/tensor_parallel/random.py` for 0001,
+`.../transformer_layer.py` for 0003, the upstream test files the test patches extend) is
+synthetic: filler lines with the exact old-side lines of that patch placed at the line numbers
+its hunks name, so the real patches apply unchanged. Nothing here touches the network.
 """
 
 from __future__ import annotations
@@ -57,6 +58,16 @@ _DRIFT_LINES = ["# dev: new import block added above the patched code", "import 
 def _g(*args: str, cwd: Path, stdin: str | None = None) -> str:
     _, out, _ = git.git(*args, cwd=cwd, env_extra=PINNED_ENV, stdin=stdin)
     return out.strip()
+
+
+def _patched_paths() -> dict[str, Path]:
+    """Each existing file a real patch modifies -> the first patch (in name order) that does."""
+    paths: dict[str, Path] = {}
+    for patch in sorted(PATCHES_DIR.glob("*.patch")):
+        for hunk in parse(patch.read_text(), name=patch.name).hunks:
+            if hunk.old_start > 0:  # a new file's hunk is "-0,0"
+                paths.setdefault(hunk.path, patch)
+    return paths
 
 
 def synthetic_file(patch: Path, path: str, *, tail: int = 20) -> str:
@@ -120,7 +131,7 @@ class UpstreamRepo:
         """Move `dev` to a commit that edits only the hunk's first context line."""
         return self._commit_on_dev(
             RANDOM_PY,
-            {"torch.autograd.backward(outputs, args)": "torch.autograd.backward(outputs, args)  # x"},
+            {"backward(outputs, args)\n": "backward(outputs, args)  # annotated\n"},
             "dev: annotate backward call",
         )
 
@@ -149,12 +160,12 @@ def make_upstream(
     work, bare = tmp_path / "work", tmp_path / "upstream.git"
     git.init(work)
     _g("checkout", "-q", "-b", "dev", cwd=work)
-    files = {
-        RANDOM_PY: random_py if random_py is not None else synthetic_file(FIX_0001, RANDOM_PY),
-        LAYER_PY: layer_py if layer_py is not None else synthetic_file(FIX_0003, LAYER_PY),
-        "README.md": "fixture upstream\n",
-        **(extra_files or {}),
-    }
+    files = {path: synthetic_file(patch, path) for path, patch in _patched_paths().items()}
+    if random_py is not None:
+        files[RANDOM_PY] = random_py
+    if layer_py is not None:
+        files[LAYER_PY] = layer_py
+    files.update({"README.md": "fixture upstream\n", **(extra_files or {})})
     for path, text in files.items():
         (work / path).parent.mkdir(parents=True, exist_ok=True)
         (work / path).write_text(text)

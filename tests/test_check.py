@@ -14,6 +14,7 @@ from testing.upstream_repos import (
     DRIFT_OFFSET,
     FIX_0001,
     FIX_0003,
+    LAYER_PY,
     RANDOM_PY,
     UpstreamRepo,
     make_upstream,
@@ -64,6 +65,10 @@ def _entry(data: dict, name: str) -> dict:
     return next(e for e in data["entries"] if e["name"] == name)
 
 
+def _drift(entry: dict, path: str) -> dict:
+    return next(d for d in entry["drift"] if d["path"] == path)
+
+
 def _ref(entry: dict, ref: str) -> dict:
     return next(r for r in entry["refs"] if r["ref"] == ref)
 
@@ -72,7 +77,7 @@ def test_applies_clean_at_base_and_with_offset_at_drifted_tip(check_cli, upstrea
     code, out, _ = check_cli("--json", upstream=upstream.url)
     data = json.loads(out)
     assert code == 0 and data["ok"] and data["exit_code"] == 0 and data["mode"] == "upstream"
-    for name in ("checkpoint-grad", "hc-mlp-norm-manager"):
+    for name, path in (("checkpoint-grad", RANDOM_PY), ("hc-mlp-norm-manager", LAYER_PY)):
         entry = _entry(data, name)
         assert entry["status"] == "applies"
         assert _ref(entry, "base")["status"] == "clean"
@@ -80,13 +85,19 @@ def test_applies_clean_at_base_and_with_offset_at_drifted_tip(check_cli, upstrea
         tip = _ref(entry, "tip")
         assert (tip["status"], tip["offsets"], tip["commit"]) == (
             "offset", [DRIFT_OFFSET], upstream.dev_tip)
-        [drift] = entry["drift"]
+        drift = _drift(entry, path)
         assert drift["changed"] and not drift["overlaps"] and drift["overlapping_hunks"] == []
+        assert drift["nearest"] > 0
+        # every patch of the entry (fix, then its test patches) was applied at both refs
+        [real] = manifest.load().select([name])
+        assert [p["patch"] for p in tip["patches"]] == [p.name for p in real.patches(
+            with_tests=True)]
 
 
 def test_json_shape(check_cli, upstream):
     data = json.loads(check_cli("--json", upstream=str(upstream.bare))[1])
-    assert set(data) == {"upstream", "mode", "ok", "exit_code", "bytes_fetched", "cache", "entries"}
+    assert set(data) == {"upstream", "mode", "ok", "exit_code", "bytes_fetched", "cache",
+                         "entries"}
     entry = _entry(data, "checkpoint-grad")
     assert set(entry) == {"name", "status", "reason", "refs", "drift", "identity", "not_checked"}
     assert set(entry["refs"][0]) == {"ref", "label", "commit", "patches", "status", "offsets"}
@@ -123,9 +134,11 @@ def test_conflicting_tip_fails_and_shows_rejected_hunk(check_cli, upstream):
     entry = _entry(data, "checkpoint-grad")
     assert entry["status"] == "does not apply" and not data["ok"]
     assert _ref(entry, "base")["status"] == "clean"
-    [patch] = _ref(entry, "tip")["patches"]
-    assert patch["status"] == "conflict" and "@@ -632,6 +632,15 @@" in patch["rejected"]
-    assert entry["drift"][0]["overlaps"] and entry["drift"][0]["overlapping_hunks"] == [632]
+    fix, *tests = _ref(entry, "tip")["patches"]
+    assert fix["status"] == "conflict" and "@@ -632,6 +632,15 @@" in fix["rejected"]
+    assert all(t["status"] == "not checked" for t in tests)  # they build on the fix
+    assert _drift(entry, RANDOM_PY)["overlaps"]
+    assert _drift(entry, RANDOM_PY)["overlapping_hunks"] == [632]
     assert _entry(data, "hc-mlp-norm-manager")["status"] == "applies"
 
 
@@ -134,11 +147,11 @@ def test_fuzzy_tip_is_fuzz_and_overlapping_drift(check_cli, upstream):
     code, out, _ = check_cli("--json", "checkpoint-grad", upstream=upstream.url)
     entry = _entry(json.loads(out), "checkpoint-grad")
     assert code == 0 and _ref(entry, "tip")["status"] == "fuzz"
-    assert entry["drift"][0]["overlaps"]
+    assert _drift(entry, RANDOM_PY)["overlaps"]
 
 
 def _with_comment(text: str) -> str:
-    old = "+        # `grads` now owns the input gradients; drop them from the detached leaves. A run"
+    old = "+        # `grads` now owns the input gradients; drop them from the detached leaves."
     assert old in text
     return text.replace(old, "+        # A different comment, same code.")
 
@@ -154,7 +167,8 @@ def test_identity_comment_only_difference(check_cli, upstream):
 
 
 def test_identity_code_difference(check_cli, upstream):
-    text = FIX_0001.read_text().replace("+                inp.grad = None", "+                del inp.grad")
+    text = FIX_0001.read_text().replace("+                inp.grad = None",
+                                        "+                del inp.grad")
     upstream.add_pull_head(6117, text)
     _, out, _ = check_cli("checkpoint-grad", upstream=upstream.url)
     assert "#6117" in out and "different, code differs" in out
@@ -210,7 +224,8 @@ def test_offline_on_installed_megatron_core(check_cli):
     first = _entry(data, "checkpoint-grad")
     [ref] = first["refs"]
     assert ref["ref"] == "installed" and ref["status"] == "offset" and ref["offsets"]
-    assert first["not_checked"] == ["tip", "drift", "identity"]
+    assert first["not_checked"][:3] == ["tip", "drift", "identity"]
+    assert [p["patch"] for p in ref["patches"]] == [FIX_0001.name]  # no tests/ in the wheel
     assert first["drift"] is None and first["identity"] is None
     second = _entry(data, "hc-mlp-norm-manager")
     assert second["status"] == "not checked" and "predates" in second["reason"]

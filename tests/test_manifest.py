@@ -18,7 +18,8 @@ def test_real_manifest_loads():
     assert [e.name for e in m.entries] == ["checkpoint-grad", "hc-mlp-norm-manager"]
     first, second = m.entries
     assert first.base_commit == BASE and first.base_branch == "dev"  # from [defaults]
-    assert first.fix == FIX_0001 and first.patches() == [FIX_0001]
+    assert first.fix == FIX_0001 and first.patches(with_tests=False) == [FIX_0001]
+    assert first.patches(with_tests=True) == [FIX_0001, *first.tests]
     assert (first.supersedes, first.pr, first.offline) == ((6117,), 6339, None)
     assert second.offline and "predates" in second.offline
     assert first.fork_owner == "htesd"
@@ -66,7 +67,8 @@ def test_file_level_errors(tmp_path: Path):
 @pytest.mark.xfail(
     strict=True,
     reason="manifest._PR_LINE_RE ends in \\s*$, which eats the blank line before the next "
-    "[[entry]] (`pr = 7001[[entry]]`); fix: r'^pr[ \\t]*=[ \\t]*\\d+[ \\t]*$'. Remove this marker then.",
+    "[[entry]] (`pr = 7001[[entry]]`); fix: r'^pr[ \\t]*=[ \\t]*\\d+[ \\t]*$'. "
+    "Remove this marker then.",
 )
 def test_record_pr_updates_only_the_named_entry(tmp_path: Path):
     path = write_manifest(tmp_path, base_commit=BASE)
@@ -77,7 +79,8 @@ def test_record_pr_updates_only_the_named_entry(tmp_path: Path):
 
 
 def test_record_pr_inserts_when_absent_and_keeps_comments(tmp_path: Path):
-    path = write_manifest(tmp_path, base_commit=BASE, overrides={"hc-mlp-norm-manager": {"pr": None}})
+    path = write_manifest(tmp_path, base_commit=BASE,
+                          overrides={"hc-mlp-norm-manager": {"pr": None}})
     path.write_text("# keep this comment: pr = 1\n" + path.read_text())
     assert manifest.load(path).entries[1].pr is None
     manifest.record_pr(path, "hc-mlp-norm-manager", 7002)

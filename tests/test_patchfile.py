@@ -22,9 +22,9 @@ diff --git a/x.py b/x.py
  b
 +c
  d
--- 
+SIGNATURE
 2.39.5
-"""
+""".replace("SIGNATURE", "-- ")  # format-patch's signature separator has a trailing space
 
 
 def test_real_patches_parse():

@@ -17,7 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from patchcarry.upstream import DEFAULT_UPSTREAM
 
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("entries", nargs="*", metavar="ENTRY", help="entries to check (default all)")
+    parser.add_argument("entries", nargs="*", metavar="ENTRY",
+                        help="entries to check (default all)")
     parser.add_argument("--upstream", default=DEFAULT_UPSTREAM,
                         help="URL or local path of the upstream repo (default %(default)s)")
     parser.add_argument("--offline", action="store_true",
