@@ -190,9 +190,12 @@ class GitHubState:
         self.repos[full_name] = repo
         return repo
 
-    def fork(self, full_name: str, owner: str, name: str | None = None) -> Repo:
+    def fork(
+        self, full_name: str, owner: str, name: str | None = None, default_branch_only: bool = False
+    ) -> Repo:
         """GitHub's fork: the owner's existing fork in the network if any, else a new one
-        (renamed `NAME-1`, `NAME-2`, ... when the owner already has a repository of that name)."""
+        (renamed `NAME-1`, `NAME-2`, ... when the owner already has a repository of that name)
+        holding a copy of the branches (only the default one if `default_branch_only`)."""
         upstream = self.repos[full_name]
         for repo in self.repos.values():
             if repo.owner == owner and repo.fork and repo.network == upstream.network:
@@ -206,9 +209,9 @@ class GitHubState:
         clone_url: str | None = None
         if self.fork_storage is not None and _local_git_dir(upstream.clone_url):
             dest = self.fork_storage / f"{owner}+{candidate}.git"
-            gitmod.git(
-                "clone", "--bare", "-q", upstream.clone_url, str(dest), cwd=self.fork_storage
-            )
+            only = ["--single-branch", "--branch", upstream.default_branch]
+            args = ["clone", "--bare", "-q", *(only if default_branch_only else [])]
+            gitmod.git(*args, upstream.clone_url, str(dest), cwd=self.fork_storage)
             clone_url = str(dest)
         return self.add_repo(
             target, clone_url, default_branch=upstream.default_branch, fork_of=full_name
@@ -781,7 +784,7 @@ class FakeGitHub:
         self.state = state or GitHubState()
         self.requests: list[RequestRecord] = []
         self._faults: list[_Fault] = []
-        self._used = {"core": 0, "search": 0}
+        self._used: dict[tuple[str, str | None], int] = {}  # (resource, user) -> requests
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -882,22 +885,11 @@ class FakeGitHub:
             user, reply, body = self._dispatch(h.command, path, query, raw, auth, self.url + prefix)
             self.requests.append(RequestRecord(h.command, path, query, body, auth is not None,
                                                user, reply.status if reply else 0))  # fmt: skip
-        if reply is None:  # drop: no status line, no headers, just a closed socket
-            h.close_connection = True
-            return
-        resource = "search" if path.startswith("/search/") else "core"
-        self._used[resource] += 1
-        limit = 30 if resource == "search" else 5000
-        reset = int(dt.datetime.now(dt.timezone.utc).timestamp()) + 3600
-        headers = {
-            "Content-Type": "application/json; charset=utf-8",
-            "X-RateLimit-Limit": str(limit),
-            "X-RateLimit-Remaining": str(max(limit - self._used[resource], 0)),
-            "X-RateLimit-Reset": str(reset),
-            "X-RateLimit-Used": str(self._used[resource]),
-            "X-RateLimit-Resource": resource,
-            "X-GitHub-Api-Version-Selected": "2022-11-28",
-        } | reply.headers
+            if reply is None:  # drop: no status line, no headers, just a closed socket
+                h.close_connection = True
+                return
+            headers = self._rate_limit_headers(path, user) | reply.headers
+        headers["Content-Type"] = "application/json; charset=utf-8"
         data = b"" if reply.body is None else json.dumps(reply.body).encode()
         h.send_response(reply.status, _REASONS.get(reply.status))
         for key, value in headers.items():
@@ -905,6 +897,20 @@ class FakeGitHub:
         h.send_header("Content-Length", str(len(data)))
         h.end_headers()
         h.wfile.write(data)
+
+    def _rate_limit_headers(self, path: str, user: str | None) -> dict[str, str]:
+        """GitHub's per-user quota headers: core 5000/hour, search 30/minute. Counted, never
+        enforced (use `rate_limit_next` for a refusal)."""
+        resource = "search" if path.startswith("/search/") else "core"
+        used = self._used[(resource, user)] = self._used.get((resource, user), 0) + 1
+        limit, window = (30, 60) if resource == "search" else (5000, 3600)
+        return {
+            "X-RateLimit-Limit": str(limit),
+            "X-RateLimit-Remaining": str(max(limit - used, 0)),
+            "X-RateLimit-Reset": str(int(dt.datetime.now(dt.timezone.utc).timestamp()) + window),
+            "X-RateLimit-Used": str(used),
+            "X-RateLimit-Resource": resource,
+        }
 
     def _dispatch(
         self, method: str, path: str, query: dict[str, str], raw: bytes, auth: str | None, base: str
@@ -1041,7 +1047,10 @@ def create_fork(state: GitHubState, req: Request, owner: str, repo: str) -> Repl
     upstream = _repo(state, req, owner, repo, "/repos/forks#create-a-fork")
     body = req.body or {}
     assert req.user is not None
-    fork = state.fork(upstream.full_name, body.get("organization") or req.user, body.get("name"))
+    owner = body.get("organization") or req.user
+    fork = state.fork(
+        upstream.full_name, owner, body.get("name"), bool(body.get("default_branch_only"))
+    )
     return Reply(202, repo_json(req.base, state, fork, full=True))
 
 
@@ -1060,9 +1069,11 @@ def _pulls_matching(state: GitHubState, repo: Repo, query: dict[str, str]) -> li
         if query.get("base") and pull.base_ref != query["base"]:
             continue
         out.append(pull)
-    sort_key = {"updated": "updated_at", "created": "created_at"}.get(query.get("sort") or "")
-    out.sort(key=lambda p: (getattr(p, sort_key or "created_at"), p.number))
-    if (query.get("direction") or "desc") == "desc":
+    sort = query.get("sort") or "created"
+    key = "updated_at" if sort == "updated" else "created_at"  # popularity etc.: by creation
+    out.sort(key=lambda p: (getattr(p, key), p.number))
+    # GitHub: direction defaults to desc for sort=created (the default sort), else to asc.
+    if (query.get("direction") or ("desc" if sort == "created" else "asc")) == "desc":
         out.reverse()
     return out
 
@@ -1095,6 +1106,9 @@ def create_pull(state: GitHubState, req: Request, owner: str, repo: str) -> Repl
     if base_sha is None:
         raise _invalid(doc, {"resource": "PullRequest", "field": "base", "code": "invalid"})
     label = f"{head_repo.owner}:{branch}"
+    if head_sha == base_sha:
+        message = f"No commits between {body['base']} and {label}"
+        raise _invalid(doc, {"resource": "PullRequest", "code": "custom", "message": message})
     if state.find_open_pull(base_repo.full_name, label, body["base"]) is not None:
         message = f"A pull request already exists for {label}."
         raise _invalid(doc, {"resource": "PullRequest", "code": "custom", "message": message})

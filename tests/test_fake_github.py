@@ -50,8 +50,9 @@ def call(
     return status, headers, json.loads(raw) if raw else None
 
 
-def _bare_repo(root: Path, name: str, branches: tuple[str, ...]) -> Path:
-    """A bare repository whose `branches` all point at one empty commit."""
+def _bare_repo(root: Path, name: str, branches: tuple[str, ...], ahead: str = "") -> Path:
+    """A bare repository whose `branches` point at one empty commit, and `ahead` (a branch)
+    at a commit on top of it, so a pull request from it has something to merge."""
     work, bare = root / f"{name}-work", root / f"{name}.git"
     git.init(work)
     env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
@@ -61,6 +62,9 @@ def _bare_repo(root: Path, name: str, branches: tuple[str, ...]) -> Path:
     git.git("init", "-q", "--bare", str(bare), cwd=root)
     for branch in branches:
         git.git("push", "-q", str(bare), f"HEAD:refs/heads/{branch}", cwd=work)
+    if ahead:
+        git.git("commit", "-q", "--allow-empty", "-m", "fix", cwd=work, env_extra=env)
+        git.git("push", "-q", str(bare), f"HEAD:refs/heads/{ahead}", cwd=work)
     return bare
 
 
@@ -69,7 +73,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("fake-github-repos")
     return {
         "upstream": _bare_repo(root, "upstream", ("main", "dev")),
-        "fork": _bare_repo(root, "fork", ("main", sc.CHECKPOINT_BRANCH)),
+        "fork": _bare_repo(root, "fork", ("main", "dev"), ahead=sc.CHECKPOINT_BRANCH),
     }
 
 
@@ -260,6 +264,8 @@ def test_pr_from_detached_fork_or_missing_branch_is_refused(
     bad = pr | {"head": "htesd:no-such-branch"}
     assert call(fake_github, "POST", f"{up}/pulls", token=sc.TOKEN, body=bad)[2]["errors"] == (
         invalid_head)  # fmt: skip
+    same = call(fake_github, "POST", f"{up}/pulls", token=sc.TOKEN, body=pr | {"head": "htesd:dev"})
+    assert same[2]["errors"][0]["message"] == "No commits between dev and htesd:dev"
     assert call(fake_github, "POST", f"{up}/pulls", token=sc.TOKEN, body=pr)[0] == 201
     assert not fake_github.state.pulls.get((sc.UPSTREAM, 501))
 
@@ -324,6 +330,7 @@ def test_pull_list_filters_like_github(gh: FakeGitHub) -> None:
     assert numbers(f"state=all&head=htesd:{sc.HC_BRANCH}") == [6017]
     assert numbers(f"state=all&head={sc.HC_BRANCH}") == [6117, 6017]  # no owner: ignored
     assert numbers("state=all&base=main") == []
+    assert numbers("state=all&sort=updated") == [6017, 6117]  # then direction defaults to asc
     assert numbers("state=all&direction=asc&per_page=1&page=2") == [6117]
 
 
@@ -349,6 +356,11 @@ def test_fork_creates_a_bare_clone_renamed_past_the_old_repo(
     assert git.rev_parse("dev", cwd=Path(body["clone_url"]))  # GitHub copies the branches
     named = call(fake_github, "POST", f"{up}/forks", token=sc.TOKEN, body={"name": "x"})[2]
     assert named["full_name"] == "htesd/Megatron-LM-1"  # one fork per owner and network
+    fake_github.state.add_token("fake-token-other", "other")
+    only = call(fake_github, "POST", f"{up}/forks", token="fake-token-other",
+                body={"default_branch_only": True})[2]  # fmt: skip
+    code, heads, _ = git.git("for-each-ref", "--format=%(refname)", cwd=Path(only["clone_url"]))
+    assert (only["full_name"], heads.split()) == ("other/Megatron-LM", ["refs/heads/main"])
 
 
 def test_scenario_6117_and_6017_closed_in_the_same_second_by_the_owner(gh: FakeGitHub) -> None:
