@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from patchcarry.check import CheckReport, EntryResult
-    from patchcarry.check_steps import FileDrift, Identity, RefApply
+    from patchcarry.check_steps import FileDrift, Identity, PatchApply, RefApply
 
 
 def human_bytes(n: int) -> str:
@@ -18,15 +18,22 @@ def human_bytes(n: int) -> str:
     return f"{size:.1f} MiB"
 
 
+def _offsets(status: str, offsets: list[int]) -> str:
+    return "offset " + "/".join(f"{o:+d}" for o in offsets) if status == "offset" else status
+
+
 def _ref_status(ref: RefApply) -> str:
-    if ref.status == "offset":
-        return "offset " + "/".join(f"{o:+d}" for o in ref.offsets)
-    return ref.status
+    return _offsets(ref.status, ref.offsets)
+
+
+def _patch_status(patch: PatchApply) -> str:
+    return _offsets(patch.status, patch.offsets)
 
 
 def _drift_line(d: FileDrift) -> str:
     if not d.changed:
-        return f"{d.path}: unchanged from base to tip"
+        what = "absent at base and tip (our patch creates it)" if d.new_file else "unchanged"
+        return f"{d.path}: {what}" + ("" if d.new_file else " from base to tip")
     where = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in d.changed_old_ranges[:6])
     more = " ..." if len(d.changed_old_ranges) > 6 else ""
     if d.overlaps:
@@ -55,6 +62,8 @@ def _entry_lines(e: EntryResult) -> list[str]:
         name = e.name if n == 0 else ""
         where = ref.ref if ref.ref == "installed" else f"{ref.ref} {ref.label}"
         lines.append(f"{name:<22}{where:<20}{_ref_status(ref)}")
+        if len({_patch_status(p) for p in ref.patches}) > 1:  # say which patch is which
+            lines += [f"{'':<24}{p.patch[:40]}: {_patch_status(p)}" for p in ref.patches]
         for p in ref.patches:
             if p.rejected:
                 lines.append(f"{'':<4}{p.patch}: rejected hunk:")

@@ -103,6 +103,7 @@ class FileDrift:
     changed_old_ranges: list[tuple[int, int]]  # old-side [first, last] lines upstream changed
     overlapping_hunks: list[int]  # old_start of each of our hunks they touch
     nearest: int | None  # unchanged lines between our hunks and the closest upstream change
+    new_file: bool = False  # our patch creates this file
 
 
 def _touches(start: int, count: int, hunk: Hunk) -> bool:
@@ -137,7 +138,8 @@ def drift(repo: Path, base: str, tip: str, patches: list[Path]) -> list[FileDrif
         ranges = [(s, s + max(c, 1) - 1) for s, c in changes]
         gaps = [_gap(s, c, h) for s, c in changes for h in mine]
         nearest = min(gaps) if gaps else None
-        result.append(FileDrift(path, bool(diff.strip()), bool(hit), ranges, hit, nearest))
+        created = all(h.old_start == 0 and h.old_len == 0 for h in mine)
+        result.append(FileDrift(path, bool(diff.strip()), bool(hit), ranges, hit, nearest, created))
     return result
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from patchcarry import check, manifest
+from patchcarry import check, check_steps, manifest
 from patchcarry.cli import main
+from patchcarry.patchfile import Hunk
 from testing.upstream_repos import (
     DRIFT_OFFSET,
     FIX_0001,
@@ -241,3 +242,22 @@ def test_run_checks_api(upstream, template, tmp_path):
     assert [e.name for e in report.entries] == ["checkpoint-grad"]
     assert report.to_json()["entries"][0]["refs"][1]["status"] == "offset"
     assert "checkpoint-grad" in report.render_table()
+
+
+@pytest.mark.parametrize(
+    ("start", "count", "touches", "gap"),
+    [
+        (630, 1, False, 1),  # line 631 lies between
+        (631, 1, False, 0),  # adjacent above
+        (631, 0, False, 0),  # insertion just above the hunk
+        (632, 0, True, 0),  # insertion between two hunk lines
+        (636, 3, True, 0),  # overlaps the last lines
+        (637, 0, False, 0),  # insertion right after the hunk
+        (640, 0, False, 3),  # 638-640 unchanged, then an insertion
+        (640, 2, False, 2),  # 638-639 unchanged
+    ],
+)
+def test_drift_overlap_and_gap(start, count, touches, gap):
+    hunk = Hunk(RANDOM_PY, 632, 6, 632, 15, ())  # spans old lines 632..637
+    assert check_steps._touches(start, count, hunk) is touches
+    assert check_steps._gap(start, count, hunk) == gap
