@@ -134,13 +134,13 @@ def load(path: Path = DEFAULT_MANIFEST) -> Manifest:
 
 
 # `pr = N` inside one [[entry]] table; anchored so a comment or another key never matches.
-_PR_LINE_RE = re.compile(r"^pr\s*=\s*\d+\s*$", re.MULTILINE)
+_PR_LINE_RE = re.compile(r"^pr[ \t]*=[ \t]*\d+[ \t]*$", re.MULTILINE)
 
 
 def record_pr_text(text: str, entry_name: str, pr: int) -> str:
     """Return manifest text with `pr = <pr>` set in the entry named `entry_name`."""
     blocks = re.split(r"(?m)^(?=\[\[entry\]\]\s*$)", text)
-    name_re = re.compile(rf'(?m)^name\s*=\s*"{re.escape(entry_name)}"\s*$')
+    name_re = re.compile(rf'(?m)^name[ \t]*=[ \t]*"{re.escape(entry_name)}"[ \t]*$')
     for i, block in enumerate(blocks):
         if block.startswith("[[entry]]") and name_re.search(block):
             if _PR_LINE_RE.search(block):

@@ -64,12 +64,6 @@ def test_file_level_errors(tmp_path: Path):
         manifest.load(bad)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="manifest._PR_LINE_RE ends in \\s*$, which eats the blank line before the next "
-    "[[entry]] (`pr = 7001[[entry]]`); fix: r'^pr[ \\t]*=[ \\t]*\\d+[ \\t]*$'. "
-    "Remove this marker then.",
-)
 def test_record_pr_updates_only_the_named_entry(tmp_path: Path):
     path = write_manifest(tmp_path, base_commit=BASE)
     manifest.record_pr(path, "checkpoint-grad", 7001)
