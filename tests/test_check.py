@@ -199,6 +199,8 @@ def test_unreachable_upstream_is_exit_4_without_fallback(check_cli, tmp_path):
     code, out, err = check_cli(upstream=str(tmp_path / "no-such-repo"))
     assert code == 4 and "unreachable" in err
     assert out == ""  # no silent offline report
+    code, out, err = check_cli(upstream="http://127.0.0.1:9/NVIDIA/Megatron-LM.git")  # refused
+    assert code == 4 and "unreachable" in err and out == ""
 
 
 def test_malformed_patch_is_exit_5(check_cli, upstream, tmp_path, template):
