@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:  # imported lazily so pytest can load testing.fake_github as a plugin first
-    from testing.fake_github import GitHubState, Pull
+    from testing.fake_github_state import GitHubState, Pull
 
 UPSTREAM = "NVIDIA/Megatron-LM"
 OWNER = "htesd"
@@ -135,7 +135,7 @@ def maintainer_closed(
 ) -> Pull:
     """A PR from an attached fork that a maintainer (yaox12) closed without merging."""
     ensure_upstream(state, upstream_clone_url)
-    pull = _fork_pull(state, NEW_FORK, number, "Maintainer-closed change", "fix/closed")
+    _fork_pull(state, NEW_FORK, number, "Maintainer-closed change", "fix/closed")
     state.add_comment(UPSTREAM, number, user=MAINTAINER, body="Superseded; closing.")
     return state.close_pull(UPSTREAM, number, actor=MAINTAINER)
 

@@ -171,10 +171,10 @@ def test_every_route_serves_githubs_schemas(gh: FakeGitHub) -> None:
     check("GET", "/search/issues", 422, M.ValidationError)
     check("DELETE", f"{up}/pulls/500", 501, M.BasicError, token=tok)
 
-    from testing.fake_github import _ROUTES
+    from testing.fake_github_routes import ROUTES
 
     served = {(r.method, r.path) for r in gh.requests}
-    for method, regex, handler in _ROUTES:
+    for method, regex, handler in ROUTES:
         assert any(m == method and regex.match(p) for m, p in served), handler.__name__
     assert {s for _, s in seen} >= {200, 201, 202, 401, 404, 422, 501}
 

@@ -1,0 +1,377 @@
+"""The fake GitHub's routes: GitHub's REST paths, query parameters, status codes and bodies.
+
+Each handler takes the state and the parsed request and returns a `Reply`, or raises
+`HttpError` with GitHub's error body. `route` registers a handler in `ROUTES` (regex by
+method, as in ghstack's github_fake); the server answers 501 for anything unregistered.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from testing.fake_github_json import (
+    Json,
+    comment_json,
+    error_json,
+    event_json,
+    public_user_json,
+    pull_json,
+    repo_json,
+    search_item_json,
+    timeline_json,
+)
+from testing.fake_github_state import GitHubState, Pull, Repo
+
+
+class HttpError(Exception):
+    """An error answer: GitHub's status and JSON body (see `error_json`)."""
+
+    def __init__(self, status: int, body: Json, headers: dict[str, str] | None = None):
+        super().__init__(body.get("message"))
+        self.status, self.body, self.headers = status, body, headers or {}
+
+
+@dataclass
+class Request:
+    """A parsed request as a handler sees it (`user`: whom the token maps to, or None)."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    body: Any
+    user: str | None
+    base: str  # scheme://host:port plus the /api/v3 prefix if the client used one
+
+
+@dataclass
+class Reply:
+    """Status, JSON body and extra headers (Location, Link) of an answer."""
+
+    status: int
+    body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+_Handler = Callable[..., Reply]
+ROUTES: list[tuple[str, re.Pattern[str], _Handler]] = []
+
+
+def route(method: str, pattern: str) -> Callable[[_Handler], _Handler]:
+    """Register a handler for METHOD and a path pattern with `{name}` parameters."""
+
+    def register(fn: _Handler) -> _Handler:
+        regex = re.compile("^" + re.sub(r"{(\w+)}", r"(?P<\1>[^/]+)", pattern) + "$")
+        ROUTES.append((method, regex, fn))
+        return fn
+
+    return register
+
+
+def find(method: str, path: str) -> tuple[_Handler, dict[str, str]] | None:
+    """The handler for METHOD PATH and its path parameters; None when GitHub-as-faked has none."""
+    for route_method, regex, handler in ROUTES:
+        match = regex.match(path)
+        if match and route_method == method:
+            return handler, match.groupdict()
+    return None
+
+
+def _not_found(doc: str) -> HttpError:
+    return HttpError(404, error_json(404, "Not Found", doc))
+
+
+def _repo(state: GitHubState, req: Request, owner: str, repo: str, doc: str) -> Repo:
+    """Case-insensitive lookup, as GitHub's; private repositories are 404 to non-owners."""
+    wanted = f"{owner}/{repo}".casefold()
+    for found in state.repos.values():
+        if found.full_name.casefold() == wanted and (not found.private or req.user == found.owner):
+            return found
+    raise _not_found(doc)
+
+
+def _pull(state: GitHubState, req: Request, owner: str, repo: str, number: str, doc: str) -> Pull:
+    found = _repo(state, req, owner, repo, doc)
+    pull = state.pulls.get((found.full_name, int(number))) if number.isdigit() else None
+    if pull is None:
+        raise _not_found(doc)
+    return pull
+
+
+def _page(req: Request, items: list[Any]) -> tuple[list[Any], dict[str, str]]:
+    """GitHub pagination: per_page (default 30, max 100), page (from 1), and a Link header."""
+    per_page = min(max(int(req.query.get("per_page") or 30), 1), 100)
+    page = max(int(req.query.get("page") or 1), 1)
+    last = max((len(items) + per_page - 1) // per_page, 1)
+    chunk = items[(page - 1) * per_page : page * per_page]
+    if last == 1:
+        return chunk, {}
+
+    def link(n: int, rel: str) -> str:
+        return f'<{req.base}{req.path}?{urlencode(req.query | {"page": str(n)})}>; rel="{rel}"'
+
+    rels = []
+    if page > 1:
+        rels += [link(page - 1, "prev")]
+    if page < last:
+        rels += [link(page + 1, "next"), link(last, "last")]
+    if page > 1:
+        rels += [link(1, "first")]
+    return chunk, {"Link": ", ".join(rels)}
+
+
+def _invalid(doc: str, *errors: Json) -> HttpError:
+    return HttpError(422, error_json(422, "Validation Failed", doc, list(errors)))
+
+
+@route("GET", "/user")
+def get_authenticated_user(state: GitHubState, req: Request) -> Reply:
+    doc = "/users/users#get-the-authenticated-user"
+    if req.user is None:
+        raise HttpError(401, error_json(401, "Requires authentication", doc))
+    return Reply(200, public_user_json(req.base, state.users[req.user], private=True))
+
+
+@route("GET", "/users/{login}")
+def get_user(state: GitHubState, req: Request, login: str) -> Reply:
+    for user in state.users.values():
+        if user.login.casefold() == login.casefold():
+            return Reply(200, public_user_json(req.base, user))
+    raise _not_found("/users/users#get-a-user")
+
+
+@route("GET", "/repos/{owner}/{repo}")
+def get_repo(state: GitHubState, req: Request, owner: str, repo: str) -> Reply:
+    found = _repo(state, req, owner, repo, "/repos/repos#get-a-repository")
+    body = repo_json(req.base, state, found, full=True)
+    if req.user is not None:
+        is_owner = req.user == found.owner
+        body["permissions"] = {"admin": is_owner, "maintain": is_owner, "push": is_owner,
+                               "triage": is_owner, "pull": True}  # fmt: skip
+    return Reply(200, body)
+
+
+@route("POST", "/repos/{owner}/{repo}/forks")
+def create_fork(state: GitHubState, req: Request, owner: str, repo: str) -> Reply:
+    """202 with the fork; an existing fork in the network is returned as is (any name)."""
+    upstream = _repo(state, req, owner, repo, "/repos/forks#create-a-fork")
+    body = req.body or {}
+    assert req.user is not None
+    owner = body.get("organization") or req.user
+    fork = state.fork(
+        upstream.full_name, owner, body.get("name"), bool(body.get("default_branch_only"))
+    )
+    return Reply(202, repo_json(req.base, state, fork, full=True))
+
+
+def _pulls_matching(state: GitHubState, repo: Repo, query: dict[str, str]) -> list[Pull]:
+    """GET .../pulls filters. Like GitHub, `head` without an `owner:` prefix is ignored."""
+    wanted_state = query.get("state") or "open"
+    head = query.get("head") or ""
+    out = []
+    for pull in state.pulls.values():
+        if pull.repo != repo.full_name:
+            continue
+        if wanted_state != "all" and pull.state != wanted_state:
+            continue
+        if ":" in head and (pull.head_label or "").casefold() != head.casefold():
+            continue
+        if query.get("base") and pull.base_ref != query["base"]:
+            continue
+        out.append(pull)
+    sort = query.get("sort") or "created"
+    key = "updated_at" if sort == "updated" else "created_at"  # popularity etc.: by creation
+    out.sort(key=lambda p: (getattr(p, key), p.number))
+    # GitHub: direction defaults to desc for sort=created (the default sort), else to asc.
+    if (query.get("direction") or ("desc" if sort == "created" else "asc")) == "desc":
+        out.reverse()
+    return out
+
+
+@route("GET", "/repos/{owner}/{repo}/pulls")
+def list_pulls(state: GitHubState, req: Request, owner: str, repo: str) -> Reply:
+    found = _repo(state, req, owner, repo, "/pulls/pulls#list-pull-requests")
+    if (req.query.get("state") or "open") not in {"open", "closed", "all"}:
+        error = {"resource": "PullRequest", "field": "state", "code": "invalid"}
+        raise _invalid("/pulls/pulls#list-pull-requests", error)
+    chunk, headers = _page(req, _pulls_matching(state, found, req.query))
+    return Reply(200, [pull_json(req.base, state, p, simple=True) for p in chunk], headers)
+
+
+@route("POST", "/repos/{owner}/{repo}/pulls")
+def create_pull(state: GitHubState, req: Request, owner: str, repo: str) -> Reply:
+    doc = "/pulls/pulls#create-a-pull-request"
+    base_repo = _repo(state, req, owner, repo, doc)
+    body = req.body or {}
+    for name in ("title", "head", "base"):
+        if not body.get(name):
+            raise _invalid(doc, {"resource": "PullRequest", "field": name, "code": "missing_field"})
+    head_owner, _, branch = body["head"].rpartition(":")
+    head_owner = head_owner or base_repo.owner
+    head_repo = _head_repo(state, base_repo, head_owner, body.get("head_repo"))
+    head_sha = state.branch_sha(head_repo, branch) if head_repo else None
+    if head_repo is None or head_sha is None:
+        raise _invalid(doc, {"resource": "PullRequest", "field": "head", "code": "invalid"})
+    base_sha = state.branch_sha(base_repo, body["base"])
+    if base_sha is None:
+        raise _invalid(doc, {"resource": "PullRequest", "field": "base", "code": "invalid"})
+    label = f"{head_repo.owner}:{branch}"
+    if head_sha == base_sha:
+        message = f"No commits between {body['base']} and {label}"
+        raise _invalid(doc, {"resource": "PullRequest", "code": "custom", "message": message})
+    if state.find_open_pull(base_repo.full_name, label, body["base"]) is not None:
+        message = f"A pull request already exists for {label}."
+        raise _invalid(doc, {"resource": "PullRequest", "code": "custom", "message": message})
+    assert req.user is not None
+    pull = state.add_pull(
+        base_repo.full_name,
+        title=body["title"],
+        body=body.get("body"),
+        user=req.user,
+        head_ref=branch,
+        head_repo=head_repo.full_name,
+        head_sha=head_sha,
+        head_label=label,
+        base_ref=body["base"],
+        base_sha=base_sha,
+        draft=bool(body.get("draft", False)),
+        maintainer_can_modify=bool(body.get("maintainer_can_modify", True)),
+    )
+    headers = {"Location": f"{req.base}/repos/{pull.repo}/pulls/{pull.number}"}
+    return Reply(201, pull_json(req.base, state, pull), headers)
+
+
+def _head_repo(state: GitHubState, base: Repo, owner: str, name: str | None) -> Repo | None:
+    """The head owner's repository in the base's fork network (GitHub refuses any other)."""
+    for repo in state.repos.values():
+        if repo.owner.casefold() != owner.casefold() or repo.network != base.network:
+            continue
+        if name is None or repo.name == name:
+            return repo
+    return None
+
+
+@route("GET", "/repos/{owner}/{repo}/pulls/{number}")
+def get_pull(state: GitHubState, req: Request, owner: str, repo: str, number: str) -> Reply:
+    pull = _pull(state, req, owner, repo, number, "/pulls/pulls#get-a-pull-request")
+    return Reply(200, pull_json(req.base, state, pull))
+
+
+@route("PATCH", "/repos/{owner}/{repo}/pulls/{number}")
+def update_pull(state: GitHubState, req: Request, owner: str, repo: str, number: str) -> Reply:
+    doc = "/pulls/pulls#update-a-pull-request"
+    pull = _pull(state, req, owner, repo, number, doc)
+    body = req.body or {}
+    assert req.user is not None
+    new_state = body.get("state")
+    if new_state not in (None, "open", "closed"):
+        raise _invalid(doc, {"resource": "PullRequest", "field": "state", "code": "invalid"})
+    if new_state and new_state != pull.state and pull.head_repo is None:
+        message = ("state cannot be changed. The repository that submitted this pull request "
+                   "has been deleted.")  # fmt: skip
+        raise _invalid(doc, {"resource": "PullRequest", "code": "custom", "field": "state",
+                             "message": message})  # fmt: skip
+    if body.get("base"):
+        if state.branch_sha(state.repos[pull.repo], body["base"]) is None:
+            raise _invalid(doc, {"resource": "PullRequest", "field": "base", "code": "invalid"})
+        pull.base_ref = body["base"]
+    for key in ("title", "body", "maintainer_can_modify"):
+        if key in body:
+            setattr(pull, key, body[key])
+    pull.updated_at = state.now()
+    if new_state == "closed" and pull.state == "open":
+        state.close_pull(pull.repo, pull.number, actor=req.user)
+    elif new_state == "open" and pull.state == "closed" and not pull.merged:
+        state.reopen_pull(pull.repo, pull.number, actor=req.user)
+    return Reply(200, pull_json(req.base, state, pull))
+
+
+@route("GET", "/repos/{owner}/{repo}/issues/{number}/comments")
+def list_comments(state: GitHubState, req: Request, owner: str, repo: str, number: str) -> Reply:
+    pull = _pull(state, req, owner, repo, number, "/issues/comments#list-issue-comments")
+    mine = [c for c in state.comments if (c.repo, c.issue) == (pull.repo, pull.number)]
+    chunk, headers = _page(req, mine)
+    return Reply(200, [comment_json(req.base, state, c) for c in chunk], headers)
+
+
+@route("POST", "/repos/{owner}/{repo}/issues/{number}/comments")
+def create_comment(state: GitHubState, req: Request, owner: str, repo: str, number: str) -> Reply:
+    doc = "/issues/comments#create-an-issue-comment"
+    pull = _pull(state, req, owner, repo, number, doc)
+    text = (req.body or {}).get("body")
+    if not text:
+        raise _invalid(doc, {"resource": "IssueComment", "field": "body", "code": "missing_field"})
+    assert req.user is not None
+    comment = state.add_comment(pull.repo, pull.number, user=req.user, body=text)
+    headers = {"Location": f"{req.base}/repos/{pull.repo}/issues/comments/{comment.id}"}
+    return Reply(201, comment_json(req.base, state, comment), headers)
+
+
+@route("GET", "/repos/{owner}/{repo}/issues/{number}/events")
+def list_events(state: GitHubState, req: Request, owner: str, repo: str, number: str) -> Reply:
+    pull = _pull(state, req, owner, repo, number, "/issues/events#list-issue-events")
+    mine = [e for e in state.events if (e.repo, e.issue) == (pull.repo, pull.number)]
+    chunk, headers = _page(req, mine)
+    return Reply(200, [event_json(req.base, state, e) for e in chunk], headers)
+
+
+@route("GET", "/repos/{owner}/{repo}/issues/{number}/timeline")
+def list_timeline(state: GitHubState, req: Request, owner: str, repo: str, number: str) -> Reply:
+    doc = "/issues/timeline#list-timeline-events-for-an-issue"
+    pull = _pull(state, req, owner, repo, number, doc)
+    chunk, headers = _page(req, timeline_json(req.base, state, pull.repo, pull.number))
+    return Reply(200, chunk, headers)
+
+
+def _search_matches(state: GitHubState, req: Request, pull: Pull, terms: list[str]) -> bool:
+    repo = state.repos[pull.repo]
+    if repo.private and req.user != repo.owner:
+        return False
+    checks: dict[str, Callable[[str], bool]] = {
+        "is": lambda v: (
+            v in {"pr", "pull-request"}
+            or v == pull.state
+            or (v == "merged") == pull.merged
+            and v in {"merged", "unmerged"}
+        ),
+        "type": lambda v: v in {"pr", "pull-request"},
+        "state": lambda v: v == pull.state,
+        "author": lambda v: v.casefold() == pull.user.casefold(),
+        "repo": lambda v: v.casefold() == pull.repo.casefold(),
+        "user": lambda v: v.casefold() == repo.owner.casefold(),
+        "org": lambda v: v.casefold() == repo.owner.casefold(),
+        "head": lambda v: v == pull.head_ref,
+        "base": lambda v: v == pull.base_ref,
+        "in": lambda v: True,
+    }
+    text = f"{pull.title}\n{pull.body or ''}".casefold()
+    for term in terms:
+        key, sep, value = term.partition(":")
+        if sep and key in checks:
+            if not checks[key](value):
+                return False
+        elif term.casefold() not in text:
+            return False
+    return True
+
+
+@route("GET", "/search/issues")
+def search_issues(state: GitHubState, req: Request) -> Reply:
+    """Pull requests only (this fake has no plain issues); `is:issue` finds nothing."""
+    doc = "/search/search#search-issues-and-pull-requests"
+    query = (req.query.get("q") or "").strip()
+    if not query:
+        raise _invalid(doc, {"resource": "Search", "field": "q", "code": "missing"})
+    terms = query.split()
+    found = [p for p in state.pulls.values() if _search_matches(state, req, p, terms)]
+    sort_key = {"updated": "updated_at", "created": "created_at"}.get(req.query.get("sort") or "")
+    found.sort(key=lambda p: (getattr(p, sort_key or "created_at"), p.number),
+               reverse=(req.query.get("order") or "desc") == "desc")  # fmt: skip
+    chunk, headers = _page(req, found)
+    items = [search_item_json(req.base, state, p) for p in chunk]
+    body = {"total_count": len(found), "incomplete_results": False, "items": items,
+            "search_type": "lexical"}  # fmt: skip
+    return Reply(200, body, headers)

@@ -1,0 +1,321 @@
+"""The fake GitHub's data: users, tokens, repositories (forks with parent/source), pull
+requests, comments and events, with id counters that start at easy-to-spot values (new pull
+requests are numbered from 500; fixed numbers such as 6117 can be preloaded).
+
+Forks made through the API become real bare clones under `fork_storage` when the parent's
+`clone_url` is a local repository, so a test can push to them and open a PR from them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from patchcarry import git as gitmod
+
+WEB = "https://github.com"
+
+
+def _ts(when: dt.datetime) -> str:
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def fake_sha(*parts: object) -> str:
+    """A stable 40-hex sha for objects that have no real git commit behind them."""
+    return hashlib.sha1("\0".join(map(str, parts)).encode()).hexdigest()
+
+
+@dataclass
+class User:
+    login: str
+    id: int
+    type: str = "User"  # or "Organization"
+    name: str | None = None
+    created_at: str = "2020-01-01T00:00:00Z"
+
+
+@dataclass
+class Repo:
+    owner: str
+    name: str
+    id: int
+    clone_url: str
+    default_branch: str = "main"
+    private: bool = False
+    fork: bool = False
+    parent: str | None = None  # full_name of the repository this was forked from
+    source: str | None = None  # full_name of the root of the fork network
+    created_at: str = "2020-01-01T00:00:00Z"
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+    @property
+    def network(self) -> str:
+        return self.source or self.full_name
+
+
+@dataclass
+class Pull:
+    repo: str  # base repository full_name
+    number: int
+    id: int
+    title: str
+    body: str | None
+    user: str
+    head_ref: str
+    head_sha: str
+    head_repo: str | None  # None: the head repository is gone or left the network
+    head_label: str | None
+    base_ref: str
+    base_sha: str
+    created_at: str
+    updated_at: str
+    state: str = "open"
+    draft: bool = False
+    merged: bool = False
+    merged_at: str | None = None
+    merged_by: str | None = None
+    closed_at: str | None = None
+    maintainer_can_modify: bool = True
+    author_association: str = "CONTRIBUTOR"
+
+
+@dataclass
+class Comment:
+    repo: str
+    issue: int
+    id: int
+    user: str
+    body: str
+    created_at: str
+    updated_at: str
+
+
+@dataclass
+class Event:
+    repo: str
+    issue: int
+    id: int
+    actor: str
+    event: str  # "closed", "reopened", "merged", "head_ref_deleted", ...
+    created_at: str
+    commit_id: str | None = None
+
+
+class GitHubState:
+    """Users, tokens, repositories, pull requests, comments and events. Not thread-safe alone:
+    the server serialises access with `lock`."""
+
+    def __init__(self, fork_storage: Path | None = None, clock: Callable[[], str] | None = None):
+        self.users: dict[str, User] = {}
+        self.tokens: dict[str, str] = {}
+        self.repos: dict[str, Repo] = {}
+        self.pulls: dict[tuple[str, int], Pull] = {}
+        self.comments: list[Comment] = []
+        self.events: list[Event] = []
+        self.fork_storage = fork_storage  # where POST .../forks puts a bare clone (if set)
+        self.now = clock or (lambda: _ts(dt.datetime.now(dt.UTC)))
+        self.lock = threading.RLock()
+        self._next_number = 500
+        self._ids = {"user": 1000, "repo": 2000, "pull": 3000, "comment": 4000, "event": 5000}
+
+    def _id(self, kind: str) -> int:
+        self._ids[kind] += 1
+        return self._ids[kind]
+
+    # -- users and tokens --
+    def add_user(self, login: str, *, type: str = "User", name: str | None = None) -> User:
+        if login not in self.users:
+            self.users[login] = User(login, self._id("user"), type, name)
+        return self.users[login]
+
+    def add_token(self, token: str, login: str) -> None:
+        self.add_user(login)
+        self.tokens[token] = login
+
+    # -- repositories --
+    def add_repo(
+        self,
+        full_name: str,
+        clone_url: str | Path | None = None,
+        *,
+        default_branch: str = "main",
+        private: bool = False,
+        fork_of: str | None = None,
+        created_at: str | None = None,
+    ) -> Repo:
+        """A repository; `fork_of` makes it an attached fork (parent/source set)."""
+        owner, name = full_name.split("/")
+        self.add_user(owner)
+        parent = self.repos[fork_of] if fork_of else None
+        repo = Repo(
+            owner,
+            name,
+            self._id("repo"),
+            str(clone_url) if clone_url else f"{WEB}/{full_name}.git",
+            default_branch,
+            private,
+            fork=parent is not None,
+            parent=parent.full_name if parent else None,
+            source=parent.network if parent else None,
+            created_at=created_at or self.now(),
+        )
+        self.repos[full_name] = repo
+        return repo
+
+    def fork(
+        self, full_name: str, owner: str, name: str | None = None, default_branch_only: bool = False
+    ) -> Repo:
+        """GitHub's fork: the owner's existing fork in the network if any, else a new one
+        (renamed `NAME-1`, `NAME-2`, ... when the owner already has a repository of that name)
+        holding a copy of the branches (only the default one if `default_branch_only`)."""
+        upstream = self.repos[full_name]
+        for repo in self.repos.values():
+            if repo.owner == owner and repo.fork and repo.network == upstream.network:
+                return repo
+        base = name or upstream.name
+        candidate, n = base, 0
+        while f"{owner}/{candidate}" in self.repos:
+            n += 1
+            candidate = f"{base}-{n}"
+        target = f"{owner}/{candidate}"
+        clone_url: str | None = None
+        if self.fork_storage is not None and _local_git_dir(upstream.clone_url):
+            dest = self.fork_storage / f"{owner}+{candidate}.git"
+            only = ["--single-branch", "--branch", upstream.default_branch]
+            args = ["clone", "--bare", "-q", *(only if default_branch_only else [])]
+            gitmod.git(*args, upstream.clone_url, str(dest), cwd=self.fork_storage)
+            clone_url = str(dest)
+        return self.add_repo(
+            target, clone_url, default_branch=upstream.default_branch, fork_of=full_name
+        )
+
+    # -- pull requests --
+    def add_pull(
+        self,
+        repo: str,
+        *,
+        title: str,
+        user: str,
+        head_ref: str,
+        head_repo: str | None,
+        head_sha: str | None = None,
+        head_label: str | None = None,
+        base_ref: str | None = None,
+        base_sha: str | None = None,
+        body: str | None = None,
+        number: int | None = None,
+        draft: bool = False,
+        maintainer_can_modify: bool = True,
+        created_at: str | None = None,
+    ) -> Pull:
+        """An open PR. `number` preloads a fixed one (6117); otherwise 500, 501, ..."""
+        self.add_user(user)
+        if number is None:
+            while any(r == repo and n == self._next_number for r, n in self.pulls):
+                self._next_number += 1
+            number, self._next_number = self._next_number, self._next_number + 1
+        base = self.repos[repo]
+        when = created_at or self.now()
+        head_owner = head_repo.split("/")[0] if head_repo else user
+        pull = Pull(
+            repo=repo,
+            number=number,
+            id=self._id("pull"),
+            title=title,
+            body=body,
+            user=user,
+            head_ref=head_ref,
+            head_sha=head_sha or fake_sha(repo, number, "head"),
+            head_repo=head_repo,
+            head_label=head_label or f"{head_owner}:{head_ref}",
+            base_ref=base_ref or base.default_branch,
+            base_sha=base_sha or fake_sha(repo, number, "base"),
+            created_at=when,
+            updated_at=when,
+            draft=draft,
+            maintainer_can_modify=maintainer_can_modify,
+            author_association="OWNER" if user == base.owner else "CONTRIBUTOR",
+        )
+        self.pulls[(repo, number)] = pull
+        return pull
+
+    def close_pull(self, repo: str, number: int, *, actor: str, at: str | None = None) -> Pull:
+        pull = self.pulls[(repo, number)]
+        when = at or self.now()
+        pull.state, pull.closed_at, pull.updated_at = "closed", when, when
+        self.add_event(repo, number, actor=actor, event="closed", created_at=when)
+        return pull
+
+    def reopen_pull(self, repo: str, number: int, *, actor: str) -> Pull:
+        pull = self.pulls[(repo, number)]
+        pull.state, pull.closed_at, pull.updated_at = "open", None, self.now()
+        self.add_event(repo, number, actor=actor, event="reopened", created_at=pull.updated_at)
+        return pull
+
+    def merge_pull(self, repo: str, number: int, *, actor: str, at: str | None = None) -> Pull:
+        pull = self.pulls[(repo, number)]
+        when = at or self.now()
+        pull.merged, pull.merged_at, pull.merged_by = True, when, actor
+        sha = fake_sha(repo, number, "merge")
+        self.add_event(repo, number, actor=actor, event="merged", created_at=when, commit_id=sha)
+        return self.close_pull(repo, number, actor=actor, at=when)
+
+    # -- conversation --
+    def add_comment(
+        self, repo: str, issue: int, *, user: str, body: str, at: str | None = None
+    ) -> Comment:
+        self.add_user(user)
+        when = at or self.now()
+        comment = Comment(repo, issue, self._id("comment"), user, body, when, when)
+        self.comments.append(comment)
+        return comment
+
+    def add_event(
+        self,
+        repo: str,
+        issue: int,
+        *,
+        actor: str,
+        event: str,
+        created_at: str | None = None,
+        commit_id: str | None = None,
+    ) -> Event:
+        self.add_user(actor)
+        when = created_at or self.now()
+        ev = Event(repo, issue, self._id("event"), actor, event, when, commit_id)
+        self.events.append(ev)
+        return ev
+
+    def find_open_pull(self, repo: str, head_label: str, base_ref: str) -> Pull | None:
+        for pull in self.pulls.values():
+            if (pull.repo, pull.head_label, pull.base_ref, pull.state) == (
+                repo,
+                head_label,
+                base_ref,
+                "open",
+            ):
+                return pull
+        return None
+
+    def branch_sha(self, repo: Repo, branch: str) -> str | None:
+        """The commit `branch` names in `repo`'s local bare clone; a fake sha if not local."""
+        git_dir = _local_git_dir(repo.clone_url)
+        if git_dir is None:
+            return fake_sha(repo.full_name, branch)
+        code, out, _ = gitmod.git(
+            "rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}",
+            cwd=git_dir, check=False,
+        )  # fmt: skip
+        return out.strip() if code == 0 else None
+
+
+def _local_git_dir(clone_url: str) -> Path | None:
+    path = Path(clone_url[len("file://") :] if clone_url.startswith("file://") else clone_url)
+    return path if path.is_absolute() and path.is_dir() else None
