@@ -203,3 +203,9 @@ def apply_in_tree(
     code, out, err = git(*args, str(patch.resolve()), cwd=tree, check=False,
                          env_extra=plain_tree_env(tree))
     return code, out + err
+
+
+def unshallow(url: str, *, cwd: Path) -> None:
+    """Deepen a shallow scratch repo to full history from `url` (when a push needs it)."""
+    git(*CREDENTIAL_ARGS, "fetch", "-q", "--no-tags", "--unshallow", "--end-of-options", url,
+        cwd=cwd)

@@ -68,6 +68,9 @@ def world(tmp_path: Path, template_upstream: UpstreamRepo, monkeypatch: pytest.M
 
     def make(new_fork: str = "attached", token: str | None = sc.TOKEN) -> World:
         upstream = template_upstream.copy(tmp_path / "up")
+        # Megatron-LM's default branch is `main` (behind `dev`); forks made with
+        # default_branch_only get just that one.
+        git.git("update-ref", "refs/heads/main", upstream.base_commit, cwd=upstream.bare)
         fork_git = tmp_path / "fork.git"
         git.git("clone", "-q", "--bare", str(upstream.bare), str(fork_git), cwd=tmp_path)
         manifest = write_manifest(tmp_path, base_commit=upstream.base_commit,

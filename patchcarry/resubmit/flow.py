@@ -206,7 +206,7 @@ def execute(gh: GitHub, work: _Work, opts: Options, *, login: str,
     made: list[str] = []
     if expected != work.branch.commit:
         push.push(work.scratch, str(status.clone_url), entry.head_branch, work.branch.commit,
-                  expected=expected)
+                  expected=expected, upstream_url=str(opts.upstream_url))
         made.append(_push_call(status.full_name, entry, expected, work.branch.commit))
     owner = status.full_name.split("/")[0]
     pull = _open_or_refresh(gh, work, owner)

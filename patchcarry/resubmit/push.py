@@ -41,7 +41,8 @@ def build(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Br
     """In `scratch` (a fresh repo), check out the base and `git am` the entry's patches.
 
     The base is the pinned `base_commit`, or with `rebase` the current `base_branch` tip.
-    Network remotes are fetched shallow: the fork already holds the base's history.
+    Network remotes are fetched shallow (Megatron-LM's history is large); `push` deepens
+    the repo only if the fork lacks the base's history (a fork made with default_branch_only).
     """
     git.init(scratch)
     shallow = _is_network(upstream_url)
@@ -67,9 +68,14 @@ def build(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Br
     return Branch(base=base, commit=commit, patches=len(patches))
 
 
-def push(scratch: Path, fork_url: str, branch: str, commit: str, *, expected: str | None) -> None:
+def push(scratch: Path, fork_url: str, branch: str, commit: str, *, expected: str | None,
+         upstream_url: str) -> None:
     """Push `commit` to the fork's `branch` only if it still holds `expected`."""
     accepted, message = git.push_with_lease(fork_url, commit, branch, expected=expected, cwd=scratch)
+    if not accepted and "shallow update not allowed" in message:
+        git.unshallow(upstream_url, cwd=scratch)
+        accepted, message = git.push_with_lease(fork_url, commit, branch, expected=expected,
+                                                cwd=scratch)
     if accepted:
         return
     if "stale info" in message or "rejected" in message or "fetch first" in message:

@@ -1,0 +1,81 @@
+"""patchcarry.github against the loopback fake: retries, rate limits, error messages."""
+
+from __future__ import annotations
+
+import pytest
+
+from patchcarry.errors import ExitCode, GitHubError
+from patchcarry.github import GitHub, NotFoundError, TransientError, api_host
+from testing import github_scenarios as sc
+from testing.fake_github import FakeGitHub
+
+
+@pytest.fixture
+def fake(tmp_path):
+    with FakeGitHub() as gh:
+        sc.detached_fork_close(gh.state, tmp_path / "upstream.git", tmp_path / "fork.git")
+        yield gh
+
+
+def client(fake: FakeGitHub, sleeps: list[float], token: str | None = sc.TOKEN) -> GitHub:
+    return GitHub(host=fake.url, token=token, sleep=sleeps.append, backoff=0.01)
+
+
+def test_api_host_follows_ghapi_and_gh_conventions():
+    assert api_host("") == "https://api.github.com"
+    assert api_host("github.com") == "https://api.github.com"
+    assert api_host("http://127.0.0.1:8123/") == "http://127.0.0.1:8123"
+    assert api_host("ghe.example.com") == "https://ghe.example.com/api/v3"
+
+
+def test_reads_return_plain_data(fake):
+    gh = client(fake, [])
+    assert gh.user()["login"] == sc.OWNER
+    fork = gh.repo(sc.NEW_FORK)
+    assert type(fork) is dict and fork["source"]["full_name"] == sc.UPSTREAM
+    assert gh.repo("nobody/nothing") is None
+    assert type(gh.issue_events(sc.UPSTREAM, 6117)) is list
+
+
+def test_short_rate_limit_waits_then_retries(fake):
+    sleeps: list[float] = []
+    fake.rate_limit_next("GET", r"^/user$", reset_in=5)
+    assert client(fake, sleeps).user()["login"] == sc.OWNER
+    assert len(sleeps) == 1 and 0 < sleeps[0] <= 7
+
+
+def test_long_rate_limit_stops_with_the_reset_time(fake):
+    fake.rate_limit_next("GET", r"^/user$", reset_in=7200)
+    with pytest.raises(GitHubError, match=r"resets at .* UTC") as info:
+        client(fake, []).user()
+    assert info.value.exit_code == ExitCode.GITHUB
+
+
+def test_reads_retry_5xx_and_dropped_connections(fake):
+    sleeps: list[float] = []
+    fake.fail_next("GET", r"^/user$", 502)
+    fake.drop_next("GET", r"^/user$")
+    assert client(fake, sleeps).user()["login"] == sc.OWNER
+    assert len(sleeps) == 2
+    assert [r.status for r in fake.requests] == [502, 0, 200]
+
+
+def test_reads_give_up_after_bounded_retries(fake):
+    fake.fail_next("GET", r"^/user$", 503, times=10)
+    with pytest.raises(TransientError, match="503"):
+        client(fake, []).user()
+    assert len(fake.requests) == 4  # 1 + 3 retries
+
+
+def test_create_pull_is_never_retried(fake):
+    fake.fail_next("POST", r"/pulls$", 502)
+    with pytest.raises(TransientError):
+        client(fake, []).create_pull(sc.UPSTREAM, title="t", head="htesd:x", base="dev", body="b")
+    assert len(fake.writes()) == 1
+
+
+def test_errors_name_likely_causes(fake):
+    with pytest.raises(GitHubError, match="401 Bad credentials.*GITHUB_TOKEN"):
+        client(fake, [], token="wrong").user()
+    with pytest.raises(NotFoundError, match="renamed"):
+        client(fake, []).pull(sc.UPSTREAM, 99999)
