@@ -40,21 +40,31 @@ class ProbeError(FatalError):
     """The probe child failed or printed something that is not its JSON document."""
 
 
-def probe_env(tree: Path) -> dict[str, str]:
-    """The child's environment: `tree` then this repo on PYTHONPATH, one CPU thread."""
+def probe_env(tree: Path, cpu_only: bool = True) -> dict[str, str]:
+    """The child's environment: `tree` then this repo on PYTHONPATH, one CPU thread.
+
+    `cpu_only` hides any GPU, so the CPU stand-ins are used and results match a CPU runner.
+    """
     env = dict(os.environ)
+    if cpu_only:
+        env["CUDA_VISIBLE_DEVICES"] = ""
     env["PYTHONPATH"] = os.pathsep.join([str(tree), str(REPO_ROOT)])
     env["OMP_NUM_THREADS"] = "1"
     env["PYTHONWARNINGS"] = "ignore"
     return env
 
 
-def run_probe(tree: Path, batches: Sequence[str] = BATCHES, iterations: int = 2) -> dict[str, Any]:
+def run_probe(
+    tree: Path, batches: Sequence[str] = BATCHES, iterations: int = 2, *, cpu_only: bool = True
+) -> dict[str, Any]:
     """Import `tree`'s megatron in a child, run the scenario `batches`, return its JSON.
 
-    Raises ProbeError when the child fails or imported megatron from somewhere else.
+    Raises ProbeError when the child fails or imported megatron from somewhere else. A
+    scenario that fails inside the child is reported in its JSON (`scenario_errors`).
     """
     tree = Path(tree).resolve()
+    if not (tree / "megatron" / "core" / "__init__.py").is_file():
+        raise ProbeError(f"{tree} has no megatron/core/__init__.py; pass a prepared tree copy")
     batch_args = [arg for batch in batches for arg in ("--batch", batch)]
     code, out, err = proc.cmd_output(
         sys.executable,
@@ -64,7 +74,7 @@ def run_probe(tree: Path, batches: Sequence[str] = BATCHES, iterations: int = 2)
         "--iterations",
         str(iterations),
         cwd=tree,
-        env=probe_env(tree),
+        env=probe_env(tree, cpu_only),
         check=False,
     )
     if code != 0:

@@ -51,9 +51,11 @@ class KeepsOutputBlock(torch.nn.Module):
         )
         self.bias = torch.nn.Parameter((torch.randn(width_out, generator=gen) * 0.1).to(dtype))
         self.kept: torch.Tensor | None = None
+        self.side_seen = ""  # what the last call got as `side`: how checkpoint passed it on
 
     def forward(self, hidden: torch.Tensor, side: torch.Tensor | None = None) -> torch.Tensor:
         out = F.linear(hidden, self.weight, self.bias)
+        self.side_seen = "None" if side is None else f"tensor requires_grad={side.requires_grad}"
         if side is not None:
             out = out + side
         out = torch.tanh(F.dropout(out, p=DROPOUT, training=True))
@@ -121,6 +123,10 @@ class SyntheticModel(torch.nn.Module):
             self.block = KeepsOutputBlock(HIDDEN, HIDDEN, self.dtype, SEED + 1)
         self._checkpoint: CheckpointFn | None = None
         self.input_shape_after_forward: list[int] = []
+
+    @property
+    def first_block(self) -> KeepsOutputBlock:
+        return self.outer if self.scenario.nested else self.block
 
     def run_function(self, hidden: torch.Tensor, side: torch.Tensor | None = None) -> torch.Tensor:
         """What gets checkpointed; when nested, checkpoints its inner block too."""
@@ -201,11 +207,13 @@ def run_scenario(
             grads = model.step(SEED + 100 * i, random_module.checkpoint)
             after_backward = retained(tracker)
             saved_shape = model.input_shape_after_forward
+            side_seen = model.first_block.side_seen  # its last call was the recompute
             reference = model.step(SEED + 100 * i, None)
             records.append(
                 {
                     "retained": after_backward,
                     "input_shape_after_forward": saved_shape,
+                    "side_in_recompute": side_seen,
                     "grads": {k: digest(v) for k, v in grads.items()},
                     "reference_grads": {k: digest(v) for k, v in reference.items()},
                 }
