@@ -330,13 +330,18 @@ def _search_matches(state: GitHubState, req: Request, pull: Pull, terms: list[st
     repo = state.repos[pull.repo]
     if repo.private and req.user != repo.owner:
         return False
+    is_values = {
+        "pr": True,
+        "pull-request": True,
+        "issue": False,  # this fake holds pull requests only
+        "open": pull.state == "open",
+        "closed": pull.state == "closed",
+        "merged": pull.merged,
+        "unmerged": not pull.merged,
+        "draft": pull.draft,
+    }
     checks: dict[str, Callable[[str], bool]] = {
-        "is": lambda v: (
-            v in {"pr", "pull-request"}
-            or v == pull.state
-            or (v == "merged") == pull.merged
-            and v in {"merged", "unmerged"}
-        ),
+        "is": lambda v: is_values.get(v, False),
         "type": lambda v: v in {"pr", "pull-request"},
         "state": lambda v: v == pull.state,
         "author": lambda v: v.casefold() == pull.user.casefold(),
