@@ -45,8 +45,9 @@ class CheckReport:
     upstream: str
     mode: str  # upstream | offline
     entries: list[EntryResult]
-    bytes_fetched: int | None = None
+    bytes_fetched: int | None = None  # added to the scratch repo by this run
     cache: str | None = None
+    cache_bytes: int | None = None  # all the scratch repo holds (earlier runs included)
 
     @property
     def ok(self) -> bool:
@@ -70,7 +71,7 @@ class CheckReport:
             })
         return {"upstream": self.upstream, "mode": self.mode, "ok": self.ok,
                 "exit_code": self.exit_code, "bytes_fetched": self.bytes_fetched,
-                "cache": self.cache, "entries": entries}
+                "cache": self.cache, "cache_bytes": self.cache_bytes, "entries": entries}
 
     def render_table(self) -> str:
         from patchcarry.check_report import render_table
@@ -151,4 +152,5 @@ def run_checks(
         work_dir=work_dir,
     )
     results = [_upstream_entry(fetched, e) for e in entries]
-    return CheckReport(upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo))
+    return CheckReport(upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo),
+                       fetched.cache_bytes)

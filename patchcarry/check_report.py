@@ -82,7 +82,9 @@ def render_table(report: CheckReport) -> str:
         out = [f"offline: {report.upstream} (apply check only)"]
     else:
         fetched = human_bytes(report.bytes_fetched or 0)
-        out = [f"upstream: {report.upstream} (fetched {fetched}; cache {report.cache})"]
+        cached = human_bytes(report.cache_bytes or 0)
+        out = [f"upstream: {report.upstream}",
+               f"fetched {fetched} this run; cache {report.cache} holds {cached}"]
     out.append(f"{'ENTRY':<22}{'REF':<20}STATUS")
     for e in report.entries:
         out += _entry_lines(e)

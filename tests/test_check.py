@@ -98,7 +98,7 @@ def test_applies_clean_at_base_and_with_offset_at_drifted_tip(check_cli, upstrea
 def test_json_shape(check_cli, upstream):
     data = json.loads(check_cli("--json", upstream=str(upstream.bare))[1])
     assert set(data) == {"upstream", "mode", "ok", "exit_code", "bytes_fetched", "cache",
-                         "entries"}
+                         "cache_bytes", "entries"}
     entry = _entry(data, "checkpoint-grad")
     assert set(entry) == {"name", "status", "reason", "refs", "drift", "identity", "not_checked"}
     assert set(entry["refs"][0]) == {"ref", "label", "commit", "patches", "status", "offsets"}
@@ -113,6 +113,7 @@ def test_bytes_fetched_reported_small_and_cache_reused(check_cli, upstream):
     assert 0 < first["bytes_fetched"] < BIG_FILE_BYTES / 4
     again = json.loads(check_cli("--json", upstream=upstream.url)[1])
     assert again["bytes_fetched"] == 0 and again["ok"]
+    assert again["cache_bytes"] == first["cache_bytes"] >= first["bytes_fetched"]
 
 
 def test_human_table(check_cli, upstream):
