@@ -21,9 +21,9 @@ EXPECTED = {"ci.yml", "gpu.yml", "drift.yml", "resubmit.yml"}
 SHA = "3d3c42e5aac5ba805825da76410c181273ba90b1"
 
 
-def _load_checker() -> ModuleType:
-    path = ROOT / "scripts" / "hooks" / "workflow_posture.py"
-    spec = importlib.util.spec_from_file_location("workflow_posture", path)
+def _load_hook(name: str) -> ModuleType:
+    path = ROOT / "scripts" / "hooks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
@@ -31,7 +31,8 @@ def _load_checker() -> ModuleType:
     return module
 
 
-posture = _load_checker()
+posture = _load_hook("workflow_posture")
+run_shellcheck = _load_hook("workflow_shellcheck")
 
 
 def _write(tmp_path: Path, text: str, name: str = "bad.yml") -> Path:
@@ -284,3 +285,41 @@ def test_resubmit_is_manual_and_dry_run_by_default() -> None:
     assert dry_run["type"] == "boolean" and dry_run["default"] is True
     text = (WORKFLOWS / "resubmit.yml").read_text()
     assert "secrets.RESUBMIT_TOKEN" in text and "scripts/resubmit.sh" in text
+
+
+# --- workflow_shellcheck: which run: blocks it hands to shellcheck ------------------------
+
+
+def test_shellcheck_sees_bash_run_blocks_with_expressions_replaced(tmp_path: Path) -> None:
+    text = """
+    on: push
+    defaults:
+      run:
+        shell: bash
+    jobs:
+      a:
+        runs-on: ubuntu-24.04
+        steps:
+          - uses: ./.github/actions/local
+          - name: first
+            run: echo "${{ github.sha }}"
+          - name: python
+            shell: python
+            run: print(1)
+      b:
+        runs-on: windows-2025
+        defaults:
+          run:
+            shell: pwsh
+        steps:
+          - run: Write-Output 1
+    """
+    blocks = list(run_shellcheck.run_blocks(_write(tmp_path, text)))
+    assert [(label.split(": ", 1)[1], script) for label, script in blocks] == [
+        ("job a step 2 (first)", 'echo "EXPRESSION"')
+    ]
+
+
+def test_shellcheck_reports_lines_inside_the_run_block() -> None:
+    line = "-:4:6: note: Double quote to prevent globbing and word splitting. [SC2086]"
+    assert run_shellcheck._block_line(line).startswith("run: line 2:6: note: Double quote")
