@@ -304,6 +304,25 @@ class GitHubState:
                 return pull
         return None
 
+    def dump(self) -> str:
+        """One line per pull request and its events, for readable assertions (as ghstack's
+        `assert_github_state`), e.g. `#6117 closed unmerged htesd:fix/x -> dev head.repo=null`."""
+        lines = []
+        for (repo, number), pull in sorted(self.pulls.items()):
+            status = "merged" if pull.merged else ("unmerged" if pull.state == "closed" else "")
+            lines.append(
+                f"{repo}#{number} {pull.state}{' ' + status if status else ''}"
+                f"{' draft' if pull.draft else ''} {pull.head_label} -> {pull.base_ref}"
+                f" head.repo={pull.head_repo or 'null'} by {pull.user}: {pull.title}"
+            )
+            for ev in self.events:
+                if (ev.repo, ev.issue) == (repo, number):
+                    lines.append(f"    {ev.event} by {ev.actor} at {ev.created_at}")
+            n = sum(1 for c in self.comments if (c.repo, c.issue) == (repo, number))
+            if n:
+                lines.append(f"    {n} comment{'s' if n > 1 else ''}")
+        return "\n".join(lines)
+
     def branch_sha(self, repo: Repo, branch: str) -> str | None:
         """The commit `branch` names in `repo`'s local bare clone; a fake sha if not local."""
         git_dir = _local_git_dir(repo.clone_url)

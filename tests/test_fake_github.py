@@ -371,6 +371,16 @@ def test_scenario_6117_and_6017_closed_in_the_same_second_by_the_owner(gh: FakeG
         events = call(gh, "GET", f"/repos/NVIDIA/Megatron-LM/issues/{number}/events")[2]
         assert [(e["actor"]["login"], e["created_at"]) for e in events] == [
             ("htesd", sc.CLOSED_AT)]  # fmt: skip
+    assert gh.state.dump().splitlines() == [
+        f"NVIDIA/Megatron-LM#6017 closed unmerged htesd:{sc.HC_BRANCH} -> dev head.repo=null"
+        f" by htesd: {sc.HC_TITLE}",
+        f"    closed by htesd at {sc.CLOSED_AT}",
+        "    2 comments",
+        f"NVIDIA/Megatron-LM#6117 closed unmerged htesd:{sc.CHECKPOINT_BRANCH} -> dev"
+        f" head.repo=null by htesd: {sc.CHECKPOINT_TITLE}",
+        f"    closed by htesd at {sc.CLOSED_AT}",
+        "    1 comment",
+    ]
     status, _, body = call(gh, "PATCH", "/repos/NVIDIA/Megatron-LM/pulls/6117",
                            token=sc.TOKEN, body={"state": "open"})  # fmt: skip
     assert status == 422 and "has been deleted" in body["errors"][0]["message"]
