@@ -1,0 +1,181 @@
+"""The measuring child: one variant's tree first on `sys.path`, N iterations, one JSON line.
+
+    python -m patchcarry.measure.child < request.json
+
+Request: {"model": "synthetic"|"hc-gpt", "shapes": [{Shape fields}, ...], "device":
+"cpu"|"cuda", "iterations": N, "vocab": V, "seed": S, "port": P, "snapshot": PATH|null}.
+Several shapes share one process (one megatron import). The last stdout line is RESULT_MARKER
+followed by the result JSON (megatron prints on stdout too): {"megatron_file", "torch_version",
+"cuda_device", "cpu_standins", "runs": [{"shape", "parameter_bytes", "iterations": [...]}]}.
+
+Figures recorded after each iteration (forward, backward, parameter grads set to None,
+`gc.collect()`), i.e. in the between-iteration interval:
+  detached_grad_bytes   .grad of the checkpoints' detached inputs still alive (weakrefs)
+  detached_input_bytes  those detached inputs themselves (the ones that require grad)
+  live_tensor_bytes     distinct storages of every tensor Python's gc can see, less the
+                        parameters' and their grads' storages: the CPU analogue of the
+                        allocator floor minus model state (constant buffers included)
+  step_time_s           wall time of the step
+  cuda (GPU only)       memory_allocated (floor), max_memory_allocated in the step (peak),
+                        and a subset of memory_stats()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from patchcarry.measure.model import Shape
+from patchcarry.measure.runner import RESULT_MARKER
+from patchcarry.retention import DetachedInputTracker, tensor_bytes, track_detached_inputs
+
+CUDA_STATS = (
+    "allocated_bytes.all.current",
+    "active_bytes.all.current",
+    "reserved_bytes.all.current",
+    "allocation.all.current",
+    "num_alloc_retries",
+)
+
+
+def live_tensor_bytes(model: torch.nn.Module) -> int:
+    """Bytes of distinct storages of gc-visible tensors, parameters and their grads excepted."""
+    model_storages = set()
+    for p in model.parameters():
+        model_storages.add(p.untyped_storage().data_ptr())
+        if p.grad is not None:
+            model_storages.add(p.grad.untyped_storage().data_ptr())
+    seen: dict[int, int] = {}
+    for obj in gc.get_objects():
+        if isinstance(obj, torch.Tensor) and not obj.is_meta:
+            try:
+                storage = obj.untyped_storage()
+                ptr = storage.data_ptr()
+            except (RuntimeError, NotImplementedError):  # fake, sparse or storage-less tensors
+                continue
+            if ptr and ptr not in model_storages:
+                seen[ptr] = storage.nbytes()
+    return sum(seen.values())
+
+
+def detached_figures(tracker: DetachedInputTracker) -> dict[str, int]:
+    """Bytes of still-alive detached inputs that require grad, and of their .grad."""
+    live = [t for t in tracker.live() if t.requires_grad]
+    return {
+        "detached_input_bytes": sum(tensor_bytes(t) for t in live),
+        "detached_grad_bytes": sum(tensor_bytes(t.grad) for t in live if t.grad is not None),
+        "detached_live_inputs": len(live),
+    }
+
+
+def cuda_figures() -> dict[str, Any]:
+    stats = torch.cuda.memory_stats()
+    return {
+        "allocated_floor_bytes": torch.cuda.memory_allocated(),
+        "peak_bytes": torch.cuda.max_memory_allocated(),
+        "stats": {k: int(stats.get(k, 0)) for k in CUDA_STATS},
+    }
+
+
+def install_standins(request: dict[str, Any], random_module: Any) -> list[str]:
+    """The CPU stand-ins the model needs (none on a GPU); their names."""
+    if request["model"] == "hc-gpt":
+        from patchcarry.measure import hc_gpt
+
+        standins = hc_gpt.install_cpu_standins(random_module)
+        hc_gpt.init_single_rank(request["device"], request["port"])
+        return standins
+    from patchcarry.cpu_standins import install_cuda_rng_state_standin
+
+    install_cuda_rng_state_standin(random_module)
+    return [] if torch.cuda.is_available() else ["install_cuda_rng_state_standin"]
+
+
+def build(request: dict[str, Any], shape: Shape) -> tuple[torch.nn.Module, Callable[[], None]]:
+    """The model and its step."""
+    device, seed = request["device"], request["seed"]
+    if request["model"] == "hc-gpt":
+        from patchcarry.measure import hc_gpt
+
+        model = hc_gpt.build(shape, device=device, vocab=request["vocab"], seed=seed)
+        return model, hc_gpt.make_step(model, shape, device=device, vocab=request["vocab"],
+                                       seed=seed)
+    from patchcarry.measure import synthetic_model
+
+    return synthetic_model.make_step(shape, device=device, seed=seed)
+
+
+def measure(request: dict[str, Any]) -> dict[str, Any]:
+    """Run every shape of the request and return the figures (see the module docstring)."""
+    import megatron.core
+    from megatron.core.tensor_parallel import random as random_module
+
+    tracker = track_detached_inputs(random_module)
+    standins = install_standins(request, random_module)
+    runs = []
+    for shape_fields in request["shapes"]:
+        torch.manual_seed(request["seed"])
+        runs.append(measure_shape(request, Shape(**shape_fields), tracker))
+        gc.collect()
+    cuda = request["device"] == "cuda"
+    return {
+        "megatron_file": megatron.core.__file__,
+        "torch_version": torch.__version__,
+        "cuda_device": torch.cuda.get_device_name(0) if cuda else None,
+        "cpu_standins": standins,
+        "runs": runs,
+    }
+
+
+def measure_shape(request: dict[str, Any], shape: Shape, tracker: DetachedInputTracker
+                  ) -> dict[str, Any]:
+    """N iterations of one shape; the figures after each."""
+    cuda = request["device"] == "cuda"
+    model, step = build(request, shape)
+    if cuda and request.get("snapshot"):
+        torch.cuda.memory._record_memory_history(max_entries=200_000)
+    iterations = []
+    for index in range(request["iterations"]):
+        tracker.reset()
+        gc.collect()
+        if cuda:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        start = time.perf_counter()
+        step()
+        if cuda:
+            torch.cuda.synchronize()
+        elapsed = time.perf_counter() - start
+        gc.collect()
+        record: dict[str, Any] = {"index": index, "step_time_s": elapsed}
+        record.update(detached_figures(tracker))
+        record["live_tensor_bytes"] = live_tensor_bytes(model)
+        record["cuda"] = cuda_figures() if cuda else None
+        iterations.append(record)
+    if cuda and request.get("snapshot"):
+        torch.cuda.memory._dump_snapshot(f"{request['snapshot']}.{shape.seq}.pickle")
+        torch.cuda.memory._record_memory_history(enabled=None)
+    return {
+        "shape": dataclasses.asdict(shape),
+        "parameter_bytes": sum(tensor_bytes(p) for p in model.parameters()),
+        "iterations": iterations,
+    }
+
+
+def main() -> int:
+    torch.set_num_threads(max(1, min(4, torch.get_num_threads())))
+    request = json.loads(sys.stdin.read())
+    result = measure(request)
+    sys.stdout.write("\n" + RESULT_MARKER + json.dumps(result) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""The evidence file: built from the children's figures, validated against
+`evidence.schema.json`, and rendered (README table, PR body) by `render_markdown_table`."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import os
+import platform
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from patchcarry import __version__
+from patchcarry.errors import BadInputError
+from patchcarry.measure import model
+from patchcarry.measure.session import Request, VariantResult
+
+SCHEMA_PATH = Path(__file__).with_name("evidence.schema.json")
+
+
+def cpu_model() -> str:
+    """The CPU's model name (from /proc/cpuinfo on Linux), else platform.processor()."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _median_step(iterations: list[dict[str, Any]]) -> float:
+    timed = iterations[1:] or iterations  # the first iteration is warm-up
+    return float(statistics.median(i["step_time_s"] for i in timed))
+
+
+def _variant(result: VariantResult, run_index: int, shape: model.Shape) -> dict[str, Any]:
+    v = result.variant
+    out: dict[str, Any] = {
+        "name": v.name,
+        "sources": list(v.sources),
+        "status": "skipped" if result.child is None else "measured",
+        "skip_reason": v.skip_reason,
+    }
+    if result.child is None:
+        return out
+    run = result.child["runs"][run_index]
+    last = run["iterations"][-1]
+    cuda = last["cuda"]
+    prediction = model.predict(shape, v.name)
+    out.update(
+        parameter_bytes=run["parameter_bytes"],
+        iterations=run["iterations"],
+        retained={
+            "detached_grad_bytes": last["detached_grad_bytes"],
+            "detached_input_bytes": last["detached_input_bytes"],
+            "detached_total": last["detached_grad_bytes"] + last["detached_input_bytes"],
+            "live_tensor_bytes": last["live_tensor_bytes"],
+            "allocated_floor_bytes": cuda["allocated_floor_bytes"] if cuda else None,
+        },
+        predicted={**dataclasses.asdict(prediction), "detached_total": prediction.detached_total,
+                   "total": prediction.total},
+        step_time_median_s=_median_step(run["iterations"]),
+    )
+    return out
+
+
+def _compare_with_unpatched(variants: list[dict[str, Any]]) -> None:
+    base = next((v for v in variants if v["name"] == "unpatched" and "retained" in v), None)
+    for v in variants:
+        if "retained" not in v:
+            continue
+        floor = v["retained"]["allocated_floor_bytes"]
+        base_floor = base["retained"]["allocated_floor_bytes"] if base else None
+        v["freed"] = {
+            "live_tensor_bytes": (base["retained"]["live_tensor_bytes"]
+                                  - v["retained"]["live_tensor_bytes"]) if base else None,
+            "allocated_floor_bytes": (base_floor - floor)
+            if base_floor is not None and floor is not None else None,
+            "predicted": (base["predicted"]["total"] - v["predicted"]["total"]) if base
+            else 0,
+        }
+        v["step_time_ratio"] = (v["step_time_median_s"] / base["step_time_median_s"]
+                                if base and base["step_time_median_s"] else None)
+
+
+def build(request: Request, results: Sequence[VariantResult], *, tree: dict[str, Any],
+          seed_config: bool = False, model_shapes: Sequence[model.Shape] | None = None
+          ) -> dict[str, Any]:
+    """The evidence document. `model_shapes` are the shapes the analytic model uses (default
+    `request.shapes`; the synthetic model keeps wider tensors, see `synthetic_model`)."""
+    shapes = list(model_shapes or request.shapes)
+    measured = [r.child for r in results if r.child is not None]
+    if not measured:
+        raise BadInputError("no variant could be measured; see the skip reasons above")
+    first = measured[0]
+    runs = []
+    for index, shape in enumerate(shapes):
+        variants = [_variant(r, index, shape) for r in results]
+        _compare_with_unpatched(variants)
+        runs.append({"shape": dataclasses.asdict(shape), "variants": variants})
+    return {
+        "schema_version": 1,
+        "created_utc": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "model": request.model,
+        "device": request.device,
+        "iterations": request.iterations,
+        "seed_config": seed_config,
+        "tree": tree,
+        "versions": {
+            "python": platform.python_version(),
+            "torch": first["torch_version"],
+            "patchcarry": __version__,
+            "megatron": tree["label"],
+        },
+        "hardware": {
+            "device": request.device,
+            "cpu_model": cpu_model(),
+            "cpu_count": os.cpu_count() or 0,
+            "gpu": first["cuda_device"],
+            "platform": platform.platform(),
+        },
+        "cpu_standins": first["cpu_standins"],
+        "runs": runs,
+        "extrapolation": model.pr_extrapolation(),
+    }
+
+
+def validate(evidence: dict[str, Any]) -> None:
+    """Raise BadInputError naming the first schema violation."""
+    import jsonschema
+
+    schema = json.loads(SCHEMA_PATH.read_text())
+    try:
+        jsonschema.validate(evidence, schema)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "(top level)"
+        raise BadInputError(f"evidence does not match {SCHEMA_PATH.name} at {where}: "
+                            f"{exc.message}") from None
+
+
+def write(evidence: dict[str, Any], path: Path) -> Path:
+    """Validate, then write `path` (pretty JSON, stable key order)."""
+    validate(evidence)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(evidence, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read and validate an evidence file."""
+    evidence: dict[str, Any] = json.loads(Path(path).read_text())
+    validate(evidence)
+    return evidence
+
+
+def human_bytes(n: int | None) -> str:
+    """Exact bytes, with a decimal-unit figure when large: `268435456 B (0.27 GB)`."""
+    if n is None:
+        return "–"
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if abs(n) >= size:
+            return f"{n} B ({n / size:.2f} {unit})"
+    return f"{n} B"
+
+
+def _ratio(measured: int | None, predicted: int) -> str:
+    if measured is None:
+        return "–"
+    if predicted == 0:
+        return "exact" if measured == 0 else "∞"
+    return f"{measured / predicted:.3f}"
+
+
+def render_markdown_table(evidence: dict[str, Any]) -> str:
+    """One Markdown table per measured shape: measured vs predicted per variant."""
+    gpu = evidence["device"] == "cuda"
+    freed_key = "allocated_floor_bytes" if gpu else "live_tensor_bytes"
+    freed_label = "allocator floor freed" if gpu else "live-tensor floor freed"
+    blocks = []
+    for run in evidence["runs"]:
+        s = run["shape"]
+        head = (f"{evidence['model']} on {evidence['device']} ({evidence['hardware']['gpu'] or evidence['hardware']['cpu_model']}): "
+                f"{s['layers']} layers, seq {s['seq']}, mbs {s['mbs']}, hidden {s['hidden']}, "
+                f"{s['streams']} streams, {s['dtype']}; {evidence['iterations']} iterations")
+        rows = [
+            f"| variant | detached `.grad` retained | detached inputs retained | predicted (grad + input) "
+            f"| {freed_label} | predicted freed | measured / predicted freed | step time vs unpatched |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for v in run["variants"]:
+            if v["status"] == "skipped":
+                rows.append(f"| {v['name']} | skipped: {v['skip_reason']} |" + " |" * 6)
+                continue
+            r, p, f = v["retained"], v["predicted"], v["freed"]
+            ratio = v["step_time_ratio"]
+            rows.append(
+                f"| {v['name']} | {human_bytes(r['detached_grad_bytes'])} "
+                f"| {human_bytes(r['detached_input_bytes'])} "
+                f"| {human_bytes(p['detached_grad_bytes'])} + {human_bytes(p['detached_input_bytes'])} "
+                f"| {human_bytes(f[freed_key])} | {human_bytes(f['predicted'])} "
+                f"| {_ratio(f[freed_key], f['predicted'])} "
+                f"| {'–' if ratio is None else f'{ratio:.2f}'} |"
+            )
+        blocks.append(f"{head}\n\n" + "\n".join(rows))
+    x = evidence["extrapolation"]
+    blocks.append(
+        f"Extrapolation ({x['label']}): {x['shape']['layers']} layers, seq {x['shape']['seq']}, "
+        f"hidden {x['shape']['hidden']} (derived: {x['hidden_derivation']}): the fix frees "
+        f"{human_bytes(x['fix_freed_bytes'])}; both fixes free {human_bytes(x['both_freed_bytes'])}."
+    )
+    return "\n\n".join(blocks) + "\n"

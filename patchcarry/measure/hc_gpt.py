@@ -1,0 +1,145 @@
+"""A tiny real `GPTModel` with hyper connections, from an upstream tree, plus its CPU stand-ins.
+
+Runs inside the probe child, whose `sys.path` starts with the (patched) tree. The model is
+upstream's own: local layer spec with `enable_hyper_connection=True`
+(`HyperConnectionTransformerLayer`), full recompute (`uniform`, one layer per checkpoint),
+learned absolute positions, a gloo (CPU) or NCCL (GPU) process group of world size 1.
+
+On CPU four CUDA-only things are replaced, each by one named function below; everything else,
+checkpointing and autograd included, is upstream's code. On a GPU none is installed. bf16 with
+the local spec fails on CPU, so CPU runs use fp32 and GPU runs bf16.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import types
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from patchcarry.cpu_standins import CpuStandInCudaGenerator, install_cuda_rng_state_standin
+from patchcarry.measure.model import Shape
+
+TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def standin_nvtx_ranges() -> None:
+    """`torch.cuda.nvtx.range/range_push/range_pop` -> no-ops (a CPU build has no NVTX);
+    `HyperConnectionModule.compute_mappings` opens an NVTX range on every call."""
+    torch.cuda.nvtx.range_push = lambda *_, **__: None  # type: ignore[assignment]
+    torch.cuda.nvtx.range_pop = lambda *_, **__: None  # type: ignore[assignment]
+    torch.cuda.nvtx.range = lambda *_, **__: contextlib.nullcontext()  # type: ignore[assignment]
+
+
+def standin_current_device_cpu() -> None:
+    """`torch.cuda.current_device()` -> "cpu": megatron's GlobalMemoryBuffer (the attention
+    matmul buffer) allocates with `device=torch.cuda.current_device()`."""
+    torch.cuda.current_device = lambda: "cpu"  # type: ignore[assignment,return-value]
+
+
+def standin_cuda_seed_api(generator: CpuStandInCudaGenerator) -> None:
+    """`torch.cuda.manual_seed/get_rng_state` -> the CPU generator that also stands in for
+    `_get/_set_cuda_rng_state`, so upstream's `model_parallel_cuda_manual_seed` fills the
+    real `CudaRNGStatesTracker` (dropout forks it even at p=0) with CPU generator states."""
+
+    def manual_seed(seed: int) -> None:
+        generator.generator.manual_seed(int(seed))
+
+    torch.cuda.manual_seed = manual_seed  # type: ignore[assignment]
+    torch.cuda.get_rng_state = generator.get_state  # type: ignore[assignment]
+
+
+def install_cpu_standins(random_module: types.ModuleType) -> list[str]:
+    """Install the CPU stand-ins (none when CUDA exists). Returns the names installed."""
+    if torch.cuda.is_available():
+        return []
+    generator = install_cuda_rng_state_standin(random_module)
+    standin_nvtx_ranges()
+    standin_current_device_cpu()
+    standin_cuda_seed_api(generator)
+    return [
+        "install_cuda_rng_state_standin",
+        "standin_nvtx_ranges",
+        "standin_current_device_cpu",
+        "standin_cuda_seed_api",
+    ]
+
+
+def init_single_rank(device: str, port: int) -> None:
+    """World size 1 (gloo on CPU, NCCL on GPU) and megatron's TP=PP=1 groups."""
+    from megatron.core import parallel_state
+
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", str(port))
+    if not torch.distributed.is_initialized():
+        backend = "nccl" if device == "cuda" else "gloo"
+        torch.distributed.init_process_group(backend, rank=0, world_size=1)
+    if device == "cuda":
+        torch.cuda.set_device(0)
+    if not parallel_state.model_parallel_is_initialized():
+        parallel_state.initialize_model_parallel(1, 1)
+
+
+def default_heads(hidden: int) -> int:
+    """Attention heads: head dim 128 from hidden 1024 up (2048 -> 16), else 4."""
+    return hidden // 128 if hidden >= 1024 and hidden % 128 == 0 else 4
+
+
+def build(shape: Shape, *, device: str, vocab: int = 1024, seed: int = 1234) -> torch.nn.Module:
+    """Upstream's GPTModel: HyperConnectionTransformerLayer x layers, full recompute."""
+    from megatron.core.models.gpt import GPTModel
+    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
+    from megatron.core.tensor_parallel import random as megatron_random
+    from megatron.core.transformer.transformer_config import TransformerConfig
+
+    megatron_random.model_parallel_cuda_manual_seed(seed)
+    torch.manual_seed(seed)
+    dtype = TORCH_DTYPES[shape.dtype]
+    config = TransformerConfig(
+        num_layers=shape.layers,
+        hidden_size=shape.hidden,
+        num_attention_heads=default_heads(shape.hidden),
+        use_cpu_initialization=True,
+        enable_hyper_connections=True,
+        num_residual_streams=shape.streams,
+        recompute_granularity="full",
+        recompute_method="uniform",
+        recompute_num_layers=1,
+        hidden_dropout=0.0,
+        attention_dropout=0.0,
+        bf16=shape.dtype == "bf16",
+        fp16=shape.dtype == "fp16",
+        params_dtype=dtype,
+    )
+    model = GPTModel(
+        config=config,
+        transformer_layer_spec=get_gpt_layer_local_spec(enable_hyper_connection=True),
+        vocab_size=vocab,
+        max_sequence_length=shape.seq,
+        position_embedding_type="learned_absolute",
+    )
+    return model.to(device=device)
+
+
+def make_step(model: torch.nn.Module, shape: Shape, *, device: str, vocab: int = 1024,
+              seed: int = 1234) -> Callable[[], None]:
+    """One training step without optimizer: forward with labels, backward, drop param grads.
+
+    The causal mask is passed explicitly: upstream's default mask is built on "cuda".
+    """
+    gen = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(0, vocab, (shape.mbs, shape.seq), generator=gen).to(device)
+    labels = torch.randint(0, vocab, (shape.mbs, shape.seq), generator=gen).to(device)
+    positions = torch.arange(shape.seq).unsqueeze(0).expand(shape.mbs, -1).to(device)
+    mask = torch.ones(shape.seq, shape.seq, dtype=torch.bool).triu(1)[None, None].to(device)
+
+    def step() -> None:
+        loss: Any = model(tokens, positions, mask, labels=labels)
+        loss.float().mean().backward()
+        del loss
+        model.zero_grad(set_to_none=True)
+
+    return step

@@ -1,0 +1,54 @@
+"""Parent side: run `patchcarry.measure.child` on one prepared tree, return its figures.
+
+The parent never imports torch or megatron. Each variant gets its own child process with its
+tree first on PYTHONPATH (`patchcarry.probe.probe_env`), so no two trees share a module.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from patchcarry import proc
+from patchcarry.errors import FatalError
+from patchcarry.probe import probe_env
+
+# Prefix of the child's result line (megatron prints on stdout too).
+RESULT_MARKER = "PATCHCARRY-MEASURE-RESULT "
+
+
+class MeasureError(FatalError):
+    """A measuring child failed, printed no result, or imported the wrong tree."""
+
+
+def run_child(tree: Path, request: dict[str, Any], *, threads: int | None = None,
+              torch_compile: bool = False) -> dict[str, Any]:
+    """Measure `request` with `tree`'s megatron in a child process; its result JSON.
+
+    On CPU `torch.compile` is off unless `torch_compile` (TORCHDYNAMO_DISABLE=1): upstream's
+    hyper-connection kernels are `@torch.compile`d, and compiling them for the CPU costs more
+    than the whole measurement while changing nothing about which tensors stay referenced.
+    """
+    tree = Path(tree).resolve()
+    env = probe_env(tree)
+    if threads:
+        env["OMP_NUM_THREADS"] = str(threads)
+    if request["device"] == "cpu" and not torch_compile:
+        env["TORCHDYNAMO_DISABLE"] = "1"
+    code, out, err = proc.cmd_output(
+        sys.executable, "-m", "patchcarry.measure.child",
+        cwd=tree, env=env, check=False, stdin=json.dumps(request),
+    )
+    lines = [line for line in out.splitlines() if line.startswith(RESULT_MARKER)]
+    if code != 0 or not lines:
+        raise MeasureError(
+            f"measuring child for {tree} exited {code} without a result; last stderr:\n"
+            f"{err.strip()[-4000:]}"
+        )
+    result: dict[str, Any] = json.loads(lines[-1][len(RESULT_MARKER):])
+    imported = Path(result["megatron_file"]).resolve()
+    if tree not in imported.parents:
+        raise MeasureError(f"child for {tree} imported megatron from {imported}, not the tree")
+    return result

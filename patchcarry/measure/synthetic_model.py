@@ -1,0 +1,58 @@
+"""`--model synthetic`: a stack of checkpointed blocks that keep their output on the module.
+
+Each layer is `patchcarry.synthetic.KeepsOutputBlock` (the shared stand-in for
+`HyperConnectionTransformerLayer` keeping `self.mlp_norm_manager`), width hidden*streams,
+checkpointed one per call with the tree's real `tensor_parallel.checkpoint`. It runs on the
+installed megatron-core (which has no hyper connections), so the retention path the fix is
+about is exercised without an upstream tree. The kept tensor is the block output, of width
+hidden*streams (`model.shape_for`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from patchcarry.measure.hc_gpt import TORCH_DTYPES
+from patchcarry.measure.model import Shape
+from patchcarry.synthetic import KeepsOutputBlock
+
+
+class CheckpointedStack(torch.nn.Module):
+    """x -> pre linear -> [checkpoint(block_i)] x layers -> sum of squares."""
+
+    def __init__(self, shape: Shape, seed: int = 1234) -> None:
+        super().__init__()
+        width = shape.hidden * shape.streams
+        dtype = TORCH_DTYPES[shape.dtype]
+        self.pre = torch.nn.Linear(width, width, dtype=dtype)
+        self.blocks = torch.nn.ModuleList(
+            KeepsOutputBlock(width, width, dtype, seed + i) for i in range(shape.layers)
+        )
+
+    def forward(self, x: torch.Tensor, checkpoint: Callable[..., torch.Tensor]) -> torch.Tensor:
+        hidden = self.pre(x)  # a non-leaf, as hidden states are in a transformer
+        for block in self.blocks:
+            hidden = checkpoint(block, False, hidden)
+        return hidden
+
+
+def make_step(shape: Shape, *, device: str, seed: int = 1234) -> tuple[torch.nn.Module,
+                                                                        Callable[[], None]]:
+    """The model and one forward+backward step on a fixed input `[seq, mbs, hidden*streams]`."""
+    from megatron.core.tensor_parallel import random as megatron_random
+
+    model = CheckpointedStack(shape, seed).to(device)
+    gen = torch.Generator().manual_seed(seed)
+    width = shape.hidden * shape.streams
+    x = torch.randn(shape.seq, shape.mbs, width, generator=gen).to(TORCH_DTYPES[shape.dtype])
+    x = x.to(device)
+
+    def step() -> None:
+        out = model(x, megatron_random.checkpoint)
+        out.float().square().sum().backward()
+        del out
+        model.zero_grad(set_to_none=True)
+
+    return model, step

@@ -1,0 +1,99 @@
+"""The four variants and the patched tree copy each one runs on.
+
+    unpatched  the tree as it is
+    fix        + manifest entry `checkpoint-grad` (0001: clear the detached inputs' .grad)
+    reset      + manifest entry `hc-mlp-norm-manager` (0003: drop mlp_norm_manager), or the
+               files given with --patch
+    both       fix + reset
+
+Every variant, unpatched included, runs on its own copy made by `prepared_copy`, so the four
+imports differ only by the patches. A variant whose patch is missing or does not apply to the
+tree (0003 on megatron-core 0.16.1, which predates hyper connections) is skipped with the
+reason; the `fix` variant is the carried change, so it failing to apply is an error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from patchcarry.errors import BadInputError
+from patchcarry.manifest import Manifest
+from patchcarry.measure.model import VARIANTS
+from patchcarry.megatron_tree import prepared_copy
+
+FIX_ENTRY = "checkpoint-grad"
+RESET_ENTRY = "hc-mlp-norm-manager"
+SYNTHETIC_NO_RESET = (
+    "the synthetic model has no HyperConnectionTransformerLayer, which the reset patch changes"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """One variant: the patches it applies, or why it cannot run."""
+
+    name: str
+    patches: tuple[Path, ...]
+    sources: tuple[str, ...]  # manifest entry names or patch file names, for the evidence
+    skip_reason: str | None = None
+
+
+def _entry_patches(manifest: Manifest, name: str) -> tuple[Path, ...]:
+    return tuple(e.fix for e in manifest.entries if e.name == name)
+
+
+def plan(manifest: Manifest, requested: Sequence[str], reset_patches: Sequence[Path] = ()
+         ) -> list[Variant]:
+    """The requested variants (manifest order of VARIANTS) with their patches."""
+    unknown = [v for v in requested if v not in VARIANTS]
+    if unknown:
+        raise BadInputError(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+    fix = _entry_patches(manifest, FIX_ENTRY)
+    if not fix:
+        raise BadInputError(f"{manifest.path} has no entry {FIX_ENTRY!r}, the fix measured")
+    if reset_patches:
+        reset = tuple(Path(p) for p in reset_patches)
+        reset_sources = tuple(p.name for p in reset)
+    else:
+        reset = _entry_patches(manifest, RESET_ENTRY)
+        reset_sources = (RESET_ENTRY,) if reset else ()
+    no_reset = f"no entry {RESET_ENTRY!r} in {manifest.path} and no --patch given"
+    out = []
+    for name in (v for v in VARIANTS if v in requested):
+        if name == "unpatched":
+            out.append(Variant(name, (), ()))
+        elif name == "fix":
+            out.append(Variant(name, fix, (FIX_ENTRY,)))
+        elif not reset:
+            out.append(Variant(name, (), (), skip_reason=no_reset))
+        elif name == "reset":
+            out.append(Variant(name, reset, reset_sources))
+        else:
+            out.append(Variant(name, fix + reset, (FIX_ENTRY, *reset_sources)))
+    return out
+
+
+def prepare(variant: Variant, src: Path, workdir: Path, *, offline_note: str | None = None
+            ) -> tuple[Variant, Path | None]:
+    """Copy `src` to `workdir/<variant>` with the variant's patches applied.
+
+    Returns the variant (with a skip reason when a reset patch does not apply) and the tree.
+    """
+    if variant.skip_reason:
+        return variant, None
+    try:
+        return variant, prepared_copy(src, list(variant.patches), workdir / variant.name)
+    except BadInputError as exc:
+        if variant.name == "fix":
+            raise
+        reason = str(exc).splitlines()[0]
+        if offline_note:
+            reason = f"{reason} ({offline_note})"
+        return dataclasses.replace(variant, skip_reason=reason), None
+
+
+def offline_note(manifest: Manifest) -> str | None:
+    """The manifest's reason why the reset entry cannot be judged on an installed tree."""
+    return next((e.offline for e in manifest.entries if e.name == RESET_ENTRY), None)
