@@ -31,7 +31,7 @@ def standin_typing_override() -> None:
 
 def standin_cuda_rng_state_functions() -> CpuStandInCudaGenerator:
     """megatron's `_get_cuda_rng_state`/`_set_cuda_rng_state` -> one CPU generator's state."""
-    from megatron.core.tensor_parallel import random as megatron_random
+    from megatron.core.tensor_parallel import random as megatron_random  # type: ignore[import-untyped]
 
     return install_cuda_rng_state_standin(megatron_random)
 
@@ -58,7 +58,7 @@ def standin_cuda_device_api() -> None:
     `rank % device_count()` and selects it; megatron allocates buffers (the attention
     matmul buffer) with `device=torch.cuda.current_device()`."""
     torch.cuda.device_count = lambda: 1
-    torch.cuda.current_device = lambda: torch.device("cpu")
+    torch.cuda.current_device = lambda: torch.device("cpu")  # type: ignore[assignment,return-value]
     torch.cuda.set_device = lambda *_, **__: None
     torch.cuda.synchronize = lambda *_, **__: None
 
@@ -106,8 +106,8 @@ def standin_cuda_moves() -> None:
     def module_cuda(self: torch.nn.Module, *_: Any, **__: Any) -> torch.nn.Module:
         return self
 
-    torch.Tensor.cuda = tensor_cuda  # type: ignore[method-assign]
-    torch.nn.Module.cuda = module_cuda  # type: ignore[method-assign]
+    torch.Tensor.cuda = tensor_cuda  # type: ignore[method-assign,assignment]
+    torch.nn.Module.cuda = module_cuda  # type: ignore[method-assign,assignment]
 
 
 def pytest_configure(config: pytest.Config) -> None:
