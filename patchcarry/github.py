@@ -5,11 +5,16 @@ the flow is strictly sequential and must stop at the first failure. Requests go 
 ghapi's generic `api(path, verb, ...)` call so that this module alone decides about retries,
 rate limits and error messages. The API base follows ghapi's `GH_HOST` convention (a full
 URL such as `http://127.0.0.1:8123`), read when the client is built, not at import.
+
+Building a GhApi parses GitHub's whole OpenAPI description (about a second), so one
+unauthenticated GhApi per host is kept for the process, with one pooled HTTP connection;
+the token travels only as a per-request Authorization header held by the `GitHub` object.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -48,6 +53,14 @@ def api_host(value: str | None = None) -> str:
     return host
 
 
+@functools.cache
+def _ghapi(host: str) -> GhApi:
+    api = GhApi(gh_host=host, authenticate=False, sync=True)
+    api.transport.retries = 0  # connection retries are decided here, per verb
+    api.transport.client = httpx2.Client(timeout=60.0, follow_redirects=True)
+    return api
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())[:300]
 
@@ -70,8 +83,8 @@ class GitHub:
     ) -> None:
         self.host = api_host(host)
         self.has_token = bool(token)
-        self._api = GhApi(gh_host=self.host, token=token or None, authenticate=bool(token), sync=True)
-        self._api.transport.retries = 0  # connection retries are decided here, per verb
+        self._api = _ghapi(self.host)
+        self._auth = {"Authorization": f"token {token}"} if token else {}
         self.max_rate_wait = max_rate_wait
         self.read_retries = read_retries
         self.backoff = backoff
@@ -96,7 +109,7 @@ class GitHub:
         attempt = 0
         while True:
             try:
-                result = self._api(path, method, query=query, data=body)
+                result = self._api(path, method, headers=self._auth, query=query, data=body)
             except (httpx2.HTTPStatusError, APIError) as exc:
                 response = exc.response
                 status = response.status_code if response is not None else 0
