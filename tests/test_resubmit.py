@@ -66,13 +66,17 @@ def world(tmp_path: Path, template_upstream: UpstreamRepo, monkeypatch: pytest.M
     """#6117's situation: closed by detachment, an attached fork htesd/Megatron-LM-oss, a
     manifest with no recorded PR; the token maps to htesd."""
 
-    def make(new_fork: str = "attached", token: str | None = sc.TOKEN) -> World:
+    def make(new_fork: str = "attached", token: str | None = sc.TOKEN,
+             empty_fork: bool = False) -> World:
         upstream = template_upstream.copy(tmp_path / "up")
         # Megatron-LM's default branch is `main` (behind `dev`); forks made with
         # default_branch_only get just that one.
         git.git("update-ref", "refs/heads/main", upstream.base_commit, cwd=upstream.bare)
         fork_git = tmp_path / "fork.git"
-        git.git("clone", "-q", "--bare", str(upstream.bare), str(fork_git), cwd=tmp_path)
+        if empty_fork:  # a fork without the base's history: the shallow build must deepen
+            git.git("init", "-q", "--bare", str(fork_git), cwd=tmp_path)
+        else:
+            git.git("clone", "-q", "--bare", str(upstream.bare), str(fork_git), cwd=tmp_path)
         manifest = write_manifest(tmp_path, base_commit=upstream.base_commit,
                                   overrides={ENTRY: {"pr": None, "tests": []},
                                              "hc-mlp-norm-manager": {"pr": None, "tests": []}})
@@ -113,6 +117,15 @@ def test_detached_close_gives_new_draft_pr_one_cross_link_and_records_it(world, 
     assert len(links) == 1 and f"#{number}" in links[0].body
     assert f"pr = {number}" in w.manifest.read_text()
     assert f"{ENTRY}: CREATED  PR #{number}" in capsys.readouterr().out
+
+
+def test_fork_without_the_base_history_still_gets_the_branch(world):
+    w = world(empty_fork=True)
+    assert w.run(ENTRY) == 0
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    tip = w.fork_branch()
+    assert tip == w.state.pulls[(sc.UPSTREAM, number)].head_sha
+    assert git.rev_parse(f"{tip}~1", cwd=w.fork_git) == w.upstream.base_commit  # full history
 
 
 def test_rerun_is_unchanged_with_zero_writes(world, capsys):

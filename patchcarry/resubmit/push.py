@@ -24,10 +24,6 @@ class Branch:
     patches: int
 
 
-def _is_network(url: str) -> bool:
-    return bool(re.match(r"^(https?|ssh|git)://|^[\w.-]+@[\w.-]+:", url))
-
-
 def _committer(entry: Entry) -> tuple[str, str]:
     """The fix's author, used as committer too: deterministic commits, honest identity."""
     author = parse(entry.fix.read_text(), name=entry.fix.name).author
@@ -41,14 +37,13 @@ def build(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Br
     """In `scratch` (a fresh repo), check out the base and `git am` the entry's patches.
 
     The base is the pinned `base_commit`, or with `rebase` the current `base_branch` tip.
-    Network remotes are fetched shallow (Megatron-LM's history is large); `push` deepens
-    the repo only if the fork lacks the base's history (a fork made with default_branch_only).
+    The base is fetched shallow (Megatron-LM's history is large); `push` deepens the repo
+    only if the fork lacks the base's history (e.g. a fork made with default_branch_only).
     """
     git.init(scratch)
-    shallow = _is_network(upstream_url)
     ref = f"refs/heads/{entry.base_branch}" if rebase else entry.base_commit
     try:
-        base = git.fetch_commit(upstream_url, ref, cwd=scratch, shallow=shallow)
+        base = git.fetch_commit(upstream_url, ref, cwd=scratch, shallow=True)
     except CalledProcessError as exc:
         raise UpstreamError(
             f"could not fetch {ref} from {upstream_url} ({exc.err.strip().splitlines()[-1:]}); "
