@@ -130,12 +130,14 @@ class SyntheticModel(torch.nn.Module):
 
     def run_function(self, hidden: torch.Tensor, side: torch.Tensor | None = None) -> torch.Tensor:
         """What gets checkpointed; when nested, checkpoints its inner block too."""
+        out: torch.Tensor
         if not self.scenario.nested:
-            return self.block(hidden, side)
-        mid = self.outer(hidden, side)
-        if self._checkpoint is None:
-            return self.inner(mid)
-        return self._checkpoint(self.inner, False, mid)
+            out = self.block(hidden, side)
+        elif self._checkpoint is None:
+            out = self.inner(self.outer(hidden, side))
+        else:
+            out = self._checkpoint(self.inner, False, self.outer(hidden, side))
+        return out
 
     def step(self, seed: int, checkpoint: CheckpointFn | None) -> dict[str, torch.Tensor]:
         """One forward+backward (checkpointed when `checkpoint` is given); the leaf grads.
@@ -158,7 +160,7 @@ class SyntheticModel(torch.nn.Module):
         else:
             y = checkpoint(self.run_function, self.scenario.distribute, *args)
         self.input_shape_after_forward = list(h.shape)
-        y.float().square().sum().backward()
+        y.float().square().sum().backward()  # type: ignore[no-untyped-call]
         grads = {"x": x.grad}
         grads.update({name: p.grad for name, p in self.named_parameters()})
         self.zero_grad(set_to_none=True)
@@ -227,7 +229,7 @@ def run_scenario(
 def probe(batches: list[str], iterations: int) -> dict[str, Any]:
     """Import the tree's megatron, install the CPU stand-ins and tracker, run the batches."""
     torch.set_num_threads(1)
-    import megatron.core.tensor_parallel.random as random_module
+    import megatron.core.tensor_parallel.random as random_module  # type: ignore[import-untyped]
 
     install_cuda_rng_state_standin(random_module)
     tracker = track_detached_inputs(random_module)

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from patchcarry.probe import ProbeError, run_probe
-from testing.tree_fixtures import (  # noqa: F401
-    ITERATIONS,
-    ProofResults,
-    proof_results,
-    source_tree,
-    tree_pair,
-)
+
+# Registers the session fixtures once for all modules (shared trees and probe runs).
+pytest_plugins = ["testing.tree_fixtures"]
+
+if TYPE_CHECKING:
+    from testing.tree_fixtures import ProofResults
 
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2}
 SHORT_DTYPE = {"fp32": "float32", "bf16": "bfloat16"}
@@ -61,7 +61,7 @@ def expected_grad_bytes(shapes: list[list[int]], dtype: str) -> int:
 def iterations(result: dict, scenario: str) -> list[dict]:
     entry = result["scenarios"][scenario]
     assert entry["error"] is None, f"{scenario} failed in the probe child:\n{entry['error']}"
-    assert len(entry["iterations"]) == ITERATIONS >= 2
+    assert len(entry["iterations"]) == result["iterations"] >= 2
     return entry["iterations"]
 
 

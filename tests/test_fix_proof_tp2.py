@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import math
 import types
+from typing import TYPE_CHECKING
 
 import pytest
 
-from testing.tree_fixtures import (  # noqa: F401
-    ITERATIONS,
-    ProofResults,
-    proof_results,
-    source_tree,
-    tree_pair,
-)
+# Registers the session fixtures once for all modules (shared trees and probe runs).
+pytest_plugins = ["testing.tree_fixtures"]
+
+if TYPE_CHECKING:
+    from testing.tree_fixtures import ProofResults
 
 BATCH, HIDDEN, TP = 4, 8, 2
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2}
@@ -31,7 +30,7 @@ def iterations(result: dict, scenario: str, rank: int) -> list[dict]:
     setup = result["scenarios"].get(f"setup@rank{rank}") or result["scenarios"].get("tp2")
     assert entry is not None, f"rank {rank} reported nothing: {setup}"
     assert entry["error"] is None, f"{scenario} on rank {rank} failed:\n{entry['error']}"
-    assert len(entry["iterations"]) == ITERATIONS >= 2
+    assert len(entry["iterations"]) == result["iterations"] >= 2
     return entry["iterations"]
 
 
