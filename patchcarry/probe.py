@@ -40,10 +40,11 @@ class ProbeError(FatalError):
     """The probe child failed or printed something that is not its JSON document."""
 
 
-def probe_env(tree: Path, cpu_only: bool = True) -> dict[str, str]:
+def probe_env(tree: Path, cpu_only: bool = False) -> dict[str, str]:
     """The child's environment: `tree` then this repo on PYTHONPATH, one CPU thread.
 
-    `cpu_only` hides any GPU, so the CPU stand-ins are used and results match a CPU runner.
+    `cpu_only` hides any GPU (CUDA_VISIBLE_DEVICES=""), so the CPU stand-ins are used and
+    results match a CPU runner; `run_probe` sets it by default, a GPU measurement must not.
     """
     env = dict(os.environ)
     if cpu_only:
