@@ -8,14 +8,15 @@ Several shapes share one process (one megatron import). The last stdout line is 
 followed by the result JSON (megatron prints on stdout too): {"megatron_file", "torch_version",
 "cuda_device", "cpu_standins", "runs": [{"shape", "parameter_bytes", "iterations": [...]}]}.
 
-Figures recorded after each iteration (forward, backward, parameter grads set to None,
-`gc.collect()`), i.e. in the between-iteration interval:
+Figures recorded after each iteration (forward, backward, grads digested, parameter grads
+set to None, `gc.collect()`), i.e. in the between-iteration interval:
   detached_grad_bytes   .grad of the checkpoints' detached inputs still alive (weakrefs)
   detached_input_bytes  those detached inputs themselves (the ones that require grad)
   live_tensor_bytes     distinct storages of every tensor Python's gc can see, less the
                         parameters' and their grads' storages: the CPU analogue of the
                         allocator floor minus model state (constant buffers included)
-  step_time_s           wall time of the step
+  step_time_s           wall time of the step (forward + backward)
+  grad_digest           sha256 of all parameter grads (compared across variants)
   cuda (GPU only)       memory_allocated (floor), max_memory_allocated in the step (peak),
                         and a subset of memory_stats()
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import hashlib
 import json
 import sys
 import time
@@ -75,6 +77,19 @@ def detached_figures(tracker: DetachedInputTracker) -> dict[str, int]:
     }
 
 
+def grad_digest(model: torch.nn.Module) -> str:
+    """sha256 over every parameter's grad bytes, in parameter order: equal digests across
+    variants mean the patches left the gradients bit-identical."""
+    h = hashlib.sha256()
+    for name, p in model.named_parameters():
+        h.update(name.encode())
+        if p.grad is not None:
+            h.update(
+                p.grad.detach().contiguous().view(-1).view(torch.uint8).cpu().numpy().tobytes()
+            )
+    return h.hexdigest()
+
+
 def cuda_figures() -> dict[str, Any]:
     stats = torch.cuda.memory_stats()
     return {
@@ -105,8 +120,9 @@ def build(request: dict[str, Any], shape: Shape) -> tuple[torch.nn.Module, Calla
         from patchcarry.measure import hc_gpt
 
         model = hc_gpt.build(shape, device=device, vocab=request["vocab"], seed=seed)
-        return model, hc_gpt.make_step(model, shape, device=device, vocab=request["vocab"],
-                                       seed=seed)
+        return model, hc_gpt.make_step(
+            model, shape, device=device, vocab=request["vocab"], seed=seed
+        )
     from patchcarry.measure import synthetic_model
 
     return synthetic_model.make_step(shape, device=device, seed=seed)
@@ -134,8 +150,9 @@ def measure(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def measure_shape(request: dict[str, Any], shape: Shape, tracker: DetachedInputTracker
-                  ) -> dict[str, Any]:
+def measure_shape(
+    request: dict[str, Any], shape: Shape, tracker: DetachedInputTracker
+) -> dict[str, Any]:
     """N iterations of one shape; the figures after each."""
     cuda = request["device"] == "cuda"
     model, step = build(request, shape)
@@ -153,14 +170,18 @@ def measure_shape(request: dict[str, Any], shape: Shape, tracker: DetachedInputT
         if cuda:
             torch.cuda.synchronize()
         elapsed = time.perf_counter() - start
+        digest = grad_digest(model)
+        model.zero_grad(set_to_none=True)
         gc.collect()
-        record: dict[str, Any] = {"index": index, "step_time_s": elapsed}
+        record: dict[str, Any] = {"index": index, "step_time_s": elapsed, "grad_digest": digest}
         record.update(detached_figures(tracker))
         record["live_tensor_bytes"] = live_tensor_bytes(model)
         record["cuda"] = cuda_figures() if cuda else None
         iterations.append(record)
     if cuda and request.get("snapshot"):
-        torch.cuda.memory._dump_snapshot(f"{request['snapshot']}.{shape.seq}.pickle")
+        torch.cuda.memory._dump_snapshot(  # type: ignore[no-untyped-call]
+            f"{request['snapshot']}.{shape.seq}.pickle"
+        )
         torch.cuda.memory._record_memory_history(enabled=None)
     return {
         "shape": dataclasses.asdict(shape),

@@ -61,8 +61,11 @@ def _variant(result: VariantResult, run_index: int, shape: model.Shape) -> dict[
             "live_tensor_bytes": last["live_tensor_bytes"],
             "allocated_floor_bytes": cuda["allocated_floor_bytes"] if cuda else None,
         },
-        predicted={**dataclasses.asdict(prediction), "detached_total": prediction.detached_total,
-                   "total": prediction.total},
+        predicted={
+            **dataclasses.asdict(prediction),
+            "detached_total": prediction.detached_total,
+            "total": prediction.total,
+        },
         step_time_median_s=_median_step(run["iterations"]),
     )
     return out
@@ -76,20 +79,39 @@ def _compare_with_unpatched(variants: list[dict[str, Any]]) -> None:
         floor = v["retained"]["allocated_floor_bytes"]
         base_floor = base["retained"]["allocated_floor_bytes"] if base else None
         v["freed"] = {
-            "live_tensor_bytes": (base["retained"]["live_tensor_bytes"]
-                                  - v["retained"]["live_tensor_bytes"]) if base else None,
+            "live_tensor_bytes": (
+                base["retained"]["live_tensor_bytes"] - v["retained"]["live_tensor_bytes"]
+            )
+            if base
+            else None,
             "allocated_floor_bytes": (base_floor - floor)
-            if base_floor is not None and floor is not None else None,
-            "predicted": (base["predicted"]["total"] - v["predicted"]["total"]) if base
-            else 0,
+            if base_floor is not None and floor is not None
+            else None,
+            "predicted": (base["predicted"]["total"] - v["predicted"]["total"]) if base else 0,
         }
-        v["step_time_ratio"] = (v["step_time_median_s"] / base["step_time_median_s"]
-                                if base and base["step_time_median_s"] else None)
+        v["grads_identical_to_unpatched"] = (
+            (
+                [i["grad_digest"] for i in v["iterations"]]
+                == [i["grad_digest"] for i in base["iterations"]]
+            )
+            if base
+            else None
+        )
+        v["step_time_ratio"] = (
+            v["step_time_median_s"] / base["step_time_median_s"]
+            if base and base["step_time_median_s"]
+            else None
+        )
 
 
-def build(request: Request, results: Sequence[VariantResult], *, tree: dict[str, Any],
-          seed_config: bool = False, model_shapes: Sequence[model.Shape] | None = None
-          ) -> dict[str, Any]:
+def build(
+    request: Request,
+    results: Sequence[VariantResult],
+    *,
+    tree: dict[str, Any],
+    seed_config: bool = False,
+    model_shapes: Sequence[model.Shape] | None = None,
+) -> dict[str, Any]:
     """The evidence document. `model_shapes` are the shapes the analytic model uses (default
     `request.shapes`; the synthetic model keeps wider tensors, see `synthetic_model`)."""
     shapes = list(model_shapes or request.shapes)
@@ -131,15 +153,16 @@ def build(request: Request, results: Sequence[VariantResult], *, tree: dict[str,
 
 def validate(evidence: dict[str, Any]) -> None:
     """Raise BadInputError naming the first schema violation."""
-    import jsonschema
+    import jsonschema  # type: ignore[import-untyped]
 
     schema = json.loads(SCHEMA_PATH.read_text())
     try:
         jsonschema.validate(evidence, schema)
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "(top level)"
-        raise BadInputError(f"evidence does not match {SCHEMA_PATH.name} at {where}: "
-                            f"{exc.message}") from None
+        raise BadInputError(
+            f"evidence does not match {SCHEMA_PATH.name} at {where}: {exc.message}"
+        ) from None
 
 
 def write(evidence: dict[str, Any], path: Path) -> Path:
@@ -175,6 +198,10 @@ def _ratio(measured: int | None, predicted: int) -> str:
     return f"{measured / predicted:.3f}"
 
 
+def _yes_no(value: bool | None) -> str:
+    return "–" if value is None else ("yes (bit-identical)" if value else "NO")
+
+
 def render_markdown_table(evidence: dict[str, Any]) -> str:
     """One Markdown table per measured shape: measured vs predicted per variant."""
     gpu = evidence["device"] == "cuda"
@@ -183,26 +210,33 @@ def render_markdown_table(evidence: dict[str, Any]) -> str:
     blocks = []
     for run in evidence["runs"]:
         s = run["shape"]
-        head = (f"{evidence['model']} on {evidence['device']} ({evidence['hardware']['gpu'] or evidence['hardware']['cpu_model']}): "
-                f"{s['layers']} layers, seq {s['seq']}, mbs {s['mbs']}, hidden {s['hidden']}, "
-                f"{s['streams']} streams, {s['dtype']}; {evidence['iterations']} iterations")
+        where = evidence["hardware"]["gpu"] or evidence["hardware"]["cpu_model"]
+        head = (
+            f"{evidence['model']} on {evidence['device']} ({where}): "
+            f"{s['layers']} layers, seq {s['seq']}, mbs {s['mbs']}, hidden {s['hidden']}, "
+            f"{s['streams']} streams, {s['dtype']}; {evidence['iterations']} iterations"
+        )
         rows = [
-            f"| variant | detached `.grad` retained | detached inputs retained | predicted (grad + input) "
-            f"| {freed_label} | predicted freed | measured / predicted freed | step time vs unpatched |",
-            "|---|---|---|---|---|---|---|---|",
+            "| variant | detached `.grad` retained | detached inputs retained "
+            "| predicted (grad + input) "
+            f"| {freed_label} | predicted freed | measured / predicted freed | grads = unpatched "
+            f"| step time vs unpatched |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for v in run["variants"]:
             if v["status"] == "skipped":
-                rows.append(f"| {v['name']} | skipped: {v['skip_reason']} |" + " |" * 6)
+                rows.append(f"| {v['name']} | skipped: {v['skip_reason']} |" + " |" * 7)
                 continue
             r, p, f = v["retained"], v["predicted"], v["freed"]
             ratio = v["step_time_ratio"]
             rows.append(
                 f"| {v['name']} | {human_bytes(r['detached_grad_bytes'])} "
                 f"| {human_bytes(r['detached_input_bytes'])} "
-                f"| {human_bytes(p['detached_grad_bytes'])} + {human_bytes(p['detached_input_bytes'])} "
+                f"| {human_bytes(p['detached_grad_bytes'])} + "
+                f"{human_bytes(p['detached_input_bytes'])} "
                 f"| {human_bytes(f[freed_key])} | {human_bytes(f['predicted'])} "
                 f"| {_ratio(f[freed_key], f['predicted'])} "
+                f"| {_yes_no(v['grads_identical_to_unpatched'])} "
                 f"| {'–' if ratio is None else f'{ratio:.2f}'} |"
             )
         blocks.append(f"{head}\n\n" + "\n".join(rows))
@@ -210,6 +244,7 @@ def render_markdown_table(evidence: dict[str, Any]) -> str:
     blocks.append(
         f"Extrapolation ({x['label']}): {x['shape']['layers']} layers, seq {x['shape']['seq']}, "
         f"hidden {x['shape']['hidden']} (derived: {x['hidden_derivation']}): the fix frees "
-        f"{human_bytes(x['fix_freed_bytes'])}; both fixes free {human_bytes(x['both_freed_bytes'])}."
+        f"{human_bytes(x['fix_freed_bytes'])}; both fixes free "
+        f"{human_bytes(x['both_freed_bytes'])}."
     )
     return "\n\n".join(blocks) + "\n"

@@ -29,8 +29,8 @@ TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.flo
 def standin_nvtx_ranges() -> None:
     """`torch.cuda.nvtx.range/range_push/range_pop` -> no-ops (a CPU build has no NVTX);
     `HyperConnectionModule.compute_mappings` opens an NVTX range on every call."""
-    torch.cuda.nvtx.range_push = lambda *_, **__: None  # type: ignore[assignment]
-    torch.cuda.nvtx.range_pop = lambda *_, **__: None  # type: ignore[assignment]
+    torch.cuda.nvtx.range_push = lambda *_, **__: None
+    torch.cuda.nvtx.range_pop = lambda *_, **__: None
     torch.cuda.nvtx.range = lambda *_, **__: contextlib.nullcontext()  # type: ignore[assignment]
 
 
@@ -48,8 +48,8 @@ def standin_cuda_seed_api(generator: CpuStandInCudaGenerator) -> None:
     def manual_seed(seed: int) -> None:
         generator.generator.manual_seed(int(seed))
 
-    torch.cuda.manual_seed = manual_seed  # type: ignore[assignment]
-    torch.cuda.get_rng_state = generator.get_state  # type: ignore[assignment]
+    torch.cuda.manual_seed = manual_seed
+    torch.cuda.get_rng_state = generator.get_state
 
 
 def install_cpu_standins(random_module: types.ModuleType) -> list[str]:
@@ -121,12 +121,14 @@ def build(shape: Shape, *, device: str, vocab: int = 1024, seed: int = 1234) -> 
         max_sequence_length=shape.seq,
         position_embedding_type="learned_absolute",
     )
-    return model.to(device=device)
+    module: torch.nn.Module = model.to(device=device)
+    return module
 
 
-def make_step(model: torch.nn.Module, shape: Shape, *, device: str, vocab: int = 1024,
-              seed: int = 1234) -> Callable[[], None]:
-    """One training step without optimizer: forward with labels, backward, drop param grads.
+def make_step(
+    model: torch.nn.Module, shape: Shape, *, device: str, vocab: int = 1024, seed: int = 1234
+) -> Callable[[], None]:
+    """One forward (with labels) and backward; no optimizer, the caller clears param grads.
 
     The causal mask is passed explicitly: upstream's default mask is built on "cuda".
     """
@@ -139,7 +141,5 @@ def make_step(model: torch.nn.Module, shape: Shape, *, device: str, vocab: int =
     def step() -> None:
         loss: Any = model(tokens, positions, mask, labels=labels)
         loss.float().mean().backward()
-        del loss
-        model.zero_grad(set_to_none=True)
 
     return step

@@ -110,8 +110,16 @@ PR_SEED = {"layers": 2, "seq": 8192, "mbs": 1, "streams": 4, "dtype": "bf16"}
 PR_EXTRAPOLATION = {"layers": 9, "seq": 16384}  # "a 9-layer pipeline stage at seq 16384"
 
 
-def derive_hidden(freed_bytes: int, *, layers: int, seq: int, mbs: int, streams: int,
-                  dtype: str, multiple: int = 128) -> tuple[float, int]:
+def derive_hidden(
+    freed_bytes: int,
+    *,
+    layers: int,
+    seq: int,
+    mbs: int,
+    streams: int,
+    dtype: str,
+    multiple: int = 128,
+) -> tuple[float, int]:
     """Hidden size that makes the fix free `freed_bytes`: (exact quotient, nearest multiple)."""
     exact = freed_bytes / (layers * seq * mbs * streams * DTYPE_BYTES[dtype])
     return exact, max(multiple, multiple * round(exact / multiple))
@@ -127,7 +135,9 @@ def pr_extrapolation() -> dict[str, object]:
     """The PR's 9-layer / seq-16384 figure recomputed by this model. An extrapolation."""
     exact, hidden = derive_hidden(PR_MEASURED_FIX_FREED_BYTES, **PR_SEED)  # type: ignore[arg-type]
     seed = pr_seed_shape()
-    target = dataclasses.replace(seed, **PR_EXTRAPOLATION)
+    target = dataclasses.replace(
+        seed, layers=PR_EXTRAPOLATION["layers"], seq=PR_EXTRAPOLATION["seq"]
+    )
     return {
         "label": "extrapolation from the analytic model, not a measurement",
         "hidden_derived": True,

@@ -26,10 +26,12 @@ def write_png(evidence: dict[str, Any], path: Path) -> Path:
     gpu = evidence["device"] == "cuda"
     runs = evidence["runs"]
     fig, axes = plt.subplots(len(runs), 2, figsize=(12, 4.2 * len(runs)), squeeze=False)
-    for row, run in zip(axes, runs):
+    for row, run in zip(axes, runs, strict=True):
         s = run["shape"]
-        title = (f"{evidence['model']} {evidence['device']}: L={s['layers']} seq={s['seq']} "
-                 f"mbs={s['mbs']} h={s['hidden']} n={s['streams']} {s['dtype']}")
+        title = (
+            f"{evidence['model']} {evidence['device']}: L={s['layers']} seq={s['seq']} "
+            f"mbs={s['mbs']} h={s['hidden']} n={s['streams']} {s['dtype']}"
+        )
         measured = [v for v in run["variants"] if v["status"] == "measured"]
         left, right = row
         for v in measured:
@@ -44,12 +46,21 @@ def write_png(evidence: dict[str, Any], path: Path) -> Path:
         names = [v["name"] for v in measured]
         width = 0.38
         xs_bar = range(len(measured))
-        right.bar([x - width / 2 for x in xs_bar],
-                  [v["retained"]["detached_total"] / 1e6 for v in measured], width,
-                  label="measured (detached inputs + .grad)", color="tab:gray")
-        right.bar([x + width / 2 for x in xs_bar],
-                  [v["predicted"]["detached_total"] / 1e6 for v in measured], width,
-                  label="analytic model", color="tab:purple", alpha=0.6)
+        right.bar(
+            [x - width / 2 for x in xs_bar],
+            [v["retained"]["detached_total"] / 1e6 for v in measured],
+            width,
+            label="measured (detached inputs + .grad)",
+            color="tab:gray",
+        )
+        right.bar(
+            [x + width / 2 for x in xs_bar],
+            [v["predicted"]["detached_total"] / 1e6 for v in measured],
+            width,
+            label="analytic model",
+            color="tab:purple",
+            alpha=0.6,
+        )
         right.set_xticks(list(xs_bar), names)
         right.set_ylabel("retained (MB)")
         right.set_title("retained after backward: measured vs predicted", fontsize=9)

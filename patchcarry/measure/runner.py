@@ -23,8 +23,9 @@ class MeasureError(FatalError):
     """A measuring child failed, printed no result, or imported the wrong tree."""
 
 
-def run_child(tree: Path, request: dict[str, Any], *, threads: int | None = None,
-              torch_compile: bool = False) -> dict[str, Any]:
+def run_child(
+    tree: Path, request: dict[str, Any], *, threads: int | None = None, torch_compile: bool = False
+) -> dict[str, Any]:
     """Measure `request` with `tree`'s megatron in a child process; its result JSON.
 
     On CPU `torch.compile` is off unless `torch_compile` (TORCHDYNAMO_DISABLE=1): upstream's
@@ -38,8 +39,13 @@ def run_child(tree: Path, request: dict[str, Any], *, threads: int | None = None
     if request["device"] == "cpu" and not torch_compile:
         env["TORCHDYNAMO_DISABLE"] = "1"
     code, out, err = proc.cmd_output(
-        sys.executable, "-m", "patchcarry.measure.child",
-        cwd=tree, env=env, check=False, stdin=json.dumps(request),
+        sys.executable,
+        "-m",
+        "patchcarry.measure.child",
+        cwd=tree,
+        env=env,
+        check=False,
+        stdin=json.dumps(request),
     )
     lines = [line for line in out.splitlines() if line.startswith(RESULT_MARKER)]
     if code != 0 or not lines:
@@ -47,7 +53,7 @@ def run_child(tree: Path, request: dict[str, Any], *, threads: int | None = None
             f"measuring child for {tree} exited {code} without a result; last stderr:\n"
             f"{err.strip()[-4000:]}"
         )
-    result: dict[str, Any] = json.loads(lines[-1][len(RESULT_MARKER):])
+    result: dict[str, Any] = json.loads(lines[-1][len(RESULT_MARKER) :])
     imported = Path(result["megatron_file"]).resolve()
     if tree not in imported.parents:
         raise MeasureError(f"child for {tree} imported megatron from {imported}, not the tree")

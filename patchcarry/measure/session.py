@@ -52,9 +52,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def run(src: Path, plan: Sequence[variants.Variant], request: Request, workdir: Path, *,
-        offline_note: str | None = None, progress: Callable[[str], None] = lambda _: None
-        ) -> list[VariantResult]:
+def run(
+    src: Path,
+    plan: Sequence[variants.Variant],
+    request: Request,
+    workdir: Path,
+    *,
+    offline_note: str | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> list[VariantResult]:
     """Prepare and measure each planned variant; skipped ones keep their reason."""
     results = []
     for planned in plan:
@@ -64,7 +70,8 @@ def run(src: Path, plan: Sequence[variants.Variant], request: Request, workdir: 
             results.append(VariantResult(variant, None))
             continue
         progress(f"{variant.name}: measuring on {tree}")
-        child = runner.run_child(tree, request.child_request(variant.name),
-                                 torch_compile=request.torch_compile)
+        child = runner.run_child(
+            tree, request.child_request(variant.name), torch_compile=request.torch_compile
+        )
         results.append(VariantResult(variant, child))
     return results

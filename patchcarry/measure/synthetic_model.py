@@ -35,12 +35,15 @@ class CheckpointedStack(torch.nn.Module):
         hidden = self.pre(x)  # a non-leaf, as hidden states are in a transformer
         for block in self.blocks:
             hidden = checkpoint(block, False, hidden)
-        return hidden
+        out: torch.Tensor = hidden
+        return out
 
 
-def make_step(shape: Shape, *, device: str, seed: int = 1234) -> tuple[torch.nn.Module,
-                                                                        Callable[[], None]]:
-    """The model and one forward+backward step on a fixed input `[seq, mbs, hidden*streams]`."""
+def make_step(
+    shape: Shape, *, device: str, seed: int = 1234
+) -> tuple[torch.nn.Module, Callable[[], None]]:
+    """The model and one forward+backward step on a fixed input `[seq, mbs, hidden*streams]`
+    (the caller clears the parameter grads)."""
     from megatron.core.tensor_parallel import random as megatron_random
 
     model = CheckpointedStack(shape, seed).to(device)
@@ -52,7 +55,5 @@ def make_step(shape: Shape, *, device: str, seed: int = 1234) -> tuple[torch.nn.
     def step() -> None:
         out = model(x, megatron_random.checkpoint)
         out.float().square().sum().backward()
-        del out
-        model.zero_grad(set_to_none=True)
 
     return model, step

@@ -44,12 +44,15 @@ def _entry_patches(manifest: Manifest, name: str) -> tuple[Path, ...]:
     return tuple(e.fix for e in manifest.entries if e.name == name)
 
 
-def plan(manifest: Manifest, requested: Sequence[str], reset_patches: Sequence[Path] = ()
-         ) -> list[Variant]:
+def plan(
+    manifest: Manifest, requested: Sequence[str], reset_patches: Sequence[Path] = ()
+) -> list[Variant]:
     """The requested variants (manifest order of VARIANTS) with their patches."""
     unknown = [v for v in requested if v not in VARIANTS]
     if unknown:
-        raise BadInputError(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+        raise BadInputError(
+            f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}"
+        )
     fix = _entry_patches(manifest, FIX_ENTRY)
     if not fix:
         raise BadInputError(f"{manifest.path} has no entry {FIX_ENTRY!r}, the fix measured")
@@ -75,8 +78,9 @@ def plan(manifest: Manifest, requested: Sequence[str], reset_patches: Sequence[P
     return out
 
 
-def prepare(variant: Variant, src: Path, workdir: Path, *, offline_note: str | None = None
-            ) -> tuple[Variant, Path | None]:
+def prepare(
+    variant: Variant, src: Path, workdir: Path, *, offline_note: str | None = None
+) -> tuple[Variant, Path | None]:
     """Copy `src` to `workdir/<variant>` with the variant's patches applied.
 
     Returns the variant (with a skip reason when a reset patch does not apply) and the tree.
