@@ -180,6 +180,27 @@ def test_missing_fork_is_created_then_used(world):
     assert w.fork_branch(Path(fork.clone_url)) == w.state.pulls[(sc.UPSTREAM, number)].head_sha
 
 
+def test_existing_fork_under_another_name_is_used_and_reported(world, capsys):
+    w = world(new_fork="none")
+    other = w.state.add_repo("htesd/Megatron-LM-2", w.fork_git, fork_of=sc.UPSTREAM)
+    assert w.run(ENTRY) == 0
+    assert "GitHub returned the existing fork htesd/Megatron-LM-2" in capsys.readouterr().err
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    assert w.fork_branch(Path(other.clone_url)) == w.state.pulls[(sc.UPSTREAM, number)].head_sha
+    assert sc.NEW_FORK not in w.state.repos
+
+
+def test_open_recorded_pr_from_another_head_is_not_duplicated(world, capsys):
+    w = world()
+    w.state.add_pull(sc.UPSTREAM, number=6339, title="t", user=sc.OWNER, head_ref="elsewhere",
+                     head_repo=sc.NEW_FORK, base_ref="dev")
+    w.manifest.write_text(w.manifest.read_text().replace('name = "checkpoint-grad"',
+                                                         'name = "checkpoint-grad"\npr = 6339'))
+    assert w.run(ENTRY) == 1
+    assert w.writes() == []
+    assert "#6339 is open from htesd:elsewhere" in capsys.readouterr().out
+
+
 def test_detached_fork_is_refused_without_any_write(world, capsys):
     w = world(new_fork="detached")
     assert w.run(ENTRY) == 1

@@ -95,10 +95,11 @@ def render(
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
-def cross_link(entry: Entry, *, superseded: int, new_pr: int, new_url: str) -> str:
+def cross_link(entry: Entry, *, superseded: int, new_pr: int, new_url: str,
+               fork: str | None = None) -> str:
     """The comment left once on a superseded PR."""
     return (
         f"{link_marker(entry.name, superseded)}\n"
         f"This PR was closed automatically when its fork left the fork network; it is "
-        f"re-submitted as #{new_pr} ({new_url}) from an attached fork ({entry.fork})."
+        f"re-submitted as #{new_pr} ({new_url}) from an attached fork ({fork or entry.fork})."
     )

@@ -29,6 +29,7 @@ class Classification:
     author: str
     closed_at: str | None
     evidence: list[str]
+    head_label: str = ""
 
     def to_json(self) -> Json:
         return {"pr": self.number, "state": self.state, "url": self.url, "evidence": self.evidence}
@@ -65,6 +66,7 @@ def classify(pull: Json, events: list[Json], head_repo: Json | None, upstream: s
     result = Classification(
         number=int(pull["number"]), state=OPEN, url=pull.get("html_url", ""), author=author,
         closed_at=pull.get("closed_at"), evidence=[],
+        head_label=(pull.get("head") or {}).get("label") or "",
     )
     if pull.get("merged") or pull.get("merged_at"):
         result.state = MERGED

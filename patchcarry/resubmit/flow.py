@@ -63,10 +63,13 @@ def _find_open(gh: GitHub, entry: Entry, owner: str) -> dict | None:
     return None
 
 
-def _push_call(fork_name: str, entry: Entry, expected: str | None, commit: str) -> str:
-    lease = f"expects {expected[:12]}" if expected else "expects it absent"
-    return (f"git push {fork_name} {commit[:12]}:refs/heads/{entry.head_branch} "
-            f"--force-with-lease ({lease})")
+def _push_call(fork_name: str, entry: Entry, commit: str) -> str:
+    return f"git push {fork_name} {commit[:12]}:refs/heads/{entry.head_branch}"
+
+
+def _lease(expected: str | None) -> str:
+    return f"--force-with-lease: only if the branch is still {expected[:12]}" if expected else (
+        "--force-with-lease: only if the branch does not exist yet")
 
 
 def classify_all(gh: GitHub, entries: list[Entry]) -> dict[int, classify.Classification]:
@@ -138,11 +141,19 @@ def prepare(
                       f"{branch.patches} patch(es); fork has "
                       f"{fork_sha[:12] if fork_sha else 'no such branch'}")
     if fork_sha != branch.commit:
-        plan.writes.append(Write(_push_call(status.full_name, entry, fork_sha, branch.commit),
-                                 "update the PR branch"))
+        plan.writes.append(Write(_push_call(status.full_name, entry, branch.commit),
+                                 _lease(fork_sha)))
 
     owner = status.full_name.split("/")[0]
     existing = _find_open(gh, entry, owner) if status.kind == fork.ATTACHED else None
+    if current is not None and current.state == classify.OPEN and not opts.force and (
+        existing is None or existing["number"] != current.number
+    ):
+        plan.action = REFUSED
+        plan.reason = (f"the manifest's pr #{current.number} is open from {current.head_label}, "
+                       f"not {owner}:{entry.head_branch}; a new PR would duplicate it: fix `pr`, "
+                       "`fork` or `head_branch` in the manifest, or pass --force")
+        return plan, None
     title = entry.title
     body = bodies.render(entry, superseded=plan.superseded, check_lines=check_lines,
                          evidence_markdown=opts.evidence_markdown, base=branch.base)
@@ -202,12 +213,13 @@ def execute(gh: GitHub, work: _Work, opts: Options, *, login: str,
                              attempts=opts.fork_attempts, interval=opts.fork_interval)
         if status.note:
             say(f"{entry.name}: {status.note}")
+            plan.facts.append(f"fork: {status.note}")
         expected = git.ls_remote_branch(str(status.clone_url), entry.head_branch, cwd=work.scratch)
     made: list[str] = []
     if expected != work.branch.commit:
         push.push(work.scratch, str(status.clone_url), entry.head_branch, work.branch.commit,
                   expected=expected, upstream_url=str(opts.upstream_url))
-        made.append(_push_call(status.full_name, entry, expected, work.branch.commit))
+        made.append(_push_call(status.full_name, entry, work.branch.commit))
     owner = status.full_name.split("/")[0]
     pull = _open_or_refresh(gh, work, owner)
     plan.pr, plan.url = pull["number"], pull.get("html_url")
@@ -216,7 +228,8 @@ def execute(gh: GitHub, work: _Work, opts: Options, *, login: str,
         if any(bodies.has_marker(c.get("body"), marker)
                for c in gh.issue_comments(entry.upstream, number)):
             continue
-        text = bodies.cross_link(entry, superseded=number, new_pr=plan.pr, new_url=plan.url or "")
+        text = bodies.cross_link(entry, superseded=number, new_pr=plan.pr, new_url=plan.url or "",
+                                 fork=status.full_name)
         try:
             gh.create_comment(entry.upstream, number, text)
         except TransientError as exc:  # never blind-retry: did it land?

@@ -50,8 +50,8 @@ def offline_plan(entries: list[Entry], opts: flow.Options, report: checks.CheckO
         else:
             plan.writes.append(Write(f"POST /repos/{entry.upstream}/pulls", "draft"))
         plan.writes.insert(0, Write(
-            f"git push --force-with-lease {entry.fork} refs/heads/{entry.head_branch}",
-            "only if the branch differs"))
+            f"git push {entry.fork} <pinned base + patches>:refs/heads/{entry.head_branch}",
+            "--force-with-lease; only if the branch differs"))
         plan.writes.extend(
             Write(f"POST /repos/{entry.upstream}/issues/{n}/comments",
                   "cross-link, only if not there yet")
