@@ -74,11 +74,11 @@ def init_single_rank(device: str, port: int) -> None:
 
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", str(port))
+    if device == "cuda":
+        torch.cuda.set_device(0)
     if not torch.distributed.is_initialized():
         backend = "nccl" if device == "cuda" else "gloo"
         torch.distributed.init_process_group(backend, rank=0, world_size=1)
-    if device == "cuda":
-        torch.cuda.set_device(0)
     if not parallel_state.model_parallel_is_initialized():
         parallel_state.initialize_model_parallel(1, 1)
 
