@@ -97,7 +97,9 @@ def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> Git
     return rev_parse("FETCH_HEAD", cwd=cwd)
 
 
-def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: str) -> GitCommitHash:
+def am(
+    patches: list[Path], *, cwd: Path, committer_name: str, committer_email: str
+) -> GitCommitHash:
     """`git am` the patches on HEAD, keeping authorship and message (sign-off included).
 
     The committer is given and its date is the author date, so the same patches on the same

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx2
-from fastcore.xtras import obj2dict
-from fasttransport.errors import APIError
+from fastcore.xtras import obj2dict  # type: ignore[import-untyped]
+from fasttransport.errors import APIError  # type: ignore[import-untyped]
 from ghapi.core import GhApi
 
 from patchcarry.errors import GitHubError
@@ -55,7 +55,7 @@ def api_host(value: str | None = None) -> str:
 
 @functools.cache
 def _ghapi(host: str) -> GhApi:
-    api = GhApi(gh_host=host, authenticate=False, sync=True)
+    api = GhApi(gh_host=host, authenticate=False, sync=True)  # type: ignore[no-untyped-call]
     api.transport.retries = 0  # connection retries are decided here, per verb
     api.transport.client = httpx2.Client(timeout=60.0, follow_redirects=True)
     return api
@@ -154,7 +154,9 @@ class GitHub:
             f"(in {wait:.0f} s, over the {self.max_rate_wait:.0f} s wait limit): re-run after that"
         )
 
-    def _status_error(self, status: int, response: httpx2.Response | None, label: str) -> GitHubError:
+    def _status_error(
+        self, status: int, response: httpx2.Response | None, label: str
+    ) -> GitHubError:
         message = ""
         if response is not None:
             try:
@@ -191,7 +193,9 @@ class GitHub:
     def _pages(self, path: str, query: Json | None = None, *, max_pages: int = 10) -> list[Json]:
         items: list[Json] = []
         for page in range(1, max_pages + 1):
-            chunk = self.request("GET", path, query={**(query or {}), "per_page": 100, "page": page})
+            chunk = self.request(
+                "GET", path, query={**(query or {}), "per_page": 100, "page": page}
+            )
             items.extend(chunk or [])
             if not chunk or len(chunk) < 100:
                 break
@@ -221,8 +225,15 @@ class GitHub:
         result: Json = self.request("GET", f"/repos/{repo}/pulls/{number}")
         return result
 
-    def pulls(self, repo: str, *, state: str = "open", head: str | None = None,
-              base: str | None = None, max_pages: int = 10) -> list[Json]:
+    def pulls(
+        self,
+        repo: str,
+        *,
+        state: str = "open",
+        head: str | None = None,
+        base: str | None = None,
+        max_pages: int = 10,
+    ) -> list[Json]:
         query: Json = {"state": state}
         if head:
             query["head"] = head
@@ -235,8 +246,9 @@ class GitHub:
         numbers: list[int] = []
         query = f"repo:{repo} is:pr is:closed is:unmerged author:{author}"
         for page in range(1, max_pages + 1):
-            found = self.request("GET", "/search/issues",
-                                 query={"q": query, "per_page": 100, "page": page})
+            found = self.request(
+                "GET", "/search/issues", query={"q": query, "per_page": 100, "page": page}
+            )
             items = (found or {}).get("items") or []
             numbers.extend(int(item["number"]) for item in items)
             if len(items) < 100:
@@ -251,19 +263,27 @@ class GitHub:
 
     def create_pull(self, repo: str, *, title: str, head: str, base: str, body: str) -> Json:
         """A draft PR that maintainers may push to. Never retried: the caller re-queries."""
-        payload: Json = {"title": title, "head": head, "base": base, "body": body,
-                         "draft": True, "maintainer_can_modify": True}
+        payload: Json = {
+            "title": title,
+            "head": head,
+            "base": base,
+            "body": body,
+            "draft": True,
+            "maintainer_can_modify": True,
+        }
         result: Json = self.request("POST", f"/repos/{repo}/pulls", body=payload, retry=False)
         return result
 
     def update_pull(self, repo: str, number: int, **fields: str) -> Json:
         """PATCH title/body; idempotent, so retried like a read."""
-        result: Json = self.request("PATCH", f"/repos/{repo}/pulls/{number}", body=dict(fields),
-                                    retry=True)
+        result: Json = self.request(
+            "PATCH", f"/repos/{repo}/pulls/{number}", body=dict(fields), retry=True
+        )
         return result
 
     def create_comment(self, repo: str, number: int, body: str) -> Json:
         """Never retried: the caller re-reads the comments for its marker first."""
-        result: Json = self.request("POST", f"/repos/{repo}/issues/{number}/comments",
-                                    body={"body": body}, retry=False)
+        result: Json = self.request(
+            "POST", f"/repos/{repo}/issues/{number}/comments", body={"body": body}, retry=False
+        )
         return result

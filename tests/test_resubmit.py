@@ -51,23 +51,37 @@ class World:
         return [(r.method, r.path) for r in self.gh.writes()]
 
     def pulls_from(self, branch: str) -> list[int]:
-        return sorted(p.number for p in self.state.pulls.values()
-                      if p.head_label == f"{sc.OWNER}:{branch}" and p.state == "open")
+        return sorted(
+            p.number
+            for p in self.state.pulls.values()
+            if p.head_label == f"{sc.OWNER}:{branch}" and p.state == "open"
+        )
 
     def fork_branch(self, git_dir: Path | None = None) -> str | None:
-        code, out, _ = git.git("rev-parse", "-q", "--verify", f"refs/heads/{sc.CHECKPOINT_BRANCH}",
-                               cwd=git_dir or self.fork_git, check=False)
+        code, out, _ = git.git(
+            "rev-parse",
+            "-q",
+            "--verify",
+            f"refs/heads/{sc.CHECKPOINT_BRANCH}",
+            cwd=git_dir or self.fork_git,
+            check=False,
+        )
         return out.strip() if code == 0 else None
 
 
 @pytest.fixture
-def world(tmp_path: Path, template_upstream: UpstreamRepo, monkeypatch: pytest.MonkeyPatch,
-          request: pytest.FixtureRequest):
+def world(
+    tmp_path: Path,
+    template_upstream: UpstreamRepo,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+):
     """#6117's situation: closed by detachment, an attached fork htesd/Megatron-LM-oss, a
     manifest with no recorded PR; the token maps to htesd."""
 
-    def make(new_fork: str = "attached", token: str | None = sc.TOKEN,
-             empty_fork: bool = False) -> World:
+    def make(
+        new_fork: str = "attached", token: str | None = sc.TOKEN, empty_fork: bool = False
+    ) -> World:
         upstream = template_upstream.copy(tmp_path / "up")
         # Megatron-LM's default branch is `main` (behind `dev`); forks made with
         # default_branch_only get just that one.
@@ -77,9 +91,14 @@ def world(tmp_path: Path, template_upstream: UpstreamRepo, monkeypatch: pytest.M
             git.git("init", "-q", "--bare", str(fork_git), cwd=tmp_path)
         else:
             git.git("clone", "-q", "--bare", str(upstream.bare), str(fork_git), cwd=tmp_path)
-        manifest = write_manifest(tmp_path, base_commit=upstream.base_commit,
-                                  overrides={ENTRY: {"pr": None, "tests": []},
-                                             "hc-mlp-norm-manager": {"pr": None, "tests": []}})
+        manifest = write_manifest(
+            tmp_path,
+            base_commit=upstream.base_commit,
+            overrides={
+                ENTRY: {"pr": None, "tests": []},
+                "hc-mlp-norm-manager": {"pr": None, "tests": []},
+            },
+        )
         storage = tmp_path / "forks"
         storage.mkdir()
         gh = FakeGitHub(GitHubState(fork_storage=storage)).start()
@@ -192,10 +211,20 @@ def test_existing_fork_under_another_name_is_used_and_reported(world, capsys):
 
 def test_open_recorded_pr_from_another_head_is_not_duplicated(world, capsys):
     w = world()
-    w.state.add_pull(sc.UPSTREAM, number=6339, title="t", user=sc.OWNER, head_ref="elsewhere",
-                     head_repo=sc.NEW_FORK, base_ref="dev")
-    w.manifest.write_text(w.manifest.read_text().replace('name = "checkpoint-grad"',
-                                                         'name = "checkpoint-grad"\npr = 6339'))
+    w.state.add_pull(
+        sc.UPSTREAM,
+        number=6339,
+        title="t",
+        user=sc.OWNER,
+        head_ref="elsewhere",
+        head_repo=sc.NEW_FORK,
+        base_ref="dev",
+    )
+    w.manifest.write_text(
+        w.manifest.read_text().replace(
+            'name = "checkpoint-grad"', 'name = "checkpoint-grad"\npr = 6339'
+        )
+    )
     assert w.run(ENTRY) == 1
     assert w.writes() == []
     assert "#6339 is open from htesd:elsewhere" in capsys.readouterr().out
@@ -212,8 +241,11 @@ def test_detached_fork_is_refused_without_any_write(world, capsys):
 def test_maintainer_closed_is_refused_without_force(world, capsys):
     w = world()
     sc.maintainer_closed(w.state, w.upstream.bare, number=6200)
-    w.manifest.write_text(w.manifest.read_text().replace('name = "checkpoint-grad"',
-                                                         'name = "checkpoint-grad"\npr = 6200'))
+    w.manifest.write_text(
+        w.manifest.read_text().replace(
+            'name = "checkpoint-grad"', 'name = "checkpoint-grad"\npr = 6200'
+        )
+    )
     assert w.run(ENTRY) == 1
     assert w.writes() == []
     out = capsys.readouterr().out
@@ -224,8 +256,11 @@ def test_maintainer_closed_is_refused_without_force(world, capsys):
 def test_merged_pr_is_done(world, capsys):
     w = world()
     sc.merged(w.state, w.upstream.bare, number=6100)
-    w.manifest.write_text(w.manifest.read_text().replace('name = "checkpoint-grad"',
-                                                         'name = "checkpoint-grad"\npr = 6100'))
+    w.manifest.write_text(
+        w.manifest.read_text().replace(
+            'name = "checkpoint-grad"', 'name = "checkpoint-grad"\npr = 6100'
+        )
+    )
     assert w.run("--json", ENTRY) == 0
     assert w.writes() == []
     result = json.loads(capsys.readouterr().out)
@@ -288,13 +323,18 @@ def test_push_rejected_by_lease_stops_before_any_api_write(world, monkeypatch, c
 
 def test_scan_lists_detached_closes_until_resubmitted(world, capsys):
     w = world()
-    w.manifest.write_text(w.manifest.read_text().replace("supersedes = [6117]", "supersedes = []")
-                          .replace("supersedes = [6017]", "supersedes = []"))
+    w.manifest.write_text(
+        w.manifest.read_text()
+        .replace("supersedes = [6117]", "supersedes = []")
+        .replace("supersedes = [6017]", "supersedes = []")
+    )
     assert w.scan("--json") == 1
     found = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [f["pr"] for f in found] == [6017, 6117]
     assert any("same second as #6117" in e for e in found[0]["evidence"])
-    w.manifest.write_text(w.manifest.read_text().replace("supersedes = []", "supersedes = [6117]", 1))
+    w.manifest.write_text(
+        w.manifest.read_text().replace("supersedes = []", "supersedes = [6117]", 1)
+    )
     assert w.run(ENTRY) == 0
     capsys.readouterr()
     assert w.scan("--json") == 1
@@ -317,8 +357,9 @@ def test_token_never_leaks(world, tmp_path, monkeypatch, capfd):
     bin_dir.mkdir()
     argv_log = tmp_path / "git-argv.log"
     real_git = shutil.which("git")
-    (bin_dir / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{argv_log}"\n'
-                                 f'exec "{real_git}" "$@"\n')
+    (bin_dir / "git").write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{argv_log}"\nexec "{real_git}" "$@"\n'
+    )
     (bin_dir / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     w = world(new_fork="none", token=SENTINEL)
@@ -336,7 +377,12 @@ def test_token_never_leaks(world, tmp_path, monkeypatch, capfd):
 def test_credential_helper_feeds_the_token_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("GITHUB_TOKEN", SENTINEL)
     git.init(tmp_path / "r")
-    _, out, _ = git.git(*git.CREDENTIAL_ARGS, "credential", "fill", cwd=tmp_path / "r",
-                        stdin="protocol=https\nhost=github.com\n\n")
+    _, out, _ = git.git(
+        *git.CREDENTIAL_ARGS,
+        "credential",
+        "fill",
+        cwd=tmp_path / "r",
+        stdin="protocol=https\nhost=github.com\n\n",
+    )
     assert f"password={SENTINEL}" in out.splitlines()
     assert all(SENTINEL not in a for a in git.CREDENTIAL_ARGS)

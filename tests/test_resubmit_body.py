@@ -2,24 +2,35 @@
 
 from __future__ import annotations
 
+from patchcarry.check import EntryResult
 from patchcarry.check_steps import Identity
 from patchcarry.manifest import load
 from patchcarry.resubmit import body, classify
 from patchcarry.resubmit.checks import entry_lines
-from patchcarry.check import EntryResult
 
 UP = "NVIDIA/Megatron-LM"
 
 
-def _pull(number=6117, *, state="closed", merged=False, head_repo=None, closed_at="2026-08-05T06:41:19Z"):
-    return {"number": number, "state": state, "merged": merged, "merged_at": None,
-            "user": {"login": "htesd"}, "closed_at": closed_at, "html_url": f"u/{number}",
-            "head": {"repo": head_repo}}
+def _pull(
+    number=6117, *, state="closed", merged=False, head_repo=None, closed_at="2026-08-05T06:41:19Z"
+):
+    return {
+        "number": number,
+        "state": state,
+        "merged": merged,
+        "merged_at": None,
+        "user": {"login": "htesd"},
+        "closed_at": closed_at,
+        "html_url": f"u/{number}",
+        "head": {"repo": head_repo},
+    }
 
 
 def _closed_by(login):
-    return [{"event": "subscribed", "actor": {"login": "x"}},
-            {"event": "closed", "actor": {"login": login}}]
+    return [
+        {"event": "subscribed", "actor": {"login": "x"}},
+        {"event": "closed", "actor": {"login": login}},
+    ]
 
 
 def test_detachment_close_needs_a_detached_head_and_the_authors_close():
@@ -35,8 +46,10 @@ def test_head_repo_that_is_no_longer_a_fork_is_detachment():
     c = classify.classify(_pull(head_repo=listed), _closed_by("htesd"), now, UP)
     assert c.state == classify.DETACHED and any("fork: false" in e for e in c.evidence)
     other = {"full_name": "htesd/Megatron-LM", "fork": True, "source": {"full_name": "a/b"}}
-    assert classify.classify(_pull(head_repo=listed), _closed_by("htesd"), other, UP).state \
+    assert (
+        classify.classify(_pull(head_repo=listed), _closed_by("htesd"), other, UP).state
         == classify.DETACHED
+    )
 
 
 def test_maintainer_close_and_author_withdrawal_are_not_detachment():
@@ -54,15 +67,25 @@ def test_merged_and_open():
 def test_same_second_siblings_are_noted():
     a = classify.classify(_pull(6117), _closed_by("htesd"), None, UP)
     b = classify.classify(_pull(6017), _closed_by("htesd"), None, UP)
-    c = classify.classify(_pull(6000, closed_at="2026-01-01T00:00:00Z"), _closed_by("htesd"), None, UP)
+    c = classify.classify(
+        _pull(6000, closed_at="2026-01-01T00:00:00Z"), _closed_by("htesd"), None, UP
+    )
     classify.add_sibling_evidence([a, b, c])
     assert "closed in the same second as #6017 (same author)" in a.evidence
     assert not any("same second" in e for e in c.evidence)
 
 
 def _identity(result, comments_only):
-    return Identity(6117, "h" * 40, False, "p" * 40, result, comments_only,
-                    ["megatron/core/tensor_parallel/random.py"], [])
+    return Identity(
+        6117,
+        "h" * 40,
+        False,
+        "p" * 40,
+        result,
+        comments_only,
+        ["megatron/core/tensor_parallel/random.py"],
+        [],
+    )
 
 
 def test_check_sentences_never_claim_identity_the_check_did_not_find():
@@ -75,8 +98,11 @@ def test_check_sentences_never_claim_identity_the_check_did_not_find():
         ("different", False, "differs from #6117 in code"),
     ):
         from patchcarry.check_steps import PatchApply, RefApply
+
         ref = RefApply("base", "c76ff61", "c" * 40, [PatchApply("0001", "clean", [])])
-        out = entry_lines(EntryResult("checkpoint-grad", [ref], [], [_identity(result, comments_only)]), entry)
+        out = entry_lines(
+            EntryResult("checkpoint-grad", [ref], [], [_identity(result, comments_only)]), entry
+        )
         assert any(line.startswith(expected) for line in out), out
         assert result == "identical" or not any("identical" in line for line in out)
 
@@ -84,8 +110,11 @@ def test_check_sentences_never_claim_identity_the_check_did_not_find():
 def test_body_is_deterministic_and_marked():
     entry = load().select(["checkpoint-grad"])[0]
     item = classify.classify(_pull(), _closed_by("htesd"), None, UP)
-    kwargs = dict(superseded=[item], check_lines=["applies cleanly at the pinned base c76ff61"],
-                  evidence_markdown=None)
+    kwargs = dict(
+        superseded=[item],
+        check_lines=["applies cleanly at the pinned base c76ff61"],
+        evidence_markdown=None,
+    )
     first, second = body.render(entry, **kwargs), body.render(entry, **kwargs)
     assert first == second
     assert first.startswith(body.body_marker("checkpoint-grad"))

@@ -23,39 +23,70 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from patchcarry.manifest import DEFAULT_MANIFEST
 
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("entries", nargs="*", metavar="ENTRY",
-                        help="manifest entries to re-submit (default: all)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="make every read, print each write it would make, write nothing "
-                             "(the default when GITHUB_TOKEN is unset)")
-    parser.add_argument("--json", action="store_true",
-                        help="one JSON object per entry per line: action, pr, url, superseded, "
-                             "writes")
-    parser.add_argument("--force", action="store_true",
-                        help="re-submit even over a PR closed by a maintainer or its author, "
-                             "or still open")
-    parser.add_argument("--rebase", action="store_true",
-                        help="build the branch on the base branch's tip instead of the pinned "
-                             "base_commit")
-    parser.add_argument("--offline", action="store_true",
-                        help="no GitHub API reads at all: offline check (installed "
-                             "megatron-core) and the plan the manifest implies, marked unverified")
-    parser.add_argument("--upstream-url", metavar="URL",
-                        help="git URL or path to fetch upstream from (default: the upstream "
-                             "repository's clone_url from the API)")
-    parser.add_argument("--upstream", metavar="OWNER/NAME",
-                        help="override every entry's upstream repository")
-    parser.add_argument("--fork", metavar="OWNER/NAME",
-                        help="override every entry's fork (the PR's head repository)")
-    parser.add_argument("--evidence", type=Path, metavar="PATH",
-                        help="evidence file from scripts/measure; its numbers go in the PR body "
-                             "(without it the body states no numbers)")
-    parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST,
-                        help="manifest to read and record the PR number in "
-                             "(default %(default)s)")
-    parser.add_argument("--max-rate-wait", type=float, default=60.0, metavar="SECONDS",
-                        help="wait for a rate-limit reset at most this long, else stop "
-                             "(default %(default)s)")
+    parser.add_argument(
+        "entries", nargs="*", metavar="ENTRY", help="manifest entries to re-submit (default: all)"
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="make every read, print each write it would make, write nothing "
+        "(the default when GITHUB_TOKEN is unset)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per entry per line: action, pr, url, superseded, writes",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="re-submit even over a PR closed by a maintainer or its author, or still open",
+    )
+    parser.add_argument(
+        "--rebase",
+        action="store_true",
+        help="build the branch on the base branch's tip instead of the pinned base_commit",
+    )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="no GitHub API reads at all: offline check (installed "
+        "megatron-core) and the plan the manifest implies, marked unverified",
+    )
+    parser.add_argument(
+        "--upstream-url",
+        metavar="URL",
+        help="git URL or path to fetch upstream from (default: the upstream "
+        "repository's clone_url from the API)",
+    )
+    parser.add_argument(
+        "--upstream", metavar="OWNER/NAME", help="override every entry's upstream repository"
+    )
+    parser.add_argument(
+        "--fork",
+        metavar="OWNER/NAME",
+        help="override every entry's fork (the PR's head repository)",
+    )
+    parser.add_argument(
+        "--evidence",
+        type=Path,
+        metavar="PATH",
+        help="evidence file from scripts/measure; its numbers go in the PR body "
+        "(without it the body states no numbers)",
+    )
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        default=DEFAULT_MANIFEST,
+        help="manifest to read and record the PR number in (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-rate-wait",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="wait for a rate-limit reset at most this long, else stop (default %(default)s)",
+    )
 
 
 def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -70,7 +101,8 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def run(args: argparse.Namespace) -> int:
     from patchcarry.github import GitHub
-    from patchcarry.resubmit import flow, plan, run as runner
+    from patchcarry.resubmit import flow, plan
+    from patchcarry.resubmit import run as runner
 
     entries = _entries(args)
     opts = flow.Options(
@@ -86,12 +118,16 @@ def run(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
 
     outcome = runner.resubmit(
-        entries, opts, offline=args.offline, say=say,
+        entries,
+        opts,
+        offline=args.offline,
+        say=say,
         make_github=lambda token: GitHub(token=token, max_rate_wait=args.max_rate_wait),
     )
     if args.json:
         sys.stdout.write(plan.render_json(outcome.plans))
     else:
-        sys.stdout.write(plan.render_text(outcome.plans, dry_run=outcome.dry_run,
-                                          headline=outcome.headline))
+        sys.stdout.write(
+            plan.render_text(outcome.plans, dry_run=outcome.dry_run, headline=outcome.headline)
+        )
     return outcome.exit_code

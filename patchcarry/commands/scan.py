@@ -15,15 +15,24 @@ from pathlib import Path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from patchcarry.manifest import DEFAULT_MANIFEST
 
-    parser.add_argument("--upstream", metavar="OWNER/NAME",
-                        help="repository to scan (default: the manifest's upstream)")
-    parser.add_argument("--author", metavar="LOGIN",
-                        help="whose PRs (default: the GITHUB_TOKEN's user)")
-    parser.add_argument("--all", action="store_true",
-                        help="also list the ones already re-submitted")
+    parser.add_argument(
+        "--upstream",
+        metavar="OWNER/NAME",
+        help="repository to scan (default: the manifest's upstream)",
+    )
+    parser.add_argument(
+        "--author", metavar="LOGIN", help="whose PRs (default: the GITHUB_TOKEN's user)"
+    )
+    parser.add_argument(
+        "--all", action="store_true", help="also list the ones already re-submitted"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per PR per line")
-    parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST,
-                        help="manifest whose `supersedes` count as re-submitted")
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        default=DEFAULT_MANIFEST,
+        help="manifest whose `supersedes` count as re-submitted",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = manifest.load(args.manifest)
     upstream = args.upstream or loaded.entries[0].upstream
-    known = {n: e.name for e in loaded.entries for n in e.supersedes}
+    known = {int(n): e.name for e in loaded.entries for n in e.supersedes}
     token = token_from_env()
     gh = GitHub(token=token)
     author = args.author or (gh.user().get("login") if token else None)
@@ -48,10 +57,16 @@ def run(args: argparse.Namespace) -> int:
         for item in shown:
             print(json.dumps(item.to_json(), sort_keys=True))
     else:
-        print(f"{author}'s PRs on {upstream} closed by fork detachment: {len(found)}, "
-              f"not re-submitted: {len(pending)}")
+        print(
+            f"{author}'s PRs on {upstream} closed by fork detachment: {len(found)}, "
+            f"not re-submitted: {len(pending)}"
+        )
         for item in shown:
-            status = f"re-submitted ({item.resubmitted_by})" if item.resubmitted_by else "NOT re-submitted"
+            status = (
+                f"re-submitted ({item.resubmitted_by})"
+                if item.resubmitted_by
+                else "NOT re-submitted"
+            )
             print(f"  #{item.item.number} {item.title}  [{status}]")
             print("\n".join(f"      - {line}" for line in item.item.evidence))
     return int(ExitCode.FAILED if pending else ExitCode.OK)

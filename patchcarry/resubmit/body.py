@@ -41,7 +41,9 @@ def commit_summary(patch: Path) -> str:
     match = re.search(r"^Subject: .*?\n(?!\s)(.*?)\n---\n", text, re.MULTILINE | re.DOTALL)
     if not match:
         return ""
-    lines = [ln for ln in match.group(1).strip().splitlines() if not ln.startswith("Signed-off-by:")]
+    lines = [
+        ln for ln in match.group(1).strip().splitlines() if not ln.startswith("Signed-off-by:")
+    ]
     return "\n".join(lines).strip()
 
 
@@ -72,8 +74,11 @@ def render(
     if superseded:
         parts = ["## Why the original PR closed", ""]
         for item in superseded:
-            why = ("it was auto-closed by GitHub when its fork left the fork network, not withdrawn"
-                   if item.state == DETACHED else f"state: {item.state}")
+            why = (
+                "it was auto-closed by GitHub when its fork left the fork network, not withdrawn"
+                if item.state == DETACHED
+                else f"state: {item.state}"
+            )
             parts.append(f"#{item.number}: {why}. Evidence:")
             parts.extend(f"- {line}" for line in item.evidence)
             parts.append("")
@@ -95,8 +100,9 @@ def render(
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
-def cross_link(entry: Entry, *, superseded: int, new_pr: int, new_url: str,
-               fork: str | None = None) -> str:
+def cross_link(
+    entry: Entry, *, superseded: int, new_pr: int, new_url: str, fork: str | None = None
+) -> str:
     """The comment left once on a superseded PR."""
     return (
         f"{link_marker(entry.name, superseded)}\n"

@@ -22,8 +22,11 @@ class CheckOutcome:
 
 
 def _ref_line(ref_kind: str, label: str, status: str, offsets: list[int], base_branch: str) -> str:
-    where = {"base": f"the pinned base {label}", "tip": f"the current {base_branch} tip",
-             "installed": label}.get(ref_kind, label)
+    where = {
+        "base": f"the pinned base {label}",
+        "tip": f"the current {base_branch} tip",
+        "installed": label,
+    }.get(ref_kind, label)
     if status == "offset":
         shift = "/".join(f"{o:+d}" for o in offsets)
         return f"applies at {where} (offset {shift} lines, no fuzz)"
@@ -50,8 +53,9 @@ def entry_lines(result: EntryResult, entry: Entry) -> list[str]:
         if i.result == "identical":
             lines.append(f"identical to #{i.pr} (same git patch-id)")
         elif i.comments_only:
-            lines.append(f"differs from #{i.pr} only in comments/whitespace "
-                         f"({', '.join(i.files_differ)})")
+            lines.append(
+                f"differs from #{i.pr} only in comments/whitespace ({', '.join(i.files_differ)})"
+            )
         else:
             lines.append(f"differs from #{i.pr} in code ({', '.join(i.files_differ)})")
     if result.not_checked:

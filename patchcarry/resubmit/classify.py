@@ -45,7 +45,7 @@ def _closer(events: Iterable[Json]) -> str | None:
 
 
 def head_evidence(pull: Json, head_repo: Json | None, upstream: str) -> list[str]:
-    """Reasons the PR's head repository is no longer an attached fork of `upstream` (empty if it is)."""
+    """Why the PR's head repository is no longer an attached fork of `upstream` (empty: it is)."""
     listed = (pull.get("head") or {}).get("repo")
     if listed is None:
         return ["head repository is gone (head.repo is null): deleted, private or detached"]
@@ -60,12 +60,18 @@ def head_evidence(pull: Json, head_repo: Json | None, upstream: str) -> list[str
     return []
 
 
-def classify(pull: Json, events: list[Json], head_repo: Json | None, upstream: str) -> Classification:
+def classify(
+    pull: Json, events: list[Json], head_repo: Json | None, upstream: str
+) -> Classification:
     """Classify `pull` from the PR, its issue events and its head repository as it is now."""
     author = (pull.get("user") or {}).get("login", "")
     result = Classification(
-        number=int(pull["number"]), state=OPEN, url=pull.get("html_url", ""), author=author,
-        closed_at=pull.get("closed_at"), evidence=[],
+        number=int(pull["number"]),
+        state=OPEN,
+        url=pull.get("html_url", ""),
+        author=author,
+        closed_at=pull.get("closed_at"),
+        evidence=[],
         head_label=(pull.get("head") or {}).get("label") or "",
     )
     if pull.get("merged") or pull.get("merged_at"):
@@ -101,8 +107,13 @@ def add_sibling_evidence(classes: Iterable[Classification]) -> None:
     items = [c for c in classes if c.closed_at and c.state in (DETACHED, AUTHOR)]
     for item in items:
         same = sorted(
-            {o.number for o in items
-             if o.number != item.number and o.author == item.author and o.closed_at == item.closed_at}
+            {
+                o.number
+                for o in items
+                if o.number != item.number
+                and o.author == item.author
+                and o.closed_at == item.closed_at
+            }
         )
         if same:
             note = f"closed in the same second as {', '.join(f'#{n}' for n in same)} (same author)"

@@ -11,12 +11,19 @@ from pathlib import Path
 
 from patchcarry import git
 from patchcarry.errors import GitHubError, UpstreamError
-from patchcarry.github import GitHub, TransientError, UnprocessableError
+from patchcarry.github import GitHub, Json, TransientError, UnprocessableError
 from patchcarry.manifest import Entry, record_pr
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import classify, fork, push
 from patchcarry.resubmit.plan import (
-    CREATED, MERGED, PLANNED, REFRESHED, REFUSED, UNCHANGED, EntryPlan, Write,
+    CREATED,
+    MERGED,
+    PLANNED,
+    REFRESHED,
+    REFUSED,
+    UNCHANGED,
+    EntryPlan,
+    Write,
 )
 
 
@@ -42,7 +49,7 @@ class _Work:
     scratch: Path
     branch: push.Branch
     fork_sha: str | None
-    existing: dict | None  # the open PR found by head label
+    existing: Json | None  # the open PR found by head label
     title: str
     body: str
     links_needed: list[int]
@@ -55,7 +62,7 @@ def _pr_state(gh: GitHub, upstream: str, number: int) -> classify.Classification
     return classify.classify(pull, gh.issue_events(upstream, number), head_repo, upstream)
 
 
-def _find_open(gh: GitHub, entry: Entry, owner: str) -> dict | None:
+def _find_open(gh: GitHub, entry: Entry, owner: str) -> Json | None:
     label = f"{owner}:{entry.head_branch}"
     for pull in gh.pulls(entry.upstream, state="open", head=label, base=entry.base_branch):
         if (pull.get("head") or {}).get("label") == label:
@@ -68,8 +75,11 @@ def _push_call(fork_name: str, entry: Entry, commit: str) -> str:
 
 
 def _lease(expected: str | None) -> str:
-    return f"--force-with-lease: only if the branch is still {expected[:12]}" if expected else (
-        "--force-with-lease: only if the branch does not exist yet")
+    return (
+        f"--force-with-lease: only if the branch is still {expected[:12]}"
+        if expected
+        else ("--force-with-lease: only if the branch does not exist yet")
+    )
 
 
 def classify_all(gh: GitHub, entries: list[Entry]) -> dict[int, classify.Classification]:
@@ -92,8 +102,9 @@ def prepare(
     stack: contextlib.ExitStack,
 ) -> tuple[EntryPlan, _Work | None]:
     """Read-only: classify, inspect the fork, build the branch, find the PR, plan the writes."""
-    plan = EntryPlan(entry.name, f"{entry.upstream} {entry.base_branch} <- "
-                     f"{entry.fork}:{entry.head_branch}")
+    plan = EntryPlan(
+        entry.name, f"{entry.upstream} {entry.base_branch} <- {entry.fork}:{entry.head_branch}"
+    )
     plan.facts.extend(f"check: {line}" for line in check_lines)
     upstream_repo = gh.repo(entry.upstream)
     if upstream_repo is None:
@@ -111,12 +122,16 @@ def prepare(
         plan.action, plan.pr, plan.url = MERGED, merged[0].number, merged[0].url
         plan.reason = f"#{merged[0].number} was merged: nothing to re-submit"
         return plan, None
-    blocking = [c for c in plan.superseded if c.state in (classify.MAINTAINER, classify.AUTHOR,
-                                                          classify.OPEN)]
+    blocking = [
+        c
+        for c in plan.superseded
+        if c.state in (classify.MAINTAINER, classify.AUTHOR, classify.OPEN)
+    ]
     if blocking and not opts.force:
         plan.action = REFUSED
         plan.reason = "; ".join(f"#{c.number} is {c.state}" for c in blocking) + (
-            ": re-submitting would override that decision; pass --force if you mean it")
+            ": re-submitting would override that decision; pass --force if you mean it"
+        )
         return plan, None
 
     status = fork.inspect(gh, entry.fork, entry.upstream)
@@ -125,8 +140,11 @@ def prepare(
         plan.action, plan.reason = REFUSED, str(fork.refuse_detached(status, entry.upstream))
         return plan, None
     if status.kind == fork.MISSING:
-        plan.writes.append(Write(f"POST /repos/{entry.upstream}/forks",
-                                 f"create {entry.fork}, default branch only"))
+        plan.writes.append(
+            Write(
+                f"POST /repos/{entry.upstream}/forks", f"create {entry.fork}, default branch only"
+            )
+        )
 
     upstream_url = opts.upstream_url or upstream_repo.get("clone_url")
     if not upstream_url:
@@ -137,36 +155,60 @@ def prepare(
     if status.kind == fork.ATTACHED and status.clone_url:
         fork_sha = git.ls_remote_branch(status.clone_url, entry.head_branch, cwd=scratch)
     base_label = f"{entry.base_branch} tip" if opts.rebase else "pinned base"
-    plan.facts.append(f"branch: {branch.commit[:12]} = {base_label} {branch.base[:12]} + "
-                      f"{branch.patches} patch(es); fork has "
-                      f"{fork_sha[:12] if fork_sha else 'no such branch'}")
+    plan.facts.append(
+        f"branch: {branch.commit[:12]} = {base_label} {branch.base[:12]} + "
+        f"{branch.patches} patch(es); fork has "
+        f"{fork_sha[:12] if fork_sha else 'no such branch'}"
+    )
     if fork_sha != branch.commit:
-        plan.writes.append(Write(_push_call(status.full_name, entry, branch.commit),
-                                 _lease(fork_sha)))
+        plan.writes.append(
+            Write(_push_call(status.full_name, entry, branch.commit), _lease(fork_sha))
+        )
 
     owner = status.full_name.split("/")[0]
     existing = _find_open(gh, entry, owner) if status.kind == fork.ATTACHED else None
-    if current is not None and current.state == classify.OPEN and not opts.force and (
-        existing is None or existing["number"] != current.number
+    if (
+        current is not None
+        and current.state == classify.OPEN
+        and not opts.force
+        and (existing is None or existing["number"] != current.number)
     ):
         plan.action = REFUSED
-        plan.reason = (f"the manifest's pr #{current.number} is open from {current.head_label}, "
-                       f"not {owner}:{entry.head_branch}; a new PR would duplicate it: fix `pr`, "
-                       "`fork` or `head_branch` in the manifest, or pass --force")
+        plan.reason = (
+            f"the manifest's pr #{current.number} is open from {current.head_label}, "
+            f"not {owner}:{entry.head_branch}; a new PR would duplicate it: fix `pr`, "
+            "`fork` or `head_branch` in the manifest, or pass --force"
+        )
         return plan, None
     title = entry.title
-    body = bodies.render(entry, superseded=plan.superseded, check_lines=check_lines,
-                         evidence_markdown=opts.evidence_markdown, base=branch.base)
+    body = bodies.render(
+        entry,
+        superseded=plan.superseded,
+        check_lines=check_lines,
+        evidence_markdown=opts.evidence_markdown,
+        base=branch.base,
+    )
     if existing is None:
-        plan.writes.append(Write(f"POST /repos/{entry.upstream}/pulls",
-                                 f"draft PR {owner}:{entry.head_branch} -> {entry.base_branch}"))
+        plan.writes.append(
+            Write(
+                f"POST /repos/{entry.upstream}/pulls",
+                f"draft PR {owner}:{entry.head_branch} -> {entry.base_branch}",
+            )
+        )
     else:
         plan.pr, plan.url = existing["number"], existing.get("html_url")
-        changed = [k for k, new in (("title", title), ("body", body))
-                   if bodies.normalize(existing.get(k)) != bodies.normalize(new)]
+        changed = [
+            k
+            for k, new in (("title", title), ("body", body))
+            if bodies.normalize(existing.get(k)) != bodies.normalize(new)
+        ]
         if changed:
-            plan.writes.append(Write(f"PATCH /repos/{entry.upstream}/pulls/{existing['number']}",
-                                     " and ".join(changed) + " changed"))
+            plan.writes.append(
+                Write(
+                    f"PATCH /repos/{entry.upstream}/pulls/{existing['number']}",
+                    " and ".join(changed) + " changed",
+                )
+            )
     links_needed = []
     for item in plan.superseded:
         if item.state != classify.DETACHED and not opts.force:
@@ -175,66 +217,105 @@ def prepare(
         comments = gh.issue_comments(entry.upstream, item.number)
         if not any(bodies.has_marker(c.get("body"), marker) for c in comments):
             links_needed.append(item.number)
-            plan.writes.append(Write(f"POST /repos/{entry.upstream}/issues/{item.number}/comments",
-                                     "cross-link to the new PR"))
-    work = _Work(entry, plan, status, scratch / entry.name, branch, fork_sha, existing, title, body,
-                 links_needed)
+            plan.writes.append(
+                Write(
+                    f"POST /repos/{entry.upstream}/issues/{item.number}/comments",
+                    "cross-link to the new PR",
+                )
+            )
+    work = _Work(
+        entry,
+        plan,
+        status,
+        scratch / entry.name,
+        branch,
+        fork_sha,
+        existing,
+        title,
+        body,
+        links_needed,
+    )
     return plan, work
 
 
-def _open_or_refresh(gh: GitHub, work: _Work, owner: str) -> dict:
+def _open_or_refresh(gh: GitHub, work: _Work, owner: str) -> Json:
     entry = work.entry
     existing = work.existing or _find_open(gh, entry, owner)
     if existing is None:
         try:
-            return gh.create_pull(entry.upstream, title=work.title,
-                                  head=f"{owner}:{entry.head_branch}", base=entry.base_branch,
-                                  body=work.body)
+            return gh.create_pull(
+                entry.upstream,
+                title=work.title,
+                head=f"{owner}:{entry.head_branch}",
+                base=entry.base_branch,
+                body=work.body,
+            )
         except (UnprocessableError, TransientError) as exc:
             found = _find_open(gh, entry, owner)  # never blind-retry a create: re-query
             if found is None:
                 raise GitHubError(f"{exc}; no PR was created; re-run to try again") from None
             existing = found
-    fields = {k: new for k, new in (("title", work.title), ("body", work.body))
-              if bodies.normalize(existing.get(k)) != bodies.normalize(new)}
+    fields = {
+        k: new
+        for k, new in (("title", work.title), ("body", work.body))
+        if bodies.normalize(existing.get(k)) != bodies.normalize(new)
+    }
     if fields:
         existing = gh.update_pull(entry.upstream, existing["number"], **fields)
     return existing
 
 
-def execute(gh: GitHub, work: _Work, opts: Options, *, login: str,
-            say: Callable[[str], None]) -> None:
+def execute(
+    gh: GitHub, work: _Work, opts: Options, *, login: str, say: Callable[[str], None]
+) -> None:
     """Make the planned writes for one entry, in order; record the PR in the manifest."""
     entry, plan = work.entry, work.plan
     before = len(gh.writes)
     status, expected = work.fork, work.fork_sha
     if status.kind == fork.MISSING:
-        status = fork.create(gh, entry.fork, entry.upstream, login=login,
-                             attempts=opts.fork_attempts, interval=opts.fork_interval)
+        status = fork.create(
+            gh,
+            entry.fork,
+            entry.upstream,
+            login=login,
+            attempts=opts.fork_attempts,
+            interval=opts.fork_interval,
+        )
         if status.note:
             say(f"{entry.name}: {status.note}")
             plan.facts.append(f"fork: {status.note}")
         expected = git.ls_remote_branch(str(status.clone_url), entry.head_branch, cwd=work.scratch)
     made: list[str] = []
     if expected != work.branch.commit:
-        push.push(work.scratch, str(status.clone_url), entry.head_branch, work.branch.commit,
-                  expected=expected, upstream_url=str(opts.upstream_url))
+        push.push(
+            work.scratch,
+            str(status.clone_url),
+            entry.head_branch,
+            work.branch.commit,
+            expected=expected,
+            upstream_url=str(opts.upstream_url),
+        )
         made.append(_push_call(status.full_name, entry, work.branch.commit))
     owner = status.full_name.split("/")[0]
     pull = _open_or_refresh(gh, work, owner)
     plan.pr, plan.url = pull["number"], pull.get("html_url")
     for number in work.links_needed:
         marker = bodies.link_marker(entry.name, number)
-        if any(bodies.has_marker(c.get("body"), marker)
-               for c in gh.issue_comments(entry.upstream, number)):
+        if any(
+            bodies.has_marker(c.get("body"), marker)
+            for c in gh.issue_comments(entry.upstream, number)
+        ):
             continue
-        text = bodies.cross_link(entry, superseded=number, new_pr=plan.pr, new_url=plan.url or "",
-                                 fork=status.full_name)
+        text = bodies.cross_link(
+            entry, superseded=number, new_pr=plan.pr, new_url=plan.url or "", fork=status.full_name
+        )
         try:
             gh.create_comment(entry.upstream, number, text)
         except TransientError as exc:  # never blind-retry: did it land?
-            if not any(bodies.has_marker(c.get("body"), marker)
-                       for c in gh.issue_comments(entry.upstream, number)):
+            if not any(
+                bodies.has_marker(c.get("body"), marker)
+                for c in gh.issue_comments(entry.upstream, number)
+            ):
                 raise GitHubError(f"{exc}; the cross-link was not posted; re-run") from None
     made.extend(gh.writes[before:])
     created = f"POST /repos/{entry.upstream}/pulls" in gh.writes[before:]

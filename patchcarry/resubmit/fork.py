@@ -73,7 +73,7 @@ def create(
             if full_name.lower() != fork.lower():
                 status.note = (
                     f"GitHub returned the existing fork {full_name} instead of creating {fork}: "
-                    f"using it; set `fork = \"{full_name}\"` in the manifest"
+                    f'using it; set `fork = "{full_name}"` in the manifest'
                 )
             return status
         if attempt + 1 < attempts:

@@ -63,14 +63,24 @@ def build(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Br
     return Branch(base=base, commit=commit, patches=len(patches))
 
 
-def push(scratch: Path, fork_url: str, branch: str, commit: str, *, expected: str | None,
-         upstream_url: str) -> None:
+def push(
+    scratch: Path,
+    fork_url: str,
+    branch: str,
+    commit: str,
+    *,
+    expected: str | None,
+    upstream_url: str,
+) -> None:
     """Push `commit` to the fork's `branch` only if it still holds `expected`."""
-    accepted, message = git.push_with_lease(fork_url, commit, branch, expected=expected, cwd=scratch)
+    accepted, message = git.push_with_lease(
+        fork_url, commit, branch, expected=expected, cwd=scratch
+    )
     if not accepted and "shallow update not allowed" in message:
         git.unshallow(upstream_url, cwd=scratch)
-        accepted, message = git.push_with_lease(fork_url, commit, branch, expected=expected,
-                                                cwd=scratch)
+        accepted, message = git.push_with_lease(
+            fork_url, commit, branch, expected=expected, cwd=scratch
+        )
     if accepted:
         return
     if "stale info" in message or "rejected" in message or "fetch first" in message:

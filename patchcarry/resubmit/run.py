@@ -8,11 +8,15 @@ import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from patchcarry.errors import ExitCode, FatalError, GitHubError, UpstreamError
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import checks, flow
 from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan, Write
+
+if TYPE_CHECKING:
+    from patchcarry.github import GitHub
 
 
 @dataclasses.dataclass
@@ -32,34 +36,50 @@ def offline_plan(entries: list[Entry], opts: flow.Options, report: checks.CheckO
     """No API reads: the offline check, and the writes the manifest implies, unverified."""
     plans = []
     for entry in entries:
-        plan = EntryPlan(entry.name, f"{entry.upstream} {entry.base_branch} <- "
-                         f"{entry.fork}:{entry.head_branch}")
+        plan = EntryPlan(
+            entry.name, f"{entry.upstream} {entry.base_branch} <- {entry.fork}:{entry.head_branch}"
+        )
         plan.facts.extend(f"check: {line}" for line in report.lines.get(entry.name, []))
         plan.pr = entry.pr
         if not report.ok_for(entry.name):
-            plan.action, plan.reason = REFUSED, f"check failed: run scripts/check --offline {entry.name}"
+            plan.action, plan.reason = (
+                REFUSED,
+                f"check failed: run scripts/check --offline {entry.name}",
+            )
         plan.unverified = [
-            "state of " + ", ".join(f"#{n}" for n in (*entry.supersedes, *([entry.pr] if entry.pr else [])))
+            "state of "
+            + ", ".join(f"#{n}" for n in (*entry.supersedes, *([entry.pr] if entry.pr else [])))
             + " (open/merged/closed, and by whom)",
             f"that {entry.fork} exists and is an attached fork of {entry.upstream}",
             f"what the fork's {entry.head_branch} holds; the pinned base on {entry.upstream}",
         ]
         if entry.pr:
-            plan.writes.append(Write(f"PATCH /repos/{entry.upstream}/pulls/{entry.pr}",
-                                     "only if title/body changed"))
+            plan.writes.append(
+                Write(
+                    f"PATCH /repos/{entry.upstream}/pulls/{entry.pr}", "only if title/body changed"
+                )
+            )
         else:
             plan.writes.append(Write(f"POST /repos/{entry.upstream}/pulls", "draft"))
-        plan.writes.insert(0, Write(
-            f"git push {entry.fork} <pinned base + patches>:refs/heads/{entry.head_branch}",
-            "--force-with-lease; only if the branch differs"))
+        plan.writes.insert(
+            0,
+            Write(
+                f"git push {entry.fork} <pinned base + patches>:refs/heads/{entry.head_branch}",
+                "--force-with-lease; only if the branch differs",
+            ),
+        )
         plan.writes.extend(
-            Write(f"POST /repos/{entry.upstream}/issues/{n}/comments",
-                  "cross-link, only if not there yet")
+            Write(
+                f"POST /repos/{entry.upstream}/issues/{n}/comments",
+                "cross-link, only if not there yet",
+            )
             for n in entry.supersedes
         )
         plans.append(plan)
-    headline = ("OFFLINE: no GitHub API reads were made; the plan below follows from the manifest "
-                "alone and nothing was written.")
+    headline = (
+        "OFFLINE: no GitHub API reads were made; the plan below follows from the manifest "
+        "alone and nothing was written."
+    )
     return Outcome(plans, True, headline, ExitCode.OK if report.ok else report.exit_code)
 
 
@@ -68,7 +88,7 @@ def resubmit(
     opts: flow.Options,
     *,
     offline: bool,
-    make_github: Callable[[str | None], flow.GitHub],
+    make_github: Callable[[str | None], GitHub],
     say: Callable[[str], None],
 ) -> Outcome:
     token = token_from_env()
@@ -103,14 +123,18 @@ def resubmit(
     with contextlib.ExitStack() as stack:
         for entry in entries:
             if not report.ok_for(entry.name):
-                plan = EntryPlan(entry.name, f"{entry.upstream} {entry.base_branch} <- "
-                                 f"{entry.fork}:{entry.head_branch}", action=REFUSED)
+                plan = EntryPlan(
+                    entry.name,
+                    f"{entry.upstream} {entry.base_branch} <- {entry.fork}:{entry.head_branch}",
+                    action=REFUSED,
+                )
                 plan.facts.extend(f"check: {x}" for x in report.lines.get(entry.name, []))
                 plan.reason = f"check failed: run scripts/check {entry.name}"
                 plans.append(plan)
                 continue
-            plan, work = flow.prepare(gh, entry, opts, report.lines.get(entry.name, []),
-                                      classes, stack)
+            plan, work = flow.prepare(
+                gh, entry, opts, report.lines.get(entry.name, []), classes, stack
+            )
             plans.append(plan)
             if work is not None:
                 works.append(work)

@@ -39,8 +39,9 @@ def scan(gh: GitHub, upstream: str, author: str, known: dict[int, str]) -> list[
         if item.state != classify.DETACHED:
             continue
         by = f"manifest entry {known[number]}" if number in known else None
-        if by is None and any(CROSS_LINK_PREFIX in (c.get("body") or "")
-                              for c in gh.issue_comments(upstream, number)):
+        if by is None and any(
+            CROSS_LINK_PREFIX in (c.get("body") or "") for c in gh.issue_comments(upstream, number)
+        ):
             by = "cross-link comment"
         found.append(Found(item, pull.get("title", ""), by))
     classify.add_sibling_evidence(classes)
