@@ -55,6 +55,10 @@ def probe_env(tree: Path, cpu_only: bool = False) -> dict[str, str]:
     return env
 
 
+# A probe child does seconds of work; past this it is hung (e.g. a stuck gloo rendezvous).
+PROBE_TIMEOUT_S = 600.0
+
+
 def run_probe(
     tree: Path, batches: Sequence[str] = BATCHES, iterations: int = 2, *, cpu_only: bool = True
 ) -> dict[str, Any]:
@@ -77,6 +81,7 @@ def run_probe(
         cwd=tree,
         env=probe_env(tree, cpu_only),
         check=False,
+        timeout=PROBE_TIMEOUT_S,
     )
     if code != 0:
         raise ProbeError(f"probe of {tree} exited {code}; its stderr:\n{err.strip()[-4000:]}")

@@ -30,12 +30,32 @@ def cmd_output(
     check: bool = True,
     stdin: str | None = None,
     stream_stderr: bool = False,
+    timeout: float | None = None,
 ) -> tuple[int, str, str]:
     """Run `cmd`, return (code, stdout, stderr); raise CalledProcessError when check fails.
 
     With `stream_stderr`, stderr goes to the terminal (git's progress) and is returned empty.
+    A command still running after `timeout` seconds is killed and reported as a FatalError.
     """
-    proc = subprocess.run(
+    try:
+        proc = _run(cmd, cwd, env, stdin, stream_stderr, timeout)
+    except subprocess.TimeoutExpired:
+        raise FatalError(f"command timed out after {timeout:g} s: {' '.join(cmd)}") from None
+    out, err = proc.stdout or "", proc.stderr or ""
+    if check and proc.returncode != 0:
+        raise CalledProcessError(cmd, proc.returncode, out, err)
+    return proc.returncode, out, err
+
+
+def _run(
+    cmd: Sequence[str],
+    cwd: Path | str | None,
+    env: Mapping[str, str] | None,
+    stdin: str | None,
+    stream_stderr: bool,
+    timeout: float | None,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         list(cmd),
         cwd=cwd,
         env=dict(env) if env is not None else None,
@@ -44,8 +64,5 @@ def cmd_output(
         stderr=None if stream_stderr else subprocess.PIPE,
         text=True,
         check=False,
+        timeout=timeout,
     )
-    out, err = proc.stdout or "", proc.stderr or ""
-    if check and proc.returncode != 0:
-        raise CalledProcessError(cmd, proc.returncode, out, err)
-    return proc.returncode, out, err
