@@ -386,3 +386,17 @@ def test_credential_helper_feeds_the_token_from_the_environment(tmp_path, monkey
     )
     assert f"password={SENTINEL}" in out.splitlines()
     assert all(SENTINEL not in a for a in git.CREDENTIAL_ARGS)
+
+
+def test_rebase_builds_on_the_base_branch_tip(world, capsys):
+    w = world()
+    assert w.run("--rebase", "--dry-run", ENTRY) == 0
+    assert w.writes() == []
+    assert f"dev tip {w.upstream.dev_tip[:12]} + 1 patch(es)" in capsys.readouterr().out
+
+
+def test_missing_evidence_file_is_refused_before_any_request(world, capsys):
+    w = world()
+    assert w.run("--evidence", str(w.tmp / "nope.json"), ENTRY) == 1
+    assert "run scripts/measure first" in capsys.readouterr().err
+    assert w.gh.requests == []
