@@ -15,6 +15,7 @@ from pathlib import Path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from patchcarry.manifest import DEFAULT_MANIFEST
 
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "--upstream",
         metavar="OWNER/NAME",
