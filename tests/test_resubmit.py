@@ -322,24 +322,24 @@ def test_push_rejected_by_lease_stops_before_any_api_write(world, monkeypatch, c
 
 
 def test_scan_lists_detached_closes_until_resubmitted(world, capsys):
-    w = world()
-    w.manifest.write_text(
-        w.manifest.read_text()
-        .replace("supersedes = [6117]", "supersedes = []")
-        .replace("supersedes = [6017]", "supersedes = []")
-    )
+    w = world()  # the manifest lists #6117/#6017 under supersedes but records no new PR yet
     assert w.scan("--json") == 1
     found = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [f["pr"] for f in found] == [6017, 6117]
+    assert [(f["pr"], f["planned_in"]) for f in found] == [
+        (6017, "hc-mlp-norm-manager"),
+        (6117, ENTRY),
+    ]
     assert any("same second as #6117" in e for e in found[0]["evidence"])
-    w.manifest.write_text(
-        w.manifest.read_text().replace("supersedes = []", "supersedes = [6117]", 1)
-    )
     assert w.run(ENTRY) == 0
     capsys.readouterr()
-    assert w.scan("--json") == 1
-    assert [json.loads(x)["pr"] for x in capsys.readouterr().out.splitlines()] == [6017]
-    assert w.writes()[-1][0] == "POST"  # scan itself wrote nothing after the resubmit
+    writes = len(w.gh.writes())
+    assert w.scan("--json", "--all") == 1
+    found = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [(f["pr"], f["resubmitted_by"]) for f in found] == [
+        (6017, None),
+        (6117, f"#{w.pulls_from(sc.CHECKPOINT_BRANCH)[0]} (manifest entry {ENTRY})"),
+    ]
+    assert len(w.gh.writes()) == writes  # scan writes nothing
 
 
 def test_offline_makes_no_api_request_and_says_what_it_could_not_verify(world, capsys):

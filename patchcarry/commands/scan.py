@@ -45,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = manifest.load(args.manifest)
     upstream = args.upstream or loaded.entries[0].upstream
-    known = {int(n): e.name for e in loaded.entries for n in e.supersedes}
+    known: dict[int, tuple[str, int | None]] = {
+        int(n): (e.name, e.pr) for e in loaded.entries for n in e.supersedes
+    }
     token = token_from_env()
     gh = GitHub(token=token)
     author = args.author or (gh.user().get("login") if token else None)
@@ -63,11 +65,12 @@ def run(args: argparse.Namespace) -> int:
             f"not re-submitted: {len(pending)}"
         )
         for item in shown:
-            status = (
-                f"re-submitted ({item.resubmitted_by})"
-                if item.resubmitted_by
-                else "NOT re-submitted"
-            )
+            if item.resubmitted_by:
+                status = f"re-submitted as {item.resubmitted_by}"
+            elif item.planned_in:
+                status = f"NOT re-submitted; manifest entry {item.planned_in}: run resubmit"
+            else:
+                status = "NOT re-submitted; not in the manifest"
             print(f"  #{item.item.number} {item.title}  [{status}]")
             print("\n".join(f"      - {line}" for line in item.item.evidence))
     return int(ExitCode.FAILED if pending else ExitCode.OK)

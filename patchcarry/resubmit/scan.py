@@ -1,7 +1,7 @@
 """Finds a user's upstream PRs closed by fork detachment and not yet re-submitted.
 
-Re-submitted means: the manifest lists it under some entry's `supersedes`, or it carries this
-tool's cross-link comment (so a re-submission made from another checkout counts too).
+Re-submitted means: a manifest entry that lists it under `supersedes` records its new `pr`, or
+it carries this tool's cross-link comment (so a re-submission from another checkout counts).
 """
 
 from __future__ import annotations
@@ -19,15 +19,23 @@ CROSS_LINK_PREFIX = "<!-- patchcarry:cross-link "
 class Found:
     item: Classification
     title: str
-    resubmitted_by: str | None  # "manifest entry X" / "cross-link comment" / None
+    resubmitted_by: str | None  # "#6339 (manifest entry X)" / "cross-link comment" / None
+    planned_in: str | None = None  # a manifest entry lists it but has no PR yet
 
     def to_json(self) -> dict[str, object]:
-        return {**self.item.to_json(), "title": self.title, "resubmitted_by": self.resubmitted_by}
+        return {
+            **self.item.to_json(),
+            "title": self.title,
+            "resubmitted_by": self.resubmitted_by,
+            "planned_in": self.planned_in,
+        }
 
 
-def scan(gh: GitHub, upstream: str, author: str, known: dict[int, str]) -> list[Found]:
+def scan(
+    gh: GitHub, upstream: str, author: str, known: dict[int, tuple[str, int | None]]
+) -> list[Found]:
     """Every closed-by-detachment PR of `author` on `upstream`; `known` maps a PR number to the
-    manifest entry that supersedes it."""
+    manifest entry that supersedes it and that entry's recorded PR (None if none yet)."""
     found: list[Found] = []
     classes = []
     for number in gh.search_closed_pulls(upstream, author):
@@ -38,11 +46,12 @@ def scan(gh: GitHub, upstream: str, author: str, known: dict[int, str]) -> list[
         classes.append(item)
         if item.state != classify.DETACHED:
             continue
-        by = f"manifest entry {known[number]}" if number in known else None
+        entry, new_pr = known.get(number, (None, None))
+        by = f"#{new_pr} (manifest entry {entry})" if entry and new_pr else None
         if by is None and any(
             CROSS_LINK_PREFIX in (c.get("body") or "") for c in gh.issue_comments(upstream, number)
         ):
             by = "cross-link comment"
-        found.append(Found(item, pull.get("title", ""), by))
+        found.append(Found(item, pull.get("title", ""), by, entry if by is None else None))
     classify.add_sibling_evidence(classes)
     return sorted(found, key=lambda f: f.item.number)
