@@ -1,0 +1,224 @@
+"""Upstream's own unit tests for the changed code, on the unpatched and the patched tree,
+side by side. Used by `scripts/gpu-check.sh`:
+
+    python -m patchcarry.measure.upstream_tests --out DIR [--nproc N] [--no-torchrun]
+
+Two copies of MEGATRON_SRC (megatron/ and tests/): "unpatched" (the manifest's test patches
+only) and "patched" (every entry's fix and tests). Each test group runs in each copy with
+upstream's launcher convention, `torchrun --nproc-per-node=N -m pytest ...` (cwd and
+PYTHONPATH = the copy), plus `-p testing.upstream_unit_standins` (on CUDA it only supplies
+`typing.override` for Python 3.11; without CUDA, the CPU stand-ins: the dry mode) and
+`--noconftest` (upstream's conftest downloads a data set into /opt/data; these tests use none
+of its fixtures). With N > 1 every rank writes the same junit file, so per-test outcomes are
+one rank's; the group's exit status covers all ranks.
+
+Regression (exit 1): a test that passes unpatched but fails, errors or vanishes patched, or a
+group that exits 0 unpatched and non-zero patched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from patchcarry import manifest, megatron_tree, proc
+from patchcarry.measure.session import free_port
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+
+# (file, -k expression or None): the tests that exercise the two changed functions.
+GROUPS: tuple[tuple[str, str | None], ...] = (
+    ("tests/unit_tests/tensor_parallel/test_random.py", None),
+    ("tests/unit_tests/transformer/test_transformer_block.py", "checkpoint"),
+    ("tests/unit_tests/transformer/test_hyper_connection_recompute.py", None),
+    ("tests/unit_tests/transformer/test_transformer_layer.py", "HyperConnection or MHC"),
+)
+TREES = ("unpatched", "patched")
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupRun:
+    group: str
+    tree: str
+    exit_code: int
+    outcomes: dict[str, str]  # node id -> passed | failed | error | skipped
+
+
+def prepare_trees(src: Path, work: Path) -> dict[str, Path]:
+    """The two copies: tests/ copied whole, then the patches applied with prepared_copy."""
+    entries = manifest.load().entries
+    tests_only = [t for e in entries for t in e.tests]
+    everything = [p for e in entries for p in e.patches(with_tests=True)]
+    trees = {}
+    for name, patches in (("unpatched", tests_only), ("patched", everything)):
+        dest = work / name
+        dest.mkdir(parents=True, exist_ok=True)
+        if (src / "tests").is_dir() and not (dest / "tests").exists():
+            shutil.copytree(
+                src / "tests", dest / "tests", ignore=shutil.ignore_patterns("__pycache__")
+            )
+        trees[name] = megatron_tree.prepared_copy(src, patches, dest)
+    return trees
+
+
+def junit_outcomes(report: Path) -> dict[str, str]:
+    """node id -> outcome from a pytest junit XML file (empty when there is none)."""
+    if not report.is_file():
+        return {}
+    outcomes = {}
+    for case in ET.parse(report).iter("testcase"):
+        node = f"{case.get('classname')}::{case.get('name')}"
+        outcome = "passed"
+        for kind, label in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
+            if case.find(kind) is not None:
+                outcome = label
+                break
+        outcomes[node] = outcome
+    return outcomes
+
+
+def run_group(
+    tree: Path,
+    tree_name: str,
+    group: tuple[str, str | None],
+    report: Path,
+    *,
+    nproc: int,
+    torchrun: bool,
+) -> GroupRun:
+    """One test group in one tree; its exit status and per-test outcomes."""
+    path, keyword = group
+    env = dict(os.environ)
+    env.update(
+        PYTHONPATH=os.pathsep.join([str(tree), str(REPO_ROOT)]),
+        MASTER_ADDR="localhost",
+        MASTER_PORT=str(free_port()),
+    )
+    launcher = (
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            f"--nproc-per-node={nproc}",
+            f"--master-port={env['MASTER_PORT']}",
+        ]
+        if torchrun
+        else [sys.executable]
+    )
+    if not torchrun:
+        env.update(WORLD_SIZE="1", RANK="0", LOCAL_RANK="0")
+    args = [
+        *launcher,
+        "-m",
+        "pytest",
+        "-p",
+        "testing.upstream_unit_standins",
+        "--noconftest",
+        "-p",
+        "no:cacheprovider",
+        "-c",
+        os.devnull,
+        "--rootdir",
+        str(tree),
+        "-q",
+        "-W",
+        "ignore",
+        f"--junitxml={report}",
+        path,
+    ]
+    if keyword:
+        args += ["-k", keyword]
+    code, out, err = proc.cmd_output(*args, cwd=tree, env=env, check=False)
+    report.with_suffix(".log").write_text(out + "\n" + err)
+    return GroupRun(path, tree_name, code, junit_outcomes(report))
+
+
+def regressions(runs: list[GroupRun]) -> list[str]:
+    """What passes unpatched but not patched."""
+    found = []
+    by = {(r.group, r.tree): r for r in runs}
+    for group, _ in GROUPS:
+        before, after = by.get((group, "unpatched")), by.get((group, "patched"))
+        if before is None or after is None:
+            continue
+        for node, outcome in before.outcomes.items():
+            if outcome == "passed" and after.outcomes.get(node, "missing") != "passed":
+                found.append(
+                    f"{node}: passed unpatched, {after.outcomes.get(node, 'missing')} patched"
+                )
+        if before.exit_code == 0 and after.exit_code != 0:
+            found.append(f"{group}: exit 0 unpatched, {after.exit_code} patched")
+    return found
+
+
+def render_markdown(runs: list[GroupRun]) -> str:
+    """A side-by-side table: one row per test, outcome unpatched | patched."""
+    by = {(r.group, r.tree): r for r in runs}
+    rows = ["| test | unpatched | patched |", "|---|---|---|"]
+    for group, keyword in GROUPS:
+        before, after = by.get((group, "unpatched")), by.get((group, "patched"))
+        if before is None or after is None:
+            continue
+        label = f"{group}" + (f" -k '{keyword}'" if keyword else "")
+        rows.append(f"| **{label}** (exit status) | {before.exit_code} | {after.exit_code} |")
+        for node in sorted(set(before.outcomes) | set(after.outcomes)):
+            rows.append(
+                f"| `{node}` | {before.outcomes.get(node, 'missing')} "
+                f"| {after.outcomes.get(node, 'missing')} |"
+            )
+    return "\n".join(rows) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m patchcarry.measure.upstream_tests")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=None,
+        help="where the two copies go "
+        "(default: a new temporary directory; not under --out, an artifact)",
+    )
+    parser.add_argument("--nproc", type=int, default=1)
+    parser.add_argument("--no-torchrun", dest="torchrun", action="store_false")
+    args = parser.parse_args(argv)
+    src = megatron_tree.upstream_tree_from_env()
+    if src is None:
+        print("error: set MEGATRON_SRC to the upstream tree", file=sys.stderr)
+        return 2
+    out = args.out.resolve()
+    reports = out / "upstream-tests"
+    reports.mkdir(parents=True, exist_ok=True)
+    work = args.work or Path(tempfile.mkdtemp(prefix="patchcarry-upstream-tests-"))
+    trees = prepare_trees(src, work.resolve())
+    runs = []
+    for index, group in enumerate(GROUPS):
+        for name in TREES:
+            report = reports / f"{index}-{Path(group[0]).stem}-{name}.xml"
+            print(f"upstream tests: {group[0]} on {name}", file=sys.stderr, flush=True)
+            runs.append(
+                run_group(
+                    trees[name], name, group, report, nproc=args.nproc, torchrun=args.torchrun
+                )
+            )
+    table = render_markdown(runs)
+    found = regressions(runs)
+    (out / "upstream-tests.md").write_text(table)
+    (out / "upstream-tests.json").write_text(
+        json.dumps({"runs": [dataclasses.asdict(r) for r in runs], "regressions": found}, indent=1)
+    )
+    print(table)
+    for line in found:
+        print(f"REGRESSION: {line}", file=sys.stderr)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
