@@ -253,6 +253,21 @@ def test_maintainer_closed_is_refused_without_force(world, capsys):
     assert "closed by yaox12, not by the author htesd" in out
 
 
+def test_force_overrides_a_maintainer_close_without_claiming_detachment(world):
+    w = world()
+    sc.maintainer_closed(w.state, w.upstream.bare, number=6200)
+    w.manifest.write_text(
+        w.manifest.read_text().replace(
+            'name = "checkpoint-grad"', 'name = "checkpoint-grad"\npr = 6200'
+        )
+    )
+    assert w.run("--force", ENTRY) == 0
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    (link,) = [c.body for c in w.state.comments if c.issue == 6200 and "cross-link" in c.body]
+    assert f"re-submitted as #{number}" in link and "fork network" not in link
+    assert f"pr = {number}" in w.manifest.read_text()
+
+
 def test_merged_pr_is_done(world, capsys):
     w = world()
     sc.merged(w.state, w.upstream.bare, number=6100)

@@ -101,11 +101,21 @@ def render(
 
 
 def cross_link(
-    entry: Entry, *, superseded: int, new_pr: int, new_url: str, fork: str | None = None
+    entry: Entry,
+    *,
+    superseded: int,
+    new_pr: int,
+    new_url: str,
+    fork: str | None = None,
+    detached: bool = True,
 ) -> str:
-    """The comment left once on a superseded PR."""
+    """The comment left once on a superseded PR (the detachment sentence only when it was)."""
+    why = (
+        "This PR was closed automatically when its fork left the fork network; it is "
+        if detached
+        else "This change is "
+    )
     return (
         f"{link_marker(entry.name, superseded)}\n"
-        f"This PR was closed automatically when its fork left the fork network; it is "
-        f"re-submitted as #{new_pr} ({new_url}) from an attached fork ({fork or entry.fork})."
+        f"{why}re-submitted as #{new_pr} ({new_url}) from an attached fork ({fork or entry.fork})."
     )

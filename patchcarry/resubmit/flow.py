@@ -306,8 +306,14 @@ def execute(
             for c in gh.issue_comments(entry.upstream, number)
         ):
             continue
+        detached = any(c.number == number and c.state == classify.DETACHED for c in plan.superseded)
         text = bodies.cross_link(
-            entry, superseded=number, new_pr=plan.pr, new_url=plan.url or "", fork=status.full_name
+            entry,
+            superseded=number,
+            new_pr=plan.pr,
+            new_url=plan.url or "",
+            fork=status.full_name,
+            detached=detached,
         )
         try:
             gh.create_comment(entry.upstream, number, text)
