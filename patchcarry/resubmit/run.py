@@ -140,8 +140,12 @@ def resubmit(
                 works.append(work)
         refused = [p for p in plans if p.action == REFUSED]
         if dry_run or refused:
-            for plan in plans:
+            for plan, entry in zip(plans, entries, strict=True):
                 plan.action = flow.planned_action(plan)
+                if token is None:
+                    plan.unverified.append(
+                        f"that a token for {entry.fork_owner} can write (no GITHUB_TOKEN set)"
+                    )
             head = f"DRY RUN ({why}): every read was made; nothing was written."
             if refused and not dry_run:
                 head = "REFUSED: a preflight failed, so nothing was written (see reasons)."
