@@ -163,3 +163,39 @@ def test_hc_gpt_without_a_tree_is_a_usage_error(monkeypatch, capsys) -> None:
     assert cli.main(["measure", "--model", "hc-gpt"]) == ExitCode.USAGE
     assert "MEGATRON_SRC" in capsys.readouterr().err
     assert cli.main(["measure", "--model", "hc-gpt", "--seed-config"]) == ExitCode.FAILED
+
+
+def test_upstream_side_by_side_flags_only_pass_to_fail(tmp_path) -> None:
+    from patchcarry.measure import upstream_tests as ut
+
+    report = tmp_path / "r.xml"
+    report.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="t.A" name="ok"/>'
+        '<testcase classname="t.A" name="bad"><failure message="x"/></testcase>'
+        '<testcase classname="t.A" name="skip"><skipped message="no te"/></testcase>'
+        "</testsuite></testsuites>"
+    )
+    assert ut.junit_outcomes(report) == {
+        "t.A::ok": "passed",
+        "t.A::bad": "failed",
+        "t.A::skip": "skipped",
+    }
+    assert ut.junit_outcomes(tmp_path / "missing.xml") == {}
+    group = ut.GROUPS[0][0]
+    before = ut.GroupRun(group, "unpatched", 1, {"a": "passed", "b": "failed", "c": "passed"})
+    same = ut.GroupRun(group, "patched", 1, {"a": "passed", "b": "failed", "c": "passed"})
+    assert ut.regressions([before, same]) == []
+    better = ut.GroupRun(group, "patched", 0, {"a": "passed", "b": "passed", "c": "passed"})
+    assert ut.regressions([before, better]) == []
+    worse = ut.GroupRun(group, "patched", 1, {"a": "error", "b": "failed"})
+    assert ut.regressions([before, worse]) == [
+        "a: passed unpatched, error patched",
+        "c: passed unpatched, missing patched",
+    ]
+    clean = ut.GroupRun(group, "unpatched", 0, {})
+    assert ut.regressions([clean, ut.GroupRun(group, "patched", 2, {})]) == [
+        f"{group}: exit 0 unpatched, 2 patched"
+    ]
+    table = ut.render_markdown([before, worse])
+    assert "| `c` | passed | missing |" in table
