@@ -95,8 +95,8 @@ def world(
             tmp_path,
             base_commit=upstream.base_commit,
             overrides={
-                ENTRY: {"pr": None, "tests": []},
-                "hc-mlp-norm-manager": {"pr": None, "tests": []},
+                ENTRY: {"pr": None},
+                "hc-mlp-norm-manager": {"pr": None},
             },
         )
         storage = tmp_path / "forks"
@@ -125,11 +125,12 @@ def test_detached_close_gives_new_draft_pr_one_cross_link_and_records_it(world, 
     assert "<!-- patchcarry:resubmit entry=checkpoint-grad -->" in pull.body
     assert "Re-submission of #6117" in pull.body and "head.repo is null" in pull.body
     assert "No evidence file was given" in pull.body
+    assert "- [x] I have added relevant unit tests" in pull.body  # include_tests + 0002
     # the fork branch: pinned base + the fix via git am, authorship and sign-off kept
     tip = w.fork_branch()
     assert tip == pull.head_sha
-    assert git.rev_parse(f"{tip}~1", cwd=w.fork_git) == w.upstream.base_commit
-    _, log, _ = git.git("log", "-1", "--format=%an <%ae>%n%B", tip, cwd=w.fork_git)
+    assert git.rev_parse(f"{tip}~2", cwd=w.fork_git) == w.upstream.base_commit  # fix + test
+    _, log, _ = git.git("log", "-1", "--format=%an <%ae>%n%B", f"{tip}~1", cwd=w.fork_git)
     assert log.startswith("yulin li <43132975+htesd@users.noreply.github.com>")
     assert "Signed-off-by: yulin li" in log
     links = [c for c in w.state.comments if c.issue == 6117 and "patchcarry:cross-link" in c.body]
@@ -144,7 +145,7 @@ def test_fork_without_the_base_history_still_gets_the_branch(world):
     (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
     tip = w.fork_branch()
     assert tip == w.state.pulls[(sc.UPSTREAM, number)].head_sha
-    assert git.rev_parse(f"{tip}~1", cwd=w.fork_git) == w.upstream.base_commit  # full history
+    assert git.rev_parse(f"{tip}~2", cwd=w.fork_git) == w.upstream.base_commit  # full history
 
 
 def test_rerun_is_unchanged_with_zero_writes(world, capsys):
@@ -407,7 +408,7 @@ def test_rebase_builds_on_the_base_branch_tip(world, capsys):
     w = world()
     assert w.run("--rebase", "--dry-run", ENTRY) == 0
     assert w.writes() == []
-    assert f"dev tip {w.upstream.dev_tip[:12]} + 1 patch(es)" in capsys.readouterr().out
+    assert f"dev tip {w.upstream.dev_tip[:12]} + 2 patch(es)" in capsys.readouterr().out
 
 
 def test_missing_evidence_file_is_refused_before_any_request(world, capsys):
