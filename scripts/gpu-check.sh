@@ -92,7 +92,8 @@ print(render_markdown_table(json.load(open(sys.argv[1]))))' "$evidence"
   done
   echo "GPU tests: $(tail -n 1 "$out/gpu-tests.log")"
   echo
-  echo "Upstream unit tests (unpatched | patched):"
+  te=$("$py" -c 'import transformer_engine' >/dev/null 2>&1 && echo installed || echo "not installed: tests that build TE specs error in both trees")
+  echo "Upstream unit tests (unpatched | patched); Transformer Engine $te:"
   echo
   cat "$out/upstream-tests.md" 2>/dev/null || echo "(not run)"
   echo

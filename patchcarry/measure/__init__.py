@@ -1,7 +1,9 @@
 """`measure`: retained memory per variant (unpatched, fix, reset, both), the analytic model,
 the evidence file and its plot.
 
-Layout: `model` predicts, `variants` prepares patched trees, `runner` runs one child process
-per variant, `probe` is that child, `hc_gpt`/`synthetic_model` build what it runs,
-`evidence` writes/validates/renders the result, `plot` draws it.
+Layout: `model` predicts; `variants` plans and prepares the patched tree copies; `session`
+runs one `child` process per variant through `runner`; `hc_gpt` and `synthetic_model` build
+what the child runs (with their CPU stand-ins); `evidence` writes, validates and renders the
+result; `plot` draws it; `upstream_tests` runs upstream's unit tests on both trees for
+`scripts/gpu-check.sh`.
 """

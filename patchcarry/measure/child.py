@@ -51,19 +51,19 @@ def live_tensor_bytes(model: torch.nn.Module) -> int:
     """Bytes of distinct storages of gc-visible tensors, parameters and their grads excepted."""
     model_storages = set()
     for p in model.parameters():
-        model_storages.add(p.untyped_storage().data_ptr())
+        model_storages.add((str(p.device), p.untyped_storage().data_ptr()))
         if p.grad is not None:
-            model_storages.add(p.grad.untyped_storage().data_ptr())
-    seen: dict[int, int] = {}
+            model_storages.add((str(p.device), p.grad.untyped_storage().data_ptr()))
+    seen: dict[tuple[str, int], int] = {}
     for obj in gc.get_objects():
         if isinstance(obj, torch.Tensor) and not obj.is_meta:
             try:
                 storage = obj.untyped_storage()
-                ptr = storage.data_ptr()
+                key = (str(obj.device), storage.data_ptr())
             except (RuntimeError, NotImplementedError):  # fake, sparse or storage-less tensors
                 continue
-            if ptr and ptr not in model_storages:
-                seen[ptr] = storage.nbytes()
+            if key[1] and key not in model_storages:
+                seen[key] = storage.nbytes()
     return sum(seen.values())
 
 
