@@ -180,8 +180,10 @@ def make_upstream(
     _g("commit", "-q", "-am", "dev: add imports above the patched code", cwd=work)
     _g("init", "-q", "--bare", str(bare), cwd=tmp_path)
     _g("remote", "add", "origin", str(bare), cwd=work)
-    _g("push", "-q", "origin", "dev", cwd=work)
-    _g("symbolic-ref", "HEAD", "refs/heads/dev", cwd=bare)
+    _g("push", "-q", "origin", "dev", f"{base}:refs/heads/main", cwd=work)
+    # Like Megatron-LM: the default branch is `main` (behind `dev`); a fork made with
+    # default_branch_only holds just that one.
+    _g("symbolic-ref", "HEAD", "refs/heads/main", cwd=bare)
     return UpstreamRepo(bare, work, base)
 
 

@@ -83,9 +83,6 @@ def world(
         new_fork: str = "attached", token: str | None = sc.TOKEN, empty_fork: bool = False
     ) -> World:
         upstream = template_upstream.copy(tmp_path / "up")
-        # Megatron-LM's default branch is `main` (behind `dev`); forks made with
-        # default_branch_only get just that one.
-        git.git("update-ref", "refs/heads/main", upstream.base_commit, cwd=upstream.bare)
         fork_git = tmp_path / "fork.git"
         if empty_fork:  # a fork without the base's history: the shallow build must deepen
             git.git("init", "-q", "--bare", str(fork_git), cwd=tmp_path)
