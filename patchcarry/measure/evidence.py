@@ -130,6 +130,7 @@ def build(
         "model": request.model,
         "device": request.device,
         "iterations": request.iterations,
+        "torch_compile": request.device == "cuda" or request.torch_compile,
         "seed_config": seed_config,
         "tree": tree,
         "versions": {
@@ -240,6 +241,10 @@ def render_markdown_table(evidence: dict[str, Any]) -> str:
                 f"| {'–' if ratio is None else f'{ratio:.2f}'} |"
             )
         blocks.append(f"{head}\n\n" + "\n".join(rows))
+    blocks.append(
+        "Step time: median after the first (warm-up) iteration, as a ratio to unpatched; "
+        + ("measured on the GPU." if gpu else "on a CPU this is noise, not a performance figure.")
+    )
     x = evidence["extrapolation"]
     blocks.append(
         f"Extrapolation ({x['label']}): {x['shape']['layers']} layers, seq {x['shape']['seq']}, "

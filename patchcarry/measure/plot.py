@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 COLORS = {"unpatched": "tab:red", "fix": "tab:orange", "reset": "tab:blue", "both": "tab:green"}
+# `both` is dashed and thinner: it usually lies exactly on `reset`.
+STYLES = {"both": {"linestyle": "--", "linewidth": 1.2}}
 
 
 def _floor(iteration: dict[str, Any], gpu: bool) -> int:
@@ -37,16 +39,23 @@ def write_png(evidence: dict[str, Any], path: Path) -> Path:
         for v in measured:
             xs = [i["index"] for i in v["iterations"]]
             ys = [_floor(i, gpu) / 1e6 for i in v["iterations"]]
-            left.plot(xs, ys, marker="o", label=v["name"], color=COLORS.get(v["name"]))
+            left.plot(
+                xs,
+                ys,
+                marker="o",
+                label=v["name"],
+                color=COLORS.get(v["name"]),
+                **STYLES.get(v["name"], {}),
+            )
         left.xaxis.set_major_locator(MaxNLocator(integer=True))
         left.set_xlabel("iteration")
         left.set_ylabel("allocator floor (MB)" if gpu else "live non-parameter tensors (MB)")
         left.set_title(f"between-iteration floor\n{title}", fontsize=9)
-        left.legend()
+        left.legend(loc="center right")
         names = [v["name"] for v in measured]
         width = 0.38
         xs_bar = range(len(measured))
-        right.bar(
+        measured_bars = right.bar(
             [x - width / 2 for x in xs_bar],
             [v["retained"]["detached_total"] / 1e6 for v in measured],
             width,
@@ -61,12 +70,33 @@ def write_png(evidence: dict[str, Any], path: Path) -> Path:
             color="tab:purple",
             alpha=0.6,
         )
+        right.bar_label(
+            measured_bars, [f"{v['retained']['detached_total']} B" for v in measured], fontsize=8
+        )
         right.set_xticks(list(xs_bar), names)
         right.set_ylabel("retained (MB)")
         right.set_title("retained after backward: measured vs predicted", fontsize=9)
         right.legend()
+    where = evidence["hardware"]["gpu"] or f"CPU: {evidence['hardware']['cpu_model']}"
+    fig.suptitle(f"{evidence['tree']['label']} ({where})", fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m patchcarry.measure.plot EVIDENCE.json [OUT.png]`: redraw from a file."""
+    import sys
+
+    from patchcarry.measure import evidence
+
+    args = sys.argv[1:] if argv is None else argv
+    source = Path(args[0])
+    write_png(evidence.load(source), Path(args[1]) if len(args) > 1 else source.with_suffix(".png"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

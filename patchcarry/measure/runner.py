@@ -24,7 +24,7 @@ class MeasureError(FatalError):
 
 
 def run_child(
-    tree: Path, request: dict[str, Any], *, threads: int | None = None, torch_compile: bool = False
+    tree: Path, request: dict[str, Any], *, torch_compile: bool = False
 ) -> dict[str, Any]:
     """Measure `request` with `tree`'s megatron in a child process; its result JSON.
 
@@ -33,9 +33,8 @@ def run_child(
     than the whole measurement while changing nothing about which tensors stay referenced.
     """
     tree = Path(tree).resolve()
-    env = probe_env(tree)
-    if threads:
-        env["OMP_NUM_THREADS"] = str(threads)
+    # A CPU measurement hides any GPU, so the named CPU stand-ins are used as on a CPU runner.
+    env = probe_env(tree, cpu_only=request["device"] == "cpu")
     if request["device"] == "cpu" and not torch_compile:
         env["TORCHDYNAMO_DISABLE"] = "1"
     code, out, err = proc.cmd_output(
