@@ -60,18 +60,32 @@ class CheckReport:
     def to_json(self) -> dict[str, Any]:
         entries = []
         for e in self.entries:
-            refs = [{**dataclasses.asdict(r), "status": r.status, "offsets": r.offsets}
-                    for r in e.refs]
-            entries.append({
-                "name": e.name, "status": e.status, "reason": e.reason, "refs": refs,
-                "drift": None if e.drift is None else [dataclasses.asdict(d) for d in e.drift],
-                "identity": None if e.identity is None else [dataclasses.asdict(i)
-                                                             for i in e.identity],
-                "not_checked": e.not_checked,
-            })
-        return {"upstream": self.upstream, "mode": self.mode, "ok": self.ok,
-                "exit_code": self.exit_code, "bytes_fetched": self.bytes_fetched,
-                "cache": self.cache, "cache_bytes": self.cache_bytes, "entries": entries}
+            refs = [
+                {**dataclasses.asdict(r), "status": r.status, "offsets": r.offsets} for r in e.refs
+            ]
+            entries.append(
+                {
+                    "name": e.name,
+                    "status": e.status,
+                    "reason": e.reason,
+                    "refs": refs,
+                    "drift": None if e.drift is None else [dataclasses.asdict(d) for d in e.drift],
+                    "identity": None
+                    if e.identity is None
+                    else [dataclasses.asdict(i) for i in e.identity],
+                    "not_checked": e.not_checked,
+                }
+            )
+        return {
+            "upstream": self.upstream,
+            "mode": self.mode,
+            "ok": self.ok,
+            "exit_code": self.exit_code,
+            "bytes_fetched": self.bytes_fetched,
+            "cache": self.cache,
+            "cache_bytes": self.cache_bytes,
+            "entries": entries,
+        }
 
     def render_table(self) -> str:
         from patchcarry.check_report import render_table
@@ -90,8 +104,11 @@ def _offline(entries: list[Entry], tree: Path, label: str) -> list[EntryResult]:
     results = []
     for entry in entries:
         if entry.offline:
-            results.append(EntryResult(entry.name, [], not_checked=["apply", *OFFLINE_SKIPS],
-                                       reason=entry.offline))
+            results.append(
+                EntryResult(
+                    entry.name, [], not_checked=["apply", *OFFLINE_SKIPS], reason=entry.offline
+                )
+            )
             continue
 
         def read(path: str) -> str | None:
@@ -101,8 +118,11 @@ def _offline(entries: list[Entry], tree: Path, label: str) -> list[EntryResult]:
         # The installed wheel ships megatron/ only: test patches cannot be judged against it.
         applied = check_steps.apply_at(entry.patches(with_tests=False), read)
         skipped = [*OFFLINE_SKIPS, *(["tests"] if entry.tests else [])]
-        results.append(EntryResult(entry.name, [RefApply("installed", label, None, applied)],
-                                   not_checked=skipped))
+        results.append(
+            EntryResult(
+                entry.name, [RefApply("installed", label, None, applied)], not_checked=skipped
+            )
+        )
     return results
 
 
@@ -121,13 +141,16 @@ def _upstream_entry(fetched: upstream_mod.FetchedUpstream, entry: Entry) -> Entr
     tip = fetched.branch_tips[entry.base_branch]
     patches = entry.patches(with_tests=True)  # test patches are checked even if not sent
     refs = []
-    for ref, commit, label in (("base", base, base[:7]),
-                               ("tip", tip, f"{entry.base_branch} {tip[:7]}")):
+    for ref, commit, label in (
+        ("base", base, base[:7]),
+        ("tip", tip, f"{entry.base_branch} {tip[:7]}"),
+    ):
         applied = check_steps.apply_at(patches, functools.partial(fetched.show, commit))
         refs.append(RefApply(ref, label, commit, applied))
     drift = check_steps.drift(repo, base, tip, patches)
-    identity = [check_steps.identity(repo, entry.fix, n, fetched.pull_heads[n])
-                for n in entry.supersedes]
+    identity = [
+        check_steps.identity(repo, entry.fix, n, fetched.pull_heads[n]) for n in entry.supersedes
+    ]
     return EntryResult(entry.name, refs, drift, identity)
 
 
@@ -152,5 +175,6 @@ def run_checks(
         work_dir=work_dir,
     )
     results = [_upstream_entry(fetched, e) for e in entries]
-    return CheckReport(upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo),
-                       fetched.cache_bytes)
+    return CheckReport(
+        upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo), fetched.cache_bytes
+    )

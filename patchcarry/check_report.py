@@ -38,10 +38,11 @@ def _drift_line(d: FileDrift) -> str:
     more = " ..." if len(d.changed_old_ranges) > 6 else ""
     if d.overlaps:
         hunks = ", ".join(str(h) for h in d.overlapping_hunks)
-        return (f"{d.path}: changed, OVERLAPS our hunk(s) at line {hunks}"
-                f" (base lines {where}{more})")
-    return (f"{d.path}: changed, not under our hunks ({d.nearest} unchanged line(s) to the"
-            f" nearest change; base lines {where}{more})")
+        return f"{d.path}: changed, OVERLAPS our hunk(s) at line {hunks} (base lines {where}{more})"
+    return (
+        f"{d.path}: changed, not under our hunks ({d.nearest} unchanged line(s) to the"
+        f" nearest change; base lines {where}{more})"
+    )
 
 
 def _identity_line(i: Identity) -> str:
@@ -83,8 +84,10 @@ def render_table(report: CheckReport) -> str:
     else:
         fetched = human_bytes(report.bytes_fetched or 0)
         cached = human_bytes(report.cache_bytes or 0)
-        out = [f"upstream: {report.upstream}",
-               f"fetched {fetched} this run; cache {report.cache} holds {cached}"]
+        out = [
+            f"upstream: {report.upstream}",
+            f"fetched {fetched} this run; cache {report.cache} holds {cached}",
+        ]
     out.append(f"{'ENTRY':<22}{'REF':<20}STATUS")
     for e in report.entries:
         out += _entry_lines(e)

@@ -189,15 +189,18 @@ def identity(repo: Path, fix: Path, number: int, head: str) -> Identity:
     ours_text = fix.read_text()
     ours = _split_by_file(ours_text)
     if len(files) > MAX_IDENTITY_FILES:
-        return Identity(number, head, merge, parent, "different", False,
-                        sorted(set(files) ^ set(ours)), files)
+        return Identity(
+            number, head, merge, parent, "different", False, sorted(set(files) ^ set(ours)), files
+        )
     theirs_text = git.diff_paths(parent, head, files, cwd=repo)
     if git.patch_id(ours_text, cwd=repo) == git.patch_id(theirs_text, cwd=repo):
         return Identity(number, head, merge, parent, "identical", None, [], files)
     theirs = _split_by_file(theirs_text)
     differ = sorted(
-        path for path in set(ours) | set(theirs)
-        if path not in ours or path not in theirs
+        path
+        for path in set(ours) | set(theirs)
+        if path not in ours
+        or path not in theirs
         or git.patch_id(ours[path], cwd=repo) != git.patch_id(theirs[path], cwd=repo)
     )
     comments_only = all(

@@ -13,7 +13,13 @@ GitCommitHash = NewType("GitCommitHash", str)
 
 # Variables that would redirect git away from the repository we name (set by hooks, `git
 # rebase -x`, or a parent git). Removing them keeps every call about its own cwd.
-_GIT_ENV_KEEP = {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO", "GIT_SSL_NO_VERIFY"}
+_GIT_ENV_KEEP = {
+    "GIT_EXEC_PATH",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_SSL_CAINFO",
+    "GIT_SSL_NO_VERIFY",
+}
 
 
 def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -81,8 +87,9 @@ CREDENTIAL_ARGS = ("-c", "credential.helper=", "-c", f"credential.helper={_TOKEN
 
 def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> GitCommitHash | None:
     """The commit `refs/heads/<branch>` has at `url`, or None when the branch is absent."""
-    _, out, _ = git(*CREDENTIAL_ARGS, "ls-remote", "--end-of-options", url,
-                    f"refs/heads/{branch}", cwd=cwd)
+    _, out, _ = git(
+        *CREDENTIAL_ARGS, "ls-remote", "--end-of-options", url, f"refs/heads/{branch}", cwd=cwd
+    )
     for line in out.splitlines():
         sha, _, ref = line.partition("\t")
         if ref == f"refs/heads/{branch}":
@@ -106,8 +113,16 @@ def am(
     base give the same commit hash on every run (a re-run sees "already pushed").
     """
     env = {"GIT_COMMITTER_NAME": committer_name, "GIT_COMMITTER_EMAIL": committer_email}
-    code, out, err = git("am", "-q", "--committer-date-is-author-date", "--no-3way",
-                         *(str(p) for p in patches), cwd=cwd, env_extra=env, check=False)
+    code, out, err = git(
+        "am",
+        "-q",
+        "--committer-date-is-author-date",
+        "--no-3way",
+        *(str(p) for p in patches),
+        cwd=cwd,
+        env_extra=env,
+        check=False,
+    )
     if code != 0:
         git("am", "--abort", cwd=cwd, check=False)
         raise proc.CalledProcessError(["git", "am", *(p.name for p in patches)], code, out, err)
@@ -121,8 +136,17 @@ def push_with_lease(
     (absent when None). Returns (accepted, git's message)."""
     ref = f"refs/heads/{branch}"
     lease = f"--force-with-lease={ref}:{expected or ''}"
-    code, out, err = git(*CREDENTIAL_ARGS, "push", "--porcelain", lease, "--end-of-options",
-                         url, f"{commit}:{ref}", cwd=cwd, check=False)
+    code, out, err = git(
+        *CREDENTIAL_ARGS,
+        "push",
+        "--porcelain",
+        lease,
+        "--end-of-options",
+        url,
+        f"{commit}:{ref}",
+        cwd=cwd,
+        check=False,
+    )
     return code == 0, (out + err).strip()
 
 
@@ -136,8 +160,16 @@ LOCAL_UPLOAD_PACK = (
 
 def ls_remote_refs(url: str, refs: list[str], *, cwd: Path) -> tuple[int, dict[str, str], str]:
     """(code, {ref: sha} for the `refs` that exist at `url`, stderr); one round trip."""
-    code, out, err = git("-c", "protocol.version=2", "ls-remote", "--end-of-options", url, *refs,
-                         cwd=cwd, check=False)
+    code, out, err = git(
+        "-c",
+        "protocol.version=2",
+        "ls-remote",
+        "--end-of-options",
+        url,
+        *refs,
+        cwd=cwd,
+        check=False,
+    )
     found: dict[str, str] = {}
     for line in out.splitlines():
         sha, _, ref = line.partition("\t")
@@ -153,10 +185,20 @@ def fetch_partial(
     With `progress`, git's progress goes straight to the terminal (stderr comes back empty).
     """
     code, _, err = git(
-        "-c", "protocol.version=2", "fetch", "--no-tags", "--no-write-fetch-head",
-        f"--depth={depth}", "--filter=blob:none", "--progress" if progress else "--quiet",
-        "--end-of-options", remote, *refspecs,
-        cwd=cwd, check=False, stream_stderr=progress,
+        "-c",
+        "protocol.version=2",
+        "fetch",
+        "--no-tags",
+        "--no-write-fetch-head",
+        f"--depth={depth}",
+        "--filter=blob:none",
+        "--progress" if progress else "--quiet",
+        "--end-of-options",
+        remote,
+        *refspecs,
+        cwd=cwd,
+        check=False,
+        stream_stderr=progress,
     )
     return code, err
 
@@ -181,8 +223,9 @@ def changed_paths(old: str, new: str, *, cwd: Path) -> list[str]:
 
 def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3) -> str:
     """`git diff` between two commits limited to `paths` (only their blobs are fetched)."""
-    _, out, _ = git("diff", "--no-color", "--no-renames", f"-U{unified}", old, new, "--", *paths,
-                    cwd=cwd)
+    _, out, _ = git(
+        "diff", "--no-color", "--no-renames", f"-U{unified}", old, new, "--", *paths, cwd=cwd
+    )
     return out
 
 
@@ -202,12 +245,21 @@ def apply_in_tree(
         args.append("--check")
     if context is not None:
         args.append(f"-C{context}")
-    code, out, err = git(*args, str(patch.resolve()), cwd=tree, check=False,
-                         env_extra=plain_tree_env(tree))
+    code, out, err = git(
+        *args, str(patch.resolve()), cwd=tree, check=False, env_extra=plain_tree_env(tree)
+    )
     return code, out + err
 
 
 def unshallow(url: str, *, cwd: Path) -> None:
     """Deepen a shallow scratch repo to full history from `url` (when a push needs it)."""
-    git(*CREDENTIAL_ARGS, "fetch", "-q", "--no-tags", "--unshallow", "--end-of-options", url,
-        cwd=cwd)
+    git(
+        *CREDENTIAL_ARGS,
+        "fetch",
+        "-q",
+        "--no-tags",
+        "--unshallow",
+        "--end-of-options",
+        url,
+        cwd=cwd,
+    )

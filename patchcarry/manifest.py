@@ -14,7 +14,16 @@ PullNumber = NewType("PullNumber", int)
 
 DEFAULT_MANIFEST = Path(__file__).resolve().parent.parent / "patches" / "series.toml"
 
-_REQUIRED = ("name", "title", "upstream", "base_branch", "base_commit", "fork", "head_branch", "fix")
+_REQUIRED = (
+    "name",
+    "title",
+    "upstream",
+    "base_branch",
+    "base_commit",
+    "fork",
+    "head_branch",
+    "fix",
+)
 _KNOWN = set(_REQUIRED) | {"tests", "include_tests", "supersedes", "pr", "offline"}
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _REPO_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
@@ -60,8 +69,9 @@ class Manifest:
         known = {e.name for e in self.entries}
         unknown = [n for n in names if n not in known]
         if unknown:
+            known_list = ", ".join(sorted(known))
             raise BadInputError(
-                f"unknown entry {', '.join(unknown)} in {self.path}; known: {', '.join(sorted(known))}"
+                f"unknown entry {', '.join(unknown)} in {self.path}; known: {known_list}"
             )
         return [e for e in self.entries if e.name in names]
 

@@ -79,8 +79,12 @@ def prepared_copy(src: Path, patches: list[Path], dest: Path) -> Path:
             for cached in source.parent.glob(f"__pycache__/{source.stem}.*.pyc"):
                 cached.unlink()
         code, _, err = git.git(
-            "apply", "--whitespace=nowarn", str(patch.resolve()),
-            cwd=dest, check=False, env_extra=git.plain_tree_env(dest),
+            "apply",
+            "--whitespace=nowarn",
+            str(patch.resolve()),
+            cwd=dest,
+            check=False,
+            env_extra=git.plain_tree_env(dest),
         )
         if code != 0:
             raise BadInputError(f"{patch.name} does not apply to a copy of {src}:\n{err.strip()}")

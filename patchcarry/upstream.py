@@ -92,8 +92,9 @@ def _scratch_repo(url: str, work_dir: Path) -> Path:
 def _have(repo: Path) -> dict[str, str]:
     """Our refs already in the cache: {refname: sha}. Never asks for a missing object (in a
     partial clone that would trigger an unbounded lazy fetch)."""
-    _, out, _ = git.git("for-each-ref", "--format=%(refname) %(objectname)", "refs/patchcarry/",
-                        cwd=repo)
+    _, out, _ = git.git(
+        "for-each-ref", "--format=%(refname) %(objectname)", "refs/patchcarry/", cwd=repo
+    )
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
 
@@ -102,8 +103,9 @@ def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: st
     refspecs = [f"+{sha}:{ref}" for ref, sha in wants.items() if have.get(ref) != sha]
     if not refspecs:
         return
-    code, err = git.fetch_partial("origin", refspecs, depth=depth, cwd=fetched.repo,
-                                  progress=sys.stderr.isatty())
+    code, err = git.fetch_partial(
+        "origin", refspecs, depth=depth, cwd=fetched.repo, progress=sys.stderr.isatty()
+    )
     if code != 0:
         raise UpstreamError(
             f"could not fetch {what} from {fetched.upstream}: "

@@ -142,8 +142,16 @@ class UpstreamRepo:
         _g("checkout", "-q", "-B", f"pr-{number}", self.base_commit, cwd=self.work)
         _g("am", "-q", "--committer-date-is-author-date", cwd=self.work, stdin=text)
         if merge_dev:
-            _g("merge", "-q", "--no-ff", "--no-edit", "-m",
-               f"Merge branch 'dev' into pr-{number}", self.dev_tip, cwd=self.work)
+            _g(
+                "merge",
+                "-q",
+                "--no-ff",
+                "--no-edit",
+                "-m",
+                f"Merge branch 'dev' into pr-{number}",
+                self.dev_tip,
+                cwd=self.work,
+            )
         _g("push", "-q", "-f", "origin", f"HEAD:refs/pull/{number}/head", cwd=self.work)
         return _g("rev-parse", "HEAD", cwd=self.work)
 

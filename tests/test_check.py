@@ -85,25 +85,45 @@ def test_applies_clean_at_base_and_with_offset_at_drifted_tip(check_cli, upstrea
         assert _ref(entry, "base")["commit"] == upstream.base_commit
         tip = _ref(entry, "tip")
         assert (tip["status"], tip["offsets"], tip["commit"]) == (
-            "offset", [DRIFT_OFFSET], upstream.dev_tip)
+            "offset",
+            [DRIFT_OFFSET],
+            upstream.dev_tip,
+        )
         drift = _drift(entry, path)
         assert drift["changed"] and not drift["overlaps"] and drift["overlapping_hunks"] == []
         assert drift["nearest"] > 0
         # every patch of the entry (fix, then its test patches) was applied at both refs
         [real] = manifest.load().select([name])
-        assert [p["patch"] for p in tip["patches"]] == [p.name for p in real.patches(
-            with_tests=True)]
+        assert [p["patch"] for p in tip["patches"]] == [
+            p.name for p in real.patches(with_tests=True)
+        ]
 
 
 def test_json_shape(check_cli, upstream):
     data = json.loads(check_cli("--json", upstream=str(upstream.bare))[1])
-    assert set(data) == {"upstream", "mode", "ok", "exit_code", "bytes_fetched", "cache",
-                         "cache_bytes", "entries"}
+    assert set(data) == {
+        "upstream",
+        "mode",
+        "ok",
+        "exit_code",
+        "bytes_fetched",
+        "cache",
+        "cache_bytes",
+        "entries",
+    }
     entry = _entry(data, "checkpoint-grad")
     assert set(entry) == {"name", "status", "reason", "refs", "drift", "identity", "not_checked"}
     assert set(entry["refs"][0]) == {"ref", "label", "commit", "patches", "status", "offsets"}
-    assert set(entry["identity"][0]) == {"pr", "head", "merge", "compared_to", "result",
-                                         "comments_only", "files_differ", "files"}
+    assert set(entry["identity"][0]) == {
+        "pr",
+        "head",
+        "merge",
+        "compared_to",
+        "result",
+        "comments_only",
+        "files_differ",
+        "files",
+    }
     assert entry["refs"][0]["patches"][0]["patch"] == FIX_0001.name
 
 
@@ -164,13 +184,17 @@ def test_identity_comment_only_difference(check_cli, upstream):
     [ident] = _entry(json.loads(out), "checkpoint-grad")["identity"]
     assert code == 0
     assert (ident["result"], ident["comments_only"], ident["files_differ"]) == (
-        "different", True, [RANDOM_PY])
+        "different",
+        True,
+        [RANDOM_PY],
+    )
     assert not ident["merge"]
 
 
 def test_identity_code_difference(check_cli, upstream):
-    text = FIX_0001.read_text().replace("+                inp.grad = None",
-                                        "+                del inp.grad")
+    text = FIX_0001.read_text().replace(
+        "+                inp.grad = None", "+                del inp.grad"
+    )
     upstream.add_pull_head(6117, text)
     _, out, _ = check_cli("checkpoint-grad", upstream=upstream.url)
     assert "#6117" in out and "different, code differs" in out
@@ -184,8 +208,11 @@ def test_identity_of_merge_head_uses_parent_with_fewest_changes(check_cli, upstr
 
 
 def test_missing_pull_ref_is_exit_4(check_cli, upstream, tmp_path, template):
-    mf = write_manifest(tmp_path / "m2", base_commit=template.base_commit,
-                        overrides={"checkpoint-grad": {"supersedes": [999]}})
+    mf = write_manifest(
+        tmp_path / "m2",
+        base_commit=template.base_commit,
+        overrides={"checkpoint-grad": {"supersedes": [999]}},
+    )
     code, out, err = check_cli(manifest_path=mf, upstream=upstream.url)
     assert code == 4 and "refs/pull/999/head" in err and out == ""
 

@@ -73,8 +73,9 @@ def test_record_pr_updates_only_the_named_entry(tmp_path: Path):
 
 
 def test_record_pr_inserts_when_absent_and_keeps_comments(tmp_path: Path):
-    path = write_manifest(tmp_path, base_commit=BASE,
-                          overrides={"hc-mlp-norm-manager": {"pr": None}})
+    path = write_manifest(
+        tmp_path, base_commit=BASE, overrides={"hc-mlp-norm-manager": {"pr": None}}
+    )
     path.write_text("# keep this comment: pr = 1\n" + path.read_text())
     assert manifest.load(path).entries[1].pr is None
     manifest.record_pr(path, "hc-mlp-norm-manager", 7002)

@@ -17,26 +17,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from patchcarry.upstream import DEFAULT_UPSTREAM
 
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("entries", nargs="*", metavar="ENTRY",
-                        help="entries to check (default all)")
-    parser.add_argument("--upstream", default=DEFAULT_UPSTREAM,
-                        help="URL or local path of the upstream repo (default %(default)s)")
-    parser.add_argument("--offline", action="store_true",
-                        help="apply check only, against the installed megatron-core source")
+    parser.add_argument(
+        "entries", nargs="*", metavar="ENTRY", help="entries to check (default all)"
+    )
+    parser.add_argument(
+        "--upstream",
+        default=DEFAULT_UPSTREAM,
+        help="URL or local path of the upstream repo (default %(default)s)",
+    )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="apply check only, against the installed megatron-core source",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST,
-                        help="manifest to read (default %(default)s)")
-    parser.add_argument("--work-dir", type=Path, default=None,
-                        help="scratch repo for the partial fetch "
-                             "(default $XDG_CACHE_HOME/patchcarry/upstream/<hash>)")
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        default=DEFAULT_MANIFEST,
+        help="manifest to read (default %(default)s)",
+    )
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        default=None,
+        help="scratch repo for the partial fetch "
+        "(default $XDG_CACHE_HOME/patchcarry/upstream/<hash>)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from patchcarry import check, manifest
 
     entries = manifest.load(args.manifest).select(args.entries)
-    report = check.run_checks(entries, upstream=args.upstream, offline=args.offline,
-                              work_dir=args.work_dir)
+    report = check.run_checks(
+        entries, upstream=args.upstream, offline=args.offline, work_dir=args.work_dir
+    )
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
