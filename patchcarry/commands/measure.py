@@ -28,6 +28,13 @@ class NoUpstreamTree(FatalError):
     exit_code = ExitCode.USAGE
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
@@ -47,16 +54,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="patch file(s) for the reset variant instead of the manifest entry",
     )
-    parser.add_argument("--iterations", type=int, default=3)
+    parser.add_argument("--iterations", type=_positive, default=3)
     for name, default in CPU_DEFAULTS.items():
-        parser.add_argument(f"--{name}", type=int, default=None, help=f"(default {default} on CPU)")
+        parser.add_argument(
+            f"--{name}", type=_positive, default=None, help=f"(default {default} on CPU)"
+        )
     parser.add_argument(
         "--dtype",
         choices=("fp32", "bf16", "fp16"),
         default=None,
         help="default fp32 on CPU (the local spec fails in bf16 there), bf16 on GPU",
     )
-    parser.add_argument("--vocab", type=int, default=1024)
+    parser.add_argument("--vocab", type=_positive, default=1024)
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument(
         "--seed-config",
