@@ -1,0 +1,47 @@
+"""Keeps the README's measured tables rendered from the evidence files, never typed.
+
+A block `<!-- evidence: evidence/NAME.json -->` ... `<!-- /evidence -->` in README.md holds
+`render_markdown_table` of that file. `python -m patchcarry.readme` rewrites every block;
+a test fails while the README differs from what the evidence renders.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from patchcarry.measure.evidence import render_markdown_table
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+_BLOCK_RE = re.compile(r"(<!-- evidence: (\S+) -->\n)(.*?)(<!-- /evidence -->)", re.DOTALL)
+
+
+def render(text: str, root: Path = ROOT) -> str:
+    """`text` with every evidence block re-rendered from the file it names."""
+
+    def block(match: re.Match[str]) -> str:
+        evidence = json.loads((root / match.group(2)).read_text())
+        return f"{match.group(1)}{render_markdown_table(evidence).strip()}\n{match.group(4)}"
+
+    return _BLOCK_RE.sub(block, text)
+
+
+def blocks(text: str) -> list[str]:
+    """The evidence files the README's blocks name."""
+    return [m.group(2) for m in _BLOCK_RE.finditer(text)]
+
+
+def main() -> int:
+    text = README.read_text()
+    new = render(text)
+    if new != text:
+        README.write_text(new)
+        print(f"updated {len(blocks(new))} evidence block(s) in {README.name}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,34 @@
+"""The README's numbers come from evidence files, and its commands are the ones CI runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from patchcarry import readme
+from patchcarry.measure.evidence import render_markdown_table
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_readme_evidence_tables_match_their_evidence_files():
+    text = (ROOT / "README.md").read_text()
+    assert readme.blocks(text), "the README shows no evidence table"
+    assert readme.render(text) == text, (
+        "README is stale: run `.venv/bin/python -m patchcarry.readme`"
+    )
+
+
+def test_render_replaces_a_typed_number(tmp_path: Path):
+    evidence = ROOT / "evidence" / "hc-gpt-cpu.json"
+    (tmp_path / "e.json").write_text(evidence.read_text())
+    typed = "<!-- evidence: e.json -->\n| unpatched | 28.63 GB |\n<!-- /evidence -->\n"
+    rendered = readme.render(typed, root=tmp_path)
+    assert "28.63 GB" not in rendered
+    assert render_markdown_table(json.loads(evidence.read_text())).strip() in rendered
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text()
+    text = (ROOT / "README.md").read_text()
+    assert "scripts/test" in ci and "scripts/test" in text
