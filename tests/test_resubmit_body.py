@@ -124,3 +124,17 @@ def test_body_is_deterministic_and_marked():
     with_numbers = body.render(entry, **{**kwargs, "evidence_markdown": "| a | b |"})
     assert "| a | b |" in with_numbers and "no measured numbers" not in with_numbers
     assert body.normalize(first.replace("\n", "\r\n") + "  \n") == body.normalize(first)
+
+
+def test_drift_sentences_tell_a_new_file_from_an_unchanged_one():
+    from patchcarry.check_steps import FileDrift, PatchApply, RefApply
+
+    entry = load().select(["checkpoint-grad"])[0]
+    ref = RefApply("base", "c76ff61", "c" * 40, [PatchApply("0001", "clean", [])])
+    drift = [
+        FileDrift("tests/new_test.py", False, False, [], [], None, new_file=True),
+        FileDrift("a.py", False, False, [], [], None),
+    ]
+    out = entry_lines(EntryResult("checkpoint-grad", [ref], drift, []), entry)
+    assert "tests/new_test.py is new: absent at the pinned base and the tip" in out
+    assert "a.py is unchanged between the pinned base and the tip" in out

@@ -43,7 +43,9 @@ def entry_lines(result: EntryResult, entry: Entry) -> list[str]:
         return [f"not checked: {result.reason}"]
     lines = [_ref_line(r.ref, r.label, r.status, r.offsets, entry.base_branch) for r in result.refs]
     for d in result.drift or []:
-        if not d.changed:
+        if d.new_file:
+            lines.append(f"{d.path} is new: absent at the pinned base and the tip")
+        elif not d.changed:
             lines.append(f"{d.path} is unchanged between the pinned base and the tip")
         elif d.overlaps:
             lines.append(f"{d.path} changed upstream under our hunk(s): review the rebase")

@@ -1,0 +1,60 @@
+"""#6117's situation on a loopback GitHub, and `resubmit --dry-run` against it.
+
+    python -m testing.demo_6117 [--upstream-git PATH]
+
+Loads the fake GitHub with #6117 and #6017 closed by fork detachment (same second, by the
+fork owner, `head.repo: null`) and an attached fork htesd/Megatron-LM-oss, then runs the real
+`resubmit --dry-run` against it: the plan a maintainer reads. The upstream git repository is
+a fixture built in a temp dir, or `--upstream-git` (e.g. a local mirror of NVIDIA/Megatron-LM,
+which has the real refs/pull/N/head). Prints how many write calls the server saw (zero).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from patchcarry import cli, git, manifest
+from testing import github_scenarios as sc
+from testing.fake_github import FakeGitHub, GitHubState
+from testing.upstream_repos import FIX_0001, FIX_0003, make_upstream, write_manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--upstream-git", type=Path, help="upstream repository to fetch from")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="demo-6117-") as tmp_name:
+        tmp = Path(tmp_name)
+        if args.upstream_git:
+            upstream_git = args.upstream_git.resolve()
+            base = manifest.load().entries[0].base_commit
+        else:
+            fixture = make_upstream(tmp / "upstream")
+            fixture.add_pull_head(6117, FIX_0001)
+            fixture.add_pull_head(6017, FIX_0003)
+            upstream_git, base = fixture.bare, fixture.base_commit
+        fork_git = tmp / "fork.git"
+        git.git("init", "-q", "--bare", str(fork_git), cwd=tmp)
+        pr_unrecorded = {"pr": None}
+        series = write_manifest(
+            tmp,
+            base_commit=base,
+            overrides={e.name: pr_unrecorded for e in manifest.load().entries},
+        )
+        (tmp / "forks").mkdir()
+        with FakeGitHub(GitHubState(fork_storage=tmp / "forks")) as gh:
+            sc.detached_fork_close(gh.state, upstream_git, fork_git, new_fork="attached")
+            os.environ.update(
+                GH_HOST=gh.url, GITHUB_TOKEN=sc.TOKEN, XDG_CACHE_HOME=str(tmp / "cache")
+            )
+            code = cli.main(["resubmit", "--dry-run", "--manifest", str(series)])
+            print(f"(write calls seen by the loopback server: {len(gh.writes())})", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
