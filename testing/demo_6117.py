@@ -12,15 +12,32 @@ which has the real refs/pull/N/head). Prints how many write calls the server saw
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from patchcarry import cli, git, manifest
 from testing import github_scenarios as sc
 from testing.fake_github import FakeGitHub, GitHubState
 from testing.upstream_repos import FIX_0001, FIX_0003, make_upstream, write_manifest
+
+
+@contextlib.contextmanager
+def _environ(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the block, then restore what was there."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,10 +65,9 @@ def main(argv: list[str] | None = None) -> int:
         (tmp / "forks").mkdir()
         with FakeGitHub(GitHubState(fork_storage=tmp / "forks")) as gh:
             sc.detached_fork_close(gh.state, upstream_git, fork_git, new_fork="attached")
-            os.environ.update(
-                GH_HOST=gh.url, GITHUB_TOKEN=sc.TOKEN, XDG_CACHE_HOME=str(tmp / "cache")
-            )
-            code = cli.main(["resubmit", "--dry-run", "--manifest", str(series)])
+            env = {"GH_HOST": gh.url, "GITHUB_TOKEN": sc.TOKEN, "XDG_CACHE_HOME": str(tmp / "c")}
+            with _environ(env):
+                code = cli.main(["resubmit", "--dry-run", "--manifest", str(series)])
             print(f"(write calls seen by the loopback server: {len(gh.writes())})", file=sys.stderr)
     return code
 
