@@ -263,3 +263,11 @@ def unshallow(url: str, *, cwd: Path) -> None:
         url,
         cwd=cwd,
     )
+
+
+def sparse_worktree(repo: Path, commit: str, paths: list[str], dest: Path) -> None:
+    """Check out `paths` (cone-mode directories) of `commit` from `repo` into a new worktree
+    at `dest`. In a blob-less partial clone the missing blobs come in one batched fetch."""
+    git("worktree", "add", "-q", "--no-checkout", "--detach", str(dest), commit, cwd=repo)
+    git("sparse-checkout", "set", "--", *paths, cwd=dest)
+    git("checkout", "-q", "--detach", commit, cwd=dest)

@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 from patchcarry import git
-from patchcarry.errors import UpstreamError
+from patchcarry.errors import FatalError, UpstreamError
+from patchcarry.proc import CalledProcessError
 
 DEFAULT_UPSTREAM = "https://github.com/NVIDIA/Megatron-LM.git"
 _URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://|^[^/\s]+@[^/\s]+:")
@@ -154,3 +155,31 @@ def fetch(
     heads = {f"refs/patchcarry/pull/{n}": sha for n, sha in fetched.pull_heads.items()}
     _fetch(fetched, heads, 2, "PR heads " + ", ".join(f"#{n}" for n in pulls))
     return fetched
+
+
+# What an importable upstream source tree needs: the package and upstream's unit tests.
+TREE_PATHS = ["megatron", "tests/unit_tests", "tests/test_utils"]
+
+
+def checkout_tree(
+    fetched: FetchedUpstream, commit: str, dest: Path, paths: list[str] = TREE_PATHS
+) -> Path:
+    """A sparse checkout of `paths` at `commit` in `dest` (a worktree of the scratch repo),
+    usable as MEGATRON_SRC. Reused when `dest` already holds that commit."""
+    dest = dest.resolve()
+    if (dest / ".git").exists():
+        code, out, _ = git.git("rev-parse", "HEAD", cwd=dest, check=False)
+        if code == 0 and out.strip() == commit:
+            return dest
+        raise FatalError(f"{dest} already holds another checkout; remove it or pick another")
+    if dest.exists() and any(dest.iterdir()):
+        raise FatalError(f"{dest} exists and is not empty; remove it or pick another")
+    if dest.exists():
+        dest.rmdir()
+    git.git("worktree", "prune", cwd=fetched.repo)
+    try:
+        git.sparse_worktree(fetched.repo, commit, paths, dest)
+    except CalledProcessError as exc:
+        msg = f"could not check out {commit[:12]} from {fetched.upstream}: {exc}"
+        raise UpstreamError(msg) from None
+    return dest

@@ -2,8 +2,8 @@
 # scripts/gpu-check.sh [OUT_DIR]: the one script the self-hosted GPU runner runs.
 #
 #   1. An upstream Megatron-LM tree at the manifest's pinned base_commit: $MEGATRON_SRC when
-#      set, else a sparse (megatron/, tests/unit_tests/, tests/test_utils/), blob-less, depth-1
-#      fetch of exactly that commit from $UPSTREAM_URL (default: github.com/NVIDIA/Megatron-LM).
+#      set, else `patchcarry tree` (the check's blob-less shallow fetcher + a sparse checkout of
+#      megatron/, tests/unit_tests/, tests/test_utils/) from $UPSTREAM_URL (default: GitHub).
 #   2. The GPU tests: pytest -m gpu (tests/test_gpu.py; real CUDA RNG, no stand-ins).
 #   3. The PR's seed configuration (2 layers, 4 streams, bf16, mbs 1, hidden 2048 derived,
 #      full recompute), all four variants, at seq 8192 with a memory-history snapshot, and at
@@ -42,11 +42,8 @@ print(tomllib.load(open("patches/series.toml", "rb"))["defaults"]["base_commit"]
 if [ -z "${MEGATRON_SRC:-}" ]; then
   MEGATRON_SRC=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check-megatron.XXXXXX")
   note "fetching $base into $MEGATRON_SRC"
-  git init -q "$MEGATRON_SRC"
-  git -C "$MEGATRON_SRC" sparse-checkout set megatron tests/unit_tests tests/test_utils
-  git -C "$MEGATRON_SRC" remote add origin "${UPSTREAM_URL:-https://github.com/NVIDIA/Megatron-LM.git}"
-  git -C "$MEGATRON_SRC" fetch -q --depth 1 --filter=blob:none origin "$base"
-  git -C "$MEGATRON_SRC" checkout -q FETCH_HEAD
+  "$py" -m patchcarry tree --upstream "${UPSTREAM_URL:-https://github.com/NVIDIA/Megatron-LM.git}" \
+    "$MEGATRON_SRC" >/dev/null
 fi
 export MEGATRON_SRC
 have=$(git -C "$MEGATRON_SRC" rev-parse HEAD 2>/dev/null || echo "not a git checkout")

@@ -1,0 +1,54 @@
+"""Check out an upstream source tree at the manifest's pinned base (or the base branch's tip),
+cheaply: a blob-less shallow fetch of that one commit and a sparse checkout of `megatron/`
+and upstream's unit tests. Prints the tree's path, ready to be used as MEGATRON_SRC.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from patchcarry.manifest import DEFAULT_MANIFEST
+    from patchcarry.upstream import DEFAULT_UPSTREAM, TREE_PATHS
+
+    parser.add_argument("dest", type=Path, metavar="DIR", help="where to put the tree (new)")
+    parser.add_argument(
+        "--upstream",
+        default=DEFAULT_UPSTREAM,
+        help="URL or local path of the upstream repo (default %(default)s)",
+    )
+    parser.add_argument(
+        "--at",
+        choices=("base", "tip"),
+        default="base",
+        help="the entry's pinned base_commit (default) or its base branch's tip",
+    )
+    parser.add_argument("--entry", help="manifest entry whose base to use (default: the first)")
+    parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST)
+    parser.add_argument("--work-dir", type=Path, default=None, help="scratch repo (a cache)")
+    parser.add_argument(
+        "--path",
+        dest="paths",
+        action="append",
+        help=f"directory to check out, repeatable (default: {' '.join(TREE_PATHS)})",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from patchcarry import manifest, upstream
+
+    entry = manifest.load(args.manifest).select([args.entry] if args.entry else [])[0]
+    at_tip = args.at == "tip"
+    fetched = upstream.fetch(
+        args.upstream,
+        base_commits=[] if at_tip else [entry.base_commit],
+        branches=[entry.base_branch] if at_tip else [],
+        pulls=[],
+        work_dir=args.work_dir,
+    )
+    commit = fetched.branch_tips[entry.base_branch] if at_tip else entry.base_commit
+    tree = upstream.checkout_tree(fetched, commit, args.dest, args.paths or upstream.TREE_PATHS)
+    print(tree)
+    return 0

@@ -1,0 +1,49 @@
+"""`patchcarry tree`: an upstream source tree at the pinned base (or tip), fetched cheaply."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from patchcarry import cli, git
+from testing.upstream_repos import RANDOM_PY, make_upstream, write_manifest
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory: pytest.TempPathFactory):
+    return make_upstream(tmp_path_factory.mktemp("tree-upstream"))
+
+
+def _tree(upstream, tmp_path: Path, *extra: str) -> int:
+    series = write_manifest(tmp_path, base_commit=upstream.base_commit)
+    args = ["tree", "--manifest", str(series), "--upstream", str(upstream.bare)]
+    return cli.main([*args, "--work-dir", str(tmp_path / "cache"), *extra])
+
+
+def test_base_tree_is_the_pinned_commit_with_only_the_sparse_paths(upstream, tmp_path, capsys):
+    dest = tmp_path / "src"
+    assert _tree(upstream, tmp_path, str(dest)) == 0
+    assert capsys.readouterr().out.strip() == str(dest.resolve())
+    assert git.rev_parse("HEAD", cwd=dest) == upstream.base_commit
+    base_text = git.show_file(upstream.base_commit, RANDOM_PY, cwd=upstream.bare)
+    assert (dest / RANDOM_PY).read_text() == base_text
+    assert (dest / "README.md").is_file()  # top-level files come with cone mode
+    assert _tree(upstream, tmp_path, str(dest)) == 0  # same commit again: reused
+
+
+def test_tip_tree_and_refusals(upstream, tmp_path):
+    tip = tmp_path / "tip"
+    assert _tree(upstream, tmp_path, "--at", "tip", str(tip)) == 0
+    assert git.rev_parse("HEAD", cwd=tip) == upstream.dev_tip != upstream.base_commit
+    assert _tree(upstream, tmp_path, str(tip)) == 1  # holds another commit: refused
+    occupied = tmp_path / "occupied"
+    occupied.mkdir()
+    (occupied / "keep.txt").write_text("mine")
+    assert _tree(upstream, tmp_path, str(occupied)) == 1
+    assert (occupied / "keep.txt").read_text() == "mine"
+    unreachable = tmp_path / "nowhere.git"
+    series = write_manifest(tmp_path, base_commit=upstream.base_commit)
+    code = cli.main(["tree", "--manifest", str(series), "--upstream", str(unreachable),
+                     "--work-dir", str(tmp_path / "cache2"), str(tmp_path / "x")])  # fmt: skip
+    assert code == 4
