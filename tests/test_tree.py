@@ -47,3 +47,20 @@ def test_tip_tree_and_refusals(upstream, tmp_path):
     code = cli.main(["tree", "--manifest", str(series), "--upstream", str(unreachable),
                      "--work-dir", str(tmp_path / "cache2"), str(tmp_path / "x")])  # fmt: skip
     assert code == 4
+
+
+def test_measure_fetches_its_tree_through_the_same_fetcher(upstream, tmp_path, monkeypatch):
+    import argparse
+
+    from patchcarry.commands import measure
+
+    monkeypatch.delenv("MEGATRON_SRC", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    series = write_manifest(tmp_path, base_commit=upstream.base_commit)
+    args = argparse.Namespace(
+        model="hc-gpt", megatron_src=None, upstream=str(upstream.bare), manifest=series
+    )
+    tree = measure._source_tree(args)
+    assert tree == tmp_path / "xdg" / "patchcarry" / "trees" / upstream.base_commit
+    assert git.rev_parse("HEAD", cwd=tree) == upstream.base_commit
+    assert measure._source_tree(args) == tree  # cached: the second call reuses it

@@ -89,6 +89,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="upstream Megatron-LM tree (default: $MEGATRON_SRC)",
     )
+    parser.add_argument(
+        "--upstream",
+        metavar="URL|PATH",
+        default=None,
+        help="no tree given: fetch one at the manifest's pinned base from here (the check's "
+        "fetcher, cached under $XDG_CACHE_HOME/patchcarry/trees)",
+    )
     parser.add_argument("--manifest", type=Path, default=None)
     parser.add_argument(
         "--out",
@@ -130,13 +137,27 @@ def _source_tree(args: argparse.Namespace) -> Path:
     if args.model == "synthetic":
         return megatron_tree.installed_tree()
     upstream = megatron_tree.upstream_tree_from_env()
+    if upstream is None and args.upstream:
+        upstream = _fetched_tree(args)
     if upstream is None:
         raise NoUpstreamTree(
             "--model hc-gpt needs an upstream Megatron-LM tree (HyperConnectionTransformerLayer "
-            "is not in megatron-core 0.16.1): pass --megatron-src PATH or set MEGATRON_SRC to a "
-            "checkout at the manifest's base_commit, or use --model synthetic"
+            "is not in megatron-core 0.16.1): pass --megatron-src PATH, set MEGATRON_SRC to a "
+            "checkout at the manifest's base_commit, fetch one with --upstream URL, "
+            "or use --model synthetic"
         )
     return upstream
+
+
+def _fetched_tree(args: argparse.Namespace) -> Path:
+    """The pinned base's tree from `--upstream`, through the check's fetcher (cached)."""
+    from patchcarry import manifest, upstream
+
+    loaded = manifest.load(args.manifest) if args.manifest else manifest.load()
+    base = loaded.entries[0].base_commit
+    fetched = upstream.fetch(args.upstream, base_commits=[base], branches=[], pulls=[])
+    trees = upstream.default_work_dir(fetched.url).parent.parent / "trees"
+    return upstream.checkout_tree(fetched, base, trees / base)
 
 
 def _tree_info(tree: Path) -> dict[str, Any]:
