@@ -18,7 +18,7 @@ from testing.upstream_repos import FIX_0001, FIX_0003, UpstreamRepo, make_upstre
 
 ENTRY = "checkpoint-grad"
 PULLS = f"/repos/{sc.UPSTREAM}/pulls"
-SENTINEL = "ghp_SENTINEL_token_value_0123456789"
+SENTINEL = "sentinel-token-value-0123456789-never-printed"
 
 
 @pytest.fixture(scope="module")
