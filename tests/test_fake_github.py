@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 # The `fake_github` fixture. The module is not imported above at run time, so that pytest
 # loads it here first (with assertion rewriting) instead of warning that it came too late.
-pytest_plugins = ["testing.fake_github"]
 
 
 def call(

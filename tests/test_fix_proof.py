@@ -16,7 +16,6 @@ import pytest
 from patchcarry.probe import ProbeError, run_probe
 
 # Registers the session fixtures once for all modules (shared trees and probe runs).
-pytest_plugins = ["testing.tree_fixtures"]
 
 if TYPE_CHECKING:
     from testing.tree_fixtures import ProofResults

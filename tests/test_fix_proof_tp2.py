@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 # Registers the session fixtures once for all modules (shared trees and probe runs).
-pytest_plugins = ["testing.tree_fixtures"]
 
 if TYPE_CHECKING:
     from testing.tree_fixtures import ProofResults
