@@ -229,7 +229,7 @@ def run_scenario(
 def probe(batches: list[str], iterations: int) -> dict[str, Any]:
     """Import the tree's megatron, install the CPU stand-ins and tracker, run the batches."""
     torch.set_num_threads(1)
-    import megatron.core.tensor_parallel.random as random_module  # type: ignore[import-untyped]
+    import megatron.core.tensor_parallel.random as random_module
 
     install_cuda_rng_state_standin(random_module)
     tracker = track_detached_inputs(random_module)

@@ -52,7 +52,7 @@ def _rank_main(
         torch.distributed.init_process_group(
             "gloo", rank=rank, world_size=WORLD_SIZE, timeout=datetime.timedelta(seconds=TIMEOUT_S)
         )
-        import megatron.core.tensor_parallel.utils as tp_utils  # type: ignore[import-untyped]
+        import megatron.core.tensor_parallel.utils as tp_utils
         from megatron.core import parallel_state
 
         parallel_state.initialize_model_parallel(tensor_model_parallel_size=WORLD_SIZE)

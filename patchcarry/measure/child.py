@@ -130,8 +130,8 @@ def build(request: dict[str, Any], shape: Shape) -> tuple[torch.nn.Module, Calla
 
 def measure(request: dict[str, Any]) -> dict[str, Any]:
     """Run every shape of the request and return the figures (see the module docstring)."""
-    import megatron.core  # type: ignore[import-untyped]
-    from megatron.core.tensor_parallel import random as random_module  # type: ignore[import-untyped]
+    import megatron.core
+    from megatron.core.tensor_parallel import random as random_module
 
     tracker = track_detached_inputs(random_module)
     standins = install_standins(request, random_module)

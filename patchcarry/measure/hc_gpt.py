@@ -70,7 +70,7 @@ def install_cpu_standins(random_module: types.ModuleType) -> list[str]:
 
 def init_single_rank(device: str, port: int) -> None:
     """World size 1 (gloo on CPU, NCCL on GPU) and megatron's TP=PP=1 groups."""
-    from megatron.core import parallel_state  # type: ignore[import-untyped]
+    from megatron.core import parallel_state
 
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", str(port))
@@ -90,10 +90,10 @@ def default_heads(hidden: int) -> int:
 
 def build(shape: Shape, *, device: str, vocab: int = 1024, seed: int = 1234) -> torch.nn.Module:
     """Upstream's GPTModel: HyperConnectionTransformerLayer x layers, full recompute."""
-    from megatron.core.models.gpt import GPTModel  # type: ignore[import-untyped]
-    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec  # type: ignore[import-untyped]
-    from megatron.core.tensor_parallel import random as megatron_random  # type: ignore[import-untyped]
-    from megatron.core.transformer.transformer_config import TransformerConfig  # type: ignore[import-untyped]
+    from megatron.core.models.gpt import GPTModel
+    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
+    from megatron.core.tensor_parallel import random as megatron_random
+    from megatron.core.transformer.transformer_config import TransformerConfig
 
     megatron_random.model_parallel_cuda_manual_seed(seed)
     torch.manual_seed(seed)

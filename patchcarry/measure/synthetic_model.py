@@ -44,7 +44,7 @@ def make_step(
 ) -> tuple[torch.nn.Module, Callable[[], None]]:
     """The model and one forward+backward step on a fixed input `[seq, mbs, hidden*streams]`
     (the caller clears the parameter grads)."""
-    from megatron.core.tensor_parallel import random as megatron_random  # type: ignore[import-untyped]
+    from megatron.core.tensor_parallel import random as megatron_random
 
     model = CheckpointedStack(shape, seed).to(device)
     gen = torch.Generator().manual_seed(seed)
