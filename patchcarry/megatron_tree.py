@@ -44,9 +44,7 @@ def tree_label(tree: Path) -> str:
         from importlib.metadata import version
 
         return f"megatron-core {version('megatron-core')} (installed)"
-    code, out, _ = git.git("rev-parse", "HEAD", cwd=tree, check=False)
-    sha = out.strip() if code == 0 else "unknown commit"
-    return f"upstream tree {tree} @ {sha}"
+    return f"upstream tree {tree} @ {tree_commit(tree) or 'unknown commit'}"
 
 
 def tree_commit(tree: Path) -> str | None:

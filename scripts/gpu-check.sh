@@ -37,8 +37,8 @@ if [ "$dry" != 1 ] && ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 
 # 1. the upstream tree at the pinned base
-base=$("$py" -c 'import tomllib
-print(tomllib.load(open("patches/series.toml", "rb"))["defaults"]["base_commit"])')
+base=$("$py" -c 'from patchcarry import manifest
+print(manifest.load().entries[0].base_commit)')
 if [ -z "${MEGATRON_SRC:-}" ]; then
   MEGATRON_SRC=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check-megatron.XXXXXX")
   note "fetching $base into $MEGATRON_SRC"

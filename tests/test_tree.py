@@ -24,7 +24,9 @@ def _tree(upstream, tmp_path: Path, *extra: str) -> int:
 def test_base_tree_is_the_pinned_commit_with_only_the_sparse_paths(upstream, tmp_path, capsys):
     dest = tmp_path / "src"
     assert _tree(upstream, tmp_path, str(dest)) == 0
-    assert capsys.readouterr().out.strip() == str(dest.resolve())
+    out, err = capsys.readouterr()
+    assert out.strip() == str(dest.resolve())
+    assert f"{upstream.base_commit[:12]} checked out; fetched" in err
     assert git.rev_parse("HEAD", cwd=dest) == upstream.base_commit
     base_text = git.show_file(upstream.base_commit, RANDOM_PY, cwd=upstream.bare)
     assert (dest / RANDOM_PY).read_text() == base_text
@@ -64,3 +66,16 @@ def test_measure_fetches_its_tree_through_the_same_fetcher(upstream, tmp_path, m
     assert tree == tmp_path / "xdg" / "patchcarry" / "trees" / upstream.base_commit
     assert git.rev_parse("HEAD", cwd=tree) == upstream.base_commit
     assert measure._source_tree(args) == tree  # cached: the second call reuses it
+
+
+def test_a_plain_tree_inside_a_checkout_has_no_commit_of_its_own(tmp_path):
+    from patchcarry import megatron_tree
+
+    outer = tmp_path / "outer"
+    git.init(outer)
+    git.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty",
+            "-m", "outer", cwd=outer)  # fmt: skip
+    plain = outer / "site-packages"
+    (plain / "megatron" / "core").mkdir(parents=True)
+    assert megatron_tree.tree_commit(plain) is None
+    assert megatron_tree.tree_label(plain).endswith("@ unknown commit")

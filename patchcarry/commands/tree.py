@@ -6,6 +6,7 @@ and upstream's unit tests. Prints the tree's path, ready to be used as MEGATRON_
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
@@ -50,5 +51,7 @@ def run(args: argparse.Namespace) -> int:
     )
     commit = fetched.branch_tips[entry.base_branch] if at_tip else entry.base_commit
     tree = upstream.checkout_tree(fetched, commit, args.dest, args.paths or upstream.TREE_PATHS)
+    kib = fetched.bytes_fetched / 1024
+    print(f"{commit[:12]} checked out; fetched {kib:.1f} KiB this run", file=sys.stderr)
     print(tree)
     return 0
