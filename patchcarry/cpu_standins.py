@@ -1,7 +1,9 @@
-"""Stand-ins for the CUDA-only pieces Megatron's checkpointing touches, for CPU runs.
+"""Stand-ins for the CUDA-only pieces Megatron touches, for CPU runs.
 
-Each stand-in is named for exactly what it replaces and is installed only when CUDA is
-absent; everything else (CheckpointFunction, detach_variable, autograd) stays real.
+Each stand-in is named for exactly what it replaces; callers install them only when CUDA is
+absent. Everything else (CheckpointFunction, detach_variable, autograd, layers) stays real.
+The proof needs only the RNG state; the hyper-connection GPT (`measure/hc_gpt.py`) and the
+upstream unit tests (`testing/upstream_unit_standins.py`) also need the other three.
 """
 
 from __future__ import annotations
@@ -41,3 +43,33 @@ def install_cuda_rng_state_standin(random_module: types.ModuleType) -> CpuStandI
     random_module._get_cuda_rng_state = standin.get_state  # type: ignore[attr-defined]
     random_module._set_cuda_rng_state = standin.set_state  # type: ignore[attr-defined]
     return standin
+
+
+def standin_cuda_seed_api(generator: CpuStandInCudaGenerator) -> None:
+    """`torch.cuda.manual_seed[_all]`/`get_rng_state`/`set_rng_state` -> `generator`, the one
+    that also stands in for `_get/_set_cuda_rng_state`: `model_parallel_cuda_manual_seed` then
+    fills the real `CudaRNGStatesTracker` (dropout forks it even at p=0) with its states."""
+
+    def manual_seed(seed: int) -> None:
+        generator.generator.manual_seed(int(seed))
+
+    torch.cuda.manual_seed = manual_seed
+    torch.cuda.manual_seed_all = manual_seed
+    torch.cuda.get_rng_state = generator.get_state
+    torch.cuda.set_rng_state = generator.set_state
+
+
+def standin_current_device_cpu() -> None:
+    """`torch.cuda.current_device()` -> the CPU device: megatron's GlobalMemoryBuffer (the
+    attention matmul buffer) allocates with `device=torch.cuda.current_device()`."""
+    torch.cuda.current_device = lambda: torch.device("cpu")  # type: ignore[assignment,return-value]
+
+
+def standin_nvtx_ranges() -> None:
+    """`torch.cuda.nvtx.range_push/range_pop/mark` -> no-ops (a CPU build raises "NVTX functions
+    not installed"; `nvtx.range(...)` calls `range_push`, so it follows). HyperConnectionModule
+    opens an NVTX range on every call."""
+    nvtx = torch.cuda.nvtx
+    nvtx.range_push = lambda *_, **__: 0
+    nvtx.range_pop = lambda *_, **__: 0
+    nvtx.mark = lambda *_, **__: None

@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 import torch
 
-from patchcarry.cpu_standins import CpuStandInCudaGenerator, install_cuda_rng_state_standin
+from patchcarry.cpu_standins import (
+    CpuStandInCudaGenerator,
+    install_cuda_rng_state_standin,
+    standin_cuda_seed_api,
+    standin_current_device_cpu,
+    standin_nvtx_ranges,
+)
 
 # What `pytest_configure` installed, for the report header (empty when CUDA is present).
 INSTALLED: list[str] = []
@@ -36,41 +42,15 @@ def standin_cuda_rng_state_functions() -> CpuStandInCudaGenerator:
     return install_cuda_rng_state_standin(megatron_random)
 
 
-def standin_torch_cuda_seed_api(generator: CpuStandInCudaGenerator) -> None:
-    """`torch.cuda.manual_seed[_all]`/`get_rng_state`/`set_rng_state` -> the same generator.
-
-    `CudaRNGStatesTracker.add` (via `model_parallel_cuda_manual_seed`) seeds and reads the
-    CUDA generator through these; sharing one stand-in keeps forks and restores consistent.
-    """
-
-    def manual_seed(seed: int) -> None:
-        generator.generator.manual_seed(int(seed))
-
-    torch.cuda.manual_seed = manual_seed
-    torch.cuda.manual_seed_all = manual_seed
-    torch.cuda.get_rng_state = generator.get_state
-    torch.cuda.set_rng_state = generator.set_state
-
-
 def standin_cuda_device_api() -> None:
     """One pretend device, the CPU: `device_count` 1, `current_device` the CPU device,
     `set_device`/`synchronize` no-ops. `Utils.initialize_distributed` computes
     `rank % device_count()` and selects it; megatron allocates buffers (the attention
     matmul buffer) with `device=torch.cuda.current_device()`."""
     torch.cuda.device_count = lambda: 1
-    torch.cuda.current_device = lambda: torch.device("cpu")  # type: ignore[assignment,return-value]
+    standin_current_device_cpu()
     torch.cuda.set_device = lambda *_, **__: None
     torch.cuda.synchronize = lambda *_, **__: None
-
-
-def standin_nvtx_ranges() -> None:
-    """`torch.cuda.nvtx.range_push`/`range_pop`/`mark` -> no-ops (a CPU build raises "NVTX
-    functions not installed"); `nvtx.range(...)` calls `range_push`, so it follows.
-    HyperConnectionModule wraps its projections in NVTX ranges."""
-    nvtx = torch.cuda.nvtx
-    nvtx.range_push = lambda *_, **__: 0
-    nvtx.range_pop = lambda *_, **__: 0
-    nvtx.mark = lambda *_, **__: None
 
 
 def standin_torch_compile_eager() -> None:
@@ -116,7 +96,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if torch.cuda.is_available() or INSTALLED:
         return
     generator = standin_cuda_rng_state_functions()
-    standin_torch_cuda_seed_api(generator)
+    standin_cuda_seed_api(generator)
     standin_cuda_device_api()
     standin_nvtx_ranges()
     standin_torch_compile_eager()

@@ -5,14 +5,14 @@ upstream's own: local layer spec with `enable_hyper_connection=True`
 (`HyperConnectionTransformerLayer`), full recompute (`uniform`, one layer per checkpoint),
 learned absolute positions, a gloo (CPU) or NCCL (GPU) process group of world size 1.
 
-On CPU four CUDA-only things are replaced, each by one named function below; everything else,
+On CPU four CUDA-only things are replaced, each by one named function of
+`patchcarry.cpu_standins`; everything else,
 checkpointing and autograd included, is upstream's code. On a GPU none is installed. bf16 with
 the local spec fails on CPU, so CPU runs use fp32 and GPU runs bf16.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import types
 from collections.abc import Callable
@@ -20,36 +20,15 @@ from typing import Any
 
 import torch
 
-from patchcarry.cpu_standins import CpuStandInCudaGenerator, install_cuda_rng_state_standin
+from patchcarry.cpu_standins import (
+    install_cuda_rng_state_standin,
+    standin_cuda_seed_api,
+    standin_current_device_cpu,
+    standin_nvtx_ranges,
+)
 from patchcarry.measure.model import Shape
 
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-
-
-def standin_nvtx_ranges() -> None:
-    """`torch.cuda.nvtx.range/range_push/range_pop` -> no-ops (a CPU build has no NVTX);
-    `HyperConnectionModule.compute_mappings` opens an NVTX range on every call."""
-    torch.cuda.nvtx.range_push = lambda *_, **__: None
-    torch.cuda.nvtx.range_pop = lambda *_, **__: None
-    torch.cuda.nvtx.range = lambda *_, **__: contextlib.nullcontext()  # type: ignore[assignment]
-
-
-def standin_current_device_cpu() -> None:
-    """`torch.cuda.current_device()` -> "cpu": megatron's GlobalMemoryBuffer (the attention
-    matmul buffer) allocates with `device=torch.cuda.current_device()`."""
-    torch.cuda.current_device = lambda: "cpu"  # type: ignore[assignment,return-value]
-
-
-def standin_cuda_seed_api(generator: CpuStandInCudaGenerator) -> None:
-    """`torch.cuda.manual_seed/get_rng_state` -> the CPU generator that also stands in for
-    `_get/_set_cuda_rng_state`, so upstream's `model_parallel_cuda_manual_seed` fills the
-    real `CudaRNGStatesTracker` (dropout forks it even at p=0) with CPU generator states."""
-
-    def manual_seed(seed: int) -> None:
-        generator.generator.manual_seed(int(seed))
-
-    torch.cuda.manual_seed = manual_seed
-    torch.cuda.get_rng_state = generator.get_state
 
 
 def install_cpu_standins(random_module: types.ModuleType) -> list[str]:
