@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -98,3 +99,10 @@ def run_probe(
 def scenario_errors(result: dict[str, Any]) -> dict[str, str]:
     """The scenarios that failed inside the child, with their tracebacks."""
     return {name: s["error"] for name, s in result["scenarios"].items() if s.get("error")}
+
+
+def free_loopback_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (a child's process-group rendezvous)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

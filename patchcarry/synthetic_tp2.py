@@ -13,7 +13,6 @@ import datetime
 import multiprocessing
 import os
 import queue
-import socket
 import traceback
 import types
 from typing import Any
@@ -21,17 +20,11 @@ from typing import Any
 import torch
 
 from patchcarry.cpu_standins_dist import install_split_gather_cpu_device_standin
+from patchcarry.probe import free_loopback_port
 from patchcarry.retention import DetachedInputTracker
 
 WORLD_SIZE = 2
 TIMEOUT_S = 120
-
-
-def free_loopback_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _rank_main(

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -27,6 +26,7 @@ import pytest
 
 from patchcarry import manifest, megatron_tree, proc
 from patchcarry.patchfile import parse
+from patchcarry.probe import free_loopback_port
 
 REPO = Path(__file__).resolve().parent.parent
 ENTRIES = [e for e in manifest.load().entries if e.tests]
@@ -48,12 +48,6 @@ def added_test_ids(patch: Path) -> list[str]:
     return ids
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass(frozen=True)
 class Case:
     """One test case from the child's junit report."""
@@ -71,7 +65,7 @@ def run_upstream_tests(tree: Path, node_ids: list[str]) -> tuple[list[Case], str
     env.update(
         PYTHONPATH=os.pathsep.join([str(tree), str(REPO)]),
         MASTER_ADDR="localhost",
-        MASTER_PORT=str(_free_port()),
+        MASTER_PORT=str(free_loopback_port()),
         WORLD_SIZE="1",
         LOCAL_RANK="0",
     )

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from patchcarry.measure import runner, variants
 from patchcarry.measure.model import Shape
+from patchcarry.probe import free_loopback_port
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Request:
             "iterations": self.iterations,
             "vocab": self.vocab,
             "seed": self.seed,
-            "port": free_port(),
+            "port": free_loopback_port(),
             "snapshot": snapshot,
         }
 
@@ -43,13 +43,6 @@ class Request:
 class VariantResult:
     variant: variants.Variant
     child: dict[str, Any] | None  # None when skipped
-
-
-def free_port() -> int:
-    """A loopback TCP port free right now, for the child's single-rank process group."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def run(

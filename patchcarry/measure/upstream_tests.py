@@ -29,7 +29,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from patchcarry import manifest, megatron_tree, proc
-from patchcarry.measure.session import free_port
+from patchcarry.probe import free_loopback_port
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -99,7 +99,7 @@ def run_group(
     env.update(
         PYTHONPATH=os.pathsep.join([str(tree), str(REPO_ROOT)]),
         MASTER_ADDR="localhost",
-        MASTER_PORT=str(free_port()),
+        MASTER_PORT=str(free_loopback_port()),
     )
     launcher = (
         [
