@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tree": ("tree", "check out an upstream source tree at the pinned base (for MEGATRON_SRC)"),
     "resubmit": ("resubmit", "open or refresh the upstream PR from an attached fork"),
     "scan": ("scan", "list your upstream PRs closed by fork detachment, not yet re-submitted"),
+    "gpu-check": ("gpu_check", "GPU tests, seed-config measurement, upstream tests (GPU machine)"),
 }
 
 

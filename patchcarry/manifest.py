@@ -9,10 +9,21 @@ from pathlib import Path
 from typing import Any, NewType
 
 from patchcarry.errors import BadInputError
+from patchcarry.patchfile import Patch
+from patchcarry.patchfile import load as load_patch
 
 PullNumber = NewType("PullNumber", int)
 
-DEFAULT_MANIFEST = Path(__file__).resolve().parent.parent / "patches" / "series.toml"
+
+def _default_manifest() -> Path:
+    """patches/series.toml of the checkout this package runs from, else the copy embedded in
+    the installed package (pyproject maps patches/ to `patchcarry._series`)."""
+    package = Path(__file__).resolve().parent
+    checkout = package.parent / "patches" / "series.toml"
+    return checkout if checkout.is_file() else package / "_series" / "series.toml"
+
+
+DEFAULT_MANIFEST = _default_manifest()
 
 _REQUIRED = (
     "name",
@@ -24,7 +35,8 @@ _REQUIRED = (
     "head_branch",
     "fix",
 )
-_KNOWN = set(_REQUIRED) | {"tests", "include_tests", "supersedes", "pr", "offline"}
+_KNOWN = set(_REQUIRED) | {"tests", "include_tests", "supersedes", "pr", "offline", "measure"}
+_MEASURE_ROLES = ("fix", "reset")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _REPO_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
 
@@ -40,18 +52,19 @@ class Entry:
     base_commit: str
     fork: str
     head_branch: str
-    fix: Path
-    tests: tuple[Path, ...]
+    fix: Patch
+    tests: tuple[Patch, ...]
     include_tests: bool
     supersedes: tuple[PullNumber, ...]
     pr: PullNumber | None
     offline: str | None
+    measure: str | None = None  # which `measure` variant this entry's fix is: fix | reset
 
     @property
     def fork_owner(self) -> str:
         return self.fork.split("/", 1)[0]
 
-    def patches(self, *, with_tests: bool | None = None) -> list[Path]:
+    def patches(self, *, with_tests: bool | None = None) -> list[Patch]:
         """The patch files in apply order; tests included per `include_tests` unless told."""
         include = self.include_tests if with_tests is None else with_tests
         return [self.fix, *(self.tests if include else ())]
@@ -100,12 +113,15 @@ def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any]) -> Entry:
         pr is not None and not (isinstance(pr, int) and pr > 0)
     ):
         raise _bad(path, f"{label}: supersedes and pr must be positive PR numbers")
+    measure = merged.get("measure")
+    if measure is not None and measure not in _MEASURE_ROLES:
+        raise _bad(path, f"{label}: measure must be one of {', '.join(_MEASURE_ROLES)}")
     base = path.parent
-    fix = base / str(merged["fix"])
-    tests = tuple(base / str(t) for t in merged.get("tests", []))
-    for patch in (fix, *tests):
-        if not patch.is_file():
-            raise _bad(path, f"{label}: patch file {patch.name} not found beside the manifest")
+    files = [base / str(merged["fix"]), *(base / str(t) for t in merged.get("tests", []))]
+    for file in files:
+        if not file.is_file():
+            raise _bad(path, f"{label}: patch file {file.name} not found beside the manifest")
+    fix, *tests = (load_patch(file) for file in files)
     return Entry(
         name=str(merged["name"]),
         title=str(merged["title"]),
@@ -115,11 +131,12 @@ def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any]) -> Entry:
         fork=str(merged["fork"]),
         head_branch=str(merged["head_branch"]),
         fix=fix,
-        tests=tests,
+        tests=tuple(tests),
         include_tests=bool(merged.get("include_tests", True)),
         supersedes=tuple(PullNumber(n) for n in supersedes),
         pr=PullNumber(pr) if pr is not None else None,
         offline=str(merged["offline"]) if merged.get("offline") else None,
+        measure=measure,
     )
 
 

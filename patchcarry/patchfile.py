@@ -1,9 +1,14 @@
-"""Parses `git format-patch` files: header, touched files, hunks. Pure Python, no git."""
+"""Parses `git format-patch` files once: header, message, touched files, hunks. Pure Python.
+
+The manifest loads each patch file through `load` when it is parsed, so every later step
+(check, proof, resubmit) works on the same `Patch` and no module reads a patch file again.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 
 from patchcarry.errors import BadInputError
 
@@ -41,41 +46,62 @@ class Hunk:
 
 @dataclasses.dataclass(frozen=True)
 class Patch:
+    """One format-patch file, parsed. `path` stays for the tools that want a file (git)."""
+
+    name: str
+    path: Path
+    text: str
     subject: str
     author: str
+    message: str  # the commit message body, without Subject and sign-offs
+    files: tuple[str, ...]  # every path its `diff --git` headers name, sorted
     hunks: tuple[Hunk, ...]
 
-    @property
-    def files(self) -> list[str]:
-        return sorted({h.path for h in self.hunks})
+
+def load(path: Path) -> Patch:
+    """Read and parse the patch file at `path` (the one place a patch file is read)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise BadInputError(f"{path.name}: patch file not found") from None
+    return parse(text, name=path.name, path=path)
 
 
-def touched_files(text: str) -> list[str]:
-    """Paths a patch touches (its `diff --git` headers)."""
-    return sorted({m.group(2) for m in _DIFF_RE.finditer(text)})
+_MESSAGE_RE = re.compile(r"^Subject: .*?\n(?!\s)(.*?)\n---\n", re.MULTILINE | re.DOTALL)
 
 
-def parse(text: str, *, name: str = "patch") -> Patch:
-    """Parse a format-patch file; BadInputError says what is malformed."""
+def _message(text: str) -> str:
+    match = _MESSAGE_RE.search(text)
+    if not match:
+        return ""
+    kept = [ln for ln in match.group(1).strip().splitlines() if not ln.startswith("Signed-off-by:")]
+    return "\n".join(kept).strip()
+
+
+def parse(text: str, *, name: str = "patch", path: Path | None = None) -> Patch:
+    """Parse format-patch `text`; BadInputError says what is malformed (`name` labels it,
+    `path` is the file it came from)."""
+    file = path if path is not None else Path(name)
     if not text.startswith("From ") or "\nSubject: " not in text:
         raise BadInputError(f"{name}: not `git format-patch` output (no From/Subject header)")
     author = re.search(r"^From: (.+)$", text, re.MULTILINE)
     subject = re.search(r"^Subject: (?:\[PATCH[^\]]*\] )?(.+(?:\n .+)*)$", text, re.MULTILINE)
     hunks: list[Hunk] = []
-    path: str | None = None
+    target: str | None = None
     current: list[str] | None = None
     header: tuple[int, int, int, int] | None = None
 
     def close() -> None:
-        if current is not None and header is not None and path is not None:
+        if current is not None and header is not None and target is not None:
             old_seen = sum(1 for t in current if not t.startswith("+"))
             new_seen = sum(1 for t in current if not t.startswith("-"))
             if (old_seen, new_seen) != (header[1], header[3]):
                 raise BadInputError(
-                    f"{name}: hunk at {path}:{header[0]} is corrupt "
+                    f"{name}: hunk at {target}:{header[0]} is corrupt "
                     f"(header says -{header[1]} +{header[3]}, body has -{old_seen} +{new_seen})"
                 )
-            hunks.append(Hunk(path, header[0], header[1], header[2], header[3], tuple(current)))
+            hunks.append(Hunk(target, header[0], header[1], header[2], header[3], tuple(current)))
 
     for line in text.splitlines():
         if line.startswith("diff --git "):
@@ -84,17 +110,17 @@ def parse(text: str, *, name: str = "patch") -> Patch:
             match = _DIFF_RE.match(line)
             if not match:
                 raise BadInputError(f"{name}: bad diff header {line!r}")
-            path = match.group(2)
+            target = match.group(2)
         elif line.startswith("@@"):
             close()
             match = _HUNK_RE.match(line)
-            if not match or path is None:
+            if not match or target is None:
                 raise BadInputError(f"{name}: bad hunk header {line!r}")
             o, ol, n, nl = match.groups()
             header = (int(o), int(ol or 1), int(n), int(nl or 1))
             current = []
         elif current is not None:
-            if line == "-- " or line.startswith("diff --git"):
+            if line == "-- ":
                 close()
                 current, header = None, None
             elif line[:1] in (" ", "+", "-") or line == "":
@@ -108,7 +134,12 @@ def parse(text: str, *, name: str = "patch") -> Patch:
     if not hunks:
         raise BadInputError(f"{name}: contains no hunks")
     return Patch(
+        name=name,
+        path=file,
+        text=text,
         subject=" ".join(subject.group(1).split()) if subject else "",
         author=author.group(1).strip() if author else "",
+        message=_message(text),
+        files=tuple(sorted({m.group(2) for m in _DIFF_RE.finditer(text)})),
         hunks=tuple(hunks),
     )

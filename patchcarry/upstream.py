@@ -23,11 +23,6 @@ DEFAULT_UPSTREAM = "https://github.com/NVIDIA/Megatron-LM.git"
 _URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://|^[^/\s]+@[^/\s]+:")
 
 
-def is_local(upstream: str) -> bool:
-    """A filesystem path or a file:// URL (served by a local upload-pack)."""
-    return upstream.startswith("file://") or not _URL_RE.match(upstream)
-
-
 def remote_url(upstream: str) -> str:
     """The URL git fetches from: paths become file:// URLs (needed for --depth/--filter)."""
     if _URL_RE.match(upstream):

@@ -5,7 +5,7 @@
 the variable is unset). `tree_pair` copies that source twice with
 `megatron_tree.prepared_copy`: once unpatched, once with the manifest entry's fix applied
 (`git apply`; site-packages is never edited). `proof_results` runs the synthetic probe
-(`patchcarry.probe.run_probe`, CPU and TP=2 batches) once per copy, each in its own process.
+(`patchcarry.proof.probe.run_probe`, CPU and TP=2 batches) once per copy, each in its own process.
 
 Use from a test module (or list the module in `pytest_plugins` of tests/conftest.py):
 
@@ -24,10 +24,12 @@ from typing import Any
 
 import pytest
 
-from patchcarry import manifest, megatron_tree
-from patchcarry.probe import BATCHES, run_probe
+from patchcarry import manifest
+from patchcarry.proof.probe import BATCHES, run_probe
+from patchcarry.runtime import tree as megatron_tree
 
-PROOF_ENTRY = "checkpoint-grad"
+# The entry whose fix the proof tests judge: the one `measure` calls the fix.
+PROOF_ENTRY = next(e.name for e in manifest.load().entries if e.measure == "fix")
 ITERATIONS = 2
 
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from patchcarry import git
 from patchcarry.manifest import DEFAULT_MANIFEST
-from patchcarry.patchfile import parse
+from patchcarry.patchfile import load as load_patch
 
 PATCHES_DIR = DEFAULT_MANIFEST.parent
 FIX_0001 = PATCHES_DIR / "0001-Clear-detached-input-.grad-after-CheckpointFunction..patch"
@@ -64,7 +64,7 @@ def _patched_paths() -> dict[str, Path]:
     """Each existing file a real patch modifies -> the first patch (in name order) that does."""
     paths: dict[str, Path] = {}
     for patch in sorted(PATCHES_DIR.glob("*.patch")):
-        for hunk in parse(patch.read_text(), name=patch.name).hunks:
+        for hunk in load_patch(patch).hunks:
             if hunk.old_start > 0:  # a new file's hunk is "-0,0"
                 paths.setdefault(hunk.path, patch)
     return paths
@@ -73,7 +73,7 @@ def _patched_paths() -> dict[str, Path]:
 def synthetic_file(patch: Path, path: str, *, tail: int = 20) -> str:
     """Filler text holding each hunk's old-side lines of `patch` for `path` at their line."""
     lines: list[str] = []
-    for hunk in parse(patch.read_text(), name=patch.name).hunks:
+    for hunk in load_patch(patch).hunks:
         if hunk.path != path:
             continue
         while len(lines) < hunk.old_start - 1:

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from patchcarry import check, check_steps, manifest
+from patchcarry import manifest
+from patchcarry.check import judge, render
+from patchcarry.check.run import run_checks
 from patchcarry.cli import main
 from patchcarry.patchfile import Hunk
 from testing.upstream_repos import (
@@ -267,11 +269,11 @@ def test_offline_on_installed_megatron_core(check_cli):
 def test_run_checks_api(upstream, template, tmp_path):
     mf = write_manifest(tmp_path / "m", base_commit=template.base_commit)
     entries = manifest.load(mf).select(["checkpoint-grad"])
-    report = check.run_checks(entries, upstream=upstream.url, work_dir=tmp_path / "wd")
+    report = run_checks(entries, upstream=upstream.url, work_dir=tmp_path / "wd")
     assert report.ok and report.exit_code == 0
     assert [e.name for e in report.entries] == ["checkpoint-grad"]
     assert report.to_json()["entries"][0]["refs"][1]["status"] == "offset"
-    assert "checkpoint-grad" in report.render_table()
+    assert "checkpoint-grad" in render.table(report)
 
 
 @pytest.mark.parametrize(
@@ -289,5 +291,5 @@ def test_run_checks_api(upstream, template, tmp_path):
 )
 def test_drift_overlap_and_gap(start, count, touches, gap):
     hunk = Hunk(RANDOM_PY, 632, 6, 632, 15, ())  # spans old lines 632..637
-    assert check_steps._touches(start, count, hunk) is touches
-    assert check_steps._gap(start, count, hunk) == gap
+    assert judge._touches(start, count, hunk) is touches
+    assert judge._gap(start, count, hunk) == gap

@@ -1,6 +1,6 @@
 """The fix, proven on the real CheckpointFunction of an unpatched and a patched tree copy.
 
-Each copy is imported in its own child process (`patchcarry.probe`), which checkpoints a
+Each copy is imported in its own child process (`patchcarry.proof.probe`), which checkpoints a
 block whose run function keeps its output on the module, for two iterations per scenario.
 Expected sizes are restated here from the shapes, not taken from the child's arithmetic.
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from patchcarry.probe import ProbeError, run_probe
+from patchcarry.proof.probe import ProbeError, run_probe
 
 # Registers the session fixtures once for all modules (shared trees and probe runs).
 

@@ -75,7 +75,7 @@ def test_grads_bit_identical_to_reference(
 
 def test_split_gather_standin_replaces_only_current_device_in_one_module() -> None:
     torch = pytest.importorskip("torch")
-    from patchcarry.cpu_standins_dist import install_split_gather_cpu_device_standin
+    from patchcarry.runtime.standins_dist import install_split_gather_cpu_device_standin
 
     tp_utils_like = types.ModuleType("tp_utils_like")
     tp_utils_like.torch = torch

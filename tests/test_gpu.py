@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from patchcarry import megatron_tree
 from patchcarry.manifest import load as load_manifest
 from patchcarry.measure import model, session, variants
+from patchcarry.runtime import tree as megatron_tree
 
 pytestmark = pytest.mark.gpu
 

@@ -18,8 +18,9 @@ def test_real_manifest_loads():
     assert [e.name for e in m.entries] == ["checkpoint-grad", "hc-mlp-norm-manager"]
     first, second = m.entries
     assert first.base_commit == BASE and first.base_branch == "dev"  # from [defaults]
-    assert first.fix == FIX_0001 and first.patches(with_tests=False) == [FIX_0001]
-    assert first.patches(with_tests=True) == [FIX_0001, *first.tests]
+    assert first.fix.path == FIX_0001
+    assert [p.path for p in first.patches(with_tests=False)] == [FIX_0001]
+    assert first.patches(with_tests=True) == [first.fix, *first.tests]
     assert (first.supersedes, first.pr, first.offline) == ((6117,), 6339, None)
     assert second.offline and "predates" in second.offline
     assert first.fork_owner == "htesd"

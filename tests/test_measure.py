@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from patchcarry import cli
-from patchcarry.commands import measure as measure_cmd
 from patchcarry.errors import BadInputError, ExitCode
 from patchcarry.manifest import load as load_manifest
-from patchcarry.measure import evidence, model, variants
+from patchcarry.measure import evidence, model, setup, variants
 
 SHAPE = {"layers": 3, "seq": 8, "mbs": 2, "hidden": 4, "streams": 2}
 FP32 = 4
@@ -116,11 +115,11 @@ def test_render_markdown_table_rows(synthetic_run) -> None:
 
 def test_require_predicted_fails_when_the_fix_frees_less(synthetic_run) -> None:
     _, doc, _, _ = synthetic_run
-    assert measure_cmd._check_fix(doc, 0.0)
+    assert setup.fix_meets_prediction(doc, 0.0)
     short = copy.deepcopy(doc)
     _variant(short, "fix")["freed"]["live_tensor_bytes"] -= 1
-    assert not measure_cmd._check_fix(short, 0.0)
-    assert measure_cmd._check_fix(short, 0.05)
+    assert not setup.fix_meets_prediction(short, 0.0)
+    assert setup.fix_meets_prediction(short, 0.05)
 
 
 def test_model_per_variant() -> None:
@@ -152,8 +151,11 @@ def test_variant_plan() -> None:
     plan = variants.plan(manifest, ["both", "unpatched", "fix", "reset"])
     assert [v.name for v in plan] == ["unpatched", "fix", "reset", "both"]
     assert [p.name[:4] for p in plan[3].patches] == ["0001", "0003"]
-    own = variants.plan(manifest, ["reset"], [Path("x.patch")])
-    assert own[0].patches == (Path("x.patch"),) and own[0].sources == ("x.patch",)
+    mine = manifest.entries[1].fix.path
+    own = variants.plan(manifest, ["reset"], [mine])
+    assert [p.path for p in own[0].patches] == [mine] and own[0].sources == (mine.name,)
+    with pytest.raises(BadInputError, match="x.patch: patch file not found"):
+        variants.plan(manifest, ["reset"], [Path("x.patch")])
     with pytest.raises(BadInputError, match="unknown variant"):
         variants.plan(manifest, ["fixed"])
 

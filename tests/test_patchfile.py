@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from patchcarry.errors import BadInputError
-from patchcarry.patchfile import parse, touched_files
+from patchcarry.patchfile import parse
 from testing.upstream_repos import FIX_0001, FIX_0003, LAYER_PY, RANDOM_PY
 
 MINIMAL = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
@@ -35,7 +35,7 @@ def test_real_patches_parse():
     assert (hunk.path, hunk.old_start, hunk.old_len, hunk.new_len) == (RANDOM_PY, 632, 6, 15)
     assert hunk.old_range == range(632, 638)
     three = parse(FIX_0003.read_text())
-    assert three.files == [LAYER_PY] and three.hunks[0].old_start == 2303
+    assert three.files == (LAYER_PY,) and three.hunks[0].old_start == 2303
 
 
 def test_minimal_patch_fields_and_changed_lines():
@@ -44,7 +44,7 @@ def test_minimal_patch_fields_and_changed_lines():
     [hunk] = patch.hunks
     assert hunk.lines == (" a", " b", "+c", " d")  # the signature trailer is not hunk text
     assert hunk.changed_old_lines() == {11, 12}  # inserted between old lines 11 and 12
-    assert touched_files(MINIMAL) == ["x.py"]
+    assert parse(MINIMAL).files == ("x.py",)
 
 
 @pytest.mark.parametrize(

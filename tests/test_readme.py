@@ -15,7 +15,7 @@ def test_readme_evidence_tables_match_their_evidence_files():
     text = (ROOT / "README.md").read_text()
     assert readme.blocks(text), "the README shows no evidence table"
     assert readme.render(text) == text, (
-        "README is stale: run `.venv/bin/python -m patchcarry.readme`"
+        "README is stale: run `.venv/bin/python -m patchcarry.measure.readme`"
     )
 
 

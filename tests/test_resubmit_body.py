@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from patchcarry.check import EntryResult
-from patchcarry.check_steps import Identity
+from patchcarry.check.judge import Identity
+from patchcarry.check.render import sentences
+from patchcarry.check.report import EntryResult
 from patchcarry.manifest import load
 from patchcarry.resubmit import body, classify
-from patchcarry.resubmit.checks import entry_lines
 
 UP = "NVIDIA/Megatron-LM"
 
@@ -90,17 +90,17 @@ def _identity(result, comments_only):
 
 def test_check_sentences_never_claim_identity_the_check_did_not_find():
     entry = load().select(["checkpoint-grad"])[0]
-    lines = entry_lines(EntryResult("checkpoint-grad", [], identity=[]), entry)
+    lines = sentences(EntryResult("checkpoint-grad", [], identity=[]), entry)
     assert lines[0].startswith("not checked")
     for result, comments_only, expected in (
         ("identical", None, "identical to #6117"),
         ("different", True, "differs from #6117 only in comments/whitespace"),
         ("different", False, "differs from #6117 in code"),
     ):
-        from patchcarry.check_steps import PatchApply, RefApply
+        from patchcarry.check.report import PatchApply, RefApply
 
         ref = RefApply("base", "c76ff61", "c" * 40, [PatchApply("0001", "clean", [])])
-        out = entry_lines(
+        out = sentences(
             EntryResult("checkpoint-grad", [ref], [], [_identity(result, comments_only)]), entry
         )
         assert any(line.startswith(expected) for line in out), out
@@ -127,7 +127,7 @@ def test_body_is_deterministic_and_marked():
 
 
 def test_drift_sentences_tell_a_new_file_from_an_unchanged_one():
-    from patchcarry.check_steps import FileDrift, PatchApply, RefApply
+    from patchcarry.check.report import FileDrift, PatchApply, RefApply
 
     entry = load().select(["checkpoint-grad"])[0]
     ref = RefApply("base", "c76ff61", "c" * 40, [PatchApply("0001", "clean", [])])
@@ -135,6 +135,6 @@ def test_drift_sentences_tell_a_new_file_from_an_unchanged_one():
         FileDrift("tests/new_test.py", False, False, [], [], None, new_file=True),
         FileDrift("a.py", False, False, [], [], None),
     ]
-    out = entry_lines(EntryResult("checkpoint-grad", [ref], drift, []), entry)
+    out = sentences(EntryResult("checkpoint-grad", [ref], drift, []), entry)
     assert "tests/new_test.py is new: absent at the pinned base and the tip" in out
     assert "a.py is unchanged between the pinned base and the tip" in out

@@ -54,7 +54,7 @@ def test_tip_tree_and_refusals(upstream, tmp_path):
 def test_measure_fetches_its_tree_through_the_same_fetcher(upstream, tmp_path, monkeypatch):
     import argparse
 
-    from patchcarry.commands import measure
+    from patchcarry.measure import setup as measure
 
     monkeypatch.delenv("MEGATRON_SRC", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
@@ -62,14 +62,14 @@ def test_measure_fetches_its_tree_through_the_same_fetcher(upstream, tmp_path, m
     args = argparse.Namespace(
         model="hc-gpt", megatron_src=None, upstream=str(upstream.bare), manifest=series
     )
-    tree = measure._source_tree(args)
+    tree = measure.source_tree(args)
     assert tree == tmp_path / "xdg" / "patchcarry" / "trees" / upstream.base_commit
     assert git.rev_parse("HEAD", cwd=tree) == upstream.base_commit
-    assert measure._source_tree(args) == tree  # cached: the second call reuses it
+    assert measure.source_tree(args) == tree  # cached: the second call reuses it
 
 
 def test_a_plain_tree_inside_a_checkout_has_no_commit_of_its_own(tmp_path):
-    from patchcarry import megatron_tree
+    from patchcarry.runtime import tree as megatron_tree
 
     outer = tmp_path / "outer"
     git.init(outer)

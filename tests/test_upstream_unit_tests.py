@@ -2,7 +2,7 @@
 
 For every manifest entry, two copies of the MEGATRON_SRC tree: "unpatched" (base + test
 patches) and "patched" (fix + test patches). Upstream's pytest runs the new tests on each in
-a child process (cwd and PYTHONPATH = the copy) with `-p testing.upstream_unit_standins`,
+a child process (cwd and PYTHONPATH = the copy) with `-p patchcarry.runtime.pytest_standins`,
 which stands in for CUDA/NCCL on a CPU host. Unpatched: every new test fails on its own
 assertion. Patched: every new test passes.
 
@@ -24,9 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from patchcarry import manifest, megatron_tree, proc
-from patchcarry.patchfile import parse
-from patchcarry.probe import free_loopback_port
+from patchcarry import manifest, proc
+from patchcarry.patchfile import Patch
+from patchcarry.runtime import tree as megatron_tree
+from patchcarry.runtime.child import free_loopback_port
 
 REPO = Path(__file__).resolve().parent.parent
 ENTRIES = [e for e in manifest.load().entries if e.tests]
@@ -35,10 +36,10 @@ ENTRIES = [e for e in manifest.load().entries if e.tests]
 _ADDED_TEST_RE = re.compile(r"^\+(?:def (test_\w+)\(|class (Test\w+)\b)")
 
 
-def added_test_ids(patch: Path) -> list[str]:
+def added_test_ids(patch: Patch) -> list[str]:
     """pytest node ids of the test functions/classes a test patch adds under tests/."""
     ids = []
-    for hunk in parse(patch.read_text(), name=patch.name).hunks:
+    for hunk in patch.hunks:
         if not (hunk.path.startswith("tests/") and hunk.path.endswith(".py")):
             continue
         for line in hunk.lines:
@@ -70,7 +71,7 @@ def run_upstream_tests(tree: Path, node_ids: list[str]) -> tuple[list[Case], str
         LOCAL_RANK="0",
     )
     code, out, err = proc.cmd_output(
-        sys.executable, "-m", "pytest", "-p", "testing.upstream_unit_standins",
+        sys.executable, "-m", "pytest", "-p", "patchcarry.runtime.pytest_standins",
         "--noconftest", "-p", "no:cacheprovider", "-c", os.devnull, "--rootdir", str(tree),
         "-q", "-W", "ignore", f"--junitxml={report}", *node_ids,
         cwd=tree, env=env, check=False,

@@ -47,14 +47,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import check, manifest
+    from patchcarry import manifest
+    from patchcarry.check import render
+    from patchcarry.check.run import run_checks
 
     entries = manifest.load(args.manifest).select(args.entries)
-    report = check.run_checks(
+    report = run_checks(
         entries, upstream=args.upstream, offline=args.offline, work_dir=args.work_dir
     )
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(report.render_table())
+        print(render.table(report))
     return report.exit_code

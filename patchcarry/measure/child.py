@@ -36,7 +36,7 @@ import torch
 
 from patchcarry.measure.model import Shape
 from patchcarry.measure.runner import RESULT_MARKER
-from patchcarry.retention import DetachedInputTracker, tensor_bytes, track_detached_inputs
+from patchcarry.runtime.tracker import DetachedInputTracker, tensor_bytes, track_detached_inputs
 
 CUDA_STATS = (
     "allocated_bytes.all.current",
@@ -107,7 +107,7 @@ def install_standins(request: dict[str, Any], random_module: Any) -> list[str]:
         standins = hc_gpt.install_cpu_standins(random_module)
         hc_gpt.init_single_rank(request["device"], request["port"])
         return standins
-    from patchcarry.cpu_standins import install_cuda_rng_state_standin
+    from patchcarry.runtime.standins import install_cuda_rng_state_standin
 
     install_cuda_rng_state_standin(random_module)
     return [] if torch.cuda.is_available() else ["install_cuda_rng_state_standin"]

@@ -17,6 +17,7 @@ from patchcarry import __version__
 from patchcarry.errors import BadInputError
 from patchcarry.measure import model
 from patchcarry.measure.session import Request, VariantResult
+from patchcarry.units import human_bytes
 
 SCHEMA_PATH = Path(__file__).with_name("evidence.schema.json")
 
@@ -179,16 +180,6 @@ def load(path: Path) -> dict[str, Any]:
     evidence: dict[str, Any] = json.loads(Path(path).read_text())
     validate(evidence)
     return evidence
-
-
-def human_bytes(n: int | None) -> str:
-    """Exact bytes, with a decimal-unit figure when large: `268435456 B (0.27 GB)`."""
-    if n is None:
-        return "–"
-    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
-        if abs(n) >= size:
-            return f"{n} B ({n / size:.2f} {unit})"
-    return f"{n} B"
 
 
 def _ratio(measured: int | None, predicted: int) -> str:

@@ -6,7 +6,7 @@ upstream's own: local layer spec with `enable_hyper_connection=True`
 learned absolute positions, a gloo (CPU) or NCCL (GPU) process group of world size 1.
 
 On CPU four CUDA-only things are replaced, each by one named function of
-`patchcarry.cpu_standins`; everything else,
+`patchcarry.runtime.standins`; everything else,
 checkpointing and autograd included, is upstream's code. On a GPU none is installed. bf16 with
 the local spec fails on CPU, so CPU runs use fp32 and GPU runs bf16.
 """
@@ -20,13 +20,13 @@ from typing import Any
 
 import torch
 
-from patchcarry.cpu_standins import (
+from patchcarry.measure.model import Shape
+from patchcarry.runtime.standins import (
     install_cuda_rng_state_standin,
     standin_cuda_seed_api,
     standin_current_device_cpu,
     standin_nvtx_ranges,
 )
-from patchcarry.measure.model import Shape
 
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 

@@ -32,6 +32,9 @@ _KEEPS_GRAD = {"unpatched"}
 
 GB = 10**9  # the PR's "GB" is decimal: 2 layers x 8192 x 4 x 2048 x 2 B = 0.268e9 -> "0.27 GB"
 
+# The CPU shape when the command line names none: small enough for a 2-core CI machine.
+CPU_DEFAULTS = {"layers": 2, "seq": 64, "mbs": 2, "hidden": 32, "streams": 4}
+
 
 @dataclasses.dataclass(frozen=True)
 class Shape:

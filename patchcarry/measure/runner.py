@@ -1,7 +1,7 @@
 """Parent side: run `patchcarry.measure.child` on one prepared tree, return its figures.
 
 The parent never imports torch or megatron. Each variant gets its own child process with its
-tree first on PYTHONPATH (`patchcarry.probe.probe_env`), so no two trees share a module.
+tree first on PYTHONPATH (`patchcarry.runtime.child.probe_env`), so no two trees share a module.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from patchcarry import proc
 from patchcarry.errors import FatalError
-from patchcarry.probe import probe_env
+from patchcarry.runtime.child import probe_env
 
 # Prefix of the child's result line (megatron prints on stdout too).
 RESULT_MARKER = "PATCHCARRY-MEASURE-RESULT "

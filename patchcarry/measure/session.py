@@ -9,7 +9,7 @@ from typing import Any
 
 from patchcarry.measure import runner, variants
 from patchcarry.measure.model import Shape
-from patchcarry.probe import free_loopback_port
+from patchcarry.runtime.child import free_loopback_port
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """`--model synthetic`: a stack of checkpointed blocks that keep their output on the module.
 
-Each layer is `patchcarry.synthetic.KeepsOutputBlock` (the shared stand-in for
+Each layer is `patchcarry.proof.scenarios.KeepsOutputBlock` (the shared stand-in for
 `HyperConnectionTransformerLayer` keeping `self.mlp_norm_manager`), width hidden*streams,
 checkpointed one per call with the tree's real `tensor_parallel.checkpoint`. It runs on the
 installed megatron-core (which has no hyper connections), so the retention path the fix is
@@ -16,7 +16,7 @@ import torch
 
 from patchcarry.measure.hc_gpt import TORCH_DTYPES
 from patchcarry.measure.model import Shape
-from patchcarry.synthetic import KeepsOutputBlock
+from patchcarry.proof.scenarios import KeepsOutputBlock
 
 
 class CheckpointedStack(torch.nn.Module):

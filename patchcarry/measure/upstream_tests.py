@@ -6,7 +6,7 @@ side by side. Used by `scripts/gpu-check.sh`:
 Two copies of MEGATRON_SRC (megatron/ and tests/): "unpatched" (the manifest's test patches
 only) and "patched" (every entry's fix and tests). Each test group runs in each copy with
 upstream's launcher convention, `torchrun --nproc-per-node=N -m pytest ...` (cwd and
-PYTHONPATH = the copy), plus `-p testing.upstream_unit_standins` (on CUDA it only supplies
+PYTHONPATH = the copy), plus `-p patchcarry.runtime.pytest_standins` (on CUDA it only supplies
 `typing.override` for Python 3.11; without CUDA, the CPU stand-ins: the dry mode) and
 `--noconftest` (upstream's conftest downloads a data set into /opt/data; these tests use none
 of its fixtures). With N > 1 every rank writes the same junit file, so per-test outcomes are
@@ -28,10 +28,9 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from patchcarry import manifest, megatron_tree, proc
-from patchcarry.probe import free_loopback_port
-
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+from patchcarry import manifest, proc
+from patchcarry.runtime import tree as megatron_tree
+from patchcarry.runtime.child import PACKAGE_PARENT, free_loopback_port
 
 # (file, -k expression or None): the tests that exercise the two changed functions.
 GROUPS: tuple[tuple[str, str | None], ...] = (
@@ -97,7 +96,7 @@ def run_group(
     path, keyword = group
     env = dict(os.environ)
     env.update(
-        PYTHONPATH=os.pathsep.join([str(tree), str(REPO_ROOT)]),
+        PYTHONPATH=os.pathsep.join([str(tree), str(PACKAGE_PARENT)]),
         MASTER_ADDR="localhost",
         MASTER_PORT=str(free_loopback_port()),
     )
@@ -119,7 +118,7 @@ def run_group(
         "-m",
         "pytest",
         "-p",
-        "testing.upstream_unit_standins",
+        "patchcarry.runtime.pytest_standins",
         "--noconftest",
         "-p",
         "no:cacheprovider",

@@ -1,9 +1,10 @@
 """The four variants and the patched tree copy each one runs on.
 
     unpatched  the tree as it is
-    fix        + manifest entry `checkpoint-grad` (0001: clear the detached inputs' .grad)
-    reset      + manifest entry `hc-mlp-norm-manager` (0003: drop mlp_norm_manager), or the
-               files given with --patch
+    fix        + the fix of the manifest entry marked `measure = "fix"` (clear the detached
+               inputs' .grad)
+    reset      + the fix of the entry marked `measure = "reset"` (drop mlp_norm_manager), or
+               the files given with --patch
     both       fix + reset
 
 Every variant, unpatched included, runs on its own copy made by `prepared_copy`, so the four
@@ -19,12 +20,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from patchcarry.errors import BadInputError
-from patchcarry.manifest import Manifest
+from patchcarry.manifest import Entry, Manifest
 from patchcarry.measure.model import VARIANTS
-from patchcarry.megatron_tree import prepared_copy
+from patchcarry.patchfile import Patch
+from patchcarry.patchfile import load as load_patch
+from patchcarry.runtime.tree import prepared_copy
 
-FIX_ENTRY = "checkpoint-grad"
-RESET_ENTRY = "hc-mlp-norm-manager"
 SYNTHETIC_NO_RESET = (
     "the synthetic model has no HyperConnectionTransformerLayer, which the reset patch changes"
 )
@@ -35,13 +36,14 @@ class Variant:
     """One variant: the patches it applies, or why it cannot run."""
 
     name: str
-    patches: tuple[Path, ...]
+    patches: tuple[Patch, ...]
     sources: tuple[str, ...]  # manifest entry names or patch file names, for the evidence
     skip_reason: str | None = None
 
 
-def _entry_patches(manifest: Manifest, name: str) -> tuple[Path, ...]:
-    return tuple(e.fix for e in manifest.entries if e.name == name)
+def _entry(manifest: Manifest, role: str) -> Entry | None:
+    """The entry whose fix is the `role` variant (its manifest key `measure`)."""
+    return next((e for e in manifest.entries if e.measure == role), None)
 
 
 def plan(
@@ -53,28 +55,30 @@ def plan(
         raise BadInputError(
             f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}"
         )
-    fix = _entry_patches(manifest, FIX_ENTRY)
-    if not fix:
-        raise BadInputError(f"{manifest.path} has no entry {FIX_ENTRY!r}, the fix measured")
+    fix_entry = _entry(manifest, "fix")
+    if fix_entry is None:
+        raise BadInputError(f'{manifest.path} has no entry with measure = "fix", the fix measured')
+    fix, fix_sources = (fix_entry.fix,), (fix_entry.name,)
+    reset_entry = _entry(manifest, "reset")
     if reset_patches:
-        reset = tuple(Path(p) for p in reset_patches)
+        reset = tuple(load_patch(Path(p)) for p in reset_patches)
         reset_sources = tuple(p.name for p in reset)
     else:
-        reset = _entry_patches(manifest, RESET_ENTRY)
-        reset_sources = (RESET_ENTRY,) if reset else ()
-    no_reset = f"no entry {RESET_ENTRY!r} in {manifest.path} and no --patch given"
+        reset = (reset_entry.fix,) if reset_entry else ()
+        reset_sources = (reset_entry.name,) if reset_entry else ()
+    no_reset = f'no entry with measure = "reset" in {manifest.path} and no --patch given'
     out = []
     for name in (v for v in VARIANTS if v in requested):
         if name == "unpatched":
             out.append(Variant(name, (), ()))
         elif name == "fix":
-            out.append(Variant(name, fix, (FIX_ENTRY,)))
+            out.append(Variant(name, fix, fix_sources))
         elif not reset:
             out.append(Variant(name, (), (), skip_reason=no_reset))
         elif name == "reset":
             out.append(Variant(name, reset, reset_sources))
         else:
-            out.append(Variant(name, fix + reset, (FIX_ENTRY, *reset_sources)))
+            out.append(Variant(name, fix + reset, (*fix_sources, *reset_sources)))
     return out
 
 
@@ -100,4 +104,5 @@ def prepare(
 
 def offline_note(manifest: Manifest) -> str | None:
     """The manifest's reason why the reset entry cannot be judged on an installed tree."""
-    return next((e.offline for e in manifest.entries if e.name == RESET_ENTRY), None)
+    reset = _entry(manifest, "reset")
+    return reset.offline if reset else None

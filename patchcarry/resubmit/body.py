@@ -14,15 +14,19 @@ from pathlib import Path
 from patchcarry.manifest import Entry
 from patchcarry.resubmit.classify import DETACHED, Classification
 
-TEMPLATE = Path(__file__).resolve().parent.parent.parent / "templates" / "pr_body.md"
+TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "pr_body.md"
 
 
 def body_marker(entry_name: str) -> str:
     return f"<!-- patchcarry:resubmit entry={entry_name} -->"
 
 
+# Every cross-link comment starts with this; `scan` looks for it to count a PR as re-submitted.
+LINK_PREFIX = "<!-- patchcarry:cross-link "
+
+
 def link_marker(entry_name: str, superseded: int) -> str:
-    return f"<!-- patchcarry:cross-link entry={entry_name} supersedes={superseded} -->"
+    return f"{LINK_PREFIX}entry={entry_name} supersedes={superseded} -->"
 
 
 def has_marker(text: str | None, marker: str) -> bool:
@@ -33,18 +37,6 @@ def normalize(text: str | None) -> str:
     """Compare bodies as GitHub stores them: CRLF folded, trailing blanks ignored."""
     lines = (text or "").replace("\r\n", "\n").split("\n")
     return "\n".join(line.rstrip() for line in lines).strip()
-
-
-def commit_summary(patch: Path) -> str:
-    """The fix's commit message body (between the Subject header and the sign-off)."""
-    text = patch.read_text()
-    match = re.search(r"^Subject: .*?\n(?!\s)(.*?)\n---\n", text, re.MULTILINE | re.DOTALL)
-    if not match:
-        return ""
-    lines = [
-        ln for ln in match.group(1).strip().splitlines() if not ln.startswith("Signed-off-by:")
-    ]
-    return "\n".join(lines).strip()
 
 
 def _refs(numbers: Sequence[int]) -> str:
@@ -88,7 +80,7 @@ def render(
     )
     values = {
         "marker": body_marker(entry.name),
-        "summary": commit_summary(entry.fix) or entry.title,
+        "summary": entry.fix.message or entry.title,
         "resubmission": resubmission,
         "linked": linked,
         "closed_section": closed,

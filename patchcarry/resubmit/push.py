@@ -9,7 +9,6 @@ from pathlib import Path
 from patchcarry import git
 from patchcarry.errors import FatalError, UpstreamError
 from patchcarry.manifest import Entry
-from patchcarry.patchfile import parse
 from patchcarry.proc import CalledProcessError
 
 
@@ -26,7 +25,7 @@ class Branch:
 
 def _committer(entry: Entry) -> tuple[str, str]:
     """The fix's author, used as committer too: deterministic commits, honest identity."""
-    author = parse(entry.fix.read_text(), name=entry.fix.name).author
+    author = entry.fix.author
     match = re.match(r"^(.*?)\s*<([^>]+)>$", author)
     if not match:
         raise FatalError(f"{entry.fix.name}: From: header {author!r} is not `Name <email>`")
@@ -53,7 +52,9 @@ def build(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Br
     name, email = _committer(entry)
     patches = entry.patches()
     try:
-        commit = git.am(patches, cwd=scratch, committer_name=name, committer_email=email)
+        commit = git.am(
+            [p.path for p in patches], cwd=scratch, committer_name=name, committer_email=email
+        )
     except CalledProcessError as exc:
         where = f"{entry.base_branch} tip" if rebase else "the pinned base"
         raise FatalError(

@@ -10,9 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from patchcarry.check import render
+from patchcarry.check.report import CheckReport
+from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode, FatalError, GitHubError, UpstreamError
 from patchcarry.manifest import Entry
-from patchcarry.resubmit import checks, flow
+from patchcarry.resubmit import flow
 from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan, Write
 
 if TYPE_CHECKING:
@@ -32,16 +35,20 @@ def token_from_env() -> str | None:
     return os.environ.get("GITHUB_TOKEN") or None
 
 
-def offline_plan(entries: list[Entry], opts: flow.Options, report: checks.CheckOutcome) -> Outcome:
+def _applies(report: CheckReport, entry: Entry) -> bool:
+    return report.entry(entry.name).status != "does not apply"
+
+
+def offline_plan(entries: list[Entry], opts: flow.Options, report: CheckReport) -> Outcome:
     """No API reads: the offline check, and the writes the manifest implies, unverified."""
     plans = []
     for entry in entries:
         plan = EntryPlan(
             entry.name, f"{entry.upstream} {entry.base_branch} <- {entry.fork}:{entry.head_branch}"
         )
-        plan.facts.extend(f"check: {line}" for line in report.lines.get(entry.name, []))
+        plan.facts.extend(f"check: {x}" for x in render.sentences(report.entry(entry.name), entry))
         plan.pr = entry.pr
-        if not report.ok_for(entry.name):
+        if not _applies(report, entry):
             plan.action, plan.reason = (
                 REFUSED,
                 f"check failed: run scripts/check --offline {entry.name}",
@@ -95,7 +102,7 @@ def resubmit(
     dry_run = opts.dry_run or token is None
     why = "--dry-run" if opts.dry_run else "no GITHUB_TOKEN set"
     if offline:
-        return offline_plan(entries, opts, checks.run(entries, upstream=None, offline=True))
+        return offline_plan(entries, opts, run_checks(entries, offline=True))
     gh = make_github(token)
     login = ""
     if token is not None:
@@ -115,26 +122,27 @@ def resubmit(
         if repo is None:
             raise UpstreamError(f"{sorted(upstreams)[0]} not found on {gh.host}")
         url = repo.get("clone_url")
-    report = checks.run(entries, upstream=url, offline=False)
+        if not url:
+            raise UpstreamError(f"{sorted(upstreams)[0]} has no clone_url; pass --upstream-url")
+    report = run_checks(entries, upstream=url)
     opts = dataclasses.replace(opts, upstream_url=url)
     plans: list[EntryPlan] = []
     works: list[flow._Work] = []
     classes = flow.classify_all(gh, entries)
     with contextlib.ExitStack() as stack:
         for entry in entries:
-            if not report.ok_for(entry.name):
+            lines = render.sentences(report.entry(entry.name), entry)
+            if not _applies(report, entry):
                 plan = EntryPlan(
                     entry.name,
                     f"{entry.upstream} {entry.base_branch} <- {entry.fork}:{entry.head_branch}",
                     action=REFUSED,
                 )
-                plan.facts.extend(f"check: {x}" for x in report.lines.get(entry.name, []))
+                plan.facts.extend(f"check: {x}" for x in lines)
                 plan.reason = f"check failed: run scripts/check {entry.name}"
                 plans.append(plan)
                 continue
-            plan, work = flow.prepare(
-                gh, entry, opts, report.lines.get(entry.name, []), classes, stack
-            )
+            plan, work = flow.prepare(gh, entry, opts, lines, classes, stack)
             plans.append(plan)
             if work is not None:
                 works.append(work)

@@ -10,9 +10,8 @@ import dataclasses
 
 from patchcarry.github import GitHub
 from patchcarry.resubmit import classify
+from patchcarry.resubmit.body import LINK_PREFIX
 from patchcarry.resubmit.classify import Classification
-
-CROSS_LINK_PREFIX = "<!-- patchcarry:cross-link "
 
 
 @dataclasses.dataclass
@@ -49,7 +48,7 @@ def scan(
         entry, new_pr = known.get(number, (None, None))
         by = f"#{new_pr} (manifest entry {entry})" if entry and new_pr else None
         if by is None and any(
-            CROSS_LINK_PREFIX in (c.get("body") or "") for c in gh.issue_comments(upstream, number)
+            LINK_PREFIX in (c.get("body") or "") for c in gh.issue_comments(upstream, number)
         ):
             by = "cross-link comment"
         found.append(Found(item, pull.get("title", ""), by, entry if by is None else None))

@@ -14,9 +14,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from patchcarry import manifest, megatron_tree
+from patchcarry import manifest
 from patchcarry.errors import FatalError
-from patchcarry.patchfile import touched_files
+from patchcarry.runtime import tree as megatron_tree
 
 
 def _note(message: str) -> None:
@@ -44,7 +44,7 @@ def prepare(dest: Path) -> list[Path]:
             tree = megatron_tree.prepared_copy(src, patches, dest / f"{entry.name}-fix")
             _note(f"{entry.name}: test patches not linted here (set MEGATRON_SRC to lint them)")
         for patch in patches:
-            for rel in touched_files(patch.read_text()):
+            for rel in patch.files:
                 if rel.endswith(".py") and (tree / rel).is_file():
                     files.append(tree / rel)
     return sorted(set(files))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from patchcarry import git
 from patchcarry.errors import BadInputError, FatalError
-from patchcarry.patchfile import touched_files
+from patchcarry.patchfile import Patch
 
 MEGATRON_SRC_ENV = "MEGATRON_SRC"
 
@@ -55,14 +55,14 @@ def tree_commit(tree: Path) -> str | None:
     return out.strip() if code == 0 else None
 
 
-def _top_dirs(patches: list[Path]) -> set[str]:
+def _top_dirs(patches: list[Patch]) -> set[str]:
     tops = {"megatron"}
     for patch in patches:
-        tops.update(path.split("/", 1)[0] for path in touched_files(patch.read_text()))
+        tops.update(path.split("/", 1)[0] for path in patch.files)
     return tops
 
 
-def prepared_copy(src: Path, patches: list[Path], dest: Path) -> Path:
+def prepared_copy(src: Path, patches: list[Patch], dest: Path) -> Path:
     """Copy `src`'s `megatron/` (and any other top dir the patches touch) to `dest`, then
     `git apply` each patch there. Returns `dest`, ready to be put on PYTHONPATH."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -72,14 +72,14 @@ def prepared_copy(src: Path, patches: list[Path], dest: Path) -> Path:
         if (src / top).is_dir() and not (dest / top).exists():
             shutil.copytree(src / top, dest / top, symlinks=True)
     for patch in patches:
-        for rel in touched_files(patch.read_text()):
+        for rel in patch.files:
             source = dest / rel
             for cached in source.parent.glob(f"__pycache__/{source.stem}.*.pyc"):
                 cached.unlink()
         code, _, err = git.git(
             "apply",
             "--whitespace=nowarn",
-            str(patch.resolve()),
+            str(patch.path.resolve()),
             cwd=dest,
             check=False,
             env_extra=git.plain_tree_env(dest),

@@ -1,21 +1,19 @@
-"""The short table `check` prints for people (`--json` is for machines)."""
+"""`check`'s results for people: the table `check` prints, and the short sentences per entry
+that resubmit's plan and PR body state (`--json` is for machines: `CheckReport.to_json`).
+The sentences name no moving sha, so a PR body only changes when a result does."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from patchcarry.check import CheckReport, EntryResult
-    from patchcarry.check_steps import FileDrift, Identity, PatchApply, RefApply
-
-
-def human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB"):
-        if size < 1024 or unit == "MiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} MiB"
+from patchcarry.check.report import (
+    CheckReport,
+    EntryResult,
+    FileDrift,
+    Identity,
+    PatchApply,
+    RefApply,
+)
+from patchcarry.manifest import Entry
+from patchcarry.units import human_bytes
 
 
 def _offsets(status: str, offsets: list[int]) -> str:
@@ -78,7 +76,7 @@ def _entry_lines(e: EntryResult) -> list[str]:
     return lines
 
 
-def render_table(report: CheckReport) -> str:
+def table(report: CheckReport) -> str:
     if report.mode == "offline":
         out = [f"offline: {report.upstream} (apply check only)"]
     else:
@@ -97,3 +95,47 @@ def render_table(report: CheckReport) -> str:
     else:
         out.append(f"result: all checked patches apply (exit {report.exit_code})")
     return "\n".join(out)
+
+
+def _ref_line(ref_kind: str, label: str, status: str, offsets: list[int], base_branch: str) -> str:
+    where = {
+        "base": f"the pinned base {label}",
+        "tip": f"the current {base_branch} tip",
+        "installed": label,
+    }.get(ref_kind, label)
+    if status == "offset":
+        shift = "/".join(f"{o:+d}" for o in offsets)
+        return f"applies at {where} (offset {shift} lines, no fuzz)"
+    if status == "clean":
+        return f"applies cleanly at {where}"
+    if status == "fuzz":
+        return f"applies at {where} only with fuzz (context changed)"
+    return f"does NOT apply at {where} ({status})"
+
+
+def sentences(result: EntryResult, entry: Entry) -> list[str]:
+    """What the check established for one entry, as sentences."""
+    if not result.refs:
+        return [f"not checked: {result.reason}"]
+    lines = [_ref_line(r.ref, r.label, r.status, r.offsets, entry.base_branch) for r in result.refs]
+    for d in result.drift or []:
+        if d.new_file:
+            lines.append(f"{d.path} is new: absent at the pinned base and the tip")
+        elif not d.changed:
+            lines.append(f"{d.path} is unchanged between the pinned base and the tip")
+        elif d.overlaps:
+            lines.append(f"{d.path} changed upstream under our hunk(s): review the rebase")
+        else:
+            lines.append(f"{d.path} changed upstream, but not under our hunks")
+    for i in result.identity or []:
+        if i.result == "identical":
+            lines.append(f"identical to #{i.pr} (same git patch-id)")
+        elif i.comments_only:
+            lines.append(
+                f"differs from #{i.pr} only in comments/whitespace ({', '.join(i.files_differ)})"
+            )
+        else:
+            lines.append(f"differs from #{i.pr} in code ({', '.join(i.files_differ)})")
+    if result.not_checked:
+        lines.append(f"not checked here: {', '.join(result.not_checked)}")
+    return lines

@@ -3,7 +3,7 @@
 Each stand-in is named for exactly what it replaces; callers install them only when CUDA is
 absent. Everything else (CheckpointFunction, detach_variable, autograd, layers) stays real.
 The proof needs only the RNG state; the hyper-connection GPT (`measure/hc_gpt.py`) and the
-upstream unit tests (`testing/upstream_unit_standins.py`) also need the other three.
+upstream unit tests (`patchcarry/runtime/pytest_standins.py`) also need the other three.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """pytest plugin: run upstream Megatron-LM unit tests written for CUDA + NCCL on a CPU host.
 
 Loaded only by the child pytest that `tests/test_upstream_unit_tests.py` starts, with
-`-p testing.upstream_unit_standins` (this repository on PYTHONPATH after the Megatron copy).
+`-p patchcarry.runtime.pytest_standins` (this repository on PYTHONPATH after the Megatron copy).
 When CUDA is available it does nothing. Otherwise each function below stands in for exactly
 one CUDA-only thing the carried unit tests touch; megatron's checkpointing, autograd and
 layers stay real. Installed in `pytest_configure`, i.e. before test modules are imported.
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import torch
 
-from patchcarry.cpu_standins import (
+from patchcarry.runtime.standins import (
     CpuStandInCudaGenerator,
     install_cuda_rng_state_standin,
     standin_cuda_seed_api,
@@ -37,7 +37,7 @@ def standin_typing_override() -> None:
 
 def standin_cuda_rng_state_functions() -> CpuStandInCudaGenerator:
     """megatron's `_get_cuda_rng_state`/`_set_cuda_rng_state` -> one CPU generator's state."""
-    from megatron.core.tensor_parallel import random as megatron_random  # type: ignore[import-untyped]
+    from megatron.core.tensor_parallel import random as megatron_random
 
     return install_cuda_rng_state_standin(megatron_random)
 

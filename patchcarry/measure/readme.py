@@ -1,7 +1,7 @@
 """Keeps the README's measured tables rendered from the evidence files, never typed.
 
 A block `<!-- evidence: evidence/NAME.json -->` ... `<!-- /evidence -->` in README.md holds
-`render_markdown_table` of that file. `python -m patchcarry.readme` rewrites every block;
+`render_markdown_table` of that file. `python -m patchcarry.measure.readme` rewrites every block;
 a test fails while the README differs from what the evidence renders.
 """
 

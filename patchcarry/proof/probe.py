@@ -1,7 +1,7 @@
 """Run the synthetic-block probe against one Megatron tree in a child process.
 
 The parent never imports torch or megatron: `run_probe(tree, ...)` starts
-`python -m patchcarry.synthetic` with `tree` first on the path (cwd and PYTHONPATH), so an
+`python -m patchcarry.proof.child` with `tree` first on the path (cwd and PYTHONPATH), so an
 unpatched and a patched tree are each imported in their own process, never side by side in
 one. The child prints one JSON document:
 
@@ -17,14 +17,12 @@ one. The child prints one JSON document:
            "grads": {"x": "<dtype:shape:sha256>", "pre.weight": ..., ...},
            "reference_grads": {...}}]}}}             # same seed, no checkpoint
 
-Scenario names and shapes: `patchcarry.synthetic.SCENARIOS`, `BATCH`, `HIDDEN`, `INNER`.
+Scenario names and shapes: `patchcarry.proof.scenarios.SCENARIOS`, `BATCH`, `HIDDEN`, `INNER`.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,28 +30,13 @@ from typing import Any
 
 from patchcarry import proc
 from patchcarry.errors import FatalError
+from patchcarry.runtime.child import probe_env
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 BATCHES = ("cpu", "tp2")
 
 
 class ProbeError(FatalError):
     """The probe child failed or printed something that is not its JSON document."""
-
-
-def probe_env(tree: Path, cpu_only: bool = False) -> dict[str, str]:
-    """The child's environment: `tree` then this repo on PYTHONPATH, one CPU thread.
-
-    `cpu_only` hides any GPU (CUDA_VISIBLE_DEVICES=""), so the CPU stand-ins are used and
-    results match a CPU runner; `run_probe` sets it by default, a GPU measurement must not.
-    """
-    env = dict(os.environ)
-    if cpu_only:
-        env["CUDA_VISIBLE_DEVICES"] = ""
-    env["PYTHONPATH"] = os.pathsep.join([str(tree), str(REPO_ROOT)])
-    env["OMP_NUM_THREADS"] = "1"
-    env["PYTHONWARNINGS"] = "ignore"
-    return env
 
 
 # A probe child does seconds of work; past this it is hung (e.g. a stuck gloo rendezvous).
@@ -66,7 +49,7 @@ def run_probe(
     """Import `tree`'s megatron in a child, run the scenario `batches`, return its JSON.
 
     Raises ProbeError when the child fails or imported megatron from somewhere else. A
-    scenario that fails inside the child is reported in its JSON (`scenario_errors`).
+    scenario that fails inside the child is reported in its JSON (its `error`).
     """
     tree = Path(tree).resolve()
     if not (tree / "megatron" / "core" / "__init__.py").is_file():
@@ -75,7 +58,7 @@ def run_probe(
     code, out, err = proc.cmd_output(
         sys.executable,
         "-m",
-        "patchcarry.synthetic",
+        "patchcarry.proof.child",
         *batch_args,
         "--iterations",
         str(iterations),
@@ -94,15 +77,3 @@ def run_probe(
     if tree not in module_file.parents:
         raise ProbeError(f"probe of {tree} imported megatron from {module_file}, not from the tree")
     return result
-
-
-def scenario_errors(result: dict[str, Any]) -> dict[str, str]:
-    """The scenarios that failed inside the child, with their tracebacks."""
-    return {name: s["error"] for name, s in result["scenarios"].items() if s.get("error")}
-
-
-def free_loopback_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago (a child's process-group rendezvous)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

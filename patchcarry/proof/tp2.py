@@ -3,7 +3,8 @@
 Runs inside the probe child after it has imported one Megatron tree: the two ranks are
 forked from it (no second import of megatron), join a gloo group on a free loopback port,
 call the tree's `parallel_state.initialize_model_parallel(tensor_model_parallel_size=2)`, and
-run the `distribute_saved_activations=True` scenarios with `patchcarry.synthetic.run_scenario`.
+run the `distribute_saved_activations=True` scenarios with
+`patchcarry.proof.scenarios.run_scenario`.
 Each rank's result comes back as "<scenario>@rank<r>".
 """
 
@@ -19,9 +20,10 @@ from typing import Any
 
 import torch
 
-from patchcarry.cpu_standins_dist import install_split_gather_cpu_device_standin
-from patchcarry.probe import free_loopback_port
-from patchcarry.retention import DetachedInputTracker
+from patchcarry.proof.scenarios import run_scenario
+from patchcarry.runtime.child import free_loopback_port
+from patchcarry.runtime.standins_dist import install_split_gather_cpu_device_standin
+from patchcarry.runtime.tracker import DetachedInputTracker
 
 WORLD_SIZE = 2
 TIMEOUT_S = 120
@@ -36,7 +38,6 @@ def _rank_main(
     iterations: int,
     results: Any,
 ) -> None:
-    from patchcarry.synthetic import run_scenario
 
     out: dict[str, Any] = {}
     try:

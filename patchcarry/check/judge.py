@@ -1,19 +1,18 @@
 """The three judgements of `check`: does a patch apply at a ref, did upstream drift under it,
-and is it the same change as an older PR. Results are plain dataclasses (JSON-ready)."""
+and is it the same change as an older PR. Results are the typed records of `check.report`."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from patchcarry import git
+from patchcarry.check.report import FileDrift, Identity, PatchApply
 from patchcarry.errors import BadInputError
-from patchcarry.patchfile import Hunk, parse, touched_files
+from patchcarry.patchfile import Hunk, Patch
 
-STATUS_ORDER = ("clean", "offset", "fuzz", "conflict")
 _OFFSET_RE = re.compile(r"^Hunk #\d+ succeeded at \d+ \(offset (-?\d+) lines?\)", re.MULTILINE)
 _FAILED_RE = re.compile(r"^error: patch failed: (.+):(\d+)$", re.MULTILINE)
 _U0_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.MULTILINE)
@@ -23,50 +22,25 @@ MAX_IDENTITY_FILES = 50
 Reader = Callable[[str], "str | None"]
 
 
-@dataclasses.dataclass
-class PatchApply:
-    patch: str
-    status: str  # clean | offset | fuzz | conflict | not checked (after an earlier conflict)
-    offsets: list[int]
-    rejected: str | None = None
-
-
-@dataclasses.dataclass
-class RefApply:
-    ref: str  # base | tip | installed
-    label: str  # e.g. "c76ff61", "dev d48bd6b", "megatron-core 0.16.1 (installed)"
-    commit: str | None
-    patches: list[PatchApply]
-
-    @property
-    def status(self) -> str:
-        seen = [p.status for p in self.patches if p.status in STATUS_ORDER]
-        return max(seen, key=STATUS_ORDER.index) if seen else "not checked"
-
-    @property
-    def offsets(self) -> list[int]:
-        return sorted({o for p in self.patches for o in p.offsets})
-
-
-def _rejected_hunk(patch: Path, message: str) -> str:
+def _rejected_hunk(patch: Patch, message: str) -> str:
     """The hunk git could not place, as patch text; git's own message when unknown."""
     match = _FAILED_RE.search(message)
     if match:
         path, line = match.group(1), int(match.group(2))
-        for hunk in parse(patch.read_text(), name=patch.name).hunks:
+        for hunk in patch.hunks:
             if hunk.path == path and hunk.old_start == line:
                 header = f"@@ -{hunk.old_start},{hunk.old_len} +{hunk.new_start},{hunk.new_len} @@"
                 return "\n".join([f"--- {path}", header, *hunk.lines])
     return "\n".join(line for line in message.splitlines() if not line.startswith("Checking"))
 
 
-def apply_at(patches: list[Path], read: Reader) -> list[PatchApply]:
+def apply_at(patches: list[Patch], read: Reader) -> list[PatchApply]:
     """Apply `patches` in order onto the touched files as `read` gives them (path -> text or
     None); each one: clean, offset, fuzz (only `-C1` places it) or conflict."""
     results: list[PatchApply] = []
     with tempfile.TemporaryDirectory(prefix="patchcarry-apply-") as tmp:
         tree = Path(tmp)
-        for path in sorted({p for patch in patches for p in touched_files(patch.read_text())}):
+        for path in sorted({p for patch in patches for p in patch.files}):
             text = read(path)
             if text is not None:
                 (tree / path).parent.mkdir(parents=True, exist_ok=True)
@@ -76,12 +50,12 @@ def apply_at(patches: list[Path], read: Reader) -> list[PatchApply]:
             if blocked:
                 results.append(PatchApply(patch.name, "not checked", []))
                 continue
-            code, msg = git.apply_in_tree(patch, tree=tree)
+            code, msg = git.apply_in_tree(patch.path, tree=tree)
             status, context = ("offset" if _OFFSET_RE.search(msg) else "clean"), None
             if code != 0:
                 if "corrupt patch" in msg or "No valid patches" in msg:
                     raise BadInputError(f"{patch.name}: git cannot read it as a patch:\n{msg}")
-                code, fuzz_msg = git.apply_in_tree(patch, tree=tree, context=1)
+                code, fuzz_msg = git.apply_in_tree(patch.path, tree=tree, context=1)
                 status, context = ("fuzz", 1) if code == 0 else ("conflict", None)
                 if code == 0:
                     msg = fuzz_msg
@@ -90,20 +64,9 @@ def apply_at(patches: list[Path], read: Reader) -> list[PatchApply]:
                 blocked = True
                 continue
             offsets = sorted({int(o) for o in _OFFSET_RE.findall(msg)})
-            git.apply_in_tree(patch, tree=tree, context=context, check_only=False)
+            git.apply_in_tree(patch.path, tree=tree, context=context, check_only=False)
             results.append(PatchApply(patch.name, status, offsets))
     return results
-
-
-@dataclasses.dataclass
-class FileDrift:
-    path: str
-    changed: bool
-    overlaps: bool
-    changed_old_ranges: list[tuple[int, int]]  # old-side [first, last] lines upstream changed
-    overlapping_hunks: list[int]  # old_start of each of our hunks they touch
-    nearest: int | None  # unchanged lines between our hunks and the closest upstream change
-    new_file: bool = False  # our patch creates this file
 
 
 def _touches(start: int, count: int, hunk: Hunk) -> bool:
@@ -125,10 +88,10 @@ def _gap(start: int, count: int, hunk: Hunk) -> int:
     return max(start - last - (0 if count == 0 else 1), 0)
 
 
-def drift(repo: Path, base: str, tip: str, patches: list[Path]) -> list[FileDrift]:
+def drift(repo: Path, base: str, tip: str, patches: list[Patch]) -> list[FileDrift]:
     """Per touched file: did it change from `base` to `tip`, and do the changed lines (old
     side, -U0) overlap our hunks? Diffs only the touched files."""
-    hunks = [h for p in patches for h in parse(p.read_text(), name=p.name).hunks]
+    hunks = [h for p in patches for h in p.hunks]
     result = []
     for path in sorted({h.path for h in hunks}):
         diff = git.diff_paths(base, tip, [path], cwd=repo, unified=0)
@@ -141,18 +104,6 @@ def drift(repo: Path, base: str, tip: str, patches: list[Path]) -> list[FileDrif
         created = all(h.old_start == 0 and h.old_len == 0 for h in mine)
         result.append(FileDrift(path, bool(diff.strip()), bool(hit), ranges, hit, nearest, created))
     return result
-
-
-@dataclasses.dataclass
-class Identity:
-    pr: int
-    head: str
-    merge: bool
-    compared_to: str  # the parent the PR's change is taken against
-    result: str  # identical | different
-    comments_only: bool | None  # for "different": only comment/whitespace lines differ
-    files_differ: list[str]
-    files: list[str]  # files the PR's change touches
 
 
 def _split_by_file(diff_text: str) -> dict[str, str]:
@@ -178,7 +129,7 @@ def _code_lines(chunk: str) -> list[tuple[str, str]]:
     return kept
 
 
-def identity(repo: Path, fix: Path, number: int, head: str) -> Identity:
+def identity(repo: Path, fix: Patch, number: int, head: str) -> Identity:
     """Compare our fix with PR `number`'s change (`git patch-id --stable`, then per file). A
     merge head's change is taken against the parent with the fewest changed files."""
     parents = git.commit_parents(head, cwd=repo)
@@ -186,7 +137,7 @@ def identity(repo: Path, fix: Path, number: int, head: str) -> Identity:
     counts = {p: len(git.changed_paths(p, head, cwd=repo)) for p in parents}
     parent = min(parents, key=lambda p: counts[p])
     files = git.changed_paths(parent, head, cwd=repo)
-    ours_text = fix.read_text()
+    ours_text = fix.text
     ours = _split_by_file(ours_text)
     if len(files) > MAX_IDENTITY_FILES:
         return Identity(

@@ -5,23 +5,16 @@
 real `megatron.core.tensor_parallel.random.checkpoint`, that reference keeps the recomputed
 graph, hence the detached inputs and (unpatched) their `.grad`, alive after backward.
 
-This module is the child side of the probe: it imports torch at the top and is only run in a
-child process whose `sys.path` starts with one Megatron tree (see `patchcarry.probe`):
-
-    python -m patchcarry.synthetic --batch cpu --batch tp2 --iterations 2
-
-prints one JSON document (schema in `patchcarry.probe`). Scenario shapes are the constants
-below; tests recompute the expected bytes from them on their own.
+It imports torch at the top, so only the probe child (`patchcarry.proof.child`, run in a
+process whose `sys.path` starts with one Megatron tree) imports it. Scenario shapes are the
+constants below; tests recompute the expected bytes from them on their own.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import gc
 import hashlib
-import json
-import sys
 import traceback
 import types
 from collections.abc import Callable
@@ -30,8 +23,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from patchcarry.cpu_standins import install_cuda_rng_state_standin
-from patchcarry.retention import DetachedInputTracker, tensor_bytes, track_detached_inputs
+from patchcarry.runtime.tracker import DetachedInputTracker, tensor_bytes
 
 BATCH = 4  # rows of every input
 HIDDEN = 8  # width of the checkpoint input (outer level when nested)
@@ -224,45 +216,3 @@ def run_scenario(
         return {"iterations": records, "error": None}
     except Exception:  # reported to the parent, which fails the test with it
         return {"iterations": [], "error": traceback.format_exc()}
-
-
-def probe(batches: list[str], iterations: int) -> dict[str, Any]:
-    """Import the tree's megatron, install the CPU stand-ins and tracker, run the batches."""
-    torch.set_num_threads(1)
-    import megatron.core.tensor_parallel.random as random_module
-
-    install_cuda_rng_state_standin(random_module)
-    tracker = track_detached_inputs(random_module)
-    result: dict[str, Any] = {
-        "module_file": random_module.__file__,
-        "torch_version": torch.__version__,
-        "cuda_available": torch.cuda.is_available(),
-        "iterations": iterations,
-        "scenarios": {},
-    }
-    for batch in batches:
-        if batch == "tp2":
-            from patchcarry.synthetic_tp2 import run_tp2
-
-            result["scenarios"].update(
-                run_tp2(random_module, tracker, SCENARIOS["tp2"], iterations)
-            )
-        else:
-            for scenario in SCENARIOS[batch]:
-                result["scenarios"][scenario.name] = run_scenario(
-                    random_module, tracker, scenario, iterations
-                )
-    return result
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m patchcarry.synthetic")
-    parser.add_argument("--batch", action="append", choices=sorted(SCENARIOS), required=True)
-    parser.add_argument("--iterations", type=int, default=2)
-    args = parser.parse_args(argv)
-    print(json.dumps(probe(args.batch, args.iterations)))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

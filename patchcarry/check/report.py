@@ -1,0 +1,128 @@
+"""What `check` established, as typed results: per patch, per ref, per file, per superseded PR.
+No rendering here (`check.render` turns these into a table or sentences); `to_json` is the
+machine form `check --json` prints."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from patchcarry.errors import ExitCode
+
+STATUS_ORDER = ("clean", "offset", "fuzz", "conflict")
+
+
+@dataclasses.dataclass
+class PatchApply:
+    patch: str
+    status: str  # clean | offset | fuzz | conflict | not checked (after an earlier conflict)
+    offsets: list[int]
+    rejected: str | None = None
+
+
+@dataclasses.dataclass
+class RefApply:
+    ref: str  # base | tip | installed
+    label: str  # e.g. "c76ff61", "dev d48bd6b", "megatron-core 0.16.1 (installed)"
+    commit: str | None
+    patches: list[PatchApply]
+
+    @property
+    def status(self) -> str:
+        seen = [p.status for p in self.patches if p.status in STATUS_ORDER]
+        return max(seen, key=STATUS_ORDER.index) if seen else "not checked"
+
+    @property
+    def offsets(self) -> list[int]:
+        return sorted({o for p in self.patches for o in p.offsets})
+
+
+@dataclasses.dataclass
+class FileDrift:
+    path: str
+    changed: bool
+    overlaps: bool
+    changed_old_ranges: list[tuple[int, int]]  # old-side [first, last] lines upstream changed
+    overlapping_hunks: list[int]  # old_start of each of our hunks they touch
+    nearest: int | None  # unchanged lines between our hunks and the closest upstream change
+    new_file: bool = False  # our patch creates this file
+
+
+@dataclasses.dataclass
+class Identity:
+    pr: int
+    head: str
+    merge: bool
+    compared_to: str  # the parent the PR's change is taken against
+    result: str  # identical | different
+    comments_only: bool | None  # for "different": only comment/whitespace lines differ
+    files_differ: list[str]
+    files: list[str]  # files the PR's change touches
+
+
+@dataclasses.dataclass
+class EntryResult:
+    name: str
+    refs: list[RefApply]
+    drift: list[FileDrift] | None = None
+    identity: list[Identity] | None = None
+    not_checked: list[str] = dataclasses.field(default_factory=list)
+    reason: str | None = None  # why the entry was not checked at all
+
+    @property
+    def status(self) -> str:
+        if not self.refs:
+            return "not checked"
+        return "does not apply" if any(r.status == "conflict" for r in self.refs) else "applies"
+
+
+@dataclasses.dataclass
+class CheckReport:
+    upstream: str
+    mode: str  # upstream | offline
+    entries: list[EntryResult]
+    bytes_fetched: int | None = None  # added to the scratch repo by this run
+    cache: str | None = None
+    cache_bytes: int | None = None  # all the scratch repo holds (earlier runs included)
+
+    @property
+    def ok(self) -> bool:
+        return all(e.status != "does not apply" for e in self.entries)
+
+    def entry(self, name: str) -> EntryResult:
+        """The result for the entry named `name` (every checked entry has one)."""
+        return next(e for e in self.entries if e.name == name)
+
+    @property
+    def exit_code(self) -> int:
+        return int(ExitCode.OK if self.ok else ExitCode.FAILED)
+
+    def to_json(self) -> dict[str, Any]:
+        entries = []
+        for e in self.entries:
+            refs = [
+                {**dataclasses.asdict(r), "status": r.status, "offsets": r.offsets} for r in e.refs
+            ]
+            entries.append(
+                {
+                    "name": e.name,
+                    "status": e.status,
+                    "reason": e.reason,
+                    "refs": refs,
+                    "drift": None if e.drift is None else [dataclasses.asdict(d) for d in e.drift],
+                    "identity": None
+                    if e.identity is None
+                    else [dataclasses.asdict(i) for i in e.identity],
+                    "not_checked": e.not_checked,
+                }
+            )
+        return {
+            "upstream": self.upstream,
+            "mode": self.mode,
+            "ok": self.ok,
+            "exit_code": self.exit_code,
+            "bytes_fetched": self.bytes_fetched,
+            "cache": self.cache,
+            "cache_bytes": self.cache_bytes,
+            "entries": entries,
+        }

@@ -1,0 +1,96 @@
+"""`check`: does each entry's patch apply upstream (at the pinned base and the branch tip),
+did upstream drift under it, and is it the change of the PRs it supersedes.
+
+Reused by resubmit's preflight and the pre-commit hook:
+
+    report = run_checks(manifest.select([]), upstream=url_or_path, offline=False)
+    report.ok, report.exit_code, report.to_json(), render.table(report)
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from patchcarry import upstream as upstream_mod
+from patchcarry.check import judge
+from patchcarry.check.report import CheckReport, EntryResult, RefApply
+from patchcarry.manifest import Entry
+
+OFFLINE_SKIPS = ["tip", "drift", "identity"]
+
+
+def _offline(entries: list[Entry], tree: Path, label: str) -> list[EntryResult]:
+    results = []
+    for entry in entries:
+        if entry.offline:
+            results.append(
+                EntryResult(
+                    entry.name, [], not_checked=["apply", *OFFLINE_SKIPS], reason=entry.offline
+                )
+            )
+            continue
+
+        def read(path: str) -> str | None:
+            file = tree / path
+            return file.read_text() if file.is_file() else None
+
+        # The installed wheel ships megatron/ only: test patches cannot be judged against it.
+        applied = judge.apply_at(entry.patches(with_tests=False), read)
+        skipped = [*OFFLINE_SKIPS, *(["tests"] if entry.tests else [])]
+        results.append(
+            EntryResult(
+                entry.name, [RefApply("installed", label, None, applied)], not_checked=skipped
+            )
+        )
+    return results
+
+
+def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
+    """Apply check against a plain source tree (default: the installed megatron-core)."""
+    from patchcarry.runtime import tree as megatron_tree
+
+    tree = tree or megatron_tree.installed_tree()
+    label = megatron_tree.tree_label(tree)
+    return CheckReport(label, "offline", _offline(entries, tree, label))
+
+
+def _upstream_entry(fetched: upstream_mod.FetchedUpstream, entry: Entry) -> EntryResult:
+    repo, base = fetched.repo, entry.base_commit
+    tip = fetched.branch_tips[entry.base_branch]
+    patches = entry.patches(with_tests=True)  # test patches are checked even if not sent
+    refs = []
+    for ref, commit, label in (
+        ("base", base, base[:7]),
+        ("tip", tip, f"{entry.base_branch} {tip[:7]}"),
+    ):
+        applied = judge.apply_at(patches, functools.partial(fetched.show, commit))
+        refs.append(RefApply(ref, label, commit, applied))
+    drift = judge.drift(repo, base, tip, patches)
+    identity = [judge.identity(repo, entry.fix, n, fetched.pull_heads[n]) for n in entry.supersedes]
+    return EntryResult(entry.name, refs, drift, identity)
+
+
+def run_checks(
+    entries: list[Entry],
+    *,
+    upstream: str = upstream_mod.DEFAULT_UPSTREAM,
+    offline: bool = False,
+    work_dir: Path | None = None,
+) -> CheckReport:
+    """Check `entries` against `upstream` (URL or local path), or offline against the
+    installed megatron-core. Raises BadInputError (5) / UpstreamError (4); a patch that does
+    not apply is a result (`report.exit_code == 1`), not an exception."""
+    if offline:
+        return run_offline(entries)
+    fetched = upstream_mod.fetch(
+        upstream,
+        base_commits=sorted({e.base_commit for e in entries}),
+        branches=sorted({e.base_branch for e in entries}),
+        pulls=sorted({n for e in entries for n in e.supersedes}),
+        work_dir=work_dir,
+    )
+    results = [_upstream_entry(fetched, e) for e in entries]
+    return CheckReport(
+        upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo), fetched.cache_bytes
+    )

@@ -1,0 +1,41 @@
+"""The one prepared check for a GPU machine: GPU tests, the PR's seed-config measurement and
+upstream's unit tests unpatched vs patched, with a summary.md for the job summary.
+
+Exit codes: 0 everything holds; 1 a GPU test, measurement or upstream test failed, the fix
+frees less than 95% of the predicted bytes, or there is no GPU (use --dry-run on CPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from patchcarry.upstream import DEFAULT_UPSTREAM
+
+    parser.add_argument(
+        "out", nargs="?", type=Path, default=Path("gpu-evidence"), help="output directory"
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check this command on CPU: tiny shape, GPU tests skip, no torchrun",
+    )
+    parser.add_argument(
+        "--upstream",
+        default=DEFAULT_UPSTREAM,
+        help="where to fetch the pinned base when MEGATRON_SRC is unset (default %(default)s)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from patchcarry.measure import gpu_check
+
+    def say(line: str) -> None:
+        print(f"gpu-check: {line}", file=sys.stderr)
+
+    return gpu_check.run(
+        args.out.resolve(), dry_run=args.dry_run, upstream_url=args.upstream, say=say
+    )

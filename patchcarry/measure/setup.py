@@ -1,0 +1,147 @@
+"""What `measure` does once its command line is read: the shape, the source tree, the
+variants' runs, the evidence and the plot. The command module only parses arguments."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from patchcarry import manifest, upstream
+from patchcarry.errors import ExitCode, FatalError
+from patchcarry.measure import evidence, model, plot, session, variants
+from patchcarry.measure.model import CPU_DEFAULTS, Shape
+from patchcarry.runtime import tree as megatron_tree
+
+# The parsed command line (argparse's namespace; its fields are `measure --help`'s options).
+Options = argparse.Namespace
+
+
+class NoUpstreamTree(FatalError):
+    """--model hc-gpt without an upstream source tree."""
+
+    exit_code = ExitCode.USAGE
+
+
+def shape_for(args: Options) -> Shape:
+    """The model shape: the PR's seed configuration, or the CPU defaults with overrides."""
+    if args.seed_config:
+        if args.device != "cuda":
+            raise FatalError("--seed-config is the PR's GPU configuration; add --device cuda")
+        base = model.pr_seed_shape()
+        return dataclasses.replace(base, seq=args.seq or base.seq)
+    values = {k: getattr(args, k) or v for k, v in CPU_DEFAULTS.items()}
+    dtype = args.dtype or ("bf16" if args.device == "cuda" else "fp32")
+    return Shape(dtype=dtype, **values)
+
+
+def source_tree(args: Options) -> Path:
+    """The Megatron tree the variants are copied from."""
+    if args.megatron_src:
+        tree: Path = args.megatron_src.expanduser().resolve()
+        if not (tree / "megatron" / "core" / "__init__.py").is_file():
+            raise NoUpstreamTree(f"--megatron-src {tree} has no megatron/core/__init__.py")
+        return tree
+    if args.model == "synthetic":
+        return megatron_tree.installed_tree()
+    upstream = megatron_tree.upstream_tree_from_env()
+    if upstream is None and args.upstream:
+        upstream = _fetched_tree(args)
+    if upstream is None:
+        raise NoUpstreamTree(
+            "--model hc-gpt needs an upstream Megatron-LM tree (HyperConnectionTransformerLayer "
+            "is not in megatron-core 0.16.1): pass --megatron-src PATH, set MEGATRON_SRC to a "
+            "checkout at the manifest's base_commit, fetch one with --upstream URL, "
+            "or use --model synthetic"
+        )
+    return upstream
+
+
+def _fetched_tree(args: Options) -> Path:
+    """The pinned base's tree from `--upstream`, through the check's fetcher (cached)."""
+    loaded = manifest.load(args.manifest) if args.manifest else manifest.load()
+    base = loaded.entries[0].base_commit
+    fetched = upstream.fetch(args.upstream, base_commits=[base], branches=[], pulls=[])
+    trees = upstream.default_work_dir(fetched.url).parent.parent / "trees"
+    return upstream.checkout_tree(fetched, base, trees / base)
+
+
+def _tree_info(tree: Path) -> dict[str, Any]:
+    return {
+        "source": str(tree),
+        "label": megatron_tree.tree_label(tree),
+        "commit": megatron_tree.tree_commit(tree),
+    }
+
+
+def fix_meets_prediction(evidence: dict[str, Any], tolerance: float) -> bool:
+    """True when the fix frees at least (1-tolerance) x predicted in every run."""
+    key = "allocated_floor_bytes" if evidence["device"] == "cuda" else "live_tensor_bytes"
+    ok = True
+    for run in evidence["runs"]:
+        for v in run["variants"]:
+            if v["name"] == "fix" and v["status"] == "measured":
+                measured, predicted = v["freed"][key], v["freed"]["predicted"]
+                if measured is None or measured < (1 - tolerance) * predicted:
+                    print(
+                        f"FAIL: seq {run['shape']['seq']}: fix freed {measured} B, model "
+                        f"predicts {predicted} B (tolerance {tolerance:.0%})",
+                        file=sys.stderr,
+                    )
+                    ok = False
+    return ok
+
+
+def run(args: Options) -> int:
+    """Measure every requested variant, print the table, write evidence JSON and PNG."""
+    shape = shape_for(args)
+    src = source_tree(args)
+    loaded = manifest.load(args.manifest) if args.manifest else manifest.load()
+    requested = [v.strip() for v in args.variants.split(",") if v.strip()]
+    plan = variants.plan(loaded, requested, args.patch)
+    if args.model == "synthetic":
+        plan = [
+            dataclasses.replace(v, skip_reason=v.skip_reason or variants.SYNTHETIC_NO_RESET)
+            if v.name in ("reset", "both")
+            else v
+            for v in plan
+        ]
+    out = args.out.resolve()
+    stem = args.name or f"{args.model}-{args.device}" + (
+        f"-seq{shape.seq}" if args.seed_config else ""
+    )
+    request = session.Request(
+        model=args.model,
+        shapes=(shape,),
+        device=args.device,
+        iterations=args.iterations,
+        vocab=args.vocab,
+        snapshot_dir=out if args.snapshot and args.device == "cuda" else None,
+        torch_compile=args.torch_compile,
+    )
+    with tempfile.TemporaryDirectory(prefix="patchcarry-measure-") as work:
+        results = session.run(
+            src,
+            plan,
+            request,
+            Path(work),
+            offline_note=variants.offline_note(loaded),
+            progress=lambda line: print(f"measure: {line}", file=sys.stderr),
+        )
+    doc = evidence.build(
+        request,
+        results,
+        tree=_tree_info(src),
+        seed_config=args.seed_config,
+        model_shapes=[model.shape_for(args.model, shape)],
+    )
+    json_path = evidence.write(doc, out / f"{stem}.json")
+    png_path = plot.write_png(doc, out / f"{stem}.png")
+    print(evidence.render_markdown_table(doc))
+    print(f"evidence: {json_path}\nplot: {png_path}")
+    if args.require_predicted is not None and not fix_meets_prediction(doc, args.require_predicted):
+        return ExitCode.FAILED
+    return ExitCode.OK

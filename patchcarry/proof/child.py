@@ -1,0 +1,59 @@
+"""The probe child: imports one Megatron tree (first on `sys.path`), runs the scenario batches
+and prints one JSON document (schema in `patchcarry.proof.probe`):
+
+    python -m patchcarry.proof.child --batch cpu --batch tp2 --iterations 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import torch
+
+from patchcarry.proof.scenarios import SCENARIOS, run_scenario
+from patchcarry.proof.tp2 import run_tp2
+from patchcarry.runtime.standins import install_cuda_rng_state_standin
+from patchcarry.runtime.tracker import track_detached_inputs
+
+
+def probe(batches: list[str], iterations: int) -> dict[str, Any]:
+    """Import the tree's megatron, install the CPU stand-ins and tracker, run the batches."""
+    torch.set_num_threads(1)
+    import megatron.core.tensor_parallel.random as random_module
+
+    install_cuda_rng_state_standin(random_module)
+    tracker = track_detached_inputs(random_module)
+    result: dict[str, Any] = {
+        "module_file": random_module.__file__,
+        "torch_version": torch.__version__,
+        "cuda_available": torch.cuda.is_available(),
+        "iterations": iterations,
+        "scenarios": {},
+    }
+    for batch in batches:
+        if batch == "tp2":
+            result["scenarios"].update(
+                run_tp2(random_module, tracker, SCENARIOS["tp2"], iterations)
+            )
+        else:
+            for scenario in SCENARIOS[batch]:
+                result["scenarios"][scenario.name] = run_scenario(
+                    random_module, tracker, scenario, iterations
+                )
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m patchcarry.proof.child")
+    parser.add_argument("--batch", action="append", choices=sorted(SCENARIOS), required=True)
+    parser.add_argument("--iterations", type=int, default=2)
+    args = parser.parse_args(argv)
+    print(json.dumps(probe(args.batch, args.iterations)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

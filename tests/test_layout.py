@@ -1,0 +1,138 @@
+"""The package's shape: no import circles, no product module that needs the test helpers,
+and a plain (non-editable) install that runs from anywhere on its embedded manifest."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from patchcarry import git
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "patchcarry"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module `path` imports, at the top or inside a function."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {
+        name: {m for m in _imports(path) if m in modules and m != name}
+        for name, path in modules.items()
+    }
+
+
+def test_no_product_module_imports_the_test_helpers() -> None:
+    offenders = sorted(
+        _module_name(p)
+        for p in PACKAGE.rglob("*.py")
+        if any(m == "testing" or m.startswith(("testing.", "tests")) for m in _imports(p))
+    )
+    assert offenders == []
+
+
+def test_the_import_graph_has_no_circles() -> None:
+    graph = _graph()
+    state: dict[str, int] = {}
+    circles: list[list[str]] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                circles.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert circles == []
+
+
+def test_a_plain_install_checks_its_embedded_manifest_from_anywhere(tmp_path: Path) -> None:
+    """`pip install .` (not editable) into a fresh venv, then `check --offline` elsewhere."""
+    source = tmp_path / "src"
+    _, files, _ = git.git("ls-files", "-z", cwd=ROOT)
+    for name in filter(None, files.split("\0")):
+        dest = source / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes((ROOT / name).read_bytes())
+    wheels = tmp_path / "wheels"
+    pip = [sys.executable, "-m", "pip"]
+    subprocess.run(
+        [*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(source)],
+        check=True,
+        capture_output=True,
+    )
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    site = Path(
+        subprocess.run(
+            [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    # The dependencies come from this environment's site-packages (a path entry, so its
+    # editable finder for the checkout is NOT loaded); patchcarry itself from the wheel.
+    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (wheel,) = wheels.glob("*.whl")
+    subprocess.run(
+        [*pip, "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run(
+        [py, "-c", "import patchcarry, sys; print(patchcarry.__file__)"],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert Path(run.stdout.strip()).is_relative_to(site)
+    check = subprocess.run(
+        [py, "-m", "patchcarry", "check", "--offline"],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stderr
+    assert "checkpoint-grad" in check.stdout and "megatron-core" in check.stdout
+    plan = subprocess.run(
+        [py, "-m", "patchcarry", "resubmit", "--dry-run", "--offline"],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert plan.returncode == 0, plan.stderr
+    assert "hc-mlp-norm-manager: PLANNED" in plan.stdout
+    assert not list(elsewhere.iterdir())  # it wrote nothing where it ran
