@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from patchcarry import readme
+from patchcarry.measure import readme
 from patchcarry.measure.evidence import render_markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_readme_evidence_tables_match_their_evidence_files():
     text = (ROOT / "README.md").read_text()
     assert readme.blocks(text), "the README shows no evidence table"
-    assert readme.render(text) == text, (
+    assert readme.render(text, ROOT) == text, (
         "README is stale: run `.venv/bin/python -m patchcarry.measure.readme`"
     )
 

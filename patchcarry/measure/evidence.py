@@ -211,16 +211,14 @@ def render_markdown_table(evidence: dict[str, Any]) -> str:
         rows = [
             "| variant | detached `.grad` retained | detached inputs retained "
             "| predicted (grad + input) "
-            f"| {freed_label} | predicted freed | measured / predicted freed | grads = unpatched "
-            f"| step time vs unpatched |",
-            "|---|---|---|---|---|---|---|---|---|",
+            f"| {freed_label} | predicted freed | measured / predicted freed | grads = unpatched |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for v in run["variants"]:
             if v["status"] == "skipped":
-                rows.append(f"| {v['name']} | skipped: {v['skip_reason']} |" + " |" * 7)
+                rows.append(f"| {v['name']} | skipped: {v['skip_reason']} |" + " |" * 6)
                 continue
             r, p, f = v["retained"], v["predicted"], v["freed"]
-            ratio = v["step_time_ratio"]
             rows.append(
                 f"| {v['name']} | {human_bytes(r['detached_grad_bytes'])} "
                 f"| {human_bytes(r['detached_input_bytes'])} "
@@ -228,13 +226,12 @@ def render_markdown_table(evidence: dict[str, Any]) -> str:
                 f"{human_bytes(p['detached_input_bytes'])} "
                 f"| {human_bytes(f[freed_key])} | {human_bytes(f['predicted'])} "
                 f"| {_ratio(f[freed_key], f['predicted'])} "
-                f"| {_yes_no(v['grads_identical_to_unpatched'])} "
-                f"| {'–' if ratio is None else f'{ratio:.2f}'} |"
+                f"| {_yes_no(v['grads_identical_to_unpatched'])} |"
             )
         blocks.append(f"{head}\n\n" + "\n".join(rows))
     blocks.append(
-        "Step time: median after the first (warm-up) iteration, as a ratio to unpatched; "
-        + ("measured on the GPU." if gpu else "on a CPU this is noise, not a performance figure.")
+        "No speed figure is drawn: each variant runs in its own process, one after another, so "
+        "their step times (kept per iteration in the JSON) are not a side-by-side comparison."
     )
     x = evidence["extrapolation"]
     blocks.append(

@@ -1,8 +1,9 @@
 """Keeps the README's measured tables rendered from the evidence files, never typed.
 
-A block `<!-- evidence: evidence/NAME.json -->` ... `<!-- /evidence -->` in README.md holds
-`render_markdown_table` of that file. `python -m patchcarry.measure.readme` rewrites every block;
-a test fails while the README differs from what the evidence renders.
+A block `<!-- evidence: evidence/NAME.json -->` ... `<!-- /evidence -->` in a Markdown file
+holds `render_markdown_table` of that file (its path relative to the Markdown file).
+`python -m patchcarry.measure.readme [FILE...]` (default README.md in the current directory)
+rewrites every block; a test fails while the README differs from what the evidence renders.
 """
 
 from __future__ import annotations
@@ -14,12 +15,10 @@ from pathlib import Path
 
 from patchcarry.measure.evidence import render_markdown_table
 
-ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
 _BLOCK_RE = re.compile(r"(<!-- evidence: (\S+) -->\n)(.*?)(<!-- /evidence -->)", re.DOTALL)
 
 
-def render(text: str, root: Path = ROOT) -> str:
+def render(text: str, root: Path) -> str:
     """`text` with every evidence block re-rendered from the file it names."""
 
     def block(match: re.Match[str]) -> str:
@@ -34,12 +33,14 @@ def blocks(text: str) -> list[str]:
     return [m.group(2) for m in _BLOCK_RE.finditer(text)]
 
 
-def main() -> int:
-    text = README.read_text()
-    new = render(text)
-    if new != text:
-        README.write_text(new)
-        print(f"updated {len(blocks(new))} evidence block(s) in {README.name}", file=sys.stderr)
+def main(argv: list[str] | None = None) -> int:
+    for name in (argv if argv is not None else sys.argv[1:]) or ["README.md"]:
+        path = Path(name)
+        text = path.read_text()
+        new = render(text, path.parent)
+        if new != text:
+            path.write_text(new)
+            print(f"updated {len(blocks(new))} evidence block(s) in {path}", file=sys.stderr)
     return 0
 
 
