@@ -308,21 +308,6 @@ def event_json(api: str, state: GitHubState, event: Event) -> Json:
     }
 
 
-def timeline_json(api: str, state: GitHubState, repo: str, number: int) -> list[Json]:
-    """The issue timeline: events (`state-change-issue-event` shape) and comments
-    (`timeline-comment-event`), oldest first."""
-    items: list[tuple[str, int, Json]] = []
-    for ev in state.events:
-        if (ev.repo, ev.issue) == (repo, number):
-            items.append((ev.created_at, ev.id, event_json(api, state, ev)))
-    for c in state.comments:
-        if (c.repo, c.issue) == (repo, number):
-            actor = user_json(api, state.users[c.user])
-            items.append((c.created_at, c.id, {"event": "commented", "actor": actor}
-                          | comment_json(api, state, c)))  # fmt: skip
-    return [body for _, _, body in sorted(items, key=lambda t: (t[0], t[1]))]
-
-
 def search_item_json(api: str, state: GitHubState, pull: Pull) -> Json:
     """`issue-search-result-item` for a pull request."""
     base = f"{api}/repos/{pull.repo}"

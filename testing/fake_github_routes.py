@@ -22,7 +22,6 @@ from testing.fake_github_json import (
     pull_json,
     repo_json,
     search_item_json,
-    timeline_json,
 )
 from testing.fake_github_state import GitHubState, Pull, Repo
 
@@ -133,14 +132,6 @@ def get_authenticated_user(state: GitHubState, req: Request) -> Reply:
     if req.user is None:
         raise HttpError(401, error_json(401, "Requires authentication", doc))
     return Reply(200, public_user_json(req.base, state.users[req.user], private=True))
-
-
-@route("GET", "/users/{login}")
-def get_user(state: GitHubState, req: Request, login: str) -> Reply:
-    for user in state.users.values():
-        if user.login.casefold() == login.casefold():
-            return Reply(200, public_user_json(req.base, user))
-    raise _not_found("/users/users#get-a-user")
 
 
 @route("GET", "/repos/{owner}/{repo}")
@@ -316,14 +307,6 @@ def list_events(state: GitHubState, req: Request, owner: str, repo: str, number:
     mine = [e for e in state.events if (e.repo, e.issue) == (pull.repo, pull.number)]
     chunk, headers = _page(req, mine)
     return Reply(200, [event_json(req.base, state, e) for e in chunk], headers)
-
-
-@route("GET", "/repos/{owner}/{repo}/issues/{number}/timeline")
-def list_timeline(state: GitHubState, req: Request, owner: str, repo: str, number: str) -> Reply:
-    doc = "/issues/timeline#list-timeline-events-for-an-issue"
-    pull = _pull(state, req, owner, repo, number, doc)
-    chunk, headers = _page(req, timeline_json(req.base, state, pull.repo, pull.number))
-    return Reply(200, chunk, headers)
 
 
 def _search_matches(state: GitHubState, req: Request, pull: Pull, terms: list[str]) -> bool:

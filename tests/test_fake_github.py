@@ -88,18 +88,14 @@ def gh(fake_github: FakeGitHub, repos: dict[str, Path]) -> FakeGitHub:
 # ------------------------------------------------------------------------------------------------
 
 M = gh_models
-TIMELINE_MODELS = {"closed": M.StateChangeIssueEvent, "reopened": M.StateChangeIssueEvent,
-                   "commented": M.TimelineCommentEvent}  # fmt: skip
 
 
 def _valid(model: Any, body: Any) -> None:
-    """Validate a body, or each item of a list; `model` may map a timeline `event` to a model."""
+    """Validate a body, or each item of a list."""
     if isinstance(body, list):
         assert body, f"an empty list proves nothing about {model}"
         for item in body:
             _valid(model, item)
-    elif isinstance(model, dict):
-        model[body["event"]].model_validate(body)
     else:
         model.model_validate(body)
 
@@ -125,8 +121,6 @@ def test_every_route_serves_githubs_schemas(gh: FakeGitHub) -> None:
 
     check("GET", "/user", 200, M.PrivateUser, token=tok)
     check("GET", "/user", 401, M.BasicError)
-    check("GET", "/users/htesd", 200, M.PublicUser)
-    check("GET", "/users/nobody-here", 404, M.BasicError)
     upstream = check("GET", up, 200, M.FullRepository, token=tok)
     assert upstream["permissions"]["push"] is False and "parent" not in upstream
     fork = check("GET", "/repos/htesd/Megatron-LM-oss", 200, M.FullRepository)
@@ -160,9 +154,6 @@ def test_every_route_serves_githubs_schemas(gh: FakeGitHub) -> None:
     check("GET", f"{up}/issues/6117/comments", 200, M.IssueComment)
     events = check("GET", f"{up}/issues/6117/events", 200, M.IssueEvent)
     assert [(e["event"], e["actor"]["login"]) for e in events] == [("closed", "htesd")]
-    timeline = check("GET", f"{up}/issues/6017/timeline", 200, TIMELINE_MODELS)
-    assert {item["event"] for item in timeline} == {"commented", "closed"}
-    check("GET", f"{up}/issues/9999/timeline", 404, M.BasicError)
     found = check("GET", "/search/issues?q=is:pr+author:htesd+repo:NVIDIA/Megatron-LM+is:closed",
                   200, M.SearchIssuesGetResponse200)  # fmt: skip
     assert [i["number"] for i in found["items"]] == [6117, 6017]
@@ -194,8 +185,6 @@ def test_githubkit_client_parses_every_read_route(gh: FakeGitHub) -> None:
         # the closed/reopened shape GitHub really serves there; so check it as `issue-event`.
         events = kit.rest.issues.list_events("NVIDIA", "Megatron-LM", 6117).json()
         assert M.IssueEvent.model_validate(events[0]).actor.login == "htesd"
-        timeline = kit.rest.issues.list_events_for_timeline("NVIDIA", "Megatron-LM", 6117)
-        assert len(timeline.parsed_data) == 2
         found = kit.rest.search.issues_and_pull_requests(q="is:pr author:htesd").parsed_data
         assert found.total_count == 2
         created = kit.rest.pulls.create(
@@ -314,7 +303,7 @@ def test_rate_limit_and_dropped_connection(gh: FakeGitHub) -> None:
 def test_request_log_keeps_who_but_never_the_token(gh: FakeGitHub) -> None:
     call(gh, "GET", "/user", token=sc.TOKEN)
     call(gh, "GET", "/user", token="wrong-secret-value")
-    call(gh, "GET", "/users/htesd")
+    call(gh, "GET", "/user")
     assert [(r.authorized, r.user) for r in gh.requests] == [(True, "htesd"), (True, None),
                                                              (False, None)]  # fmt: skip
     dump = repr(gh.requests) + json.dumps([r.__dict__ for r in gh.requests])
