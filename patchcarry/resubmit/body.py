@@ -45,7 +45,9 @@ def title_hash(title: str) -> str:
 
 
 # One anchored pattern per marker; the entry name is escaped where it is used.
-_BEGIN_RE = r"<!-- patchcarry:begin entry={name} title=(?P<title>[0-9a-f]+) summary=(?P<summary>yes|no) -->"
+_BEGIN_RE = (
+    r"<!-- patchcarry:begin entry={name} title=(?P<title>[0-9a-f]+) summary=(?P<summary>yes|no) -->"
+)
 _REVISION_RE = re.compile(r"^- (?P<line>\d{4}-\d{2}-\d{2} .*?)\s*$", re.MULTILINE)
 
 
@@ -91,7 +93,10 @@ def merge(existing: str | None, section: str, entry_name: str) -> str:
         return text[: found.start] + section + text[found.end :]
     if not text.strip():
         return section
-    separator = "" if text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+    if text.endswith(("\n\n", "\r\n\r\n")):
+        separator = ""
+    else:
+        separator = "\r\n" if text.endswith("\r\n") else ("\n" if text.endswith("\n") else "\n\n")
     return text + separator + section
 
 

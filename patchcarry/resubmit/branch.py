@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 
 from patchcarry.manifest import Entry
-from patchcarry.resubmit.live import Cache
+from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Cache
 
 NEW, UNCHANGED, FAST_FORWARD = "new", "unchanged", "fast-forward"
 REWRITE, REFUSED = "rewrite", "refused"
@@ -81,7 +81,12 @@ def decide(
     if live is None:
         return BranchPlan(NEW, "the fork has no such branch yet", live, published)
     cache.fetch_head(remote, live)
-    ours = live == published
+    on_live = cache.apply(live, patches)
+    if live == published and not on_live.failed and not on_live.added:
+        return BranchPlan(UNCHANGED, "the head is what this tool last published", live, published)
+    # A publication that was itself a commit on top of someone's work is not rebuilt: that
+    # would drop their commits underneath. Only a head the tool built whole is.
+    ours = live == published and FAST_FORWARD_NOTE not in cache.message(live)
     if ours or rewrite:
         wanted = cache.apply(base, patches)
         if wanted.failed:
@@ -92,8 +97,6 @@ def decide(
                 live,
                 published,
             )
-        if ours and wanted.tree == cache.tree_of(live):
-            return BranchPlan(UNCHANGED, "the head is what this tool last published", live, ours)
         if ours:
             return BranchPlan(
                 REWRITE,
@@ -113,7 +116,6 @@ def decide(
             published,
             dropped=dropped,
         )
-    on_live = cache.apply(live, patches)
     why = "the head is not what this tool published" + (
         f" (it published {published[:12]})" if published else " (no publication record)"
     )

@@ -116,7 +116,9 @@ def _revision_comment(gh: GitHub, work: Work, number: int) -> None:
     entry, decided = work.entry, work.branch
     assert work.target is not None
     marker = bodies.revision_marker(entry.name, work.target)
-    if any(bodies.has_marker(c.get("body"), marker) for c in gh.issue_comments(entry.upstream, number)):
+    if any(
+        bodies.has_marker(c.get("body"), marker) for c in gh.issue_comments(entry.upstream, number)
+    ):
         return
     old = decided.live
     paths = sorted({f for p in entry.patches() for f in p.files})

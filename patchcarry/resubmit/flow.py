@@ -381,7 +381,9 @@ def prepare(
                 Write(f"POST /repos/{entry.upstream}/issues/{pr}/comments", "revision comment")
             )
     links = _read_links(reads, entry, opts, plan)
-    work = Work(entry, plan, status, cache, decided, target, push_from, existing, title, body, links)
+    work = Work(
+        entry, plan, status, cache, decided, target, push_from, existing, title, body, links
+    )
     return plan, work
 
 

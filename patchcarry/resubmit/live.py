@@ -21,6 +21,8 @@ from patchcarry.patchfile import Patch
 from patchcarry.proc import CalledProcessError
 from patchcarry.upstream import remote_url
 
+# In the message of every commit this tool adds on top of a live branch.
+FAST_FORWARD_NOTE = "Brings this branch up to date with patchcarry entry"
 _DATE_RE = re.compile(r"^Date: (.+)$", re.MULTILINE)
 _AUTHOR_RE = re.compile(r"^(.*?)\s*<([^>]+)>$")
 
@@ -89,6 +91,10 @@ class Cache:
         _, author, subject, _ = git.commit_fields(sha, cwd=self.repo)
         return author, subject
 
+    def message(self, sha: str) -> str:
+        _, out, _ = git.git("log", "-1", "--format=%B", sha, "--", cwd=self.repo)
+        return out
+
     def tree_of(self, sha: str) -> str:
         return git.commit_fields(sha, cwd=self.repo)[0]
 
@@ -121,7 +127,7 @@ class Cache:
         date = _DATE_RE.search(fix.text)
         message = (
             f"{fix.subject}\n\n{fix.message.strip()}\n\n"
-            f"Brings this branch up to date with patchcarry entry {entry.name} "
+            f"{FAST_FORWARD_NOTE} {entry.name} "
             f"({', '.join(added)}), on top of the commits already here.\n"
         ).replace("\n\n\n", "\n\n")
         when = date.group(1).strip() if date else "1970-01-01T00:00:00+0000"

@@ -24,11 +24,15 @@ class Reads:
         return self._memo[key]
 
     def repo(self, full_name: str) -> Json | None:
-        found: Json | None = self._once(("repo", full_name.lower()), lambda: self.gh.repo(full_name))
+        found: Json | None = self._once(
+            ("repo", full_name.lower()), lambda: self.gh.repo(full_name)
+        )
         return found
 
     def pull(self, upstream: str, number: int) -> Json:
-        found: Json = self._once(("pull", upstream, str(number)), lambda: self.gh.pull(upstream, number))
+        found: Json = self._once(
+            ("pull", upstream, str(number)), lambda: self.gh.pull(upstream, number)
+        )
         return found
 
     def events(self, upstream: str, number: int) -> list[Json]:

@@ -10,16 +10,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from patchcarry import upstream as upstream_mod
 from patchcarry.check import render
 from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode, FatalError, GitHubError, UpstreamError
 from patchcarry.manifest import Entry
-from patchcarry import upstream as upstream_mod
 from patchcarry.resubmit import execute, flow
 from patchcarry.resubmit.live import Cache
-from patchcarry.resubmit.reads import Reads
 from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan, Write
+from patchcarry.resubmit.reads import Reads
 
 if TYPE_CHECKING:
     from patchcarry.github import GitHub

@@ -10,9 +10,9 @@ import dataclasses
 
 from patchcarry.github import GitHub
 from patchcarry.resubmit import classify
-from patchcarry.resubmit.reads import Reads, pull_state
 from patchcarry.resubmit.body import LINK_PREFIX
 from patchcarry.resubmit.classify import Classification
+from patchcarry.resubmit.reads import Reads, pull_state
 
 
 @dataclasses.dataclass
