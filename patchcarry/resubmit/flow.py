@@ -200,7 +200,9 @@ def _read_branch(
     )
     base_label = f"{entry.base_branch} tip" if opts.rebase else "pinned base"
     plan.branch = decided.to_json()
-    plan.facts.append(f"branch: {decided.kind.upper()}: {decided.reason}")
+    if decided.kind != branches.REFUSED:  # a refusal's reason is printed once, as the reason
+        plan.facts.append(f"branch: {decided.kind.upper()}: {decided.reason}")
+    plan.facts.append(_read_vetting(entry, entry.pr, live, str(opts.upstream_url)))
     plan.facts.append(
         f"fork has {live[:12] if live else 'no such branch'}; this tool last published "
         f"{published[:12] if published else 'nothing there (no record)'}"
@@ -339,7 +341,6 @@ def prepare(
         )
         return plan, None
     pr = existing["number"] if existing else None
-    plan.facts.append(_read_vetting(entry, pr, decided.live, str(opts.upstream_url)))
     revision = None
     if target is not None:
         on = f" on `{decided.live[:12]}`" if decided.live else ""
@@ -353,7 +354,7 @@ def prepare(
         )
         if pr is not None:
             plan.facts.append(f"after the push: the new head needs `/ok to test {target}`")
-            if decided.kind == branches.REWRITE and "is vetted" in plan.facts[-2]:
+            if decided.kind == branches.REWRITE and any("is vetted" in f for f in plan.facts):
                 plan.facts.append(
                     f"this rewrite throws away the vetting of {decided.live or ''}"[:200]
                 )
