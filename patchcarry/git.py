@@ -271,3 +271,140 @@ def sparse_worktree(repo: Path, commit: str, paths: list[str], dest: Path) -> No
     git("worktree", "add", "-q", "--no-checkout", "--detach", str(dest), commit, cwd=repo)
     git("sparse-checkout", "set", "--", *paths, cwd=dest)
     git("checkout", "-q", "--detach", commit, cwd=dest)
+
+
+# -- resubmit on a live branch: trees built in a scratch index of the blob-less cache (no work
+# tree, no checkout), so only the blobs the patches touch are ever fetched (lazily, from a
+# promisor remote). CREDENTIAL_ARGS ride along: a lazy fetch from the fork may need them.
+def fetch_blobless(
+    remote: str, refspecs: list[str], *, cwd: Path, depth: int = 1, filter: str = "blob:none"
+) -> None:
+    """Fetch `refspecs` from the named promisor `remote`, shallow and without blobs."""
+    git(
+        *CREDENTIAL_ARGS,
+        "-c",
+        "protocol.version=2",
+        "fetch",
+        "-q",
+        "--no-tags",
+        "--no-write-fetch-head",
+        f"--depth={depth}",
+        f"--filter={filter}",
+        "--end-of-options",
+        remote,
+        *refspecs,
+        cwd=cwd,
+    )
+
+
+def read_tree(commit: str, *, index: Path, cwd: Path) -> None:
+    """Load `commit`'s tree into the scratch index file `index` (trees only, no blobs)."""
+    git("read-tree", "--end-of-options", commit, cwd=cwd, env_extra={"GIT_INDEX_FILE": str(index)})
+
+
+def apply_to_index(patch: Path, *, index: Path, cwd: Path, reverse: bool, check: bool) -> bool:
+    """`git apply --cached` (`-R`, `--check` as told) of `patch` on the scratch index; whether
+    it applied. Reads only the touched blobs (fetched lazily in a partial clone)."""
+    args = ["apply", "--cached", *(["-R"] if reverse else []), *(["--check"] if check else [])]
+    code, _, _ = git(
+        *CREDENTIAL_ARGS,
+        *args,
+        str(patch.resolve()),
+        cwd=cwd,
+        check=False,
+        env_extra={"GIT_INDEX_FILE": str(index)},
+    )
+    return code == 0
+
+
+def write_tree(*, index: Path, cwd: Path) -> str:
+    _, out, _ = git("write-tree", cwd=cwd, env_extra={"GIT_INDEX_FILE": str(index)})
+    return out.strip()
+
+
+def commit_tree(
+    tree: str, parents: list[str], message: str, *, author: tuple[str, str, str], cwd: Path
+) -> GitCommitHash:
+    """A commit of `tree` on `parents`; `author` = (name, email, date) is also the committer,
+    so the same inputs give the same hash on every run and machine."""
+    name, email, date = author
+    env = {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_AUTHOR_DATE": date,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+        "GIT_COMMITTER_DATE": date,
+    }
+    parent_args = [a for p in parents for a in ("-p", p)]
+    _, out, _ = git("commit-tree", tree, *parent_args, cwd=cwd, env_extra=env, stdin=message)
+    return GitCommitHash(out.strip())
+
+
+def commit_fields(rev: str, *, cwd: Path) -> tuple[str, str, str, list[str]]:
+    """(tree, author "Name <email>", subject, parents) of a commit that is present locally."""
+    _, out, _ = git("log", "-1", "--format=%T%x00%an <%ae>%x00%s%x00%P", rev, "--", cwd=cwd)
+    tree, author, subject, parents = out.rstrip("\n").split("\x00")
+    return tree, author, subject, parents.split()
+
+
+def range_or_tree_diff(old: str, new: str, base: str | None, paths: list[str], *, cwd: Path) -> str:
+    """`git range-diff base..old base..new` when `base` is given, else the tree diff of `paths`
+    (their blobs only) between the two heads, with a stat line."""
+    if base is not None:
+        code, out, _ = git(
+            *CREDENTIAL_ARGS,
+            "range-diff",
+            "--no-color",
+            f"{base}..{old}",
+            f"{base}..{new}",
+            cwd=cwd,
+            check=False,
+        )
+        if code == 0:
+            return out
+    _, out, _ = git(
+        *CREDENTIAL_ARGS,
+        "diff",
+        "--no-color",
+        "--stat",
+        "-p",
+        old,
+        new,
+        "--",
+        *paths,
+        cwd=cwd,
+    )
+    return out
+
+
+def push_refs_with_lease(
+    url: str, updates: list[tuple[str, str, str | None]], *, cwd: Path
+) -> tuple[bool, str]:
+    """Push each (commit, ref, expected) atomically: all refs move, or none does; each only if
+    it still holds `expected` (absent when None). Returns (accepted, git's message)."""
+    leases = [f"--force-with-lease={ref}:{expected or ''}" for _, ref, expected in updates]
+    code, out, err = git(
+        *CREDENTIAL_ARGS,
+        "push",
+        "--porcelain",
+        "--atomic",
+        *leases,
+        "--end-of-options",
+        url,
+        *(f"{commit}:{ref}" for commit, ref, _ in updates),
+        cwd=cwd,
+        check=False,
+    )
+    return code == 0, (out + err).strip()
+
+
+def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, str]:
+    """{ref: sha} for the `refs` that exist at `url` (token available for a private fork);
+    raises CalledProcessError when the remote cannot be read."""
+    _, out, _ = git(*CREDENTIAL_ARGS, "ls-remote", "--end-of-options", url, *refs, cwd=cwd)
+    found: dict[str, str] = {}
+    for line in out.splitlines():
+        sha, _, ref = line.partition("\t")
+        found[ref] = sha
+    return found

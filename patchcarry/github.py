@@ -61,6 +61,24 @@ def _ghapi(host: str) -> GhApi:
     return api
 
 
+# 422s a re-run cannot fix, by GitHub's message text: what to change instead.
+_HINTS_422 = (
+    ("fork_collab", ": GitHub refuses `maintainer_can_modify` for this fork (an organization's "
+     "fork cannot grant maintainers push access); use a fork owned by a user account"),
+    ("maintainer_can_modify", ": GitHub refuses `maintainer_can_modify` for this fork; use a "
+     "fork owned by a user account"),
+    ("draft pull requests are not supported", ": the upstream repository's plan does not "
+     "allow draft PRs; a re-run will not change that"),
+    ("no commits between", ": the fork branch holds nothing beyond the base branch; check the "
+     "manifest's head_branch and that the push went to it"),
+)  # fmt: skip
+
+
+def _hint_422(message: str) -> str:
+    low = message.lower()
+    return next((hint for key, hint in _HINTS_422 if key in low), "")
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())[:300]
 
@@ -69,7 +87,11 @@ class GitHub:
     """Blocking GitHub REST client with bounded retries on reads and rate-limit waits.
 
     `writes` records every write call made ("POST /repos/..."), for the run's report.
+    Write calls are spaced `WRITE_SPACING` seconds apart, as GitHub asks of integrations
+    (its secondary rate limits punish bursts of content-creating requests).
     """
+
+    WRITE_SPACING = 1.0
 
     def __init__(
         self,
@@ -90,6 +112,9 @@ class GitHub:
         self.backoff = backoff
         self.sleep = sleep
         self.writes: list[str] = []
+        self.reads = 0  # GET requests sent, for the run's cost report
+        self.write_spacing = self.WRITE_SPACING
+        self._last_write: float | None = None
 
     # -- transport ---------------------------------------------------------------------------
     def request(
@@ -107,12 +132,22 @@ class GitHub:
         may_retry = (not is_write) if retry is None else retry
         label = f"{method} {path}"
         attempt = 0
+        secondary = 0
         while True:
+            if is_write:
+                self._space_writes()
+            else:
+                self.reads += 1
             try:
                 result = self._api(path, method, headers=self._auth, query=query, data=body)
             except (httpx2.HTTPStatusError, APIError) as exc:
                 response = exc.response
                 status = response.status_code if response is not None else 0
+                wait = self._secondary_wait(response, label, secondary)
+                if wait is not None:
+                    secondary += 1
+                    self.sleep(wait)
+                    continue
                 wait = self._rate_limit_wait(response, label)
                 if wait is not None:
                     self.sleep(wait)
@@ -135,6 +170,33 @@ class GitHub:
             if is_write:
                 self.writes.append(label)
             return obj2dict(result) if result is not None else None
+
+    def _space_writes(self) -> None:
+        now = time.monotonic()
+        if self._last_write is not None and now - self._last_write < self.write_spacing:
+            self.sleep(self.write_spacing - (now - self._last_write))
+        self._last_write = time.monotonic()
+
+    def _secondary_wait(
+        self, response: httpx2.Response | None, label: str, tries: int
+    ) -> float | None:
+        """A secondary rate limit (403/429 naming it, remaining quota > 0): wait as GitHub
+        advises (Retry-After, else at least 60 s, doubling, capped), or stop saying so."""
+        if response is None or response.status_code not in (403, 429):
+            return None
+        if "secondary rate limit" not in response.text.lower():
+            return None
+        if "Retry-After" in response.headers:
+            wait = float(response.headers["Retry-After"])
+        else:
+            wait = min(60.0 * 2**tries, 900.0)
+        if wait <= self.max_rate_wait and tries < 3:
+            return wait
+        raise GitHubError(
+            f"{label}: GitHub's secondary rate limit (too many requests in a short time); "
+            f"it asks to wait {wait:.0f} s, over the {self.max_rate_wait:.0f} s wait limit: "
+            "re-run in a few minutes"
+        )
 
     def _rate_limit_wait(self, response: httpx2.Response | None, label: str) -> float | None:
         if response is None or response.status_code not in (403, 429):
@@ -185,7 +247,7 @@ class GitHub:
                 "or the token cannot see it"
             )
         if status == 422:
-            return UnprocessableError(f"{label}: 422 Unprocessable{said}")
+            return UnprocessableError(f"{label}: 422 Unprocessable{said}{_hint_422(message)}")
         if status >= 500:
             return TransientError(f"{label}: GitHub answered {status}{said}; re-run later")
         return GitHubError(f"{label}: GitHub answered {status}{said}")

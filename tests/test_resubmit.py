@@ -119,7 +119,7 @@ def test_detached_close_gives_new_draft_pr_one_cross_link_and_records_it(world, 
     (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
     pull = w.state.pulls[(sc.UPSTREAM, number)]
     assert pull.draft and pull.maintainer_can_modify and pull.base_ref == "dev"
-    assert "<!-- patchcarry:resubmit entry=checkpoint-grad -->" in pull.body
+    assert "<!-- patchcarry:begin entry=checkpoint-grad title=" in pull.body
     assert "Re-submission of #6117" in pull.body and "head.repo is null" in pull.body
     assert "No evidence file was given" in pull.body
     assert "- [x] I have added relevant unit tests" in pull.body  # include_tests + 0002
@@ -166,7 +166,8 @@ def test_changed_body_gets_exactly_one_patch(world):
     assert w.run(ENTRY) == 0
     assert w.writes()[before:] == [("PATCH", f"{PULLS}/{number}")]
     assert w.gh.writes()[-1].body.keys() == {"body"}  # title unchanged: not sent
-    assert "patchcarry:resubmit" in w.state.pulls[(sc.UPSTREAM, number)].body
+    kept = w.state.pulls[(sc.UPSTREAM, number)].body
+    assert kept.startswith("edited by hand\n\n<!-- patchcarry:begin entry=checkpoint-grad")
 
 
 def test_dry_run_reads_everything_and_writes_nothing(world, capsys):
@@ -321,14 +322,14 @@ def test_create_applied_but_answer_lost_is_found_not_duplicated(world):
 def test_push_rejected_by_lease_stops_before_any_api_write(world, monkeypatch, capsys):
     w = world()
     intruder = git.rev_parse(f"{w.upstream.base_commit}", cwd=w.fork_git)
-    real = git.ls_remote_branch
+    real = git.ls_remote_with_token
 
-    def read_then_someone_pushes(url: str, branch: str, *, cwd: Path):  # noqa: ANN202
-        seen = real(url, branch, cwd=cwd)
-        git.git("update-ref", f"refs/heads/{branch}", intruder, cwd=w.fork_git)
+    def read_then_someone_pushes(url: str, refs: list[str], *, cwd: Path):  # noqa: ANN202
+        seen = real(url, refs, cwd=cwd)
+        git.git("update-ref", refs[0], intruder, cwd=w.fork_git)
         return seen
 
-    monkeypatch.setattr(git, "ls_remote_branch", read_then_someone_pushes)
+    monkeypatch.setattr(git, "ls_remote_with_token", read_then_someone_pushes)
     assert w.run(ENTRY) == 1
     assert "lease" in capsys.readouterr().err
     assert w.writes() == [] and w.fork_branch() == intruder  # their push survived

@@ -117,7 +117,10 @@ def test_body_is_deterministic_and_marked():
     )
     first, second = body.render(entry, **kwargs), body.render(entry, **kwargs)
     assert first == second
-    assert first.startswith(body.body_marker("checkpoint-grad"))
+    assert first.startswith("<!-- patchcarry:begin entry=checkpoint-grad title=")
+    section = body.find_section(first, "checkpoint-grad")
+    assert section is not None and section.title_hash == body.title_hash(entry.title)
+    assert "- [ ] I, the PR author" in first[section.end :]  # the checklist is outside it
     assert "# What does this PR do?" in first and "## Contribution process" in first
     assert "- [ ] I, the PR author, have personally reviewed" in first  # a human ticks it
     assert "Re-submission of #6117" in first and "no measured numbers" in first
@@ -138,3 +141,15 @@ def test_drift_sentences_tell_a_new_file_from_an_unchanged_one():
     out = sentences(EntryResult("checkpoint-grad", [ref], drift, []), entry)
     assert "tests/new_test.py is new: absent at the pinned base and the tip" in out
     assert "a.py is unchanged between the pinned base and the tip" in out
+
+
+def test_merge_keeps_every_byte_outside_the_section():
+    entry = load().select(["checkpoint-grad"])[0]
+    kwargs = dict(superseded=[], check_lines=["x"], evidence_markdown=None)
+    old = body.render_section(entry, **kwargs)
+    new = body.render_section(entry, **{**kwargs, "check_lines": ["y"]})
+    hand = "Hand text\r\n- [x] ticked\r\n\r\n"
+    merged = body.merge(hand + old + "\r\nA paragraph after.\r\n", new, entry.name)
+    assert merged == hand + new + "\r\nA paragraph after.\r\n"
+    assert body.merge(hand, new, entry.name) == hand + new  # first refresh: appended
+    assert body.merge(None, new, entry.name) == new

@@ -3,9 +3,12 @@
 Per entry: preflight (manifest, check at the pinned base and the branch tip, token owner);
 classify the superseded PRs (merged -> done; closed by a maintainer -> refused without
 --force; closed by fork detachment -> re-submit); make sure the fork is attached (create it if
-missing, stop if detached); push the branch (base + patches via `git am`) with a lease; open a
-draft PR or PATCH its title/body if changed; cross-link each superseded PR once; record the PR
-number in the manifest. Nothing is written before every selected entry's preflight passes.
+missing, stop if detached); bring the fork branch up to date without dropping anyone's
+commit (fast-forward only unless --rewrite; a branch holding only what this tool published is
+rebuilt), leased, with the publication record refs/patchcarry/published/<branch>; open a
+draft PR, or PATCH only this tool's section of its body (the title only when the manifest's
+title changed); cross-link each superseded PR once; record the PR number in the manifest.
+Nothing is written before every selected entry's preflight passes.
 
 Without GITHUB_TOKEN it is a dry run. GH_HOST (a full URL, ghapi's convention) points at
 another API host. Exit codes: 0 done/planned; 1 refused or a check failed; 2 usage;
@@ -41,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--force",
         action="store_true",
         help="re-submit even over a PR closed by a maintainer or its author, or still open",
+    )
+    parser.add_argument(
+        "--rewrite",
+        action="store_true",
+        help="replace a fork branch that holds commits this tool did not publish (the plan "
+        "names each commit it drops); without it a live branch only gets commits on top",
     )
     parser.add_argument(
         "--rebase",
@@ -109,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         force=args.force,
         rebase=args.rebase,
+        rewrite=args.rewrite,
         upstream_url=args.upstream_url,
         evidence_markdown=runner.load_evidence(args.evidence),
         manifest_path=args.manifest,

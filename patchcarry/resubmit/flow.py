@@ -1,30 +1,31 @@
-"""The resubmit flow: read everything and plan (no writes), then, only if every selected entry
-passed its preflight and this is not a dry run, make the planned writes in order."""
+"""The resubmit flow's read phase: for each entry, named read steps build the plan and the
+`Work` the write phase (`execute.py`) carries out. Nothing here writes anywhere but the
+local cache; GitHub objects are read once per run through `Reads`."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from patchcarry import git
-from patchcarry.errors import GitHubError, UpstreamError
-from patchcarry.github import GitHub, Json, TransientError, UnprocessableError
-from patchcarry.manifest import Entry, record_pr
+from patchcarry.errors import BadInputError, GitHubError, UpstreamError
+from patchcarry.github import Json, NotFoundError
+from patchcarry.manifest import Entry
+from patchcarry.proc import CalledProcessError
 from patchcarry.resubmit import body as bodies
+from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit import classify, fork, push
-from patchcarry.resubmit.plan import (
-    CREATED,
-    MERGED,
-    PLANNED,
-    REFRESHED,
-    REFUSED,
-    UNCHANGED,
-    EntryPlan,
-    Write,
-)
+from patchcarry.resubmit.live import Cache
+from patchcarry.resubmit.plan import MERGED, PLANNED, REFUSED, UNCHANGED, EntryPlan, Write
+from patchcarry.resubmit.reads import Reads, pull_state
+
+
+def _today() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
 
 
 @dataclasses.dataclass
@@ -32,96 +33,86 @@ class Options:
     dry_run: bool
     force: bool = False
     rebase: bool = False
+    rewrite: bool = False
     upstream_url: str | None = None
     evidence_markdown: str | None = None
     manifest_path: Path | None = None
     fork_attempts: int = 10
     fork_interval: float = 1.0
+    git_retries: int = 4  # a new fork's git side lags its API: bounded back-off
+    sleep: Callable[[float], None] | None = None
+    today: Callable[[], str] = _today
 
 
 @dataclasses.dataclass
-class _Work:
+class Work:
     """Everything the write phase needs for one entry, gathered by the read phase."""
 
     entry: Entry
     plan: EntryPlan
     fork: fork.ForkStatus
-    scratch: Path
-    branch: push.Branch
-    fork_sha: str | None
-    existing: Json | None  # the open PR found by head label
-    title: str
+    cache: Cache
+    branch: branches.BranchPlan
+    target: str | None  # the commit the branch moves to (None: it stays)
+    push_from: Path | None  # the repo holding `target`
+    existing: Json | None  # the open PR
+    title: str | None  # None: the title is left as it is
     body: str
     links_needed: list[int]
 
 
-def _pr_state(gh: GitHub, upstream: str, number: int) -> classify.Classification:
-    pull = gh.pull(upstream, number)
-    head = (pull.get("head") or {}).get("repo")
-    head_repo = gh.repo(head["full_name"]) if head else None
-    return classify.classify(pull, gh.issue_events(upstream, number), head_repo, upstream)
-
-
-def _find_open(gh: GitHub, entry: Entry, owner: str) -> Json | None:
+def _find_open(reads: Reads, entry: Entry, owner: str) -> Json | None:
     label = f"{owner}:{entry.head_branch}"
-    for pull in gh.pulls(entry.upstream, state="open", head=label, base=entry.base_branch):
+    for pull in reads.open_pulls(entry.upstream, label, entry.base_branch):
         if (pull.get("head") or {}).get("label") == label:
             return pull
     return None
 
 
-def _push_call(fork_name: str, entry: Entry, commit: str) -> str:
+def push_call(fork_name: str, entry: Entry, commit: str) -> str:
     return f"git push {fork_name} {commit[:12]}:refs/heads/{entry.head_branch}"
 
 
-def _lease(expected: str | None) -> str:
-    return (
-        f"--force-with-lease: only if the branch is still {expected[:12]}"
-        if expected
-        else ("--force-with-lease: only if the branch does not exist yet")
-    )
-
-
-def classify_all(gh: GitHub, entries: list[Entry]) -> dict[int, classify.Classification]:
+def classify_all(
+    reads: Reads, entries: list[Entry], manifest: Path | None = None
+) -> dict[int, classify.Classification]:
     """Every superseded and recorded PR of the selected entries, with same-second siblings."""
     found: dict[int, classify.Classification] = {}
     for entry in entries:
         for number in (*entry.supersedes, *([entry.pr] if entry.pr else [])):
-            if number not in found:
-                found[number] = _pr_state(gh, entry.upstream, number)
+            if number in found:
+                continue
+            try:
+                found[number] = pull_state(reads, entry.upstream, number)
+            except NotFoundError:
+                where = f"{manifest}: " if manifest else ""
+                key = "pr" if number == entry.pr else "supersedes"
+                raise BadInputError(
+                    f"{where}entry {entry.name!r}: `{key}` names #{number}, which "
+                    f"{entry.upstream} does not have: fix that line of the manifest"
+                ) from None
     classify.add_sibling_evidence(found.values())
     return found
 
 
-def prepare(
-    gh: GitHub,
-    entry: Entry,
-    opts: Options,
-    check_lines: list[str],
-    classes: dict[int, classify.Classification],
-    stack: contextlib.ExitStack,
-) -> tuple[EntryPlan, _Work | None]:
-    """Read-only: classify, inspect the fork, build the branch, find the PR, plan the writes."""
-    plan = EntryPlan(
-        entry.name, f"{entry.upstream} {entry.base_branch} <- {entry.fork}:{entry.head_branch}"
-    )
-    plan.facts.extend(f"check: {line}" for line in check_lines)
-    upstream_repo = gh.repo(entry.upstream)
-    if upstream_repo is None:
-        raise UpstreamError(f"{entry.upstream} not found on {gh.host}; check --upstream/GH_HOST")
+# -- read steps -------------------------------------------------------------------------------
+def _read_decisions(
+    entry: Entry, opts: Options, classes: dict[int, classify.Classification], plan: EntryPlan
+) -> classify.Classification | None | bool:
+    """Merged / closed by someone / still open elsewhere: False when the plan is final."""
     current = classes[entry.pr] if entry.pr else None
     plan.superseded = [classes[n] for n in entry.supersedes]
     if current is not None and current.state == classify.MERGED:
         plan.action, plan.pr, plan.url = MERGED, current.number, current.url
         plan.reason = f"#{current.number} is merged: nothing to do"
-        return plan, None
+        return False
     if current is not None and current.state != classify.OPEN:
         plan.superseded.append(current)  # the recorded PR closed too: it is superseded now
     merged = [c for c in plan.superseded if c.state == classify.MERGED]
     if merged:
         plan.action, plan.pr, plan.url = MERGED, merged[0].number, merged[0].url
         plan.reason = f"#{merged[0].number} was merged: nothing to re-submit"
-        return plan, None
+        return False
     blocking = [
         c
         for c in plan.superseded
@@ -132,41 +123,210 @@ def prepare(
         plan.reason = "; ".join(f"#{c.number} is {c.state}" for c in blocking) + (
             ": re-submitting would override that decision; pass --force if you mean it"
         )
-        return plan, None
+        return False
+    return current
 
-    status = fork.inspect(gh, entry.fork, entry.upstream)
+
+def _read_fork(reads: Reads, entry: Entry, plan: EntryPlan) -> fork.ForkStatus | None:
+    status = fork.inspect(reads, entry.fork, entry.upstream)
     plan.facts.append(f"fork: {status.describe(entry.upstream)}")
     if status.kind == fork.DETACHED:
         plan.action, plan.reason = REFUSED, str(fork.refuse_detached(status, entry.upstream))
-        return plan, None
+        return None
     if status.kind == fork.MISSING:
         plan.writes.append(
             Write(
                 f"POST /repos/{entry.upstream}/forks", f"create {entry.fork}, default branch only"
             )
         )
+    return status
 
-    upstream_url = opts.upstream_url or upstream_repo.get("clone_url")
-    if not upstream_url:
-        raise UpstreamError(f"{entry.upstream} has no clone_url; pass --upstream-url")
-    scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="resubmit-")))
-    branch = push.build(entry, upstream_url, scratch / entry.name, rebase=opts.rebase)
-    fork_sha = None
-    if status.kind == fork.ATTACHED and status.clone_url:
-        fork_sha = git.ls_remote_branch(status.clone_url, entry.head_branch, cwd=scratch)
-    base_label = f"{entry.base_branch} tip" if opts.rebase else "pinned base"
-    plan.facts.append(
-        f"branch: {branch.commit[:12]} = {base_label} {branch.base[:12]} + "
-        f"{branch.patches} patch(es); fork has "
-        f"{fork_sha[:12] if fork_sha else 'no such branch'}"
-    )
-    if fork_sha != branch.commit:
-        plan.writes.append(
-            Write(_push_call(status.full_name, entry, branch.commit), _lease(fork_sha))
+
+def _read_live(status: fork.ForkStatus, entry: Entry, cache: Cache) -> tuple[str | None, ...]:
+    """(live head, published record) of the fork branch: one `git ls-remote`."""
+    if status.kind != fork.ATTACHED or not status.clone_url:
+        return None, None
+    refs = [f"refs/heads/{entry.head_branch}", branches.record_ref(entry.head_branch)]
+    try:
+        found = git.ls_remote_with_token(status.clone_url, refs, cwd=cache.repo)
+    except CalledProcessError:
+        raise GitHubError(
+            f"could not read {status.full_name} with git (a fork's git side can lag its API "
+            "for a minute after it is created): retry in a minute"
+        ) from None
+    return found.get(refs[0]), found.get(refs[1])
+
+
+def _read_vetting(entry: Entry, pr: int | None, head: str | None, upstream_url: str) -> str:
+    """Whether upstream's CI gate (copy-pr-bot's `pull-request/<N>` branch) vetted `head`."""
+    if pr is None or head is None:
+        return "CI gate: no PR head to vet yet"
+    ref = f"refs/heads/pull-request/{pr}"
+    code, found, _ = git.ls_remote_refs(upstream_url, [ref], cwd=Path.cwd())
+    if code != 0:
+        return f"CI gate: could not read upstream's pull-request/{pr}"
+    vetted = found.get(ref)
+    if vetted == head:
+        return f"CI gate: head {head[:12]} is vetted (upstream's pull-request/{pr} points at it)"
+    if vetted:
+        return (
+            f"CI gate: head {head[:12]} is NOT vetted (pull-request/{pr} is at {vetted[:12]}); "
+            f"a maintainer must comment `/ok to test {head}`"
         )
+    return f"CI gate: head {head[:12]} is NOT vetted (no pull-request/{pr} on upstream yet)"
 
+
+def _read_branch(
+    entry: Entry,
+    opts: Options,
+    status: fork.ForkStatus,
+    cache: Cache,
+    stack: contextlib.ExitStack,
+    plan: EntryPlan,
+) -> tuple[branches.BranchPlan, str | None, Path | None]:
+    live, published = _read_live(status, entry, cache)
+    base = entry.base_commit
+    if opts.rebase:
+        base = git.rev_parse(f"refs/patchcarry/heads/{entry.base_branch}", cwd=cache.repo)
+    remote = cache.add_fork(status.clone_url) if status.clone_url else "origin"
+    decided = branches.decide(
+        cache,
+        entry,
+        remote=remote,
+        base=base,
+        live=live,
+        published=published,
+        rewrite=opts.rewrite,
+    )
+    base_label = f"{entry.base_branch} tip" if opts.rebase else "pinned base"
+    plan.branch = decided.to_json()
+    if decided.kind != branches.REFUSED:  # a refusal's reason is printed once, as the reason
+        plan.facts.append(f"branch: {decided.kind.upper()}: {decided.reason}")
+    plan.facts.append(_read_vetting(entry, entry.pr, live, str(opts.upstream_url)))
+    plan.facts.append(
+        f"fork has {live[:12] if live else 'no such branch'}; this tool last published "
+        f"{published[:12] if published else 'nothing there (no record)'}"
+    )
+    plan.facts.extend(f"  drops {d.line()}" for d in decided.dropped)
+    if decided.kind == branches.REFUSED:
+        plan.action, plan.reason = REFUSED, f"branch {entry.head_branch}: {decided.reason}"
+        return decided, None, None
+    if decided.kind == branches.FAST_FORWARD:
+        return decided, decided.target, cache.repo
+    if decided.kind in (branches.NEW, branches.REWRITE):
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="resubmit-")))
+        built = push.build(entry, str(opts.upstream_url), scratch / entry.name, rebase=opts.rebase)
+        plan.facts.append(
+            f"branch: {built.commit[:12]} = {base_label} {built.base[:12]} + "
+            f"{built.patches} patch(es)"
+        )
+        return decided, built.commit, scratch / entry.name
+    return decided, None, None
+
+
+def _read_pull(
+    reads: Reads,
+    entry: Entry,
+    owner: str,
+    status: fork.ForkStatus,
+    current: classify.Classification | None,
+) -> Json | None:
+    """The open PR from the fork branch: the recorded one when it still comes from there."""
+    label = f"{owner}:{entry.head_branch}"
+    if current is not None and current.state == classify.OPEN and current.head_label == label:
+        return reads.pull(entry.upstream, current.number)
+    return _find_open(reads, entry, owner) if status.kind == fork.ATTACHED else None
+
+
+def _read_body(
+    entry: Entry,
+    opts: Options,
+    plan: EntryPlan,
+    existing: Json | None,
+    check_lines: list[str],
+    revision: str | None,
+    base: str,
+) -> tuple[str | None, str]:
+    """(title to set or None, body): only the tool's section changes; the title only when
+    the manifest's title changed since the tool last set it."""
+    old = bodies.find_section(existing.get("body") if existing else None, entry.name)
+    revisions = [*(old.revisions if old else ()), *([revision] if revision else [])]
+    history = [f"#{c.number}" for c in plan.superseded]
+    history.append("this PR")
+    title: str | None = entry.title
+    recorded = entry.title
+    if existing is not None:
+        if old is None:  # first refresh of a PR someone wrote: keep their title
+            title = None
+        elif old.title_hash == bodies.title_hash(entry.title):
+            title = None  # unchanged in the manifest: a maintainer's rename stands
+        if title is not None and existing.get("title") == title:
+            title = None
+    summary = existing is None or (old is not None and old.summary)
+    section = bodies.render_section(
+        entry,
+        superseded=plan.superseded,
+        check_lines=check_lines,
+        evidence_markdown=opts.evidence_markdown,
+        base=base,
+        title=recorded,
+        summary=summary,
+        revisions=revisions,
+        history=history,
+    )
+    if existing is None:
+        return title, section + "\n\n" + bodies.render_checklist(entry) + "\n"
+    return title, bodies.merge(existing.get("body"), section, entry.name)
+
+
+def _read_links(reads: Reads, entry: Entry, opts: Options, plan: EntryPlan) -> list[int]:
+    needed = []
+    for item in plan.superseded:
+        if item.state != classify.DETACHED and not opts.force:
+            continue
+        marker = bodies.link_marker(entry.name, item.number)
+        if not any(
+            bodies.has_marker(c.get("body"), marker)
+            for c in reads.comments(entry.upstream, item.number)
+        ):
+            needed.append(item.number)
+            plan.writes.append(
+                Write(
+                    f"POST /repos/{entry.upstream}/issues/{item.number}/comments",
+                    "cross-link to the new PR",
+                )
+            )
+    return needed
+
+
+def prepare(
+    reads: Reads,
+    entry: Entry,
+    opts: Options,
+    check_lines: list[str],
+    classes: dict[int, classify.Classification],
+    cache: Cache,
+    stack: contextlib.ExitStack,
+) -> tuple[EntryPlan, Work | None]:
+    """Read-only: decide, inspect the fork and its branch, find the PR, plan the writes."""
+    plan = EntryPlan(
+        entry.name, f"{entry.upstream} {entry.base_branch} <- {entry.fork}:{entry.head_branch}"
+    )
+    plan.facts.extend(f"check: {line}" for line in check_lines)
+    if reads.repo(entry.upstream) is None:
+        raise UpstreamError(f"{entry.upstream} not found; check --upstream/GH_HOST")
+    current = _read_decisions(entry, opts, classes, plan)
+    if current is False:
+        return plan, None
+    current = current if isinstance(current, classify.Classification) else None
+    status = _read_fork(reads, entry, plan)
+    if status is None:
+        return plan, None
+    decided, target, push_from = _read_branch(entry, opts, status, cache, stack, plan)
+    if decided.kind == branches.REFUSED:
+        return plan, None
     owner = status.full_name.split("/")[0]
-    existing = _find_open(gh, entry, owner) if status.kind == fork.ATTACHED else None
+    existing = _read_pull(reads, entry, owner, status, current)
     if (
         current is not None
         and current.state == classify.OPEN
@@ -180,14 +340,25 @@ def prepare(
             "`fork` or `head_branch` in the manifest, or pass --force"
         )
         return plan, None
-    title = entry.title
-    body = bodies.render(
-        entry,
-        superseded=plan.superseded,
-        check_lines=check_lines,
-        evidence_markdown=opts.evidence_markdown,
-        base=branch.base,
-    )
+    pr = existing["number"] if existing else None
+    revision = None
+    if target is not None:
+        on = f" on `{decided.live[:12]}`" if decided.live else ""
+        revision = f"{opts.today()} `{target[:12]}` {decided.kind}{on}"
+        lease = decided.live[:12] if decided.live else "absent"
+        plan.writes.append(
+            Write(
+                push_call(status.full_name, entry, target),
+                f"--atomic with {branches.record_ref(entry.head_branch)}; lease: branch {lease}",
+            )
+        )
+        if pr is not None:
+            plan.facts.append(f"after the push: the new head needs `/ok to test {target}`")
+            if decided.kind == branches.REWRITE and any("is vetted" in f for f in plan.facts):
+                plan.facts.append(
+                    f"this rewrite throws away the vetting of {decided.live or ''}"[:200]
+                )
+    title, body = _read_body(entry, opts, plan, existing, check_lines, revision, entry.base_commit)
     if existing is None:
         plan.writes.append(
             Write(
@@ -197,139 +368,24 @@ def prepare(
         )
     else:
         plan.pr, plan.url = existing["number"], existing.get("html_url")
-        changed = [
-            k
-            for k, new in (("title", title), ("body", body))
-            if bodies.normalize(existing.get(k)) != bodies.normalize(new)
-        ]
+        changed = (["title"] if title is not None else []) + (
+            ["body (the tool's section only)"]
+            if bodies.normalize(existing.get("body")) != bodies.normalize(body)
+            else []
+        )
         if changed:
             plan.writes.append(
-                Write(
-                    f"PATCH /repos/{entry.upstream}/pulls/{existing['number']}",
-                    " and ".join(changed) + " changed",
-                )
+                Write(f"PATCH /repos/{entry.upstream}/pulls/{pr}", " and ".join(changed))
             )
-    links_needed = []
-    for item in plan.superseded:
-        if item.state != classify.DETACHED and not opts.force:
-            continue
-        marker = bodies.link_marker(entry.name, item.number)
-        comments = gh.issue_comments(entry.upstream, item.number)
-        if not any(bodies.has_marker(c.get("body"), marker) for c in comments):
-            links_needed.append(item.number)
+        if target is not None:
             plan.writes.append(
-                Write(
-                    f"POST /repos/{entry.upstream}/issues/{item.number}/comments",
-                    "cross-link to the new PR",
-                )
+                Write(f"POST /repos/{entry.upstream}/issues/{pr}/comments", "revision comment")
             )
-    work = _Work(
-        entry,
-        plan,
-        status,
-        scratch / entry.name,
-        branch,
-        fork_sha,
-        existing,
-        title,
-        body,
-        links_needed,
+    links = _read_links(reads, entry, opts, plan)
+    work = Work(
+        entry, plan, status, cache, decided, target, push_from, existing, title, body, links
     )
     return plan, work
-
-
-def _open_or_refresh(gh: GitHub, work: _Work, owner: str) -> Json:
-    entry = work.entry
-    existing = work.existing or _find_open(gh, entry, owner)
-    if existing is None:
-        try:
-            return gh.create_pull(
-                entry.upstream,
-                title=work.title,
-                head=f"{owner}:{entry.head_branch}",
-                base=entry.base_branch,
-                body=work.body,
-            )
-        except (UnprocessableError, TransientError) as exc:
-            found = _find_open(gh, entry, owner)  # never blind-retry a create: re-query
-            if found is None:
-                raise GitHubError(f"{exc}; no PR was created; re-run to try again") from None
-            existing = found
-    fields = {
-        k: new
-        for k, new in (("title", work.title), ("body", work.body))
-        if bodies.normalize(existing.get(k)) != bodies.normalize(new)
-    }
-    if fields:
-        existing = gh.update_pull(entry.upstream, existing["number"], **fields)
-    return existing
-
-
-def execute(
-    gh: GitHub, work: _Work, opts: Options, *, login: str, say: Callable[[str], None]
-) -> None:
-    """Make the planned writes for one entry, in order; record the PR in the manifest."""
-    entry, plan = work.entry, work.plan
-    before = len(gh.writes)
-    status, expected = work.fork, work.fork_sha
-    if status.kind == fork.MISSING:
-        status = fork.create(
-            gh,
-            entry.fork,
-            entry.upstream,
-            login=login,
-            attempts=opts.fork_attempts,
-            interval=opts.fork_interval,
-        )
-        if status.note:
-            say(f"{entry.name}: {status.note}")
-            plan.facts.append(f"fork: {status.note}")
-        expected = git.ls_remote_branch(str(status.clone_url), entry.head_branch, cwd=work.scratch)
-    made: list[str] = []
-    if expected != work.branch.commit:
-        push.push(
-            work.scratch,
-            str(status.clone_url),
-            entry.head_branch,
-            work.branch.commit,
-            expected=expected,
-            upstream_url=str(opts.upstream_url),
-        )
-        made.append(_push_call(status.full_name, entry, work.branch.commit))
-    owner = status.full_name.split("/")[0]
-    pull = _open_or_refresh(gh, work, owner)
-    plan.pr, plan.url = pull["number"], pull.get("html_url")
-    for number in work.links_needed:
-        marker = bodies.link_marker(entry.name, number)
-        if any(
-            bodies.has_marker(c.get("body"), marker)
-            for c in gh.issue_comments(entry.upstream, number)
-        ):
-            continue
-        detached = any(c.number == number and c.state == classify.DETACHED for c in plan.superseded)
-        text = bodies.cross_link(
-            entry,
-            superseded=number,
-            new_pr=plan.pr,
-            new_url=plan.url or "",
-            fork=status.full_name,
-            detached=detached,
-        )
-        try:
-            gh.create_comment(entry.upstream, number, text)
-        except TransientError as exc:  # never blind-retry: did it land?
-            if not any(
-                bodies.has_marker(c.get("body"), marker)
-                for c in gh.issue_comments(entry.upstream, number)
-            ):
-                raise GitHubError(f"{exc}; the cross-link was not posted; re-run") from None
-    made.extend(gh.writes[before:])
-    created = f"POST /repos/{entry.upstream}/pulls" in gh.writes[before:]
-    plan.writes = [Write(call, "") for call in made]
-    plan.action = CREATED if created else (REFRESHED if made else UNCHANGED)
-    if opts.manifest_path is not None and plan.pr != entry.pr:
-        record_pr(opts.manifest_path, entry.name, plan.pr)
-        plan.facts.append(f"manifest: recorded pr = {plan.pr}")
 
 
 def planned_action(plan: EntryPlan) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from patchcarry.errors import FatalError, GitHubError
 from patchcarry.github import GitHub
+from patchcarry.resubmit.reads import Reads
 
 ATTACHED = "attached"
 MISSING = "missing"
@@ -29,8 +30,8 @@ class ForkStatus:
         return f"{self.full_name} is NOT an attached fork of {upstream}: {self.note}"
 
 
-def inspect(gh: GitHub, fork: str, upstream: str) -> ForkStatus:
-    """Read-only: what `fork` is right now."""
+def inspect(gh: GitHub | Reads, fork: str, upstream: str) -> ForkStatus:
+    """Read-only: what `fork` is right now (fresh from `GitHub`, or the run's one read)."""
     repo = gh.repo(fork)
     if repo is None:
         return ForkStatus(MISSING, fork)

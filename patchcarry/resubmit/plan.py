@@ -35,6 +35,8 @@ class EntryPlan:
     unverified: list[str] = dataclasses.field(default_factory=list)  # what could not be read
     writes: list[Write] = dataclasses.field(default_factory=list)
     reason: str = ""  # why refused / merged
+    branch: dict[str, Any] | None = None  # what happens to the fork branch, and why
+    cost: dict[str, int] | None = None  # the run's API reads and bytes fetched
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -47,6 +49,8 @@ class EntryPlan:
             "facts": self.facts,
             "unverified": self.unverified,
             "reason": self.reason,
+            "branch": self.branch,
+            "cost": self.cost,
         }
 
 

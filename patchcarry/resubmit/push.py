@@ -64,30 +64,19 @@ def build(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Br
     return Branch(base=base, commit=commit, patches=len(patches))
 
 
-def push(
-    scratch: Path,
-    fork_url: str,
-    branch: str,
-    commit: str,
-    *,
-    expected: str | None,
-    upstream_url: str,
+def raise_push_failure(
+    message: str, branch: str, expected: str | None, *, lagging: bool = False
 ) -> None:
-    """Push `commit` to the fork's `branch` only if it still holds `expected`."""
-    accepted, message = git.push_with_lease(
-        fork_url, commit, branch, expected=expected, cwd=scratch
-    )
-    if not accepted and "shallow update not allowed" in message:
-        git.unshallow(upstream_url, cwd=scratch)
-        accepted, message = git.push_with_lease(
-            fork_url, commit, branch, expected=expected, cwd=scratch
-        )
-    if accepted:
-        return
+    """The one clear line for a refused push."""
     if "stale info" in message or "rejected" in message or "fetch first" in message:
         raise LeaseRejected(
             f"push to {branch} refused by the lease: the fork branch is no longer at "
             f"{(expected or 'absent')[:12]} (someone pushed to it); inspect it, then re-run"
+        )
+    if lagging:
+        raise FatalError(
+            f"the fork does not accept the push to {branch} yet (a new fork's git side lags "
+            "its API): retry in a minute"
         )
     last = message.splitlines()[-1] if message else "no output"
     raise FatalError(f"git push to the fork failed: {last}; check GITHUB_TOKEN's push access")

@@ -10,13 +10,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from patchcarry import upstream as upstream_mod
 from patchcarry.check import render
 from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode, FatalError, GitHubError, UpstreamError
 from patchcarry.manifest import Entry
-from patchcarry.resubmit import flow
+from patchcarry.resubmit import execute, flow
+from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan, Write
+from patchcarry.resubmit.reads import Reads
 
 if TYPE_CHECKING:
     from patchcarry.github import GitHub
@@ -104,6 +107,7 @@ def resubmit(
     if offline:
         return offline_plan(entries, opts, run_checks(entries, offline=True))
     gh = make_github(token)
+    reads = Reads(gh)
     login = ""
     if token is not None:
         login = gh.user().get("login", "")
@@ -118,17 +122,26 @@ def resubmit(
         raise FatalError("--upstream-url names one repository, but the entries use several")
     url = opts.upstream_url
     if url is None:
-        repo = gh.repo(sorted(upstreams)[0])
+        repo = reads.repo(sorted(upstreams)[0])
         if repo is None:
             raise UpstreamError(f"{sorted(upstreams)[0]} not found on {gh.host}")
         url = repo.get("clone_url")
         if not url:
             raise UpstreamError(f"{sorted(upstreams)[0]} has no clone_url; pass --upstream-url")
+    cache_dir = upstream_mod.default_work_dir(upstream_mod.remote_url(url))
+    start_bytes = upstream_mod._dir_bytes(cache_dir / "objects") if cache_dir.is_dir() else 0
     report = run_checks(entries, upstream=url)
+    fetched = upstream_mod.fetch(
+        url,
+        base_commits=sorted({e.base_commit for e in entries}),
+        branches=sorted({e.base_branch for e in entries}),
+        pulls=[],
+    )
+    cache = Cache(fetched.repo)
     opts = dataclasses.replace(opts, upstream_url=url)
     plans: list[EntryPlan] = []
-    works: list[flow._Work] = []
-    classes = flow.classify_all(gh, entries)
+    works: list[flow.Work] = []
+    classes = flow.classify_all(reads, entries, opts.manifest_path)
     with contextlib.ExitStack() as stack:
         for entry in entries:
             lines = render.sentences(report.entry(entry.name), entry)
@@ -142,10 +155,16 @@ def resubmit(
                 plan.reason = f"check failed: run scripts/check {entry.name}"
                 plans.append(plan)
                 continue
-            plan, work = flow.prepare(gh, entry, opts, lines, classes, stack)
+            plan, work = flow.prepare(reads, entry, opts, lines, classes, cache, stack)
             plans.append(plan)
             if work is not None:
                 works.append(work)
+        cost = {
+            "api_reads": gh.reads,
+            "bytes_fetched": max(0, fetched.cache_bytes - start_bytes),
+        }
+        for plan in plans:
+            plan.cost = cost
         refused = [p for p in plans if p.action == REFUSED]
         if dry_run or refused:
             for plan, entry in zip(plans, entries, strict=True):
@@ -159,8 +178,12 @@ def resubmit(
                 head = "REFUSED: a preflight failed, so nothing was written (see reasons)."
             code = ExitCode.FAILED if refused else ExitCode.OK
             return Outcome(plans, True, head, code)
+        forks: dict[str, object] = {}
         for work in works:
-            flow.execute(gh, work, opts, login=login, say=say)
+            if not work.plan.writes:
+                work.plan.action = flow.planned_action(work.plan)  # a no-op: nothing to redo
+                continue
+            execute.execute(gh, work, opts, login=login, forks=forks, say=say)  # type: ignore[arg-type]
     total = sum(len(p.writes) for p in plans)
     return Outcome(plans, False, f"DONE: {total} write(s) made.", ExitCode.OK)
 

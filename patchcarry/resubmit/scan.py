@@ -12,6 +12,7 @@ from patchcarry.github import GitHub
 from patchcarry.resubmit import classify
 from patchcarry.resubmit.body import LINK_PREFIX
 from patchcarry.resubmit.classify import Classification
+from patchcarry.resubmit.reads import Reads, pull_state
 
 
 @dataclasses.dataclass
@@ -37,18 +38,17 @@ def scan(
     manifest entry that supersedes it and that entry's recorded PR (None if none yet)."""
     found: list[Found] = []
     classes = []
+    reads = Reads(gh)
     for number in gh.search_closed_pulls(upstream, author):
-        pull = gh.pull(upstream, number)
-        head = (pull.get("head") or {}).get("repo")
-        head_repo = gh.repo(head["full_name"]) if head else None
-        item = classify.classify(pull, gh.issue_events(upstream, number), head_repo, upstream)
+        item = pull_state(reads, upstream, number)
+        pull = reads.pull(upstream, number)
         classes.append(item)
         if item.state != classify.DETACHED:
             continue
         entry, new_pr = known.get(number, (None, None))
         by = f"#{new_pr} (manifest entry {entry})" if entry and new_pr else None
         if by is None and any(
-            LINK_PREFIX in (c.get("body") or "") for c in gh.issue_comments(upstream, number)
+            LINK_PREFIX in (c.get("body") or "") for c in reads.comments(upstream, number)
         ):
             by = "cross-link comment"
         found.append(Found(item, pull.get("title", ""), by, entry if by is None else None))

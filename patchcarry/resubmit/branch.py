@@ -1,0 +1,148 @@
+"""Decides what a refresh does to the fork branch, which people other than this tool push to.
+
+The publication record is a ref on the fork itself, `refs/patchcarry/published/<branch>`,
+pushed atomically with the branch and naming the commit this tool last published there. A ref
+on the fork (rather than the manifest, a file on one machine, or a commit trailer, which
+anyone's rebase copies) is read by the same `git ls-remote` that reads the branch, from any
+clone or CI job that can read the fork, and no one else's push moves it. A branch head equal
+to that record holds nothing the tool did not publish, so it may be rebuilt (leased on that
+value); any other head holds someone's work, and the default only adds commits on top:
+
+  new           the branch does not exist: push `base + patches`
+  unchanged     the branch already holds this repo's change: nothing to push
+  fast-forward  one commit on the live head turns its tree into "live tree + the patches"
+  rewrite       replace the branch (own publication, or `--rewrite`): the plan names each
+                commit it drops
+  refused       the patches neither apply on the live head nor are already in it
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from patchcarry.manifest import Entry
+from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Cache
+
+NEW, UNCHANGED, FAST_FORWARD = "new", "unchanged", "fast-forward"
+REWRITE, REFUSED = "rewrite", "refused"
+
+
+def record_ref(branch: str) -> str:
+    """The fork ref naming the commit this tool last published on `branch`."""
+    return f"refs/patchcarry/published/{branch}"
+
+
+@dataclasses.dataclass
+class Dropped:
+    sha: str
+    author: str
+    subject: str
+
+    def line(self) -> str:
+        return f"{self.sha[:12]} {self.author}: {self.subject}"
+
+
+@dataclasses.dataclass
+class BranchPlan:
+    kind: str
+    reason: str
+    live: str | None  # the fork branch's head now (None: absent)
+    published: str | None  # what the record says this tool last published
+    target: str | None = None  # the commit to push (fast-forward); a rebuild is made later
+    dropped: list[Dropped] = dataclasses.field(default_factory=list)
+    added: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def pushes(self) -> bool:
+        return self.kind in (NEW, FAST_FORWARD, REWRITE)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "reason": self.reason,
+            "live": self.live,
+            "published": self.published,
+            "dropped": [dataclasses.asdict(d) for d in self.dropped],
+        }
+
+
+def decide(
+    cache: Cache,
+    entry: Entry,
+    *,
+    remote: str,
+    base: str,
+    live: str | None,
+    published: str | None,
+    rewrite: bool,
+) -> BranchPlan:
+    """Read-only: what to do with `entry.head_branch` given its live head and the record."""
+    patches = entry.patches()
+    if live is None:
+        return BranchPlan(NEW, "the fork has no such branch yet", live, published)
+    cache.fetch_head(remote, live)
+    on_live = cache.apply(live, patches)
+    if live == published and not on_live.failed and not on_live.added:
+        return BranchPlan(UNCHANGED, "the head is what this tool last published", live, published)
+    # A publication that was itself a commit on top of someone's work is not rebuilt: that
+    # would drop their commits underneath. Only a head the tool built whole is.
+    ours = live == published and FAST_FORWARD_NOTE not in cache.message(live)
+    if ours or rewrite:
+        wanted = cache.apply(base, patches)
+        if wanted.failed:
+            names = ", ".join(p.name for p in wanted.failed)
+            return BranchPlan(
+                REFUSED,
+                f"{names} does not apply on the base {base[:12]}: run scripts/check {entry.name}",
+                live,
+                published,
+            )
+        if ours:
+            return BranchPlan(
+                REWRITE,
+                "the head is exactly what this tool last published, so it is rebuilt "
+                "(no one else's commit is dropped)",
+                live,
+                published,
+            )
+        dropped = [
+            Dropped(sha, *cache.describe(sha))
+            for sha in cache.first_parent_history(remote, live, stop=base)
+        ]
+        return BranchPlan(
+            REWRITE,
+            "--rewrite: the branch is replaced by base + patches; the commits below leave it",
+            live,
+            published,
+            dropped=dropped,
+        )
+    why = "the head is not what this tool published" + (
+        f" (it published {published[:12]})" if published else " (no publication record)"
+    )
+    if on_live.failed:
+        files = sorted({f for p in on_live.failed for f in p.files})
+        return BranchPlan(
+            REFUSED,
+            f"{why}, and {', '.join(p.name for p in on_live.failed)} neither applies on it nor "
+            f"is already in it: the branch holds a different edit of {', '.join(files)}. "
+            "Nothing is dropped without --rewrite (its plan names what goes); or bring the "
+            "branch in line by hand, then re-run",
+            live,
+            published,
+        )
+    if not on_live.added:
+        return BranchPlan(
+            UNCHANGED,
+            f"{why}; it already holds every patch of this entry: nothing to add",
+            live,
+            published,
+        )
+    target = cache.commit_on(live, on_live.tree, entry, on_live.added)
+    return BranchPlan(
+        FAST_FORWARD,
+        f"{why}: one commit on top adds {', '.join(on_live.added)}; every commit stays",
+        live,
+        published,
+        target=target,
+        added=on_live.added,
+    )

@@ -1,0 +1,137 @@
+"""Reads the fork's live branch into the blob-less cache `check` already filled, and works out
+what "live branch + this repo's patches" is without a checkout.
+
+Everything happens in upstream.py's cache repo: the fork is added there as a second promisor
+remote, its head is fetched `--depth=1 --filter=blob:none` once (kept under a ref, so a re-run
+fetches nothing), and patches are applied to a scratch index, so only the blobs of the files
+the patches touch are ever downloaded. That is what makes a no-op refresh cost kilobytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import tempfile
+from pathlib import Path
+
+from patchcarry import git
+from patchcarry.manifest import Entry
+from patchcarry.patchfile import Patch
+from patchcarry.proc import CalledProcessError
+from patchcarry.upstream import remote_url
+
+# In the message of every commit this tool adds on top of a live branch.
+FAST_FORWARD_NOTE = "Brings this branch up to date with patchcarry entry"
+_DATE_RE = re.compile(r"^Date: (.+)$", re.MULTILINE)
+_AUTHOR_RE = re.compile(r"^(.*?)\s*<([^>]+)>$")
+
+
+@dataclasses.dataclass
+class Applied:
+    """What applying the entry's patches on a tree found, patch by patch."""
+
+    tree: str  # the resulting tree (equal to the input tree when nothing was added)
+    contained: list[str]  # patches the tree already holds (they reverse-apply)
+    added: list[str]  # patches applied on top
+    failed: list[Patch]  # patches that neither apply nor are already there
+
+
+class Cache:
+    """The cache repo of upstream.py (`repo`), with forks added as promisor remotes."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+
+    def add_fork(self, url: str) -> str:
+        """A named promisor remote for the fork (lazy blob fetches fall back to it)."""
+        url = remote_url(url)
+        name = "fork-" + hashlib.sha256(url.encode()).hexdigest()[:12]
+        for key, value in (
+            ("url", url),
+            ("promisor", "true"),
+            ("partialclonefilter", "blob:none"),
+        ):
+            git.git("config", f"remote.{name}.{key}", value, cwd=self.repo)
+        if url.startswith("file://"):
+            git.git("config", f"remote.{name}.uploadpack", git.LOCAL_UPLOAD_PACK, cwd=self.repo)
+        return name
+
+    def _has_ref(self, ref: str) -> bool:
+        code, _, _ = git.git("rev-parse", "-q", "--verify", ref, cwd=self.repo, check=False)
+        return code == 0
+
+    def fetch_head(self, remote: str, sha: str) -> None:
+        """The commit `sha` and its trees (no blobs, no history), once per cache."""
+        ref = f"refs/patchcarry/live/{sha}"
+        if not self._has_ref(ref):
+            git.fetch_blobless(remote, [f"+{sha}:{ref}"], cwd=self.repo)
+
+    def first_parent_history(self, remote: str, sha: str, stop: str, limit: int = 50) -> list[str]:
+        """`sha`'s first-parent chain down to (not including) `stop`, at most `limit` commits:
+        the commits made on the branch itself (commits only, no trees). Fetched only for a
+        `--rewrite`, which must name what it drops."""
+        ref = f"refs/patchcarry/history/{sha}"
+        if not self._has_ref(ref):
+            git.fetch_blobless(
+                remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=limit, filter="tree:0"
+            )
+        out: list[str] = []
+        current: str | None = sha
+        while current and current != stop and len(out) < limit:
+            out.append(current)
+            code, text, _ = git.git(
+                "rev-parse", "-q", "--verify", f"{current}^1", cwd=self.repo, check=False
+            )
+            current = text.strip() if code == 0 else None
+        return out
+
+    def describe(self, sha: str) -> tuple[str, str]:
+        """(author, subject) of a commit that is here."""
+        _, author, subject, _ = git.commit_fields(sha, cwd=self.repo)
+        return author, subject
+
+    def message(self, sha: str) -> str:
+        _, out, _ = git.git("log", "-1", "--format=%B", sha, "--", cwd=self.repo)
+        return out
+
+    def tree_of(self, sha: str) -> str:
+        return git.commit_fields(sha, cwd=self.repo)[0]
+
+    def apply(self, commit: str, patches: list[Patch]) -> Applied:
+        """Apply each patch to `commit`'s tree unless the tree already holds it."""
+        with tempfile.TemporaryDirectory(prefix="patchcarry-index-") as tmp:
+            index = Path(tmp) / "index"
+            git.read_tree(commit, index=index, cwd=self.repo)
+            result = Applied("", [], [], [])
+            for patch in patches:
+                if git.apply_to_index(
+                    patch.path, index=index, cwd=self.repo, reverse=True, check=True
+                ):
+                    result.contained.append(patch.name)
+                elif git.apply_to_index(
+                    patch.path, index=index, cwd=self.repo, reverse=False, check=False
+                ):
+                    result.added.append(patch.name)
+                else:
+                    result.failed.append(patch)
+            result.tree = git.write_tree(index=index, cwd=self.repo)
+        return result
+
+    def commit_on(self, live: str, tree: str, entry: Entry, added: list[str]) -> str:
+        """One commit on `live` holding `tree`: the fix's author, message and date, so the
+        same live head and patches give the same commit on every run."""
+        fix = entry.fix
+        match = _AUTHOR_RE.match(fix.author)
+        name, email = (match.group(1), match.group(2)) if match else (fix.author, "")
+        date = _DATE_RE.search(fix.text)
+        message = (
+            f"{fix.subject}\n\n{fix.message.strip()}\n\n"
+            f"{FAST_FORWARD_NOTE} {entry.name} "
+            f"({', '.join(added)}), on top of the commits already here.\n"
+        ).replace("\n\n\n", "\n\n")
+        when = date.group(1).strip() if date else "1970-01-01T00:00:00+0000"
+        try:
+            return git.commit_tree(tree, [live], message, author=(name, email, when), cwd=self.repo)
+        except CalledProcessError as exc:  # pragma: no cover - git refuses odd identities
+            raise RuntimeError(f"git commit-tree failed: {exc}") from None

@@ -1,0 +1,67 @@
+"""GitHub reads for one run, each object read at most once, and the one pull-state reader
+that `resubmit` and `scan` share (pull -> its head repository -> classification).
+
+Reads made right before a write to check it has not happened yet (a comment's marker, a PR
+after a lost answer) go to `GitHub` directly: they must see the state as it is then.
+"""
+
+from __future__ import annotations
+
+from patchcarry.github import GitHub, Json
+from patchcarry.resubmit import classify
+
+
+class Reads:
+    """Memoized GET verbs over one `GitHub` client."""
+
+    def __init__(self, gh: GitHub) -> None:
+        self.gh = gh
+        self._memo: dict[tuple[str, ...], object] = {}
+
+    def _once(self, key: tuple[str, ...], read):  # type: ignore[no-untyped-def]
+        if key not in self._memo:
+            self._memo[key] = read()
+        return self._memo[key]
+
+    def repo(self, full_name: str) -> Json | None:
+        found: Json | None = self._once(
+            ("repo", full_name.lower()), lambda: self.gh.repo(full_name)
+        )
+        return found
+
+    def pull(self, upstream: str, number: int) -> Json:
+        found: Json = self._once(
+            ("pull", upstream, str(number)), lambda: self.gh.pull(upstream, number)
+        )
+        return found
+
+    def events(self, upstream: str, number: int) -> list[Json]:
+        found: list[Json] = self._once(
+            ("events", upstream, str(number)), lambda: self.gh.issue_events(upstream, number)
+        )
+        return found
+
+    def comments(self, upstream: str, number: int) -> list[Json]:
+        found: list[Json] = self._once(
+            ("comments", upstream, str(number)), lambda: self.gh.issue_comments(upstream, number)
+        )
+        return found
+
+    def open_pulls(self, upstream: str, head: str, base: str) -> list[Json]:
+        found: list[Json] = self._once(
+            ("pulls", upstream, head, base),
+            lambda: self.gh.pulls(upstream, state="open", head=head, base=base),
+        )
+        return found
+
+
+def pull_state(reads: Reads, upstream: str, number: int) -> classify.Classification:
+    """Classify PR `number`: its issue events and head repository are read only when it is
+    closed without merge (an open or merged PR's state needs neither)."""
+    pull = reads.pull(upstream, number)
+    closed = pull.get("state") != "open" and not (pull.get("merged") or pull.get("merged_at"))
+    if not closed:
+        return classify.classify(pull, [], None, upstream)
+    head = (pull.get("head") or {}).get("repo")
+    head_repo = reads.repo(head["full_name"]) if head else None
+    return classify.classify(pull, reads.events(upstream, number), head_repo, upstream)

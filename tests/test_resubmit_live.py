@@ -1,0 +1,231 @@
+"""Refreshing a live PR: the fork branch and the body are shared with people. Real git repos
+(upstream, fork) and the loopback GitHub; assertions on the repos and the server's state."""
+
+from __future__ import annotations
+
+import collections
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from patchcarry import cli, git
+from testing import github_scenarios as sc
+from testing.fake_github import FakeGitHub, GitHubState
+from testing.upstream_repos import (
+    FIX_0001,
+    FIX_0003,
+    PINNED_ENV,
+    RANDOM_PY,
+    UpstreamRepo,
+    make_upstream,
+    write_manifest,
+)
+
+CKPT, HC = "checkpoint-grad", "hc-mlp-norm-manager"
+HAND_6339 = (
+    "Fix cross-iteration gradient retention in CheckpointFunction.backward\r\n\r\n"
+    "Re-submission of #6117 on current dev (c76ff61). Written by hand.\r\n\r\n"
+    "- [ ] a box nobody ticked\r\n"
+)
+MAINTAINER = {"GIT_AUTHOR_NAME": "Xin Yao", "GIT_AUTHOR_EMAIL": "xiny@nvidia.com"}
+AUTHOR = {"GIT_AUTHOR_NAME": "iiap", "GIT_AUTHOR_EMAIL": "1471127927@qq.com"}
+
+
+@pytest.fixture(scope="module")
+def template_upstream(tmp_path_factory: pytest.TempPathFactory) -> UpstreamRepo:
+    repo = make_upstream(tmp_path_factory.mktemp("upstream-live"))
+    repo.add_pull_head(6117, FIX_0001)
+    repo.add_pull_head(6017, FIX_0003)
+    return repo
+
+
+def _commit(work: Path, env: dict[str, str], message: str, edit: dict[str, str]) -> str:
+    for path, text in edit.items():
+        (work / path).write_text(text)
+    git.git("add", "-A", cwd=work)
+    git.git("commit", "-q", "-m", message, cwd=work, env_extra={**PINNED_ENV, **env})
+    return git.rev_parse("HEAD", cwd=work)
+
+
+@dataclass
+class Live:
+    tmp: Path
+    gh: FakeGitHub
+    upstream: UpstreamRepo
+    fork_git: Path
+    manifest: Path
+    work: Path
+
+    def run(self, *args: str) -> int:
+        return cli.main(["resubmit", "--manifest", str(self.manifest), *args])
+
+    def writes(self) -> list[tuple[str, str]]:
+        return [(r.method, r.path) for r in self.gh.writes()]
+
+    def head(self, branch: str) -> str:
+        return git.rev_parse(f"refs/heads/{branch}", cwd=self.fork_git)
+
+    def reachable(self, old: str, branch: str) -> bool:
+        code, _, _ = git.git(
+            "merge-base", "--is-ancestor", old, f"refs/heads/{branch}", cwd=self.fork_git,
+            check=False,
+        )  # fmt: skip
+        return code == 0
+
+    def pull(self, number: int):  # noqa: ANN201
+        return self.gh.state.pulls[(sc.UPSTREAM, number)]
+
+    def comments(self, number: int, marker: str) -> list[str]:
+        return [c.body for c in self.gh.state.comments if c.issue == number and marker in c.body]
+
+
+@pytest.fixture
+def live(tmp_path, template_upstream, monkeypatch, request):  # noqa: ANN001, ANN201
+    """The real state's shapes: #6339 and #6338 open from htesd/Megatron-LM-oss with
+    hand-written bodies, branches built by the test, the manifest recording both PRs."""
+
+    def make(ckpt_commits=(), hc_shape: bool = False) -> Live:  # noqa: ANN001
+        upstream = template_upstream.copy(tmp_path / "up")
+        fork_git = tmp_path / "fork.git"
+        git.git("clone", "-q", "--bare", str(upstream.bare), str(fork_git), cwd=tmp_path)
+        work = tmp_path / "fork-work"
+        git.git("clone", "-q", str(fork_git), str(work), cwd=tmp_path)
+        git.git("checkout", "-q", "-b", sc.CHECKPOINT_BRANCH, upstream.base_commit, cwd=work)
+        for env, message, edit in ckpt_commits:
+            _commit(work, env, message, edit(upstream) if callable(edit) else edit)
+        if ckpt_commits:
+            git.git("push", "-q", "origin", f"HEAD:refs/heads/{sc.CHECKPOINT_BRANCH}", cwd=work)
+        if hc_shape:  # the fix, a maintainer's merge of dev, then the author's merge of dev
+            git.git("checkout", "-q", "-b", sc.HC_BRANCH, upstream.base_commit, cwd=work)
+            git.git("am", "-q", str(FIX_0003), cwd=work, env_extra=PINNED_ENV)
+            for env in (MAINTAINER, AUTHOR):
+                git.git(
+                    "merge", "-q", "--no-ff", "-m",
+                    f"Merge branch 'dev' into {sc.HC_BRANCH}", "origin/dev", cwd=work,
+                    env_extra={**PINNED_ENV, **env},
+                )  # fmt: skip
+                upstream.make_fuzzy_tip() if env is MAINTAINER else None
+                git.git("fetch", "-q", str(upstream.bare), "dev:refs/remotes/origin/dev",
+                        cwd=work)  # fmt: skip
+            git.git("push", "-q", "origin", f"HEAD:refs/heads/{sc.HC_BRANCH}", cwd=work)
+        manifest = write_manifest(
+            tmp_path,
+            base_commit=upstream.base_commit,
+            overrides={CKPT: {"pr": 6339}, HC: {"pr": 6338}},
+        )
+        storage = tmp_path / "forks"
+        storage.mkdir()
+        gh = FakeGitHub(GitHubState(fork_storage=storage)).start()
+        request.addfinalizer(gh.stop)
+        sc.detached_fork_close(gh.state, upstream.bare, fork_git)
+        for number, title, branch, body in (
+            (6339, sc.CHECKPOINT_TITLE, sc.CHECKPOINT_BRANCH, HAND_6339),
+            (6338, sc.HC_TITLE, sc.HC_BRANCH, "Hand-written #6338 description.\n"),
+        ):
+            gh.state.add_pull(sc.UPSTREAM, number=number, title=title, user=sc.OWNER,
+                              head_ref=branch, head_repo=sc.NEW_FORK, base_ref="dev",
+                              body=body)  # fmt: skip
+        monkeypatch.setenv("GH_HOST", gh.url)
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        monkeypatch.setenv("GITHUB_TOKEN", sc.TOKEN)
+        return Live(tmp_path, gh, upstream, fork_git, manifest, work)
+
+    return make
+
+
+def _older_fix(upstream: UpstreamRepo) -> dict[str, str]:
+    """random.py with the same fix but another comment: #6339's real shape."""
+    text = git.show_file(upstream.base_commit, RANDOM_PY, cwd=upstream.bare) or ""
+    anchor = "\n\n        _unset_checkpointing()\n"
+    older = (
+        "\n\n        # Release the recomputation-leaf gradients (older comment).\n"
+        "        for inp in detached_inputs:\n            if isinstance(inp, torch.Tensor):\n"
+        "                inp.grad = None\n"
+    )
+    assert anchor in text
+    return {RANDOM_PY: text.replace(anchor, older + anchor, 1)}
+
+
+def test_foreign_commit_on_another_file_gets_one_commit_on_top_and_a_noop_rerun(live, capsys):
+    w = live(ckpt_commits=[(AUTHOR, "Author's own note", {"NOTES.md": "mine\n"})])
+    foreign = w.head(sc.CHECKPOINT_BRANCH)
+    assert w.run("--dry-run", "--json", CKPT) == 0
+    planned = json.loads(capsys.readouterr().out)
+    assert planned["branch"]["kind"] == "fast-forward" and w.writes() == []
+    assert w.run(CKPT) == 0
+    new = w.head(sc.CHECKPOINT_BRANCH)
+    assert new != foreign and w.reachable(foreign, sc.CHECKPOINT_BRANCH)
+    assert git.commit_parents(new, cwd=w.fork_git) == [foreign]  # exactly one commit on top
+    record = git.rev_parse(f"refs/patchcarry/published/{sc.CHECKPOINT_BRANCH}", cwd=w.fork_git)
+    assert record == new
+    body = w.pull(6339).body
+    assert body.startswith(HAND_6339)  # the hand-written text, byte for byte
+    assert "<!-- patchcarry:begin entry=checkpoint-grad" in body and "fast-forward" in body
+    assert w.pull(6339).title == sc.CHECKPOINT_TITLE
+    assert len(w.comments(6339, "patchcarry:revision")) == 1
+    capsys.readouterr()
+    before = len(w.gh.requests)
+    assert w.run("--json", CKPT) == 0  # second run: a no-op
+    result = json.loads(capsys.readouterr().out)
+    assert result["action"] == "unchanged" and result["branch"]["kind"] == "unchanged"
+    assert w.gh.requests[before:] and not [r for r in w.gh.requests[before:] if r.is_write]
+    assert len(w.comments(6339, "patchcarry:revision")) == 1
+    assert result["cost"]["api_reads"] <= 10 and result["cost"]["bytes_fetched"] < 1_000_000
+    gets = collections.Counter(
+        (r.path, tuple(sorted(r.query.items()))) for r in w.gh.requests[before:]
+    )
+    assert [k for k, n in gets.items() if n > 1] == []  # each object read at most once
+
+
+def test_older_version_of_the_fix_is_refused_and_rewrite_names_what_it_drops(live, capsys):
+    w = live(ckpt_commits=[(AUTHOR, sc.CHECKPOINT_TITLE, _older_fix)])
+    foreign = w.head(sc.CHECKPOINT_BRANCH)
+    assert w.run(CKPT) == 1
+    out = capsys.readouterr().out
+    assert "REFUSED" in out and "neither applies on it nor is already in it" in out
+    assert w.writes() == [] and w.head(sc.CHECKPOINT_BRANCH) == foreign
+    assert w.pull(6339).body == HAND_6339
+    assert w.run("--rewrite", "--dry-run", CKPT) == 0
+    out = capsys.readouterr().out
+    assert f"drops {foreign[:12]} iiap <1471127927@qq.com>: {sc.CHECKPOINT_TITLE}" in out
+    assert w.run("--rewrite", CKPT) == 0
+    assert not w.reachable(foreign, sc.CHECKPOINT_BRANCH)
+    assert w.pull(6339).body.startswith(HAND_6339)
+
+
+def test_6338_shape_keeps_every_merge_and_adds_only_the_missing_tests(live):
+    w = live(hc_shape=True)
+    old = w.head(sc.HC_BRANCH)
+    _, log, _ = git.git("log", "--format=%an", f"{old}", "-3", cwd=w.fork_git)
+    assert log.split("\n")[:2] == ["iiap", "Xin Yao"]
+    assert w.run(HC) == 0
+    assert w.reachable(old, sc.HC_BRANCH)
+    assert git.commit_parents(w.head(sc.HC_BRANCH), cwd=w.fork_git) == [old]
+    assert w.pull(6338).body.startswith("Hand-written #6338 description.\n")
+    writes = len(w.gh.writes())
+    assert w.run(HC) == 0
+    assert len(w.gh.writes()) == writes
+
+
+def test_ticked_box_and_added_paragraph_survive_and_rename_stands(live):
+    w = live(ckpt_commits=[(AUTHOR, "note", {"NOTES.md": "a\n"})])
+    assert w.run(CKPT) == 0
+    pull = w.pull(6339)
+    pull.body = pull.body.replace("- [ ] a box nobody ticked", "- [x] a box nobody ticked")
+    pull.body += "\r\n\r\nA paragraph a reviewer added.\r\n"
+    pull.title = "Maintainer's title"
+    outside = pull.body.split("<!-- patchcarry:begin")[0], pull.body.split("-->")[-1]
+    _commit(w.work, MAINTAINER, "maintainer tweak", {"MORE.md": "x\n"})  # the branch moves
+    git.git("fetch", "-q", str(w.fork_git), sc.CHECKPOINT_BRANCH, cwd=w.work)
+    git.git("rebase", "-q", "FETCH_HEAD", cwd=w.work, env_extra=PINNED_ENV)
+    git.git("push", "-q", "origin", f"HEAD:refs/heads/{sc.CHECKPOINT_BRANCH}", cwd=w.work)
+    assert w.run(CKPT) == 0
+    after = w.pull(6339).body
+    assert after.split("<!-- patchcarry:begin")[0] == outside[0]
+    assert after.split("-->")[-1] == outside[1]
+    assert w.pull(6339).title == "Maintainer's title"
+    w.manifest.write_text(w.manifest.read_text().replace(sc.CHECKPOINT_TITLE, "New title"))
+    assert w.run(CKPT) == 0
+    assert w.pull(6339).title == "New title"  # the manifest's title changed: it is set
