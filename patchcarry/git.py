@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NewType
 
-from patchcarry import proc
+from patchcarry import hosts, proc
 
 GitCommitHash = NewType("GitCommitHash", str)
 
@@ -20,6 +20,11 @@ _GIT_ENV_KEEP = {
     "GIT_SSL_CAINFO",
     "GIT_SSL_NO_VERIFY",
 }
+
+
+# A stalled http transfer (under 1 KiB/s for 60 s) is aborted instead of hanging the run, as
+# the API client has its timeout. The check's cache also stores them for lazy blob fetches.
+NETWORK_ARGS = ("-c", "http.lowSpeedLimit=1024", "-c", "http.lowSpeedTime=60")
 
 
 def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -77,18 +82,32 @@ def rev_parse(rev: str, *, cwd: Path) -> GitCommitHash:
 # -- resubmit: fetch, am, ls-remote and push with a lease; the token reaches git only through
 # the environment. The helper below is a literal shell snippet: git runs it with the action as
 # $1 and it prints `password=$GITHUB_TOKEN` expanded in ITS process, so the token value is
-# never in argv, a URL, git config or a file. `credential.helper=` first drops other helpers.
+# never in argv, a URL, git config or a file. `credential.helper=` first drops other helpers;
+# ours is set only for the git host that belongs to the API host (`credential.<url>.helper`),
+# so a clone_url that points elsewhere, or plain http to a non-loopback host, gets no token.
 _TOKEN_HELPER = (
     '!f() { test "$1" = get || return 0; echo username=x-access-token; '
     'echo "password=${GITHUB_TOKEN}"; }; f'
 )
-CREDENTIAL_ARGS = ("-c", "credential.helper=", "-c", f"credential.helper={_TOKEN_HELPER}")
+
+
+def credential_args(api: str | None = None) -> tuple[str, ...]:
+    """`-c` options that give GITHUB_TOKEN to git for the API host's git host only (`api`
+    defaults to GH_HOST's), plus the network timeouts every remote call gets."""
+    scope = hosts.git_host(hosts.api_host(api))
+    return (
+        "-c",
+        "credential.helper=",
+        "-c",
+        f"credential.{scope}.helper={_TOKEN_HELPER}",
+        *NETWORK_ARGS,
+    )
 
 
 def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> GitCommitHash | None:
     """The commit `refs/heads/<branch>` has at `url`, or None when the branch is absent."""
     _, out, _ = git(
-        *CREDENTIAL_ARGS, "ls-remote", "--end-of-options", url, f"refs/heads/{branch}", cwd=cwd
+        *credential_args(), "ls-remote", "--end-of-options", url, f"refs/heads/{branch}", cwd=cwd
     )
     for line in out.splitlines():
         sha, _, ref = line.partition("\t")
@@ -100,7 +119,17 @@ def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> GitCommitHash | Non
 def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> GitCommitHash:
     """Fetch `ref` (a branch, a refs/... name or a full sha) from `url`; the commit it names."""
     depth = ("--depth=1",) if shallow else ()
-    git(*CREDENTIAL_ARGS, "fetch", "-q", "--no-tags", *depth, "--end-of-options", url, ref, cwd=cwd)
+    git(
+        *credential_args(),
+        "fetch",
+        "-q",
+        "--no-tags",
+        *depth,
+        "--end-of-options",
+        url,
+        ref,
+        cwd=cwd,
+    )
     return rev_parse("FETCH_HEAD", cwd=cwd)
 
 
@@ -137,7 +166,7 @@ def push_with_lease(
     ref = f"refs/heads/{branch}"
     lease = f"--force-with-lease={ref}:{expected or ''}"
     code, out, err = git(
-        *CREDENTIAL_ARGS,
+        *credential_args(),
         "push",
         "--porcelain",
         lease,
@@ -161,6 +190,7 @@ LOCAL_UPLOAD_PACK = (
 def ls_remote_refs(url: str, refs: list[str], *, cwd: Path) -> tuple[int, dict[str, str], str]:
     """(code, {ref: sha} for the `refs` that exist at `url`, stderr); one round trip."""
     code, out, err = git(
+        *NETWORK_ARGS,
         "-c",
         "protocol.version=2",
         "ls-remote",
@@ -185,6 +215,7 @@ def fetch_partial(
     With `progress`, git's progress goes straight to the terminal (stderr comes back empty).
     """
     code, _, err = git(
+        *NETWORK_ARGS,
         "-c",
         "protocol.version=2",
         "fetch",
@@ -254,7 +285,7 @@ def apply_in_tree(
 def unshallow(url: str, *, cwd: Path) -> None:
     """Deepen a shallow scratch repo to full history from `url` (when a push needs it)."""
     git(
-        *CREDENTIAL_ARGS,
+        *credential_args(),
         "fetch",
         "-q",
         "--no-tags",

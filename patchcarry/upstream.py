@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from patchcarry import git
+from patchcarry import git, hosts
 from patchcarry.errors import FatalError, UpstreamError
 from patchcarry.proc import CalledProcessError
 
@@ -26,6 +26,7 @@ _URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://|^[^/\s]+@[^/\s]+:")
 def remote_url(upstream: str) -> str:
     """The URL git fetches from: paths become file:// URLs (needed for --depth/--filter)."""
     if _URL_RE.match(upstream):
+        hosts.refuse_url_credentials(upstream, "--upstream")
         return upstream
     return Path(upstream).expanduser().resolve().as_uri()
 

@@ -389,16 +389,17 @@ def test_token_never_leaks(world, tmp_path, monkeypatch, capfd):
 
 def test_credential_helper_feeds_the_token_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("GITHUB_TOKEN", SENTINEL)
+    monkeypatch.setenv("GH_HOST", "github.com")
     git.init(tmp_path / "r")
     _, out, _ = git.git(
-        *git.CREDENTIAL_ARGS,
+        *git.credential_args(),
         "credential",
         "fill",
         cwd=tmp_path / "r",
         stdin="protocol=https\nhost=github.com\n\n",
     )
     assert f"password={SENTINEL}" in out.splitlines()
-    assert all(SENTINEL not in a for a in git.CREDENTIAL_ARGS)
+    assert all(SENTINEL not in a for a in git.credential_args())
 
 
 def test_rebase_builds_on_the_base_branch_tip(world, capsys):
