@@ -67,6 +67,12 @@ def plain_tree_env(tree: Path) -> dict[str, str]:
     return {"GIT_CEILING_DIRECTORIES": str(Path(tree).resolve().parent)}
 
 
+def is_valid_branch_name(name: str, *, cwd: Path) -> bool:
+    """Whether `refs/heads/<name>` is a valid ref name (`git check-ref-format`)."""
+    code, _, _ = git("check-ref-format", f"refs/heads/{name}", cwd=cwd, check=False)
+    return code == 0
+
+
 def init(path: Path) -> None:
     """`git init` a fresh repository at `path` (created if missing)."""
     path.mkdir(parents=True, exist_ok=True)
