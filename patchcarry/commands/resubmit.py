@@ -43,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="re-submit even over a PR closed by a maintainer or its author, or still open",
     )
     parser.add_argument(
+        "--allow-default-branch",
+        action="store_true",
+        help="allow a head_branch that is the fork's default branch (refused otherwise: "
+        "the push rewrites it)",
+    )
+    parser.add_argument(
         "--rebase",
         action="store_true",
         help="build the branch on the base branch's tip instead of the pinned base_commit",
@@ -112,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         upstream_url=args.upstream_url,
         evidence_markdown=runner.load_evidence(args.evidence),
         manifest_path=args.manifest,
+        allow_default_branch=args.allow_default_branch,
     )
 
     def say(line: str) -> None:

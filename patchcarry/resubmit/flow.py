@@ -14,7 +14,7 @@ from patchcarry.errors import GitHubError, UpstreamError
 from patchcarry.github import GitHub, Json, TransientError, UnprocessableError
 from patchcarry.manifest import Entry, record_pr
 from patchcarry.resubmit import body as bodies
-from patchcarry.resubmit import classify, fork, push
+from patchcarry.resubmit import classify, fork, preflight, push
 from patchcarry.resubmit.plan import (
     CREATED,
     MERGED,
@@ -35,6 +35,8 @@ class Options:
     upstream_url: str | None = None
     evidence_markdown: str | None = None
     manifest_path: Path | None = None
+    login: str = ""  # the token's user: only its comments count as this tool's cross-links
+    allow_default_branch: bool = False
     fork_attempts: int = 10
     fork_interval: float = 1.0
 
@@ -214,7 +216,9 @@ def prepare(
         if item.state != classify.DETACHED and not opts.force:
             continue
         marker = bodies.link_marker(entry.name, item.number)
-        comments = gh.issue_comments(entry.upstream, item.number)
+        comments = preflight.own_comments(
+            gh.issue_comments(entry.upstream, item.number), opts.login
+        )
         if not any(bodies.has_marker(c.get("body"), marker) for c in comments):
             links_needed.append(item.number)
             plan.writes.append(
@@ -303,7 +307,7 @@ def execute(
         marker = bodies.link_marker(entry.name, number)
         if any(
             bodies.has_marker(c.get("body"), marker)
-            for c in gh.issue_comments(entry.upstream, number)
+            for c in preflight.own_comments(gh.issue_comments(entry.upstream, number), login)
         ):
             continue
         detached = any(c.number == number and c.state == classify.DETACHED for c in plan.superseded)
@@ -320,7 +324,7 @@ def execute(
         except TransientError as exc:  # never blind-retry: did it land?
             if not any(
                 bodies.has_marker(c.get("body"), marker)
-                for c in gh.issue_comments(entry.upstream, number)
+                for c in preflight.own_comments(gh.issue_comments(entry.upstream, number), login)
             ):
                 raise GitHubError(f"{exc}; the cross-link was not posted; re-run") from None
     made.extend(gh.writes[before:])

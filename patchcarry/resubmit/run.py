@@ -15,7 +15,7 @@ from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode, FatalError, GitHubError, UpstreamError
 from patchcarry.manifest import Entry
-from patchcarry.resubmit import flow
+from patchcarry.resubmit import flow, preflight
 from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan, Write
 
 if TYPE_CHECKING:
@@ -125,9 +125,10 @@ def resubmit(
         if not url:
             raise UpstreamError(f"{sorted(upstreams)[0]} has no clone_url; pass --upstream-url")
     report = run_checks(entries, upstream=url)
-    opts = dataclasses.replace(opts, upstream_url=url)
+    opts = dataclasses.replace(opts, upstream_url=url, login=login)
     plans: list[EntryPlan] = []
     works: list[flow._Work] = []
+    preflight.refuse_default_branches(gh, entries, allow=opts.allow_default_branch)
     classes = flow.classify_all(gh, entries)
     with contextlib.ExitStack() as stack:
         for entry in entries:
