@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import NewType
 
 from patchcarry import hosts, proc
+from patchcarry.errors import GitReadError
 
 GitCommitHash = NewType("GitCommitHash", str)
 
@@ -240,10 +241,27 @@ def fetch_partial(
     return code, err
 
 
+def path_exists(rev: str, path: str, *, cwd: Path) -> bool:
+    """Whether `path` is in `rev`'s tree; reads trees only, so no blob is fetched."""
+    code, out, err = git("ls-tree", "--full-tree", rev, "--", path, cwd=cwd, check=False)
+    if code != 0:
+        raise GitReadError(f"git ls-tree {rev[:12]} -- {path} failed: {err.strip()}")
+    return bool(out.strip())
+
+
 def show_file(rev: str, path: str, *, cwd: Path) -> str | None:
-    """Content of `path` at `rev` (blob fetched lazily in a partial clone); None if absent."""
-    code, out, _ = git("show", f"{rev}:{path}", cwd=cwd, check=False)
-    return out if code == 0 else None
+    """Content of `path` at `rev` (blob fetched lazily in a partial clone); None only when the
+    path does not exist there. A read that fails (a lazy fetch that fails) is GitReadError,
+    never "absent": a guess would report a conflict that is not there."""
+    if not path_exists(rev, path, cwd=cwd):
+        return None
+    code, out, err = git("show", f"{rev}:{path}", cwd=cwd, check=False)
+    if code != 0:
+        raise GitReadError(
+            f"could not read {path} at {rev[:12]}: {' '.join(err.split())[:300]}; "
+            "upstream may be unreachable (a lazy blob fetch failed): re-run"
+        )
+    return out
 
 
 def commit_parents(rev: str, *, cwd: Path) -> list[str]:

@@ -9,7 +9,8 @@ number in the manifest. Nothing is written before every selected entry's preflig
 
 Without GITHUB_TOKEN it is a dry run. GH_HOST (a full URL, ghapi's convention) points at
 another API host. Exit codes: 0 done/planned; 1 refused or a check failed; 2 usage;
-4 upstream unreachable; 5 bad manifest/patch; 6 GitHub API error (auth, rate limit, 5xx).
+4 upstream unreachable; 5 bad manifest/patch, or GH_HOST plain http to a non-loopback host;
+6 GitHub API error (auth, rate limit, 5xx); 7 a git read failed mid-run.
 """
 
 from __future__ import annotations
