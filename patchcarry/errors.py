@@ -15,6 +15,7 @@ class ExitCode(enum.IntEnum):
     UPSTREAM = 4  # upstream unreachable, or a ref/commit missing there
     BAD_INPUT = 5  # malformed patch or manifest
     GITHUB = 6  # GitHub API refused or failed (auth, rate limit, 4xx/5xx, dropped connection)
+    GIT = 7  # a git read failed mid-run (e.g. a lazy blob fetch): nothing was judged from it
     INTERRUPTED = 130
 
 
@@ -40,3 +41,9 @@ class GitHubError(FatalError):
     """The GitHub API refused or failed a request."""
 
     exit_code = ExitCode.GITHUB
+
+
+class GitReadError(FatalError):
+    """A git read failed (e.g. a lazy blob fetch): the result is unknown, not "absent"."""
+
+    exit_code = ExitCode.GIT

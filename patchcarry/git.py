@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NewType
 
-from patchcarry import proc
+from patchcarry import hosts, proc
+from patchcarry.errors import GitReadError
 
 GitCommitHash = NewType("GitCommitHash", str)
 
@@ -20,6 +21,11 @@ _GIT_ENV_KEEP = {
     "GIT_SSL_CAINFO",
     "GIT_SSL_NO_VERIFY",
 }
+
+
+# A stalled http transfer (under 1 KiB/s for 60 s) is aborted instead of hanging the run, as
+# the API client has its timeout. The check's cache also stores them for lazy blob fetches.
+NETWORK_ARGS = ("-c", "http.lowSpeedLimit=1024", "-c", "http.lowSpeedTime=60")
 
 
 def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -62,6 +68,12 @@ def plain_tree_env(tree: Path) -> dict[str, str]:
     return {"GIT_CEILING_DIRECTORIES": str(Path(tree).resolve().parent)}
 
 
+def is_valid_branch_name(name: str, *, cwd: Path) -> bool:
+    """Whether `refs/heads/<name>` is a valid ref name (`git check-ref-format`)."""
+    code, _, _ = git("check-ref-format", f"refs/heads/{name}", cwd=cwd, check=False)
+    return code == 0
+
+
 def init(path: Path) -> None:
     """`git init` a fresh repository at `path` (created if missing)."""
     path.mkdir(parents=True, exist_ok=True)
@@ -77,18 +89,32 @@ def rev_parse(rev: str, *, cwd: Path) -> GitCommitHash:
 # -- resubmit: fetch, am, ls-remote and push with a lease; the token reaches git only through
 # the environment. The helper below is a literal shell snippet: git runs it with the action as
 # $1 and it prints `password=$GITHUB_TOKEN` expanded in ITS process, so the token value is
-# never in argv, a URL, git config or a file. `credential.helper=` first drops other helpers.
+# never in argv, a URL, git config or a file. `credential.helper=` first drops other helpers;
+# ours is set only for the git host that belongs to the API host (`credential.<url>.helper`),
+# so a clone_url that points elsewhere, or plain http to a non-loopback host, gets no token.
 _TOKEN_HELPER = (
     '!f() { test "$1" = get || return 0; echo username=x-access-token; '
     'echo "password=${GITHUB_TOKEN}"; }; f'
 )
-CREDENTIAL_ARGS = ("-c", "credential.helper=", "-c", f"credential.helper={_TOKEN_HELPER}")
+
+
+def credential_args(api: str | None = None) -> tuple[str, ...]:
+    """`-c` options that give GITHUB_TOKEN to git for the API host's git host only (`api`
+    defaults to GH_HOST's), plus the network timeouts every remote call gets."""
+    scope = hosts.git_host(hosts.api_host(api))
+    return (
+        "-c",
+        "credential.helper=",
+        "-c",
+        f"credential.{scope}.helper={_TOKEN_HELPER}",
+        *NETWORK_ARGS,
+    )
 
 
 def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> GitCommitHash | None:
     """The commit `refs/heads/<branch>` has at `url`, or None when the branch is absent."""
     _, out, _ = git(
-        *CREDENTIAL_ARGS, "ls-remote", "--end-of-options", url, f"refs/heads/{branch}", cwd=cwd
+        *credential_args(), "ls-remote", "--end-of-options", url, f"refs/heads/{branch}", cwd=cwd
     )
     for line in out.splitlines():
         sha, _, ref = line.partition("\t")
@@ -100,7 +126,17 @@ def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> GitCommitHash | Non
 def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> GitCommitHash:
     """Fetch `ref` (a branch, a refs/... name or a full sha) from `url`; the commit it names."""
     depth = ("--depth=1",) if shallow else ()
-    git(*CREDENTIAL_ARGS, "fetch", "-q", "--no-tags", *depth, "--end-of-options", url, ref, cwd=cwd)
+    git(
+        *credential_args(),
+        "fetch",
+        "-q",
+        "--no-tags",
+        *depth,
+        "--end-of-options",
+        url,
+        ref,
+        cwd=cwd,
+    )
     return rev_parse("FETCH_HEAD", cwd=cwd)
 
 
@@ -137,7 +173,7 @@ def push_with_lease(
     ref = f"refs/heads/{branch}"
     lease = f"--force-with-lease={ref}:{expected or ''}"
     code, out, err = git(
-        *CREDENTIAL_ARGS,
+        *credential_args(),
         "push",
         "--porcelain",
         lease,
@@ -161,6 +197,7 @@ LOCAL_UPLOAD_PACK = (
 def ls_remote_refs(url: str, refs: list[str], *, cwd: Path) -> tuple[int, dict[str, str], str]:
     """(code, {ref: sha} for the `refs` that exist at `url`, stderr); one round trip."""
     code, out, err = git(
+        *NETWORK_ARGS,
         "-c",
         "protocol.version=2",
         "ls-remote",
@@ -185,6 +222,7 @@ def fetch_partial(
     With `progress`, git's progress goes straight to the terminal (stderr comes back empty).
     """
     code, _, err = git(
+        *NETWORK_ARGS,
         "-c",
         "protocol.version=2",
         "fetch",
@@ -203,10 +241,27 @@ def fetch_partial(
     return code, err
 
 
+def path_exists(rev: str, path: str, *, cwd: Path) -> bool:
+    """Whether `path` is in `rev`'s tree; reads trees only, so no blob is fetched."""
+    code, out, err = git("ls-tree", "--full-tree", rev, "--", path, cwd=cwd, check=False)
+    if code != 0:
+        raise GitReadError(f"git ls-tree {rev[:12]} -- {path} failed: {err.strip()}")
+    return bool(out.strip())
+
+
 def show_file(rev: str, path: str, *, cwd: Path) -> str | None:
-    """Content of `path` at `rev` (blob fetched lazily in a partial clone); None if absent."""
-    code, out, _ = git("show", f"{rev}:{path}", cwd=cwd, check=False)
-    return out if code == 0 else None
+    """Content of `path` at `rev` (blob fetched lazily in a partial clone); None only when the
+    path does not exist there. A read that fails (a lazy fetch that fails) is GitReadError,
+    never "absent": a guess would report a conflict that is not there."""
+    if not path_exists(rev, path, cwd=cwd):
+        return None
+    code, out, err = git("show", f"{rev}:{path}", cwd=cwd, check=False)
+    if code != 0:
+        raise GitReadError(
+            f"could not read {path} at {rev[:12]}: {' '.join(err.split())[:300]}; "
+            "upstream may be unreachable (a lazy blob fetch failed): re-run"
+        )
+    return out
 
 
 def commit_parents(rev: str, *, cwd: Path) -> list[str]:
@@ -254,7 +309,7 @@ def apply_in_tree(
 def unshallow(url: str, *, cwd: Path) -> None:
     """Deepen a shallow scratch repo to full history from `url` (when a push needs it)."""
     git(
-        *CREDENTIAL_ARGS,
+        *credential_args(),
         "fetch",
         "-q",
         "--no-tags",
@@ -275,13 +330,13 @@ def sparse_worktree(repo: Path, commit: str, paths: list[str], dest: Path) -> No
 
 # -- resubmit on a live branch: trees built in a scratch index of the blob-less cache (no work
 # tree, no checkout), so only the blobs the patches touch are ever fetched (lazily, from a
-# promisor remote). CREDENTIAL_ARGS ride along: a lazy fetch from the fork may need them.
+# promisor remote). credential_args() ride along: a lazy fetch from the fork may need them.
 def fetch_blobless(
     remote: str, refspecs: list[str], *, cwd: Path, depth: int = 1, filter: str = "blob:none"
 ) -> None:
     """Fetch `refspecs` from the named promisor `remote`, shallow and without blobs."""
     git(
-        *CREDENTIAL_ARGS,
+        *credential_args(),
         "-c",
         "protocol.version=2",
         "fetch",
@@ -307,7 +362,7 @@ def apply_to_index(patch: Path, *, index: Path, cwd: Path, reverse: bool, check:
     it applied. Reads only the touched blobs (fetched lazily in a partial clone)."""
     args = ["apply", "--cached", *(["-R"] if reverse else []), *(["--check"] if check else [])]
     code, _, _ = git(
-        *CREDENTIAL_ARGS,
+        *credential_args(),
         *args,
         str(patch.resolve()),
         cwd=cwd,
@@ -353,7 +408,7 @@ def range_or_tree_diff(old: str, new: str, base: str | None, paths: list[str], *
     (their blobs only) between the two heads, with a stat line."""
     if base is not None:
         code, out, _ = git(
-            *CREDENTIAL_ARGS,
+            *credential_args(),
             "range-diff",
             "--no-color",
             f"{base}..{old}",
@@ -364,7 +419,7 @@ def range_or_tree_diff(old: str, new: str, base: str | None, paths: list[str], *
         if code == 0:
             return out
     _, out, _ = git(
-        *CREDENTIAL_ARGS,
+        *credential_args(),
         "diff",
         "--no-color",
         "--stat",
@@ -385,7 +440,7 @@ def push_refs_with_lease(
     it still holds `expected` (absent when None). Returns (accepted, git's message)."""
     leases = [f"--force-with-lease={ref}:{expected or ''}" for _, ref, expected in updates]
     code, out, err = git(
-        *CREDENTIAL_ARGS,
+        *credential_args(),
         "push",
         "--porcelain",
         "--atomic",
@@ -402,7 +457,7 @@ def push_refs_with_lease(
 def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, str]:
     """{ref: sha} for the `refs` that exist at `url` (token available for a private fork);
     raises CalledProcessError when the remote cannot be read."""
-    _, out, _ = git(*CREDENTIAL_ARGS, "ls-remote", "--end-of-options", url, *refs, cwd=cwd)
+    _, out, _ = git(*credential_args(), "ls-remote", "--end-of-options", url, *refs, cwd=cwd)
     found: dict[str, str] = {}
     for line in out.splitlines():
         sha, _, ref = line.partition("\t")

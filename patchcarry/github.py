@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -26,8 +25,10 @@ from fasttransport.errors import APIError  # type: ignore[import-untyped]
 from ghapi.core import GhApi
 
 from patchcarry.errors import GitHubError
+from patchcarry.hosts import DEFAULT_API
+from patchcarry.hosts import api_host as api_host  # re-exported for callers and tests
 
-DEFAULT_HOST = "https://api.github.com"
+DEFAULT_HOST = DEFAULT_API
 Json = dict[str, Any]
 
 
@@ -41,16 +42,6 @@ class UnprocessableError(GitHubError):
 
 class TransientError(GitHubError):
     """A 5xx answer or a dropped connection: the request may or may not have taken effect."""
-
-
-def api_host(value: str | None = None) -> str:
-    """The REST base URL: `GH_HOST` as ghapi reads it (full URL); a bare hostname maps like gh's."""
-    host = (value if value is not None else os.environ.get("GH_HOST", "")).strip().rstrip("/")
-    if not host or host == "github.com":
-        return DEFAULT_HOST
-    if "://" not in host:  # GitHub Enterprise hostname, as `gh` spells GH_HOST
-        return f"https://{host}/api/v3"
-    return host
 
 
 @functools.cache

@@ -8,6 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, NewType
 
+from patchcarry import git, patchrules
 from patchcarry.errors import BadInputError
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
@@ -35,9 +36,18 @@ _REQUIRED = (
     "head_branch",
     "fix",
 )
-_KNOWN = set(_REQUIRED) | {"tests", "include_tests", "supersedes", "pr", "offline", "measure"}
+_KNOWN = set(_REQUIRED) | {
+    "tests",
+    "include_tests",
+    "supersedes",
+    "pr",
+    "offline",
+    "measure",
+    "paths",
+}
 _MEASURE_ROLES = ("fix", "reset")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*\Z")
 _REPO_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
 
 
@@ -93,49 +103,103 @@ def _bad(path: Path, msg: str) -> BadInputError:
     return BadInputError(f"{path}: {msg}")
 
 
+def _typed(path: Path, label: str, merged: dict[str, Any], key: str, kind: type) -> Any:
+    """`merged[key]` when it has exactly type `kind` (a bool is not an int here)."""
+    value = merged.get(key)
+    if value is None:
+        return None
+    if type(value) is not kind:
+        raise _bad(path, f"{label}: {key} must be a {kind.__name__}, got {value!r}")
+    return value
+
+
+def _pr_numbers(path: Path, label: str, key: str, value: Any) -> tuple[PullNumber, ...]:
+    items = value if isinstance(value, list) else None
+    if items is None or not all(type(n) is int and n > 0 for n in items):
+        raise _bad(path, f"{label}: {key} must be a list of positive PR numbers, got {value!r}")
+    return tuple(PullNumber(n) for n in items)
+
+
+def _strings(path: Path, label: str, key: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise _bad(path, f"{label}: {key} must be a list of strings, got {value!r}")
+    return list(value)
+
+
+def _patch_file(path: Path, label: str, name: str) -> Path:
+    """A patch file named relative to the manifest, inside its folder (`patches/`)."""
+    folder = path.parent.resolve()
+    file = (folder / name).resolve()
+    if Path(name).is_absolute() or ".." in Path(name).parts or not file.is_relative_to(folder):
+        raise _bad(path, f"{label}: patch {name!r} must be a file inside {folder.name}/")
+    if not file.is_file():
+        raise _bad(path, f"{label}: patch file {name} not found beside the manifest")
+    return file
+
+
+def _branch(path: Path, label: str, key: str, value: str) -> str:
+    if value.startswith("-") or not git.is_valid_branch_name(value, cwd=path.parent):
+        raise _bad(
+            path, f"{label}: {key} {value!r} is not a valid branch name (git check-ref-format)"
+        )
+    return value
+
+
 def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any]) -> Entry:
+    if not isinstance(raw, dict):
+        raise _bad(path, f"each [[entry]] must be a table, got {raw!r}")
     merged = {**defaults, **raw}
     label = f"entry {raw.get('name', '?')!r}"
     unknown = set(merged) - _KNOWN
     if unknown:
         raise _bad(path, f"{label}: unknown key(s) {', '.join(sorted(unknown))}")
-    missing = [k for k in _REQUIRED if not merged.get(k)]
+    missing = [k for k in _REQUIRED if merged.get(k) in (None, "")]
     if missing:
         raise _bad(path, f"{label}: missing {', '.join(missing)}")
+    text = {k: _typed(path, label, merged, k, str) for k in (*_REQUIRED, "offline", "measure")}
+    if not _NAME_RE.match(text["name"]):
+        raise _bad(path, f"{label}: name must match [a-z0-9][a-z0-9._-]* (it names folders)")
     for key in ("upstream", "fork"):
-        if not _REPO_RE.match(str(merged[key])):
+        if not _REPO_RE.match(text[key]):
             raise _bad(path, f"{label}: {key} must be OWNER/NAME, got {merged[key]!r}")
-    if not _SHA_RE.match(str(merged["base_commit"])):
+    if not _SHA_RE.match(text["base_commit"]):
         raise _bad(path, f"{label}: base_commit must be a full 40-hex sha")
-    supersedes = merged.get("supersedes", [])
+    for key in ("base_branch", "head_branch"):
+        _branch(path, label, key, text[key])
+    supersedes = _pr_numbers(path, label, "supersedes", merged.get("supersedes", []))
     pr = merged.get("pr")
-    if not all(isinstance(n, int) and n > 0 for n in supersedes) or (
-        pr is not None and not (isinstance(pr, int) and pr > 0)
-    ):
-        raise _bad(path, f"{label}: supersedes and pr must be positive PR numbers")
-    measure = merged.get("measure")
+    if pr is not None and not (type(pr) is int and pr > 0):
+        raise _bad(path, f"{label}: pr must be a positive PR number, got {pr!r}")
+    include_tests = _typed(path, label, merged, "include_tests", bool)
+    measure = text["measure"]
     if measure is not None and measure not in _MEASURE_ROLES:
         raise _bad(path, f"{label}: measure must be one of {', '.join(_MEASURE_ROLES)}")
-    base = path.parent
-    files = [base / str(merged["fix"]), *(base / str(t) for t in merged.get("tests", []))]
-    for file in files:
-        if not file.is_file():
-            raise _bad(path, f"{label}: patch file {file.name} not found beside the manifest")
+    allowed = _strings(path, label, "paths", merged.get("paths", list(patchrules.DEFAULT_PATHS)))
+    test_names = _strings(path, label, "tests", merged.get("tests", []))
+    files = [_patch_file(path, label, name) for name in (text["fix"], *test_names)]
     fix, *tests = (load_patch(file) for file in files)
+    for patch in (fix, *tests):
+        refused = patchrules.outside(patch.files, allowed)
+        if refused:
+            raise _bad(
+                path,
+                f"{label}: {patch.name} touches {', '.join(refused)}, outside the entry's "
+                f"paths ({', '.join(allowed)}); add it to `paths` if it belongs upstream",
+            )
     return Entry(
-        name=str(merged["name"]),
-        title=str(merged["title"]),
-        upstream=str(merged["upstream"]),
-        base_branch=str(merged["base_branch"]),
-        base_commit=str(merged["base_commit"]),
-        fork=str(merged["fork"]),
-        head_branch=str(merged["head_branch"]),
+        name=text["name"],
+        title=text["title"],
+        upstream=text["upstream"],
+        base_branch=text["base_branch"],
+        base_commit=text["base_commit"],
+        fork=text["fork"],
+        head_branch=text["head_branch"],
         fix=fix,
         tests=tuple(tests),
-        include_tests=bool(merged.get("include_tests", True)),
-        supersedes=tuple(PullNumber(n) for n in supersedes),
+        include_tests=True if include_tests is None else include_tests,
+        supersedes=supersedes,
         pr=PullNumber(pr) if pr is not None else None,
-        offline=str(merged["offline"]) if merged.get("offline") else None,
+        offline=text["offline"] or None,
         measure=measure,
     )
 
@@ -150,6 +214,8 @@ def load(path: Path = DEFAULT_MANIFEST) -> Manifest:
     except tomllib.TOMLDecodeError as exc:
         raise _bad(path, f"not valid TOML: {exc}") from None
     defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise _bad(path, "[defaults] must be a table")
     raw_entries = data.get("entry", [])
     if not isinstance(raw_entries, list) or not raw_entries:
         raise _bad(path, "no [[entry]] tables")

@@ -1,5 +1,7 @@
 """Parses `git format-patch` files once: header, message, touched files, hunks. Pure Python.
 
+What a patch may carry (paths, modes, sign-off, encoding) is checked here too, by
+`patchrules`, so a bad patch stops every command at load time, before any write.
 The manifest loads each patch file through `load` when it is parsed, so every later step
 (check, proof, resubmit) works on the same `Patch` and no module reads a patch file again.
 """
@@ -10,6 +12,7 @@ import dataclasses
 import re
 from pathlib import Path
 
+from patchcarry import patchrules
 from patchcarry.errors import BadInputError
 
 _DIFF_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
@@ -62,10 +65,10 @@ def load(path: Path) -> Patch:
     """Read and parse the patch file at `path` (the one place a patch file is read)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except FileNotFoundError:
         raise BadInputError(f"{path.name}: patch file not found") from None
-    return parse(text, name=path.name, path=path)
+    return parse(patchrules.decode(data, path.name), name=path.name, path=path)
 
 
 _MESSAGE_RE = re.compile(r"^Subject: .*?\n(?!\s)(.*?)\n---\n", re.MULTILINE | re.DOTALL)
@@ -85,6 +88,8 @@ def parse(text: str, *, name: str = "patch", path: Path | None = None) -> Patch:
     file = path if path is not None else Path(name)
     if not text.startswith("From ") or "\nSubject: " not in text:
         raise BadInputError(f"{name}: not `git format-patch` output (no From/Subject header)")
+    patchrules.check_header(text, name)
+    patchrules.check_diff_headers(text, name)
     author = re.search(r"^From: (.+)$", text, re.MULTILINE)
     subject = re.search(r"^Subject: (?:\[PATCH[^\]]*\] )?(.+(?:\n .+)*)$", text, re.MULTILINE)
     hunks: list[Hunk] = []

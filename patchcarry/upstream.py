@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from patchcarry import git
+from patchcarry import cachedir, git, hosts
 from patchcarry.errors import FatalError, UpstreamError
 from patchcarry.proc import CalledProcessError
 
@@ -26,6 +26,7 @@ _URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://|^[^/\s]+@[^/\s]+:")
 def remote_url(upstream: str) -> str:
     """The URL git fetches from: paths become file:// URLs (needed for --depth/--filter)."""
     if _URL_RE.match(upstream):
+        hosts.refuse_url_credentials(upstream, "--upstream")
         return upstream
     return Path(upstream).expanduser().resolve().as_uri()
 
@@ -74,10 +75,13 @@ class FetchedUpstream:
 
 
 def _scratch_repo(url: str, work_dir: Path) -> Path:
+    """The cache's bare repo, set up for `url`; the caller holds `cachedir.locked`."""
     if not (work_dir / "HEAD").is_file():
-        work_dir.mkdir(parents=True, exist_ok=True)
         git.git("init", "-q", "--bare", str(work_dir), cwd=work_dir)
     git.git("config", "remote.origin.url", url, cwd=work_dir)
+    for value in git.NETWORK_ARGS[1::2]:
+        key, _, setting = value.partition("=")
+        git.git("config", key, setting, cwd=work_dir)  # also bounds lazy blob fetches
     if url.startswith("file://"):
         git.git("config", "remote.origin.uploadpack", git.LOCAL_UPLOAD_PACK, cwd=work_dir)
     else:
@@ -121,7 +125,28 @@ def fetch(
     """Fetch the named commits from `upstream` into a scratch repo; UpstreamError (exit 4)
     when upstream is unreachable or a branch, PR head or commit is missing there."""
     url = remote_url(upstream)
-    repo = _scratch_repo(url, work_dir or default_work_dir(url))
+    work_dir = claim_work_dir(url, work_dir)
+    with cachedir.locked(work_dir):
+        return _fetch_locked(upstream, url, work_dir, base_commits, branches, pulls)
+
+
+def claim_work_dir(url: str, work_dir: Path | None) -> Path:
+    """The cache directory for `url` (the default one unless given), claimed as ours."""
+    default = default_work_dir(url)
+    chosen = work_dir or default
+    cachedir.claim(chosen, adopt_repo=chosen == default)
+    return chosen
+
+
+def _fetch_locked(
+    upstream: str,
+    url: str,
+    work_dir: Path,
+    base_commits: list[str],
+    branches: list[str],
+    pulls: list[int],
+) -> FetchedUpstream:
+    repo = _scratch_repo(url, work_dir)
     start = _dir_bytes(repo / "objects")
     refs = [f"refs/heads/{b}" for b in branches] + [f"refs/pull/{n}/head" for n in pulls]
     code, found, err = git.ls_remote_refs(url, refs, cwd=repo)
@@ -171,10 +196,11 @@ def checkout_tree(
         raise FatalError(f"{dest} exists and is not empty; remove it or pick another")
     if dest.exists():
         dest.rmdir()
-    git.git("worktree", "prune", cwd=fetched.repo)
-    try:
-        git.sparse_worktree(fetched.repo, commit, paths, dest)
-    except CalledProcessError as exc:
-        msg = f"could not check out {commit[:12]} from {fetched.upstream}: {exc}"
-        raise UpstreamError(msg) from None
+    with cachedir.locked(fetched.repo):
+        git.git("worktree", "prune", cwd=fetched.repo)
+        try:
+            git.sparse_worktree(fetched.repo, commit, paths, dest)
+        except CalledProcessError as exc:
+            msg = f"could not check out {commit[:12]} from {fetched.upstream}: {exc}"
+            raise UpstreamError(msg) from None
     return dest

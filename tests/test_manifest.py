@@ -41,7 +41,22 @@ def test_select():
         ({"colour": "blue"}, "unknown key"),
         ({"base_commit": "c76ff61"}, "full 40-hex sha"),
         ({"upstream": "not a repo"}, "must be OWNER/NAME"),
-        ({"pr": -1}, "positive PR numbers"),
+        ({"pr": -1}, "positive PR number"),
+        ({"pr": True}, "pr must be a positive PR number"),
+        ({"include_tests": "false"}, "include_tests must be a bool"),
+        ({"supersedes": 6117}, "supersedes must be a list"),
+        ({"supersedes": [True]}, "supersedes must be a list"),
+        ({"title": 3}, "title must be a str"),
+        ({"fix": "/etc/passwd"}, "must be a file inside patches/"),
+        ({"fix": "../../etc/passwd"}, "must be a file inside patches/"),
+        ({"tests": ["../series.toml"]}, "must be a file inside patches/"),
+        ({"name": "../x"}, r"name must match \[a-z0-9\]"),
+        ({"name": "Checkpoint"}, r"name must match"),
+        ({"head_branch": "bad..name"}, "head_branch 'bad..name' is not a valid branch name"),
+        ({"head_branch": "-x"}, "not a valid branch name"),
+        ({"base_branch": "dev lock"}, "not a valid branch name"),
+        ({"paths": ["megatron/core/transformer/**"]}, "random.py, outside the entry's paths"),
+        ({"paths": "megatron/**"}, "paths must be a list"),
         ({"supersedes": ["6117"]}, "positive PR numbers"),
         ({"fix": "missing.patch"}, "missing.patch not found"),
         ({"name": "hc-mlp-norm-manager"}, "unique"),
@@ -84,3 +99,14 @@ def test_record_pr_inserts_when_absent_and_keeps_comments(tmp_path: Path):
     assert path.read_text().startswith("# keep this comment: pr = 1\n")
     with pytest.raises(BadInputError, match="no \\[\\[entry\\]\\] named 'nope'"):
         manifest.record_pr(path, "nope", 1)
+
+
+def test_non_table_defaults_and_entries_are_refused(tmp_path: Path):
+    good = write_manifest(tmp_path, base_commit=BASE).read_text()
+    bad = tmp_path / "patches" / "bad.toml"
+    bad.write_text("defaults = 3\n" + good.split("\n", 1)[1].replace("[defaults]", ""))
+    with pytest.raises(BadInputError, match=r"\[defaults\] must be a table"):
+        manifest.load(bad)
+    bad.write_text("entry = [1, 2]\n")
+    with pytest.raises(BadInputError, match="must be a table"):
+        manifest.load(bad)

@@ -13,6 +13,7 @@ From: A U Thor <a@example.invalid>
 Subject: [PATCH] Do a thing
  across two lines
 
+Signed-off-by: A U Thor <a@example.invalid>
 ---
 diff --git a/x.py b/x.py
 --- a/x.py

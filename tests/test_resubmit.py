@@ -390,16 +390,17 @@ def test_token_never_leaks(world, tmp_path, monkeypatch, capfd):
 
 def test_credential_helper_feeds_the_token_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("GITHUB_TOKEN", SENTINEL)
+    monkeypatch.setenv("GH_HOST", "github.com")
     git.init(tmp_path / "r")
     _, out, _ = git.git(
-        *git.CREDENTIAL_ARGS,
+        *git.credential_args(),
         "credential",
         "fill",
         cwd=tmp_path / "r",
         stdin="protocol=https\nhost=github.com\n\n",
     )
     assert f"password={SENTINEL}" in out.splitlines()
-    assert all(SENTINEL not in a for a in git.CREDENTIAL_ARGS)
+    assert all(SENTINEL not in a for a in git.credential_args())
 
 
 def test_rebase_builds_on_the_base_branch_tip(world, capsys):
@@ -414,3 +415,42 @@ def test_missing_evidence_file_is_refused_before_any_request(world, capsys):
     assert w.run("--evidence", str(w.tmp / "nope.json"), ENTRY) == 1
     assert "run scripts/measure first" in capsys.readouterr().err
     assert w.gh.requests == []
+
+
+def _rewrite_manifest(w: World, **overrides: dict[str, object]) -> None:
+    entries = {ENTRY: {"pr": None}, "hc-mlp-norm-manager": {"pr": None}}
+    for name, keys in overrides.items():
+        entries[name.replace("_", "-")].update(keys)
+    write_manifest(w.tmp, base_commit=w.upstream.base_commit, overrides=entries)
+
+
+def test_head_branch_that_is_the_forks_default_branch_is_refused(world, capsys):
+    w = world()
+    _rewrite_manifest(w, checkpoint_grad={"head_branch": "main"})
+    before = w.fork_branch()
+    assert w.run(ENTRY) == 1
+    assert "--allow-default-branch" in capsys.readouterr().err
+    assert w.writes() == []
+    _, main_tip, _ = git.git("rev-parse", "refs/heads/main", cwd=w.fork_git)
+    assert main_tip.strip() == w.upstream.base_commit and w.fork_branch() == before
+    assert w.run("--allow-default-branch", "--dry-run", ENTRY) == 0
+
+
+def test_bad_head_branch_of_a_later_entry_stops_everything_before_any_write(world, capsys):
+    w = world()
+    _rewrite_manifest(w, hc_mlp_norm_manager={"head_branch": "bad..name"})
+    assert w.run() == 5
+    assert "not a valid branch name" in capsys.readouterr().err
+    assert w.gh.requests == [] and w.fork_branch() is None
+
+
+def test_cross_link_marker_from_another_user_is_not_trusted(world, capsys):
+    w = world()
+    marker = f"<!-- patchcarry:cross-link entry={ENTRY} supersedes=6117 -->"
+    w.state.add_comment(sc.UPSTREAM, 6117, user=sc.MAINTAINER, body=f"fake {marker}")
+    assert w.scan("--json", "--all") == 1
+    found = {f["pr"]: f for f in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert found[6117]["resubmitted_by"] is None
+    assert w.run(ENTRY) == 0
+    links = [c for c in w.state.comments if c.issue == 6117 and marker in c.body]
+    assert [c.user for c in links] == [sc.MAINTAINER, sc.OWNER]

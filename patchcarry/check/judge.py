@@ -8,7 +8,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from patchcarry import git
+from patchcarry import git, patchrules
 from patchcarry.check.report import FileDrift, Identity, PatchApply
 from patchcarry.errors import BadInputError
 from patchcarry.patchfile import Hunk, Patch
@@ -34,17 +34,29 @@ def _rejected_hunk(patch: Patch, message: str) -> str:
     return "\n".join(line for line in message.splitlines() if not line.startswith("Checking"))
 
 
+def _inside(tree: Path, path: str, patches: list[Patch]) -> Path:
+    """`tree / path`, refused unless it is a safe relative path that stays inside `tree`
+    (patchfile already refused such patches; this holds even for a Patch built elsewhere)."""
+    names = ", ".join(p.name for p in patches if path in p.files)
+    patchrules.check_path(path, names)
+    target = (tree / path).resolve()
+    if not target.is_relative_to(tree):
+        raise BadInputError(f"{names}: path {path!r} leaves the check's temp tree; refused")
+    return target
+
+
 def apply_at(patches: list[Patch], read: Reader) -> list[PatchApply]:
     """Apply `patches` in order onto the touched files as `read` gives them (path -> text or
     None); each one: clean, offset, fuzz (only `-C1` places it) or conflict."""
     results: list[PatchApply] = []
     with tempfile.TemporaryDirectory(prefix="patchcarry-apply-") as tmp:
-        tree = Path(tmp)
+        tree = Path(tmp).resolve()
         for path in sorted({p for patch in patches for p in patch.files}):
+            target = _inside(tree, path, patches)
             text = read(path)
             if text is not None:
-                (tree / path).parent.mkdir(parents=True, exist_ok=True)
-                (tree / path).write_text(text)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text)
         blocked = False
         for patch in patches:
             if blocked:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from patchcarry import cachedir
 from patchcarry import upstream as upstream_mod
 from patchcarry.check import judge
 from patchcarry.check.report import CheckReport, EntryResult, RefApply
@@ -83,14 +84,16 @@ def run_checks(
     not apply is a result (`report.exit_code == 1`), not an exception."""
     if offline:
         return run_offline(entries)
-    fetched = upstream_mod.fetch(
-        upstream,
-        base_commits=sorted({e.base_commit for e in entries}),
-        branches=sorted({e.base_branch for e in entries}),
-        pulls=sorted({n for e in entries for n in e.supersedes}),
-        work_dir=work_dir,
-    )
-    results = [_upstream_entry(fetched, e) for e in entries]
+    work_dir = upstream_mod.claim_work_dir(upstream_mod.remote_url(upstream), work_dir)
+    with cachedir.locked(work_dir):  # held while blobs are read lazily, too
+        fetched = upstream_mod.fetch(
+            upstream,
+            base_commits=sorted({e.base_commit for e in entries}),
+            branches=sorted({e.base_branch for e in entries}),
+            pulls=sorted({n for e in entries for n in e.supersedes}),
+            work_dir=work_dir,
+        )
+        results = [_upstream_entry(fetched, e) for e in entries]
     return CheckReport(
         upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo), fetched.cache_bytes
     )

@@ -2,7 +2,9 @@
 whether upstream drifted under it, and whether it is the change of the PRs it supersedes.
 
 Exit codes: 0 all apply; 1 a patch does not apply (conflict); 4 upstream unreachable or a
-ref/commit missing there; 5 bad patch or manifest.
+ref/commit missing there; 5 bad patch or manifest (or unsafe input: a path outside the
+entry's `paths`, a URL with credentials, a --work-dir this tool did not make); 7 a git read
+failed mid-run (a lazy blob fetch): nothing was judged from it.
 """
 
 from __future__ import annotations

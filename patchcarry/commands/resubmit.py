@@ -12,7 +12,8 @@ Nothing is written before every selected entry's preflight passes.
 
 Without GITHUB_TOKEN it is a dry run. GH_HOST (a full URL, ghapi's convention) points at
 another API host. Exit codes: 0 done/planned; 1 refused or a check failed; 2 usage;
-4 upstream unreachable; 5 bad manifest/patch; 6 GitHub API error (auth, rate limit, 5xx).
+4 upstream unreachable; 5 bad manifest/patch, or GH_HOST plain http to a non-loopback host;
+6 GitHub API error (auth, rate limit, 5xx); 7 a git read failed mid-run.
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="replace a fork branch that holds commits this tool did not publish (the plan "
         "names each commit it drops); without it a live branch only gets commits on top",
+    )
+    parser.add_argument(
+        "--allow-default-branch",
+        action="store_true",
+        help="allow a head_branch that is the fork's default branch (refused otherwise: "
+        "the push rewrites it)",
     )
     parser.add_argument(
         "--rebase",
@@ -122,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         upstream_url=args.upstream_url,
         evidence_markdown=runner.load_evidence(args.evidence),
         manifest_path=args.manifest,
+        allow_default_branch=args.allow_default_branch,
     )
 
     def say(line: str) -> None:

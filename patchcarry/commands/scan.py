@@ -50,10 +50,11 @@ def run(args: argparse.Namespace) -> int:
     }
     token = token_from_env()
     gh = GitHub(token=token)
-    author = args.author or (gh.user().get("login") if token else None)
+    login = gh.user().get("login") if token else None  # whose cross-link comments count
+    author = args.author or login
     if not author:
         raise FatalError("scan needs GITHUB_TOKEN (to know whose PRs) or --author LOGIN")
-    found = scan(gh, upstream, author, known)
+    found = scan(gh, upstream, author, known, trusted=login)
     pending = [f for f in found if f.resubmitted_by is None]
     shown = found if args.all else pending
     if args.json:

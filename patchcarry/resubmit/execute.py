@@ -12,7 +12,7 @@ from patchcarry.github import GitHub, Json, TransientError, UnprocessableError
 from patchcarry.manifest import record_pr
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit import classify, fork, push
+from patchcarry.resubmit import classify, fork, preflight, push
 from patchcarry.resubmit.flow import Options, Work, push_call
 from patchcarry.resubmit.plan import CREATED, REFRESHED, UNCHANGED, Write
 
@@ -112,13 +112,17 @@ def _open_or_refresh(gh: GitHub, work: Work, owner: str) -> tuple[Json, bool]:
     return existing, created
 
 
-def _revision_comment(gh: GitHub, work: Work, number: int) -> None:
+def _marked(gh: GitHub, upstream: str, number: int, marker: str, login: str) -> bool:
+    """Whether the token's user already left a comment with `marker` on #number."""
+    ours = preflight.own_comments(gh.issue_comments(upstream, number), login)
+    return any(bodies.has_marker(c.get("body"), marker) for c in ours)
+
+
+def _revision_comment(gh: GitHub, work: Work, number: int, login: str) -> None:
     entry, decided = work.entry, work.branch
     assert work.target is not None
     marker = bodies.revision_marker(entry.name, work.target)
-    if any(
-        bodies.has_marker(c.get("body"), marker) for c in gh.issue_comments(entry.upstream, number)
-    ):
+    if _marked(gh, entry.upstream, number, marker, login):
         return
     old = decided.live
     paths = sorted({f for p in entry.patches() for f in p.files})
@@ -158,13 +162,10 @@ def execute(
     pull, created = _open_or_refresh(gh, work, owner)
     plan.pr, plan.url = pull["number"], pull.get("html_url")
     if work.target is not None and work.existing is not None:
-        _revision_comment(gh, work, plan.pr)
+        _revision_comment(gh, work, plan.pr, login)
     for number in work.links_needed:
         marker = bodies.link_marker(entry.name, number)
-        if any(
-            bodies.has_marker(c.get("body"), marker)
-            for c in gh.issue_comments(entry.upstream, number)
-        ):
+        if _marked(gh, entry.upstream, number, marker, login):
             continue
         detached = any(c.number == number and c.state == classify.DETACHED for c in plan.superseded)
         text = bodies.cross_link(
@@ -174,10 +175,7 @@ def execute(
         try:
             gh.create_comment(entry.upstream, number, text)
         except TransientError as exc:  # never blind-retry: did it land?
-            if not any(
-                bodies.has_marker(c.get("body"), marker)
-                for c in gh.issue_comments(entry.upstream, number)
-            ):
+            if not _marked(gh, entry.upstream, number, marker, login):
                 raise GitHubError(f"{exc}; the cross-link was not posted; re-run") from None
     made.extend(gh.writes[before:])
     if work.target is not None:

@@ -18,7 +18,7 @@ from patchcarry.manifest import Entry
 from patchcarry.proc import CalledProcessError
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit import classify, fork, push
+from patchcarry.resubmit import classify, fork, preflight, push
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.plan import MERGED, PLANNED, REFUSED, UNCHANGED, EntryPlan, Write
 from patchcarry.resubmit.reads import Reads, pull_state
@@ -37,6 +37,8 @@ class Options:
     upstream_url: str | None = None
     evidence_markdown: str | None = None
     manifest_path: Path | None = None
+    login: str = ""  # the token's user: only its comments count as this tool's cross-links
+    allow_default_branch: bool = False
     fork_attempts: int = 10
     fork_interval: float = 1.0
     git_retries: int = 4  # a new fork's git side lags its API: bounded back-off
@@ -285,10 +287,8 @@ def _read_links(reads: Reads, entry: Entry, opts: Options, plan: EntryPlan) -> l
         if item.state != classify.DETACHED and not opts.force:
             continue
         marker = bodies.link_marker(entry.name, item.number)
-        if not any(
-            bodies.has_marker(c.get("body"), marker)
-            for c in reads.comments(entry.upstream, item.number)
-        ):
+        ours = preflight.own_comments(reads.comments(entry.upstream, item.number), opts.login)
+        if not any(bodies.has_marker(c.get("body"), marker) for c in ours):
             needed.append(item.number)
             plan.writes.append(
                 Write(

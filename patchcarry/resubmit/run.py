@@ -16,7 +16,7 @@ from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode, FatalError, GitHubError, UpstreamError
 from patchcarry.manifest import Entry
-from patchcarry.resubmit import execute, flow
+from patchcarry.resubmit import execute, flow, preflight
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan, Write
 from patchcarry.resubmit.reads import Reads
@@ -138,9 +138,10 @@ def resubmit(
         pulls=[],
     )
     cache = Cache(fetched.repo)
-    opts = dataclasses.replace(opts, upstream_url=url)
+    opts = dataclasses.replace(opts, upstream_url=url, login=login)
     plans: list[EntryPlan] = []
     works: list[flow.Work] = []
+    preflight.refuse_default_branches(reads, entries, allow=opts.allow_default_branch)
     classes = flow.classify_all(reads, entries, opts.manifest_path)
     with contextlib.ExitStack() as stack:
         for entry in entries:

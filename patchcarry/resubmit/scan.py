@@ -12,6 +12,7 @@ from patchcarry.github import GitHub
 from patchcarry.resubmit import classify
 from patchcarry.resubmit.body import LINK_PREFIX
 from patchcarry.resubmit.classify import Classification
+from patchcarry.resubmit.preflight import own_comments
 from patchcarry.resubmit.reads import Reads, pull_state
 
 
@@ -32,10 +33,16 @@ class Found:
 
 
 def scan(
-    gh: GitHub, upstream: str, author: str, known: dict[int, tuple[str, int | None]]
+    gh: GitHub,
+    upstream: str,
+    author: str,
+    known: dict[int, tuple[str, int | None]],
+    *,
+    trusted: str | None = None,
 ) -> list[Found]:
     """Every closed-by-detachment PR of `author` on `upstream`; `known` maps a PR number to the
-    manifest entry that supersedes it and that entry's recorded PR (None if none yet)."""
+    manifest entry that supersedes it and that entry's recorded PR (None if none yet). Only
+    cross-link comments written by `trusted` (the token's user; default `author`) count."""
     found: list[Found] = []
     classes = []
     reads = Reads(gh)
@@ -47,9 +54,8 @@ def scan(
             continue
         entry, new_pr = known.get(number, (None, None))
         by = f"#{new_pr} (manifest entry {entry})" if entry and new_pr else None
-        if by is None and any(
-            LINK_PREFIX in (c.get("body") or "") for c in reads.comments(upstream, number)
-        ):
+        comments = own_comments(reads.comments(upstream, number), trusted or author)
+        if by is None and any(LINK_PREFIX in (c.get("body") or "") for c in comments):
             by = "cross-link comment"
         found.append(Found(item, pull.get("title", ""), by, entry if by is None else None))
     classify.add_sibling_evidence(classes)

@@ -1,0 +1,80 @@
+"""The check's cache directories: only ours, one run at a time, and no stale git locks.
+
+A cache is a bare repository this tool made (a marker file says so) or made in an empty
+directory: `--work-dir` pointed at someone's checkout is refused, never rewritten. While a
+run works in it, it holds an exclusive `fcntl` lock on a file there (a second run waits);
+with that lock held, any git `*.lock` file left inside can only be a killed run's, so it is
+removed instead of failing every later run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from patchcarry.errors import BadInputError
+
+MARKER = "patchcarry-cache"
+LOCK = "patchcarry.lock"
+_held: dict[Path, tuple[int, int]] = {}  # resolved dir -> (fd, depth): reentrant per process
+
+
+def claim(path: Path, *, adopt_repo: bool = False) -> None:
+    """Make `path` ours: create it (or take it empty) and write the marker. A directory that
+    holds anything else is refused before anything is written there. `adopt_repo` takes a
+    bare repo without the marker (a cache of an older version, in our own cache folder)."""
+    marker = path / MARKER
+    if marker.is_file():
+        return
+    if path.exists() and not path.is_dir():
+        raise BadInputError(f"{path} is not a directory; pick a new or empty directory")
+    if path.is_dir() and any(path.iterdir()) and not (adopt_repo and (path / "HEAD").is_file()):
+        raise BadInputError(
+            f"{path} is not empty and was not created by patchcarry (no {MARKER} file): "
+            "pick a new or empty directory for --work-dir"
+        )
+    path.mkdir(parents=True, exist_ok=True)
+    marker.write_text("A cache made by patchcarry: safe to delete.\n")
+
+
+def _stale_git_locks(path: Path) -> list[Path]:
+    found = [p for p in path.glob("*.lock") if p.name != LOCK]
+    found += path.glob("refs/**/*.lock")
+    found += path.glob("worktrees/*/*.lock")
+    return [p for p in found if p.is_file()]
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold the cache's lock (waiting for another run if needed); reentrant in one process.
+    On first acquiring it, git lock files a dead run left behind are removed."""
+    key = path.resolve()
+    if key in _held:
+        fd, depth = _held[key]
+        _held[key] = (fd, depth + 1)
+        try:
+            yield
+        finally:
+            _held[key] = (fd, _held[key][1] - 1)
+        return
+    fd = os.open(key / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for another patchcarry run using {key} ...", file=sys.stderr)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        for stale in _stale_git_locks(key):
+            stale.unlink(missing_ok=True)
+            print(f"removed {stale.relative_to(key)} left by an interrupted run", file=sys.stderr)
+        _held[key] = (fd, 1)
+        try:
+            yield
+        finally:
+            del _held[key]
+    finally:
+        os.close(fd)  # releases the flock

@@ -1,0 +1,88 @@
+"""Where the token may go: the API host from GH_HOST, its git host, and safe URLs. Pure Python.
+
+Decided here, before any name is resolved or socket opened: plain http only to loopback
+(127.0.0.0/8, ::1, localhost), and the git host that belongs to the API host (github.com for
+api.github.com; the same host for GitHub Enterprise `/api/v3` and for loopback), which is the
+only host the credential helper answers for.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import urllib.parse
+
+from patchcarry.errors import BadInputError
+
+DEFAULT_API = "https://api.github.com"
+_DATA_RESIDENCY_SUFFIX = ".ghe.com"  # GitHub Enterprise Cloud with data residency
+
+
+def is_loopback(hostname: str) -> bool:
+    """True for localhost, 127.0.0.0/8 and ::1; literal comparison, never a DNS lookup."""
+    name = hostname.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def api_host(value: str | None = None) -> str:
+    """The REST base URL: `GH_HOST` as ghapi reads it (full URL); a bare hostname maps like gh's
+    (`github.com`, `<tenant>.ghe.com` -> `https://api.<tenant>.ghe.com`, else GHE `/api/v3`).
+    Plain http to a host that is not loopback is refused: the token would travel in clear."""
+    host = (value if value is not None else os.environ.get("GH_HOST", "")).strip().rstrip("/")
+    if not host or host == "github.com":
+        return DEFAULT_API
+    if "://" not in host:
+        if host.lower().endswith(_DATA_RESIDENCY_SUFFIX):
+            return f"https://{host}" if host.lower().startswith("api.") else f"https://api.{host}"
+        return f"https://{host}/api/v3"
+    parts = urllib.parse.urlsplit(host)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise BadInputError(f"GH_HOST={redact_url(host)}: not an http(s) URL or hostname")
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
+        raise BadInputError(
+            f"GH_HOST={redact_url(host)}: refusing plain http to a host that is not loopback "
+            "(the token would travel in clear text); use https://"
+        )
+    return host
+
+
+def git_host(api: str) -> str:
+    """`scheme://host[:port]` of the git server that belongs to API base `api` (already
+    validated by `api_host`): https://github.com for api.github.com, https://<tenant>.ghe.com
+    for api.<tenant>.ghe.com, the same host (and port) for GHE and loopback."""
+    parts = urllib.parse.urlsplit(api)
+    host = (parts.hostname or "").lower()
+    if host == "api.github.com":
+        host = "github.com"
+    elif host.startswith("api.") and host.endswith(_DATA_RESIDENCY_SUFFIX):
+        host = host.removeprefix("api.")
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}"
+
+
+def redact_url(url: str) -> str:
+    """`url` without any user name or password (`https://user:secret@h/p` -> `https://h/p`)."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+def refuse_url_credentials(url: str, what: str) -> None:
+    """BadInputError when `url` carries a password, or any user name over http(s) (tokens
+    are often passed as the user name): git would store it in config and echo it."""
+    parts = urllib.parse.urlsplit(url)
+    if "://" not in url or "@" not in parts.netloc:
+        return
+    if parts.password is not None or parts.scheme in ("http", "https"):
+        raise BadInputError(
+            f"{what} {redact_url(url)}: credentials in the URL are not accepted (they would be "
+            "stored in git config and printed); drop them and use a git credential helper"
+        )

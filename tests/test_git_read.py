@@ -1,0 +1,43 @@
+"""A failed git read is an error with its own exit code (7), never "file absent": a guess
+would report a conflict, and the drift workflow would open a false issue."""
+
+from __future__ import annotations
+
+import pytest
+
+from patchcarry import git, manifest, upstream
+from patchcarry.check.run import _upstream_entry
+from patchcarry.errors import ExitCode, GitReadError
+from testing.upstream_repos import FIX_0001, RANDOM_PY, make_upstream, write_manifest
+
+
+@pytest.fixture
+def fetched_then_cut_off(tmp_path):
+    """Trees fetched (blob-less), then upstream becomes unreachable for lazy blob fetches."""
+    repo = make_upstream(tmp_path / "up")
+    repo.add_pull_head(6117, FIX_0001)
+    fetched = upstream.fetch(
+        str(repo.bare),
+        base_commits=[repo.base_commit],
+        branches=["dev"],
+        pulls=[6117],
+        work_dir=tmp_path / "wd",
+    )
+    git.git("config", "remote.origin.url", (tmp_path / "gone.git").as_uri(), cwd=fetched.repo)
+    return repo, fetched
+
+
+def test_absent_path_is_none_but_a_failed_blob_fetch_is_an_error(fetched_then_cut_off):
+    repo, fetched = fetched_then_cut_off
+    assert fetched.show(repo.base_commit, "megatron/no/such/file.py") is None
+    with pytest.raises(GitReadError, match=f"could not read {RANDOM_PY}") as info:
+        fetched.show(repo.base_commit, RANDOM_PY)
+    assert info.value.exit_code == ExitCode.GIT == 7
+
+
+def test_check_stops_instead_of_reporting_a_conflict(fetched_then_cut_off, tmp_path):
+    repo, fetched = fetched_then_cut_off
+    path = write_manifest(tmp_path / "m", base_commit=repo.base_commit)
+    entry = manifest.load(path).select(["checkpoint-grad"])[0]
+    with pytest.raises(GitReadError):
+        _upstream_entry(fetched, entry)

@@ -1,0 +1,115 @@
+"""Patches carry only what the manifest says: safe paths, text edits, author and DCO sign-off,
+UTF-8 with LF. Refused at parse time (exit 5 at `check`, so before any resubmit write)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from patchcarry import cli
+from patchcarry.check import judge
+from patchcarry.errors import BadInputError
+from patchcarry.patchfile import load, parse
+from testing.upstream_repos import FIX_0001, RANDOM_PY, write_manifest
+
+REAL = FIX_0001.read_text()
+BASE = "c76ff610bfa064d4af3035daa594d8c41ca7fce6"
+HEADER = f"diff --git a/{RANDOM_PY} b/{RANDOM_PY}"
+
+
+def _new_file(path: str, mode: str = "100644", body: str = "+x") -> str:
+    """REAL with one more file added after its diff (a new file `path`)."""
+    extra = (
+        f"diff --git a/{path} b/{path}\nnew file mode {mode}\nindex 0000000..1111111\n"
+        f"--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n{body}\n"
+    )
+    return REAL.replace("\n-- \n", f"\n{extra}-- \n", 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            REAL.replace(HEADER, "diff --git a/../../x.py b/../../x.py"),
+            "refusing path '../../x.py'",
+        ),
+        (REAL.replace(HEADER, "diff --git a//etc/x b//etc/x"), "refusing path '/etc/x'"),
+        (REAL.replace(HEADER, "diff --git a/a/./b.py b/a/./b.py"), "refusing path"),
+        (_new_file(".git/hooks/post-checkout"), "refusing path '.git/hooks"),
+        (_new_file("megatron/link", mode="120000", body="+/etc/passwd"), "is a symlink"),
+        (REAL.replace(f"--- a/{RANDOM_PY}", "--- a/megatron/other.py"), "names another file"),
+        (REAL.replace(f"+++ b/{RANDOM_PY}", "+++ b/etc/passwd"), "names another file"),
+        (REAL.replace(HEADER, f"diff --git a/{RANDOM_PY} b/x.py"), "renames refused"),
+        (REAL.replace("index ", "old mode 100644\nnew mode 100755\nindex ", 1), "file mode"),
+        (
+            REAL.replace("\n-- \n", "\ndiff --git a/m.bin b/m.bin\nGIT binary patch\n-- \n", 1),
+            "binary data",
+        ),
+        ("\n".join(ln for ln in REAL.split("\n") if not ln.startswith("From: ")), "no `From:`"),
+        (
+            "\n".join(ln for ln in REAL.split("\n") if not ln.startswith("Signed-off-by:")),
+            "no `Signed-off-by:`.*DCO",
+        ),
+        (re.sub(r"(?m)^Signed-off-by: .*$", "Signed-off-by: O <o@x.invalid>", REAL), "DCO"),
+    ],
+)
+def test_refused_patch_content(text, message):
+    with pytest.raises(BadInputError, match=message):
+        parse(text, name="bad.patch")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (REAL.replace("Subject: [PATCH]", "Subject: [PATCH] caf\u00e9").encode("latin-1"), "UTF-8"),
+        (REAL.replace("\n", "\r\n").encode(), "CRLF"),
+    ],
+)
+def test_refused_encodings_at_load(tmp_path, data, message):
+    (tmp_path / "bad.patch").write_bytes(data)
+    with pytest.raises(BadInputError, match=message):
+        load(tmp_path / "bad.patch")
+
+
+def test_new_regular_file_under_megatron_is_fine():
+    assert "megatron/new.py" in parse(_new_file("megatron/new.py")).files
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (_new_file(".github/workflows/x.yml"), r"touches \.github/workflows/x\.yml, outside"),
+        (REAL.replace("\n", "\r\n"), "CRLF"),
+        (REAL.replace("Subject: [PATCH]", "Subject: [PATCH] caf\u00e9"), "UTF-8"),
+        (_new_file("megatron/link", mode="120000", body="+/etc/passwd"), "symlink"),
+    ],
+)
+def test_check_refuses_bad_patches_with_exit_5(tmp_path, capsys, text, message):
+    manifest = write_manifest(tmp_path, base_commit=BASE)
+    fix = manifest.parent / FIX_0001.name
+    fix.write_bytes(text.encode("latin-1" if "UTF-8" in message else "utf-8"))
+    assert cli.main(["check", "--offline", "--manifest", str(manifest), "checkpoint-grad"]) == 5
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert re.search(message, err), err
+
+
+def test_apply_at_never_writes_outside_its_temp_tree(tmp_path, monkeypatch):
+    """Even a Patch that skipped the parser's checks: validation, then resolve-and-contain."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    victim = tmp_path / "victim.py"
+    victim.write_text("keep\r\n")
+    good = load(FIX_0001)
+    for path in ("../../escaped.py", str(victim)):
+        hostile = dataclasses.replace(good, files=(path,))
+        with pytest.raises(BadInputError, match="refus"):
+            judge.apply_at([hostile], lambda _: "print('x')\n")
+    assert not (tmp_path / "escaped.py").exists()
+    assert victim.read_bytes() == b"keep\r\n"
+    assert Path(scratch).exists()
