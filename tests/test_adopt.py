@@ -97,9 +97,7 @@ def test_one_commit_pr_becomes_the_same_patch_and_a_checked_entry(world: World, 
     assert patch.name == "0001-Clear-detached-input-.grad-after-CheckpointFunction..patch"
     # authorship, date, message and Signed-off-by as they were; nothing added in their name
     assert _body(patch.read_text()) == _body(FIX_0001.read_text())
-    assert patch.read_text().count("Signed-off-by:") == FIX_0001.read_text().count(
-        "Signed-off-by:"
-    )
+    assert patch.read_text().count("Signed-off-by:") == FIX_0001.read_text().count("Signed-off-by:")
     (entry,) = manifest.load(world.manifest).entries
     assert entry.name == "checkpoint-detached-grad-retention"
     assert (entry.title, entry.head_branch) == (sc.CHECKPOINT_TITLE, sc.CHECKPOINT_BRANCH)

@@ -41,7 +41,7 @@ class Options:
     work_dir: Path | None = None  # scratch repo for the history fetch (default: the cache)
 
 
-def _current(path: Path) -> tuple[dict[str, Any], list[manifest.Entry]]:
+def existing(path: Path) -> tuple[dict[str, Any], list[manifest.Entry]]:
     """The manifest's [defaults] and its entries (validated); a missing or entry-less
     manifest has none."""
     if not path.exists():
@@ -113,7 +113,7 @@ def _preflight_names(name: str, number: int, entries: list[manifest.Entry], path
 def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str], None]) -> int:
     """Adopt PR `target` into the manifest at `opts.manifest_path`; the exit code."""
     path = Path(opts.manifest_path)
-    defaults, entries = _current(path)
+    defaults, entries = existing(path)
     if opts.name is not None:
         pull_mod.check_name(opts.name)
         _preflight_names(opts.name, target.number, entries, path)
