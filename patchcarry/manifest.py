@@ -143,7 +143,7 @@ def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any]) -> Entry:
 
 def load(path: Path = DEFAULT_MANIFEST) -> Manifest:
     """Parse and validate the manifest; BadInputError says what is wrong and where."""
-    path = Path(path)
+    path = Path(path).absolute()  # patch paths must hold from any cwd (git am runs elsewhere)
     try:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:

@@ -112,6 +112,8 @@ def add_entry_text(text: str, fields: Mapping[str, Any]) -> str:
     if "entry" in doc:
         entries = doc["entry"]
         assert isinstance(entries, AoT)  # _entries checked it
+        if not tomlkit.dumps(doc).endswith("\n\n"):
+            entries[-1].add(tomlkit.nl())  # a blank line between the last entry and the new one
         entries.append(table)
     else:
         if doc.body and not tomlkit.dumps(doc).endswith("\n\n"):

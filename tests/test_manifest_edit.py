@@ -121,3 +121,19 @@ def test_add_entry_refuses_a_name_clash_and_a_failed_validation_writes_nothing(
     assert path.read_text() == before
     assert [p.name for p in path.parent.iterdir() if p.name.startswith(".")] == []
     assert os.listdir(path.parent).count("series.toml") == 1
+
+
+def test_entries_added_one_after_another_are_separated_by_a_blank_line(tmp_path: Path) -> None:
+    path = write_manifest(tmp_path, base_commit=BASE, entries=[])
+    manifest_edit.add_entry(path, NEW)
+    manifest_edit.add_entry(path, {**NEW, "name": "second"})
+    assert 'supersedes = [6117]\n\n[[entry]]\nname = "second"' in path.read_text()
+
+
+def test_a_manifest_named_by_a_relative_path_gives_patch_paths_usable_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_manifest(tmp_path, base_commit=BASE)
+    monkeypatch.chdir(tmp_path)
+    entry = manifest.load(Path("patches/series.toml")).entries[0]
+    assert entry.fix.path.is_absolute() and entry.fix.path.is_file()
