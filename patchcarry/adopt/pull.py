@@ -8,6 +8,7 @@ import re
 from patchcarry.errors import BadInputError
 from patchcarry.github import GitHub, Json
 from patchcarry.resubmit import classify
+from patchcarry.resubmit.reads import Reads, pull_state
 
 _TARGET_RE = re.compile(r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+)#(?P<n>[1-9]\d*)$")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -45,12 +46,10 @@ class PullFacts:
 
 
 def read_pull_state(gh: GitHub, upstream: str, number: int) -> tuple[Json, classify.Classification]:
-    """The PR and its classification (merged, open, closed by whom), as `resubmit` reads it:
-    the PR, its issue events and its head repository as it is now."""
-    pull = gh.pull(upstream, number)
-    head = (pull.get("head") or {}).get("repo")
-    head_repo = gh.repo(head["full_name"]) if head else None
-    return pull, classify.classify(pull, gh.issue_events(upstream, number), head_repo, upstream)
+    """The PR and its classification (merged, open, closed by whom), through the pull-state
+    reader `resubmit` and `scan` share."""
+    reads = Reads(gh)
+    return reads.pull(upstream, number), pull_state(reads, upstream, number)
 
 
 def read(gh: GitHub, target: Target) -> PullFacts:
