@@ -347,7 +347,7 @@ def test_scan_lists_detached_closes_until_resubmitted(world, capsys):
     assert w.run(ENTRY) == 0
     capsys.readouterr()
     writes = len(w.gh.writes())
-    assert w.scan("--json", "--all") == 1
+    assert w.scan("--json", "--include-resubmitted") == 1
     found = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [(f["pr"], f["resubmitted_by"]) for f in found] == [
         (6017, None),
