@@ -66,7 +66,9 @@ def offline_plan(entries: list[Entry], opts: flow.Options, report: CheckReport) 
         if entry.pr:
             plan.writes.append(
                 Write(
-                    f"PATCH /repos/{entry.upstream}/pulls/{entry.pr}", "only if title/body changed"
+                    f"PATCH /repos/{entry.upstream}/pulls/{entry.pr}",
+                    "only the tool's section of the body, the title only if the manifest's "
+                    "changed; nothing when they are current",
                 )
             )
         else:
@@ -74,8 +76,9 @@ def offline_plan(entries: list[Entry], opts: flow.Options, report: CheckReport) 
         plan.writes.insert(
             0,
             Write(
-                f"git push {entry.fork} <pinned base + patches>:refs/heads/{entry.head_branch}",
-                "--force-with-lease; only if the branch differs",
+                f"git push {entry.fork} <update>:refs/heads/{entry.head_branch}",
+                "a new branch (pinned base + patches), or commits added on top of what is there; "
+                "no commit dropped without --rewrite; nothing when it already holds the patches",
             ),
         )
         plan.writes.extend(
