@@ -8,13 +8,11 @@ from __future__ import annotations
 import json
 
 from testing import github_scenarios as sc
-from tests.test_resubmit import (  # noqa: F401 - fixtures
-    ENTRY,
-    PULLS,
-    World,
-    template_upstream,
-    world,
-)
+from tests import test_resubmit
+from tests.test_resubmit import ENTRY, PULLS, World
+
+template_upstream = test_resubmit.template_upstream  # the fixtures, shared
+world = test_resubmit.world
 
 HC = "hc-mlp-norm-manager"
 
