@@ -58,9 +58,9 @@ def _find(cache: Cache, entry: Entry, remote: str, live: str, stop: str) -> Revi
             continue  # a merge brings others' work; it is never the fix itself
         same = judge.identity(cache.repo, fix, 0, sha)
         if same.result == "identical":
-            why = f"the same `git patch-id` as {fix.name}"
+            why = "the same `git patch-id`"
         elif same.comments_only and set(same.files) == set(fix.files):
-            why = f"the same code and files as {fix.name}; only comment/whitespace lines differ"
+            why = "the same code and files; only comment/whitespace lines differ"
         else:
             continue
         return Revision(sha, *cache.describe(sha), why)
