@@ -6,6 +6,9 @@ server's state and log."""
 from __future__ import annotations
 
 import json
+import types
+
+import pytest
 
 from testing import github_scenarios as sc
 from tests import test_resubmit
@@ -65,3 +68,89 @@ def test_secondary_rate_limit_on_a_write_waits_and_is_never_a_scope_error(world,
     assert w.pulls_from(sc.CHECKPOINT_BRANCH) == []
     assert w.run(ENTRY) == 0  # a re-run resumes
     assert len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1
+
+
+def _lagging_fork(w: World, monkeypatch, catch_up_after: int | None) -> list[float]:  # noqa: ANN001
+    """The new fork's git side appears only after `catch_up_after` back-off sleeps (None:
+    not during this run). The sleeps are recorded, never slept."""
+    from patchcarry.resubmit import execute
+
+    w.state.fork_git_lag = True
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if catch_up_after is not None and len(sleeps) >= catch_up_after:
+            w.state.materialize_forks()
+
+    monkeypatch.setattr(execute, "time", types.SimpleNamespace(sleep=sleep))
+    return sleeps
+
+
+def test_new_fork_whose_git_side_lags_is_retried_with_bounded_back_off(world, monkeypatch):
+    w: World = world(new_fork="none")
+    sleeps = _lagging_fork(w, monkeypatch, catch_up_after=2)
+    assert w.run(ENTRY) == 0
+    push_sleeps = [s for s in sleeps if s >= 2.0]
+    assert push_sleeps == [2.0, 4.0]  # two refused pushes, doubling, then it went through
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    assert w.state.pulls[(sc.UPSTREAM, number)].head_sha
+
+
+def test_new_fork_still_lagging_says_retry_in_a_minute_without_the_git_command(
+    world, monkeypatch, capsys
+):
+    w: World = world(new_fork="none")
+    sleeps = _lagging_fork(w, monkeypatch, catch_up_after=None)
+    assert w.run(ENTRY) == 1
+    err = capsys.readouterr().err
+    assert "retry in a minute" in err and err.count("\n") == 1
+    assert "git push" not in err and "fatal:" not in err
+    assert [s for s in sleeps if s >= 2.0] == [2.0, 4.0, 8.0, 16.0]  # bounded
+    assert w.pulls_from(sc.CHECKPOINT_BRANCH) == []  # no PR from a branch that is not there
+    w.state.materialize_forks()
+    assert w.run(ENTRY) == 0  # a re-run resumes: the fork exists now, no second POST /forks
+    assert len([r for r in w.gh.writes() if r.path.endswith("/forks")]) == 1
+
+
+def test_recorded_pr_that_404s_names_the_manifest_line(world, capsys):
+    w: World = world()
+    text = w.manifest.read_text().replace(
+        'name = "checkpoint-grad"', 'name = "checkpoint-grad"\npr = 6999'
+    )
+    w.manifest.write_text(text)
+    line = text.splitlines().index("pr = 6999") + 1
+    assert w.run(ENTRY) == 5
+    err = capsys.readouterr().err
+    assert f"{w.manifest}:{line}:" in err and "`pr` names #6999" in err
+    assert "fix that line of the manifest" in err and w.writes() == []
+
+
+@pytest.mark.parametrize(
+    ("error", "says"),
+    [
+        (
+            {"resource": "PullRequest", "code": "invalid", "field": "fork_collab"},
+            "GitHub refuses `maintainer_can_modify` for this fork",
+        ),
+        (
+            {"resource": "PullRequest", "code": "custom",
+             "message": "Draft pull requests are not supported in this repository."},
+            "does not allow draft PRs",
+        ),
+        (
+            {"resource": "PullRequest", "code": "custom",
+             "message": f"No commits between dev and {sc.OWNER}:{sc.CHECKPOINT_BRANCH}"},
+            "holds nothing beyond the base branch",
+        ),
+    ],
+)  # fmt: skip
+def test_422_a_rerun_cannot_fix_gets_its_own_message(world, capsys, error, says):
+    w: World = world()
+    body = {"message": "Validation Failed", "errors": [error],
+            "documentation_url": "https://docs.github.com/rest/pulls/pulls"}  # fmt: skip
+    w.gh.fail_next("POST", r"/pulls$", 422, body=body)
+    assert w.run(ENTRY) == 6
+    err = capsys.readouterr().err
+    assert "422" in err and says in err and "re-run to try again" not in err
+    assert w.pulls_from(sc.CHECKPOINT_BRANCH) == []
