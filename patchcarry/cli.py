@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "measure": ("measure", "measure retained memory per variant and write evidence"),
     "tree": ("tree", "check out an upstream source tree at the pinned base (for MEGATRON_SRC)"),
     "resubmit": ("resubmit", "open or refresh the upstream PR from an attached fork"),
+    "adopt": ("adopt", "carry an upstream PR (e.g. one auto-closed by fork detachment) as patches"),
     "scan": ("scan", "list your upstream PRs closed by fork detachment, not yet re-submitted"),
     "gpu-check": ("gpu_check", "GPU tests, seed-config measurement, upstream tests (GPU machine)"),
 }

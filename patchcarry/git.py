@@ -216,9 +216,16 @@ def ls_remote_refs(url: str, refs: list[str], *, cwd: Path) -> tuple[int, dict[s
 
 
 def fetch_partial(
-    remote: str, refspecs: list[str], *, depth: int, cwd: Path, progress: bool
+    remote: str,
+    refspecs: list[str],
+    *,
+    depth: int,
+    cwd: Path,
+    progress: bool,
+    object_filter: str = "blob:none",
 ) -> tuple[int, str]:
-    """Shallow, blob-less fetch of `refspecs` (`<sha>:<local ref>`); (code, stderr).
+    """Shallow, blob-less (or, with `object_filter="tree:0"`, tree-less) fetch of `refspecs`
+    (`<sha>:<local ref>`); (code, stderr).
 
     With `progress`, git's progress goes straight to the terminal (stderr comes back empty).
     """
@@ -230,7 +237,7 @@ def fetch_partial(
         "--no-tags",
         "--no-write-fetch-head",
         f"--depth={depth}",
-        "--filter=blob:none",
+        f"--filter={object_filter}",
         "--progress" if progress else "--quiet",
         "--end-of-options",
         remote,
@@ -488,3 +495,57 @@ def write_blob_to_index(text: str, path: str, *, index: Path, cwd: Path) -> None
     _, entry, _ = git("ls-files", "-s", "--", path, cwd=cwd, env_extra=env)
     mode = entry.split()[0] if entry.strip() else "100644"
     git("update-index", "--cacheinfo", f"{mode},{blob.strip()},{path}", cwd=cwd, env_extra=env)
+
+
+# -- adopt: read a PR's own commits from a (shallow, blob-less) scratch repo and write them as
+# format-patch files. Read-only on the repo except format-patch's output directory.
+def shallow_commits(*, cwd: Path) -> set[str]:
+    """Commits at the shallow boundary of the repository at `cwd` (parents not fetched)."""
+    _, out, _ = git("rev-parse", "--git-path", "shallow", cwd=cwd)
+    path = Path(cwd) / out.strip()
+    return set(path.read_text().split()) if path.is_file() else set()
+
+
+def rev_list_parents(include: str, exclude: str, *, cwd: Path) -> list[tuple[str, list[str]]]:
+    """Commits reachable from `include` but not from `exclude`, oldest first (topological),
+    each with its parents."""
+    _, out, _ = git(
+        "rev-list", "--topo-order", "--reverse", "--parents", include, f"^{exclude}", "--", cwd=cwd
+    )
+    return [(line.split()[0], line.split()[1:]) for line in out.splitlines() if line.strip()]
+
+
+def merge_base(a: str, b: str, *, cwd: Path) -> str | None:
+    """The best common ancestor of `a` and `b`, or None when the local history has none."""
+    code, out, _ = git("merge-base", "--end-of-options", a, b, cwd=cwd, check=False)
+    return out.strip() if code == 0 and out.strip() else None
+
+
+def commit_summary(rev: str, *, cwd: Path) -> tuple[str, str]:
+    """(`Author Name <email>`, subject) of commit `rev`."""
+    _, out, _ = git("log", "-1", "--format=%an <%ae>%n%s", "--end-of-options", rev, cwd=cwd)
+    author, _, subject = out.rstrip("\n").partition("\n")
+    return author, subject
+
+
+def format_patch(commit: str, *, number: int, out_dir: Path, cwd: Path) -> Path:
+    """`git format-patch` of the one commit `commit` into `out_dir`, named `NNNN-subject.patch`
+    from `number`. Authorship, date and message (sign-offs) are the commit's; nothing added."""
+    _, out, _ = git(
+        "format-patch",
+        "-1",
+        "--no-signoff",
+        "--no-numbered",
+        "--no-thread",
+        "--no-to",
+        "--no-cc",
+        "--no-add-header",
+        "--suffix=.patch",
+        f"--start-number={number}",
+        "-o",
+        str(out_dir),
+        "--end-of-options",
+        commit,
+        cwd=cwd,
+    )
+    return Path(out.strip())

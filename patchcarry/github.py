@@ -310,6 +310,19 @@ class GitHub:
                 break
         return numbers
 
+    def search_issues(self, query: str, *, per_page: int = 100, max_pages: int = 10) -> list[Json]:
+        """Every item the search API finds for `query`, page by page (it serves 1000 at most)."""
+        items: list[Json] = []
+        for page in range(1, max_pages + 1):
+            found = self.request(
+                "GET", "/search/issues", query={"q": query, "per_page": per_page, "page": page}
+            )
+            chunk = (found or {}).get("items") or []
+            items.extend(chunk)
+            if len(chunk) < per_page:
+                break
+        return items
+
     def issue_events(self, repo: str, number: int) -> list[Json]:
         return self._pages(f"/repos/{repo}/issues/{number}/events")
 

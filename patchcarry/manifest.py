@@ -1,4 +1,4 @@
-"""Reads and validates `patches/series.toml`, and records a PR number back into it."""
+"""Reads and validates `patches/series.toml`; `record_pr` writes a PR number back into it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, NewType
 
-from patchcarry import git, patchrules
+from patchcarry import git, manifest_edit, patchrules
 from patchcarry.errors import BadInputError
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
@@ -206,7 +206,7 @@ def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any]) -> Entry:
 
 def load(path: Path = DEFAULT_MANIFEST) -> Manifest:
     """Parse and validate the manifest; BadInputError says what is wrong and where."""
-    path = Path(path)
+    path = Path(path).absolute()  # patch paths must hold from any cwd (git am runs elsewhere)
     try:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
@@ -226,25 +226,7 @@ def load(path: Path = DEFAULT_MANIFEST) -> Manifest:
     return Manifest(path=path, entries=entries)
 
 
-# `pr = N` inside one [[entry]] table; anchored so a comment or another key never matches.
-_PR_LINE_RE = re.compile(r"^pr[ \t]*=[ \t]*\d+[ \t]*$", re.MULTILINE)
-
-
-def record_pr_text(text: str, entry_name: str, pr: int) -> str:
-    """Return manifest text with `pr = <pr>` set in the entry named `entry_name`."""
-    blocks = re.split(r"(?m)^(?=\[\[entry\]\]\s*$)", text)
-    name_re = re.compile(rf'(?m)^name[ \t]*=[ \t]*"{re.escape(entry_name)}"[ \t]*$')
-    for i, block in enumerate(blocks):
-        if block.startswith("[[entry]]") and name_re.search(block):
-            if _PR_LINE_RE.search(block):
-                blocks[i] = _PR_LINE_RE.sub(f"pr = {pr}", block, count=1)
-            else:
-                head, sep, rest = block.partition("\n")
-                blocks[i] = f"{head}{sep}pr = {pr}\n{rest}"
-            return "".join(blocks)
-    raise BadInputError(f"no [[entry]] named {entry_name!r} in the manifest")
-
-
 def record_pr(path: Path, entry_name: str, pr: int) -> None:
-    """Write the entry's current PR number back into the manifest file."""
-    path.write_text(record_pr_text(path.read_text(), entry_name, pr))
+    """Write the entry's current PR number back into the manifest file: a round-trip edit
+    that keeps comments and layout, written atomically (see `manifest_edit`)."""
+    manifest_edit.record_pr(Path(path), entry_name, pr)

@@ -204,3 +204,94 @@ def checkout_tree(
             msg = f"could not check out {commit[:12]} from {fetched.upstream}: {exc}"
             raise UpstreamError(msg) from None
     return dest
+
+
+# -- adopt: a PR head and its base branch with just enough history to tell them apart.
+# Commits only (`--filter=tree:0`: trees and blobs come on demand, for the few commits a
+# patch is made from), from both tips with a depth that grows until the PR's own commits
+# are separated from the branch: a merge-base exists and no commit on the head but not on
+# the branch sits at the shallow boundary (its parents would be unknown). Bounded.
+HISTORY_DEPTHS = (64, 512, 4096, 32768)
+
+
+@dataclasses.dataclass(frozen=True)
+class PullHistory:
+    """A scratch repo holding `head` (refs/pull/N/head) and `branch_tip` with enough history."""
+
+    upstream: str
+    url: str
+    repo: Path
+    number: int
+    branch: str
+    branch_tip: str
+    head: str
+    depth: int
+
+    def show(self, rev: str, path: str) -> str | None:
+        return git.show_file(rev, path, cwd=self.repo)
+
+
+def _separated(repo: Path, head: str, tip: str) -> bool:
+    if git.merge_base(head, tip, cwd=repo) is None:
+        return False
+    boundary = git.shallow_commits(cwd=repo)
+    return not any(sha in boundary for sha, _ in git.rev_list_parents(head, tip, cwd=repo))
+
+
+def fetch_history(
+    upstream: str,
+    *,
+    branch: str,
+    pull: int,
+    work_dir: Path | None = None,
+    depths: tuple[int, ...] = HISTORY_DEPTHS,
+) -> PullHistory:
+    """Fetch `refs/pull/<pull>/head` and `branch` from `upstream` (commits only), deepening
+    until the PR's own commits are known; UpstreamError (exit 4) when upstream is unreachable,
+    the PR's head or the branch is gone, or `depths[-1]` commits are not enough."""
+    url = remote_url(upstream)
+    default = default_work_dir(url)
+    chosen = work_dir or default.with_name(default.name + "-history")
+    cachedir.claim(chosen, adopt_repo=work_dir is None)
+    with cachedir.locked(chosen):
+        repo = _scratch_repo(url, chosen)
+        pull_ref, branch_ref = f"refs/pull/{pull}/head", f"refs/heads/{branch}"
+        code, found, err = git.ls_remote_refs(url, [pull_ref, branch_ref], cwd=repo)
+        if code != 0:
+            raise UpstreamError(
+                f"upstream {upstream} is unreachable: "
+                f"{err.strip() or f'git ls-remote exited {code}'}"
+            )
+        if pull_ref not in found:
+            raise UpstreamError(
+                f"{upstream} no longer has {pull_ref}: PR #{pull}'s commits are gone upstream, "
+                "so there is nothing to adopt from (rebuild the patch from a local copy, if you "
+                "have one)"
+            )
+        if branch_ref not in found:
+            raise UpstreamError(f"{upstream} has no branch {branch!r} (the PR's base branch)")
+        head, tip = found[pull_ref], found[branch_ref]
+        refspecs = [
+            f"+{head}:refs/patchcarry/adopt/pull/{pull}",
+            f"+{tip}:refs/patchcarry/adopt/base",
+        ]
+        for depth in depths:
+            code, err = git.fetch_partial(
+                "origin",
+                refspecs,
+                depth=depth,
+                cwd=repo,
+                progress=sys.stderr.isatty(),
+                object_filter="tree:0",
+            )
+            if code != 0:
+                raise UpstreamError(
+                    f"could not fetch PR #{pull}'s head and {branch} from {upstream}: "
+                    f"{err.strip() or 'see git output above'}"
+                )
+            if _separated(repo, head, tip):
+                return PullHistory(upstream, url, repo, pull, branch, tip, head, depth)
+        raise UpstreamError(
+            f"PR #{pull}'s head and {upstream} {branch} share no commit within {depths[-1]} "
+            f"commits of history: is {branch} really its base branch?"
+        )

@@ -42,7 +42,7 @@ def call(
     if token is not None:
         req.add_header("Authorization", f"Bearer {token}")
     try:
-        with urllib.request.urlopen(req, timeout=10) as resp:
+        with urllib.request.urlopen(req, timeout=60) as resp:
             status, headers, raw = resp.status, dict(resp.headers), resp.read()
     except urllib.error.HTTPError as err:
         status, headers, raw = err.code, dict(err.headers), err.read()

@@ -347,7 +347,7 @@ def test_scan_lists_detached_closes_until_resubmitted(world, capsys):
     assert w.run(ENTRY) == 0
     capsys.readouterr()
     writes = len(w.gh.writes())
-    assert w.scan("--json", "--all") == 1
+    assert w.scan("--json", "--include-resubmitted") == 1
     found = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [(f["pr"], f["resubmitted_by"]) for f in found] == [
         (6017, None),
@@ -448,7 +448,7 @@ def test_cross_link_marker_from_another_user_is_not_trusted(world, capsys):
     w = world()
     marker = f"<!-- patchcarry:cross-link entry={ENTRY} supersedes=6117 -->"
     w.state.add_comment(sc.UPSTREAM, 6117, user=sc.MAINTAINER, body=f"fake {marker}")
-    assert w.scan("--json", "--all") == 1
+    assert w.scan("--json", "--include-resubmitted") == 1
     found = {f["pr"]: f for f in map(json.loads, capsys.readouterr().out.splitlines())}
     assert found[6117]["resubmitted_by"] is None
     assert w.run(ENTRY) == 0

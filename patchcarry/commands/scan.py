@@ -1,8 +1,12 @@
 """List your PRs on upstream that GitHub closed because their fork left the fork network, and
 whether each was re-submitted (named in the manifest's `supersedes`, or cross-linked).
 
+With --all: your closed, unmerged PRs on every repository (GitHub's search API), classified,
+and for each one closed by fork detachment that no manifest entry carries yet, the exact
+`adopt` command to run.
+
 Needs GITHUB_TOKEN (to know who you are) or --author. Exit 0 when every one found is
-re-submitted, 1 when some are not, 6 on a GitHub API error.
+re-submitted (with --all: carried), 1 when some are not, 6 on a GitHub API error.
 """
 
 from __future__ import annotations
@@ -10,6 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from patchcarry.github import GitHub
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,7 +33,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--author", metavar="LOGIN", help="whose PRs (default: the GITHUB_TOKEN's user)"
     )
     parser.add_argument(
-        "--all", action="store_true", help="also list the ones already re-submitted"
+        "--include-resubmitted",
+        action="store_true",
+        help="also list the ones already re-submitted (this was --all before adopt)",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="your closed, unmerged PRs on every repository, each with its `adopt` command "
+        "when it was closed by fork detachment and is not carried yet",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per PR per line")
     parser.add_argument(
@@ -36,6 +52,50 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _author(gh: GitHub, token: str | None, author: str | None) -> str:
+    from patchcarry.errors import FatalError
+
+    login = author or (gh.user().get("login") if token else None)
+    if not login:
+        raise FatalError("scan needs GITHUB_TOKEN (to know whose PRs) or --author LOGIN")
+    return str(login)
+
+
+def _run_all(args: argparse.Namespace) -> int:
+    from patchcarry.adopt.run import existing
+    from patchcarry.adopt.scan_all import scan_all
+    from patchcarry.errors import ExitCode
+    from patchcarry.github import GitHub
+    from patchcarry.resubmit.run import token_from_env
+
+    _, entries = existing(args.manifest)
+    carried = {
+        (e.upstream.lower(), int(n)): f"manifest entry {e.name}"
+        for e in entries
+        for n in (*e.supersedes, *([e.pr] if e.pr else []))
+    }
+    token = token_from_env()
+    gh = GitHub(token=token)
+    author = _author(gh, token, args.author)
+    found = scan_all(gh, author, carried, {e.name for e in entries})
+    todo = [c for c in found if c.adopt]
+    if args.json:
+        for closed in found:
+            print(json.dumps(closed.to_json(), sort_keys=True))
+        return int(ExitCode.FAILED if todo else ExitCode.OK)
+    print(
+        f"{author}'s closed, unmerged PRs on every repository: {len(found)}; "
+        f"closed by fork detachment and not carried: {len(todo)}"
+    )
+    for closed in found:
+        status = f"carried by {closed.carried_by}" if closed.carried_by else closed.item.state
+        print(f"  {closed.upstream}#{closed.item.number} {closed.title}  [{status}]")
+        print("\n".join(f"      - {line}" for line in closed.item.evidence))
+        if closed.adopt:
+            print(f"      adopt: {closed.adopt}")
+    return int(ExitCode.FAILED if todo else ExitCode.OK)
+
+
 def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest
     from patchcarry.errors import ExitCode, FatalError
@@ -43,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry.resubmit.run import token_from_env
     from patchcarry.resubmit.scan import scan
 
+    if args.all:
+        return _run_all(args)
     loaded = manifest.load(args.manifest)
     upstream = args.upstream or loaded.entries[0].upstream
     known: dict[int, tuple[str, int | None]] = {
@@ -56,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         raise FatalError("scan needs GITHUB_TOKEN (to know whose PRs) or --author LOGIN")
     found = scan(gh, upstream, author, known, trusted=login)
     pending = [f for f in found if f.resubmitted_by is None]
-    shown = found if args.all else pending
+    shown = found if args.include_resubmitted else pending
     if args.json:
         for item in shown:
             print(json.dumps(item.to_json(), sort_keys=True))

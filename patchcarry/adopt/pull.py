@@ -1,0 +1,81 @@
+"""Which PR to adopt, what GitHub says about it, and the entry name it gets."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from patchcarry.errors import BadInputError
+from patchcarry.github import GitHub, Json
+from patchcarry.resubmit import classify
+from patchcarry.resubmit.reads import Reads, pull_state
+
+_TARGET_RE = re.compile(r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+)#(?P<n>[1-9]\d*)$")
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    upstream: str  # OWNER/REPO
+    number: int
+
+    def __str__(self) -> str:
+        return f"{self.upstream}#{self.number}"
+
+
+def parse_target(text: str) -> Target:
+    """`OWNER/REPO#N` -> Target; BadInputError otherwise."""
+    match = _TARGET_RE.match(text.strip())
+    if not match:
+        raise BadInputError(
+            f"{text!r}: name the PR as OWNER/REPO#NUMBER, e.g. NVIDIA/Megatron-LM#6117"
+        )
+    return Target(match.group("repo"), int(match.group("n")))
+
+
+@dataclasses.dataclass(frozen=True)
+class PullFacts:
+    """The PR as GitHub shows it now, and how it was closed."""
+
+    title: str
+    author: str
+    base_branch: str
+    head_ref: str
+    head_sha: str
+    state: classify.Classification
+
+
+def read_pull_state(gh: GitHub, upstream: str, number: int) -> tuple[Json, classify.Classification]:
+    """The PR and its classification (merged, open, closed by whom), through the pull-state
+    reader `resubmit` and `scan` share."""
+    reads = Reads(gh)
+    return reads.pull(upstream, number), pull_state(reads, upstream, number)
+
+
+def read(gh: GitHub, target: Target) -> PullFacts:
+    pull, state = read_pull_state(gh, target.upstream, target.number)
+    return PullFacts(
+        title=str(pull.get("title") or ""),
+        author=str((pull.get("user") or {}).get("login") or ""),
+        base_branch=str((pull.get("base") or {}).get("ref") or ""),
+        head_ref=str((pull.get("head") or {}).get("ref") or ""),
+        head_sha=str((pull.get("head") or {}).get("sha") or ""),
+        state=state,
+    )
+
+
+def check_name(name: str) -> str:
+    if not NAME_RE.match(name):
+        raise BadInputError(
+            f"entry name {name!r}: use lowercase letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def default_name(head_ref: str, number: int) -> str:
+    """The head branch's last part as an entry name (`fix/hc-mlp-retention` ->
+    `hc-mlp-retention`); `pr-N` when nothing usable is left."""
+    last = head_ref.rstrip("/").rsplit("/", 1)[-1].lower()
+    name = re.sub(r"[^a-z0-9._-]+", "-", last).lstrip("._-").rstrip("-")
+    return name if name and NAME_RE.match(name) else f"pr-{number}"

@@ -1,0 +1,83 @@
+"""`scan --all`: the user's closed, unmerged PRs on every repository (GitHub's search API),
+each classified; for each one closed by fork detachment and not carried yet, the exact
+`adopt` command that carries it.
+
+Carried means: a manifest entry names it (`supersedes` or `pr`), or it has this tool's
+cross-link comment (re-submitted from another checkout).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shlex
+
+from patchcarry.adopt import pull as pull_mod
+from patchcarry.github import GitHub
+from patchcarry.resubmit import classify
+from patchcarry.resubmit.body import LINK_PREFIX
+
+_SHELL_SAFE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./:#-]*$")
+
+
+@dataclasses.dataclass
+class Closed:
+    upstream: str
+    title: str
+    item: classify.Classification
+    carried_by: str | None  # "manifest entry X" / "cross-link comment" / None
+    adopt: str | None  # the command to run, when it was closed by detachment and not carried
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            **self.item.to_json(),
+            "upstream": self.upstream,
+            "title": self.title,
+            "carried_by": self.carried_by,
+            "adopt": self.adopt,
+        }
+
+
+def repo_of(item: dict[str, object]) -> str:
+    """OWNER/REPO of a search result, from its `repository_url` (.../repos/OWNER/REPO)."""
+    url = str(item.get("repository_url") or "")
+    return "/".join(url.rstrip("/").split("/")[-2:])
+
+
+def _adopt_command(upstream: str, number: int, head_ref: str, names: set[str]) -> str:
+    name = pull_mod.default_name(head_ref, number)
+    args = ["python", "-m", "patchcarry", "adopt", f"{upstream}#{number}"]
+    if name in names:  # the default name is taken: the command must not fail on a clash
+        args += ["--name", f"{name}-{number}"]
+    # `#` inside a word is no shell comment: quote only what a shell would misread
+    return " ".join(a if _SHELL_SAFE_RE.match(a) else shlex.quote(a) for a in args)
+
+
+def scan_all(
+    gh: GitHub,
+    author: str,
+    carried: dict[tuple[str, int], str],
+    names: set[str],
+    *,
+    per_page: int = 100,
+) -> list[Closed]:
+    """`author`'s closed, unmerged PRs everywhere; `carried` maps (OWNER/REPO lowercased, N)
+    to the manifest entry that carries it; `names` are the manifest's entry names."""
+    query = f"author:{author} is:pr is:closed is:unmerged"
+    found: list[Closed] = []
+    for hit in gh.search_issues(query, per_page=per_page):
+        upstream, number = repo_of(hit), int(hit["number"])
+        pull, item = pull_mod.read_pull_state(gh, upstream, number)
+        by = carried.get((upstream.lower(), number))
+        command = None
+        if item.state == classify.DETACHED:
+            if by is None and any(
+                LINK_PREFIX in (c.get("body") or "") for c in gh.issue_comments(upstream, number)
+            ):
+                by = "cross-link comment"
+            if by is None:
+                head_ref = str((pull.get("head") or {}).get("ref") or "")
+                command = _adopt_command(upstream, number, head_ref, names)
+        found.append(Closed(upstream, str(pull.get("title") or ""), item, by, command))
+    classify.add_sibling_evidence(c.item for c in found)
+    return sorted(found, key=lambda c: (c.upstream.lower(), c.item.number))

@@ -1,0 +1,133 @@
+"""Edits `patches/series.toml` in place: round-trip TOML (tomlkit), written atomically.
+
+People edit the manifest by hand, so the tool changes only the values it owns (an entry's
+`pr`, a new `[[entry]]`) and keeps every comment, quote style, blank line and key order as it
+found them. A write goes to a temporary file in the same directory and replaces the manifest
+with `os.replace`, so a crash leaves either the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+from tomlkit.items import AoT, Item, Table
+
+from patchcarry.errors import BadInputError
+
+Validator = Callable[[Path], object]
+
+
+def _parse(path: Path) -> tomlkit.TOMLDocument:
+    try:
+        return tomlkit.parse(path.read_text())
+    except FileNotFoundError:
+        raise BadInputError(f"{path}: manifest not found") from None
+    except TOMLKitError as exc:
+        raise BadInputError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _entries(doc: tomlkit.TOMLDocument) -> list[Table]:
+    entries = doc.get("entry")
+    if entries is None:
+        return []
+    if not isinstance(entries, AoT):
+        raise BadInputError("`entry` must be an array of [[entry]] tables")
+    return list(entries)
+
+
+def entry_names(path: Path) -> list[str]:
+    """Names of the manifest's entries (an empty manifest has none)."""
+    return [str(t.get("name", "")) for t in _entries(_parse(path))]
+
+
+def write_atomic(path: Path, text: str, *, validate: Validator | None = None) -> None:
+    """Replace `path` with `text` via a temporary file beside it; `validate(tmp)` may raise
+    first, and then the manifest is left untouched."""
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        tmp.chmod(mode)
+        if validate is not None:
+            validate(tmp)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def _with_trivia(value: int, old: Item | None) -> Item:
+    """`value` as a TOML item that keeps `old`'s trailing comment and spacing."""
+    new = tomlkit.item(value)
+    if old is not None:
+        new.trivia.comment_ws = old.trivia.comment_ws
+        new.trivia.comment = old.trivia.comment
+        new.trivia.trail = old.trivia.trail
+    return new
+
+
+def record_pr_text(text: str, entry_name: str, pr: int) -> str:
+    """Manifest `text` with `pr = <pr>` set in the entry named `entry_name`, all else as is."""
+    try:
+        doc = tomlkit.parse(text)
+    except TOMLKitError as exc:
+        raise BadInputError(f"manifest is not valid TOML: {exc}") from None
+    for table in _entries(doc):
+        if table.get("name") == entry_name:
+            old = table.item("pr") if "pr" in table else None
+            table["pr"] = _with_trivia(pr, old if isinstance(old, Item) else None)
+            return tomlkit.dumps(doc)
+    raise BadInputError(f"no [[entry]] named {entry_name!r} in the manifest")
+
+
+def record_pr(path: Path, entry_name: str, pr: int) -> None:
+    """Write the entry's current PR number into the manifest file (atomically)."""
+    path = Path(path)
+    write_atomic(path, record_pr_text(path.read_text(), entry_name, pr))
+
+
+def add_entry_text(text: str, fields: Mapping[str, Any]) -> str:
+    """Manifest `text` with one more `[[entry]]` holding `fields` (in their order) at the end."""
+    try:
+        doc = tomlkit.parse(text)
+    except TOMLKitError as exc:
+        raise BadInputError(f"manifest is not valid TOML: {exc}") from None
+    name = fields.get("name")
+    if name in {t.get("name") for t in _entries(doc)}:
+        raise BadInputError(f"an [[entry]] named {name!r} is already in the manifest")
+    table = tomlkit.table()
+    for key, value in fields.items():
+        table[key] = value
+    if "entry" in doc:
+        entries = doc["entry"]
+        assert isinstance(entries, AoT)  # _entries checked it
+        if not tomlkit.dumps(doc).endswith("\n\n"):
+            entries[-1].add(tomlkit.nl())  # a blank line between the last entry and the new one
+        entries.append(table)
+    else:
+        if doc.body and not tomlkit.dumps(doc).endswith("\n\n"):
+            doc.add(tomlkit.nl())
+        doc.append("entry", tomlkit.aot())
+        entries = doc["entry"]
+        assert isinstance(entries, AoT)
+        entries.append(table)
+    return tomlkit.dumps(doc)
+
+
+def add_entry(path: Path, fields: Mapping[str, Any], *, validate: Validator | None = None) -> None:
+    """Append a new `[[entry]]` to the manifest at `path` (created if missing), atomically;
+    `validate` (e.g. `manifest.load`) runs on the new text before it replaces the file."""
+    path = Path(path)
+    text = path.read_text() if path.exists() else ""
+    write_atomic(path, add_entry_text(text, fields), validate=validate)

@@ -1,0 +1,221 @@
+"""adopt end to end: `cli.main(["adopt", ...])` against real fixture repos (refs/pull/N/head as
+GitHub keeps them) and the loopback fake GitHub; assertions on the files and the manifest."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from patchcarry import cli, git, manifest
+from testing import adopt_scenarios as ad
+from testing import github_scenarios as sc
+from testing.fake_github import FakeGitHub, GitHubState
+from testing.upstream_repos import FIX_0001, FIX_0003, UpstreamRepo, make_upstream
+
+DEFAULTS = f"""# carried patches
+[defaults]
+upstream = "{sc.UPSTREAM}"
+base_branch = "dev"
+base_commit = "{{base}}"
+fork = "{sc.NEW_FORK}"
+include_tests = true
+"""
+
+
+@pytest.fixture(scope="module")
+def template_upstream(tmp_path_factory: pytest.TempPathFactory) -> UpstreamRepo:
+    repo = make_upstream(tmp_path_factory.mktemp("adopt-upstream"))
+    repo.add_pull_head(6117, FIX_0001)
+    repo.add_pull_head(6017, FIX_0003, merge_dev=True)  # like 6a1b608: dev merged into the PR
+    repo.add_pull_head(6200, ad.three_commit_series())
+    return repo
+
+
+@dataclass
+class World:
+    tmp: Path
+    gh: FakeGitHub
+    upstream: UpstreamRepo
+    manifest: Path
+
+    def adopt(self, *args: str) -> int:
+        return cli.main(
+            ["adopt", "--manifest", str(self.manifest), "--upstream-url", str(self.upstream.bare),
+             *args]
+        )  # fmt: skip
+
+    def head(self, number: int) -> str:
+        return git.rev_parse(f"refs/pull/{number}/head", cwd=self.upstream.bare)
+
+    def patches(self) -> list[Path]:
+        return sorted(self.manifest.parent.glob("*.patch"))
+
+
+@pytest.fixture
+def world(tmp_path, template_upstream, monkeypatch, request) -> World:
+    """An empty manifest (defaults only) and #6117/#6017 closed by detachment; #6200 too."""
+    upstream = template_upstream.copy(tmp_path / "up")
+    patches = tmp_path / "patches"
+    patches.mkdir()
+    series = patches / "series.toml"
+    series.write_text(DEFAULTS.format(base=upstream.base_commit))
+    gh = FakeGitHub(GitHubState()).start()
+    request.addfinalizer(gh.stop)
+    fork_git = tmp_path / "fork.git"
+    git.git("clone", "-q", "--bare", str(upstream.bare), str(fork_git), cwd=tmp_path)
+    sc.detached_fork_close(gh.state, upstream.bare, fork_git)
+    ad.closed_by_detachment(
+        gh.state, sc.UPSTREAM, 6200, title="Three commits", branch="fix/three-things",
+        head_sha=git.rev_parse("refs/pull/6200/head", cwd=upstream.bare),
+    )  # fmt: skip
+    monkeypatch.setenv("GH_HOST", gh.url)
+    monkeypatch.setenv("GITHUB_TOKEN", sc.TOKEN)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return World(tmp_path, gh, upstream, series)
+
+
+def _patch_id(text: str, cwd: Path) -> str | None:
+    return git.patch_id(text, cwd=cwd)
+
+
+def _body(text: str) -> str:
+    """A format-patch file without its `From <sha>` line, `index` lines (blob ids: the fixture's
+    files are synthetic), hunk-header function names and its git-version signature."""
+    body = text.split("\n", 1)[1].rsplit("\n-- \n", 1)[0]
+    lines = [re.sub(r"^(@@ [^@]+ @@).*", r"\1", line) for line in body.splitlines()]
+    return "\n".join(line for line in lines if not line.startswith("index "))
+
+
+def test_one_commit_pr_becomes_the_same_patch_and_a_checked_entry(world: World, capsys) -> None:
+    assert world.adopt(f"{sc.UPSTREAM}#6117") == 0
+    (patch,) = world.patches()
+    assert patch.name == "0001-Clear-detached-input-.grad-after-CheckpointFunction..patch"
+    # authorship, date, message and Signed-off-by as they were; nothing added in their name
+    assert _body(patch.read_text()) == _body(FIX_0001.read_text())
+    assert patch.read_text().count("Signed-off-by:") == FIX_0001.read_text().count("Signed-off-by:")
+    (entry,) = manifest.load(world.manifest).entries
+    assert entry.name == "checkpoint-detached-grad-retention"
+    assert (entry.title, entry.head_branch) == (sc.CHECKPOINT_TITLE, sc.CHECKPOINT_BRANCH)
+    assert (entry.base_commit, entry.base_branch) == (world.upstream.base_commit, "dev")
+    assert entry.supersedes == (6117,) and entry.fork == sc.NEW_FORK and entry.pr is None
+    assert world.manifest.read_text().startswith("# carried patches\n[defaults]\n")
+    out = capsys.readouterr().out
+    assert "closed-by-fork-detachment" in out
+    assert f"#6117 {world.head(6117)[:7]}: identical (same git patch-id)" in out
+    assert world.gh.writes() == []  # adopt writes nothing to GitHub
+
+
+def test_head_that_merged_dev_into_itself_gives_the_fix_alone(world: World, capsys) -> None:
+    assert world.adopt(f"{sc.UPSTREAM}#6017", "--name", "hc-mlp") == 0
+    (patch,) = world.patches()
+    repo = world.upstream.bare
+    assert _patch_id(patch.read_text(), repo) == _patch_id(FIX_0003.read_text(), repo)
+    fix_commit = git.rev_parse(f"{world.head(6017)}^1", cwd=repo)
+    assert f"From {fix_commit} " in patch.read_text()
+    (entry,) = manifest.load(world.manifest).entries
+    assert entry.base_commit == world.upstream.base_commit  # the fix's own base, not dev's tip
+    out = capsys.readouterr().out
+    assert "dropped" in out and "Merge branch 'dev' into pr-6017" in out
+    report = json.loads(_check_json(world, "hc-mlp", capsys))
+    (identity,) = report["entries"][0]["identity"]
+    assert identity["pr"] == 6017 and identity["result"] == "identical"
+
+
+def _check_json(world: World, name: str, capsys) -> str:
+    code = cli.main(
+        ["check", "--json", "--manifest", str(world.manifest), "--upstream",
+         str(world.upstream.bare), name]
+    )  # fmt: skip
+    assert code == 0
+    return capsys.readouterr().out
+
+
+def test_three_commits_become_three_patches_in_order(world: World, capsys) -> None:
+    assert world.adopt(f"{sc.UPSTREAM}#6200") == 0
+    names = [p.name[:4] for p in world.patches()]
+    assert names == ["0001", "0002", "0003"]
+    (entry,) = manifest.load(world.manifest).entries
+    assert entry.name == "three-things" and entry.include_tests
+    assert [p.name for p in entry.patches()] == [p.name for p in world.patches()]
+    repo = world.upstream.bare
+    originals = [FIX_0001, ad.TEST_0002, FIX_0003]
+    assert [_patch_id(p.read_text(), repo) for p in world.patches()] == [
+        _patch_id(p.read_text(), repo) for p in originals
+    ]
+    assert [_body(p.read_text()) for p in world.patches()] == [
+        _body(p.read_text()) for p in originals
+    ]
+    assert "3 commit(s) of its own" in capsys.readouterr().out
+
+
+def test_a_second_adopt_numbers_after_the_existing_patches(world: World) -> None:
+    assert world.adopt(f"{sc.UPSTREAM}#6117") == 0
+    assert world.adopt(f"{sc.UPSTREAM}#6017") == 0
+    assert [p.name[:4] for p in world.patches()] == ["0001", "0002"]
+    assert [e.supersedes for e in manifest.load(world.manifest).entries] == [(6117,), (6017,)]
+
+
+def test_dry_run_shows_patches_and_entry_and_writes_nothing(world: World, capsys) -> None:
+    before = world.manifest.read_text()
+    assert world.adopt(f"{sc.UPSTREAM}#6117", "--dry-run") == 0
+    assert world.manifest.read_text() == before and world.patches() == []
+    out = capsys.readouterr().out
+    assert "DRY RUN" in out and 'name = "checkpoint-detached-grad-retention"' in out
+    assert "supersedes = [6117]" in out and "0001-Clear-detached-input" in out
+
+
+def test_merged_pr_is_refused(world: World, capsys) -> None:
+    sc.merged(world.gh.state, world.upstream.bare, number=6100)
+    assert world.adopt(f"{sc.UPSTREAM}#6100") == 1
+    assert "is merged" in capsys.readouterr().err
+    assert world.patches() == []
+
+
+def test_missing_pull_head_is_exit_4(world: World, capsys) -> None:
+    ad.closed_by_detachment(
+        world.gh.state, sc.UPSTREAM, 6300, title="Gone", branch="fix/gone", head_sha="0" * 40
+    )
+    before = world.manifest.read_text()
+    assert world.adopt(f"{sc.UPSTREAM}#6300") == 4
+    assert "no longer has refs/pull/6300/head" in capsys.readouterr().err
+    assert world.manifest.read_text() == before and world.patches() == []
+
+
+def test_name_clash_and_an_already_carried_pr_are_exit_5(world: World, capsys) -> None:
+    assert world.adopt(f"{sc.UPSTREAM}#6117", "--name", "grad") == 0
+    before = world.manifest.read_text()
+    assert world.adopt(f"{sc.UPSTREAM}#6017", "--name", "grad") == 5
+    assert "an entry named 'grad' already exists" in capsys.readouterr().err
+    assert world.adopt(f"{sc.UPSTREAM}#6117", "--name", "grad2") == 5
+    assert "already carries #6117" in capsys.readouterr().err
+    assert world.adopt(f"{sc.UPSTREAM}#6017", "--name", "Bad Name") == 5
+    assert world.manifest.read_text() == before and len(world.patches()) == 1
+
+
+def test_adopted_entry_is_what_resubmit_plans_a_new_pr_for(world: World, capsys) -> None:
+    assert world.adopt(f"{sc.UPSTREAM}#6117") == 0
+    capsys.readouterr()
+    code = cli.main(
+        ["resubmit", "--dry-run", "--manifest", str(world.manifest), "--upstream-url",
+         str(world.upstream.bare), "--json"]
+    )  # fmt: skip
+    assert code == 0
+    (plan,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert plan["entry"] == "checkpoint-detached-grad-retention" and plan["action"] == "planned"
+    assert plan["superseded"][0]["state"] == "closed-by-fork-detachment"
+    assert f"POST /repos/{sc.UPSTREAM}/pulls" in plan["writes"]
+    assert world.gh.writes() == []
+
+
+def test_entry_keys_are_the_issue_s_list(world: World) -> None:
+    assert world.adopt(f"{sc.UPSTREAM}#6017") == 0
+    (raw,) = tomllib.loads(world.manifest.read_text())["entry"]
+    assert list(raw) == [
+        "name", "title", "upstream", "base_branch", "base_commit", "head_branch", "fix",
+        "supersedes",
+    ]  # fmt: skip
