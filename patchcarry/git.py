@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NewType
@@ -470,6 +471,30 @@ def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, s
         sha, _, ref = line.partition("\t")
         found[ref] = sha
     return found
+
+
+def merge_file(ours: str, base: str, theirs: str, *, cwd: Path) -> tuple[bool, str]:
+    """`git merge-file -p`: the 3-way merge of one file's three texts; (clean, merged text).
+    Conflict markers are in the text when not clean; the caller then refuses."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-merge-") as tmp:
+        paths = []
+        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = Path(tmp) / name
+            path.write_text(text)
+            paths.append(str(path))
+        code, out, err = git("merge-file", "-p", "--", *paths, cwd=cwd, check=False)
+    if code < 0 or code > 127:
+        raise GitReadError(f"git merge-file failed: {err.strip()[:300]}")
+    return code == 0, out
+
+
+def write_blob_to_index(text: str, path: str, *, index: Path, cwd: Path) -> None:
+    """Store `text` as a blob and put it at `path` in the scratch index, keeping its mode."""
+    env = {"GIT_INDEX_FILE": str(index)}
+    _, blob, _ = git("hash-object", "-w", "--stdin", cwd=cwd, stdin=text)
+    _, entry, _ = git("ls-files", "-s", "--", path, cwd=cwd, env_extra=env)
+    mode = entry.split()[0] if entry.strip() else "100644"
+    git("update-index", "--cacheinfo", f"{mode},{blob.strip()},{path}", cwd=cwd, env_extra=env)
 
 
 # -- adopt: read a PR's own commits from a (shallow, blob-less) scratch repo and write them as

@@ -93,6 +93,7 @@ class GitHub:
         read_retries: int = 3,
         backoff: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.host = api_host(host)
         self.has_token = bool(token)
@@ -102,6 +103,7 @@ class GitHub:
         self.read_retries = read_retries
         self.backoff = backoff
         self.sleep = sleep
+        self.clock = clock
         self.writes: list[str] = []
         self.reads = 0  # GET requests sent, for the run's cost report
         self.write_spacing = self.WRITE_SPACING
@@ -163,10 +165,10 @@ class GitHub:
             return obj2dict(result) if result is not None else None
 
     def _space_writes(self) -> None:
-        now = time.monotonic()
+        now = self.clock()
         if self._last_write is not None and now - self._last_write < self.write_spacing:
             self.sleep(self.write_spacing - (now - self._last_write))
-        self._last_write = time.monotonic()
+        self._last_write = self.clock()
 
     def _secondary_wait(
         self, response: httpx2.Response | None, label: str, tries: int

@@ -74,6 +74,11 @@ def main(argv: list[str] | None = None) -> int:
             bodies_kept = all(
                 (gh.state.pulls[(sc.UPSTREAM, n)].body or "").startswith(before[n]) for n in before
             )
+            for branch, old in heads.items():
+                new = git.rev_parse(f"refs/heads/{branch}", cwd=fork_git)
+                _, stat, _ = git.git("diff", "--stat=100", old, new, cwd=fork_git)
+                print(f"{branch}: {old[:12]} -> {new[:12]}")
+                print("\n".join(f"  {line.strip()}" for line in stat.splitlines()))
             print(f"(every earlier commit still on its branch: {kept}; hand-written bodies "
                   f"kept: {bodies_kept}; write calls: {len(gh.writes())})")  # fmt: skip
     return max(codes)

@@ -155,6 +155,21 @@ class FakeGitHub:
         headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)}
         self.fail_next(method, path_regex, 403, body=body, headers=headers)  # fmt: skip
 
+    def secondary_rate_limit_next(
+        self, method: str, path_regex: str, *, retry_after: int | None = None, times: int = 1
+    ) -> None:
+        """GitHub's secondary rate-limit refusal: 403 while the primary quota remains (the
+        server's usual X-RateLimit-Remaining > 0), GitHub's message, maybe Retry-After."""
+        body = {
+            "message": "You have exceeded a secondary rate limit. Please wait a few minutes "
+            "before you try again. If you reach out to GitHub Support for help, please include "
+            "the request ID 0000:0000:0000000:0000000:00000000.",
+            "documentation_url": f"{DOCS}/overview/rate-limits-for-the-rest-api"
+            "#about-secondary-rate-limits",
+        }
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
+        self.fail_next(method, path_regex, 403, times=times, body=body, headers=headers)
+
     def _take_fault(self, method: str, path: str, kinds: set[str]) -> _Fault | None:
         for fault in self._faults:
             if fault.kind in kinds and fault.method == method and fault.pattern.search(path):

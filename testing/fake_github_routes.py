@@ -188,7 +188,14 @@ def list_pulls(state: GitHubState, req: Request, owner: str, repo: str) -> Reply
     if (req.query.get("state") or "open") not in {"open", "closed", "all"}:
         error = {"resource": "PullRequest", "field": "state", "code": "invalid"}
         raise _invalid("/pulls/pulls#list-pull-requests", error)
-    chunk, headers = _page(req, _pulls_matching(state, found, req.query))
+    matching = []
+    for pull in _pulls_matching(state, found, req.query):
+        key = (pull.repo, pull.number)
+        if state.hidden_from_lists.get(key, 0) > 0:  # list lag: not indexed yet
+            state.hidden_from_lists[key] -= 1
+            continue
+        matching.append(pull)
+    chunk, headers = _page(req, matching)
     return Reply(200, [pull_json(req.base, state, p, simple=True) for p in chunk], headers)
 
 
@@ -231,6 +238,8 @@ def create_pull(state: GitHubState, req: Request, owner: str, repo: str) -> Repl
         draft=bool(body.get("draft", False)),
         maintainer_can_modify=bool(body.get("maintainer_can_modify", True)),
     )
+    if state.list_lag:
+        state.hidden_from_lists[(pull.repo, pull.number)] = state.list_lag
     headers = {"Location": f"{req.base}/repos/{pull.repo}/pulls/{pull.number}"}
     return Reply(201, pull_json(req.base, state, pull), headers)
 

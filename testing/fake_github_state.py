@@ -120,6 +120,13 @@ class GitHubState:
         self.comments: list[Comment] = []
         self.events: list[Event] = []
         self.fork_storage = fork_storage  # where POST .../forks puts a bare clone (if set)
+        # GitHub's eventual consistency, as knobs: a PR made through the API is missing from
+        # the next `list_lag` list requests; with `fork_git_lag` a new fork's bare clone
+        # appears only when `materialize_forks()` is called (its git side lags its API).
+        self.list_lag = 0
+        self.hidden_from_lists: dict[tuple[str, int], int] = {}
+        self.fork_git_lag = False
+        self.pending_forks: list[tuple[list[str], Path]] = []
         self.now = clock or (lambda: _ts(dt.datetime.now(dt.UTC)))
         self.lock = threading.RLock()
         self._next_number = 500
@@ -190,11 +197,22 @@ class GitHubState:
             dest = self.fork_storage / f"{owner}+{candidate}.git"
             only = ["--single-branch", "--branch", upstream.default_branch]
             args = ["clone", "--bare", "-q", *(only if default_branch_only else [])]
-            gitmod.git(*args, upstream.clone_url, str(dest), cwd=self.fork_storage)
+            args += [upstream.clone_url, str(dest)]
+            if self.fork_git_lag:
+                self.pending_forks.append((args, dest))
+            else:
+                gitmod.git(*args, cwd=self.fork_storage)
             clone_url = str(dest)
         return self.add_repo(
             target, clone_url, default_branch=upstream.default_branch, fork_of=full_name
         )
+
+    def materialize_forks(self) -> None:
+        """The lagging git side of forks made with `fork_git_lag` catches up."""
+        assert self.fork_storage is not None
+        for args, _ in self.pending_forks:
+            gitmod.git(*args, cwd=self.fork_storage)
+        self.pending_forks.clear()
 
     # -- pull requests --
     def add_pull(

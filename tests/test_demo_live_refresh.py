@@ -13,6 +13,10 @@ def test_real_state_keeps_every_commit_and_line_and_the_rerun_is_a_noop(capsys, 
     out = capsys.readouterr().out
     assert "every earlier commit still on its branch: True" in out
     assert "hand-written bodies kept: True" in out
-    assert "write calls: 0" in out or "fast-forward" in out
+    first = out.split("# second run")[0]
+    # each branch holds an earlier revision of its fix: one commit on top updates it
+    assert first.count("branch: FAST-FORWARD:") == 2
+    assert first.count("holds an earlier revision of") == 2
+    assert "16eb82ddb98b" in first and "13293025c306" in first  # the revisions it names
     second = out.split("# second run")[1]
     assert "would write: nothing" in second or "wrote: nothing" in second

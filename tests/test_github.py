@@ -79,3 +79,46 @@ def test_errors_name_likely_causes(fake):
         client(fake, [], token="wrong").user()
     with pytest.raises(NotFoundError, match="renamed"):
         client(fake, []).pull(sc.UPSTREAM, 99999)
+
+
+def test_secondary_rate_limit_without_retry_after_waits_60s_doubling(fake):
+    sleeps: list[float] = []
+    fake.secondary_rate_limit_next("GET", r"^/user$", times=3)
+    gh = GitHub(host=fake.url, token=sc.TOKEN, sleep=sleeps.append, max_rate_wait=600)
+    assert gh.user()["login"] == sc.OWNER
+    assert sleeps == [60.0, 120.0, 240.0]  # GitHub: at least a minute, exponential
+
+
+def test_secondary_rate_limit_with_retry_after_waits_what_github_says(fake):
+    sleeps: list[float] = []
+    fake.secondary_rate_limit_next("POST", r"/comments$", retry_after=7)
+    client(fake, sleeps).create_comment(sc.UPSTREAM, 6117, "hello")
+    assert sleeps == [7.0] and len(fake.writes()) == 2  # refused, then made once
+
+
+@pytest.mark.parametrize("retry_after", [None, 3600])
+def test_secondary_rate_limit_over_the_wait_limit_says_so_not_token_scope(fake, retry_after):
+    fake.secondary_rate_limit_next("GET", r"^/user$", retry_after=retry_after, times=5)
+    gh = GitHub(host=fake.url, token=sc.TOKEN, sleep=lambda s: None, max_rate_wait=30)
+    with pytest.raises(GitHubError) as info:
+        gh.user()
+    assert "secondary rate limit" in str(info.value) and "scope" not in str(info.value)
+    assert info.value.exit_code == ExitCode.GITHUB
+
+
+def test_write_calls_are_spaced_at_least_a_second_apart(fake):
+    now = [100.0]
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        now[0] += seconds
+
+    gh = GitHub(host=fake.url, token=sc.TOKEN, sleep=sleep, clock=lambda: now[0])
+    gh.write_spacing = 1.0
+    gh.create_comment(sc.UPSTREAM, 6117, "one")
+    now[0] += 0.25  # a quarter second of work, then the next write
+    gh.create_comment(sc.UPSTREAM, 6117, "two")
+    gh.user()  # reads are not spaced
+    gh.create_comment(sc.UPSTREAM, 6117, "three")
+    assert sleeps == [0.75, 1.0]

@@ -86,7 +86,7 @@ def live(tmp_path, template_upstream, monkeypatch, request):  # noqa: ANN001, AN
     """The real state's shapes: #6339 and #6338 open from htesd/Megatron-LM-oss with
     hand-written bodies, branches built by the test, the manifest recording both PRs."""
 
-    def make(ckpt_commits=(), hc_shape: bool = False) -> Live:  # noqa: ANN001
+    def make(ckpt_commits=(), hc_shape: bool = False, hc_fix: str | None = None) -> Live:  # noqa: ANN001
         upstream = template_upstream.copy(tmp_path / "up")
         fork_git = tmp_path / "fork.git"
         git.git("clone", "-q", "--bare", str(upstream.bare), str(fork_git), cwd=tmp_path)
@@ -99,7 +99,8 @@ def live(tmp_path, template_upstream, monkeypatch, request):  # noqa: ANN001, AN
             git.git("push", "-q", "origin", f"HEAD:refs/heads/{sc.CHECKPOINT_BRANCH}", cwd=work)
         if hc_shape:  # the fix, a maintainer's merge of dev, then the author's merge of dev
             git.git("checkout", "-q", "-b", sc.HC_BRANCH, upstream.base_commit, cwd=work)
-            git.git("am", "-q", str(FIX_0003), cwd=work, env_extra=PINNED_ENV)
+            git.git("am", "-q", cwd=work, env_extra=PINNED_ENV,
+                    stdin=hc_fix or FIX_0003.read_text())  # fmt: skip
             for env in (MAINTAINER, AUTHOR):
                 git.git(
                     "merge", "-q", "--no-ff", "-m",
@@ -148,6 +149,37 @@ def _older_fix(upstream: UpstreamRepo) -> dict[str, str]:
     return {RANDOM_PY: text.replace(anchor, older + anchor, 1)}
 
 
+HC_PY = "megatron/core/transformer/transformer_layer.py"
+HC_TEST = "tests/unit_tests/transformer/test_hyper_connection_layer_retention.py"
+OLDER_HC_COMMENT = "+        # Release the manager after use (older comment)."
+_HC_COMMENT = (
+    "+        # Drop the manager once it has been used, as TransformerLayer._forward_post_mlp does."
+)
+
+
+def _older_hc_fix() -> str:
+    """0003 with another first comment line: #6338's real shape (same code, older comment)."""
+    text = FIX_0003.read_text()
+    assert _HC_COMMENT in text
+    return text.replace(_HC_COMMENT, OLDER_HC_COMMENT)
+
+
+def _fix_author() -> str:
+    line = next(x for x in FIX_0001.read_text().splitlines() if x.startswith("From: "))
+    return line[len("From: ") :]
+
+
+def _ours(w: Live, path: str) -> str | None:
+    """`path` as this repo's patches make it on the pinned base."""
+    work = w.tmp / "ours"
+    if not work.exists():
+        git.git("clone", "-q", str(w.upstream.bare), str(work), cwd=w.tmp)
+    git.git("checkout", "-q", "--detach", w.upstream.base_commit, cwd=work)
+    patches = sorted(FIX_0001.parent.glob("000[1-4]-*.patch"))
+    git.git("apply", *map(str, patches), cwd=work)
+    return (work / path).read_text()
+
+
 def test_foreign_commit_on_another_file_gets_one_commit_on_top_and_a_noop_rerun(live, capsys):
     w = live(ckpt_commits=[(AUTHOR, "Author's own note", {"NOTES.md": "mine\n"})])
     foreign = w.head(sc.CHECKPOINT_BRANCH)
@@ -179,20 +211,72 @@ def test_foreign_commit_on_another_file_gets_one_commit_on_top_and_a_noop_rerun(
     assert [k for k, n in gets.items() if n > 1] == []  # each object read at most once
 
 
-def test_older_version_of_the_fix_is_refused_and_rewrite_names_what_it_drops(live, capsys):
+def test_6339_shape_earlier_revision_gets_one_revising_commit_and_a_noop_rerun(live, capsys):
     w = live(ckpt_commits=[(AUTHOR, sc.CHECKPOINT_TITLE, _older_fix)])
+    foreign = w.head(sc.CHECKPOINT_BRANCH)
+    assert w.run("--dry-run", "--json", CKPT) == 0
+    planned = json.loads(capsys.readouterr().out)
+    assert planned["branch"]["kind"] == "fast-forward" and w.writes() == []
+    assert planned["branch"]["revises"]["sha"] == foreign
+    assert "comment/whitespace" in planned["branch"]["revises"]["why"]
+    assert w.run(CKPT) == 0
+    new = w.head(sc.CHECKPOINT_BRANCH)
+    assert git.commit_parents(new, cwd=w.fork_git) == [foreign]  # one commit, nothing dropped
+    assert git.show_file(new, RANDOM_PY, cwd=w.fork_git) == _ours(w, RANDOM_PY)
+    _, message, _ = git.git("log", "-1", "--format=%an <%ae>%n%B", new, cwd=w.fork_git)
+    author, subject = message.splitlines()[:2]
+    assert author == _fix_author() and subject.endswith("to the revision carried by patchcarry")
+    assert foreign[:12] in message and "Signed-off-by" not in message
+    assert w.pull(6339).body.startswith(HAND_6339)
+    capsys.readouterr()
+    assert w.run("--json", CKPT) == 0  # second run: a no-op
+    result = json.loads(capsys.readouterr().out)
+    assert result["action"] == "unchanged" and result["writes"] == []
+    assert w.head(sc.CHECKPOINT_BRANCH) == new
+
+
+def test_earlier_revision_also_edited_by_a_maintainer_is_refused(live, capsys):
+    def maintainer_edit(upstream: UpstreamRepo) -> dict[str, str]:
+        text = _older_fix(upstream)[RANDOM_PY]
+        return {RANDOM_PY: text.replace("(older comment).", "(maintainer's wording).")}
+
+    w = live(ckpt_commits=[(AUTHOR, sc.CHECKPOINT_TITLE, _older_fix),
+                           (MAINTAINER, "Reword the comment", maintainer_edit)])  # fmt: skip
     foreign = w.head(sc.CHECKPOINT_BRANCH)
     assert w.run(CKPT) == 1
     out = capsys.readouterr().out
-    assert "REFUSED" in out and "neither applies on it nor is already in it" in out
+    assert "REFUSED" in out and "holds an earlier revision" in out
+    assert "someone else also edited the lines it revises" in out
     assert w.writes() == [] and w.head(sc.CHECKPOINT_BRANCH) == foreign
     assert w.pull(6339).body == HAND_6339
+
+
+def test_rewrite_names_what_it_drops(live, capsys):
+    w = live(ckpt_commits=[(AUTHOR, sc.CHECKPOINT_TITLE, _older_fix)])
+    foreign = w.head(sc.CHECKPOINT_BRANCH)
     assert w.run("--rewrite", "--dry-run", CKPT) == 0
     out = capsys.readouterr().out
     assert f"drops {foreign[:12]} iiap <1471127927@qq.com>: {sc.CHECKPOINT_TITLE}" in out
     assert w.run("--rewrite", CKPT) == 0
     assert not w.reachable(foreign, sc.CHECKPOINT_BRANCH)
     assert w.pull(6339).body.startswith(HAND_6339)
+
+
+def test_6338_shape_with_an_earlier_revision_keeps_both_merges_and_adds_the_tests(live):
+    w = live(hc_shape=True, hc_fix=_older_hc_fix())
+    old = w.head(sc.HC_BRANCH)
+    assert w.run(HC) == 0
+    new = w.head(sc.HC_BRANCH)
+    assert git.commit_parents(new, cwd=w.fork_git) == [old]  # both merges stay, one on top
+    live_text = git.show_file(old, HC_PY, cwd=w.fork_git) or ""
+    assert OLDER_HC_COMMENT[1:] in live_text  # the merges of dev kept the older revision
+    expected = live_text.replace(OLDER_HC_COMMENT[1:], _HC_COMMENT[1:])  # only it changes
+    assert git.show_file(new, HC_PY, cwd=w.fork_git) == expected
+    assert git.show_file(new, HC_TEST, cwd=w.fork_git)  # the missing test patch came too
+    assert w.pull(6338).body.startswith("Hand-written #6338 description.\n")
+    writes = len(w.gh.writes())
+    assert w.run(HC) == 0
+    assert len(w.gh.writes()) == writes and w.head(sc.HC_BRANCH) == new
 
 
 def test_6338_shape_keeps_every_merge_and_adds_only_the_missing_tests(live):

@@ -10,7 +10,9 @@ value); any other head holds someone's work, and the default only adds commits o
 
   new           the branch does not exist: push `base + patches`
   unchanged     the branch already holds this repo's change: nothing to push
-  fast-forward  one commit on the live head turns its tree into "live tree + the patches"
+  fast-forward  one commit on the live head turns its tree into "live tree + the patches";
+                or, when the branch holds an earlier revision of the fix (revise.py), one
+                commit that turns that revision into this repo's (3-way, per file)
   rewrite       replace the branch (own publication, or `--rewrite`): the plan names each
                 commit it drops
   refused       the patches neither apply on the live head nor are already in it
@@ -21,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 
 from patchcarry.manifest import Entry
+from patchcarry.resubmit import revise
 from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Cache
 
 NEW, UNCHANGED, FAST_FORWARD = "new", "unchanged", "fast-forward"
@@ -51,6 +54,7 @@ class BranchPlan:
     target: str | None = None  # the commit to push (fast-forward); a rebuild is made later
     dropped: list[Dropped] = dataclasses.field(default_factory=list)
     added: list[str] = dataclasses.field(default_factory=list)
+    revises: revise.Revision | None = None  # the earlier revision of the fix it updates
 
     @property
     def pushes(self) -> bool:
@@ -63,6 +67,7 @@ class BranchPlan:
             "live": self.live,
             "published": self.published,
             "dropped": [dataclasses.asdict(d) for d in self.dropped],
+            "revises": self.revises.to_json() if self.revises else None,
         }
 
 
@@ -120,6 +125,9 @@ def decide(
         f" (it published {published[:12]})" if published else " (no publication record)"
     )
     if on_live.failed:
+        revised = revise.revise(cache, entry, remote=remote, live=live, stop=base)
+        if revised is not None:
+            return _revised(cache, entry, revised, why, live, published)
         files = sorted({f for p in on_live.failed for f in p.files})
         return BranchPlan(
             REFUSED,
@@ -145,4 +153,44 @@ def decide(
         published,
         target=target,
         added=on_live.added,
+    )
+
+
+def _revised(
+    cache: Cache,
+    entry: Entry,
+    revised: revise.Revision,
+    why: str,
+    live: str,
+    published: str | None,
+) -> BranchPlan:
+    """Fast-forward that updates an earlier revision of the fix, or a refusal naming why not."""
+    fix = entry.fix.name
+    if revised.tree is None:
+        return BranchPlan(
+            REFUSED,
+            f"{why}; {revised.line()} holds an earlier revision of {fix} ({revised.why}), but "
+            f"it cannot be updated cleanly: {'; '.join(revised.conflicts)}. Nothing is dropped "
+            "without --rewrite (its plan names what goes); or bring the branch in line by "
+            "hand, then re-run",
+            live,
+            published,
+            revises=revised,
+        )
+    extra = f"; it also adds {', '.join(revised.added)}" if revised.added else ""
+    sentence = (
+        f"{revised.old[:12]} on this branch ({revised.author}: {revised.subject}) holds an "
+        f"earlier revision of this change: {revised.why}. This commit turns it into the "
+        f"revision in patchcarry's {fix}{extra}."
+    )
+    target = cache.commit_on(live, revised.tree, entry, [fix, *revised.added], revises=sentence)
+    return BranchPlan(
+        FAST_FORWARD,
+        f"{why}: {revised.line()} holds an earlier revision of {fix} ({revised.why}); one "
+        f"commit on top turns it into this repo's revision{extra}; every commit stays",
+        live,
+        published,
+        target=target,
+        added=[fix, *revised.added],
+        revises=revised,
     )

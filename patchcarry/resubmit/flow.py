@@ -75,6 +75,22 @@ def push_call(fork_name: str, entry: Entry, commit: str) -> str:
     return f"git push {fork_name} {commit[:12]}:refs/heads/{entry.head_branch}"
 
 
+def _manifest_line(manifest: Path, entry: str, key: str, number: int) -> str:
+    """`path:LINE` of the entry's `key = number` line (for a message), else just the path."""
+    try:
+        lines = manifest.read_text().splitlines()
+    except OSError:
+        return str(manifest)
+    inside = False
+    for n, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].strip().replace(" ", "")
+        if text.startswith("name="):
+            inside = text == f'name="{entry}"' or text == f"name='{entry}'"
+        if inside and (text == f"{key}={number}" or f"{key}=[" in text and str(number) in text):
+            return f"{manifest}:{n}"
+    return str(manifest)
+
+
 def classify_all(
     reads: Reads, entries: list[Entry], manifest: Path | None = None
 ) -> dict[int, classify.Classification]:
@@ -87,8 +103,8 @@ def classify_all(
             try:
                 found[number] = pull_state(reads, entry.upstream, number)
             except NotFoundError:
-                where = f"{manifest}: " if manifest else ""
                 key = "pr" if number == entry.pr else "supersedes"
+                where = f"{_manifest_line(manifest, entry.name, key, number)}: " if manifest else ""
                 raise BadInputError(
                     f"{where}entry {entry.name!r}: `{key}` names #{number}, which "
                     f"{entry.upstream} does not have: fix that line of the manifest"

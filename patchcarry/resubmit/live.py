@@ -118,17 +118,24 @@ class Cache:
             result.tree = git.write_tree(index=index, cwd=self.repo)
         return result
 
-    def commit_on(self, live: str, tree: str, entry: Entry, added: list[str]) -> str:
+    def commit_on(
+        self, live: str, tree: str, entry: Entry, added: list[str], revises: str = ""
+    ) -> str:
         """One commit on `live` holding `tree`: the fix's author, message and date, so the
-        same live head and patches give the same commit on every run."""
+        same live head and patches give the same commit on every run. `revises` (a sentence
+        naming the earlier revision it updates) makes it an update of the fix, so titled."""
         fix = entry.fix
         match = _AUTHOR_RE.match(fix.author)
         name, email = (match.group(1), match.group(2)) if match else (fix.author, "")
         date = _DATE_RE.search(fix.text)
+        what = ", ".join(added) if added else fix.name
+        if revises:
+            head = f'Update "{fix.subject}" to the revision carried by patchcarry\n\n{revises}'
+        else:
+            head = f"{fix.subject}\n\n{fix.message.strip()}"
         message = (
-            f"{fix.subject}\n\n{fix.message.strip()}\n\n"
-            f"{FAST_FORWARD_NOTE} {entry.name} "
-            f"({', '.join(added)}), on top of the commits already here.\n"
+            f"{head}\n\n{FAST_FORWARD_NOTE} {entry.name} "
+            f"({what}), on top of the commits already here.\n"
         ).replace("\n\n\n", "\n\n")
         when = date.group(1).strip() if date else "1970-01-01T00:00:00+0000"
         try:

@@ -1,0 +1,156 @@
+"""resubmit when GitHub misbehaves as it really does: lost answers, lagging lists and forks,
+secondary rate limits, shared missing forks, stale manifest numbers, 422s a re-run cannot fix.
+Real git repos and the loopback fake GitHub (its fault-injection knobs); assertions on the
+server's state and log."""
+
+from __future__ import annotations
+
+import json
+import types
+
+import pytest
+
+from testing import github_scenarios as sc
+from tests import test_resubmit
+from tests.test_resubmit import ENTRY, PULLS, World
+
+template_upstream = test_resubmit.template_upstream  # the fixtures, shared
+world = test_resubmit.world
+
+HC = "hc-mlp-norm-manager"
+
+
+def _result(out: str) -> dict:  # type: ignore[type-arg]
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_create_applied_but_answer_lost_is_reported_created_with_its_write(world, capsys):
+    w: World = world()
+    w.gh.fail_after_apply("POST", r"/pulls$", 502)
+    assert w.run("--json", ENTRY) == 0
+    result = _result(capsys.readouterr().out)
+    assert result["action"] == "created"
+    assert f"POST {PULLS}" in result["writes"]
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    assert result["pr"] == number
+
+
+def test_lost_create_not_yet_listed_says_it_may_exist_and_a_rerun_finds_it(world, capsys):
+    w: World = world()
+    w.gh.fail_after_apply("POST", r"/pulls$", 502)
+    w.state.list_lag = 1  # the new PR is missing from the next list request
+    assert w.run(ENTRY) == 6
+    err = capsys.readouterr().err
+    assert "may have been created" in err and "re-run finds it" in err
+    assert "no PR was created" not in err and err.count("\n") == 1
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)  # it exists
+    w.state.list_lag = 0
+    assert w.run("--json", ENTRY) == 0
+    assert _result(capsys.readouterr().out)["pr"] == number
+    assert w.pulls_from(sc.CHECKPOINT_BRANCH) == [number]  # found, never a second one
+    assert sum(1 for r in w.gh.requests if (r.method, r.path) == ("POST", PULLS)) == 1
+
+
+def test_shared_missing_fork_is_created_once_per_run(world):
+    w: World = world(new_fork="none")
+    assert w.run() == 0  # both entries use htesd/Megatron-LM-oss, which does not exist yet
+    forks = [r for r in w.gh.writes() if r.path == f"/repos/{sc.UPSTREAM}/forks"]
+    assert len(forks) == 1
+    assert len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1 and len(w.pulls_from(sc.HC_BRANCH)) == 1
+
+
+def test_secondary_rate_limit_on_a_write_waits_and_is_never_a_scope_error(world, capsys):
+    w: World = world()
+    w.gh.secondary_rate_limit_next("POST", r"/pulls$", retry_after=3600)
+    assert w.run(ENTRY) == 6
+    err = capsys.readouterr().err
+    assert "secondary rate limit" in err and "scope" not in err
+    assert w.pulls_from(sc.CHECKPOINT_BRANCH) == []
+    assert w.run(ENTRY) == 0  # a re-run resumes
+    assert len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1
+
+
+def _lagging_fork(w: World, monkeypatch, catch_up_after: int | None) -> list[float]:  # noqa: ANN001
+    """The new fork's git side appears only after `catch_up_after` back-off sleeps (None:
+    not during this run). The sleeps are recorded, never slept."""
+    from patchcarry.resubmit import execute
+
+    w.state.fork_git_lag = True
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if catch_up_after is not None and len(sleeps) >= catch_up_after:
+            w.state.materialize_forks()
+
+    monkeypatch.setattr(execute, "time", types.SimpleNamespace(sleep=sleep))
+    return sleeps
+
+
+def test_new_fork_whose_git_side_lags_is_retried_with_bounded_back_off(world, monkeypatch):
+    w: World = world(new_fork="none")
+    sleeps = _lagging_fork(w, monkeypatch, catch_up_after=2)
+    assert w.run(ENTRY) == 0
+    push_sleeps = [s for s in sleeps if s >= 2.0]
+    assert push_sleeps == [2.0, 4.0]  # two refused pushes, doubling, then it went through
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    assert w.state.pulls[(sc.UPSTREAM, number)].head_sha
+
+
+def test_new_fork_still_lagging_says_retry_in_a_minute_without_the_git_command(
+    world, monkeypatch, capsys
+):
+    w: World = world(new_fork="none")
+    sleeps = _lagging_fork(w, monkeypatch, catch_up_after=None)
+    assert w.run(ENTRY) == 1
+    err = capsys.readouterr().err
+    assert "retry in a minute" in err and err.count("\n") == 1
+    assert "git push" not in err and "fatal:" not in err
+    assert [s for s in sleeps if s >= 2.0] == [2.0, 4.0, 8.0, 16.0]  # bounded
+    assert w.pulls_from(sc.CHECKPOINT_BRANCH) == []  # no PR from a branch that is not there
+    w.state.materialize_forks()
+    assert w.run(ENTRY) == 0  # a re-run resumes: the fork exists now, no second POST /forks
+    assert len([r for r in w.gh.writes() if r.path.endswith("/forks")]) == 1
+
+
+def test_recorded_pr_that_404s_names_the_manifest_line(world, capsys):
+    w: World = world()
+    text = w.manifest.read_text().replace(
+        'name = "checkpoint-grad"', 'name = "checkpoint-grad"\npr = 6999'
+    )
+    w.manifest.write_text(text)
+    line = text.splitlines().index("pr = 6999") + 1
+    assert w.run(ENTRY) == 5
+    err = capsys.readouterr().err
+    assert f"{w.manifest}:{line}:" in err and "`pr` names #6999" in err
+    assert "fix that line of the manifest" in err and w.writes() == []
+
+
+@pytest.mark.parametrize(
+    ("error", "says"),
+    [
+        (
+            {"resource": "PullRequest", "code": "invalid", "field": "fork_collab"},
+            "GitHub refuses `maintainer_can_modify` for this fork",
+        ),
+        (
+            {"resource": "PullRequest", "code": "custom",
+             "message": "Draft pull requests are not supported in this repository."},
+            "does not allow draft PRs",
+        ),
+        (
+            {"resource": "PullRequest", "code": "custom",
+             "message": f"No commits between dev and {sc.OWNER}:{sc.CHECKPOINT_BRANCH}"},
+            "holds nothing beyond the base branch",
+        ),
+    ],
+)  # fmt: skip
+def test_422_a_rerun_cannot_fix_gets_its_own_message(world, capsys, error, says):
+    w: World = world()
+    body = {"message": "Validation Failed", "errors": [error],
+            "documentation_url": "https://docs.github.com/rest/pulls/pulls"}  # fmt: skip
+    w.gh.fail_next("POST", r"/pulls$", 422, body=body)
+    assert w.run(ENTRY) == 6
+    err = capsys.readouterr().err
+    assert "422" in err and says in err and "re-run to try again" not in err
+    assert w.pulls_from(sc.CHECKPOINT_BRANCH) == []
