@@ -178,7 +178,8 @@ def execute(
             if not _marked(gh, entry.upstream, number, marker, login):
                 raise GitHubError(f"{exc}; the cross-link was not posted; re-run") from None
     made.extend(gh.writes[before:])
-    if work.target is not None:
+    if work.target is not None:  # what the plan said would follow the push has happened
+        plan.facts = [f for f in plan.facts if not f.startswith("after the push:")]
         plan.facts.append(f"CI gate: the new head {work.target[:12]} needs a maintainer's "
                           f"`/ok to test {work.target}`")  # fmt: skip
     plan.writes = [Write(call, "") for call in made]
