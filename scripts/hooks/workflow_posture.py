@@ -7,10 +7,23 @@ real workflows and deliberately bad ones.
 
 Rules (ids as reported):
   pull-request-target   no `pull_request_target` trigger (it runs with secrets on fork PRs)
-  ungated-self-hosted   a self-hosted job in a workflow that pull requests can trigger needs an
-                        `if:` that checks a maintainer-applied label AND an `environment:`
-                        (required reviewers)
+  self-hosted-pr-trigger
+                        no job that may run on a non-GitHub-hosted runner in a workflow that a
+                        pull request event can trigger, whatever its `if:` or `environment:`
+                        say: for those events GitHub runs the PR's own copy of the YAML, so
+                        the PR author writes the `if:`. "May run" is anything but a literal
+                        GitHub-hosted image label (`self-hosted`, a custom label such as
+                        `gpu` alone, a runner group, an expression), and a reusable workflow
+                        that has such a job (a remote one cannot be checked: refused)
+  if-only-gate          a job that may run on a non-GitHub-hosted runner, in a workflow that
+                        people without write access can trigger (issue_comment, workflow_run,
+                        ...: the default branch's YAML, run on their say-so), needs a
+                        GitHub-hosted job that decides (the API check) and reads its outputs
+                        (`needs.<gate>.outputs.*`); an `if:` alone is not a gate
   secrets-in-pr-job     no `secrets.*` in a job that pull requests can trigger (it runs PR code)
+  install-with-secret   no step that installs packages (pip, uv, npm, ..., or a repository
+                        script that runs scripts/bootstrap) while a secret or the workflow
+                        token is in its environment (step, job or workflow `env:`)
   unpinned-uses         every `uses:` pinned to a full 40-hex commit sha (docker: sha256 digest)
   no-permissions        `permissions:` at workflow level or on every job; never `write-all`
   expression-in-run     no `${{ ... }}` inside `run:`: values go through `env:` (script injection)
@@ -37,10 +50,42 @@ PR_EVENTS = frozenset(
         "pull_request_target",
         "pull_request_review",
         "pull_request_review_comment",
+        "merge_group",
         "issue_comment",
         "workflow_run",
     }
 )
+# Pull request events: the workflow file comes from the PR's merge commit (pull_request,
+# pull_request_review*), the merge queue's branch that holds the PR (merge_group), or runs
+# for the PR in the base's context (pull_request_target). No self-hosted runner for them.
+PR_TRIGGERS = frozenset(
+    {
+        "pull_request",
+        "pull_request_target",
+        "pull_request_review",
+        "pull_request_review_comment",
+        "merge_group",
+    }
+)
+# Events only people with write access cause (workflow_call: its callers are checked).
+# Any other event (issue_comment, issues, workflow_run, discussion_comment, ...) can be
+# caused from outside, so a self-hosted job there needs a real gate (`if-only-gate`).
+TRUSTED_EVENTS = frozenset(
+    {"push", "schedule", "workflow_dispatch", "repository_dispatch", "workflow_call"}
+)
+# GitHub-hosted image labels (standard and larger runners: -arm, -intel, -large, -xlarge).
+_HOSTED_LABEL = re.compile(
+    r"^(?:ubuntu-slim|(?:ubuntu|windows|macos)-(?:latest|\d+(?:\.\d+)?)"
+    r"(?:-(?:arm|arm64|intel|large|xlarge))?)$"
+)
+_NEEDS_OUTPUT = re.compile(r"\bneeds\.([A-Za-z_][A-Za-z0-9_-]*)\.outputs\.")
+_INSTALLER = re.compile(
+    r"\bpip3?\s+install\b|-m\s+pip\b|\buv\s+(?:pip|sync|add|tool|run)\b|\bpipx\b"
+    r"|\bpoetry\s+install\b|\b(?:npm|pnpm|yarn)\s+(?:install|ci|add|i)\b|\bnpx\b"
+    r"|\bconda\s+install\b|\bapt(?:-get)?\s+install\b|\bsetup\.py\b|\bscripts/bootstrap\b"
+)
+_REPO_SCRIPT = re.compile(r"(?<![\w/.-])(?:\./)?(scripts/[\w./-]+)")
+_TOKEN_REF = re.compile(r"\bsecrets\.|\bsecrets\[|\bgithub\.token\b")
 _SHA_PIN = re.compile(r"^[^@\s]+@[0-9a-f]{40}$")
 _DOCKER_PIN = re.compile(r"^docker://[^@\s]+@sha256:[0-9a-f]{64}$")
 _EXPRESSION = re.compile(r"\$\{\{.*?\}\}", re.DOTALL)
@@ -59,6 +104,16 @@ class Violation:
     def __str__(self) -> str:
         where = f"{self.path}: job {self.job}" if self.job else self.path
         return f"{where}: [{self.rule}] {self.detail}"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Context:
+    """One workflow being checked: its name as shown, YAML, events and repository."""
+
+    shown: str
+    workflow: dict[str, Any]
+    events: frozenset[str]
+    root: Path | None
 
 
 def load_workflow(path: Path) -> dict[str, Any]:
@@ -96,16 +151,63 @@ def runs_on_labels(job: dict[str, Any]) -> list[str]:
     return []
 
 
-def _is_self_hosted(job: dict[str, Any]) -> bool:
+def may_be_self_hosted(job: dict[str, Any]) -> bool:
+    """True unless `runs-on` is provably GitHub-hosted: literal image labels only. A runner
+    group, an expression, `self-hosted` or any custom label (a self-hosted runner is reached
+    by its custom label alone, e.g. `runs-on: gpu`) may land on a self-hosted runner."""
     runs_on = job.get("runs-on")
+    if runs_on is None:
+        return False  # a reusable-workflow call: see _called_workflow_problem
     if isinstance(runs_on, dict) and "group" in runs_on:
-        return True  # runner groups are self-hosted (or larger runners: gate them the same)
-    return "self-hosted" in runs_on_labels(job)
+        return True
+    labels = runs_on_labels(job)
+    return not labels or not all(_HOSTED_LABEL.match(label) for label in labels)
 
 
-def _label_gated(job: dict[str, Any]) -> bool:
-    condition = str(job.get("if", ""))
-    return "label" in condition and bool(job.get("environment"))
+def _repo_root(path: Path) -> Path | None:
+    """The repository holding `.github/workflows/<path>`, if the path says so."""
+    resolved = path.resolve()
+    if resolved.parent.name == "workflows" and resolved.parent.parent.name == ".github":
+        return resolved.parents[2]
+    return None
+
+
+def _called_workflow_problem(uses: str, root: Path | None, seen: frozenset[str]) -> str | None:
+    """Why a reusable-workflow call may reach a self-hosted runner (None: it cannot)."""
+    if not uses.startswith("./"):
+        return f"calls {uses}, whose runners cannot be checked here"
+    if uses in seen:
+        return None  # a cycle: each workflow is looked at once
+    if root is None:
+        return f"calls {uses}, which cannot be found here"
+    called = root / uses.split("@", 1)[0]
+    if not called.is_file():
+        return f"calls {uses}, which does not exist"
+    for name, job in (load_workflow(called).get("jobs") or {}).items():
+        if not isinstance(job, dict):
+            continue
+        if may_be_self_hosted(job):
+            return f"calls {uses}, whose job {name} may run on a self-hosted runner"
+        inner = job.get("uses")
+        if isinstance(inner, str):
+            problem = _called_workflow_problem(inner, root, seen | {uses})
+            if problem:
+                return f"calls {uses}, which {problem}"
+    return None
+
+
+def _gate_jobs(job: dict[str, Any], jobs: dict[str, Any]) -> set[str]:
+    """The GitHub-hosted jobs this job needs and whose outputs it reads."""
+    needs = job.get("needs") or []
+    needed = {needs} if isinstance(needs, str) else {str(n) for n in needs}
+    read = set(_NEEDS_OUTPUT.findall(yaml.safe_dump(job)))
+    return {
+        gate
+        for gate in needed & read
+        if isinstance(jobs.get(gate), dict)
+        and not may_be_self_hosted(jobs[gate])
+        and not isinstance(jobs[gate].get("uses"), str)
+    }
 
 
 def _uses_violations(uses: str) -> str | None:
@@ -155,47 +257,107 @@ def _permission_violations(path: str, workflow: dict[str, Any]) -> Iterable[Viol
             )
 
 
-def _job_violations(
-    path: str, name: str, job: dict[str, Any], pr_triggered: bool, workflow: dict[str, Any]
-) -> Iterable[Violation]:
+def _installs(run: str, root: Path | None) -> str | None:
+    """What in a `run:` script installs packages (None: nothing does)."""
+    found = _INSTALLER.search(run)
+    if found:
+        return found.group(0).strip()
+    for script in _REPO_SCRIPT.findall(run):
+        target = root / script if root else None
+        if (
+            target
+            and target.is_file()
+            and "scripts/bootstrap" in target.read_text(errors="replace")
+        ):
+            return f"{script} (it runs scripts/bootstrap)"
+    return None
+
+
+def _install_violations(ctx: _Context, name: str, job: dict[str, Any]) -> Iterable[Violation]:
+    outer = _TOKEN_REF.search(yaml.safe_dump(ctx.workflow.get("env") or {})) or _TOKEN_REF.search(
+        yaml.safe_dump(job.get("env") or {})
+    )
+    for step in job.get("steps") or []:
+        if not isinstance(step, dict) or not isinstance(step.get("run"), str):
+            continue
+        inner = _TOKEN_REF.search(yaml.safe_dump(step.get("env") or {}))
+        installer = _installs(step["run"], ctx.root)
+        if installer and (outer or inner):
+            label = step.get("name") or step.get("id") or "step"
+            yield Violation(
+                ctx.shown,
+                "install-with-secret",
+                f"{label}: {installer} runs with a secret or the workflow token in its "
+                "environment (install in an earlier step without one)",
+                name,
+            )
+
+
+def _self_hosted_violations(ctx: _Context, name: str, job: dict[str, Any]) -> Iterable[Violation]:
+    jobs = ctx.workflow.get("jobs") or {}
+    uses = job.get("uses")
+    if isinstance(uses, str):
+        problem = _called_workflow_problem(uses, ctx.root, frozenset())
+    elif may_be_self_hosted(job):
+        problem = f"runs-on {job.get('runs-on')!r} may be a self-hosted runner"
+    else:
+        return
+    if problem is None:
+        return
+    pr = sorted(ctx.events & PR_TRIGGERS)
+    if pr:
+        yield Violation(
+            ctx.shown,
+            "self-hosted-pr-trigger",
+            f"{problem}, in a workflow that {', '.join(pr)} triggers: a pull request's own "
+            "YAML runs for those events, so no `if:` or `environment:` in it can gate",
+            name,
+        )
+    outside = sorted(ctx.events - TRUSTED_EVENTS - PR_TRIGGERS)
+    if outside and not _gate_jobs(job, jobs):
+        yield Violation(
+            ctx.shown,
+            "if-only-gate",
+            f"{problem}, triggered by {', '.join(outside)}, with no GitHub-hosted gate job "
+            "in `needs:` whose outputs it reads (an `if:` alone is not a gate)",
+            name,
+        )
+
+
+def _job_violations(ctx: _Context, name: str, job: dict[str, Any]) -> Iterable[Violation]:
     uses = job.get("uses")
     if isinstance(uses, str):  # a reusable-workflow call has no steps or timeout of its own
         problem = _uses_violations(uses)
         if problem:
-            yield Violation(path, "unpinned-uses", problem, name)
+            yield Violation(ctx.shown, "unpinned-uses", problem, name)
     elif "timeout-minutes" not in job:
-        yield Violation(path, "no-timeout", "no timeout-minutes", name)
-    if "concurrency" not in workflow and "concurrency" not in job:
+        yield Violation(ctx.shown, "no-timeout", "no timeout-minutes", name)
+    if "concurrency" not in ctx.workflow and "concurrency" not in job:
         yield Violation(
-            path, "no-concurrency", "no concurrency group here or at workflow level", name
+            ctx.shown, "no-concurrency", "no concurrency group here or at workflow level", name
         )
-    if pr_triggered and _is_self_hosted(job) and not _label_gated(job):
-        yield Violation(
-            path,
-            "ungated-self-hosted",
-            "self-hosted job reachable from pull requests without a label `if:` and an environment",
-            name,
-        )
-    if pr_triggered and _SECRET_REF.search(yaml.safe_dump(job)):
-        yield Violation(path, "secrets-in-pr-job", "uses secrets.* in a job PRs can run", name)
+    yield from _self_hosted_violations(ctx, name, job)
+    if ctx.events & PR_EVENTS and _SECRET_REF.search(yaml.safe_dump(job)):
+        yield Violation(ctx.shown, "secrets-in-pr-job", "uses secrets.* in a job PRs can run", name)
+    yield from _install_violations(ctx, name, job)
     for step in job.get("steps") or []:
         if isinstance(step, dict):
-            yield from _step_violations(path, name, step)
+            yield from _step_violations(ctx.shown, name, step)
 
 
-def check_workflow(path: Path) -> list[Violation]:
-    """Every rule broken by the workflow at `path` (empty when it keeps them all)."""
+def check_workflow(path: Path, root: Path | None = None) -> list[Violation]:
+    """Every rule broken by the workflow at `path` (empty when it keeps them all). `root` is
+    the repository (for local reusable workflows and scripts); by default the one that holds
+    `.github/workflows/<path>`."""
     workflow = load_workflow(path)
-    shown = str(path)
-    events = triggers(workflow)
+    ctx = _Context(str(path), workflow, frozenset(triggers(workflow)), root or _repo_root(path))
     found: list[Violation] = []
-    if "pull_request_target" in events:
-        found.append(Violation(shown, "pull-request-target", "pull_request_target trigger"))
-    found += _permission_violations(shown, workflow)
-    pr_triggered = bool(events & PR_EVENTS)
+    if "pull_request_target" in ctx.events:
+        found.append(Violation(ctx.shown, "pull-request-target", "pull_request_target trigger"))
+    found += _permission_violations(ctx.shown, workflow)
     for name, job in (workflow.get("jobs") or {}).items():
         if isinstance(job, dict):
-            found += _job_violations(shown, str(name), job, pr_triggered, workflow)
+            found += _job_violations(ctx, str(name), job)
     return found
 
 
