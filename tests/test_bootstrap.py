@@ -1,0 +1,220 @@
+"""scripts/bootstrap and scripts/resubmit.sh's install phase, with a stand-in Python.
+
+The stand-in (a bash script named python3.11, which the venv's `bin/python` links to) logs
+every call with whether a credential was in its environment, and fakes `-m venv`, `-m pip`
+and the one `-c` bootstrap runs. So these tests see exactly what bootstrap would run, in
+which order and with which environment, without installing anything.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE_PYTHON = r"""#!/usr/bin/env bash
+creds=clean
+for name in GITHUB_TOKEN GH_TOKEN RESUBMIT_TOKEN MY_SECRET AWS_SECRET_ACCESS_KEY NPM_TOKEN; do
+  [ -z "${!name:-}" ] || creds="TOKEN:$name"
+done
+printf '%s|%s|%s\n' "$(basename "$0")" "$*" "$creds" >>"$FAKE_LOG"
+if [ "$1" = -m ] && [ "$2" = venv ]; then
+  dir=${*: -1}
+  mkdir -p "$dir/bin" "$dir/lib/site-packages"
+  printf 'home = /fake\nversion = 3.11.7\n' >"$dir/pyvenv.cfg"
+  ln -sf "$(command -v "$0")" "$dir/bin/python"
+elif [ "$1" = -m ] && [ "$2" = pip ]; then
+  if [ "${FAKE_PIP_FAIL:-}" = 1 ] && [[ " $* " == *" install "* ]]; then
+    echo "ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE."
+    exit 1
+  fi
+  echo "pip output nobody needs on the terminal"
+elif [ "$1" = -c ] && [[ "$2" == *sysconfig* ]]; then
+  echo "$(cd "$(dirname "$0")/.." && pwd)/lib/site-packages"
+elif [ "$1" = -c ]; then
+  echo "/fake/python3.11 3.11.7"
+fi
+"""
+
+
+class Repo:
+    """A copy of what bootstrap reads, a stand-in python, and a log of its calls."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.root = tmp / "repo"
+        (self.root / "scripts").mkdir(parents=True)
+        for script in ("bootstrap", "resubmit.sh"):
+            shutil.copy2(ROOT / "scripts" / script, self.root / "scripts" / script)
+        shutil.copytree(ROOT / "requirements", self.root / "requirements")
+        bin_dir = tmp / "bin"
+        bin_dir.mkdir()
+        self.python = bin_dir / "python3.11"
+        self.python.write_text(FAKE_PYTHON)
+        self.python.chmod(0o755)
+        self.log = tmp / "calls.log"
+        self.log.touch()
+        self.env = {
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "HOME": str(tmp),
+            "PYTHON": str(self.python),
+            "PATCHCARRY_TORCH": "cpu",
+            "FAKE_LOG": str(self.log),
+        }
+
+    def run(self, script: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(self.root / "scripts" / script), *args],
+            env={**self.env, **env},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    def calls(self) -> list[tuple[str, str, str]]:
+        """(program, argv, credentials) of every call so far; the log is then emptied."""
+        lines = self.log.read_text().splitlines()
+        self.log.write_text("")
+        return [tuple(line.split("|")) for line in lines]  # type: ignore[misc]
+
+    @staticmethod
+    def installs(calls: list[tuple[str, str, str]]) -> list[list[str]]:
+        """The -r files of each `pip install` call."""
+        found = []
+        for _, argv, _ in calls:
+            words = argv.split()
+            if "pip" in words and "install" in words:
+                found.append([words[i + 1] for i, w in enumerate(words) if w == "-r"])
+        return found
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    return Repo(tmp_path)
+
+
+MAIN = ["requirements/main.txt", "requirements/megatron-core.txt"]
+
+
+def test_cold_main_set_one_line_per_phase_then_nothing_when_current(repo: Repo) -> None:
+    result = repo.run("bootstrap", "main")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert [line.split(":")[1].strip().split(" ")[0] for line in lines] == [
+        "creating",
+        "main",
+        ".venv",
+    ]
+    assert lines[1].startswith("bootstrap: main: 17 locked packages, hashes required")
+    assert "pip output" not in result.stderr + result.stdout
+    assert "pip output nobody needs" in (repo.root / ".venv" / "bootstrap.log").read_text()
+    calls = repo.calls()
+    assert repo.installs(calls) == [MAIN]
+    (install,) = [argv for _, argv, _ in calls if " install " in f" {argv} "]
+    for flag in ("--require-hashes", "--no-deps", "--only-binary :all:"):
+        assert flag in install
+    pth = repo.root / ".venv" / "lib" / "site-packages" / "patchcarry-checkout.pth"
+    assert pth.read_text().strip() == str(repo.root)
+
+    again = repo.run("bootstrap", "main")
+    assert (again.returncode, again.stderr, repo.calls()) == (0, "", [])
+
+
+def test_no_credential_reaches_pip_or_the_venv(repo: Repo) -> None:
+    secrets = {
+        "GITHUB_TOKEN": "sentinel-1",
+        "GH_TOKEN": "sentinel-2",
+        "RESUBMIT_TOKEN": "sentinel-3",
+        "MY_SECRET": "sentinel-4",
+        "AWS_SECRET_ACCESS_KEY": "sentinel-5",
+        "NPM_TOKEN": "sentinel-6",
+    }
+    assert repo.run("bootstrap", "test", **secrets).returncode == 0
+    calls = repo.calls()
+    assert repo.installs(calls) == [MAIN, ["requirements/test-cpu.txt"]]
+    assert {creds for _, _, creds in calls} == {"clean"}
+
+
+def test_resubmit_sh_installs_without_the_token_then_runs_the_venv_with_it(repo: Repo) -> None:
+    result = repo.run("resubmit.sh", "--dry-run", GITHUB_TOKEN="sentinel", RESUBMIT_TOKEN="s2")
+    assert result.returncode == 0, result.stderr
+    *install, last = repo.calls()
+    assert repo.installs(install) == [MAIN]
+    assert {creds for _, _, creds in install} == {"clean"}
+    assert last[0] == "python" and last[1] == "-m patchcarry resubmit --dry-run"
+    assert last[2].startswith("TOKEN:")  # the token step itself still has it
+
+    # .venv current: nothing but the venv's python runs
+    assert repo.run("resubmit.sh", "scan", GITHUB_TOKEN="sentinel").returncode == 0
+    assert [(p, a) for p, a, _ in repo.calls()] == [("python", "-m patchcarry scan")]
+
+
+def test_a_failure_names_the_phase_and_shows_the_end_of_the_log(repo: Repo) -> None:
+    result = repo.run("bootstrap", "main", FAKE_PIP_FAIL="1")
+    assert result.returncode == 1
+    log = repo.root / ".venv" / "bootstrap.log"
+    assert "bootstrap: FAILED while: main: 17 locked packages" in result.stderr
+    assert "  | ERROR: THESE PACKAGES DO NOT MATCH THE HASHES" in result.stderr
+    assert result.stderr.rstrip().endswith(f"bootstrap: full log: {log}")
+    assert not (repo.root / ".venv" / ".patchcarry-main").exists()
+    repo.calls()
+    # the next run starts from nothing (no main stamp: the half-built venv is not trusted)
+    assert repo.run("bootstrap", "main").returncode == 0
+    calls = repo.calls()
+    assert any(argv.startswith("-m venv") for _, argv, _ in calls)
+    assert repo.installs(calls) == [MAIN]
+
+
+def test_sets_are_layers_and_triton_is_added_on_cpu_only(repo: Repo) -> None:
+    assert repo.run("bootstrap", "main").returncode == 0
+    repo.calls()
+    assert repo.run("bootstrap", "test").returncode == 0
+    assert repo.installs(repo.calls()) == [["requirements/test-cpu.txt"]]
+    assert repo.run("bootstrap", "upstream").returncode == 0
+    assert repo.installs(repo.calls()) == [["requirements/upstream-cpu.txt"]]
+
+
+def test_cuda_torch_brings_its_own_triton(repo: Repo) -> None:
+    assert repo.run("bootstrap", "upstream", PATCHCARRY_TORCH="cuda").returncode == 0
+    assert repo.installs(repo.calls()) == [MAIN, ["requirements/test-cuda.txt"]]
+
+
+def test_a_changed_lock_rebuilds_the_venv_with_every_set_it_held(repo: Repo) -> None:
+    assert repo.run("bootstrap", "test").returncode == 0
+    (repo.root / ".venv" / "stray-file").touch()
+    repo.calls()
+    main = repo.root / "requirements" / "main.txt"
+    main.write_text(main.read_text() + "# changed\n")
+    assert repo.run("bootstrap", "main").returncode == 0
+    calls = repo.calls()
+    assert any(argv.startswith("-m venv") for _, argv, _ in calls)
+    assert repo.installs(calls) == [MAIN, ["requirements/test-cpu.txt"]]
+    assert not (repo.root / ".venv" / "stray-file").exists()
+
+
+def test_a_venv_bootstrap_did_not_make_is_rebuilt(repo: Repo) -> None:
+    (repo.root / ".venv" / "bin").mkdir(parents=True)
+    (repo.root / ".venv" / ".patchcarry-installed").write_text("the old single stamp")
+    assert repo.run("bootstrap", "main").returncode == 0
+    assert any(argv.startswith("-m venv") for _, argv, _ in repo.calls())
+    assert not (repo.root / ".venv" / ".patchcarry-installed").exists()
+
+
+def test_check_mode_installs_nothing(repo: Repo) -> None:
+    before = repo.run("bootstrap", "--check", "main")
+    assert before.returncode == 1 and "run scripts/bootstrap main" in before.stderr
+    assert repo.calls() == []
+    assert repo.run("bootstrap", "main").returncode == 0
+    repo.calls()
+    assert repo.run("bootstrap", "--check", "main").returncode == 0
+    assert repo.run("bootstrap", "--check", "test").returncode == 1
+    assert repo.calls() == []
+
+
+def test_unknown_set_and_torch_build_are_usage_errors(repo: Repo) -> None:
+    assert repo.run("bootstrap", "everything").returncode == 2
+    assert repo.run("bootstrap", "main", PATCHCARRY_TORCH="rocm").returncode == 2
+    assert repo.calls() == []
