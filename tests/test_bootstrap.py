@@ -37,7 +37,8 @@ elif [ "$1" = -m ] && [ "$2" = pip ]; then
 elif [ "$1" = -c ] && [[ "$2" == *sysconfig* ]]; then
   echo "$(cd "$(dirname "$0")/.." && pwd)/lib/site-packages"
 elif [ "$1" = -c ]; then
-  echo "/fake/python3.11 3.11.7"
+  command -v "$0"
+  echo 3.11.7
 fi
 """
 
