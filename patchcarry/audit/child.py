@@ -24,6 +24,7 @@ from __future__ import annotations
 import gc
 import json
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -106,8 +107,11 @@ def audit(request: dict[str, Any]) -> dict[str, Any]:
     configs = []
     for config in request["configs"]:
         torch.manual_seed(request["seed"])
+        start = time.perf_counter()
         configs.append(audit_config(request, config, tracker))
         gc.collect()
+        status = configs[-1]["error"] or "audited"
+        print(f"{config['name']}: {status} ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
     cuda = request["device"] == "cuda"
     return {
         "megatron_file": megatron.core.__file__,

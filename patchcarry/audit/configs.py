@@ -15,7 +15,7 @@ DEFAULT = "hc-full-uniform-1"
 
 _HC = {"enable_hyper_connections": True}
 _NO_HC = {"enable_hyper_connections": False}
-_MOE = {"num_moe_experts": 2, "moe_router_topk": 1, "moe_ffn_hidden_size": 32}
+_MOE = {"num_moe_experts": 2, "moe_router_topk": 2, "moe_ffn_hidden_size": 32}
 _FULL = {"recompute_granularity": "full", "recompute_method": "uniform", "recompute_num_layers": 1}
 
 
