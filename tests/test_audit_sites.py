@@ -142,8 +142,13 @@ def test_evidence_validates_and_renders_both_tables() -> None:
     text = evidence.render_text(doc)
     assert "checkpoint-grad" in text and "hc-mlp-norm-manager" in text
     md = evidence.render_markdown(doc)
-    assert "| hc | both | nothing new: no layer holds a tensor | 0 B | |" in md
-    assert "`decoder.layers.*.mlp_norm_manager.tensor → … → AccumulateGrad.variable.grad`" in md
+    assert md.splitlines()[0].endswith("| unpatched | both | fixed by |")
+    grad = "`decoder.layers.*.mlp_norm_manager.tensor → … → AccumulateGrad.variable.grad`"
+    assert f"| hc | {grad} | 4096 B | 0 B | checkpoint-grad |" in md
+    empty = doc_with({"unpatched": {"hc": []}})
+    assert "| hc | nothing: no layer holds a tensor | 0 B | |" in evidence.render_markdown(empty)
+    broken = doc_with({"unpatched": {"hc": []}}, errors={("unpatched", "hc"): "E|x"})
+    assert "| hc | not built on cpu: `E/x` | | |" in evidence.render_markdown(broken)
     assert evidence.new_sites(doc) == []
     broken = copy.deepcopy(doc)
     broken["variants"][0]["configs"][0]["iterations"][0]["sites"][0]["bytes"] = -1

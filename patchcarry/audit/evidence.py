@@ -146,32 +146,50 @@ def layer_sites(config: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def render_markdown(doc: dict[str, Any]) -> str:
-    """The README table: configuration x variant x layer-held site x bytes (last iteration)."""
+    """The README table: configuration x site held by a layer, bytes per variant (last
+    iteration). A configuration where no layer holds anything says so; one that cannot be built
+    says why."""
+    audited = [v for v in doc["variants"] if v["status"] == "audited"]
+    names = [v["name"] for v in audited]
     rows = [
-        "| configuration | variant | site held by a layer (indices folded) | bytes | fixed by |",
-        "|---|---|---|---|---|",
+        "| configuration | site held by a layer (indices folded) | "
+        + " | ".join(names)
+        + " | fixed by |",
+        "|---|---|" + "---|" * len(names) + "---|",
     ]
-    for v in doc["variants"]:
-        if v["status"] == "skipped":
-            rows.append(f"| (all) | {v['name']} | skipped: {v['skip_reason']} | | |")
+    order = list(dict.fromkeys(c["name"] for v in audited for c in v["configs"]))
+    for config_name in order:
+        per_variant = {
+            v["name"]: next((c for c in v["configs"] if c["name"] == config_name), None)
+            for v in audited
+        }
+        errors = {c["error"] for c in per_variant.values() if c is not None and c["error"]}
+        if errors:
+            error = sorted(errors)[0].replace("|", "/")[:140]
+            rows.append(
+                f"| {config_name} | not built on {doc['device']}: `{error}` |"
+                + " |" * len(names)
+                + " |"
+            )
             continue
-        for c in v["configs"]:
-            if c["error"]:
-                rows.append(
-                    f"| {c['name']} | {v['name']} | not built on {doc['device']}: "
-                    f"`{c['error'].replace('|', '/')[:160]}` | | |"
-                )
-                continue
-            held = layer_sites(c)
-            if not held:
-                rows.append(
-                    f"| {c['name']} | {v['name']} | nothing new: no layer holds a tensor | 0 B | |"
-                )
-            for s in held:
-                rows.append(
-                    f"| {c['name']} | {v['name']} | `{s['site']}` | {s['bytes']} B | "
-                    f"{s['known'] or '**new**'} |"
-                )
+        held: dict[str, dict[str, Any]] = {}
+        for variant, config in per_variant.items():
+            for site in layer_sites(config) if config else []:
+                held.setdefault(site["site"], {"known": site["known"]})[variant] = site["bytes"]
+        if not held:
+            rows.append(
+                f"| {config_name} | nothing: no layer holds a tensor |"
+                + " 0 B |" * len(names)
+                + " |"
+            )
+        for site_name, figures in held.items():
+            cells = " | ".join(f"{figures.get(n, 0)} B" for n in names)
+            rows.append(
+                f"| {config_name} | `{site_name}` | {cells} | {figures['known'] or '**new**'} |"
+            )
+    skipped = [v for v in doc["variants"] if v["status"] == "skipped"]
+    for v in skipped:
+        rows.append(f"\n{v['name']}: skipped ({v['skip_reason']})")
     return "\n".join(rows)
 
 

@@ -18,6 +18,7 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from patchcarry.commands.measure import NoUpstreamTree, _fetched_tree, _positive, _tree_info
 from patchcarry.errors import BadInputError, ExitCode
@@ -45,6 +46,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--manifest", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="evidence file")
     parser.add_argument("--markdown", type=Path, default=None, metavar="PATH")
+    parser.add_argument(
+        "--render",
+        type=Path,
+        default=None,
+        metavar="JSON",
+        help="run nothing: print (and with --markdown write) the tables of an evidence file",
+    )
     parser.add_argument(
         "--fail-on-new", action="store_true", help="exit 1 if a layer holds an unknown site"
     )
@@ -95,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
         for module, reason in configs.NOT_ON_CPU.items():
             print(f"(not built on CPU) {module}: {reason}")
         return ExitCode.OK
+    if args.render:
+        doc = evidence.load(args.render)
+        return _report(doc, args)
     chosen = _configs(args)
     src = _source_tree(args)
     manifest = manifest_mod.load(args.manifest) if args.manifest else manifest_mod.load()
@@ -113,9 +124,15 @@ def run(args: argparse.Namespace) -> int:
             progress=lambda line: print(f"audit: {line}", file=sys.stderr),
         )
     doc = evidence.build(request, results, tree=_tree_info(src))
-    print(evidence.render_text(doc))
     if args.json:
         print(f"evidence: {evidence.write(doc, args.json)}")
+    return _report(doc, args)
+
+
+def _report(doc: dict[str, Any], args: argparse.Namespace) -> int:
+    from patchcarry.audit import evidence
+
+    print(evidence.render_text(doc))
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(evidence.render_markdown(doc) + "\n")
