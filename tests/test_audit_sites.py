@@ -4,6 +4,7 @@ data, no torch, no child process."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 
@@ -203,3 +204,18 @@ def test_judge_main_writes_the_issue_and_the_output_line(tmp_path, capsys) -> No
     assert "`layers.*.x` | appears | 8 B | absent" in (tmp_path / "audit-issue.md").read_text()
     judge.main([str(tmp_path / "base.json"), str(tmp_path / "base.json"), "--out", str(tmp_path)])
     assert capsys.readouterr().out.strip() == "retained=false"
+
+
+REPO = Path(__file__).resolve().parent.parent
+BASELINE = REPO / "evidence" / "audit-hc-gpt-cpu.json"
+
+
+def test_drift_runs_the_judge_against_the_committed_baseline() -> None:
+    drift = (REPO / ".github" / "workflows" / "drift.yml").read_text()
+    assert "python -m patchcarry.audit.judge out/audit.json evidence/audit-hc-gpt-cpu.json" in drift
+    baseline = evidence.load(BASELINE)
+    assert judge.judge(baseline, baseline) == []
+    # the committed sweep: with every carried patch, no layer holds anything
+    both = next(v for v in baseline["variants"] if v["name"] == "both")
+    assert all(not evidence.layer_sites(c) for c in both["configs"])
+    assert evidence.new_sites(baseline) == []
