@@ -13,6 +13,7 @@ from patchcarry.error_handler import error_handler
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("check", "check that each patch applies upstream, drift and identity"),
     "measure": ("measure", "measure retained memory per variant and write evidence"),
+    "audit": ("audit", "find every tensor a model keeps between iterations, and who holds it"),
     "tree": ("tree", "check out an upstream source tree at the pinned base (for MEGATRON_SRC)"),
     "resubmit": ("resubmit", "open or refresh the upstream PR from an attached fork"),
     "adopt": ("adopt", "carry an upstream PR (e.g. one auto-closed by fork detachment) as patches"),

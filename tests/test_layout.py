@@ -136,3 +136,14 @@ def test_a_plain_install_checks_its_embedded_manifest_from_anywhere(tmp_path: Pa
     assert plan.returncode == 0, plan.stderr
     assert "hc-mlp-norm-manager: PLANNED" in plan.stdout
     assert not list(elsewhere.iterdir())  # it wrote nothing where it ran
+
+
+def test_every_package_folder_ships() -> None:
+    """A folder under patchcarry/ missing from pyproject's `packages` would vanish from a plain
+    install (the list is explicit because patches/ is mapped in as `patchcarry._series`)."""
+    import tomllib
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    listed = set(pyproject["tool"]["setuptools"]["packages"])
+    folders = {_module_name(p.parent / "__init__.py") for p in PACKAGE.rglob("*.py")}
+    assert folders - listed == set()

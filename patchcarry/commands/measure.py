@@ -15,7 +15,7 @@ from pathlib import Path
 from patchcarry.measure.model import CPU_DEFAULTS
 
 
-def _positive(text: str) -> int:
+def positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
@@ -41,10 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="patch file(s) for the reset variant instead of the manifest entry",
     )
-    parser.add_argument("--iterations", type=_positive, default=3)
+    parser.add_argument("--iterations", type=positive, default=3)
     for name, default in CPU_DEFAULTS.items():
         parser.add_argument(
-            f"--{name}", type=_positive, default=None, help=f"(default {default} on CPU)"
+            f"--{name}", type=positive, default=None, help=f"(default {default} on CPU)"
         )
     parser.add_argument(
         "--dtype",
@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="default fp32 on CPU (the local spec fails in bf16 there), bf16 on GPU",
     )
-    parser.add_argument("--vocab", type=_positive, default=1024)
+    parser.add_argument("--vocab", type=positive, default=1024)
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument(
         "--seed-config",

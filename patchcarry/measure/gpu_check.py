@@ -6,6 +6,8 @@
 3. The PR's seed configuration, all four variants, at seq 8192 with a memory-history snapshot,
    and at seq 16384 when the GPU has >= 120 GiB: evidence JSON + PNG.
 4. Upstream's own unit tests for the changed code, unpatched and patched, side by side.
+5. The retention audit over every configuration (the ones CPU cannot build run here): a
+   site held by a layer that no manifest entry fixes fails the check.
 
 Every step runs even if an earlier one fails; the status is 1 when any fails (a GPU test, a
 fix that frees less than 95% of the predicted bytes, a measurement, or an upstream test that
@@ -106,6 +108,15 @@ def run(out: Path, *, dry_run: bool, upstream_url: str, say: Callable[[str], Non
     tests = [py, "-m", "patchcarry.measure.upstream_tests", "--out", str(out)]
     tests += ["--no-torchrun"] if dry_run else ["--nproc", str(len(gpus))]
     ok &= _step("upstream unit tests, unpatched vs patched", tests, None, say)
+    audit = [py, "-m", "patchcarry", "audit", "--variants", "unpatched,both", "--fail-on-new"]
+    if dry_run:  # one configuration on CPU checks the step itself
+        audit += ["--config", "hc-full-uniform-1", "--device", "cpu"]
+    else:  # every configuration, MoE and selective mlp included (they do not build on CPU)
+        audit += ["--sweep", "--device", "cuda"]
+    device = "cpu" if dry_run else "cuda"
+    audit += ["--json", f"{out}/audit-hc-gpt-{device}.json"]
+    audit += ["--markdown", f"{out}/audit-hc-gpt-{device}.md"]
+    ok &= _step("retention audit", audit, None, say)
     status = 0 if ok else int(ExitCode.FAILED)
     (out / "summary.md").write_text(_summary(out, tree_line, status))
     say(f"summary: {out / 'summary.md'} (exit {status})")
@@ -129,5 +140,7 @@ def _summary(out: Path, tree_line: str, status: int) -> str:
     parts += [f"Upstream unit tests (unpatched | patched); Transformer Engine {te}:", ""]
     report = out / "upstream-tests.md"
     parts += [report.read_text() if report.is_file() else "(not run)", ""]
+    for audit in sorted(out.glob("audit-hc-gpt-*.md")):
+        parts += ["Retention audit:", "", audit.read_text(), ""]
     parts.append(f"gpu-check exit status: {status}")
     return "\n".join(parts) + "\n"

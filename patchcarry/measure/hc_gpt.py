@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -67,8 +67,20 @@ def default_heads(hidden: int) -> int:
     return hidden // 128 if hidden >= 1024 and hidden % 128 == 0 else 4
 
 
-def build(shape: Shape, *, device: str, vocab: int = 1024, seed: int = 1234) -> torch.nn.Module:
-    """Upstream's GPTModel: HyperConnectionTransformerLayer x layers, full recompute."""
+def build(
+    shape: Shape,
+    *,
+    device: str,
+    vocab: int = 1024,
+    seed: int = 1234,
+    overrides: Mapping[str, Any] | None = None,
+) -> torch.nn.Module:
+    """Upstream's GPTModel: HyperConnectionTransformerLayer x layers, full recompute.
+
+    `overrides` replaces TransformerConfig fields (the audit's sweep: hyper connections off,
+    selective recompute, MoE); the local spec follows `enable_hyper_connections` and
+    `num_moe_experts`/`moe_grouped_gemm`.
+    """
     from megatron.core.models.gpt import GPTModel
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
     from megatron.core.tensor_parallel import random as megatron_random
@@ -77,7 +89,7 @@ def build(shape: Shape, *, device: str, vocab: int = 1024, seed: int = 1234) -> 
     megatron_random.model_parallel_cuda_manual_seed(seed)
     torch.manual_seed(seed)
     dtype = TORCH_DTYPES[shape.dtype]
-    config = TransformerConfig(
+    fields: dict[str, Any] = dict(
         num_layers=shape.layers,
         hidden_size=shape.hidden,
         num_attention_heads=default_heads(shape.hidden),
@@ -93,9 +105,16 @@ def build(shape: Shape, *, device: str, vocab: int = 1024, seed: int = 1234) -> 
         fp16=shape.dtype == "fp16",
         params_dtype=dtype,
     )
+    fields.update(overrides or {})
+    config = TransformerConfig(**fields)
+    spec = get_gpt_layer_local_spec(
+        num_experts=fields.get("num_moe_experts"),
+        moe_grouped_gemm=bool(fields.get("moe_grouped_gemm")),
+        enable_hyper_connection=bool(fields["enable_hyper_connections"]),
+    )
     model = GPTModel(
         config=config,
-        transformer_layer_spec=get_gpt_layer_local_spec(enable_hyper_connection=True),
+        transformer_layer_spec=spec,
         vocab_size=vocab,
         max_sequence_length=shape.seq,
         position_embedding_type="learned_absolute",

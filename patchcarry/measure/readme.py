@@ -23,7 +23,13 @@ def render(text: str, root: Path) -> str:
 
     def block(match: re.Match[str]) -> str:
         evidence = json.loads((root / match.group(2)).read_text())
-        return f"{match.group(1)}{render_markdown_table(evidence).strip()}\n{match.group(4)}"
+        if Path(match.group(2)).name.startswith("audit-"):  # the retention audit's evidence
+            from patchcarry.audit.evidence import render_markdown
+
+            table = render_markdown(evidence)
+        else:
+            table = render_markdown_table(evidence)
+        return f"{match.group(1)}{table.strip()}\n{match.group(4)}"
 
     return _BLOCK_RE.sub(block, text)
 

@@ -69,7 +69,7 @@ def _fetched_tree(args: Options) -> Path:
     return upstream.checkout_tree(fetched, base, trees / base)
 
 
-def _tree_info(tree: Path) -> dict[str, Any]:
+def tree_info(tree: Path) -> dict[str, Any]:
     return {
         "source": str(tree),
         "label": megatron_tree.tree_label(tree),
@@ -134,7 +134,7 @@ def run(args: Options) -> int:
     doc = evidence.build(
         request,
         results,
-        tree=_tree_info(src),
+        tree=tree_info(src),
         seed_config=args.seed_config,
         model_shapes=[model.shape_for(args.model, shape)],
     )

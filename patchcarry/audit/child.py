@@ -1,0 +1,135 @@
+"""The audit child: one tree first on `sys.path`, each configuration for N iterations, one
+JSON line.
+
+    python -m patchcarry.audit.child < request.json
+
+Request: {"model": "hc-gpt"|"synthetic", "configs": [{"name", "shape": {Shape fields},
+"overrides": {TransformerConfig fields}}], "device", "iterations", "vocab", "seed", "port"}.
+Each iteration is forward, backward, optimizer step (Adam), zero grad (set to None),
+`gc.collect()`; then the census (`census.take`) over these roots, in order:
+
+  model      the model (paths read `decoder.layers.0.…`)
+  optimizer  the optimizer (its state is excluded from the census, its other references not)
+  harness    the step function's closure (the fixed tokens, labels, positions, mask)
+  megatron.* each global of every imported megatron module (`module:name`)
+
+Result (after RESULT_MARKER): {"megatron_file", "torch_version", "cuda_device",
+"cpu_standins", "instrumented", "configs": [{"name", "shape", "overrides", "error",
+"iterations": [{"index", "records", "unattributed"}]}]}. A configuration that cannot be built
+or run keeps its error (the exception's last line) and no iterations.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from patchcarry.audit import census, walk
+from patchcarry.measure.model import Shape
+
+RESULT_MARKER = "PATCHCARRY-AUDIT-RESULT "
+# The functions whose results are tagged with an origin (instrumentation, not stand-ins).
+ORIGINS = {
+    "detach_variable": "CheckpointFunction detached input",
+    "_load_args_from_ctx": "CheckpointWithoutOutput recomputed input",
+}
+
+
+def _build(
+    request: dict[str, Any], config: dict[str, Any]
+) -> tuple[torch.nn.Module, Callable[[], None]]:
+    shape = Shape(**config["shape"])
+    device, seed = request["device"], request["seed"]
+    if request["model"] == "synthetic":
+        from patchcarry.measure import synthetic_model
+
+        return synthetic_model.make_step(shape, device=device, seed=seed)
+    from patchcarry.measure import hc_gpt
+
+    model = hc_gpt.build(
+        shape, device=device, vocab=request["vocab"], seed=seed, overrides=config["overrides"]
+    )
+    return model, hc_gpt.make_step(model, shape, device=device, vocab=request["vocab"], seed=seed)
+
+
+def audit_config(
+    request: dict[str, Any], config: dict[str, Any], tracker: census.OriginTracker
+) -> dict[str, Any]:
+    """N iterations of one configuration, the census after each."""
+    out: dict[str, Any] = {**config, "error": None, "iterations": []}
+    try:
+        model, step = _build(request, config)
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+        for index in range(request["iterations"]):
+            step()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            gc.collect()
+            roots = [("model", model), ("optimizer", optimizer), ("harness", step)]
+            found = walk.reach([*roots, *walk.module_roots("megatron")])
+            taken = census.take(found, census.model_state(model, optimizer), tracker.origins())
+            del found
+            out["iterations"].append({"index": index, **taken})
+    except Exception as exc:  # noqa: BLE001 - a configuration that does not build is a result
+        lines = traceback.format_exception_only(type(exc), exc)
+        out["error"] = lines[-1].strip()[:500]
+        out["traceback"] = traceback.format_exc()[-3000:]
+    return out
+
+
+def audit(request: dict[str, Any]) -> dict[str, Any]:
+    import megatron.core
+    from megatron.core.tensor_parallel import random as random_module
+
+    tracker = census.OriginTracker()
+    instrumented = []
+    for name, origin in ORIGINS.items():
+        if hasattr(random_module, name):
+            tracker.wrap(random_module, name, origin)
+            instrumented.append(f"megatron.core.tensor_parallel.random.{name}")
+    if request["model"] == "hc-gpt":
+        from patchcarry.measure import hc_gpt
+
+        standins = hc_gpt.install_cpu_standins(random_module)
+        hc_gpt.init_single_rank(request["device"], request["port"])
+    else:
+        from patchcarry.runtime.standins import install_cuda_rng_state_standin
+
+        install_cuda_rng_state_standin(random_module)
+        standins = [] if torch.cuda.is_available() else ["install_cuda_rng_state_standin"]
+    configs = []
+    for config in request["configs"]:
+        torch.manual_seed(request["seed"])
+        start = time.perf_counter()
+        configs.append(audit_config(request, config, tracker))
+        gc.collect()
+        status = configs[-1]["error"] or "audited"
+        print(f"{config['name']}: {status} ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+    cuda = request["device"] == "cuda"
+    return {
+        "megatron_file": megatron.core.__file__,
+        "torch_version": torch.__version__,
+        "cuda_device": torch.cuda.get_device_name(0) if cuda else None,
+        "cpu_standins": standins,
+        "instrumented": instrumented,
+        "configs": configs,
+    }
+
+
+def main() -> int:
+    torch.set_num_threads(1)
+    request = json.loads(sys.stdin.read())
+    result = audit(request)
+    sys.stdout.write("\n" + RESULT_MARKER + json.dumps(result) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""The audit's evidence: built from the children's censuses, validated against
+`audit.schema.json`, rendered as a text table (bytes per site per iteration) and as the
+README's markdown table (configuration x site x bytes)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from patchcarry import __version__
+from patchcarry.audit import known, sites
+from patchcarry.audit.runner import Request, VariantResult
+from patchcarry.errors import BadInputError
+
+SCHEMA_PATH = Path(__file__).with_name("audit.schema.json")
+SCHEMA_ID = "patchcarry-audit/1"
+
+
+def _iteration(raw: dict[str, Any]) -> dict[str, Any]:
+    grouped = sites.group(raw["records"])
+    for s in grouped:
+        s["in_layer"] = sites.in_layer(s["site"])
+        s["known"] = known.entry_for(s)
+    unattributed = raw["unattributed"]
+    return {
+        "index": raw["index"],
+        "sites": grouped,
+        "unattributed": {
+            "count": len(unattributed),
+            "bytes": sum(u["bytes"] for u in unattributed),
+            "tensors": unattributed[:50],
+        },
+    }
+
+
+def _config(raw: dict[str, Any]) -> dict[str, Any]:
+    out = {k: raw[k] for k in ("name", "shape", "overrides", "error")}
+    out["iterations"] = [_iteration(i) for i in raw.get("iterations", [])]
+    return out
+
+
+def build(
+    request: Request, results: Sequence[VariantResult], *, tree: dict[str, Any]
+) -> dict[str, Any]:
+    """The evidence document (validated)."""
+    children = [r.child for r in results if r.child is not None]
+    doc: dict[str, Any] = {
+        "schema": SCHEMA_ID,
+        "tool": {"name": "patchcarry", "version": __version__},
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "tree": tree,
+        "model": request.model,
+        "device": request.device,
+        "iterations": request.iterations,
+        "torch_version": children[0]["torch_version"] if children else None,
+        "cuda_device": children[0]["cuda_device"] if children else None,
+        "cpu_standins": children[0]["cpu_standins"] if children else [],
+        "instrumented": children[0]["instrumented"] if children else [],
+        "variants": [
+            {
+                "name": r.variant.name,
+                "sources": list(r.variant.sources),
+                "status": "skipped" if r.child is None else "audited",
+                "skip_reason": r.variant.skip_reason,
+                "configs": [_config(c) for c in r.child["configs"]] if r.child else [],
+            }
+            for r in results
+        ],
+    }
+    validate(doc)
+    return doc
+
+
+def validate(doc: dict[str, Any]) -> None:
+    import jsonschema  # type: ignore[import-untyped]
+
+    schema = json.loads(SCHEMA_PATH.read_text())
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=str)
+    if errors:
+        raise BadInputError(
+            f"audit evidence does not match {SCHEMA_PATH.name}: {errors[0].message}"
+        )
+
+
+def write(doc: dict[str, Any], path: Path) -> Path:
+    validate(doc)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+    return path
+
+
+def load(path: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(Path(path).read_text())
+    validate(doc)
+    return doc
+
+
+def site_bytes(config: dict[str, Any], iteration: int = -1) -> dict[str, int]:
+    """{site: bytes} of one audited configuration at one iteration (the last by default)."""
+    if not config["iterations"]:
+        return {}
+    return {s["site"]: s["bytes"] for s in config["iterations"][iteration]["sites"]}
+
+
+def render_text(doc: dict[str, Any]) -> str:
+    """Bytes per site per iteration, one block per variant and configuration."""
+    lines = [f"audit: {doc['tree']['label']}, {doc['model']} on {doc['device']}"]
+    for v in doc["variants"]:
+        if v["status"] == "skipped":
+            lines.append(f"{v['name']}: skipped ({v['skip_reason']})")
+            continue
+        for c in v["configs"]:
+            head = f"{v['name']} / {c['name']}"
+            if c["error"]:
+                lines.append(f"{head}: NOT BUILT: {c['error']}")
+                continue
+            its = c["iterations"]
+            names = sorted({s["site"] for i in its for s in i["sites"]}, key=str)
+            lines.append(f"{head}:")
+            cols = "  ".join(f"it{i['index']:>11}" for i in its)
+            lines.append(f"  {cols}  known                site")
+            for name in names:
+                per = [site_bytes(c, k).get(name, 0) for k in range(len(its))]
+                entry = next(
+                    (s["known"] for i in its for s in i["sites"] if s["site"] == name), None
+                )
+                cells = "  ".join(f"{b:>11} B" if b else f"{'0':>11} B" for b in per)
+                lines.append(f"  {cells}  {entry or 'NEW?' if _layer(name) else '-':<20} {name}")
+            un = its[-1]["unattributed"] if its else {"count": 0, "bytes": 0}
+            lines.append(f"  not attributed: {un['count']} tensor(s), {un['bytes']} B")
+    return "\n".join(lines)
+
+
+def _layer(site_name: str) -> bool:
+    return sites.in_layer(site_name)
+
+
+def layer_sites(config: dict[str, Any]) -> list[dict[str, Any]]:
+    """Sites held by a transformer layer at the last iteration (what a fix should remove)."""
+    if not config["iterations"]:
+        return []
+    return [s for s in config["iterations"][-1]["sites"] if s["in_layer"]]
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    """The README table: configuration x site held by a layer, bytes per variant (last
+    iteration). A configuration where no layer holds anything says so; one that cannot be built
+    says why."""
+    audited = [v for v in doc["variants"] if v["status"] == "audited"]
+    names = [v["name"] for v in audited]
+    rows = [
+        "| configuration | site held by a layer (indices folded) | "
+        + " | ".join(names)
+        + " | fixed by |",
+        "|---|---|" + "---|" * len(names) + "---|",
+    ]
+    order = list(dict.fromkeys(c["name"] for v in audited for c in v["configs"]))
+    for config_name in order:
+        per_variant = {
+            v["name"]: next((c for c in v["configs"] if c["name"] == config_name), None)
+            for v in audited
+        }
+        errors = {c["error"] for c in per_variant.values() if c is not None and c["error"]}
+        if errors:
+            error = sorted(errors)[0].replace("|", "/")[:140]
+            rows.append(
+                f"| {config_name} | not built on {doc['device']}: `{error}` |"
+                + " |" * len(names)
+                + " |"
+            )
+            continue
+        held: dict[str, dict[str, Any]] = {}
+        for variant, config in per_variant.items():
+            for site in layer_sites(config) if config else []:
+                held.setdefault(site["site"], {"known": site["known"]})[variant] = site["bytes"]
+        if not held:
+            rows.append(
+                f"| {config_name} | nothing: no layer holds a tensor |"
+                + " 0 B |" * len(names)
+                + " |"
+            )
+        for site_name, figures in held.items():
+            cells = " | ".join(f"{figures.get(n, 0)} B" for n in names)
+            rows.append(
+                f"| {config_name} | `{site_name}` | {cells} | {figures['known'] or '**new**'} |"
+            )
+    skipped = [v for v in doc["variants"] if v["status"] == "skipped"]
+    for v in skipped:
+        rows.append(f"\n{v['name']}: skipped ({v['skip_reason']})")
+    return "\n".join(rows)
+
+
+def new_sites(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(variant, configuration, site) for each layer-held site no manifest entry fixes."""
+    return [
+        (v["name"], c["name"], s)
+        for v in doc["variants"]
+        for c in v["configs"]
+        for s in layer_sites(c)
+        if s["known"] is None
+    ]

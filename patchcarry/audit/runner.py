@@ -1,0 +1,147 @@
+"""Parent side: prepare each variant's tree, run `patchcarry.audit.child` on it, collect.
+
+The parent never imports torch or megatron; each variant runs in its own child process with
+its own patched copy first on PYTHONPATH (one Megatron tree per process).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from patchcarry import proc
+from patchcarry.errors import FatalError
+from patchcarry.measure import variants
+from patchcarry.runtime.child import free_loopback_port, probe_env
+
+RESULT_MARKER = "PATCHCARRY-AUDIT-RESULT "  # as in patchcarry.audit.child (torch-free here)
+# One configuration takes seconds on a CPU; past this it is stuck (c76ff61 with hyper
+# connections and selective `mlp` recompute recurses in CheckpointFunction.backward until the
+# memory is gone), and is reported as not finished rather than taking the other ones with it.
+CONFIG_TIMEOUT_S = 120.0
+
+
+class AuditError(FatalError):
+    """An audit child failed, printed no result, or imported the wrong tree."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """What every child audits (the same for all variants)."""
+
+    model: str  # "hc-gpt" | "synthetic"
+    configs: tuple[dict[str, Any], ...]  # {"name", "shape", "overrides"}
+    device: str = "cpu"
+    iterations: int = 2
+    vocab: int = 64
+    seed: int = 1234
+    config_timeout_s: float = CONFIG_TIMEOUT_S
+
+    def child_request(self, config: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "configs": [config],
+            "device": self.device,
+            "iterations": self.iterations,
+            "vocab": self.vocab,
+            "seed": self.seed,
+            "port": free_loopback_port(),
+        }
+
+
+def run_child(tree: Path, request: Request) -> dict[str, Any]:
+    """Audit each configuration of `request` with `tree`'s megatron, each in its own child
+    process (a configuration that hangs or dies is its own error, not the run's); the children's
+    results merged into one.
+
+    On CPU `torch.compile` is off (TORCHDYNAMO_DISABLE=1), as in `measure`: compiling changes
+    nothing about which tensors stay referenced.
+    """
+    tree = Path(tree).resolve()
+    env = probe_env(tree, cpu_only=request.device == "cpu")
+    if request.device == "cpu":
+        env["TORCHDYNAMO_DISABLE"] = "1"
+    merged: dict[str, Any] | None = None
+    stopped = []
+    for config in request.configs:
+        result = _one_child(tree, env, request, config)
+        if isinstance(result, str):
+            stopped.append({**config, "error": result, "iterations": []})
+            continue
+        if merged is None:
+            merged = result
+        else:
+            merged["configs"].extend(result["configs"])
+    if merged is None:
+        raise AuditError(f"no configuration finished on {tree}")
+    merged["configs"].extend(stopped)
+    order = [c["name"] for c in request.configs]
+    merged["configs"].sort(key=lambda c: order.index(c["name"]))
+    return merged
+
+
+def _one_child(
+    tree: Path, env: dict[str, str], request: Request, config: dict[str, Any]
+) -> dict[str, Any] | str:
+    """One configuration's child result, or why it has none: it ran past the time limit or
+    was killed (a signal: the kernel's OOM killer, typically)."""
+    try:
+        code, out, err = proc.cmd_output(
+            sys.executable,
+            "-m",
+            "patchcarry.audit.child",
+            cwd=tree,
+            env=env,
+            check=False,
+            stdin=json.dumps(request.child_request(config)),
+            timeout=request.config_timeout_s,
+        )
+    except FatalError as exc:
+        if "timed out" in str(exc):
+            return f"did not finish within {request.config_timeout_s:g} s on {request.device}"
+        raise
+    lines = [line for line in out.splitlines() if line.startswith(RESULT_MARKER)]
+    if code < 0:
+        return f"killed by signal {-code} on {request.device}"
+    if code != 0 or not lines:
+        raise AuditError(
+            f"audit child for {tree} ({config['name']}) exited {code} without a result; "
+            f"last stderr:\n{err.strip()[-4000:]}"
+        )
+    result: dict[str, Any] = json.loads(lines[-1][len(RESULT_MARKER) :])
+    imported = Path(result["megatron_file"]).resolve()
+    if tree not in imported.parents:
+        raise AuditError(f"child for {tree} imported megatron from {imported}, not the tree")
+    return result
+
+
+@dataclasses.dataclass(frozen=True)
+class VariantResult:
+    variant: variants.Variant
+    child: dict[str, Any] | None  # None when skipped
+
+
+def run(
+    src: Path,
+    plan: Sequence[variants.Variant],
+    request: Request,
+    workdir: Path,
+    *,
+    offline_note: str | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> list[VariantResult]:
+    """Prepare and audit each planned variant; skipped ones keep their reason."""
+    results = []
+    for planned in plan:
+        variant, tree = variants.prepare(planned, src, workdir, offline_note=offline_note)
+        if tree is None:
+            progress(f"{variant.name}: skipped ({variant.skip_reason})")
+            results.append(VariantResult(variant, None))
+            continue
+        progress(f"{variant.name}: auditing on {tree}")
+        results.append(VariantResult(variant, run_child(tree, request)))
+    return results
