@@ -12,8 +12,9 @@ from typing import Any
 
 from patchcarry import __version__
 from patchcarry.audit import known, sites
-from patchcarry.audit.runner import Request, VariantResult
+from patchcarry.audit.runner import Request
 from patchcarry.errors import BadInputError
+from patchcarry.measure.variants import VariantResult
 
 SCHEMA_PATH = Path(__file__).with_name("audit.schema.json")
 SCHEMA_ID = "patchcarry-audit/1"

@@ -16,7 +16,8 @@ from typing import Any
 from patchcarry import proc
 from patchcarry.errors import FatalError
 from patchcarry.measure import variants
-from patchcarry.runtime.child import free_loopback_port, probe_env
+from patchcarry.measure.variants import VariantResult
+from patchcarry.runtime.child import child_result, free_loopback_port, probe_env
 
 RESULT_MARKER = "PATCHCARRY-AUDIT-RESULT "  # as in patchcarry.audit.child (torch-free here)
 # One configuration takes seconds on a CPU; past this it is stuck (c76ff61 with hyper
@@ -104,25 +105,9 @@ def _one_child(
         if "timed out" in str(exc):
             return f"did not finish within {request.config_timeout_s:g} s on {request.device}"
         raise
-    lines = [line for line in out.splitlines() if line.startswith(RESULT_MARKER)]
     if code < 0:
         return f"killed by signal {-code} on {request.device}"
-    if code != 0 or not lines:
-        raise AuditError(
-            f"audit child for {tree} ({config['name']}) exited {code} without a result; "
-            f"last stderr:\n{err.strip()[-4000:]}"
-        )
-    result: dict[str, Any] = json.loads(lines[-1][len(RESULT_MARKER) :])
-    imported = Path(result["megatron_file"]).resolve()
-    if tree not in imported.parents:
-        raise AuditError(f"child for {tree} imported megatron from {imported}, not the tree")
-    return result
-
-
-@dataclasses.dataclass(frozen=True)
-class VariantResult:
-    variant: variants.Variant
-    child: dict[str, Any] | None  # None when skipped
+    return child_result(tree, code, out, err, RESULT_MARKER, AuditError)
 
 
 def run(
@@ -135,13 +120,12 @@ def run(
     progress: Callable[[str], None] = lambda _: None,
 ) -> list[VariantResult]:
     """Prepare and audit each planned variant; skipped ones keep their reason."""
-    results = []
-    for planned in plan:
-        variant, tree = variants.prepare(planned, src, workdir, offline_note=offline_note)
-        if tree is None:
-            progress(f"{variant.name}: skipped ({variant.skip_reason})")
-            results.append(VariantResult(variant, None))
-            continue
-        progress(f"{variant.name}: auditing on {tree}")
-        results.append(VariantResult(variant, run_child(tree, request)))
-    return results
+    return variants.run_each(
+        plan,
+        src,
+        workdir,
+        lambda _, tree: run_child(tree, request),
+        verb="auditing",
+        offline_note=offline_note,
+        progress=progress,
+    )

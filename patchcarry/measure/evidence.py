@@ -16,7 +16,8 @@ from typing import Any
 from patchcarry import __version__
 from patchcarry.errors import BadInputError
 from patchcarry.measure import model
-from patchcarry.measure.session import Request, VariantResult
+from patchcarry.measure.session import Request
+from patchcarry.measure.variants import VariantResult
 from patchcarry.units import human_bytes
 
 SCHEMA_PATH = Path(__file__).with_name("evidence.schema.json")

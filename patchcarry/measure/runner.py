@@ -13,7 +13,7 @@ from typing import Any
 
 from patchcarry import proc
 from patchcarry.errors import FatalError
-from patchcarry.runtime.child import probe_env
+from patchcarry.runtime.child import child_result, probe_env
 
 # Prefix of the child's result line (megatron prints on stdout too).
 RESULT_MARKER = "PATCHCARRY-MEASURE-RESULT "
@@ -46,14 +46,4 @@ def run_child(
         check=False,
         stdin=json.dumps(request),
     )
-    lines = [line for line in out.splitlines() if line.startswith(RESULT_MARKER)]
-    if code != 0 or not lines:
-        raise MeasureError(
-            f"measuring child for {tree} exited {code} without a result; last stderr:\n"
-            f"{err.strip()[-4000:]}"
-        )
-    result: dict[str, Any] = json.loads(lines[-1][len(RESULT_MARKER) :])
-    imported = Path(result["megatron_file"]).resolve()
-    if tree not in imported.parents:
-        raise MeasureError(f"child for {tree} imported megatron from {imported}, not the tree")
-    return result
+    return child_result(tree, code, out, err, RESULT_MARKER, MeasureError)

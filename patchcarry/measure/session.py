@@ -9,6 +9,7 @@ from typing import Any
 
 from patchcarry.measure import runner, variants
 from patchcarry.measure.model import Shape
+from patchcarry.measure.variants import VariantResult
 from patchcarry.runtime.child import free_loopback_port
 
 
@@ -39,12 +40,6 @@ class Request:
         }
 
 
-@dataclasses.dataclass(frozen=True)
-class VariantResult:
-    variant: variants.Variant
-    child: dict[str, Any] | None  # None when skipped
-
-
 def run(
     src: Path,
     plan: Sequence[variants.Variant],
@@ -55,16 +50,11 @@ def run(
     progress: Callable[[str], None] = lambda _: None,
 ) -> list[VariantResult]:
     """Prepare and measure each planned variant; skipped ones keep their reason."""
-    results = []
-    for planned in plan:
-        variant, tree = variants.prepare(planned, src, workdir, offline_note=offline_note)
-        if tree is None:
-            progress(f"{variant.name}: skipped ({variant.skip_reason})")
-            results.append(VariantResult(variant, None))
-            continue
-        progress(f"{variant.name}: measuring on {tree}")
-        child = runner.run_child(
-            tree, request.child_request(variant.name), torch_compile=request.torch_compile
-        )
-        results.append(VariantResult(variant, child))
-    return results
+
+    def measure(variant: variants.Variant, tree: Path) -> dict[str, Any]:
+        child = request.child_request(variant.name)
+        return runner.run_child(tree, child, torch_compile=request.torch_compile)
+
+    return variants.run_each(
+        plan, src, workdir, measure, verb="measuring", offline_note=offline_note, progress=progress
+    )

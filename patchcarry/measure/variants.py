@@ -16,8 +16,9 @@ reason; the `fix` variant is the carried change, so it failing to apply is an er
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from patchcarry.errors import BadInputError
 from patchcarry.manifest import Entry, Manifest
@@ -106,3 +107,32 @@ def offline_note(manifest: Manifest) -> str | None:
     """The manifest's reason why the reset entry cannot be judged on an installed tree."""
     reset = _entry(manifest, "reset")
     return reset.offline if reset else None
+
+
+@dataclasses.dataclass(frozen=True)
+class VariantResult:
+    variant: Variant
+    child: Any  # what the variant's child reported; None when skipped
+
+
+def run_each(
+    plan: Sequence[Variant],
+    src: Path,
+    workdir: Path,
+    run_one: Callable[[Variant, Path], Any],
+    *,
+    verb: str,
+    offline_note: str | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> list[VariantResult]:
+    """Prepare each planned variant's tree and `run_one` on it; skipped ones keep their reason."""
+    results = []
+    for planned in plan:
+        variant, tree = prepare(planned, src, workdir, offline_note=offline_note)
+        if tree is None:
+            progress(f"{variant.name}: skipped ({variant.skip_reason})")
+            results.append(VariantResult(variant, None))
+            continue
+        progress(f"{variant.name}: {verb} on {tree}")
+        results.append(VariantResult(variant, run_one(variant, tree)))
+    return results

@@ -7,9 +7,13 @@ never share a module; this is the one place that says how such a child is starte
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path
+from typing import Any
+
+from patchcarry.errors import FatalError
 
 # The directory that holds the `patchcarry` package (a checkout or site-packages): the child
 # imports this same patchcarry, however it was installed.
@@ -36,3 +40,20 @@ def free_loopback_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def child_result(
+    tree: Path, code: int, out: str, err: str, marker: str, error: type[FatalError]
+) -> dict[str, Any]:
+    """The JSON a tree's child printed after `marker` (its last such line), checked to come
+    from `tree`'s own megatron; `error` (with the child's stderr) when there is none."""
+    lines = [line for line in out.splitlines() if line.startswith(marker)]
+    if code != 0 or not lines:
+        raise error(
+            f"child for {tree} exited {code} without a result; last stderr:\n{err.strip()[-4000:]}"
+        )
+    result: dict[str, Any] = json.loads(lines[-1][len(marker) :])
+    imported = Path(result["megatron_file"]).resolve()
+    if tree not in imported.parents:
+        raise error(f"child for {tree} imported megatron from {imported}, not the tree")
+    return result
