@@ -103,3 +103,13 @@ def test_cli_text_prints_the_commands_and_an_empty_manifest_is_fine(
     )
     assert "      adopt: python -m patchcarry adopt NVIDIA/Megatron-LM#6117\n" in out
     assert "#6201 Maintainer-closed change  [closed-by-maintainer]" in out
+
+
+def test_only_the_token_users_cross_link_counts_as_carried(gh: FakeGitHub) -> None:
+    marker = "<!-- patchcarry:cross-link entry=x supersedes=13 -->"
+    gh.state.add_comment(OTHER, 13, user=sc.MAINTAINER, body=f"quoted: {marker}")
+    gh.state.add_comment(OTHER, 14, user=sc.OWNER, body=marker.replace("13", "14"))
+    found = {c.item.number: c for c in scan_all(GitHub(token=sc.TOKEN), sc.OWNER, {}, set(),
+                                               trusted=sc.OWNER)}  # fmt: skip
+    assert found[13].carried_by is None and found[13].adopt  # someone else's marker: not ours
+    assert found[14].carried_by == "cross-link comment" and found[14].adopt is None

@@ -16,6 +16,7 @@ from patchcarry.adopt import pull as pull_mod
 from patchcarry.github import GitHub
 from patchcarry.resubmit import classify
 from patchcarry.resubmit.body import LINK_PREFIX
+from patchcarry.resubmit.preflight import own_comments
 
 _SHELL_SAFE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./:#-]*$")
 
@@ -59,10 +60,12 @@ def scan_all(
     carried: dict[tuple[str, int], str],
     names: set[str],
     *,
+    trusted: str | None = None,
     per_page: int = 100,
 ) -> list[Closed]:
     """`author`'s closed, unmerged PRs everywhere; `carried` maps (OWNER/REPO lowercased, N)
-    to the manifest entry that carries it; `names` are the manifest's entry names."""
+    to the manifest entry that carries it; `names` are the manifest's entry names. Only
+    cross-link comments written by `trusted` (the token's user; default `author`) count."""
     query = f"author:{author} is:pr is:closed is:unmerged"
     found: list[Closed] = []
     for hit in gh.search_issues(query, per_page=per_page):
@@ -71,9 +74,8 @@ def scan_all(
         by = carried.get((upstream.lower(), number))
         command = None
         if item.state == classify.DETACHED:
-            if by is None and any(
-                LINK_PREFIX in (c.get("body") or "") for c in gh.issue_comments(upstream, number)
-            ):
+            ours = own_comments(gh.issue_comments(upstream, number), trusted or author)
+            if by is None and any(LINK_PREFIX in (c.get("body") or "") for c in ours):
                 by = "cross-link comment"
             if by is None:
                 head_ref = str((pull.get("head") or {}).get("ref") or "")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from patchcarry.github import GitHub
+    pass
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,19 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _author(gh: GitHub, token: str | None, author: str | None) -> str:
-    from patchcarry.errors import FatalError
-
-    login = author or (gh.user().get("login") if token else None)
-    if not login:
-        raise FatalError("scan needs GITHUB_TOKEN (to know whose PRs) or --author LOGIN")
-    return str(login)
-
-
 def _run_all(args: argparse.Namespace) -> int:
     from patchcarry.adopt.run import existing
     from patchcarry.adopt.scan_all import scan_all
-    from patchcarry.errors import ExitCode
+    from patchcarry.errors import ExitCode, FatalError
     from patchcarry.github import GitHub
     from patchcarry.resubmit.run import token_from_env
 
@@ -76,8 +67,11 @@ def _run_all(args: argparse.Namespace) -> int:
     }
     token = token_from_env()
     gh = GitHub(token=token)
-    author = _author(gh, token, args.author)
-    found = scan_all(gh, author, carried, {e.name for e in entries})
+    login = gh.user().get("login") if token else None  # whose cross-link comments count
+    author = args.author or login
+    if not author:
+        raise FatalError("scan needs GITHUB_TOKEN (to know whose PRs) or --author LOGIN")
+    found = scan_all(gh, author, carried, {e.name for e in entries}, trusted=login)
     todo = [c for c in found if c.adopt]
     if args.json:
         for closed in found:
