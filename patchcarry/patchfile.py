@@ -55,7 +55,10 @@ class Patch:
     path: Path
     text: str
     subject: str
-    author: str
+    author: str  # "Name <email>", as the From: line says
+    author_name: str
+    author_email: str
+    date: str  # the Date: line, kept so a commit rebuilt from this patch is the same commit
     message: str  # the commit message body, without Subject and sign-offs
     files: tuple[str, ...]  # every path its `diff --git` headers name, sorted
     hunks: tuple[Hunk, ...]
@@ -71,6 +74,7 @@ def load(path: Path) -> Patch:
     return parse(patchrules.decode(data, path.name), name=path.name, path=path)
 
 
+_IDENT_RE = re.compile(r"^(.*?)\s*<([^>]+)>$")
 _MESSAGE_RE = re.compile(r"^Subject: .*?\n(?!\s)(.*?)\n---\n", re.MULTILINE | re.DOTALL)
 
 
@@ -91,6 +95,10 @@ def parse(text: str, *, name: str = "patch", path: Path | None = None) -> Patch:
     patchrules.check_header(text, name)
     patchrules.check_diff_headers(text, name)
     author = re.search(r"^From: (.+)$", text, re.MULTILINE)
+    ident = _IDENT_RE.match(author.group(1).strip()) if author else None
+    if ident is None:
+        raise BadInputError(f"{name}: its From: line is not `Name <email>`")
+    date = re.search(r"^Date: (.+)$", text, re.MULTILINE)
     subject = re.search(r"^Subject: (?:\[PATCH[^\]]*\] )?(.+(?:\n .+)*)$", text, re.MULTILINE)
     hunks: list[Hunk] = []
     target: str | None = None
@@ -144,6 +152,9 @@ def parse(text: str, *, name: str = "patch", path: Path | None = None) -> Patch:
         text=text,
         subject=" ".join(subject.group(1).split()) if subject else "",
         author=author.group(1).strip() if author else "",
+        author_name=ident.group(1),
+        author_email=ident.group(2),
+        date=date.group(1).strip() if date else "",
         message=_message(text),
         files=tuple(sorted({m.group(2) for m in _DIFF_RE.finditer(text)})),
         hunks=tuple(hunks),

@@ -48,6 +48,11 @@ def _dir_bytes(path: Path) -> int:
     return total
 
 
+def object_bytes(repo: Path) -> int:
+    """Bytes in a cache repo's object store (packs plus blobs fetched on demand)."""
+    return _dir_bytes(repo / "objects")
+
+
 @dataclasses.dataclass
 class FetchedUpstream:
     """The scratch repo with the fetched commits; reads files and counts bytes fetched."""
@@ -63,11 +68,11 @@ class FetchedUpstream:
     def bytes_fetched(self) -> int:
         """Bytes added to the scratch repo's object store since this run began (packs from
         the shallow fetches plus blobs fetched on demand)."""
-        return _dir_bytes(self.repo / "objects") - self._start_bytes
+        return object_bytes(self.repo) - self._start_bytes
 
     @property
     def cache_bytes(self) -> int:
-        return _dir_bytes(self.repo / "objects")
+        return object_bytes(self.repo)
 
     def show(self, rev: str, path: str) -> str | None:
         """Content of `path` at commit `rev`, or None when the file does not exist there."""
@@ -147,7 +152,7 @@ def _fetch_locked(
     pulls: list[int],
 ) -> FetchedUpstream:
     repo = _scratch_repo(url, work_dir)
-    start = _dir_bytes(repo / "objects")
+    start = object_bytes(repo)
     refs = [f"refs/heads/{b}" for b in branches] + [f"refs/pull/{n}/head" for n in pulls]
     code, found, err = git.ls_remote_refs(url, refs, cwd=repo)
     if code != 0:

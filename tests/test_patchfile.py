@@ -39,6 +39,11 @@ def test_real_patches_parse():
     assert three.files == (LAYER_PY,) and three.hunks[0].old_start == 2303
 
 
+def test_the_author_identity_is_parsed_once_with_the_patch():
+    patch = parse(MINIMAL)
+    assert (patch.author_name, patch.author_email) == ("A U Thor", "a@example.invalid")
+
+
 def test_minimal_patch_fields_and_changed_lines():
     patch = parse(MINIMAL)
     assert patch.subject == "Do a thing across two lines"
@@ -57,6 +62,8 @@ def test_minimal_patch_fields_and_changed_lines():
         (MINIMAL.replace("@@ -10,3 +10,4 @@", "@@ -10,3 +10,5 @@"), "is corrupt"),
         (MINIMAL.replace("@@ -10,3 +10,4 @@", "@@ -ten +10 @@"), "bad hunk header"),
         (MINIMAL.replace("diff --git a/x.py b/x.py", "diff --git x.py"), "bad diff header"),
+        (MINIMAL.replace("From: A U Thor <a@example.invalid>", "From: A U Thor"),
+         "not `Name <email>`"),  # fmt: skip
     ],
 )
 def test_malformed_inputs(text, message):

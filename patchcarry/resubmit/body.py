@@ -17,6 +17,7 @@ import re
 import string
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from patchcarry.manifest import Entry
 from patchcarry.resubmit.classify import DETACHED, Classification
@@ -192,9 +193,9 @@ def render_checklist(entry: Entry, template: Path = CHECKLIST) -> str:
     return string.Template(template.read_text()).safe_substitute({"tests_box": box}).strip()
 
 
-def render(entry: Entry, **kwargs: object) -> str:
+def render(entry: Entry, **kwargs: Any) -> str:
     """The whole body of a PR this tool opens: its section, then upstream's checklist."""
-    section = render_section(entry, **kwargs)  # type: ignore[arg-type]
+    section = render_section(entry, **kwargs)
     return section + "\n\n" + render_checklist(entry) + "\n"
 
 

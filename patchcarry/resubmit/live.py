@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 import tempfile
 from pathlib import Path
 
@@ -23,8 +22,6 @@ from patchcarry.upstream import remote_url
 
 # In the message of every commit this tool adds on top of a live branch.
 FAST_FORWARD_NOTE = "Brings this branch up to date with patchcarry entry"
-_DATE_RE = re.compile(r"^Date: (.+)$", re.MULTILINE)
-_AUTHOR_RE = re.compile(r"^(.*?)\s*<([^>]+)>$")
 
 
 @dataclasses.dataclass
@@ -125,9 +122,6 @@ class Cache:
         same live head and patches give the same commit on every run. `revises` (a sentence
         naming the earlier revision it updates) makes it an update of the fix, so titled."""
         fix = entry.fix
-        match = _AUTHOR_RE.match(fix.author)
-        name, email = (match.group(1), match.group(2)) if match else (fix.author, "")
-        date = _DATE_RE.search(fix.text)
         what = ", ".join(added) if added else fix.name
         if revises:
             head = f'Update "{fix.subject}" to the revision carried by patchcarry\n\n{revises}'
@@ -137,8 +131,9 @@ class Cache:
             f"{head}\n\n{FAST_FORWARD_NOTE} {entry.name} "
             f"({what}), on top of the commits already here.\n"
         ).replace("\n\n\n", "\n\n")
-        when = date.group(1).strip() if date else "1970-01-01T00:00:00+0000"
+        when = fix.date or "1970-01-01T00:00:00+0000"
+        author = (fix.author_name, fix.author_email, when)
         try:
-            return git.commit_tree(tree, [live], message, author=(name, email, when), cwd=self.repo)
+            return git.commit_tree(tree, [live], message, author=author, cwd=self.repo)
         except CalledProcessError as exc:  # pragma: no cover - git refuses odd identities
             raise RuntimeError(f"git commit-tree failed: {exc}") from None

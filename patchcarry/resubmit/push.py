@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from pathlib import Path
 
 from patchcarry import git
@@ -23,15 +22,6 @@ class Branch:
     patches: int
 
 
-def _committer(entry: Entry) -> tuple[str, str]:
-    """The fix's author, used as committer too: deterministic commits, honest identity."""
-    author = entry.fix.author
-    match = re.match(r"^(.*?)\s*<([^>]+)>$", author)
-    if not match:
-        raise FatalError(f"{entry.fix.name}: From: header {author!r} is not `Name <email>`")
-    return match.group(1), match.group(2)
-
-
 def build(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Branch:
     """In `scratch` (a fresh repo), check out the base and `git am` the entry's patches.
 
@@ -49,7 +39,7 @@ def build(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Br
             "check --upstream-url and that the commit exists upstream"
         ) from None
     git.git("checkout", "-q", "--detach", base, cwd=scratch)
-    name, email = _committer(entry)
+    name, email = entry.fix.author_name, entry.fix.author_email
     patches = entry.patches()
     try:
         commit = git.am(

@@ -7,8 +7,13 @@ after a lost answer) go to `GitHub` directly: they must see the state as it is t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from patchcarry.github import GitHub, Json
 from patchcarry.resubmit import classify
+
+T = TypeVar("T")
 
 
 class Reads:
@@ -16,12 +21,13 @@ class Reads:
 
     def __init__(self, gh: GitHub) -> None:
         self.gh = gh
-        self._memo: dict[tuple[str, ...], object] = {}
+        self._memo: dict[tuple[str, ...], Any] = {}
 
-    def _once(self, key: tuple[str, ...], read):  # type: ignore[no-untyped-def]
+    def _once(self, key: tuple[str, ...], read: Callable[[], T]) -> T:
         if key not in self._memo:
             self._memo[key] = read()
-        return self._memo[key]
+        result: T = self._memo[key]
+        return result
 
     def repo(self, full_name: str) -> Json | None:
         found: Json | None = self._once(

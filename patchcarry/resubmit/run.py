@@ -17,6 +17,7 @@ from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode, FatalError, GitHubError, UpstreamError
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import execute, flow, preflight
+from patchcarry.resubmit.fork import ForkStatus
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan, Write
 from patchcarry.resubmit.reads import Reads
@@ -131,16 +132,10 @@ def resubmit(
         url = repo.get("clone_url")
         if not url:
             raise UpstreamError(f"{sorted(upstreams)[0]} has no clone_url; pass --upstream-url")
-    cache_dir = upstream_mod.default_work_dir(upstream_mod.remote_url(url))
-    start_bytes = upstream_mod._dir_bytes(cache_dir / "objects") if cache_dir.is_dir() else 0
     report = run_checks(entries, upstream=url)
-    fetched = upstream_mod.fetch(
-        url,
-        base_commits=sorted({e.base_commit for e in entries}),
-        branches=sorted({e.base_branch for e in entries}),
-        pulls=[],
-    )
-    cache = Cache(fetched.repo)
+    assert report.cache is not None  # an upstream check always has its cache
+    # The check's blob-less cache already holds the bases and tips: live branches are read there.
+    cache = Cache(Path(report.cache))
     opts = dataclasses.replace(opts, upstream_url=url, login=login)
     plans: list[EntryPlan] = []
     works: list[flow.Work] = []
@@ -165,7 +160,10 @@ def resubmit(
                 works.append(work)
         cost = {
             "api_reads": gh.reads,
-            "bytes_fetched": max(0, fetched.cache_bytes - start_bytes),
+            # what the check fetched, plus what reading the live branches added since
+            "bytes_fetched": (report.bytes_fetched or 0)
+            + upstream_mod.object_bytes(cache.repo)
+            - (report.cache_bytes or 0),
         }
         for plan in plans:
             plan.cost = cost
@@ -182,12 +180,12 @@ def resubmit(
                 head = "REFUSED: a preflight failed, so nothing was written (see reasons)."
             code = ExitCode.FAILED if refused else ExitCode.OK
             return Outcome(plans, True, head, code)
-        forks: dict[str, object] = {}
+        forks: dict[str, ForkStatus] = {}
         for work in works:
             if not work.plan.writes:
                 work.plan.action = flow.planned_action(work.plan)  # a no-op: nothing to redo
                 continue
-            execute.execute(gh, work, opts, login=login, forks=forks, say=say)  # type: ignore[arg-type]
+            execute.execute(gh, work, opts, login=login, forks=forks, say=say)
     total = sum(len(p.writes) for p in plans)
     return Outcome(plans, False, f"DONE: {total} write(s) made.", ExitCode.OK)
 
