@@ -62,8 +62,10 @@ def test_minimal_patch_fields_and_changed_lines():
         (MINIMAL.replace("@@ -10,3 +10,4 @@", "@@ -10,3 +10,5 @@"), "is corrupt"),
         (MINIMAL.replace("@@ -10,3 +10,4 @@", "@@ -ten +10 @@"), "bad hunk header"),
         (MINIMAL.replace("diff --git a/x.py b/x.py", "diff --git x.py"), "bad diff header"),
-        (MINIMAL.replace("From: A U Thor <a@example.invalid>", "From: A U Thor"),
-         "not `Name <email>`"),  # fmt: skip
+        (
+            MINIMAL.replace("From: A U Thor <a@example.invalid>", "From: A U Thor"),
+            "not `Name <email>`",
+        ),  # fmt: skip
     ],
 )
 def test_malformed_inputs(text, message):
