@@ -5,15 +5,13 @@ README's markdown table (configuration x site x bytes)."""
 from __future__ import annotations
 
 import datetime
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from patchcarry import __version__
+from patchcarry import __version__, jsondoc
 from patchcarry.audit import known, sites
 from patchcarry.audit.runner import Request
-from patchcarry.errors import BadInputError
 from patchcarry.measure.variants import VariantResult
 
 SCHEMA_PATH = Path(__file__).with_name("audit.schema.json")
@@ -76,27 +74,15 @@ def build(
 
 
 def validate(doc: dict[str, Any]) -> None:
-    import jsonschema  # type: ignore[import-untyped]
-
-    schema = json.loads(SCHEMA_PATH.read_text())
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=str)
-    if errors:
-        raise BadInputError(
-            f"audit evidence does not match {SCHEMA_PATH.name}: {errors[0].message}"
-        )
+    jsondoc.validate(doc, SCHEMA_PATH)
 
 
 def write(doc: dict[str, Any], path: Path) -> Path:
-    validate(doc)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n")
-    return path
+    return jsondoc.write(doc, path, SCHEMA_PATH, indent=2, sort_keys=False)
 
 
 def load(path: Path) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(Path(path).read_text())
-    validate(doc)
-    return doc
+    return jsondoc.load(path, SCHEMA_PATH)
 
 
 def site_bytes(config: dict[str, Any], iteration: int = -1) -> dict[str, int]:

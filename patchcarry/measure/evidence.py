@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import json
 import os
 import platform
 import statistics
@@ -13,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from patchcarry import __version__
+from patchcarry import __version__, jsondoc
 from patchcarry.errors import BadInputError
 from patchcarry.measure import model
 from patchcarry.measure.session import Request
@@ -154,33 +153,16 @@ def build(
     }
 
 
-def validate(evidence: dict[str, Any]) -> None:
-    """Raise BadInputError naming the first schema violation."""
-    import jsonschema  # type: ignore[import-untyped]
-
-    schema = json.loads(SCHEMA_PATH.read_text())
-    try:
-        jsonschema.validate(evidence, schema)
-    except jsonschema.ValidationError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "(top level)"
-        raise BadInputError(
-            f"evidence does not match {SCHEMA_PATH.name} at {where}: {exc.message}"
-        ) from None
+def validate(doc: dict[str, Any]) -> None:
+    jsondoc.validate(doc, SCHEMA_PATH)
 
 
-def write(evidence: dict[str, Any], path: Path) -> Path:
-    """Validate, then write `path` (pretty JSON, stable key order)."""
-    validate(evidence)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(evidence, indent=1, sort_keys=True) + "\n")
-    return path
+def write(doc: dict[str, Any], path: Path) -> Path:
+    return jsondoc.write(doc, path, SCHEMA_PATH, indent=1, sort_keys=True)
 
 
 def load(path: Path) -> dict[str, Any]:
-    """Read and validate an evidence file."""
-    evidence: dict[str, Any] = json.loads(Path(path).read_text())
-    validate(evidence)
-    return evidence
+    return jsondoc.load(path, SCHEMA_PATH)
 
 
 def _ratio(measured: int | None, predicted: int) -> str:

@@ -1,0 +1,38 @@
+"""Evidence files: JSON documents checked against their JSON Schema whenever they are written
+or read, so a file that does not match never reaches a table, a plot or a PR body."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from patchcarry.errors import BadInputError
+
+
+def validate(doc: dict[str, Any], schema: Path) -> None:
+    """Raise BadInputError naming the first place `doc` violates `schema`."""
+    import jsonschema  # type: ignore[import-untyped]
+
+    try:
+        jsonschema.validate(doc, json.loads(schema.read_text()))
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "(top level)"
+        raise BadInputError(
+            f"evidence does not match {schema.name} at {where}: {exc.message}"
+        ) from None
+
+
+def write(doc: dict[str, Any], path: Path, schema: Path, *, indent: int, sort_keys: bool) -> Path:
+    """Validate, then write `path` (its folder made when missing)."""
+    validate(doc, schema)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=indent, sort_keys=sort_keys) + "\n")
+    return path
+
+
+def load(path: Path, schema: Path) -> dict[str, Any]:
+    """Read and validate an evidence file."""
+    doc: dict[str, Any] = json.loads(Path(path).read_text())
+    validate(doc, schema)
+    return doc
