@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from patchcarry import cachedir
 from patchcarry import upstream as upstream_mod
 from patchcarry.check import render
 from patchcarry.check.report import CheckReport
@@ -142,6 +143,9 @@ def resubmit(
     preflight.refuse_default_branches(reads, entries, allow=opts.allow_default_branch)
     classes = flow.classify_all(reads, entries, opts.manifest_path)
     with contextlib.ExitStack() as stack:
+        # Live branches are fetched into the check's cache and patched there: hold its lock
+        # until the last write, so a second run waits instead of racing on the same repo.
+        stack.enter_context(cachedir.locked(cache.repo))
         for entry in entries:
             lines = render.sentences(report.entry(entry.name), entry)
             if not _applies(report, entry):
