@@ -217,5 +217,5 @@ def test_entry_keys_are_the_issue_s_list(world: World) -> None:
     (raw,) = tomllib.loads(world.manifest.read_text())["entry"]
     assert list(raw) == [
         "name", "title", "upstream", "base_branch", "base_commit", "head_branch", "fix",
-        "supersedes",
+        "paths", "supersedes",
     ]  # fmt: skip
