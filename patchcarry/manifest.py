@@ -152,7 +152,7 @@ def _bad(path: Path | str, msg: str) -> BadInputError:
     return BadInputError(f"{path}: {msg}")
 
 
-_ENTRY_HEADER_RE = re.compile(r"^\s*\[\[\s*entry\s*\]\]", re.MULTILINE)
+_ENTRY_HEADER_RE = re.compile(r"^[ \t]*\[\[[ \t]*entry[ \t]*\]\]", re.MULTILINE)
 
 
 def entry_lines(text: str) -> list[int]:

@@ -73,6 +73,20 @@ class Widgets:
     head: str  # refs/pull/7/head: the merge of main into the PR
     commits: list[str]  # the PR's own three commits, oldest first
 
+    def add_pull(self, number: int, subject: str, files: dict[str, str]) -> str:
+        """refs/pull/NUMBER/head: one commit by the PR's author on `main`'s first commit
+        writing `files`; its sha."""
+        root = _g(self.work, "rev-list", "--max-parents=0", "main")
+        _g(self.work, "checkout", "-q", "--detach", root)
+        for name, text in files.items():
+            (self.work / name).parent.mkdir(parents=True, exist_ok=True)
+            (self.work / name).write_text(text)
+        _g(self.work, "add", "-A")
+        message = f"{subject}\n\nSigned-off-by: {AUTHOR[0]} <{AUTHOR[1]}>\n"
+        _g(self.work, "commit", "-q", "-m", message, who=AUTHOR, when="2026-07-05T00:00:00Z")
+        _g(self.work, "push", "-q", "origin", f"HEAD:refs/pull/{number}/head")
+        return _g(self.work, "rev-parse", "HEAD")
+
     def advance_main(self, text: str) -> str:
         _g(self.work, "checkout", "-q", "main")
         (self.work / "README.md").write_text(text)

@@ -5,11 +5,13 @@ current directory."""
 from __future__ import annotations
 
 import shlex
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from patchcarry import cli, git, manifest
+from patchcarry import cli, git, manifest, upstream
+from testing import adopt_scenarios as ad
 from testing import github_scenarios as sc
 from testing import widgets as wd
 from testing.fake_github import FakeGitHub, GitHubState
@@ -30,6 +32,7 @@ def widgets(tmp_path, template, monkeypatch, request) -> tuple[FakeGitHub, wd.Wi
 
     shutil.copytree(template, tmp_path / "w", symlinks=True)
     root = tmp_path / "w"
+    git.git("remote", "set-url", "origin", str(root / "widgets.git"), cwd=root / "widgets-work")
     head = git.rev_parse(f"refs/pull/{wd.NUMBER}/head", cwd=root / "widgets.git")
     commits = git.git("rev-list", "--reverse", "--no-merges", f"main..{head}",
                       cwd=root / "widgets.git")[1].split()  # fmt: skip
@@ -98,3 +101,67 @@ def test_scan_adopt_check_resubmit_refresh_on_acme_widgets(widgets, capsys) -> N
     assert cli.main(["resubmit"]) == 0
     tip = git.rev_parse(f"refs/heads/{wd.BRANCH}", cwd=w.fork)
     assert git.git("merge-base", "--is-ancestor", merge, tip, cwd=w.fork, check=False)[0] == 0
+
+
+def _closed(gh: FakeGitHub, w: wd.Widgets, number: int, files: dict[str, str]) -> None:
+    head = w.add_pull(number, f"Change {number}", files)
+    ad.closed_by_detachment(gh.state, wd.REPO, number, title=f"Change {number}",
+                            branch=f"fix/change-{number}", head_sha=head, base="main")  # fmt: skip
+
+
+def test_paths_come_from_the_pr_and_paths_overrides_them(widgets, capsys) -> None:
+    gh, w, series = widgets
+    _closed(gh, w, 8, {"src/widgets/deep/grid.py": "GRID = 1\n", "setup.cfg": "[x]\n"})
+    assert cli.main(["adopt", f"{wd.REPO}#8", "--dry-run"]) == 0
+    assert 'paths = ["setup.cfg", "src/widgets/deep/**"]' in capsys.readouterr().out
+    assert cli.main(["adopt", f"{wd.REPO}#8", "--paths", "src/**"]) == 5
+    err = capsys.readouterr().err
+    assert "setup.cfg, outside --paths (src/**)" in err
+    assert cli.main(["adopt", f"{wd.REPO}#8", "--paths", "src/**", "*.cfg"]) == 0
+    (entry,) = tomllib.loads(series.read_text())["entry"]
+    assert entry["paths"] == ["src/**", "*.cfg"]
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_workflow_file_is_refused_whatever_paths_say_dry_run_too(
+    widgets, capsys, dry_run: bool
+) -> None:
+    gh, w, series = widgets
+    _closed(gh, w, 9, {"src/widgets/x.py": "X = 1\n", ".github/workflows/ci.yml": "on: push\n"})
+    before = series.read_text()
+    extra = ["--dry-run"] if dry_run else []
+    assert cli.main(["adopt", f"{wd.REPO}#9", "--paths", "**", *extra]) == 5
+    err = capsys.readouterr().err
+    assert "touches .github/workflows/ci.yml: a GitHub Actions workflow, never carried" in err
+    assert "add it to" not in err and ".tmp" not in err
+    assert err.startswith(f"error: {series}:")  # the manifest the user edits, not a temp file
+    assert series.read_text() == before and list(series.parent.glob("*.patch")) == []
+
+
+def test_readopting_a_carried_pr_names_the_entry_that_carries_it(widgets, capsys) -> None:
+    gh, w, series = widgets
+    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+    capsys.readouterr()
+    for extra in ([], ["--name", "other"]):
+        assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}", *extra]) == 5
+        err = capsys.readouterr().err
+        assert f"{series}:3: entry 'last-page' already carries #{wd.NUMBER}" in err
+        assert "resubmit last-page" in err and "--name" not in err
+
+
+def test_check_without_upstream_fetches_the_entries_own_repository(monkeypatch) -> None:
+    monkeypatch.delenv("GH_HOST")
+    entry = type("E", (), {"upstream": wd.REPO})()
+    assert upstream.url_for_entries([entry]) == "https://github.com/acme/widgets.git"  # type: ignore[list-item]
+
+
+def test_resubmit_refuses_to_record_into_the_embedded_manifest(widgets, monkeypatch, capsys):
+    gh, w, series = widgets
+    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+    monkeypatch.setattr(manifest, "EMBEDDED_DIR", series.parent)
+    before = series.read_text()
+    capsys.readouterr()
+    assert cli.main(["resubmit"]) == 5
+    assert "read-only" in capsys.readouterr().err
+    assert gh.writes() == [] and series.read_text() == before
+    assert cli.main(["resubmit", "--dry-run"]) == 0  # a dry run writes nothing: allowed
