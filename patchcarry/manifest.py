@@ -70,6 +70,7 @@ def check_writable(path: Path) -> None:
             "--manifest PATH (adopt creates it)"
         )
 
+
 _REQUIRED = (
     "name",
     "title",

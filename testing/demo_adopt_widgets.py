@@ -52,8 +52,12 @@ def main() -> int:
         codes = []
         with FakeGitHub(GitHubState(fork_storage=tmp)) as gh:
             wd.load(gh.state, w)
-            env = {"GH_HOST": gh.url, "GITHUB_TOKEN": sc.TOKEN,
-                   "XDG_CACHE_HOME": str(tmp / "c"), "XDG_CONFIG_HOME": str(tmp / "cfg")}  # fmt: skip
+            env = {
+                "GH_HOST": gh.url,
+                "GITHUB_TOKEN": sc.TOKEN,
+                "XDG_CACHE_HOME": str(tmp / "c"),
+                "XDG_CONFIG_HOME": str(tmp / "cfg"),
+            }
             cwd = Path.cwd()
             os.chdir(project)
             try:

@@ -37,8 +37,7 @@ _FILES = {
     ),
     "docs/pagination.md": "# Pagination\n\n`pages(n, size)` counts the pages.\n",
     "tests/test_pagination.py": (
-        "from widgets.pagination import pages\n\n\ndef test_even():\n"
-        "    assert pages(10, 5) == 2\n"
+        "from widgets.pagination import pages\n\n\ndef test_even():\n    assert pages(10, 5) == 2\n"
     ),
 }
 _PR = (  # (subject, file, old, new): the PR's three commits, in order

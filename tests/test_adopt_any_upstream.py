@@ -64,7 +64,9 @@ def test_scan_adopt_check_resubmit_refresh_on_acme_widgets(widgets, capsys) -> N
     assert cli.main(shlex.split(command)[3:]) == 0  # the printed command, as printed
     out = capsys.readouterr().out
     assert "[tests (it touches tests only)]" in out
-    assert "paths (from the directories its commits touch): docs/**, src/widgets/**, tests/**" in out
+    assert (
+        "paths (from the directories its commits touch): docs/**, src/widgets/**, tests/**" in out
+    )
     (entry,) = manifest.load(series).entries
     assert (entry.upstream, entry.base_branch, entry.fork) == (wd.REPO, "main", wd.FORK)
     assert [p.name[:4] for p in entry.fixes] == ["0001", "0002"]

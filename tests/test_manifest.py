@@ -114,7 +114,9 @@ def test_non_table_defaults_and_entries_are_refused(tmp_path: Path):
 
 def test_fix_may_be_a_series_kept_in_order(tmp_path: Path):
     series = [FIX_0001.name, FIX_0003.name]
-    path = write_manifest(tmp_path, base_commit=BASE, overrides={"checkpoint-grad": {"fix": series}})
+    path = write_manifest(
+        tmp_path, base_commit=BASE, overrides={"checkpoint-grad": {"fix": series}}
+    )
     entry = manifest.load(path).entries[0]
     assert [p.name for p in entry.fixes] == series and entry.fix is entry.fixes[0]
     assert [p.name for p in entry.patches(with_tests=False)] == series  # never dropped
@@ -141,7 +143,9 @@ def test_an_entry_error_names_the_manifest_and_the_entry_line(tmp_path: Path):
 
 
 def test_a_workflow_file_is_never_carried_whatever_paths_say(tmp_path: Path):
-    path = write_manifest(tmp_path, base_commit=BASE, overrides={"checkpoint-grad": {"paths": ["**"]}})
+    path = write_manifest(
+        tmp_path, base_commit=BASE, overrides={"checkpoint-grad": {"paths": ["**"]}}
+    )
     patch = path.parent / FIX_0001.name
     text = patch.read_text().replace(
         "megatron/core/tensor_parallel/random.py", ".github/workflows/ci.yml"

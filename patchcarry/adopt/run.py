@@ -30,7 +30,7 @@ from patchcarry.adopt import paths as paths_mod
 from patchcarry.adopt import pull as pull_mod
 from patchcarry.check import judge, render
 from patchcarry.check.run import run_checks
-from patchcarry.errors import BadInputError, ExitCode, FatalError, UpstreamError
+from patchcarry.errors import BadInputError, FatalError, UpstreamError
 from patchcarry.github import GitHub
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch

@@ -65,7 +65,9 @@ def _series_text(repo: Path, base: str, patches: list[Patch]) -> str | None:
         index = Path(tmp) / "index"
         git.read_tree(base, index=index, cwd=repo)
         for patch in patches:
-            if not git.apply_to_index(patch.path, index=index, cwd=repo, reverse=False, check=False):
+            if not git.apply_to_index(
+                patch.path, index=index, cwd=repo, reverse=False, check=False
+            ):
                 return None
         tree = git.write_tree(index=index, cwd=repo)
     files = sorted({f for p in patches for f in p.files})
@@ -79,7 +81,9 @@ def _identity(repo: Path, entry: Entry, number: int, head: str) -> Identity:
     candidates = [list(entry.fixes)] + ([[*entry.fixes, *entry.tests]] if entry.tests else [])
     verdicts: list[Identity] = []
     for patches in candidates:
-        text = patches[0].text if len(patches) == 1 else _series_text(repo, entry.base_commit, patches)
+        text = (
+            patches[0].text if len(patches) == 1 else _series_text(repo, entry.base_commit, patches)
+        )
         ours = dataclasses.replace(entry.fix, text=text if text is not None else entry.fix.text)
         verdicts.append(judge.identity(repo, ours, number, head))
         if verdicts[-1].result == "identical":

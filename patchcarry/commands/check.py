@@ -35,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--manifest",
         type=Path,
         default=None,
-        help="manifest to read (default: patches/series.toml here or in a parent, else $XDG_CONFIG_HOME/patchcarry/series.toml)",
+        help="manifest to read (default: patches/series.toml here or in a parent, "
+        "else $XDG_CONFIG_HOME/patchcarry/series.toml)",
     )
     parser.add_argument(
         "--work-dir",

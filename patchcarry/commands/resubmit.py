@@ -94,7 +94,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         help="manifest to read and record the PR number in "
-        "(default: patches/series.toml here or in a parent, else $XDG_CONFIG_HOME/patchcarry/series.toml)",
+        "(default: patches/series.toml here or in a parent, "
+        "else $XDG_CONFIG_HOME/patchcarry/series.toml)",
     )
     parser.add_argument(
         "--max-rate-wait",

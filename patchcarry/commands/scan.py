@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         help="manifest whose `supersedes` count as re-submitted "
-        "(default: patches/series.toml here or in a parent, else $XDG_CONFIG_HOME/patchcarry/series.toml)",
+        "(default: patches/series.toml here or in a parent, "
+        "else $XDG_CONFIG_HOME/patchcarry/series.toml)",
     )
 
 

@@ -39,7 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest, upstream
 
-    entry = manifest.load(manifest.find(args.manifest)).select([args.entry] if args.entry else [])[0]
+    entry = manifest.load(manifest.find(args.manifest)).select([args.entry] if args.entry else [])[
+        0
+    ]
     at_tip = args.at == "tip"
     fetched = upstream.fetch(
         args.upstream,

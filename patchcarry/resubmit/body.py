@@ -173,9 +173,7 @@ def render_section(
     values = {
         "begin": section_begin(entry.name, title=title or entry.title, summary=summary),
         "end": section_end(entry.name),
-        "summary": f"# What does this PR do?\n\n{_summary(entry)}"
-        if summary
-        else "",
+        "summary": f"# What does this PR do?\n\n{_summary(entry)}" if summary else "",
         "resubmission": resubmission,
         "linked": linked,
         "closed_section": closed,
