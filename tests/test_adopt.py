@@ -241,3 +241,16 @@ def test_embedded_manifest_is_refused_for_adopt(world: World, monkeypatch, capsy
     assert "read-only" in capsys.readouterr().err
     assert world.manifest.read_text() == before and world.patches() == []
     assert world.gh.requests == []  # refused before anything was read
+
+
+def test_derived_paths_hold_exactly_the_touched_directories() -> None:
+    from patchcarry import patchrules
+    from patchcarry.adopt import paths
+
+    files = ["src/a/b.py", "src/a/c/d.py", "README.md", "docs/x/y.md", "tests/unit/test_b.py"]
+    derived = paths.derive(files)
+    assert derived == ["README.md", "docs/x/**", "src/a/**", "tests/unit/**"]
+    assert patchrules.outside(files, derived) == []
+    assert patchrules.outside(["src/other.py", "setup.py"], derived) == ["src/other.py", "setup.py"]
+    assert [paths.is_test_file(f) for f in files] == [False, False, False, False, True]
+    assert paths.is_test_file("pkg/widget_test.go") and paths.is_test_file("web/a.spec.ts")

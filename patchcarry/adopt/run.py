@@ -212,7 +212,9 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         say(f"paths (from {whence}): {', '.join(paths)}")
         for file in written:  # the real write refuses to overwrite: so does a dry run
             if (patches_dir / file.name).exists():
-                raise BadInputError(f"{patches_dir / file.name} already exists; nothing was written")
+                raise BadInputError(
+                    f"{patches_dir / file.name} already exists; nothing was written"
+                )
         old_text = path.read_text() if path.exists() else ""
         new_text = manifest_edit.add_entry_text(old_text, fields)
         staged = {p.name: p for p in written}
