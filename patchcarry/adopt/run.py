@@ -89,6 +89,13 @@ def split_tests(patches: list[Patch]) -> int:
     return count
 
 
+def _one_a_line(names: list[str]) -> Any:
+    """A TOML array with one patch name a line (long names stay readable in a diff)."""
+    array = tomlkit.array()
+    array.extend(names)
+    return array.multiline(len(names) > 1)
+
+
 def _fields(
     name: str,
     facts: pull_mod.PullFacts,
@@ -110,9 +117,9 @@ def _fields(
     if fork != defaults.get("fork"):
         fields["fork"] = fork
     fields["head_branch"] = facts.head_ref
-    fields["fix"] = patch_names[0] if fixes == 1 else patch_names[:fixes]
+    fields["fix"] = patch_names[0] if fixes == 1 else _one_a_line(patch_names[:fixes])
     if len(patch_names) > fixes:  # trailing commits that touch tests alone, in order
-        fields["tests"] = patch_names[fixes:]
+        fields["tests"] = _one_a_line(patch_names[fixes:])
         if defaults.get("include_tests") is not True:
             fields["include_tests"] = True
     fields["paths"] = paths
