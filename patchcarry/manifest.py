@@ -1,19 +1,29 @@
-"""Reads and validates `patches/series.toml`; `record_pr` writes a PR number back into it."""
+"""Finds, reads and validates the manifest (`patches/series.toml`); `record_pr` writes a PR
+number back into it.
+
+Which manifest a command uses when no `--manifest` is given (`find`), as tools of this kind
+find their config: `patches/series.toml` in the current directory or the nearest parent that
+has one, then `$XDG_CONFIG_HOME/patchcarry/series.toml` (default `~/.config`), then the
+checkout this package runs from, then the copy embedded in an installed package, which is
+read-only (`check_writable` refuses writes to it and says what to do instead)."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NewType
 
-from patchcarry import git, manifest_edit, patchrules
+from patchcarry import git, manifest_edit, never_carried, patchrules
 from patchcarry.errors import BadInputError
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
 
 PullNumber = NewType("PullNumber", int)
+Staged = Mapping[str, Path]  # patch name -> a file not yet beside the manifest
 
 
 def _default_manifest() -> Path:
@@ -21,10 +31,45 @@ def _default_manifest() -> Path:
     the installed package (pyproject maps patches/ to `patchcarry._series`)."""
     package = Path(__file__).resolve().parent
     checkout = package.parent / "patches" / "series.toml"
-    return checkout if checkout.is_file() else package / "_series" / "series.toml"
+    return checkout if checkout.is_file() else EMBEDDED_DIR / "series.toml"
 
 
+EMBEDDED_DIR = Path(__file__).resolve().parent / "_series"  # inside site-packages: read-only
 DEFAULT_MANIFEST = _default_manifest()
+SEARCHED = Path("patches") / "series.toml"  # looked for in the cwd and its parents
+
+
+def user_manifest() -> Path:
+    """`$XDG_CONFIG_HOME/patchcarry/series.toml` (XDG's default `~/.config`)."""
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "patchcarry" / "series.toml"
+
+
+def find(explicit: Path | None = None, *, cwd: Path | None = None) -> Path:
+    """The manifest a command uses: `explicit` (--manifest) as given; else the first
+    `patches/series.toml` in `cwd` (default: the current directory) or a parent; else the user
+    config one when it exists; else this package's (its checkout's, or the read-only embedded
+    copy)."""
+    if explicit is not None:
+        return Path(explicit)
+    start = (cwd or Path.cwd()).absolute()
+    for folder in (start, *start.parents):
+        if (folder / SEARCHED).is_file():
+            return folder / SEARCHED
+    user = user_manifest()
+    return user if user.is_file() else DEFAULT_MANIFEST
+
+
+def check_writable(path: Path) -> None:
+    """Refuse (BadInputError) to write the manifest embedded in the installed package: an
+    upgrade would replace it, and site-packages is no place for the user's entries."""
+    if Path(path).absolute().resolve().is_relative_to(EMBEDDED_DIR):
+        raise BadInputError(
+            f"{path} is the example manifest inside the installed package (read-only): "
+            f"keep your own as {SEARCHED} in your project (or {user_manifest()}), or pass "
+            "--manifest PATH (adopt creates it)"
+        )
+
 
 _REQUIRED = (
     "name",
@@ -62,7 +107,7 @@ class Entry:
     base_commit: str
     fork: str
     head_branch: str
-    fix: Patch
+    fixes: tuple[Patch, ...]  # the fix commits, in order (a PR's series); at least one
     tests: tuple[Patch, ...]
     include_tests: bool
     supersedes: tuple[PullNumber, ...]
@@ -71,13 +116,18 @@ class Entry:
     measure: str | None = None  # which `measure` variant this entry's fix is: fix | reset
 
     @property
+    def fix(self) -> Patch:
+        """The first fix patch (its author and message speak for the series)."""
+        return self.fixes[0]
+
+    @property
     def fork_owner(self) -> str:
         return self.fork.split("/", 1)[0]
 
     def patches(self, *, with_tests: bool | None = None) -> list[Patch]:
         """The patch files in apply order; tests included per `include_tests` unless told."""
         include = self.include_tests if with_tests is None else with_tests
-        return [self.fix, *(self.tests if include else ())]
+        return [*self.fixes, *(self.tests if include else ())]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,11 +149,19 @@ class Manifest:
         return [e for e in self.entries if e.name in names]
 
 
-def _bad(path: Path, msg: str) -> BadInputError:
+def _bad(path: Path | str, msg: str) -> BadInputError:
     return BadInputError(f"{path}: {msg}")
 
 
-def _typed(path: Path, label: str, merged: dict[str, Any], key: str, kind: type) -> Any:
+_ENTRY_HEADER_RE = re.compile(r"^[ \t]*\[\[[ \t]*entry[ \t]*\]\]", re.MULTILINE)
+
+
+def entry_lines(text: str) -> list[int]:
+    """The line number of each `[[entry]]` header, so a message names the line to edit."""
+    return [text.count("\n", 0, m.start()) + 1 for m in _ENTRY_HEADER_RE.finditer(text)]
+
+
+def _typed(path: Path | str, label: str, merged: dict[str, Any], key: str, kind: type) -> Any:
     """`merged[key]` when it has exactly type `kind` (a bool is not an int here)."""
     value = merged.get(key)
     if value is None:
@@ -113,79 +171,107 @@ def _typed(path: Path, label: str, merged: dict[str, Any], key: str, kind: type)
     return value
 
 
-def _pr_numbers(path: Path, label: str, key: str, value: Any) -> tuple[PullNumber, ...]:
+def _pr_numbers(path: Path | str, label: str, key: str, value: Any) -> tuple[PullNumber, ...]:
     items = value if isinstance(value, list) else None
     if items is None or not all(type(n) is int and n > 0 for n in items):
         raise _bad(path, f"{label}: {key} must be a list of positive PR numbers, got {value!r}")
     return tuple(PullNumber(n) for n in items)
 
 
-def _strings(path: Path, label: str, key: str, value: Any) -> list[str]:
+def _strings(path: Path | str, label: str, key: str, value: Any) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise _bad(path, f"{label}: {key} must be a list of strings, got {value!r}")
     return list(value)
 
 
-def _patch_file(path: Path, label: str, name: str) -> Path:
-    """A patch file named relative to the manifest, inside its folder (`patches/`)."""
+def _patch_file(path: Path, where: str, label: str, name: str, staged: Staged) -> Path:
+    """A patch file named relative to the manifest, inside its folder (`patches/`); a name in
+    `staged` is a file about to be written there (adopt validates before it writes)."""
     folder = path.parent.resolve()
     file = (folder / name).resolve()
     if Path(name).is_absolute() or ".." in Path(name).parts or not file.is_relative_to(folder):
-        raise _bad(path, f"{label}: patch {name!r} must be a file inside {folder.name}/")
+        raise _bad(where, f"{label}: patch {name!r} must be a file inside {folder.name}/")
+    if name in staged:
+        return staged[name]
     if not file.is_file():
-        raise _bad(path, f"{label}: patch file {name} not found beside the manifest")
+        raise _bad(where, f"{label}: patch file {name} not found beside the manifest")
     return file
 
 
-def _branch(path: Path, label: str, key: str, value: str) -> str:
+def _branch(path: Path, where: str, label: str, key: str, value: str) -> str:
     if value.startswith("-") or not git.is_valid_branch_name(value, cwd=path.parent):
         raise _bad(
-            path, f"{label}: {key} {value!r} is not a valid branch name (git check-ref-format)"
+            where, f"{label}: {key} {value!r} is not a valid branch name (git check-ref-format)"
         )
     return value
 
 
-def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any]) -> Entry:
+def _fix_names(where: str, label: str, value: Any) -> list[str]:
+    """`fix`: one patch file name, or a list of them (a PR's fix commits, in order)."""
+    if isinstance(value, str) and value:
+        return [value]
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        return list(value)
+    raise _bad(where, f"{label}: fix must be a patch file name or a list of them, got {value!r}")
+
+
+def _check_paths(where: str, label: str, patch: Patch, allowed: list[str]) -> None:
+    """What is never carried is refused with its own reason, whatever `paths` says; then
+    every file must be inside the entry's `paths`."""
+    for file, why in never_carried.refused(patch.files):
+        raise _bad(where, f"{label}: {patch.name} touches {file}: {why}")
+    refused = patchrules.outside(patch.files, allowed)
+    if refused:
+        raise _bad(
+            where,
+            f"{label}: {patch.name} touches {', '.join(refused)}, outside the entry's "
+            f"paths ({', '.join(allowed)}); add it to the entry's `paths` if it belongs upstream",
+        )
+
+
+def _entry(
+    path: Path, raw: dict[str, Any], defaults: dict[str, Any], line: int | None, staged: Staged
+) -> Entry:
+    where = f"{path}:{line}" if line else str(path)
     if not isinstance(raw, dict):
-        raise _bad(path, f"each [[entry]] must be a table, got {raw!r}")
+        raise _bad(where, f"each [[entry]] must be a table, got {raw!r}")
     merged = {**defaults, **raw}
     label = f"entry {raw.get('name', '?')!r}"
     unknown = set(merged) - _KNOWN
     if unknown:
-        raise _bad(path, f"{label}: unknown key(s) {', '.join(sorted(unknown))}")
+        raise _bad(where, f"{label}: unknown key(s) {', '.join(sorted(unknown))}")
     missing = [k for k in _REQUIRED if merged.get(k) in (None, "")]
     if missing:
-        raise _bad(path, f"{label}: missing {', '.join(missing)}")
-    text = {k: _typed(path, label, merged, k, str) for k in (*_REQUIRED, "offline", "measure")}
+        raise _bad(where, f"{label}: missing {', '.join(missing)}")
+    strings = (*(k for k in _REQUIRED if k != "fix"), "offline", "measure")
+    text = {k: _typed(where, label, merged, k, str) for k in strings}
     if not _NAME_RE.match(text["name"]):
-        raise _bad(path, f"{label}: name must match [a-z0-9][a-z0-9._-]* (it names folders)")
+        raise _bad(where, f"{label}: name must match [a-z0-9][a-z0-9._-]* (it names folders)")
     for key in ("upstream", "fork"):
         if not _REPO_RE.match(text[key]):
-            raise _bad(path, f"{label}: {key} must be OWNER/NAME, got {merged[key]!r}")
+            raise _bad(where, f"{label}: {key} must be OWNER/NAME, got {merged[key]!r}")
     if not _SHA_RE.match(text["base_commit"]):
-        raise _bad(path, f"{label}: base_commit must be a full 40-hex sha")
+        raise _bad(where, f"{label}: base_commit must be a full 40-hex sha")
     for key in ("base_branch", "head_branch"):
-        _branch(path, label, key, text[key])
-    supersedes = _pr_numbers(path, label, "supersedes", merged.get("supersedes", []))
+        _branch(path, where, label, key, text[key])
+    supersedes = _pr_numbers(where, label, "supersedes", merged.get("supersedes", []))
     pr = merged.get("pr")
     if pr is not None and not (type(pr) is int and pr > 0):
-        raise _bad(path, f"{label}: pr must be a positive PR number, got {pr!r}")
-    include_tests = _typed(path, label, merged, "include_tests", bool)
+        raise _bad(where, f"{label}: pr must be a positive PR number, got {pr!r}")
+    include_tests = _typed(where, label, merged, "include_tests", bool)
     measure = text["measure"]
     if measure is not None and measure not in _MEASURE_ROLES:
-        raise _bad(path, f"{label}: measure must be one of {', '.join(_MEASURE_ROLES)}")
-    allowed = _strings(path, label, "paths", merged.get("paths", list(patchrules.DEFAULT_PATHS)))
-    test_names = _strings(path, label, "tests", merged.get("tests", []))
-    files = [_patch_file(path, label, name) for name in (text["fix"], *test_names)]
-    fix, *tests = (load_patch(file) for file in files)
-    for patch in (fix, *tests):
-        refused = patchrules.outside(patch.files, allowed)
-        if refused:
-            raise _bad(
-                path,
-                f"{label}: {patch.name} touches {', '.join(refused)}, outside the entry's "
-                f"paths ({', '.join(allowed)}); add it to `paths` if it belongs upstream",
-            )
+        raise _bad(where, f"{label}: measure must be one of {', '.join(_MEASURE_ROLES)}")
+    allowed = _strings(where, label, "paths", merged.get("paths", list(patchrules.DEFAULT_PATHS)))
+    test_names = _strings(where, label, "tests", merged.get("tests", []))
+    fix_names = _fix_names(where, label, merged["fix"])
+    names = [*fix_names, *test_names]
+    if len(set(names)) != len(names):
+        raise _bad(where, f"{label}: a patch is named twice in fix/tests")
+    loaded = [load_patch(_patch_file(path, where, label, name, staged)) for name in names]
+    for patch in loaded:
+        _check_paths(where, label, patch, allowed)
+    fixes, tests = loaded[: len(fix_names)], loaded[len(fix_names) :]
     return Entry(
         name=text["name"],
         title=text["title"],
@@ -194,7 +280,7 @@ def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any]) -> Entry:
         base_commit=text["base_commit"],
         fork=text["fork"],
         head_branch=text["head_branch"],
-        fix=fix,
+        fixes=tuple(fixes),
         tests=tuple(tests),
         include_tests=True if include_tests is None else include_tests,
         supersedes=supersedes,
@@ -204,11 +290,16 @@ def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any]) -> Entry:
     )
 
 
-def load(path: Path = DEFAULT_MANIFEST) -> Manifest:
-    """Parse and validate the manifest; BadInputError says what is wrong and where."""
+def load(
+    path: Path = DEFAULT_MANIFEST, *, text: str | None = None, staged: Staged | None = None
+) -> Manifest:
+    """Parse and validate the manifest; BadInputError says what is wrong and where (the file
+    and the entry's line). `text` and `staged` (patch name -> file) validate what a write
+    would leave at `path` before anything is written, with messages that name `path`."""
     path = Path(path).absolute()  # patch paths must hold from any cwd (git am runs elsewhere)
     try:
-        data = tomllib.loads(path.read_text())
+        source = path.read_text() if text is None else text
+        data = tomllib.loads(source)
     except FileNotFoundError:
         raise _bad(path, "manifest not found") from None
     except tomllib.TOMLDecodeError as exc:
@@ -219,7 +310,12 @@ def load(path: Path = DEFAULT_MANIFEST) -> Manifest:
     raw_entries = data.get("entry", [])
     if not isinstance(raw_entries, list) or not raw_entries:
         raise _bad(path, "no [[entry]] tables")
-    entries = tuple(_entry(path, raw, defaults) for raw in raw_entries)
+    lines = entry_lines(source)
+    at = [lines[i] if len(lines) == len(raw_entries) else None for i in range(len(raw_entries))]
+    entries = tuple(
+        _entry(path, raw, defaults, line, staged or {})
+        for raw, line in zip(raw_entries, at, strict=True)
+    )
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
         raise _bad(path, "entry names must be unique")

@@ -13,14 +13,37 @@ import hashlib
 import os
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from patchcarry import cachedir, git, hosts
-from patchcarry.errors import FatalError, UpstreamError
+from patchcarry.errors import BadInputError, FatalError, UpstreamError
 from patchcarry.proc import CalledProcessError
+
+if TYPE_CHECKING:
+    from patchcarry.manifest import Entry
 
 DEFAULT_UPSTREAM = "https://github.com/NVIDIA/Megatron-LM.git"
 _URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://|^[^/\s]+@[^/\s]+:")
+
+
+def git_url(repo: str) -> str:
+    """The git URL of OWNER/REPO on the GitHub host (GH_HOST's git side; github.com by
+    default): what `check` fetches when no --upstream is given."""
+    return f"{hosts.git_host(hosts.api_host())}/{repo}.git"
+
+
+def url_for_entries(entries: Sequence[Entry]) -> str:
+    """The one upstream `entries` name, as a git URL; BadInputError when they name several
+    (the check fetches one repository)."""
+    repos = sorted({e.upstream for e in entries})
+    if len(repos) > 1:
+        raise BadInputError(
+            f"the entries name {len(repos)} upstreams ({', '.join(repos)}): check them one "
+            "upstream at a time (name the entries), or pass --upstream"
+        )
+    return git_url(repos[0]) if repos else DEFAULT_UPSTREAM
 
 
 def remote_url(upstream: str) -> str:

@@ -36,6 +36,7 @@ COMMANDS: dict[str, list[str]] = {
     "scripts/resubmit.sh --dry-run --offline": [
         PY, "-m", "patchcarry", "resubmit", "--dry-run", "--offline"],
     "scripts/demo-adopt": [PY, "-m", "testing.demo_adopt"],
+    "python -m testing.demo_adopt_widgets": [PY, "-m", "testing.demo_adopt_widgets"],
     "scripts/demo-adopt --upstream-git $MIRROR": [
         PY, "-m", "testing.demo_adopt", "--upstream-git", "$MIRROR"],
     "scripts/demo-dry-run --upstream-git $MIRROR": [

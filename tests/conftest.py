@@ -23,6 +23,7 @@ def _no_real_github(monkeypatch: pytest.MonkeyPatch, _session_cache: Path) -> No
     monkeypatch.delenv("GH_TOKEN", raising=False)
     monkeypatch.setenv("GH_HOST", "http://127.0.0.1:9")  # discard port: fails fast if used
     monkeypatch.setenv("XDG_CACHE_HOME", str(_session_cache))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(_session_cache / "no-config"))  # no user manifest
     from patchcarry.github import GitHub
 
     monkeypatch.setattr(GitHub, "WRITE_SPACING", 0.0)  # tests never sleep between writes

@@ -217,5 +217,40 @@ def test_entry_keys_are_the_issue_s_list(world: World) -> None:
     (raw,) = tomllib.loads(world.manifest.read_text())["entry"]
     assert list(raw) == [
         "name", "title", "upstream", "base_branch", "base_commit", "head_branch", "fix",
-        "supersedes",
+        "paths", "supersedes",
     ]  # fmt: skip
+
+
+def test_a_pr_s_commits_stay_one_fix_series_unless_they_touch_tests_alone(
+    world: World, capsys
+) -> None:
+    # #6200: fix, its test, a second fix: a test in the middle stays in the series (order)
+    assert world.adopt(f"{sc.UPSTREAM}#6200") == 0
+    (entry,) = manifest.load(world.manifest).entries
+    assert [p.name[:4] for p in entry.fixes] == ["0001", "0002", "0003"] and entry.tests == ()
+    assert len(entry.patches(with_tests=False)) == 3  # include_tests = false drops nothing
+    (raw,) = tomllib.loads(world.manifest.read_text())["entry"]
+    assert len(raw["fix"]) == 3 and "tests" not in raw
+    assert capsys.readouterr().out.count("[fix]") == 3
+
+
+def test_embedded_manifest_is_refused_for_adopt(world: World, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(manifest, "EMBEDDED_DIR", world.manifest.parent)
+    before = world.manifest.read_text()
+    assert world.adopt(f"{sc.UPSTREAM}#6117") == 5
+    assert "read-only" in capsys.readouterr().err
+    assert world.manifest.read_text() == before and world.patches() == []
+    assert world.gh.requests == []  # refused before anything was read
+
+
+def test_derived_paths_hold_exactly_the_touched_directories() -> None:
+    from patchcarry import patchrules
+    from patchcarry.adopt import paths
+
+    files = ["src/a/b.py", "src/a/c/d.py", "README.md", "docs/x/y.md", "tests/unit/test_b.py"]
+    derived = paths.derive(files)
+    assert derived == ["README.md", "docs/x/**", "src/a/**", "tests/unit/**"]
+    assert patchrules.outside(files, derived) == []
+    assert patchrules.outside(["src/other.py", "setup.py"], derived) == ["src/other.py", "setup.py"]
+    assert [paths.is_test_file(f) for f in files] == [False, False, False, False, True]
+    assert paths.is_test_file("pkg/widget_test.go") and paths.is_test_file("web/a.spec.ts")

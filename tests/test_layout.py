@@ -135,6 +135,14 @@ def test_a_plain_install_checks_its_embedded_manifest_from_anywhere(tmp_path: Pa
     )
     assert plan.returncode == 0, plan.stderr
     assert "hc-mlp-norm-manager: PLANNED" in plan.stdout
+    adopt = subprocess.run(  # the embedded manifest is read-only: refused before any read
+        [py, "-m", "patchcarry", "adopt", "acme/widgets#7"],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert adopt.returncode == 5 and "inside the installed package (read-only)" in adopt.stderr
     assert not list(elsewhere.iterdir())  # it wrote nothing where it ran
 
 

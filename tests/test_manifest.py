@@ -8,7 +8,7 @@ import pytest
 
 from patchcarry import manifest
 from patchcarry.errors import BadInputError
-from testing.upstream_repos import FIX_0001, write_manifest
+from testing.upstream_repos import FIX_0001, FIX_0003, write_manifest
 
 BASE = "c76ff610bfa064d4af3035daa594d8c41ca7fce6"
 
@@ -110,3 +110,73 @@ def test_non_table_defaults_and_entries_are_refused(tmp_path: Path):
     bad.write_text("entry = [1, 2]\n")
     with pytest.raises(BadInputError, match="must be a table"):
         manifest.load(bad)
+
+
+def test_fix_may_be_a_series_kept_in_order(tmp_path: Path):
+    series = [FIX_0001.name, FIX_0003.name]
+    path = write_manifest(
+        tmp_path, base_commit=BASE, overrides={"checkpoint-grad": {"fix": series}}
+    )
+    entry = manifest.load(path).entries[0]
+    assert [p.name for p in entry.fixes] == series and entry.fix is entry.fixes[0]
+    assert [p.name for p in entry.patches(with_tests=False)] == series  # never dropped
+    assert entry.patches() == [*entry.fixes, *entry.tests]
+
+
+@pytest.mark.parametrize(
+    ("fix", "message"),
+    [([], "fix must be a patch file name or a list"), (3, "fix must be a patch file name"),
+     ([FIX_0001.name, FIX_0001.name], "named twice")],
+)  # fmt: skip
+def test_bad_fix_series(tmp_path: Path, fix, message):
+    path = write_manifest(tmp_path, base_commit=BASE, overrides={"checkpoint-grad": {"fix": fix}})
+    with pytest.raises(BadInputError, match=message):
+        manifest.load(path)
+
+
+def test_an_entry_error_names_the_manifest_and_the_entry_line(tmp_path: Path):
+    path = write_manifest(tmp_path, base_commit=BASE, overrides={"hc-mlp-norm-manager": {"pr": 0}})
+    lines = path.read_text().splitlines()
+    line = [i for i, text in enumerate(lines, 1) if text == "[[entry]]"][1]
+    with pytest.raises(BadInputError, match=rf"^{path}:{line}: entry 'hc-mlp-norm-manager': pr"):
+        manifest.load(path)
+
+
+def test_a_workflow_file_is_never_carried_whatever_paths_say(tmp_path: Path):
+    path = write_manifest(
+        tmp_path, base_commit=BASE, overrides={"checkpoint-grad": {"paths": ["**"]}}
+    )
+    patch = path.parent / FIX_0001.name
+    text = patch.read_text().replace(
+        "megatron/core/tensor_parallel/random.py", ".github/workflows/ci.yml"
+    )
+    patch.write_text(text)
+    with pytest.raises(BadInputError) as caught:
+        manifest.load(path)
+    assert "touches .github/workflows/ci.yml: a GitHub Actions workflow, never carried" in str(
+        caught.value
+    )
+    assert "add it to" not in str(caught.value)
+
+
+def test_find_looks_upward_then_in_the_user_config_then_the_package(tmp_path, monkeypatch):
+    deep = tmp_path / "proj" / "src" / "pkg"
+    deep.mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert manifest.find(cwd=deep) == manifest.DEFAULT_MANIFEST
+    user = tmp_path / "config" / "patchcarry" / "series.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("")
+    assert manifest.find(cwd=deep) == user
+    project = tmp_path / "proj" / "patches" / "series.toml"
+    project.parent.mkdir()
+    project.write_text("")
+    assert manifest.find(cwd=deep) == project
+    assert manifest.find(Path("x.toml"), cwd=deep) == Path("x.toml")  # --manifest wins
+
+
+def test_the_embedded_copy_is_read_only(tmp_path, monkeypatch):
+    monkeypatch.setattr(manifest, "EMBEDDED_DIR", tmp_path / "_series")
+    with pytest.raises(BadInputError, match="inside the installed package \\(read-only\\)"):
+        manifest.check_writable(tmp_path / "_series" / "series.toml")
+    manifest.check_writable(tmp_path / "patches" / "series.toml")  # elsewhere: fine

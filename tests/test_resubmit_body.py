@@ -153,3 +153,16 @@ def test_merge_keeps_every_byte_outside_the_section():
     assert merged == hand + new + "\r\nA paragraph after.\r\n"
     assert body.merge(hand, new, entry.name) == hand + new  # first refresh: appended
     assert body.merge(None, new, entry.name) == new
+
+
+def test_a_series_of_fix_commits_is_described_commit_by_commit():
+    import dataclasses
+
+    entry = load().select(["checkpoint-grad"])[0]
+    second = load().select(["hc-mlp-norm-manager"])[0].fix
+    series = dataclasses.replace(entry, fixes=(entry.fix, second))
+    text = body.render_section(series, superseded=[], check_lines=[], evidence_markdown=None)
+    summary = text.split("# What does this PR do?", 1)[1]
+    assert f"**{entry.fix.subject}**" in summary and f"**{second.subject}**" in summary
+    assert summary.index(entry.fix.subject) < summary.index(second.subject)
+    assert "in 2 commits" in summary

@@ -313,3 +313,28 @@ def test_ticked_box_and_added_paragraph_survive_and_rename_stands(live):
     w.manifest.write_text(w.manifest.read_text().replace(sc.CHECKPOINT_TITLE, "New title"))
     assert w.run(CKPT) == 0
     assert w.pull(6339).title == "New title"  # the manifest's title changed: it is set
+
+
+def test_one_commit_on_a_live_branch_carries_each_added_fix_of_a_series(tmp_path):
+    import dataclasses
+
+    from patchcarry.manifest import load
+    from patchcarry.resubmit.live import Cache
+
+    entry = load().select(["checkpoint-grad"])[0]
+    second = dataclasses.replace(
+        load().select(["hc-mlp-norm-manager"])[0].fix, author_name="Other Author"
+    )
+    series = dataclasses.replace(entry, fixes=(entry.fix, second))
+    repo = tmp_path / "r"
+    git.init(repo)
+    tree = git.git("write-tree", cwd=repo)[1].strip()
+    live = git.commit_tree(tree, [], "live\n", author=("A", "a@x", "2026-01-01T00:00:00Z"),
+                           cwd=repo)  # fmt: skip
+    both = Cache(repo).commit_on(live, tree, series, [entry.fix.name, second.name])
+    message = git.git("log", "-1", "--format=%an%n%B", both, cwd=repo)[1]
+    assert message.startswith(f"{entry.fix.author_name}\n{entry.fix.subject}\n")
+    assert f"\n{second.subject}\n" in message  # the second fix commit is described too
+    only_second = Cache(repo).commit_on(live, tree, series, [second.name])
+    message = git.git("log", "-1", "--format=%an%n%s", only_second, cwd=repo)[1]
+    assert message.splitlines() == ["Other Author", second.subject]  # its own author and title

@@ -1,8 +1,14 @@
 """adopt, in order: read the PR (refuse a merged one), pick and check the entry name, fetch the
 PR's head with just enough history, cut its own commits into format-patch files, prove they
-apply on their base, then (unless a dry run) write the patches and the manifest entry and run
-`check` on it. Every refusal comes before the first write; a failed write removes what it
-wrote, so a re-run starts clean."""
+apply on their base, validate the manifest as it would be with the new entry (every rule
+`manifest.load` has, its messages naming the real manifest), then write the patches and the
+entry and run `check` on it. A dry run does all of that but the write (it checks the staged
+entry) and exits as the real run would. Every refusal comes before the first write; a failed
+write removes what it wrote, so a re-run starts clean.
+
+The entry's `paths` are the PR's own (`adopt.paths.derive`) unless `--paths` says; its fix
+commits stay one series, in order (`fix = [...]`); only a trailing run of commits that touch
+tests alone is proposed as `tests`."""
 
 from __future__ import annotations
 
@@ -17,14 +23,16 @@ from typing import Any
 
 import tomlkit
 
-from patchcarry import manifest, manifest_edit
+from patchcarry import manifest, manifest_edit, patchrules
 from patchcarry import upstream as upstream_mod
 from patchcarry.adopt import commits as commits_mod
+from patchcarry.adopt import paths as paths_mod
 from patchcarry.adopt import pull as pull_mod
 from patchcarry.check import judge, render
 from patchcarry.check.run import run_checks
-from patchcarry.errors import BadInputError, ExitCode, FatalError, UpstreamError
+from patchcarry.errors import BadInputError, FatalError, UpstreamError
 from patchcarry.github import GitHub
+from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
 from patchcarry.resubmit import classify
 
@@ -36,7 +44,8 @@ class Options:
     name: str | None = None
     fork: str | None = None
     dry_run: bool = False
-    manifest_path: Path = manifest.DEFAULT_MANIFEST
+    manifest_path: Path = dataclasses.field(default_factory=manifest.find)
+    paths: list[str] | None = None  # the entry's `paths` (default: derived from the PR)
     upstream_url: str | None = None
     work_dir: Path | None = None  # scratch repo for the history fetch (default: the cache)
 
@@ -69,12 +78,32 @@ def _fork(opts: Options, defaults: dict[str, Any], upstream: str, author: str) -
     return f"{author}/{upstream.split('/', 1)[1]}"
 
 
+def split_tests(patches: list[Patch]) -> int:
+    """How many of `patches` (in order) are fixes: all but the trailing run of commits that
+    touch tests alone, and never fewer than one. Proposing a test-only commit in the middle
+    as `tests` would reorder the series; proposing a fix as `tests` would let
+    `include_tests = false` drop part of the fix."""
+    count = len(patches)
+    while count > 1 and paths_mod.tests_only(patches[count - 1].files):
+        count -= 1
+    return count
+
+
+def _one_a_line(names: list[str]) -> Any:
+    """A TOML array with one patch name a line (long names stay readable in a diff)."""
+    array = tomlkit.array()
+    array.extend(names)
+    return array.multiline(len(names) > 1)
+
+
 def _fields(
     name: str,
     facts: pull_mod.PullFacts,
     target: pull_mod.Target,
     series: commits_mod.Series,
     patch_names: list[str],
+    fixes: int,
+    paths: list[str],
     fork: str,
     defaults: dict[str, Any],
 ) -> dict[str, Any]:
@@ -88,35 +117,52 @@ def _fields(
     if fork != defaults.get("fork"):
         fields["fork"] = fork
     fields["head_branch"] = facts.head_ref
-    fields["fix"] = patch_names[0]
-    if len(patch_names) > 1:  # later commits ride along after the first, in order
-        fields["tests"] = patch_names[1:]
+    fields["fix"] = patch_names[0] if fixes == 1 else _one_a_line(patch_names[:fixes])
+    if len(patch_names) > fixes:  # trailing commits that touch tests alone, in order
+        fields["tests"] = _one_a_line(patch_names[fixes:])
         if defaults.get("include_tests") is not True:
             fields["include_tests"] = True
+    fields["paths"] = paths
     fields["supersedes"] = [target.number]
     return fields
 
 
-def _preflight_names(name: str, number: int, entries: list[manifest.Entry], path: Path) -> None:
-    clash = [e for e in entries if e.name == name]
-    if clash:
-        raise BadInputError(
-            f"{path}: an entry named {name!r} already exists; pick another with --name"
-        )
-    carried = [e for e in entries if number in e.supersedes]
-    if carried:
-        raise BadInputError(
-            f"{path}: entry {carried[0].name!r} already carries #{number} (supersedes)"
-        )
+def _where(path: Path, entries: list[manifest.Entry], entry: manifest.Entry) -> str:
+    """`path:LINE` of `entry`'s [[entry]] header (just `path` when it cannot be told)."""
+    lines = manifest.entry_lines(path.read_text()) if path.exists() else []
+    index = entries.index(entry)
+    return f"{path}:{lines[index]}" if len(lines) == len(entries) else str(path)
+
+
+def _preflight_carried(number: int, entries: list[manifest.Entry], path: Path) -> None:
+    """A PR an entry already carries is not adopted twice, whatever name is asked for."""
+    for entry in entries:
+        if number in entry.supersedes or entry.pr == number:
+            key = "supersedes" if number in entry.supersedes else "pr"
+            raise BadInputError(
+                f"{_where(path, entries, entry)}: entry {entry.name!r} already carries "
+                f"#{number} ({key}): nothing to adopt; `resubmit {entry.name}` re-submits it"
+            )
+
+
+def _preflight_names(name: str, entries: list[manifest.Entry], path: Path) -> None:
+    for entry in entries:
+        if entry.name == name:
+            raise BadInputError(
+                f"{_where(path, entries, entry)}: an entry named {name!r} already exists; "
+                "pick another with --name"
+            )
 
 
 def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str], None]) -> int:
     """Adopt PR `target` into the manifest at `opts.manifest_path`; the exit code."""
     path = Path(opts.manifest_path)
+    manifest.check_writable(path)
     defaults, entries = existing(path)
+    _preflight_carried(target.number, entries, path)
     if opts.name is not None:
         pull_mod.check_name(opts.name)
-        _preflight_names(opts.name, target.number, entries, path)
+        _preflight_names(opts.name, entries, path)
     facts = pull_mod.read(gh, target)
     state = facts.state
     say(f"{target}: {facts.title!r} by {facts.author}: {state.state}")
@@ -124,7 +170,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
     if state.state == classify.MERGED:
         raise FatalError(f"{target} is merged: its change is upstream already, nothing to adopt")
     name = opts.name or pull_mod.default_name(facts.head_ref, target.number)
-    _preflight_names(name, target.number, entries, path)
+    _preflight_names(name, entries, path)
     url = opts.upstream_url
     if url is None:
         repo = gh.repo(target.upstream)
@@ -159,20 +205,55 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
                 "(a later commit builds on a merge of the base branch): rebase the PR by hand"
             )
         fork = _fork(opts, defaults, target.upstream, facts.author)
-        fields = _fields(name, facts, target, series, [p.name for p in written], fork, defaults)
-        for commit, patch in zip(series.commits, written, strict=True):
-            say(f"patch {patches_dir / patch.name}\n    {commit.sha[:12]} {commit.author}: "
-                f"{commit.subject}")  # fmt: skip
+        fixes = split_tests(patches)
+        touched = sorted({f for p in patches for f in p.files})
+        paths = opts.paths or paths_mod.derive(touched)
+        _preflight_paths(target, opts, patches, paths)
+        names = [p.name for p in written]
+        fields = _fields(name, facts, target, series, names, fixes, paths, fork, defaults)
+        for i, (commit, patch) in enumerate(zip(series.commits, patches, strict=True)):
+            role = "fix" if i < fixes else "tests (it touches tests only)"
+            say(f"patch {patches_dir / patch.name} [{role}]\n    {commit.sha[:12]} "
+                f"{commit.author}: {commit.subject}")  # fmt: skip
+        whence = "--paths" if opts.paths else "the directories its commits touch"
+        say(f"paths (from {whence}): {', '.join(paths)}")
+        for file in written:  # the real write refuses to overwrite: so does a dry run
+            if (patches_dir / file.name).exists():
+                raise BadInputError(
+                    f"{patches_dir / file.name} already exists; nothing was written"
+                )
+        old_text = path.read_text() if path.exists() else ""
+        new_text = manifest_edit.add_entry_text(old_text, fields)
+        staged = {p.name: p for p in written}
+        (staged_entry,) = manifest.load(path, text=new_text, staged=staged).select([name])
         entry_text = tomlkit.dumps({"entry": [fields]})
         if opts.dry_run:
             say(f"entry for {path} (DRY RUN: nothing written):\n{entry_text.rstrip()}")
-            return int(ExitCode.OK)
+            report = run_checks([staged_entry], upstream=url)
+            say(render.table(report))
+            return report.exit_code
         _write(path, patches_dir, written, fields)
     say(f"wrote {len(written)} patch(es) and entry {name!r} in {path}:\n{entry_text.rstrip()}")
     entry = manifest.load(path).select([name])[0]
     report = run_checks([entry], upstream=url)
     say(render.table(report))
     return report.exit_code
+
+
+def _preflight_paths(
+    target: pull_mod.Target, opts: Options, patches: list[Patch], paths: list[str]
+) -> None:
+    """With --paths, every file the PR touches must be inside them (the derived ones hold
+    them by construction); files never carried are refused by the manifest's own rule."""
+    if not opts.paths:
+        return
+    for patch in patches:
+        outside = patchrules.outside(patch.files, paths)
+        if outside:
+            raise BadInputError(
+                f"{target}: {patch.name} touches {', '.join(outside)}, outside --paths "
+                f"({', '.join(paths)}): widen --paths, or leave it out to use the PR's own"
+            )
 
 
 def _write(path: Path, patches_dir: Path, written: list[Path], fields: dict[str, Any]) -> None:
@@ -185,7 +266,9 @@ def _write(path: Path, patches_dir: Path, written: list[Path], fields: dict[str,
                 raise BadInputError(f"{dest} already exists; nothing was written")
             shutil.copyfile(patch, dest)
             copied.append(dest)
-        manifest_edit.add_entry(path, fields, validate=manifest.load)
+        manifest_edit.add_entry(
+            path, fields, validate=lambda tmp: manifest.load(path, text=tmp.read_text())
+        )
     except BaseException:
         for dest in copied:
             dest.unlink(missing_ok=True)

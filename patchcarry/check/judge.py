@@ -143,21 +143,26 @@ def _code_lines(chunk: str) -> list[tuple[str, str]]:
 
 def identity(repo: Path, fix: Patch, number: int, head: str) -> Identity:
     """Compare our fix with PR `number`'s change (`git patch-id --stable`, then per file). A
-    merge head's change is taken against the parent with the fewest changed files."""
+    merge head's change is taken against the parent it is identical to, if any (a merge of
+    the base branch into the PR), else against the parent with the fewest changed files."""
     parents = git.commit_parents(head, cwd=repo)
     merge = len(parents) > 1
     counts = {p: len(git.changed_paths(p, head, cwd=repo)) for p in parents}
-    parent = min(parents, key=lambda p: counts[p])
-    files = git.changed_paths(parent, head, cwd=repo)
     ours_text = fix.text
     ours = _split_by_file(ours_text)
+    for parent in sorted(parents, key=lambda p: counts[p]):
+        files = git.changed_paths(parent, head, cwd=repo)
+        if len(files) <= MAX_IDENTITY_FILES and git.patch_id(ours_text, cwd=repo) == git.patch_id(
+            git.diff_paths(parent, head, files, cwd=repo), cwd=repo
+        ):
+            return Identity(number, head, merge, parent, "identical", None, [], files)
+    parent = min(parents, key=lambda p: counts[p])
+    files = git.changed_paths(parent, head, cwd=repo)
     if len(files) > MAX_IDENTITY_FILES:
         return Identity(
             number, head, merge, parent, "different", False, sorted(set(files) ^ set(ours)), files
         )
     theirs_text = git.diff_paths(parent, head, files, cwd=repo)
-    if git.patch_id(ours_text, cwd=repo) == git.patch_id(theirs_text, cwd=repo):
-        return Identity(number, head, merge, parent, "identical", None, [], files)
     theirs = _split_by_file(theirs_text)
     differ = sorted(
         path

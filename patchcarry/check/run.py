@@ -9,14 +9,17 @@ Reused by resubmit's preflight and the pre-commit hook:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import tempfile
 from pathlib import Path
 
-from patchcarry import cachedir
+from patchcarry import cachedir, git
 from patchcarry import upstream as upstream_mod
 from patchcarry.check import judge
-from patchcarry.check.report import CheckReport, EntryResult, RefApply
+from patchcarry.check.report import CheckReport, EntryResult, Identity, RefApply
 from patchcarry.manifest import Entry
+from patchcarry.patchfile import Patch
 
 OFFLINE_SKIPS = ["tip", "drift", "identity"]
 
@@ -56,6 +59,38 @@ def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
     return CheckReport(label, "offline", _offline(entries, tree, label))
 
 
+def _series_text(repo: Path, base: str, patches: list[Patch]) -> str | None:
+    """The change `patches` make together on `base`, as one diff (None: they do not apply)."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-series-") as tmp:
+        index = Path(tmp) / "index"
+        git.read_tree(base, index=index, cwd=repo)
+        for patch in patches:
+            if not git.apply_to_index(
+                patch.path, index=index, cwd=repo, reverse=False, check=False
+            ):
+                return None
+        tree = git.write_tree(index=index, cwd=repo)
+    files = sorted({f for p in patches for f in p.files})
+    return git.diff_paths(base, tree, files, cwd=repo)
+
+
+def _identity(repo: Path, entry: Entry, number: int, head: str) -> Identity:
+    """Is PR `number` this entry's change: its fix commits together (a PR's series), or with
+    its test commits too (a PR that carried them)? The first that is identical, else the
+    fixes' verdict."""
+    candidates = [list(entry.fixes)] + ([[*entry.fixes, *entry.tests]] if entry.tests else [])
+    verdicts: list[Identity] = []
+    for patches in candidates:
+        text = (
+            patches[0].text if len(patches) == 1 else _series_text(repo, entry.base_commit, patches)
+        )
+        ours = dataclasses.replace(entry.fix, text=text if text is not None else entry.fix.text)
+        verdicts.append(judge.identity(repo, ours, number, head))
+        if verdicts[-1].result == "identical":
+            return verdicts[-1]
+    return verdicts[0]
+
+
 def _upstream_entry(fetched: upstream_mod.FetchedUpstream, entry: Entry) -> EntryResult:
     repo, base = fetched.repo, entry.base_commit
     tip = fetched.branch_tips[entry.base_branch]
@@ -68,7 +103,7 @@ def _upstream_entry(fetched: upstream_mod.FetchedUpstream, entry: Entry) -> Entr
         applied = judge.apply_at(patches, functools.partial(fetched.show, commit))
         refs.append(RefApply(ref, label, commit, applied))
     drift = judge.drift(repo, base, tip, patches)
-    identity = [judge.identity(repo, entry.fix, n, fetched.pull_heads[n]) for n in entry.supersedes]
+    identity = [_identity(repo, entry, n, fetched.pull_heads[n]) for n in entry.supersedes]
     return EntryResult(entry.name, refs, drift, identity)
 
 

@@ -2,12 +2,23 @@
 carried patches: its own commits (merges of the base branch into it dropped) become
 `git format-patch` files beside the manifest, authorship and sign-offs as they were, and a
 new [[entry]] (supersedes = [N], its base commit, base branch, title and head branch) is
-added to the manifest; then `check` runs on it. --dry-run shows both and writes nothing.
+added to the manifest; then `check` runs on it. --dry-run shows both, runs every rule the
+real run runs (and the check, on the staged entry), writes nothing and exits as it would.
+
+The entry's own `paths` are the directories the PR's commits touch, as globs (`src/widgets/**`),
+unless --paths says; workflow files, symlinks, binaries and mode changes are refused whatever
+`paths` says. The PR's commits stay one series of fix commits, in order; only trailing commits
+that touch tests alone are proposed as `tests` (the plan marks them).
+
+Works on any GitHub repository: the base branch, paths and tests come from the PR. Without
+--manifest the manifest is the first patches/series.toml in the current directory or a parent,
+else $XDG_CONFIG_HOME/patchcarry/series.toml; the copy inside an installed package is read-only.
 
 Reads the PR through the GitHub API (GITHUB_TOKEN optional for public repositories; GH_HOST
 for another host) and its commits from refs/pull/N/head on the upstream repository.
 Exit codes: 0 adopted (check passed); 1 refused (merged PR) or check failed; 4 upstream
-unreachable or refs/pull/N/head gone; 5 bad name, name already in the manifest, bad manifest;
+unreachable or refs/pull/N/head gone; 5 bad name, name already in the manifest, PR already
+carried, a file never carried or outside --paths, bad or read-only (embedded) manifest;
 6 GitHub API error.
 """
 
@@ -18,8 +29,6 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from patchcarry.manifest import DEFAULT_MANIFEST
-
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("pull", metavar="OWNER/REPO#N", help="the PR to adopt")
     parser.add_argument(
@@ -36,8 +45,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--manifest",
         type=Path,
-        default=DEFAULT_MANIFEST,
-        help="manifest to add the entry to; patches go beside it (default %(default)s)",
+        default=None,
+        help="manifest to add the entry to (created if missing); patches go beside it "
+        "(default: found as described above)",
+    )
+    parser.add_argument(
+        "--paths",
+        nargs="+",
+        metavar="GLOB",
+        help="the entry's `paths` (default: the directories the PR's commits touch, as DIR/**)",
     )
     parser.add_argument(
         "--upstream-url",
@@ -47,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from patchcarry import manifest
     from patchcarry.adopt import pull
     from patchcarry.adopt.run import Options, adopt
     from patchcarry.github import GitHub
@@ -57,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
         name=args.name,
         fork=args.fork,
         dry_run=args.dry_run,
-        manifest_path=args.manifest,
+        manifest_path=manifest.find(args.manifest),
+        paths=args.paths,
         upstream_url=args.upstream_url,
     )
     return adopt(target, opts, GitHub(token=token_from_env()), print)

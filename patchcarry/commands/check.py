@@ -15,17 +15,15 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from patchcarry.manifest import DEFAULT_MANIFEST
-    from patchcarry.upstream import DEFAULT_UPSTREAM
-
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "entries", nargs="*", metavar="ENTRY", help="entries to check (default all)"
     )
     parser.add_argument(
         "--upstream",
-        default=DEFAULT_UPSTREAM,
-        help="URL or local path of the upstream repo (default %(default)s)",
+        default=None,
+        help="URL or local path of the upstream repo (default: the entries' `upstream` on the "
+        "GitHub host, e.g. https://github.com/NVIDIA/Megatron-LM.git)",
     )
     parser.add_argument(
         "--offline",
@@ -36,8 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--manifest",
         type=Path,
-        default=DEFAULT_MANIFEST,
-        help="manifest to read (default %(default)s)",
+        default=None,
+        help="manifest to read (default: patches/series.toml here or in a parent, "
+        "else $XDG_CONFIG_HOME/patchcarry/series.toml)",
     )
     parser.add_argument(
         "--work-dir",
@@ -52,11 +51,11 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest
     from patchcarry.check import render
     from patchcarry.check.run import run_checks
+    from patchcarry.upstream import url_for_entries
 
-    entries = manifest.load(args.manifest).select(args.entries)
-    report = run_checks(
-        entries, upstream=args.upstream, offline=args.offline, work_dir=args.work_dir
-    )
+    entries = manifest.load(manifest.find(args.manifest)).select(args.entries)
+    upstream = args.upstream or url_for_entries(entries)
+    report = run_checks(entries, upstream=upstream, offline=args.offline, work_dir=args.work_dir)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:

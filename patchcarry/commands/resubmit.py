@@ -24,7 +24,6 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from patchcarry.manifest import DEFAULT_MANIFEST
 
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
@@ -93,8 +92,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--manifest",
         type=Path,
-        default=DEFAULT_MANIFEST,
-        help="manifest to read and record the PR number in (default %(default)s)",
+        default=None,
+        help="manifest to read and record the PR number in "
+        "(default: patches/series.toml here or in a parent, "
+        "else $XDG_CONFIG_HOME/patchcarry/series.toml)",
     )
     parser.add_argument(
         "--max-rate-wait",
@@ -116,10 +117,12 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(args: argparse.Namespace) -> int:
+    from patchcarry import manifest
     from patchcarry.github import GitHub
     from patchcarry.resubmit import flow, plan
     from patchcarry.resubmit import run as runner
 
+    args.manifest = manifest.find(args.manifest)
     entries = _entries(args)
     opts = flow.Options(
         dry_run=args.dry_run,

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from patchcarry.manifest import DEFAULT_MANIFEST
 
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
@@ -47,8 +46,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--manifest",
         type=Path,
-        default=DEFAULT_MANIFEST,
-        help="manifest whose `supersedes` count as re-submitted",
+        default=None,
+        help="manifest whose `supersedes` count as re-submitted "
+        "(default: patches/series.toml here or in a parent, "
+        "else $XDG_CONFIG_HOME/patchcarry/series.toml)",
     )
 
 
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry.resubmit.run import token_from_env
     from patchcarry.resubmit.scan import scan
 
+    args.manifest = manifest.find(args.manifest)
     if args.all:
         return _run_all(args)
     loaded = manifest.load(args.manifest)

@@ -11,7 +11,6 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from patchcarry.manifest import DEFAULT_MANIFEST
     from patchcarry.upstream import DEFAULT_UPSTREAM, TREE_PATHS
 
     parser.add_argument("dest", type=Path, metavar="DIR", help="where to put the tree (new)")
@@ -27,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the entry's pinned base_commit (default) or its base branch's tip",
     )
     parser.add_argument("--entry", help="manifest entry whose base to use (default: the first)")
-    parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST)
+    parser.add_argument("--manifest", type=Path, default=None)
     parser.add_argument("--work-dir", type=Path, default=None, help="scratch repo (a cache)")
     parser.add_argument(
         "--path",
@@ -40,7 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest, upstream
 
-    entry = manifest.load(args.manifest).select([args.entry] if args.entry else [])[0]
+    entry = manifest.load(manifest.find(args.manifest)).select([args.entry] if args.entry else [])[
+        0
+    ]
     at_tip = args.at == "tip"
     fetched = upstream.fetch(
         args.upstream,

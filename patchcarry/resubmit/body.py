@@ -173,9 +173,7 @@ def render_section(
     values = {
         "begin": section_begin(entry.name, title=title or entry.title, summary=summary),
         "end": section_end(entry.name),
-        "summary": f"# What does this PR do?\n\n{entry.fix.message or entry.title}"
-        if summary
-        else "",
+        "summary": f"# What does this PR do?\n\n{_summary(entry)}" if summary else "",
         "resubmission": resubmission,
         "linked": linked,
         "closed_section": closed,
@@ -185,6 +183,14 @@ def render_section(
     }
     text = string.Template(template.read_text()).safe_substitute(values)
     return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _summary(entry: Entry) -> str:
+    """The fix's message; for a series of fix commits, each one's subject and message."""
+    if len(entry.fixes) == 1:
+        return entry.fix.message or entry.title
+    parts = [f"**{f.subject}**\n\n{f.message}".strip() for f in entry.fixes]
+    return f"{entry.title}, in {len(parts)} commits:\n\n" + "\n\n".join(parts)
 
 
 def render_checklist(entry: Entry, template: Path = CHECKLIST) -> str:

@@ -125,8 +125,10 @@ class Cache:
         what = ", ".join(added) if added else fix.name
         if revises:
             head = f'Update "{fix.subject}" to the revision carried by patchcarry\n\n{revises}'
-        else:
-            head = f"{fix.subject}\n\n{fix.message.strip()}"
+        else:  # every added fix commit of the series, in order; its first one is the author
+            carried = [f for f in entry.fixes if f.name in added] or [fix]
+            fix = carried[0]
+            head = "\n\n".join(f"{f.subject}\n\n{f.message.strip()}" for f in carried)
         message = (
             f"{head}\n\n{FAST_FORWARD_NOTE} {entry.name} "
             f"({what}), on top of the commits already here.\n"

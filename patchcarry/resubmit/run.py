@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchcarry import cachedir
+from patchcarry import cachedir, manifest
 from patchcarry import upstream as upstream_mod
 from patchcarry.check import render
 from patchcarry.check.report import CheckReport
@@ -109,6 +109,8 @@ def resubmit(
     token = token_from_env()
     dry_run = opts.dry_run or token is None
     why = "--dry-run" if opts.dry_run else "no GITHUB_TOKEN set"
+    if not dry_run and opts.manifest_path is not None:
+        manifest.check_writable(opts.manifest_path)  # before any read: it records the PR
     if offline:
         return offline_plan(entries, opts, run_checks(entries, offline=True))
     gh = make_github(token)

@@ -1,0 +1,48 @@
+"""The `paths` an adopted entry gets: the directories its PR's commits touch, as globs, so the
+new entry allows exactly its own files' folders and nothing else widens (`[defaults] paths`
+and other entries stay as they were). A file at the top of the tree is allowed by name.
+Pure Python."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+
+_TEST_DIRS = {"test", "tests", "testing", "__tests__", "spec", "specs"}
+
+
+def derive(files: Iterable[str]) -> list[str]:
+    """Per top-level directory, the deepest directory holding all of its touched files, as
+    `DIR/**`; top-level files by name. Sorted, no duplicates."""
+    groups: dict[str, list[str]] = {}
+    globs: set[str] = set()
+    for file in files:
+        top, sep, _ = file.partition("/")
+        if sep:
+            groups.setdefault(top, []).append(posixpath.dirname(file))
+        else:
+            globs.add(file)
+    for dirs in groups.values():
+        common = posixpath.commonpath(dirs)
+        globs.add(f"{common}/**")
+    return sorted(globs)
+
+
+def is_test_file(path: str) -> bool:
+    """A test by the conventions test runners use: under a test directory, or named
+    `test_*`, `*_test.*`, `*.test.*` or `*.spec.*`."""
+    *dirs, name = path.split("/")
+    stem = name.split(".", 1)[0]
+    return (
+        any(d.lower() in _TEST_DIRS for d in dirs)
+        or stem.startswith("test_")
+        or stem.endswith("_test")
+        or ".test." in name
+        or ".spec." in name
+    )
+
+
+def tests_only(files: Iterable[str]) -> bool:
+    """True when every file is a test file (and there is at least one)."""
+    listed = list(files)
+    return bool(listed) and all(is_test_file(f) for f in listed)

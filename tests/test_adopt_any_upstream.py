@@ -1,0 +1,169 @@
+"""adopt -> check -> resubmit -> refresh on an upstream that is not Megatron-LM (acme/widgets,
+testing/widgets.py): nothing Megatron-specific is needed, and the manifest is found from the
+current directory."""
+
+from __future__ import annotations
+
+import shlex
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from patchcarry import cli, git, manifest, upstream
+from testing import adopt_scenarios as ad
+from testing import github_scenarios as sc
+from testing import widgets as wd
+from testing.fake_github import FakeGitHub, GitHubState
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("widgets")
+    wd.make_widgets(root)
+    return root
+
+
+@pytest.fixture
+def widgets(tmp_path, template, monkeypatch, request) -> tuple[FakeGitHub, wd.Widgets, Path]:
+    """A copy of the widgets repos, the fake GitHub holding them, and a project directory
+    (cwd) whose patches/series.toml holds no entry yet."""
+    import shutil
+
+    shutil.copytree(template, tmp_path / "w", symlinks=True)
+    root = tmp_path / "w"
+    git.git("remote", "set-url", "origin", str(root / "widgets.git"), cwd=root / "widgets-work")
+    head = git.rev_parse(f"refs/pull/{wd.NUMBER}/head", cwd=root / "widgets.git")
+    commits = git.git("rev-list", "--reverse", "--no-merges", f"main..{head}",
+                      cwd=root / "widgets.git")[1].split()  # fmt: skip
+    w = wd.Widgets(root / "widgets.git", root / "widgets-fork.git", root / "widgets-work", head,
+                   commits)  # fmt: skip
+    gh = FakeGitHub(GitHubState(fork_storage=tmp_path)).start()
+    request.addfinalizer(gh.stop)
+    wd.load(gh.state, w)
+    project = tmp_path / "project"
+    (project / "patches").mkdir(parents=True)
+    (project / "patches" / "series.toml").write_text("# what this project carries\n")
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("GH_HOST", gh.url)
+    monkeypatch.setenv("GITHUB_TOKEN", sc.TOKEN)
+    return gh, w, project / "patches" / "series.toml"
+
+
+def _patch_id(text: str, cwd: Path) -> str | None:
+    return git.patch_id(text, cwd=cwd)
+
+
+def test_scan_adopt_check_resubmit_refresh_on_acme_widgets(widgets, capsys) -> None:
+    gh, w, series = widgets
+    assert cli.main(["scan", "--all"]) == 1
+    out = capsys.readouterr().out
+    (command,) = [line.split("adopt: ", 1)[1] for line in out.splitlines() if "adopt: " in line]
+    assert command == f"python -m patchcarry adopt {wd.REPO}#{wd.NUMBER}"
+
+    assert cli.main(shlex.split(command)[3:]) == 0  # the printed command, as printed
+    out = capsys.readouterr().out
+    assert "[tests (it touches tests only)]" in out
+    assert (
+        "paths (from the directories its commits touch): docs/**, src/widgets/**, tests/**" in out
+    )
+    (entry,) = manifest.load(series).entries
+    assert (entry.upstream, entry.base_branch, entry.fork) == (wd.REPO, "main", wd.FORK)
+    assert [p.name[:4] for p in entry.fixes] == ["0001", "0002"]
+    assert [p.name[:4] for p in entry.tests] == ["0003"] and entry.include_tests
+    raw = series.read_text()
+    assert 'paths = ["docs/**", "src/widgets/**", "tests/**"]' in raw
+    # the three patches are the PR's own three commits (the merge of main dropped)
+    shown = [git.git("show", "--format=", c, cwd=w.bare)[1] for c in w.commits]
+    assert [_patch_id(p.text, w.bare) for p in entry.patches()] == [
+        _patch_id(s, w.bare) for s in shown
+    ]
+    assert [p.author_name for p in entry.patches()] == [wd.AUTHOR[0]] * 3
+
+    assert cli.main(["check", "--upstream", str(w.bare)]) == 0
+    assert "identical (same git patch-id)" in capsys.readouterr().out
+
+    assert cli.main(["resubmit"]) == 0
+    capsys.readouterr()
+    (new,) = [p for (repo, n), p in gh.state.pulls.items() if repo == wd.REPO and n != wd.NUMBER]
+    assert new.draft and new.base_ref == "main" and new.head_label == f"{sc.OWNER}:{wd.BRANCH}"
+    assert f"pr = {new.number}" in series.read_text()
+    on_old = [c for c in gh.state.comments if (c.repo, c.issue) == (wd.REPO, wd.NUMBER)]
+    links = [c for c in on_old if f"#{new.number}" in c.body]
+    assert links  # the closed PR points to its re-submission
+    branch = git.rev_parse(f"refs/heads/{wd.BRANCH}", cwd=w.fork)
+    log = git.git("log", "--format=%an|%s", f"main..{branch}", cwd=w.fork)[1].splitlines()
+    assert [line.split("|")[0] for line in log] == [wd.AUTHOR[0]] * 3
+
+    writes, text = len(gh.writes()), series.read_text()
+    assert cli.main(["resubmit"]) == 0
+    assert len(gh.writes()) == writes and series.read_text() == text  # nothing to do
+
+    merge = w.maintainer_merges_main(wd.BRANCH)
+    assert cli.main(["resubmit"]) == 0
+    tip = git.rev_parse(f"refs/heads/{wd.BRANCH}", cwd=w.fork)
+    assert git.git("merge-base", "--is-ancestor", merge, tip, cwd=w.fork, check=False)[0] == 0
+
+
+def _closed(gh: FakeGitHub, w: wd.Widgets, number: int, files: dict[str, str]) -> None:
+    head = w.add_pull(number, f"Change {number}", files)
+    ad.closed_by_detachment(gh.state, wd.REPO, number, title=f"Change {number}",
+                            branch=f"fix/change-{number}", head_sha=head, base="main")  # fmt: skip
+
+
+def test_paths_come_from_the_pr_and_paths_overrides_them(widgets, capsys) -> None:
+    gh, w, series = widgets
+    _closed(gh, w, 8, {"src/widgets/deep/grid.py": "GRID = 1\n", "setup.cfg": "[x]\n"})
+    assert cli.main(["adopt", f"{wd.REPO}#8", "--dry-run"]) == 0
+    assert 'paths = ["setup.cfg", "src/widgets/deep/**"]' in capsys.readouterr().out
+    assert cli.main(["adopt", f"{wd.REPO}#8", "--paths", "src/**"]) == 5
+    err = capsys.readouterr().err
+    assert "setup.cfg, outside --paths (src/**)" in err
+    assert cli.main(["adopt", f"{wd.REPO}#8", "--paths", "src/**", "*.cfg"]) == 0
+    (entry,) = tomllib.loads(series.read_text())["entry"]
+    assert entry["paths"] == ["src/**", "*.cfg"]
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_workflow_file_is_refused_whatever_paths_say_dry_run_too(
+    widgets, capsys, dry_run: bool
+) -> None:
+    gh, w, series = widgets
+    _closed(gh, w, 9, {"src/widgets/x.py": "X = 1\n", ".github/workflows/ci.yml": "on: push\n"})
+    before = series.read_text()
+    extra = ["--dry-run"] if dry_run else []
+    assert cli.main(["adopt", f"{wd.REPO}#9", *extra]) == 5  # its derived paths hold it, too
+    err = capsys.readouterr().err
+    assert "touches .github/workflows/ci.yml: a GitHub Actions workflow, never carried" in err
+    assert "add it to" not in err and ".tmp" not in err
+    assert err.startswith(f"error: {series}:")  # the manifest the user edits, not a temp file
+    assert series.read_text() == before and list(series.parent.glob("*.patch")) == []
+
+
+def test_readopting_a_carried_pr_names_the_entry_that_carries_it(widgets, capsys) -> None:
+    gh, w, series = widgets
+    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+    capsys.readouterr()
+    for extra in ([], ["--name", "other"]):
+        assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}", *extra]) == 5
+        err = capsys.readouterr().err
+        assert f"{series}:3: entry 'last-page' already carries #{wd.NUMBER}" in err
+        assert "resubmit last-page" in err and "--name" not in err
+
+
+def test_check_without_upstream_fetches_the_entries_own_repository(monkeypatch) -> None:
+    monkeypatch.delenv("GH_HOST")
+    entry = type("E", (), {"upstream": wd.REPO})()
+    assert upstream.url_for_entries([entry]) == "https://github.com/acme/widgets.git"  # type: ignore[list-item]
+
+
+def test_resubmit_refuses_to_record_into_the_embedded_manifest(widgets, monkeypatch, capsys):
+    gh, w, series = widgets
+    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+    monkeypatch.setattr(manifest, "EMBEDDED_DIR", series.parent)
+    before = series.read_text()
+    capsys.readouterr()
+    assert cli.main(["resubmit"]) == 5
+    assert "read-only" in capsys.readouterr().err
+    assert gh.writes() == [] and series.read_text() == before
+    assert cli.main(["resubmit", "--dry-run"]) == 0  # a dry run writes nothing: allowed
