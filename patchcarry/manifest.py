@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NewType
 
@@ -204,6 +205,27 @@ def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any]) -> Entry:
     )
 
 
+def branch_owner(entries: Sequence[Entry], fork: str, head_branch: str) -> Entry | None:
+    """The entry that publishes from `fork`'s `head_branch`, if one does. Two entries on one
+    branch would rebuild each other's PR, so a (fork, head_branch) pair names one entry;
+    GitHub's owner and repository names are case-insensitive, branch names are not."""
+    for entry in entries:
+        if entry.fork.lower() == fork.lower() and entry.head_branch == head_branch:
+            return entry
+    return None
+
+
+def _unique_branches(path: Path, entries: Sequence[Entry]) -> None:
+    for n, entry in enumerate(entries):
+        other = branch_owner(entries[:n], entry.fork, entry.head_branch)
+        if other is not None:
+            raise _bad(
+                path,
+                f"entries {other.name!r} and {entry.name!r} both publish from "
+                f"{entry.fork}:{entry.head_branch}; give one of them its own head_branch",
+            )
+
+
 def load(path: Path = DEFAULT_MANIFEST) -> Manifest:
     """Parse and validate the manifest; BadInputError says what is wrong and where."""
     path = Path(path).absolute()  # patch paths must hold from any cwd (git am runs elsewhere)
@@ -223,6 +245,7 @@ def load(path: Path = DEFAULT_MANIFEST) -> Manifest:
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
         raise _bad(path, "entry names must be unique")
+    _unique_branches(path, entries)
     return Manifest(path=path, entries=entries)
 
 

@@ -54,6 +54,7 @@ def _push(work: Work, status: fork.ForkStatus, opts: Options) -> None:
     updates = [
         (work.target, f"refs/heads/{entry.head_branch}", decided.live),
         (work.target, branches.record_ref(entry.head_branch), decided.published),
+        (work.target, branches.publisher_ref(entry.name, entry.head_branch), decided.own_record),
     ]
     sleep = opts.sleep or time.sleep
     for attempt in range(opts.git_retries + 1):

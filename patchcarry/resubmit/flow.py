@@ -160,11 +160,18 @@ def _read_fork(reads: Reads, entry: Entry, plan: EntryPlan) -> fork.ForkStatus |
     return status
 
 
-def _read_live(status: fork.ForkStatus, entry: Entry, cache: Cache) -> tuple[str | None, ...]:
-    """(live head, published record) of the fork branch: one `git ls-remote`."""
+def _read_live(
+    status: fork.ForkStatus, entry: Entry, cache: Cache
+) -> tuple[str | None, str | None, dict[str, str]]:
+    """(live head, published record, {entry: its publisher ref}) of the fork branch: one
+    `git ls-remote`."""
     if status.kind != fork.ATTACHED or not status.clone_url:
-        return None, None
-    refs = [f"refs/heads/{entry.head_branch}", branches.record_ref(entry.head_branch)]
+        return None, None, {}
+    refs = [
+        f"refs/heads/{entry.head_branch}",
+        branches.record_ref(entry.head_branch),
+        branches.publisher_pattern(entry.head_branch),
+    ]
     try:
         found = git.ls_remote_with_token(status.clone_url, refs, cwd=cache.repo)
     except CalledProcessError:
@@ -172,7 +179,7 @@ def _read_live(status: fork.ForkStatus, entry: Entry, cache: Cache) -> tuple[str
             f"could not read {status.full_name} with git (a fork's git side can lag its API "
             "for a minute after it is created): retry in a minute"
         ) from None
-    return found.get(refs[0]), found.get(refs[1])
+    return found.get(refs[0]), found.get(refs[1]), branches.publishers(found, entry.head_branch)
 
 
 def _read_vetting(entry: Entry, pr: int | None, head: str | None, upstream_url: str) -> str:
@@ -202,7 +209,7 @@ def _read_branch(
     stack: contextlib.ExitStack,
     plan: EntryPlan,
 ) -> tuple[branches.BranchPlan, str | None, Path | None]:
-    live, published = _read_live(status, entry, cache)
+    live, published, named = _read_live(status, entry, cache)
     base = entry.base_commit
     if opts.rebase:
         base = git.rev_parse(f"refs/patchcarry/heads/{entry.base_branch}", cwd=cache.repo)
@@ -215,7 +222,9 @@ def _read_branch(
         live=live,
         published=published,
         rewrite=opts.rewrite,
+        by=branches.published_by(entry.name, published, named),
     )
+    decided.own_record = named.get(entry.name)
     base_label = f"{entry.base_branch} tip" if opts.rebase else "pinned base"
     plan.branch = decided.to_json()
     if decided.kind != branches.REFUSED:  # a refusal's reason is printed once, as the reason

@@ -1,0 +1,56 @@
+"""What others wrote is kept (issue 19): the shapes people produce on a shared fork branch and
+PR body beyond the ones the live refresh was built for. Real git repos and the loopback GitHub
+(the `live` fixture of test_resubmit_live); assertions on the server's state and the fork's refs."""
+
+from __future__ import annotations
+
+import tomllib
+
+from patchcarry import git
+from patchcarry.manifest import DEFAULT_MANIFEST
+from testing import github_scenarios as sc
+from testing.upstream_repos import write_manifest
+from tests.test_resubmit_live import (  # noqa: F401 (fixtures)
+    AUTHOR,
+    CKPT,
+    HAND_6339,
+    MAINTAINER,
+    Live,
+    live,
+    template_upstream,
+)
+
+HC = "hc-mlp-norm-manager"
+
+
+def _log(w: Live, rev: str) -> list[str]:
+    _, out, _ = git.git("rev-list", rev, cwd=w.fork_git)
+    return out.split()
+
+
+def test_a_branch_another_entry_published_is_never_rebuilt_by_a_second_entry(live, capsys):
+    w = live(ckpt_commits=[(AUTHOR, "note", {"NOTES.md": "a\n"})])
+    assert w.run(CKPT) == 0  # entry A publishes (one commit on top): the record is A's
+    assert w.run("--rewrite", CKPT) == 0  # now A's own build: the record licenses A's rebuilds
+    a_head = w.head(sc.CHECKPOINT_BRANCH)
+    a_commits = _log(w, a_head)
+    real = {e["name"]: e for e in tomllib.loads(DEFAULT_MANIFEST.read_text())["entry"]}
+    other = write_manifest(  # another manifest (a second clone, an adopt elsewhere): entry B
+        w.tmp / "elsewhere",
+        base_commit=w.upstream.base_commit,
+        entries=[{**{k: v for k, v in real[HC].items() if k != "pr"},
+                  "head_branch": sc.CHECKPOINT_BRANCH}],  # fmt: skip
+    )
+    writes = len(w.gh.writes())
+    capsys.readouterr()
+    w.manifest = other
+    assert w.run(HC) == 1
+    out = capsys.readouterr().out
+    assert "REFUSED" in out and f"entry {CKPT!r} published" in out
+    assert "its own head_branch" in out
+    assert len(w.gh.writes()) == writes and w.head(sc.CHECKPOINT_BRANCH) == a_head
+    assert _log(w, a_head) == a_commits
+    record = f"refs/patchcarry/publisher/{CKPT}/{sc.CHECKPOINT_BRANCH}"
+    assert git.rev_parse(record, cwd=w.fork_git) == a_head  # the record names entry A
+    assert w.run("--rewrite", HC) == 1  # not even when asked to rewrite
+    assert len(w.gh.writes()) == writes and w.head(sc.CHECKPOINT_BRANCH) == a_head
