@@ -339,10 +339,14 @@ def sparse_worktree(repo: Path, commit: str, paths: list[str], dest: Path) -> No
 # -- resubmit on a live branch: trees built in a scratch index of the blob-less cache (no work
 # tree, no checkout), so only the blobs the patches touch are ever fetched (lazily, from a
 # promisor remote). credential_args() ride along: a lazy fetch from the fork may need them.
+DEEPEST = 2147483647  # git's "infinite" depth: a fetch at it deepens every shallow boundary
+
+
 def fetch_blobless(
     remote: str, refspecs: list[str], *, cwd: Path, depth: int = 1, filter: str = "blob:none"
 ) -> None:
-    """Fetch `refspecs` from the named promisor `remote`, shallow and without blobs."""
+    """Fetch `refspecs` from the named promisor `remote`, shallow (`depth` commits; DEEPEST:
+    the whole history, deepening what an earlier shallow fetch cut) and without blobs."""
     git(
         *credential_args(),
         "-c",
@@ -504,6 +508,13 @@ def shallow_commits(*, cwd: Path) -> set[str]:
     _, out, _ = git("rev-parse", "--git-path", "shallow", cwd=cwd)
     path = Path(cwd) / out.strip()
     return set(path.read_text().split()) if path.is_file() else set()
+
+
+def rev_list(include: str, exclude: str, *, cwd: Path) -> list[str]:
+    """`git rev-list include ^exclude`: every commit reachable from one and not the other
+    (all parents), newest first."""
+    _, out, _ = git("rev-list", include, f"^{exclude}", "--", cwd=cwd)
+    return out.split()
 
 
 def rev_list_parents(include: str, exclude: str, *, cwd: Path) -> list[tuple[str, list[str]]]:

@@ -4,13 +4,16 @@ PR body beyond the ones the live refresh was built for. Real git repos and the l
 
 from __future__ import annotations
 
+import json
 import tomllib
 
 from patchcarry import git
 from patchcarry.manifest import DEFAULT_MANIFEST
+from patchcarry.resubmit import branch as branch_mod
 from testing import github_scenarios as sc
-from testing.upstream_repos import write_manifest
+from testing.upstream_repos import PINNED_ENV, write_manifest
 from tests.test_resubmit_live import (  # noqa: F401 (fixtures)
+    _commit,
     AUTHOR,
     CKPT,
     HAND_6339,
@@ -54,3 +57,37 @@ def test_a_branch_another_entry_published_is_never_rebuilt_by_a_second_entry(liv
     assert git.rev_parse(record, cwd=w.fork_git) == a_head  # the record names entry A
     assert w.run("--rewrite", HC) == 1  # not even when asked to rewrite
     assert len(w.gh.writes()) == writes and w.head(sc.CHECKPOINT_BRANCH) == a_head
+
+
+def _merge_side_branch(w: Live, count: int = 3) -> str:
+    """A maintainer's merge of a side branch of `count` commits into the PR branch."""
+    git.git("checkout", "-q", "-b", "side", f"{sc.CHECKPOINT_BRANCH}~1", cwd=w.work)
+    for n in range(count):
+        _commit(w.work, MAINTAINER, f"side {n}", {f"SIDE{n}.md": f"{n}\n"})
+    git.git("checkout", "-q", sc.CHECKPOINT_BRANCH, cwd=w.work)
+    git.git("merge", "-q", "--no-ff", "-m", "Merge side", "side", cwd=w.work,
+            env_extra={**PINNED_ENV, **MAINTAINER})  # fmt: skip
+    git.git("push", "-q", "origin", f"HEAD:refs/heads/{sc.CHECKPOINT_BRANCH}", cwd=w.work)
+    return w.head(sc.CHECKPOINT_BRANCH)
+
+
+def test_rewrite_lists_every_commit_it_drops_with_a_total_and_a_cap(live, capsys, monkeypatch):
+    w = live(ckpt_commits=[(AUTHOR, "note", {"NOTES.md": "a\n"}),
+                           (AUTHOR, "more", {"MORE.md": "b\n"})])  # fmt: skip
+    head = _merge_side_branch(w)
+    _, out, _ = git.git("rev-list", f"{w.upstream.base_commit}..{head}", cwd=w.fork_git)
+    expected = out.split()
+    assert len(expected) == 6  # two commits, three on the side branch, the merge
+    assert w.run("--rewrite", "--dry-run", "--json", CKPT) == 0
+    planned = json.loads(capsys.readouterr().out)
+    assert [d["sha"] for d in planned["branch"]["dropped"]] == expected
+    assert w.run("--rewrite", "--dry-run", CKPT) == 0
+    text = capsys.readouterr().out
+    assert "--rewrite drops 6 commit(s)" in text
+    assert all(f"drops {sha[:12]} " in text for sha in expected)
+    monkeypatch.setattr(branch_mod, "LISTED", 4)
+    assert w.run("--rewrite", "--dry-run", CKPT) == 0
+    text = capsys.readouterr().out
+    assert "--rewrite drops 6 commit(s)" in text and "and 2 more" in text
+    assert sum(f"drops {sha[:12]} " in text for sha in expected) == 4
+    assert w.writes() == [] and w.head(sc.CHECKPOINT_BRANCH) == head

@@ -32,6 +32,7 @@ from patchcarry.resubmit import revise
 from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Cache
 
 NEW, UNCHANGED, FAST_FORWARD = "new", "unchanged", "fast-forward"
+LISTED = 50  # dropped commits the plan's text names one by one; the rest are counted
 REWRITE, REFUSED = "rewrite", "refused"
 
 
@@ -100,6 +101,16 @@ class BranchPlan:
     def pushes(self) -> bool:
         return self.kind in (NEW, FAST_FORWARD, REWRITE)
 
+    def dropped_lines(self) -> list[str]:
+        """The plan's text for a rewrite: a total, each commit up to LISTED, then a count."""
+        if not self.dropped:
+            return []
+        lines = [f"--rewrite drops {len(self.dropped)} commit(s) (every commit of base..head):"]
+        lines += [f"  drops {d.line()}" for d in self.dropped[:LISTED]]
+        if len(self.dropped) > LISTED:
+            lines.append(f"  and {len(self.dropped) - LISTED} more (--json lists them all)")
+        return lines
+
     def to_json(self) -> dict[str, object]:
         return {
             "kind": self.kind,
@@ -163,7 +174,7 @@ def decide(
             )
         dropped = [
             Dropped(sha, *cache.describe(sha))
-            for sha in cache.first_parent_history(remote, live, stop=base)
+            for sha in cache.commits_between(remote, live, stop=base)
         ]
         return BranchPlan(
             REWRITE,

@@ -234,7 +234,7 @@ def _read_branch(
         f"fork has {live[:12] if live else 'no such branch'}; this tool last published "
         f"{published[:12] if published else 'nothing there (no record)'}"
     )
-    plan.facts.extend(f"  drops {d.line()}" for d in decided.dropped)
+    plan.facts.extend(decided.dropped_lines())
     if decided.kind == branches.REFUSED:
         plan.action, plan.reason = REFUSED, f"branch {entry.head_branch}: {decided.reason}"
         return decided, None, None

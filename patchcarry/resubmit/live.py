@@ -83,6 +83,17 @@ class Cache:
             current = text.strip() if code == 0 else None
         return out
 
+    def commits_between(self, remote: str, sha: str, stop: str) -> list[str]:
+        """Every commit in `stop..sha`, all parents (a merged side branch's commits too),
+        newest first: what replacing the branch by `stop` + patches takes off it. Fetched
+        (commits only, no trees) only for a `--rewrite`, which must name what it drops."""
+        ref = f"refs/patchcarry/all-history/{sha}"
+        if not self._has_ref(ref):
+            git.fetch_blobless(
+                remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=git.DEEPEST, filter="tree:0"
+            )
+        return git.rev_list(sha, stop, cwd=self.repo)
+
     def describe(self, sha: str) -> tuple[str, str]:
         """(author, subject) of a commit that is here."""
         _, author, subject, _ = git.commit_fields(sha, cwd=self.repo)
