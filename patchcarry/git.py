@@ -415,21 +415,15 @@ def commit_fields(rev: str, *, cwd: Path) -> tuple[str, str, str, list[str]]:
     return tree, author, subject, parents.split()
 
 
-def range_or_tree_diff(old: str, new: str, base: str | None, paths: list[str], *, cwd: Path) -> str:
-    """`git range-diff base..old base..new` when `base` is given, else the tree diff of `paths`
-    (their blobs only) between the two heads, with a stat line."""
-    if base is not None:
-        code, out, _ = git(
-            *credential_args(),
-            "range-diff",
-            "--no-color",
-            f"{base}..{old}",
-            f"{base}..{new}",
-            cwd=cwd,
-            check=False,
+def range_or_tree_diff(old: str, new: str, paths: list[str], *, cwd: Path) -> str:
+    """`git range-diff old...new` (each side's own commits, matched up: a rebuilt patch shows
+    its interdiff, a dropped commit its line) when the two heads share history; the tree diff
+    of `paths` (with a stat line) only when their histories are unrelated."""
+    if merge_base(old, new, cwd=cwd) is not None:
+        _, out, _ = git(
+            *credential_args(), "range-diff", "--no-color", f"{old}...{new}", cwd=cwd
         )
-        if code == 0:
-            return out
+        return out
     _, out, _ = git(
         *credential_args(),
         "diff",

@@ -153,3 +153,13 @@ def test_merge_keeps_every_byte_outside_the_section():
     assert merged == hand + new + "\r\nA paragraph after.\r\n"
     assert body.merge(hand, new, entry.name) == hand + new  # first refresh: appended
     assert body.merge(None, new, entry.name) == new
+
+
+def test_revision_comment_fence_is_longer_than_any_backtick_run_in_the_diff():
+    entry = load().select(["checkpoint-grad"])[0]
+    diff = "+```\n+ a fenced block in a docstring\n+`````\n"
+    text = body.revision_comment(entry, head="a" * 40, old="b" * 40, kind="rewrite", diff=diff)
+    fence = "``````"  # one longer than the longest run inside
+    assert text.endswith(f"\n{fence}diff\n{diff}{fence}")
+    opening = text.index(f"{fence}diff\n")
+    assert text[opening:].count(fence) == 2  # nothing inside can close it

@@ -14,6 +14,7 @@ from testing import github_scenarios as sc
 from testing.upstream_repos import PINNED_ENV, write_manifest
 from tests.test_resubmit_live import (  # noqa: F401 (fixtures)
     _commit,
+    _older_fix,
     AUTHOR,
     CKPT,
     HAND_6339,
@@ -91,3 +92,15 @@ def test_rewrite_lists_every_commit_it_drops_with_a_total_and_a_cap(live, capsys
     assert "--rewrite drops 6 commit(s)" in text and "and 2 more" in text
     assert sum(f"drops {sha[:12]} " in text for sha in expected) == 4
     assert w.writes() == [] and w.head(sc.CHECKPOINT_BRANCH) == head
+
+
+def test_the_revision_comment_after_a_rewrite_is_a_range_diff_naming_what_left(live):
+    w = live(ckpt_commits=[(AUTHOR, sc.CHECKPOINT_TITLE, _older_fix),
+                           (AUTHOR, "Author's own note", {"NOTES.md": "mine\n"})])  # fmt: skip
+    old = w.head(sc.CHECKPOINT_BRANCH)
+    assert w.run("--rewrite", CKPT) == 0
+    (comment,) = w.comments(6339, "patchcarry:revision")
+    _, out, _ = git.git("range-diff", "--no-color", f"{old}...{w.head(sc.CHECKPOINT_BRANCH)}",
+                        cwd=w.fork_git)  # fmt: skip
+    assert out.strip() and out.strip() in comment  # git's own range-diff, all of it
+    assert "< -:" in comment and "Author's own note" in comment  # the dropped commit is named

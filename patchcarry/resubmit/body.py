@@ -202,8 +202,9 @@ def render(entry: Entry, **kwargs: Any) -> str:
 def revision_comment(entry: Entry, *, head: str, old: str | None, kind: str, diff: str) -> str:
     """The one comment per changed revision: what changed since the previous head."""
     since = f" since `{old[:12]}`" if old else ""
-    fence = "```"
     shown = diff if len(diff) < 60000 else diff[:60000] + "\n... (cut at 60000 characters)"
+    # CommonMark closes a fence only with a run at least as long: one longer than any inside
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", shown)), default=0))
     return (
         f"{revision_marker(entry.name, head)}\n"
         f"New revision `{head[:12]}` ({kind}){since}. Upstream CI needs a maintainer's "
