@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -290,6 +291,16 @@ def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int 
         "diff", "--no-color", "--no-renames", f"-U{unified}", old, new, "--", *paths, cwd=cwd
     )
     return out
+
+
+_HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.MULTILINE)
+
+
+def hunk_ranges(old: str, new: str, path: str, *, cwd: Path) -> list[tuple[int, int]]:
+    """Old-side (start, line count) of each hunk of `git diff -U0 old new -- path`: where
+    in the file each change sits (a count of 0 is an insertion after line `start`)."""
+    text = diff_paths(old, new, [path], cwd=cwd, unified=0)
+    return [(int(m.group(1)), int(m.group(2) or 1)) for m in _HUNK_RE.finditer(text)]
 
 
 def patch_id(diff_text: str, *, cwd: Path) -> str | None:

@@ -11,7 +11,7 @@ from patchcarry import git
 from patchcarry.manifest import DEFAULT_MANIFEST
 from patchcarry.resubmit import branch as branch_mod
 from testing import github_scenarios as sc
-from testing.upstream_repos import PINNED_ENV, write_manifest
+from testing.upstream_repos import PINNED_ENV, RANDOM_PY, UpstreamRepo, write_manifest
 from tests.test_resubmit_live import (  # noqa: F401 (fixtures)
     _commit,
     _older_fix,
@@ -104,3 +104,23 @@ def test_the_revision_comment_after_a_rewrite_is_a_range_diff_naming_what_left(l
                         cwd=w.fork_git)  # fmt: skip
     assert out.strip() and out.strip() in comment  # git's own range-diff, all of it
     assert "< -:" in comment and "Author's own note" in comment  # the dropped commit is named
+
+
+def test_an_earlier_revision_plus_a_separate_comment_edit_is_foreign_and_the_edit_stays(
+    live, capsys
+):
+    note = "# A maintainer's note on this module, far from the fix.\n"
+
+    def revision_and_a_note(upstream: UpstreamRepo) -> dict[str, str]:
+        return {RANDOM_PY: note + _older_fix(upstream)[RANDOM_PY]}
+
+    w = live(ckpt_commits=[(MAINTAINER, sc.CHECKPOINT_TITLE, revision_and_a_note)])
+    head = w.head(sc.CHECKPOINT_BRANCH)
+    assert w.run("--dry-run", "--json", CKPT) == 1
+    planned = json.loads(capsys.readouterr().out)
+    assert planned["branch"]["revises"] is None  # not "an earlier revision of the fix"
+    assert w.run(CKPT) == 1
+    assert "REFUSED" in capsys.readouterr().out
+    assert w.writes() == [] and w.head(sc.CHECKPOINT_BRANCH) == head
+    assert (git.show_file(head, RANDOM_PY, cwd=w.fork_git) or "").startswith(note)
+    assert w.pull(6339).body == HAND_6339
