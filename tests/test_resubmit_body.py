@@ -117,7 +117,8 @@ def test_body_is_deterministic_and_marked():
     )
     first, second = body.render(entry, **kwargs), body.render(entry, **kwargs)
     assert first == second
-    assert first.startswith("<!-- patchcarry:begin entry=checkpoint-grad title=")
+    assert first.startswith("# What does this PR do?\n")  # the description: outside the section
+    assert "<!-- patchcarry:begin entry=checkpoint-grad title=" in first
     section = body.find_section(first, "checkpoint-grad")
     assert section is not None and section.title_hash == body.title_hash(entry.title)
     assert "- [ ] I, the PR author" in first[section.end :]  # the checklist is outside it

@@ -10,6 +10,7 @@ import tomllib
 from patchcarry import git
 from patchcarry.manifest import DEFAULT_MANIFEST
 from patchcarry.resubmit import branch as branch_mod
+from patchcarry.resubmit.body import title_hash
 from testing import github_scenarios as sc
 from testing.upstream_repos import PINNED_ENV, RANDOM_PY, UpstreamRepo, write_manifest
 from tests.test_resubmit_live import (  # noqa: F401 (fixtures)
@@ -124,3 +125,82 @@ def test_an_earlier_revision_plus_a_separate_comment_edit_is_foreign_and_the_edi
     assert w.writes() == [] and w.head(sc.CHECKPOINT_BRANCH) == head
     assert (git.show_file(head, RANDOM_PY, cwd=w.fork_git) or "").startswith(note)
     assert w.pull(6339).body == HAND_6339
+
+
+def _move_branch(w: Live, name: str) -> None:
+    """Someone pushes to the PR branch, so the next run has a revision to record."""
+    git.git("fetch", "-q", str(w.fork_git), sc.CHECKPOINT_BRANCH, cwd=w.work)
+    git.git("checkout", "-q", "-B", sc.CHECKPOINT_BRANCH, "FETCH_HEAD", cwd=w.work)
+    _commit(w.work, MAINTAINER, name, {f"{name}.md": "x\n"})
+    git.git("push", "-q", "origin", f"HEAD:refs/heads/{sc.CHECKPOINT_BRANCH}", cwd=w.work)
+
+
+BEGIN = f"<!-- patchcarry:begin entry={CKPT} "
+END = f"<!-- patchcarry:end entry={CKPT} -->"
+
+
+def test_a_deleted_end_marker_leaves_the_body_alone_and_says_how_to_repair(live, capsys):
+    w = live(ckpt_commits=[(AUTHOR, "note", {"NOTES.md": "a\n"})])
+    assert w.run(CKPT) == 0
+    pull = w.pull(6339)
+    pull.body = pull.body.replace(END, "") + "\r\n- [x] checked by hand\r\nA reviewer's note.\r\n"
+    edited = pull.body
+    for n in range(2):
+        _move_branch(w, f"more{n}")
+        capsys.readouterr()
+        assert w.run(CKPT) == 0
+        out = capsys.readouterr().out
+        assert "left as is" in out and "end marker" in out
+        assert w.pull(6339).body == edited  # not a byte changed, in either run
+
+
+def test_a_quoted_begin_marker_above_the_section_is_hand_written_text(live, capsys):
+    w = live(ckpt_commits=[(AUTHOR, "note", {"NOTES.md": "a\n"})])
+    assert w.run(CKPT) == 0
+    pull = w.pull(6339)
+    start = pull.body.index(BEGIN)
+    quoted = pull.body[start : pull.body.index("-->", start) + 3]
+    pull.body = (
+        pull.body[:start] + f"The tool's section starts with\r\n\r\n    {quoted}\r\n\r\n"
+        "and a paragraph a reviewer wrote between.\r\n\r\n" + pull.body[start:]
+    )
+    before, after = pull.body[: pull.body.rindex(BEGIN)], pull.body[pull.body.index(END) + len(END) :]
+    for n in range(2):  # a new title each run: the tool rewrites its section each time
+        title = f"Fix gradient retention, take {n}"
+        w.manifest.write_text(w.manifest.read_text().replace(w.pull(6339).title, title))
+        assert w.run(CKPT) == 0
+        body = w.pull(6339).body
+        assert body.startswith(before) and body.endswith(after)
+        section = body[len(before) : len(body) - len(after)]
+        assert section.startswith(BEGIN) and f"title={title_hash(title)} " in section
+        assert w.pull(6339).title == title
+
+
+def test_a_section_edited_by_hand_is_kept_and_reported(live, capsys):
+    w = live(ckpt_commits=[(AUTHOR, "note", {"NOTES.md": "a\n"})])
+    assert w.run(CKPT) == 0
+    pull = w.pull(6339)
+    pull.body = pull.body.replace("### Check results", "### Check results\r\n\r\nA reviewer: see #1.")
+    edited = pull.body
+    _move_branch(w, "more")
+    capsys.readouterr()
+    assert w.run(CKPT) == 0
+    out = capsys.readouterr().out
+    assert "edited by hand since" in out and "kept as is" in out
+    assert w.pull(6339).body == edited
+
+
+def test_the_description_of_a_pr_the_tool_opened_is_outside_its_section(live, capsys):
+    w = live()
+    text = w.manifest.read_text().replace("pr = 6339\n", "")
+    w.manifest.write_text(text.replace(f'"{sc.CHECKPOINT_BRANCH}"', '"fix/fresh"'))
+    assert w.run(CKPT) == 0
+    ((_, number),) = [k for k, p in w.gh.state.pulls.items() if p.head_ref == "fix/fresh"]
+    pull = w.pull(number)
+    section = pull.body[pull.body.index(BEGIN) : pull.body.index(END)]
+    assert "# What does this PR do?" in pull.body and "# What does this PR do?" not in section
+    pull.body = pull.body.replace("# What does this PR do?", "# What this PR does (maintainer)")
+    edited = pull.body
+    writes = len(w.gh.writes())
+    assert w.run(CKPT) == 0
+    assert len(w.gh.writes()) == writes and w.pull(number).body == edited

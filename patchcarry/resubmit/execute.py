@@ -101,8 +101,12 @@ def _open_or_refresh(gh: GitHub, work: Work, owner: str) -> tuple[Json, bool]:
             existing, created = found, isinstance(exc, TransientError)
             if created:
                 gh.writes.append(f"POST /repos/{entry.upstream}/pulls")
-            if bodies.normalize(existing.get("body")) == bodies.normalize(work.body):
-                return existing, created
+            # someone's PR (opened between the read and the POST), or ours whose answer was
+            # lost: either way only the tool's section goes into the body found, title kept
+            body = bodies.merge(existing.get("body"), work.section, entry.name)
+            if bodies.normalize(existing.get("body")) != bodies.normalize(body):
+                existing = gh.update_pull(entry.upstream, existing["number"], body=body)
+            return existing, created
     fields = {}
     if work.title is not None and existing.get("title") != work.title:
         fields["title"] = work.title

@@ -61,6 +61,7 @@ class Work:
     title: str | None  # None: the title is left as it is
     body: str
     links_needed: list[int]
+    section: str  # the tool's section alone (merged into a PR found after a create's 422)
 
 
 def _find_open(reads: Reads, entry: Entry, owner: str) -> Json | None:
@@ -273,10 +274,14 @@ def _read_body(
     check_lines: list[str],
     revision: str | None,
     base: str,
-) -> tuple[str | None, str]:
-    """(title to set or None, body): only the tool's section changes; the title only when
-    the manifest's title changed since the tool last set it."""
-    old = bodies.find_section(existing.get("body") if existing else None, entry.name)
+) -> tuple[str | None, str, str]:
+    """(title to set or None, body, the tool's section): only the tool's section changes;
+    the title only when the manifest's title changed since the tool last set it. A body
+    whose section cannot be told apart (see `bodies.locate`) is left as it is."""
+    found = bodies.locate(existing.get("body") if existing else None, entry.name)
+    old = found.section
+    if found.problem:
+        plan.facts.append(f"body: {found.problem}")
     revisions = [*(old.revisions if old else ()), *([revision] if revision else [])]
     history = [f"#{c.number}" for c in plan.superseded]
     history.append("this PR")
@@ -289,7 +294,6 @@ def _read_body(
             title = None  # unchanged in the manifest: a maintainer's rename stands
         if title is not None and existing.get("title") == title:
             title = None
-    summary = existing is None or (old is not None and old.summary)
     section = bodies.render_section(
         entry,
         superseded=plan.superseded,
@@ -297,13 +301,13 @@ def _read_body(
         evidence_markdown=opts.evidence_markdown,
         base=base,
         title=recorded,
-        summary=summary,
+        summary=old is not None and old.summary,
         revisions=revisions,
         history=history,
     )
     if existing is None:
-        return title, section + "\n\n" + bodies.render_checklist(entry) + "\n"
-    return title, bodies.merge(existing.get("body"), section, entry.name)
+        return title, bodies.render_new(entry, section), section
+    return title, bodies.merge(existing.get("body"), section, entry.name), section
 
 
 def _read_links(reads: Reads, entry: Entry, opts: Options, plan: EntryPlan) -> list[int]:
@@ -383,7 +387,9 @@ def prepare(
                 plan.facts.append(
                     f"this rewrite throws away the vetting of {decided.live or ''}"[:200]
                 )
-    title, body = _read_body(entry, opts, plan, existing, check_lines, revision, entry.base_commit)
+    title, body, section = _read_body(
+        entry, opts, plan, existing, check_lines, revision, entry.base_commit
+    )
     if existing is None:
         plan.writes.append(
             Write(
@@ -408,8 +414,9 @@ def prepare(
             )
     links = _read_links(reads, entry, opts, plan)
     work = Work(
-        entry, plan, status, cache, decided, target, push_from, existing, title, body, links
-    )
+        entry, plan, status, cache, decided, target, push_from, existing, title, body, links,
+        section,
+    )  # fmt: skip
     return plan, work
 
 
