@@ -431,9 +431,7 @@ def range_or_tree_diff(old: str, new: str, paths: list[str], *, cwd: Path) -> st
     its interdiff, a dropped commit its line) when the two heads share history; the tree diff
     of `paths` (with a stat line) only when their histories are unrelated."""
     if merge_base(old, new, cwd=cwd) is not None:
-        _, out, _ = git(
-            *credential_args(), "range-diff", "--no-color", f"{old}...{new}", cwd=cwd
-        )
+        _, out, _ = git(*credential_args(), "range-diff", "--no-color", f"{old}...{new}", cwd=cwd)
         return out
     _, out, _ = git(
         *credential_args(),

@@ -145,7 +145,7 @@ def test_record_pr_goes_inside_the_entry_before_the_next_entrys_comment_and_keep
     path = write_manifest(tmp_path, base_commit=BASE, overrides={"checkpoint-grad": {"pr": None}})
     text = path.read_text().replace(
         '\n[[entry]]\nname = "hc-mlp-norm-manager"',
-        '\n# The second fix: the hyper-connection manager.\n# (adopted from #6017)\n'
+        "\n# The second fix: the hyper-connection manager.\n# (adopted from #6017)\n"
         '[[entry]]\nname = "hc-mlp-norm-manager"',
     )
     path.write_bytes(text.replace("\n", "\r\n").encode())

@@ -168,7 +168,9 @@ def test_422_race_with_a_pr_opened_by_hand_merges_only_the_tools_section(world, 
     assert len(posts) == 1 and w.pulls_from(sc.CHECKPOINT_BRANCH) == [pull.number]
     after = w.state.pulls[(sc.UPSTREAM, pull.number)]
     assert after.title == "A person's own title"
-    assert after.body.startswith(hand) and "<!-- patchcarry:begin entry=checkpoint-grad" in after.body
+    assert (
+        after.body.startswith(hand) and "<!-- patchcarry:begin entry=checkpoint-grad" in after.body
+    )
     assert "# What does this PR do?" not in after.body  # the person's description stands
     assert "## Contribution process" not in after.body  # no second checklist either
     assert f"pr = {pull.number}" in w.manifest.read_text()

@@ -13,17 +13,19 @@ from patchcarry.resubmit import branch as branch_mod
 from patchcarry.resubmit.body import title_hash
 from testing import github_scenarios as sc
 from testing.upstream_repos import PINNED_ENV, RANDOM_PY, UpstreamRepo, write_manifest
-from tests.test_resubmit_live import (  # noqa: F401 (fixtures)
-    _commit,
-    _older_fix,
+from tests import test_resubmit_live
+from tests.test_resubmit_live import (
     AUTHOR,
     CKPT,
     HAND_6339,
     MAINTAINER,
     Live,
-    live,
-    template_upstream,
+    _commit,
+    _older_fix,
 )
+
+template_upstream = test_resubmit_live.template_upstream  # the fixtures, shared
+live = test_resubmit_live.live
 
 HC = "hc-mlp-norm-manager"
 
@@ -43,8 +45,12 @@ def test_a_branch_another_entry_published_is_never_rebuilt_by_a_second_entry(liv
     other = write_manifest(  # another manifest (a second clone, an adopt elsewhere): entry B
         w.tmp / "elsewhere",
         base_commit=w.upstream.base_commit,
-        entries=[{**{k: v for k, v in real[HC].items() if k != "pr"},
-                  "head_branch": sc.CHECKPOINT_BRANCH}],  # fmt: skip
+        entries=[
+            {
+                **{k: v for k, v in real[HC].items() if k != "pr"},
+                "head_branch": sc.CHECKPOINT_BRANCH,
+            }
+        ],  # fmt: skip
     )
     writes = len(w.gh.writes())
     capsys.readouterr()
@@ -164,7 +170,10 @@ def test_a_quoted_begin_marker_above_the_section_is_hand_written_text(live, caps
         pull.body[:start] + f"The tool's section starts with\r\n\r\n    {quoted}\r\n\r\n"
         "and a paragraph a reviewer wrote between.\r\n\r\n" + pull.body[start:]
     )
-    before, after = pull.body[: pull.body.rindex(BEGIN)], pull.body[pull.body.index(END) + len(END) :]
+    before, after = (
+        pull.body[: pull.body.rindex(BEGIN)],
+        pull.body[pull.body.index(END) + len(END) :],
+    )
     for n in range(2):  # a new title each run: the tool rewrites its section each time
         title = f"Fix gradient retention, take {n}"
         w.manifest.write_text(w.manifest.read_text().replace(w.pull(6339).title, title))
@@ -180,7 +189,9 @@ def test_a_section_edited_by_hand_is_kept_and_reported(live, capsys):
     w = live(ckpt_commits=[(AUTHOR, "note", {"NOTES.md": "a\n"})])
     assert w.run(CKPT) == 0
     pull = w.pull(6339)
-    pull.body = pull.body.replace("### Check results", "### Check results\r\n\r\nA reviewer: see #1.")
+    pull.body = pull.body.replace(
+        "### Check results", "### Check results\r\n\r\nA reviewer: see #1."
+    )
     edited = pull.body
     _move_branch(w, "more")
     capsys.readouterr()
