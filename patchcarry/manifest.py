@@ -216,6 +216,8 @@ def branch_owner(entries: Sequence[Entry], fork: str, head_branch: str) -> Entry
 
 
 def _unique_branches(path: Path, entries: Sequence[Entry]) -> None:
+    """One entry per fork branch, and per recorded PR (two entries on one PR would each
+    refresh it as their own)."""
     for n, entry in enumerate(entries):
         other = branch_owner(entries[:n], entry.fork, entry.head_branch)
         if other is not None:
@@ -223,6 +225,17 @@ def _unique_branches(path: Path, entries: Sequence[Entry]) -> None:
                 path,
                 f"entries {other.name!r} and {entry.name!r} both publish from "
                 f"{entry.fork}:{entry.head_branch}; give one of them its own head_branch",
+            )
+        same_pr = [
+            e.name
+            for e in entries[:n]
+            if entry.pr and (e.upstream, e.pr) == (entry.upstream, entry.pr)
+        ]
+        if same_pr:
+            raise _bad(
+                path,
+                f"entries {same_pr[0]!r} and {entry.name!r} both record pr = {entry.pr}; "
+                "a PR belongs to one entry: fix the `pr` of the one it does not belong to",
             )
 
 

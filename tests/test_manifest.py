@@ -65,6 +65,7 @@ def test_select():
             "entries 'checkpoint-grad' and 'hc-mlp-norm-manager' both publish from "
             "htesd/Megatron-LM-oss:fix/hc-mlp-norm-manager-retention",
         ),
+        ({"pr": 6338}, "entries 'checkpoint-grad' and 'hc-mlp-norm-manager' both record pr = 6338"),
         (  # GitHub's owner and repository names are case-insensitive
             {"head_branch": "fix/hc-mlp-norm-manager-retention", "fork": "HTESD/megatron-lm-OSS"},
             "both publish from",
