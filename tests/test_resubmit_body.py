@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from patchcarry.check.judge import Identity
 from patchcarry.check.render import sentences
 from patchcarry.check.report import EntryResult
@@ -164,3 +166,20 @@ def test_revision_comment_fence_is_longer_than_any_backtick_run_in_the_diff():
     assert text.endswith(f"\n{fence}diff\n{diff}{fence}")
     opening = text.index(f"{fence}diff\n")
     assert text[opening:].count(fence) == 2  # nothing inside can close it
+
+
+def test_locate_takes_only_the_one_pair_whose_id_matches():
+    entry = load().select(["checkpoint-grad"])[0]
+    section = body.render_section(entry, superseded=[], check_lines=["x"], evidence_markdown=None)
+    hand = "Hand text\r\n"
+    found = body.locate(hand + section.replace("\n", "\r\n") + "\r\nafter\r\n", entry.name)
+    assert found.section is not None and not found.problem  # GitHub's CRLF is the same text
+    twice = body.locate(hand + section + "\n\n> quoted:\n" + section, entry.name)
+    assert twice.section is None and "2 copies" in twice.problem
+    no_begin = body.locate(hand + section[section.index("\n") :], entry.name)
+    assert no_begin.section is None and "a begin marker is missing" in no_begin.problem
+    merged = hand + section + "\n\n> quoted:\n" + section
+    assert body.merge(merged, "new", entry.name) == merged  # a problem: left as it is
+    legacy = re.sub(r" id=[0-9a-f]{16}", "", section)  # written before ids: the only pair
+    assert body.locate(hand + legacy, entry.name).section is not None
+    assert body.merge(hand + legacy, section, entry.name) == hand + section
