@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -292,6 +293,16 @@ def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int 
     return out
 
 
+_HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.MULTILINE)
+
+
+def hunk_ranges(old: str, new: str, path: str, *, cwd: Path) -> list[tuple[int, int]]:
+    """Old-side (start, line count) of each hunk of `git diff -U0 old new -- path`: where
+    in the file each change sits (a count of 0 is an insertion after line `start`)."""
+    text = diff_paths(old, new, [path], cwd=cwd, unified=0)
+    return [(int(m.group(1)), int(m.group(2) or 1)) for m in _HUNK_RE.finditer(text)]
+
+
 def patch_id(diff_text: str, *, cwd: Path) -> str | None:
     """`git patch-id --stable` of a diff or format-patch text; None when it has no changes."""
     _, out, _ = git("patch-id", "--stable", cwd=cwd, stdin=diff_text)
@@ -339,10 +350,14 @@ def sparse_worktree(repo: Path, commit: str, paths: list[str], dest: Path) -> No
 # -- resubmit on a live branch: trees built in a scratch index of the blob-less cache (no work
 # tree, no checkout), so only the blobs the patches touch are ever fetched (lazily, from a
 # promisor remote). credential_args() ride along: a lazy fetch from the fork may need them.
+DEEPEST = 2147483647  # git's "infinite" depth: a fetch at it deepens every shallow boundary
+
+
 def fetch_blobless(
     remote: str, refspecs: list[str], *, cwd: Path, depth: int = 1, filter: str = "blob:none"
 ) -> None:
-    """Fetch `refspecs` from the named promisor `remote`, shallow and without blobs."""
+    """Fetch `refspecs` from the named promisor `remote`, shallow (`depth` commits; DEEPEST:
+    the whole history, deepening what an earlier shallow fetch cut) and without blobs."""
     git(
         *credential_args(),
         "-c",
@@ -411,21 +426,13 @@ def commit_fields(rev: str, *, cwd: Path) -> tuple[str, str, str, list[str]]:
     return tree, author, subject, parents.split()
 
 
-def range_or_tree_diff(old: str, new: str, base: str | None, paths: list[str], *, cwd: Path) -> str:
-    """`git range-diff base..old base..new` when `base` is given, else the tree diff of `paths`
-    (their blobs only) between the two heads, with a stat line."""
-    if base is not None:
-        code, out, _ = git(
-            *credential_args(),
-            "range-diff",
-            "--no-color",
-            f"{base}..{old}",
-            f"{base}..{new}",
-            cwd=cwd,
-            check=False,
-        )
-        if code == 0:
-            return out
+def range_or_tree_diff(old: str, new: str, paths: list[str], *, cwd: Path) -> str:
+    """`git range-diff old...new` (each side's own commits, matched up: a rebuilt patch shows
+    its interdiff, a dropped commit its line) when the two heads share history; the tree diff
+    of `paths` (with a stat line) only when their histories are unrelated."""
+    if merge_base(old, new, cwd=cwd) is not None:
+        _, out, _ = git(*credential_args(), "range-diff", "--no-color", f"{old}...{new}", cwd=cwd)
+        return out
     _, out, _ = git(
         *credential_args(),
         "diff",
@@ -504,6 +511,13 @@ def shallow_commits(*, cwd: Path) -> set[str]:
     _, out, _ = git("rev-parse", "--git-path", "shallow", cwd=cwd)
     path = Path(cwd) / out.strip()
     return set(path.read_text().split()) if path.is_file() else set()
+
+
+def rev_list(include: str, exclude: str, *, cwd: Path) -> list[str]:
+    """`git rev-list include ^exclude`: every commit reachable from one and not the other
+    (all parents), newest first."""
+    _, out, _ = git("rev-list", include, f"^{exclude}", "--", cwd=cwd)
+    return out.split()
 
 
 def rev_list_parents(include: str, exclude: str, *, cwd: Path) -> list[tuple[str, list[str]]]:

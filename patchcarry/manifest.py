@@ -13,7 +13,7 @@ import dataclasses
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NewType
 
@@ -290,6 +290,40 @@ def _entry(
     )
 
 
+def branch_owner(entries: Sequence[Entry], fork: str, head_branch: str) -> Entry | None:
+    """The entry that publishes from `fork`'s `head_branch`, if one does. Two entries on one
+    branch would rebuild each other's PR, so a (fork, head_branch) pair names one entry;
+    GitHub's owner and repository names are case-insensitive, branch names are not."""
+    for entry in entries:
+        if entry.fork.lower() == fork.lower() and entry.head_branch == head_branch:
+            return entry
+    return None
+
+
+def _unique_branches(path: Path, entries: Sequence[Entry]) -> None:
+    """One entry per fork branch, and per recorded PR (two entries on one PR would each
+    refresh it as their own)."""
+    for n, entry in enumerate(entries):
+        other = branch_owner(entries[:n], entry.fork, entry.head_branch)
+        if other is not None:
+            raise _bad(
+                path,
+                f"entries {other.name!r} and {entry.name!r} both publish from "
+                f"{entry.fork}:{entry.head_branch}; give one of them its own head_branch",
+            )
+        same_pr = [
+            e.name
+            for e in entries[:n]
+            if entry.pr and (e.upstream, e.pr) == (entry.upstream, entry.pr)
+        ]
+        if same_pr:
+            raise _bad(
+                path,
+                f"entries {same_pr[0]!r} and {entry.name!r} both record pr = {entry.pr}; "
+                "a PR belongs to one entry: fix the `pr` of the one it does not belong to",
+            )
+
+
 def load(
     path: Path = DEFAULT_MANIFEST, *, text: str | None = None, staged: Staged | None = None
 ) -> Manifest:
@@ -319,6 +353,7 @@ def load(
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
         raise _bad(path, "entry names must be unique")
+    _unique_branches(path, entries)
     return Manifest(path=path, entries=entries)
 
 

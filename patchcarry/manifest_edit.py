@@ -24,9 +24,15 @@ from patchcarry.errors import BadInputError
 Validator = Callable[[Path], object]
 
 
+def _read(path: Path) -> str:
+    """The file's text with its own line endings (a CRLF manifest stays CRLF)."""
+    with path.open(newline="") as handle:
+        return handle.read()
+
+
 def _parse(path: Path) -> tomlkit.TOMLDocument:
     try:
-        return tomlkit.parse(path.read_text())
+        return tomlkit.parse(_read(path))
     except FileNotFoundError:
         raise BadInputError(f"{path}: manifest not found") from None
     except TOMLKitError as exc:
@@ -54,7 +60,7 @@ def write_atomic(path: Path, text: str, *, validate: Validator | None = None) ->
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "w") as handle:
+        with os.fdopen(fd, "w", newline="") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
@@ -77,16 +83,33 @@ def _with_trivia(value: int, old: Item | None) -> Item:
     return new
 
 
+def _insert_in_key_block(table: Table, key: str, item: Item, newline: str) -> None:
+    """Add `key` right after the table's last key: a comment block or blank lines after it
+    introduce what follows (the next entry), so the new line must not land below them."""
+    body = table.value.body
+    last = max((i for i, (k, _) in enumerate(body) if k is not None), default=-1)
+    item.trivia.trail = newline
+    if 0 <= last < len(body) - 1:
+        table.value._insert_at(last + 1, key, item)  # tomlkit has no public insert
+    else:
+        table[key] = item
+
+
 def record_pr_text(text: str, entry_name: str, pr: int) -> str:
-    """Manifest `text` with `pr = <pr>` set in the entry named `entry_name`, all else as is."""
+    """Manifest `text` with `pr = <pr>` set in the entry named `entry_name`, all else as is
+    (its line endings too)."""
     try:
         doc = tomlkit.parse(text)
     except TOMLKitError as exc:
         raise BadInputError(f"manifest is not valid TOML: {exc}") from None
+    newline = "\r\n" if "\r\n" in text else "\n"
     for table in _entries(doc):
         if table.get("name") == entry_name:
             old = table.item("pr") if "pr" in table else None
-            table["pr"] = _with_trivia(pr, old if isinstance(old, Item) else None)
+            if isinstance(old, Item):
+                table["pr"] = _with_trivia(pr, old)
+            else:
+                _insert_in_key_block(table, "pr", tomlkit.item(pr), newline)
             return tomlkit.dumps(doc)
     raise BadInputError(f"no [[entry]] named {entry_name!r} in the manifest")
 
@@ -94,7 +117,7 @@ def record_pr_text(text: str, entry_name: str, pr: int) -> str:
 def record_pr(path: Path, entry_name: str, pr: int) -> None:
     """Write the entry's current PR number into the manifest file (atomically)."""
     path = Path(path)
-    write_atomic(path, record_pr_text(path.read_text(), entry_name, pr))
+    write_atomic(path, record_pr_text(_read(path), entry_name, pr))
 
 
 def add_entry_text(text: str, fields: Mapping[str, Any]) -> str:
@@ -129,5 +152,5 @@ def add_entry(path: Path, fields: Mapping[str, Any], *, validate: Validator | No
     """Append a new `[[entry]]` to the manifest at `path` (created if missing), atomically;
     `validate` (e.g. `manifest.load`) runs on the new text before it replaces the file."""
     path = Path(path)
-    text = path.read_text() if path.exists() else ""
+    text = _read(path) if path.exists() else ""
     write_atomic(path, add_entry_text(text, fields), validate=validate)

@@ -197,6 +197,24 @@ def test_name_clash_and_an_already_carried_pr_are_exit_5(world: World, capsys) -
     assert world.manifest.read_text() == before and len(world.patches()) == 1
 
 
+def test_a_branch_another_entry_publishes_from_is_refused_before_any_write(
+    world: World, capsys
+) -> None:
+    (world.manifest.parent / FIX_0001.name).write_text(FIX_0001.read_text())
+    world.manifest.write_text(
+        world.manifest.read_text()
+        + f'\n[[entry]]\nname = "mine"\ntitle = "Mine"\nhead_branch = "fix/three-things"\n'
+        f'fix = "{FIX_0001.name}"\n'
+    )
+    before = world.manifest.read_text()
+    assert world.adopt(f"{sc.UPSTREAM}#6200") == 5
+    err = capsys.readouterr().err
+    assert f"entry 'mine' already publishes from {sc.NEW_FORK}:fix/three-things" in err
+    assert world.manifest.read_text() == before and [p.name for p in world.patches()] == [
+        FIX_0001.name
+    ]
+
+
 def test_adopted_entry_is_what_resubmit_plans_a_new_pr_for(world: World, capsys) -> None:
     assert world.adopt(f"{sc.UPSTREAM}#6117") == 0
     capsys.readouterr()

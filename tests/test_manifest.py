@@ -60,6 +60,16 @@ def test_select():
         ({"supersedes": ["6117"]}, "positive PR numbers"),
         ({"fix": "missing.patch"}, "missing.patch not found"),
         ({"name": "hc-mlp-norm-manager"}, "unique"),
+        (
+            {"head_branch": "fix/hc-mlp-norm-manager-retention"},
+            "entries 'checkpoint-grad' and 'hc-mlp-norm-manager' both publish from "
+            "htesd/Megatron-LM-oss:fix/hc-mlp-norm-manager-retention",
+        ),
+        ({"pr": 6338}, "entries 'checkpoint-grad' and 'hc-mlp-norm-manager' both record pr = 6338"),
+        (  # GitHub's owner and repository names are case-insensitive
+            {"head_branch": "fix/hc-mlp-norm-manager-retention", "fork": "HTESD/megatron-lm-OSS"},
+            "both publish from",
+        ),
     ],
 )
 def test_validation_errors(tmp_path: Path, overrides, message):

@@ -137,3 +137,23 @@ def test_a_manifest_named_by_a_relative_path_gives_patch_paths_usable_from_anywh
     monkeypatch.chdir(tmp_path)
     entry = manifest.load(Path("patches/series.toml")).entries[0]
     assert entry.fix.path.is_absolute() and entry.fix.path.is_file()
+
+
+def test_record_pr_goes_inside_the_entry_before_the_next_entrys_comment_and_keeps_crlf(
+    tmp_path: Path,
+) -> None:
+    path = write_manifest(tmp_path, base_commit=BASE, overrides={"checkpoint-grad": {"pr": None}})
+    text = path.read_text().replace(
+        '\n[[entry]]\nname = "hc-mlp-norm-manager"',
+        "\n# The second fix: the hyper-connection manager.\n# (adopted from #6017)\n"
+        '[[entry]]\nname = "hc-mlp-norm-manager"',
+    )
+    path.write_bytes(text.replace("\n", "\r\n").encode())
+    before = path.read_bytes().decode()
+    manifest.record_pr(path, "checkpoint-grad", 7003)
+    after = path.read_bytes().decode()
+    lines_before, lines_after = before.split("\r\n"), after.split("\r\n")
+    assert "\n" not in after.replace("\r\n", "")  # every line ending is still CRLF
+    anchor = lines_before.index('measure = "fix"')  # the last key of the entry's own block
+    assert lines_after == [*lines_before[: anchor + 1], "pr = 7003", *lines_before[anchor + 1 :]]
+    assert [e.pr for e in manifest.load(path).entries] == [7003, 6338]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from patchcarry.check.judge import Identity
 from patchcarry.check.render import sentences
 from patchcarry.check.report import EntryResult
@@ -117,7 +119,8 @@ def test_body_is_deterministic_and_marked():
     )
     first, second = body.render(entry, **kwargs), body.render(entry, **kwargs)
     assert first == second
-    assert first.startswith("<!-- patchcarry:begin entry=checkpoint-grad title=")
+    assert first.startswith("# What does this PR do?\n")  # the description: outside the section
+    assert "<!-- patchcarry:begin entry=checkpoint-grad title=" in first
     section = body.find_section(first, "checkpoint-grad")
     assert section is not None and section.title_hash == body.title_hash(entry.title)
     assert "- [ ] I, the PR author" in first[section.end :]  # the checklist is outside it
@@ -161,8 +164,34 @@ def test_a_series_of_fix_commits_is_described_commit_by_commit():
     entry = load().select(["checkpoint-grad"])[0]
     second = load().select(["hc-mlp-norm-manager"])[0].fix
     series = dataclasses.replace(entry, fixes=(entry.fix, second))
-    text = body.render_section(series, superseded=[], check_lines=[], evidence_markdown=None)
-    summary = text.split("# What does this PR do?", 1)[1]
+    summary = body.render_description(series).split("# What does this PR do?", 1)[1]
     assert f"**{entry.fix.subject}**" in summary and f"**{second.subject}**" in summary
     assert summary.index(entry.fix.subject) < summary.index(second.subject)
     assert "in 2 commits" in summary
+
+
+def test_revision_comment_fence_is_longer_than_any_backtick_run_in_the_diff():
+    entry = load().select(["checkpoint-grad"])[0]
+    diff = "+```\n+ a fenced block in a docstring\n+`````\n"
+    text = body.revision_comment(entry, head="a" * 40, old="b" * 40, kind="rewrite", diff=diff)
+    fence = "``````"  # one longer than the longest run inside
+    assert text.endswith(f"\n{fence}diff\n{diff}{fence}")
+    opening = text.index(f"{fence}diff\n")
+    assert text[opening:].count(fence) == 2  # nothing inside can close it
+
+
+def test_locate_takes_only_the_one_pair_whose_id_matches():
+    entry = load().select(["checkpoint-grad"])[0]
+    section = body.render_section(entry, superseded=[], check_lines=["x"], evidence_markdown=None)
+    hand = "Hand text\r\n"
+    found = body.locate(hand + section.replace("\n", "\r\n") + "\r\nafter\r\n", entry.name)
+    assert found.section is not None and not found.problem  # GitHub's CRLF is the same text
+    twice = body.locate(hand + section + "\n\n> quoted:\n" + section, entry.name)
+    assert twice.section is None and "2 copies" in twice.problem
+    no_begin = body.locate(hand + section[section.index("\n") :], entry.name)
+    assert no_begin.section is None and "a begin marker is missing" in no_begin.problem
+    merged = hand + section + "\n\n> quoted:\n" + section
+    assert body.merge(merged, "new", entry.name) == merged  # a problem: left as it is
+    legacy = re.sub(r" id=[0-9a-f]{16}", "", section)  # written before ids: the only pair
+    assert body.locate(hand + legacy, entry.name).section is not None
+    assert body.merge(hand + legacy, section, entry.name) == hand + section

@@ -154,3 +154,23 @@ def test_422_a_rerun_cannot_fix_gets_its_own_message(world, capsys, error, says)
     err = capsys.readouterr().err
     assert "422" in err and says in err and "re-run to try again" not in err
     assert w.pulls_from(sc.CHECKPOINT_BRANCH) == []
+
+
+def test_422_race_with_a_pr_opened_by_hand_merges_only_the_tools_section(world, capsys):
+    w: World = world()
+    hand = "Opened by hand while the tool was reading.\r\n\r\n- [x] a box someone ticked\r\n"
+    pull = w.state.add_pull(sc.UPSTREAM, title="A person's own title", user=sc.OWNER,
+                            head_ref=sc.CHECKPOINT_BRANCH, head_repo=sc.NEW_FORK,
+                            base_ref="dev", body=hand)  # fmt: skip
+    w.state.hidden_from_lists[(sc.UPSTREAM, pull.number)] = 1  # opened after the tool's read
+    assert w.run(ENTRY) == 0
+    posts = [r for r in w.gh.requests if (r.method, r.path) == ("POST", PULLS)]
+    assert len(posts) == 1 and w.pulls_from(sc.CHECKPOINT_BRANCH) == [pull.number]
+    after = w.state.pulls[(sc.UPSTREAM, pull.number)]
+    assert after.title == "A person's own title"
+    assert (
+        after.body.startswith(hand) and "<!-- patchcarry:begin entry=checkpoint-grad" in after.body
+    )
+    assert "# What does this PR do?" not in after.body  # the person's description stands
+    assert "## Contribution process" not in after.body  # no second checklist either
+    assert f"pr = {pull.number}" in w.manifest.read_text()

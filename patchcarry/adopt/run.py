@@ -154,6 +154,16 @@ def _preflight_names(name: str, entries: list[manifest.Entry], path: Path) -> No
             )
 
 
+def _preflight_branch(fork: str, branch: str, entries: list[manifest.Entry], path: Path) -> None:
+    owner = manifest.branch_owner(entries, fork, branch)
+    if owner is not None:
+        raise BadInputError(
+            f"{_where(path, entries, owner)}: entry {owner.name!r} already publishes from {fork}:{branch}; two entries "
+            "on one branch would rebuild each other's PR: give that entry another head_branch "
+            "(or adopt with --fork)"
+        )
+
+
 def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str], None]) -> int:
     """Adopt PR `target` into the manifest at `opts.manifest_path`; the exit code."""
     path = Path(opts.manifest_path)
@@ -171,6 +181,8 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         raise FatalError(f"{target} is merged: its change is upstream already, nothing to adopt")
     name = opts.name or pull_mod.default_name(facts.head_ref, target.number)
     _preflight_names(name, entries, path)
+    _preflight_branch(_fork(opts, defaults, target.upstream, facts.author), facts.head_ref,
+                      entries, path)  # fmt: skip
     url = opts.upstream_url
     if url is None:
         repo = gh.repo(target.upstream)

@@ -4,9 +4,13 @@ for byte. Also the cross-link comment and the revision comment.
 
 The section's begin marker records what the tool last published that is not on the branch:
 the hash of the title it set (so a maintainer's rename is never undone; the title changes only
-when the manifest's title did) and whether the section carries the description. The section
-is a pure function of its inputs (no timestamps beyond the revision list), so an unchanged
-input never causes a PATCH.
+when the manifest's title did), whether the section carries the description (only sections
+written before the description moved out of it do), and an id: the hash of the section's own
+text. The section is edited only when the body holds exactly one begin/end pair whose id
+matches what is between them; a marker quoted in hand-written text is not such a pair, and a
+body with a marker missing or copied, or a section edited by hand, is left as it is and the
+plan says why and how to repair it. The section is a pure function of its inputs (no
+timestamps beyond the revision list), so an unchanged input never causes a PATCH.
 """
 
 from __future__ import annotations
@@ -36,18 +40,31 @@ def section_end(entry_name: str) -> str:
     return f"<!-- patchcarry:end entry={entry_name} -->"
 
 
-def section_begin(entry_name: str, *, title: str, summary: bool) -> str:
+def section_begin(entry_name: str, *, title: str, summary: bool, section_id: str = "") -> str:
     flag = "yes" if summary else "no"
-    return f"<!-- patchcarry:begin entry={entry_name} title={title_hash(title)} summary={flag} -->"
+    ident = f" id={section_id}" if section_id else ""
+    return (
+        f"<!-- patchcarry:begin entry={entry_name} title={title_hash(title)} summary={flag}"
+        f"{ident} -->"
+    )
 
 
 def title_hash(title: str) -> str:
     return hashlib.sha256(title.encode()).hexdigest()[:12]
 
 
-# One anchored pattern per marker; the entry name is escaped where it is used.
+def section_id(inner: str) -> str:
+    """The id in a begin marker: a hash of the section's text after it, as GitHub may store
+    it (CRLF, trailing blanks). A quoted marker is not followed by that text, and a section
+    edited by hand no longer hashes to it."""
+    return hashlib.sha256(normalize(inner).encode()).hexdigest()[:16]
+
+
+# One anchored pattern per marker; the entry name is escaped where it is used. Bodies written
+# before ids existed have none (such a section is taken when it is the body's only pair).
 _BEGIN_RE = (
-    r"<!-- patchcarry:begin entry={name} title=(?P<title>[0-9a-f]+) summary=(?P<summary>yes|no) -->"
+    r"<!-- patchcarry:begin entry={name} title=(?P<title>[0-9a-f]+) "
+    r"summary=(?P<summary>yes|no)(?: id=(?P<id>[0-9a-f]{{16}}))? -->"
 )
 _REVISION_RE = re.compile(r"^- (?P<line>\d{4}-\d{2}-\d{2} .*?)\s*$", re.MULTILINE)
 
@@ -64,34 +81,91 @@ class Section:
     text: str
 
 
-def find_section(body: str | None, entry_name: str) -> Section | None:
-    text = body or ""
-    begin = re.search(_BEGIN_RE.format(name=re.escape(entry_name)), text)
-    if begin is None:
-        return None
-    end_marker = section_end(entry_name)
-    end = text.find(end_marker, begin.end())
-    if end < 0:
-        return None
-    inner = text[begin.start() : end + len(end_marker)]
+@dataclasses.dataclass(frozen=True)
+class Found:
+    """What a body holds of this tool's section: the section, and when the body must be left
+    as it is, why (with how to repair it)."""
+
+    section: Section | None
+    problem: str = ""
+
+
+def _section(text: str, begin: re.Match[str], end: int, entry_name: str) -> Section:
+    stop = end + len(section_end(entry_name))
+    inner = text[begin.start() : stop]
     revisions = tuple(m.group("line") for m in _REVISION_RE.finditer(inner.replace("\r\n", "\n")))
-    return Section(
-        begin.start(),
-        end + len(end_marker),
-        begin.group("title"),
-        begin.group("summary") == "yes",
-        revisions,
-        inner,
+    summary = begin.group("summary") == "yes"
+    return Section(begin.start(), stop, begin.group("title"), summary, revisions, inner)
+
+
+def _positions(text: str, needle: str) -> list[int]:
+    return [m.start() for m in re.finditer(re.escape(needle), text)]
+
+
+def locate(body: str | None, entry_name: str) -> Found:
+    """The tool's section of `entry_name` in `body`: the one begin/end pair whose id matches
+    the text between them (a quoted marker never does). No marker at all: no section (one is
+    appended). Anything else (a marker deleted or copied, a section edited by hand since the
+    tool wrote it) leaves the body alone, and `problem` says why and how to repair it."""
+    text = body or ""
+    begins = _positions(text, f"<!-- patchcarry:begin entry={entry_name} ")
+    ends = _positions(text, section_end(entry_name))
+    if not begins and not ends:
+        return Found(None)
+    strict = re.compile(_BEGIN_RE.format(name=re.escape(entry_name)))
+    matches = [m for m in (strict.match(text, pos) for pos in begins) if m is not None]
+    verified = [
+        (m, end)
+        for m in matches
+        if m.group("id")
+        for end in ends
+        if end >= m.end() and section_id(text[m.end() : end]) == m.group("id")
+    ]
+    if len(verified) == 1:
+        return Found(_section(text, *verified[0], entry_name))
+    markers = f"`<!-- patchcarry:begin entry={entry_name} … -->` … `{section_end(entry_name)}`"
+    if len(verified) > 1:
+        return Found(None, f"the body holds {len(verified)} copies of the tool's section: "
+                     f"left as is; delete all but one (markers and what is between), "
+                     "then re-run")  # fmt: skip
+    if len(begins) == 1 and len(ends) == 1 and matches and ends[0] >= matches[0].end():
+        found = _section(text, matches[0], ends[0], entry_name)
+        if not matches[0].group("id"):
+            return Found(found)  # written before ids: the body's only pair
+        return Found(
+            found,
+            "the tool's section was edited by hand since its last publication: kept as is "
+            "(not reverted); to let the tool write it again, move what should stay outside "
+            f"its markers ({markers}), delete the section, then re-run",
+        )
+    if len(begins) > len(ends):
+        what = "an end marker is missing"
+    elif len(ends) > len(begins):
+        what = "a begin marker is missing"
+    else:
+        what = "its markers are damaged, copied or out of order"
+    return Found(
+        None,
+        f"the body holds {len(begins)} begin and {len(ends)} end marker(s) of the tool's "
+        f"section ({what}): left as is; repair it by hand so exactly one pair {markers} "
+        "remains (or delete every marker: the tool then appends a fresh section), then re-run",
     )
+
+
+def find_section(body: str | None, entry_name: str) -> Section | None:
+    return locate(body, entry_name).section
 
 
 def merge(existing: str | None, section: str, entry_name: str) -> str:
     """`existing` with this tool's section replaced by `section` (or appended after the
-    text already there); every byte outside the section is kept."""
+    text already there); every byte outside the section is kept. A body `locate` finds a
+    problem in is returned as it is."""
     text = existing or ""
-    found = find_section(text, entry_name)
-    if found is not None:
-        return text[: found.start] + section + text[found.end :]
+    found = locate(text, entry_name)
+    if found.problem:
+        return text
+    if found.section is not None:
+        return text[: found.section.start] + section + text[found.section.end :]
     if not text.strip():
         return section
     if text.endswith(("\n\n", "\r\n\r\n")):
@@ -135,7 +209,7 @@ def render_section(
     evidence_markdown: str | None,
     base: str | None = None,
     title: str | None = None,
-    summary: bool = True,
+    summary: bool = False,
     revisions: Sequence[str] = (),
     history: Sequence[str] = (),
     template: Path = TEMPLATE,
@@ -170,10 +244,11 @@ def render_section(
     )
     trail = " → ".join(history)
     lines = ([f"PRs: {trail}"] if trail else []) + [f"- {line}" for line in revisions]
+    placeholder = "\x00begin\x00"
     values = {
-        "begin": section_begin(entry.name, title=title or entry.title, summary=summary),
+        "begin": placeholder,
         "end": section_end(entry.name),
-        "summary": f"# What does this PR do?\n\n{_summary(entry)}" if summary else "",
+        "summary": render_description(entry) if summary else "",
         "resubmission": resubmission,
         "linked": linked,
         "closed_section": closed,
@@ -182,7 +257,18 @@ def render_section(
         "revisions": "\n".join(lines) or "- (none pushed by this tool yet)",
     }
     text = string.Template(template.read_text()).safe_substitute(values)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
+    text = re.sub(r"\n{3,}", "\n\n", text).strip()
+    inner = text[text.index(placeholder) + len(placeholder) : text.rindex(values["end"])]
+    begin = section_begin(
+        entry.name, title=title or entry.title, summary=summary, section_id=section_id(inner)
+    )
+    return text.replace(placeholder, begin, 1)
+
+
+def render_description(entry: Entry) -> str:
+    """The description of a PR the tool opens: outside its section, so a maintainer's edit
+    of it stands (sections written before held it inside: `summary=yes`)."""
+    return f"# What does this PR do?\n\n{_summary(entry)}"
 
 
 def _summary(entry: Entry) -> str:
@@ -200,16 +286,23 @@ def render_checklist(entry: Entry, template: Path = CHECKLIST) -> str:
 
 
 def render(entry: Entry, **kwargs: Any) -> str:
-    """The whole body of a PR this tool opens: its section, then upstream's checklist."""
+    """The whole body of a PR this tool opens: the description, its section, then upstream's
+    checklist."""
     section = render_section(entry, **kwargs)
-    return section + "\n\n" + render_checklist(entry) + "\n"
+    return render_new(entry, section)
+
+
+def render_new(entry: Entry, section: str) -> str:
+    """A new PR's body around the tool's `section`: the rest is people's from then on."""
+    return f"{render_description(entry)}\n\n{section}\n\n{render_checklist(entry)}\n"
 
 
 def revision_comment(entry: Entry, *, head: str, old: str | None, kind: str, diff: str) -> str:
     """The one comment per changed revision: what changed since the previous head."""
     since = f" since `{old[:12]}`" if old else ""
-    fence = "```"
     shown = diff if len(diff) < 60000 else diff[:60000] + "\n... (cut at 60000 characters)"
+    # CommonMark closes a fence only with a run at least as long: one longer than any inside
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", shown)), default=0))
     return (
         f"{revision_marker(entry.name, head)}\n"
         f"New revision `{head[:12]}` ({kind}){since}. Upstream CI needs a maintainer's "

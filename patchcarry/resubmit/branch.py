@@ -16,6 +16,11 @@ value); any other head holds someone's work, and the default only adds commits o
   rewrite       replace the branch (own publication, or `--rewrite`): the plan names each
                 commit it drops
   refused       the patches neither apply on the live head nor are already in it
+
+The record also names the entry that published it: beside it, `refs/patchcarry/publisher/
+<entry>/<branch>` holds the same commit, moved in the same atomic push. A record whose commit
+no publisher ref of this entry holds (another entry's, from another manifest or clone, or a
+record older than the names) is no licence to rebuild; another entry's branch is refused.
 """
 
 from __future__ import annotations
@@ -27,12 +32,47 @@ from patchcarry.resubmit import revise
 from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Cache
 
 NEW, UNCHANGED, FAST_FORWARD = "new", "unchanged", "fast-forward"
+LISTED = 50  # dropped commits the plan's text names one by one; the rest are counted
 REWRITE, REFUSED = "rewrite", "refused"
 
 
 def record_ref(branch: str) -> str:
     """The fork ref naming the commit this tool last published on `branch`."""
     return f"refs/patchcarry/published/{branch}"
+
+
+PUBLISHER_PREFIX = "refs/patchcarry/publisher/"
+
+
+def publisher_ref(entry_name: str, branch: str) -> str:
+    """The fork ref naming which entry published the record's commit on `branch`."""
+    return f"{PUBLISHER_PREFIX}{entry_name}/{branch}"
+
+
+def publisher_pattern(branch: str) -> str:
+    """`git ls-remote` pattern for every entry's publisher ref of `branch`."""
+    return f"{PUBLISHER_PREFIX}*/{branch}"
+
+
+def publishers(found: dict[str, str], branch: str) -> dict[str, str]:
+    """{entry name: commit} from an ls-remote answer (entry names hold no slash, so a
+    longer branch ending in `/<branch>` does not count)."""
+    out = {}
+    for ref, sha in found.items():
+        name = ref.removeprefix(PUBLISHER_PREFIX).removesuffix(f"/{branch}")
+        if ref.startswith(PUBLISHER_PREFIX) and ref.endswith(f"/{branch}") and "/" not in name:
+            out[name] = sha
+    return out
+
+
+def published_by(entry_name: str, published: str | None, named: dict[str, str]) -> str | None:
+    """The entry the record names: this one when its publisher ref holds the record's
+    commit, else another that does, else None."""
+    if published is None:
+        return None
+    if named.get(entry_name) == published:
+        return entry_name
+    return next((name for name, sha in sorted(named.items()) if sha == published), None)
 
 
 @dataclasses.dataclass
@@ -55,10 +95,21 @@ class BranchPlan:
     dropped: list[Dropped] = dataclasses.field(default_factory=list)
     added: list[str] = dataclasses.field(default_factory=list)
     revises: revise.Revision | None = None  # the earlier revision of the fix it updates
+    own_record: str | None = None  # this entry's publisher ref now (the lease for moving it)
 
     @property
     def pushes(self) -> bool:
         return self.kind in (NEW, FAST_FORWARD, REWRITE)
+
+    def dropped_lines(self) -> list[str]:
+        """The plan's text for a rewrite: a total, each commit up to LISTED, then a count."""
+        if not self.dropped:
+            return []
+        lines = [f"--rewrite drops {len(self.dropped)} commit(s) (every commit of base..head):"]
+        lines += [f"  drops {d.line()}" for d in self.dropped[:LISTED]]
+        if len(self.dropped) > LISTED:
+            lines.append(f"  and {len(self.dropped) - LISTED} more (--json lists them all)")
+        return lines
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -80,18 +131,29 @@ def decide(
     live: str | None,
     published: str | None,
     rewrite: bool,
+    by: str | None = None,
 ) -> BranchPlan:
-    """Read-only: what to do with `entry.head_branch` given its live head and the record."""
+    """Read-only: what to do with `entry.head_branch` given its live head and the record
+    (`by`: the entry the record names, see `published_by`)."""
     patches = entry.patches()
     if live is None:
         return BranchPlan(NEW, "the fork has no such branch yet", live, published)
+    if by is not None and by != entry.name:
+        return BranchPlan(
+            REFUSED,
+            f"the fork's record says entry {by!r} published this branch: two entries on one "
+            f"branch would rebuild each other's PR, so nothing is pushed, not even with "
+            f"--rewrite; give entry {entry.name!r} its own head_branch in the manifest",
+            live,
+            published,
+        )
     cache.fetch_head(remote, live)
     on_live = cache.apply(live, patches)
     if live == published and not on_live.failed and not on_live.added:
         return BranchPlan(UNCHANGED, "the head is what this tool last published", live, published)
     # A publication that was itself a commit on top of someone's work is not rebuilt: that
     # would drop their commits underneath. Only a head the tool built whole is.
-    ours = live == published and FAST_FORWARD_NOTE not in cache.message(live)
+    ours = live == published and by == entry.name and FAST_FORWARD_NOTE not in cache.message(live)
     if ours or rewrite:
         wanted = cache.apply(base, patches)
         if wanted.failed:
@@ -112,7 +174,7 @@ def decide(
             )
         dropped = [
             Dropped(sha, *cache.describe(sha))
-            for sha in cache.first_parent_history(remote, live, stop=base)
+            for sha in cache.commits_between(remote, live, stop=base)
         ]
         return BranchPlan(
             REWRITE,

@@ -54,6 +54,7 @@ def _push(work: Work, status: fork.ForkStatus, opts: Options) -> None:
     updates = [
         (work.target, f"refs/heads/{entry.head_branch}", decided.live),
         (work.target, branches.record_ref(entry.head_branch), decided.published),
+        (work.target, branches.publisher_ref(entry.name, entry.head_branch), decided.own_record),
     ]
     sleep = opts.sleep or time.sleep
     for attempt in range(opts.git_retries + 1):
@@ -100,8 +101,12 @@ def _open_or_refresh(gh: GitHub, work: Work, owner: str) -> tuple[Json, bool]:
             existing, created = found, isinstance(exc, TransientError)
             if created:
                 gh.writes.append(f"POST /repos/{entry.upstream}/pulls")
-            if bodies.normalize(existing.get("body")) == bodies.normalize(work.body):
-                return existing, created
+            # someone's PR (opened between the read and the POST), or ours whose answer was
+            # lost: either way only the tool's section goes into the body found, title kept
+            body = bodies.merge(existing.get("body"), work.section, entry.name)
+            if bodies.normalize(existing.get("body")) != bodies.normalize(body):
+                existing = gh.update_pull(entry.upstream, existing["number"], body=body)
+            return existing, created
     fields = {}
     if work.title is not None and existing.get("title") != work.title:
         fields["title"] = work.title
@@ -118,7 +123,9 @@ def _marked(gh: GitHub, upstream: str, number: int, marker: str, login: str) -> 
     return any(bodies.has_marker(c.get("body"), marker) for c in ours)
 
 
-def _revision_comment(gh: GitHub, work: Work, number: int, login: str) -> None:
+def _revision_comment(
+    gh: GitHub, work: Work, number: int, login: str, status: fork.ForkStatus
+) -> None:
     entry, decided = work.entry, work.branch
     assert work.target is not None
     marker = bodies.revision_marker(entry.name, work.target)
@@ -127,14 +134,11 @@ def _revision_comment(gh: GitHub, work: Work, number: int, login: str) -> None:
     old = decided.live
     paths = sorted({f for p in entry.patches() for f in p.files})
     diff = ""
-    if old is not None:
-        base = None if decided.kind == branches.FAST_FORWARD else entry.base_commit
-        repo = work.push_from if base is not None else work.cache.repo
-        assert repo is not None
-        if base is not None:  # the old head must be here for range-diff
-            code, _, _ = git.git("cat-file", "-e", old, cwd=repo, check=False)
-            base = base if code == 0 else None
-        diff = git.range_or_tree_diff(old, work.target, base, paths, cwd=work.cache.repo)
+    if old is not None:  # both heads' histories into the cache (the new one is on the fork)
+        remote = work.cache.add_fork(str(status.clone_url))
+        for head in (old, work.target):
+            work.cache.fetch_history(remote, head)
+        diff = git.range_or_tree_diff(old, work.target, paths, cwd=work.cache.repo)
     text = bodies.revision_comment(
         entry, head=work.target, old=old, kind=decided.kind, diff=diff or "(no diff)"
     )
@@ -162,7 +166,7 @@ def execute(
     pull, created = _open_or_refresh(gh, work, owner)
     plan.pr, plan.url = pull["number"], pull.get("html_url")
     if work.target is not None and work.existing is not None:
-        _revision_comment(gh, work, plan.pr, login)
+        _revision_comment(gh, work, plan.pr, login, status)
     for number in work.links_needed:
         marker = bodies.link_marker(entry.name, number)
         if _marked(gh, entry.upstream, number, marker, login):

@@ -61,6 +61,7 @@ class Work:
     title: str | None  # None: the title is left as it is
     body: str
     links_needed: list[int]
+    section: str  # the tool's section alone (merged into a PR found after a create's 422)
 
 
 def _find_open(reads: Reads, entry: Entry, owner: str) -> Json | None:
@@ -160,11 +161,18 @@ def _read_fork(reads: Reads, entry: Entry, plan: EntryPlan) -> fork.ForkStatus |
     return status
 
 
-def _read_live(status: fork.ForkStatus, entry: Entry, cache: Cache) -> tuple[str | None, ...]:
-    """(live head, published record) of the fork branch: one `git ls-remote`."""
+def _read_live(
+    status: fork.ForkStatus, entry: Entry, cache: Cache
+) -> tuple[str | None, str | None, dict[str, str]]:
+    """(live head, published record, {entry: its publisher ref}) of the fork branch: one
+    `git ls-remote`."""
     if status.kind != fork.ATTACHED or not status.clone_url:
-        return None, None
-    refs = [f"refs/heads/{entry.head_branch}", branches.record_ref(entry.head_branch)]
+        return None, None, {}
+    refs = [
+        f"refs/heads/{entry.head_branch}",
+        branches.record_ref(entry.head_branch),
+        branches.publisher_pattern(entry.head_branch),
+    ]
     try:
         found = git.ls_remote_with_token(status.clone_url, refs, cwd=cache.repo)
     except CalledProcessError:
@@ -172,7 +180,7 @@ def _read_live(status: fork.ForkStatus, entry: Entry, cache: Cache) -> tuple[str
             f"could not read {status.full_name} with git (a fork's git side can lag its API "
             "for a minute after it is created): retry in a minute"
         ) from None
-    return found.get(refs[0]), found.get(refs[1])
+    return found.get(refs[0]), found.get(refs[1]), branches.publishers(found, entry.head_branch)
 
 
 def _read_vetting(entry: Entry, pr: int | None, head: str | None, upstream_url: str) -> str:
@@ -202,7 +210,7 @@ def _read_branch(
     stack: contextlib.ExitStack,
     plan: EntryPlan,
 ) -> tuple[branches.BranchPlan, str | None, Path | None]:
-    live, published = _read_live(status, entry, cache)
+    live, published, named = _read_live(status, entry, cache)
     base = entry.base_commit
     if opts.rebase:
         base = git.rev_parse(f"refs/patchcarry/heads/{entry.base_branch}", cwd=cache.repo)
@@ -215,7 +223,9 @@ def _read_branch(
         live=live,
         published=published,
         rewrite=opts.rewrite,
+        by=branches.published_by(entry.name, published, named),
     )
+    decided.own_record = named.get(entry.name)
     base_label = f"{entry.base_branch} tip" if opts.rebase else "pinned base"
     plan.branch = decided.to_json()
     if decided.kind != branches.REFUSED:  # a refusal's reason is printed once, as the reason
@@ -225,7 +235,7 @@ def _read_branch(
         f"fork has {live[:12] if live else 'no such branch'}; this tool last published "
         f"{published[:12] if published else 'nothing there (no record)'}"
     )
-    plan.facts.extend(f"  drops {d.line()}" for d in decided.dropped)
+    plan.facts.extend(decided.dropped_lines())
     if decided.kind == branches.REFUSED:
         plan.action, plan.reason = REFUSED, f"branch {entry.head_branch}: {decided.reason}"
         return decided, None, None
@@ -264,10 +274,14 @@ def _read_body(
     check_lines: list[str],
     revision: str | None,
     base: str,
-) -> tuple[str | None, str]:
-    """(title to set or None, body): only the tool's section changes; the title only when
-    the manifest's title changed since the tool last set it."""
-    old = bodies.find_section(existing.get("body") if existing else None, entry.name)
+) -> tuple[str | None, str, str]:
+    """(title to set or None, body, the tool's section): only the tool's section changes;
+    the title only when the manifest's title changed since the tool last set it. A body
+    whose section cannot be told apart (see `bodies.locate`) is left as it is."""
+    found = bodies.locate(existing.get("body") if existing else None, entry.name)
+    old = found.section
+    if found.problem:
+        plan.facts.append(f"body: {found.problem}")
     revisions = [*(old.revisions if old else ()), *([revision] if revision else [])]
     history = [f"#{c.number}" for c in plan.superseded]
     history.append("this PR")
@@ -280,7 +294,6 @@ def _read_body(
             title = None  # unchanged in the manifest: a maintainer's rename stands
         if title is not None and existing.get("title") == title:
             title = None
-    summary = existing is None or (old is not None and old.summary)
     section = bodies.render_section(
         entry,
         superseded=plan.superseded,
@@ -288,13 +301,13 @@ def _read_body(
         evidence_markdown=opts.evidence_markdown,
         base=base,
         title=recorded,
-        summary=summary,
+        summary=old is not None and old.summary,
         revisions=revisions,
         history=history,
     )
     if existing is None:
-        return title, section + "\n\n" + bodies.render_checklist(entry) + "\n"
-    return title, bodies.merge(existing.get("body"), section, entry.name)
+        return title, bodies.render_new(entry, section), section
+    return title, bodies.merge(existing.get("body"), section, entry.name), section
 
 
 def _read_links(reads: Reads, entry: Entry, opts: Options, plan: EntryPlan) -> list[int]:
@@ -374,7 +387,9 @@ def prepare(
                 plan.facts.append(
                     f"this rewrite throws away the vetting of {decided.live or ''}"[:200]
                 )
-    title, body = _read_body(entry, opts, plan, existing, check_lines, revision, entry.base_commit)
+    title, body, section = _read_body(
+        entry, opts, plan, existing, check_lines, revision, entry.base_commit
+    )
     if existing is None:
         plan.writes.append(
             Write(
@@ -399,8 +414,9 @@ def prepare(
             )
     links = _read_links(reads, entry, opts, plan)
     work = Work(
-        entry, plan, status, cache, decided, target, push_from, existing, title, body, links
-    )
+        entry, plan, status, cache, decided, target, push_from, existing, title, body, links,
+        section,
+    )  # fmt: skip
     return plan, work
 
 

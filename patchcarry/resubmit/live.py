@@ -83,6 +83,22 @@ class Cache:
             current = text.strip() if code == 0 else None
         return out
 
+    def commits_between(self, remote: str, sha: str, stop: str) -> list[str]:
+        """Every commit in `stop..sha`, all parents (a merged side branch's commits too),
+        newest first: what replacing the branch by `stop` + patches takes off it. Fetched
+        (commits only, no trees) only for a `--rewrite`, which must name what it drops."""
+        self.fetch_history(remote, sha)
+        return git.rev_list(sha, stop, cwd=self.repo)
+
+    def fetch_history(self, remote: str, sha: str) -> None:
+        """All of `sha`'s history, commits only (trees and blobs come lazily when read),
+        deepening what `fetch_head` cut; once per cache."""
+        ref = f"refs/patchcarry/all-history/{sha}"
+        if not self._has_ref(ref):
+            git.fetch_blobless(
+                remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=git.DEEPEST, filter="tree:0"
+            )
+
     def describe(self, sha: str) -> tuple[str, str]:
         """(author, subject) of a commit that is here."""
         _, author, subject, _ = git.commit_fields(sha, cwd=self.repo)

@@ -6,7 +6,9 @@ only choices would be refusing or `--rewrite`. The earlier revision is found saf
 non-merge commit on the branch's own first-parent line (bounded walk, down to the base)
 whose change has the fix's `git patch-id`, or touches exactly the fix's files and differs
 from the fix only in comment/whitespace lines (`check.judge.identity`, the same judgement
-`check` reports against superseded PRs). Then, per file the fix touches, a 3-way merge:
+`check` reports against superseded PRs), and whose hunks sit exactly over the fix's (a
+comment edit elsewhere in the file is someone's other work: the merge below would undo it, so
+such a commit is foreign). Then, per file the fix touches, a 3-way merge:
 
   base   = the file as that commit left it (the earlier revision's post-image)
   ours   = that commit's parent + this repo's fix (so base -> ours is exactly the interdiff)
@@ -63,8 +65,33 @@ def _find(cache: Cache, entry: Entry, remote: str, live: str, stop: str) -> Revi
             why = "the same code and files; only comment/whitespace lines differ"
         else:
             continue
+        if not _same_hunks(cache, entry, sha):
+            continue  # it also changes something else: a foreign commit, not a revision
         return Revision(sha, *cache.describe(sha), why)
     return None
+
+
+def _touch(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two old-side hunk ranges (start, count) overlap or meet."""
+    return a[0] <= b[0] + b[1] and b[0] <= a[0] + a[1]
+
+
+def _same_hunks(cache: Cache, entry: Entry, sha: str) -> bool:
+    """Whether `sha`'s change sits exactly where the fix's does on `sha`'s parent: per file,
+    as many hunks (`git diff -U0`), each over the fix's own. Comment lines are the only
+    freedom a revision has (the identity judgement); a hunk anywhere else, even a comment
+    edit, is someone's other work, and revising over it would undo it."""
+    fix = entry.fix
+    (parent,) = git.commit_parents(sha, cwd=cache.repo)
+    ours = cache.apply(parent, [fix])
+    if ours.failed:
+        return False
+    for path in sorted(fix.files):
+        theirs = git.hunk_ranges(parent, sha, path, cwd=cache.repo)
+        wanted = git.hunk_ranges(parent, ours.tree, path, cwd=cache.repo)
+        if len(theirs) != len(wanted) or not all(map(_touch, theirs, wanted)):
+            return False
+    return True
 
 
 def revise(cache: Cache, entry: Entry, *, remote: str, live: str, stop: str) -> Revision | None:
