@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import textwrap
 from collections.abc import Sequence
 
-from patchcarry import __version__
+from patchcarry import __version__, errors
 from patchcarry.error_handler import error_handler
 
 # command name -> (module under patchcarry.commands, one-line help)
@@ -21,24 +23,55 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gpu-check": ("gpu_check", "GPU tests, seed-config measurement, upstream tests (GPU machine)"),
 }
 
+DESCRIPTION = (
+    "Carry fixes upstream: check the patches of a series, prove and measure them, and open or "
+    "refresh the upstream pull request from an attached fork. `patchcarry COMMAND --help` "
+    "says what each command does."
+)
+# A shim in scripts/ names itself here, so that its --help and usage say its own name.
+PROG_ENV = "PATCHCARRY_PROG"
+
 
 def _command_module(name: str):  # type: ignore[no-untyped-def]
     return importlib.import_module(f"patchcarry.commands.{COMMANDS[name][0]}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="patchcarry", description=__doc__)
+def build_parser(prog: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The top-level parser and each command's; `prog` (a shim's name) replaces the
+    commands' `patchcarry COMMAND` in their usage."""
+    parser = argparse.ArgumentParser(
+        prog="patchcarry",
+        description=textwrap.fill(DESCRIPTION, 92),
+        epilog=errors.help_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"patchcarry {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands: dict[str, argparse.ArgumentParser] = {}
     for name, (_, help_text) in COMMANDS.items():
-        try:
-            module = _command_module(name)
-        except ModuleNotFoundError:
-            continue  # command not built yet
-        cmd_parser = sub.add_parser(name, help=help_text, description=module.__doc__)
+        module = _command_module(name)
+        cmd_parser = sub.add_parser(
+            name,
+            help=help_text,
+            description=module.__doc__,
+            epilog=errors.help_epilog(),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            **({"prog": prog} if prog else {}),
+        )
         module.add_arguments(cmd_parser)
-    args = parser.parse_args(argv)
-    with error_handler() as result:
+        commands[name] = cmd_parser
+    return parser, commands
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser, commands = build_parser(os.environ.pop(PROG_ENV, None))
+    args, extra = parser.parse_known_args(argv)
+    command = commands[args.command]
+    if extra:  # argparse would print the top-level usage; the command's is the useful one
+        command.error(f"unrecognized arguments: {' '.join(extra)}")
+    options = frozenset(command._option_string_actions)
+    json_out = getattr(args, "json", None) is True
+    with error_handler(options, json_out=json_out, usage=command.format_usage()) as result:
         result.code = int(_command_module(args.command).run(args))
     return result.code
 

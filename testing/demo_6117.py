@@ -41,7 +41,9 @@ def _environ(values: dict[str, str]) -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog=os.environ.pop("PATCHCARRY_PROG", None), description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--upstream-git", type=Path, help="upstream repository to fetch from")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="demo-6117-") as tmp_name:

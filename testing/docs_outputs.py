@@ -93,7 +93,9 @@ def render(text: str, mirror: Path | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog=os.environ.pop("PATCHCARRY_PROG", None), description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--mirror", type=Path, help="a local mirror of upstream, for $MIRROR")
     args = parser.parse_args(argv)
     mirror = args.mirror.resolve() if args.mirror else None

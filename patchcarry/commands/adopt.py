@@ -6,9 +6,8 @@ added to the manifest; then `check` runs on it. --dry-run shows both and writes 
 
 Reads the PR through the GitHub API (GITHUB_TOKEN optional for public repositories; GH_HOST
 for another host) and its commits from refs/pull/N/head on the upstream repository.
-Exit codes: 0 adopted (check passed); 1 refused (merged PR) or check failed; 4 upstream
-unreachable or refs/pull/N/head gone; 5 bad name, name already in the manifest, bad manifest;
-6 GitHub API error.
+Exit 0 when adopted (check passed), 1 when refused (merged PR) or the check failed; the
+other codes below.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from patchcarry import upstream as upstream_mod
 from patchcarry.check import render
 from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
-from patchcarry.errors import ExitCode, FatalError, GitHubError, UpstreamError
+from patchcarry.errors import BadInputError, ExitCode, GitHubError, UpstreamError, UsageError
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import execute, flow, preflight
 from patchcarry.resubmit.fork import ForkStatus
@@ -124,7 +124,7 @@ def resubmit(
             )
     upstreams = {e.upstream for e in entries}
     if len(upstreams) > 1 and opts.upstream_url:
-        raise FatalError("--upstream-url names one repository, but the entries use several")
+        raise UsageError("--upstream-url names one repository, but the entries use several")
     url = opts.upstream_url
     if url is None:
         repo = reads.repo(sorted(upstreams)[0])
@@ -199,7 +199,7 @@ def load_evidence(path: Path | None) -> str | None:
     if path is None:
         return None
     if not path.is_file():
-        raise FatalError(f"--evidence {path}: no such file; run scripts/measure first")
+        raise BadInputError(f"--evidence {path}: no such file; run scripts/measure first")
     from patchcarry.measure import evidence  # only when asked: the measure stack is heavy
 
     return str(evidence.render_markdown_table(evidence.load(path)))
