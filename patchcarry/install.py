@@ -4,13 +4,12 @@ checkout has scripts/bootstrap, a `pip install` has only pip and its extras."""
 from __future__ import annotations
 
 import importlib.util
+from importlib import metadata
 from pathlib import Path
 
 from patchcarry.errors import MissingInstallError
 
 CHECKOUT = Path(__file__).resolve().parent.parent
-# install set of a checkout (scripts/bootstrap SET) -> the pip extra that brings the same
-_EXTRA = {"main": "", "test": "[proof]", "upstream": "[proof]"}
 
 
 def in_checkout() -> bool:
@@ -18,11 +17,24 @@ def in_checkout() -> bool:
     return (CHECKOUT / "scripts" / "bootstrap").is_file()
 
 
+def _pinned(distribution: str) -> str:
+    """`name==version` as this install's metadata pins it for the `proof` extra."""
+    for requirement in metadata.requires("patchcarry") or []:
+        if requirement.lower().startswith(f"{distribution}=="):
+            return requirement.split(";")[0].strip()
+    return distribution
+
+
 def how_to_get(bootstrap_set: str) -> str:
-    """`scripts/bootstrap SET` in a checkout, else the pip command for the extra."""
+    """`scripts/bootstrap SET` in a checkout, else the pip command for this install."""
     if in_checkout():
         return f"run scripts/bootstrap {bootstrap_set}"
-    return f"pip install 'patchcarry{_EXTRA[bootstrap_set]}'"
+    if bootstrap_set == "main":  # the offline check reads megatron-core's files, no more
+        return (
+            f"pip install 'patchcarry[proof]' (or its source alone: pip install --no-deps "
+            f"{_pinned('megatron-core')})"
+        )
+    return "pip install 'patchcarry[proof]'"
 
 
 def has_module(name: str) -> bool:
@@ -38,6 +50,5 @@ def require(modules: tuple[str, ...], what: str, bootstrap_set: str) -> None:
     missing = [m for m in modules if not has_module(m)]
     if missing:
         raise MissingInstallError(
-            f"{what} needs {', '.join(missing)}, which this install lacks: "
-            f"{how_to_get(bootstrap_set)}"
+            f"{what} needs {', '.join(missing)}, not installed here: {how_to_get(bootstrap_set)}"
         )

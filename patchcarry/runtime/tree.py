@@ -21,7 +21,7 @@ MEGATRON_SRC_ENV = "MEGATRON_SRC"
 
 def installed_tree() -> Path:
     """The directory holding the installed megatron-core's `megatron/` package."""
-    install.require(("megatron.core",), "reading the installed megatron-core", "main")
+    install.require(("megatron.core",), "reading the installed megatron-core's source", "main")
     spec = importlib.util.find_spec("megatron.core")
     if spec is None or spec.origin is None:  # pragma: no cover - require() said it imports
         raise MissingInstallError("megatron-core has no source files here")
