@@ -25,6 +25,14 @@ from testing.fake_github import FakeGitHub, GitHubState
 from testing.upstream_repos import FIX_0001, FIX_0003, make_upstream, write_manifest
 
 
+# Said first when no --upstream-git is given: the world below is a stand-in, and its base
+# and checks are not the ones docs/resubmit-demo.md shows (that is a Megatron-LM mirror).
+SYNTHETIC = (
+    "SYNTHETIC WORLD: a loopback GitHub and a small fixture upstream built here (base {base}, "
+    "not Megatron-LM's); --upstream-git PATH (a Megatron-LM mirror) runs it on the real history"
+)
+
+
 @contextlib.contextmanager
 def _environ(values: dict[str, str]) -> Iterator[None]:
     """Set environment variables for the block, then restore what was there."""
@@ -56,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             fixture.add_pull_head(6117, FIX_0001)
             fixture.add_pull_head(6017, FIX_0003)
             upstream_git, base = fixture.bare, fixture.base_commit
+            print(SYNTHETIC.format(base=base[:7]), file=sys.stderr)
         fork_git = tmp / "fork.git"
         git.git("init", "-q", "--bare", str(fork_git), cwd=tmp)
         pr_unrecorded = {"pr": None}

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from patchcarry import cli, git, manifest
 from testing import github_scenarios as sc
-from testing.demo_6117 import _environ
+from testing.demo_6117 import SYNTHETIC, _environ
 from testing.fake_github import FakeGitHub, GitHubState
 from testing.upstream_repos import FIX_0001, FIX_0003, make_upstream
 
@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             heads[6117] = fixture.add_pull_head(6117, FIX_0001)
             heads[6017] = fixture.add_pull_head(6017, FIX_0003, merge_dev=True)
             upstream_git = fixture.bare
+            print(SYNTHETIC.format(base=fixture.base_commit[:7]), file=sys.stderr)
         fork_git = tmp / "fork.git"
         git.git("init", "-q", "--bare", str(fork_git), cwd=tmp)
         (tmp / "patches").mkdir()

@@ -108,7 +108,8 @@ def run(args: Options) -> int:
             else v
             for v in plan
         ]
-    out = args.out.resolve()
+    default_out = Path("evidence") if args.model == "hc-gpt" else Path("build", "measure")
+    out = (args.out or default_out).resolve()
     stem = args.name or f"{args.model}-{args.device}" + (
         f"-seq{shape.seq}" if args.seed_config else ""
     )
