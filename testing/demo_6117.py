@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             fixture.add_pull_head(6117, FIX_0001)
             fixture.add_pull_head(6017, FIX_0003)
             upstream_git, base = fixture.bare, fixture.base_commit
-            print(SYNTHETIC.format(base=base[:7]), file=sys.stderr)
+            print(SYNTHETIC.format(base=base[:7]), flush=True)
         fork_git = tmp / "fork.git"
         git.git("init", "-q", "--bare", str(fork_git), cwd=tmp)
         pr_unrecorded = {"pr": None}

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             heads[6117] = fixture.add_pull_head(6117, FIX_0001)
             heads[6017] = fixture.add_pull_head(6017, FIX_0003, merge_dev=True)
             upstream_git = fixture.bare
-            print(SYNTHETIC.format(base=fixture.base_commit[:7]), file=sys.stderr)
+            print(SYNTHETIC.format(base=fixture.base_commit[:7]), flush=True)
         fork_git = tmp / "fork.git"
         git.git("init", "-q", "--bare", str(fork_git), cwd=tmp)
         (tmp / "patches").mkdir()
