@@ -36,7 +36,9 @@ def _command_module(name: str):  # type: ignore[no-untyped-def]
     return importlib.import_module(f"patchcarry.commands.{COMMANDS[name][0]}")
 
 
-def build_parser(prog: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+def build_parser(
+    prog: str | None = None,
+) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The top-level parser and each command's; `prog` (a shim's name) replaces the
     commands' `patchcarry COMMAND` in their usage."""
     parser = argparse.ArgumentParser(
@@ -56,7 +58,7 @@ def build_parser(prog: str | None = None) -> tuple[argparse.ArgumentParser, dict
             description=module.__doc__,
             epilog=errors.help_epilog(),
             formatter_class=argparse.RawDescriptionHelpFormatter,
-            **({"prog": prog} if prog else {}),
+            prog=prog or f"patchcarry {name}",
         )
         module.add_arguments(cmd_parser)
         commands[name] = cmd_parser

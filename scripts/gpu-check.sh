@@ -4,7 +4,7 @@
 # argument. OUT_DIR (default ./gpu-evidence) is made once there is output.
 # GPU_CHECK_DRY_RUN=1 adds --dry-run (checks it on CPU); UPSTREAM_URL sets --upstream.
 set -euo pipefail
-# shellcheck source=scripts/lib/shim.bash
+# shellcheck source=/dev/null  # scripts/lib/shim.bash, checked on its own
 source "$(dirname "${BASH_SOURCE[0]}")/lib/shim.bash"
 dry=()
 if [ "${GPU_CHECK_DRY_RUN:-0}" = 1 ]; then dry=(--dry-run); fi

@@ -24,7 +24,6 @@ from testing import github_scenarios as sc
 from testing.fake_github import FakeGitHub, GitHubState
 from testing.upstream_repos import FIX_0001, FIX_0003, make_upstream, write_manifest
 
-
 # Said first when no --upstream-git is given: the world below is a stand-in, and its base
 # and checks are not the ones docs/resubmit-demo.md shows (that is a Megatron-LM mirror).
 SYNTHETIC = (

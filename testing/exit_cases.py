@@ -18,14 +18,14 @@ DEAD = "http://127.0.0.1:9"  # the discard port: nothing answers there
 # Python with megatron and torch "not installed": the import system answers as it does when
 # they are absent (find_spec("megatron.core") raises ModuleNotFoundError, as a pip install
 # without the `proof` extra does).
-_ABSENT = '''import sys
+_ABSENT = """import sys
 class _Absent:
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] in ("megatron", "torch"):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
 sys.meta_path.insert(0, _Absent())
-'''
+"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,8 +68,12 @@ def cases(tmp: Path, github_url: str) -> list[Case]:
         Case(5, ("check", "--manifest", str(tmp / "none.toml")), {}, "none.toml"),
         Case(5, ("check", "--offline"), no_megatron, "megatron"),
         Case(5, ("measure", "--model", "synthetic"), no_megatron, "torch"),
-        Case(6, ("scan", "--author", "someone"), {"GH_HOST": github_url, "GITHUB_TOKEN": "bad"},
-             "Bad credentials"),  # fmt: skip
+        Case(
+            6,
+            ("scan", "--author", "someone"),
+            {"GH_HOST": github_url, "GITHUB_TOKEN": "bad"},
+            "Bad credentials",
+        ),  # fmt: skip
     ]
 
 

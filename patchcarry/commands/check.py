@@ -50,7 +50,6 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest
     from patchcarry.check import render
     from patchcarry.check.run import run_checks
-
     from patchcarry.upstream import DEFAULT_UPSTREAM
 
     if args.offline and args.upstream != DEFAULT_UPSTREAM:

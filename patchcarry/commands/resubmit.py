@@ -120,7 +120,9 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry.resubmit import run as runner
 
     if args.offline and args.upstream_url:
-        print(f"note: --upstream-url {args.upstream_url} is ignored with --offline", file=sys.stderr)
+        print(
+            f"note: --upstream-url {args.upstream_url} is ignored with --offline", file=sys.stderr
+        )
     entries = _entries(args)
     opts = flow.Options(
         dry_run=args.dry_run,

@@ -49,7 +49,7 @@ shim_module() {
   local set=$1 module=$2
   shift 2
   shim_python "$set" "$@"
-  cd "$shim_root"
+  cd "$shim_root" || exit 1
   exec "$shim_py" -m "$module" "$@"
 }
 
