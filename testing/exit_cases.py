@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -65,6 +66,9 @@ def cases(tmp: Path, github_url: str) -> list[Case]:
         Case(2, ("scan",), {}, "--author", usage=True),
         Case(4, ("check", "--json", "--upstream", f"{DEAD}/x.git"), {}, "unreachable", True),
         Case(4, ("resubmit", "--dry-run"), {"GH_HOST": DEAD}, "--offline works"),
+        Case(4, ("tree", str(tmp / "tree"), "--upstream", f"{DEAD}/x.git"), {}, "unreachable"),
+        Case(4, ("gpu-check", "--dry-run", "--upstream", f"{DEAD}/x.git", str(tmp / "gpu")), {},
+             "unreachable"),  # fmt: skip
         Case(5, ("check", "--manifest", str(tmp / "none.toml")), {}, "none.toml"),
         Case(5, ("check", "--offline"), no_megatron, "megatron"),
         Case(5, ("measure", "--model", "synthetic"), no_megatron, "torch"),
@@ -83,7 +87,7 @@ def run(python: Sequence[str | Path], case: Case, *, cwd: Path, env: dict[str, s
     done = subprocess.run(
         [*map(str, python), "-m", "patchcarry", *case.argv],
         cwd=cwd,
-        env={**env, **case.env},
+        env={**{k: v for k, v in env.items() if k != "MEGATRON_SRC"}, **case.env},
         capture_output=True,
         text=True,
         timeout=120,
@@ -92,7 +96,8 @@ def run(python: Sequence[str | Path], case: Case, *, cwd: Path, env: dict[str, s
     assert done.returncode == case.code, said
     assert "Traceback" not in done.stderr + done.stdout, said
     assert "command failed" not in done.stderr and " -c " not in done.stderr, said  # no git argv
-    lines = [line for line in done.stderr.splitlines() if not line.startswith(("note:", " "))]
+    progress = ("note:", " ", f"{case.argv[0]}: ")  # notes, continuations, progress lines
+    lines = [line for line in done.stderr.splitlines() if not line.startswith(progress)]
     errors = [line for line in lines if "error: " in line]
     if case.code == 1:
         assert case.says in done.stdout, said  # a failed check is a result, on stdout
@@ -103,6 +108,21 @@ def run(python: Sequence[str | Path], case: Case, *, cwd: Path, env: dict[str, s
         prog = f"patchcarry {case.argv[0]}"
         assert not usage or usage[0].startswith(f"usage: {prog}"), said  # the command's own
         assert len(lines) == 1 + len(usage), said  # nothing else: one line
+    if errors and not case.usage:  # a hint names only options the command has
+        hint = re.sub(r"pip install[^;)]*", "", errors[0])
+        options = _options(case.argv[0])
+        for named in re.findall(r"(?<![\w-])--[a-z][\w-]*", hint):
+            assert named in options, f"{named}: {case.argv[0]} has no such option\n{said}"
+    written = [Path(a) for a in case.argv if a.startswith(str(cwd.parent))]
+    assert not any(p.exists() for p in written if p.suffix != ".toml"), said  # no output dir
     if case.json_stdout:
         assert json.loads(done.stdout)["exit_code"] == case.code, said
     return done.stderr
+
+
+def _options(command: str) -> set[str]:
+    """The option strings `command` has (the hints may name only these)."""
+    from patchcarry import cli
+
+    _, parsers = cli.build_parser()
+    return set(parsers[command]._option_string_actions)

@@ -67,9 +67,9 @@ def _source_tree(upstream_url: str, say: Callable[[str], None]) -> tuple[Path, s
     base = manifest.load().entries[0].base_commit
     tree = megatron_tree.upstream_tree_from_env()
     if tree is None:
-        tree = Path(tempfile.mkdtemp(prefix="gpu-check-megatron-"))
-        say(f"fetching {base} into {tree}")
+        say(f"fetching {base} from {upstream_url}")
         fetched = upstream.fetch(upstream_url, base_commits=[base], branches=[], pulls=[])
+        tree = Path(tempfile.mkdtemp(prefix="gpu-check-megatron-"))  # once there is a tree
         upstream.checkout_tree(fetched, base, tree)
         os.environ[megatron_tree.MEGATRON_SRC_ENV] = str(tree)
     have = megatron_tree.tree_commit(tree) or "not a git checkout"
