@@ -95,3 +95,10 @@ def test_every_script_help_is_its_own_and_changes_nothing() -> None:
         assert head.startswith((f"usage: scripts/{name}", f"scripts/{name}")), (name, head)
         assert "bootstrap:" not in done.stderr, name  # nothing installed
     assert _snapshot(ROOT) == before
+
+
+def test_offline_says_which_given_option_it_ignores(tmp_path, capsys) -> None:
+    assert cli.main(["check", "--offline", "--upstream", str(tmp_path / "nowhere")]) == 0
+    assert f"--upstream {tmp_path / 'nowhere'} is ignored with --offline" in capsys.readouterr().err
+    assert cli.main(["resubmit", "--offline", "--dry-run", "--upstream-url", "x.git"]) == 0
+    assert "--upstream-url x.git is ignored with --offline" in capsys.readouterr().err
