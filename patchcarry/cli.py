@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
+import sys
 import textwrap
 from collections.abc import Sequence
+from typing import NoReturn
 
 from patchcarry import __version__, errors
 from patchcarry.error_handler import error_handler
@@ -36,12 +39,24 @@ def _command_module(name: str):  # type: ignore[no-untyped-def]
     return importlib.import_module(f"patchcarry.commands.{COMMANDS[name][0]}")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage error is also a JSON object on stdout when the command
+    line asked for `--json` output (a reader of stdout then learns why there is none)."""
+
+    json_errors = False
+
+    def error(self, message: str) -> NoReturn:
+        if self.json_errors:
+            print(json.dumps({"error": message, "exit_code": int(errors.ExitCode.USAGE)}))
+        super().error(message)
+
+
 def build_parser(
-    prog: str | None = None,
+    prog: str | None = None, *, json_errors: bool = False
 ) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The top-level parser and each command's; `prog` (a shim's name) replaces the
-    commands' `patchcarry COMMAND` in their usage."""
-    parser = argparse.ArgumentParser(
+    commands' `patchcarry COMMAND` in their usage; `json_errors`: --json was asked for."""
+    parser = _Parser(
         prog="patchcarry",
         description=textwrap.fill(DESCRIPTION, 92),
         epilog=errors.help_epilog(),
@@ -61,12 +76,15 @@ def build_parser(
             prog=prog or f"patchcarry {name}",
         )
         module.add_arguments(cmd_parser)
+        flag = cmd_parser._option_string_actions.get("--json")
+        cmd_parser.json_errors = json_errors and flag is not None and flag.nargs == 0
         commands[name] = cmd_parser
     return parser, commands
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser, commands = build_parser(os.environ.pop(PROG_ENV, None))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser, commands = build_parser(os.environ.pop(PROG_ENV, None), json_errors="--json" in argv)
     args, extra = parser.parse_known_args(argv)
     command = commands[args.command]
     if extra:  # argparse would print the top-level usage; the command's is the useful one

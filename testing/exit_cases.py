@@ -62,7 +62,7 @@ def cases(tmp: Path, github_url: str) -> list[Case]:
     bad = _unappliable_manifest(tmp)
     return [
         Case(1, ("check", "--offline", "--manifest", str(bad), "checkpoint-grad"), {}, "exit 1"),
-        Case(2, ("check", "--bogus"), {}, "unrecognized arguments: --bogus", usage=True),
+        Case(2, ("check", "--json", "--bogus"), {}, "unrecognized arguments: --bogus", True, True),
         Case(2, ("scan",), {}, "--author", usage=True),
         Case(4, ("check", "--json", "--upstream", f"{DEAD}/x.git"), {}, "unreachable", True),
         Case(4, ("resubmit", "--dry-run"), {"GH_HOST": DEAD}, "--offline works"),
