@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchcarry import cachedir
+from patchcarry import cachedir, install
 from patchcarry import upstream as upstream_mod
 from patchcarry.check import render
 from patchcarry.check.report import CheckReport
@@ -199,7 +199,8 @@ def load_evidence(path: Path | None) -> str | None:
     if path is None:
         return None
     if not path.is_file():
-        raise BadInputError(f"--evidence {path}: no such file; run scripts/measure first")
+        measure = "scripts/measure" if install.in_checkout() else "patchcarry measure"
+        raise BadInputError(f"--evidence {path}: no such file; run {measure} first")
     from patchcarry.measure import evidence  # only when asked: the measure stack is heavy
 
     return str(evidence.render_markdown_table(evidence.load(path)))
