@@ -17,6 +17,12 @@ def in_checkout() -> bool:
     return (CHECKOUT / "scripts" / "bootstrap").is_file()
 
 
+def command(name: str) -> str:
+    """How a user of this install runs `name`: `scripts/NAME` in a clone, else the console
+    script's `patchcarry NAME` (the scripts are a clone's)."""
+    return f"scripts/{name}" if in_checkout() else f"patchcarry {name}"
+
+
 def _pinned(distribution: str) -> str:
     """`name==version` as this install's metadata pins it for the `proof` extra."""
     for requirement in metadata.requires("patchcarry") or []:

@@ -56,7 +56,7 @@ def offline_plan(entries: list[Entry], opts: flow.Options, report: CheckReport) 
         if not _applies(report, entry):
             plan.action, plan.reason = (
                 REFUSED,
-                f"check failed: run scripts/check --offline {entry.name}",
+                f"check failed: run {install.command('check')} --offline {entry.name}",
             )
         plan.unverified = [
             "state of "
@@ -155,7 +155,7 @@ def resubmit(
                     action=REFUSED,
                 )
                 plan.facts.extend(f"check: {x}" for x in lines)
-                plan.reason = f"check failed: run scripts/check {entry.name}"
+                plan.reason = f"check failed: run {install.command('check')} {entry.name}"
                 plans.append(plan)
                 continue
             plan, work = flow.prepare(reads, entry, opts, lines, classes, cache, stack)
@@ -199,7 +199,7 @@ def load_evidence(path: Path | None) -> str | None:
     if path is None:
         return None
     if not path.is_file():
-        measure = "scripts/measure" if install.in_checkout() else "patchcarry measure"
+        measure = install.command("measure")
         raise BadInputError(f"--evidence {path}: no such file; run {measure} first")
     from patchcarry.measure import evidence  # only when asked: the measure stack is heavy
 
