@@ -265,9 +265,13 @@ def _installs(run: str, root: Path | None) -> str | None:
     for script in _REPO_SCRIPT.findall(run):
         target = root / script if root else None
         # a shim runs bootstrap through scripts/lib/shim.bash (`shim SET COMMAND`)
-        if target and target.is_file() and any(
-            runs in target.read_text(errors="replace")
-            for runs in ("scripts/bootstrap", "lib/shim.bash")
+        if (
+            target
+            and target.is_file()
+            and any(
+                runs in target.read_text(errors="replace")
+                for runs in ("scripts/bootstrap", "lib/shim.bash")
+            )
         ):
             return f"{script} (it runs scripts/bootstrap)"
     return None
