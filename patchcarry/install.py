@@ -25,7 +25,11 @@ def command(name: str) -> str:
 
 def _pinned(distribution: str) -> str:
     """`name==version` as this install's metadata pins it for the `proof` extra."""
-    for requirement in metadata.requires("patchcarry") or []:
+    try:
+        requirements = metadata.requires("patchcarry") or []
+    except metadata.PackageNotFoundError:  # a clone on sys.path, not an installed dist
+        requirements = []
+    for requirement in requirements:
         if requirement.lower().startswith(f"{distribution}=="):
             return requirement.split(";")[0].strip()
     return distribution
