@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import os
+import sys
+import textwrap
 from collections.abc import Sequence
+from typing import NoReturn
 
-from patchcarry import __version__
+from patchcarry import __version__, errors
 from patchcarry.error_handler import error_handler
 
 # command name -> (module under patchcarry.commands, one-line help)
@@ -21,24 +26,72 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gpu-check": ("gpu_check", "GPU tests, seed-config measurement, upstream tests (GPU machine)"),
 }
 
+DESCRIPTION = (
+    "Carry fixes upstream: check the patches of a series, prove and measure them, and open or "
+    "refresh the upstream pull request from an attached fork. `patchcarry COMMAND --help` "
+    "says what each command does."
+)
+# A shim in scripts/ names itself here, so that its --help and usage say its own name.
+PROG_ENV = "PATCHCARRY_PROG"
+
 
 def _command_module(name: str):  # type: ignore[no-untyped-def]
     return importlib.import_module(f"patchcarry.commands.{COMMANDS[name][0]}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="patchcarry", description=__doc__)
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage error is also a JSON object on stdout when the command
+    line asked for `--json` output (a reader of stdout then learns why there is none)."""
+
+    json_errors = False
+
+    def error(self, message: str) -> NoReturn:
+        if self.json_errors:
+            print(json.dumps({"error": message, "exit_code": int(errors.ExitCode.USAGE)}))
+        super().error(message)
+
+
+def build_parser(
+    prog: str | None = None, *, json_errors: bool = False
+) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The top-level parser and each command's; `prog` (a shim's name) replaces the
+    commands' `patchcarry COMMAND` in their usage; `json_errors`: --json was asked for."""
+    parser = _Parser(
+        prog="patchcarry",
+        description=textwrap.fill(DESCRIPTION, 92),
+        epilog=errors.help_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"patchcarry {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands: dict[str, argparse.ArgumentParser] = {}
     for name, (_, help_text) in COMMANDS.items():
-        try:
-            module = _command_module(name)
-        except ModuleNotFoundError:
-            continue  # command not built yet
-        cmd_parser = sub.add_parser(name, help=help_text, description=module.__doc__)
+        module = _command_module(name)
+        cmd_parser = sub.add_parser(
+            name,
+            help=help_text,
+            description=module.__doc__,
+            epilog=errors.help_epilog(),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            prog=prog or f"patchcarry {name}",
+        )
         module.add_arguments(cmd_parser)
-    args = parser.parse_args(argv)
-    with error_handler() as result:
+        flag = cmd_parser._option_string_actions.get("--json")
+        cmd_parser.json_errors = json_errors and flag is not None and flag.nargs == 0
+        commands[name] = cmd_parser
+    return parser, commands
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser, commands = build_parser(os.environ.pop(PROG_ENV, None), json_errors="--json" in argv)
+    args, extra = parser.parse_known_args(argv)
+    command = commands[args.command]
+    if extra:  # argparse would print the top-level usage; the command's is the useful one
+        command.error(f"unrecognized arguments: {' '.join(extra)}")
+    options = frozenset(command._option_string_actions)
+    json_out = getattr(args, "json", None) is True
+    with error_handler(options, json_out=json_out, usage=command.format_usage()) as result:
         result.code = int(_command_module(args.command).run(args))
     return result.code
 

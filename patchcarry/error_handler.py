@@ -1,13 +1,20 @@
-"""Maps exceptions around a command's dispatch to exit codes."""
+"""Maps exceptions around a command's dispatch to exit codes, and says each in one line."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import traceback
 from collections.abc import Iterator
 
 from patchcarry.errors import ExitCode, FatalError
+from patchcarry.proc import CalledProcessError
+
+# exit code -> (the option it points at, the hint): said only when the command has it
+HINTS: dict[int, tuple[str, str]] = {
+    ExitCode.NETWORK: ("--offline", "--offline works without the network (reads nothing remote)"),
+}
 
 
 class CommandResult:
@@ -16,19 +23,41 @@ class CommandResult:
     code: int = ExitCode.OK
 
 
+def _message(exc: FatalError, options: frozenset[str]) -> str:
+    text = exc.one_line() if isinstance(exc, CalledProcessError) else str(exc)
+    option, hint = HINTS.get(exc.exit_code, ("", ""))
+    if option in options:
+        text += f"; {hint}"
+    return text
+
+
 @contextlib.contextmanager
-def error_handler() -> Iterator[CommandResult]:
-    """FatalError -> its code and a one-line message; Ctrl-C -> 130; anything else -> 3."""
+def error_handler(
+    options: frozenset[str] = frozenset(), *, json_out: bool = False, usage: str = ""
+) -> Iterator[CommandResult]:
+    """FatalError -> its code and a one-line message; Ctrl-C -> 130; anything else -> 3.
+
+    `options` are the running command's option strings (a hint names only those); a usage
+    error (2) prints `usage` first, as argparse does; with `json_out` the failure is also
+    one JSON object on stdout, for whoever reads that."""
     result = CommandResult()
+    message = ""
     try:
         yield result
     except FatalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        message = _message(exc, options)
+        if exc.exit_code == ExitCode.USAGE and usage:
+            print(usage, end="", file=sys.stderr)
+        print(f"error: {message}", file=sys.stderr)
         result.code = exc.exit_code
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        message = "interrupted"
+        print(message, file=sys.stderr)
         result.code = ExitCode.INTERRUPTED
     except Exception:  # noqa: BLE001 - the last resort: report the bug, do not hide it
         traceback.print_exc()
-        print("error: unexpected failure (a bug in patchcarry); traceback above", file=sys.stderr)
+        message = "unexpected failure (a bug in patchcarry); traceback above"
+        print(f"error: {message}", file=sys.stderr)
         result.code = ExitCode.UNEXPECTED
+    if json_out and message:
+        print(json.dumps({"error": message, "exit_code": int(result.code)}))

@@ -1,4 +1,5 @@
-"""Errors the user can act on, and the exit code each one maps to."""
+"""Errors the user can act on, and the exit code each one maps to: the one table of codes
+that the README's table and every command's --help are made from (`CODES`)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,45 @@ import enum
 
 
 class ExitCode(enum.IntEnum):
-    """Exit codes of every command; documented in the README."""
+    """Exit codes of every command; their meanings are `CODES`."""
 
     OK = 0
     FAILED = 1  # a check failed (patch does not apply) or an action was refused
     USAGE = 2  # bad command line (argparse's own code)
     UNEXPECTED = 3  # a bug: traceback logged
-    UPSTREAM = 4  # upstream unreachable, or a ref/commit missing there
-    BAD_INPUT = 5  # malformed patch or manifest
-    GITHUB = 6  # GitHub API refused or failed (auth, rate limit, 4xx/5xx, dropped connection)
-    GIT = 7  # a git read failed mid-run (e.g. a lazy blob fetch): nothing was judged from it
+    NETWORK = 4  # a network read of upstream or GitHub failed (git or the API), or a ref is gone
+    BAD_INPUT = 5  # bad input file, unsafe input, or a missing install extra / tree
+    GITHUB = 6  # the GitHub API answered with a refusal or an error
     INTERRUPTED = 130
+    UPSTREAM = 4  # the old name of NETWORK
+    GIT = 4  # a git read that failed (a lazy blob fetch) is a failed network read
+
+
+# code -> what it means; README.md's "Exit codes" table and each --help are generated from it
+# (tests/test_exit_codes.py holds them to it).
+CODES: dict[int, str] = {
+    ExitCode.OK: "success (all patches apply; PR created / refreshed / unchanged; plan printed)",
+    ExitCode.FAILED: "a check failed (a patch does not apply) or an action was refused "
+    "(maintainer-closed PR, detached fork, lease rejected, a failed push)",
+    ExitCode.USAGE: "bad command line (the command's usage is printed): an unknown option, "
+    "a missing argument, options that do not go together, `scan` with neither GITHUB_TOKEN "
+    "nor --author",
+    ExitCode.UNEXPECTED: "unexpected failure (a bug; traceback printed)",
+    ExitCode.NETWORK: "a network read failed: upstream or GitHub unreachable or the connection "
+    "dropped (by git or the API, a lazy blob fetch included), or a ref or commit missing "
+    "upstream; nothing was judged from it; re-run (`--offline` where the command has it)",
+    ExitCode.BAD_INPUT: "bad or unsafe input: a malformed patch or manifest, an ENTRY the "
+    "manifest does not hold; a patch path outside the entry's `paths` (default `megatron/**`, "
+    "`tests/**`), a symlink, mode change, rename or binary patch; no `From:` or author "
+    "`Signed-off-by:`; a non-UTF-8 or CRLF patch; `GH_HOST=http://` to a non-loopback host; "
+    "credentials in an `--upstream` URL; a `--work-dir` this tool did not make; a recorded "
+    "`pr` that does not exist (the manifest line is named); an `adopt` name clash; a missing "
+    "input file (`--evidence`); a destination that exists; an install that lacks what the "
+    "command needs (the `proof` extra, a Megatron tree: the message says how to get it)",
+    ExitCode.GITHUB: "the GitHub API refused or failed a request (bad credentials, permissions, "
+    "rate limit or secondary rate limit beyond `--max-rate-wait`, 4xx/5xx)",
+    ExitCode.INTERRUPTED: "interrupted",
+}
 
 
 class FatalError(RuntimeError):
@@ -25,16 +54,30 @@ class FatalError(RuntimeError):
     exit_code: ExitCode = ExitCode.FAILED
 
 
+class UsageError(FatalError):
+    """The command line asks for something the command cannot do as given."""
+
+    exit_code = ExitCode.USAGE
+
+
 class UpstreamError(FatalError):
     """Upstream could not be reached, or a ref or commit is missing there."""
 
-    exit_code = ExitCode.UPSTREAM
+    exit_code = ExitCode.NETWORK
+
+
+class NetworkError(UpstreamError):
+    """A network read of upstream or GitHub (by git or the API) failed: re-run."""
 
 
 class BadInputError(FatalError):
-    """The manifest or a patch file is malformed."""
+    """The manifest or a patch file is malformed, or an input is unsafe or missing."""
 
     exit_code = ExitCode.BAD_INPUT
+
+
+class MissingInstallError(BadInputError):
+    """This install lacks what the command needs (an extra, a Megatron tree)."""
 
 
 class GitHubError(FatalError):
@@ -46,4 +89,24 @@ class GitHubError(FatalError):
 class GitReadError(FatalError):
     """A git read failed (e.g. a lazy blob fetch): the result is unknown, not "absent"."""
 
-    exit_code = ExitCode.GIT
+    exit_code = ExitCode.NETWORK
+
+
+def help_epilog() -> str:
+    """The exit-code lines every command's --help ends with."""
+    import textwrap
+
+    lines = ["exit codes:"]
+    for code, meaning in CODES.items():
+        text = meaning.replace("`", "")
+        lines += textwrap.wrap(
+            text, width=96, initial_indent=f"  {code:<4}", subsequent_indent="      "
+        )
+    return "\n".join(lines)
+
+
+def readme_table() -> str:
+    """README.md's "Exit codes" table."""
+    rows = ["| code | meaning |", "| --- | --- |"]
+    rows += [f"| {code} | {meaning} |" for code, meaning in CODES.items()]
+    return "\n".join(rows)

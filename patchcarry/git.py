@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NewType
 
 from patchcarry import hosts, proc
-from patchcarry.errors import GitReadError
+from patchcarry.errors import GitReadError, NetworkError
 
 GitCommitHash = NewType("GitCommitHash", str)
 
@@ -325,9 +325,19 @@ def apply_in_tree(
     return code, out + err
 
 
+def _remote_read(what: str, *args: str, cwd: Path) -> None:
+    """A git read over the network: its failure is NetworkError (exit 4) in one line that
+    names `what` and git's last word, never the command line (it holds -c options, URLs)."""
+    code, _, err = git(*args, cwd=cwd, check=False)
+    if code != 0:
+        said = err.strip().splitlines()[-1:] or [f"git exited {code}"]
+        raise NetworkError(f"could not read {what}: {said[0]}; check the network, then re-run")
+
+
 def unshallow(url: str, *, cwd: Path) -> None:
     """Deepen a shallow scratch repo to full history from `url` (when a push needs it)."""
-    git(
+    _remote_read(
+        f"the history of {url}",
         *credential_args(),
         "fetch",
         "-q",
@@ -358,7 +368,8 @@ def fetch_blobless(
 ) -> None:
     """Fetch `refspecs` from the named promisor `remote`, shallow (`depth` commits; DEEPEST:
     the whole history, deepening what an earlier shallow fetch cut) and without blobs."""
-    git(
+    _remote_read(
+        f"{', '.join(r.rpartition(':')[0].lstrip('+')[:12] for r in refspecs)} from {remote}",
         *credential_args(),
         "-c",
         "protocol.version=2",

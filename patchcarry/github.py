@@ -24,7 +24,7 @@ from fastcore.xtras import obj2dict  # type: ignore[import-untyped]
 from fasttransport.errors import APIError  # type: ignore[import-untyped]
 from ghapi.core import GhApi
 
-from patchcarry.errors import GitHubError
+from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.hosts import DEFAULT_API
 from patchcarry.hosts import api_host as api_host  # re-exported for callers and tests
 
@@ -42,6 +42,12 @@ class UnprocessableError(GitHubError):
 
 class TransientError(GitHubError):
     """A 5xx answer or a dropped connection: the request may or may not have taken effect."""
+
+
+class ConnectionFailed(TransientError):
+    """No answer at all (refused, reset, timed out): a failed network read, like git's."""
+
+    exit_code = ExitCode.NETWORK
 
 
 @functools.cache
@@ -156,7 +162,7 @@ class GitHub:
                     attempt += 1
                     self.sleep(self.backoff * 2 ** (attempt - 1))
                     continue
-                raise TransientError(
+                raise ConnectionFailed(
                     f"{label}: connection to {self.host} failed or dropped ({type(exc).__name__}); "
                     "check GH_HOST and the network, then re-run (it re-reads state before writing)"
                 ) from None

@@ -22,6 +22,21 @@ class CalledProcessError(FatalError):
             f"  stdout: {out.strip() or '(none)'}\n  stderr: {err.strip() or '(none)'}"
         )
 
+    def one_line(self) -> str:
+        """What the face prints: the program and its subcommand and the last line it said,
+        not the command line (it can hold -c options, URLs and paths)."""
+        words = iter(self.cmd)
+        name = Path(next(words, "?")).name
+        verb = ""
+        for word in words:
+            if word in ("-c", "-C"):
+                next(words, None)
+            elif not word.startswith("-"):
+                verb = f" {word}"
+                break
+        said = (self.err.strip() or self.out.strip()).splitlines()[-1:] or ["no output"]
+        return f"{name}{verb} failed (exit {self.code}): {said[0]}"
+
 
 def cmd_output(
     *cmd: str,

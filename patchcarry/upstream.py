@@ -8,17 +8,19 @@ merge head's parents are there), all with `--filter=blob:none`. File contents ar
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
 import re
+import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from patchcarry import cachedir, git, hosts
-from patchcarry.errors import BadInputError, FatalError, UpstreamError
+from patchcarry.errors import BadInputError, NetworkError, UpstreamError
 from patchcarry.proc import CalledProcessError
 
 if TYPE_CHECKING:
@@ -153,9 +155,25 @@ def fetch(
     """Fetch the named commits from `upstream` into a scratch repo; UpstreamError (exit 4)
     when upstream is unreachable or a branch, PR head or commit is missing there."""
     url = remote_url(upstream)
-    work_dir = claim_work_dir(url, work_dir)
-    with cachedir.locked(work_dir):
-        return _fetch_locked(upstream, url, work_dir, base_commits, branches, pulls)
+    with claimed(url, work_dir) as chosen:
+        return _fetch_locked(upstream, url, chosen, base_commits, branches, pulls)
+
+
+@contextlib.contextmanager
+def claimed(url: str, work_dir: Path | None) -> Iterator[Path]:
+    """The cache directory for `url`, claimed and locked for the block. One this call made
+    is removed again when the network read in the block fails: a run that reached nothing
+    leaves no empty cache behind."""
+    chosen = work_dir or default_work_dir(url)
+    made = not chosen.exists()
+    chosen = claim_work_dir(url, work_dir)
+    try:
+        with cachedir.locked(chosen):
+            yield chosen
+    except NetworkError:
+        if made:
+            shutil.rmtree(chosen, ignore_errors=True)
+        raise
 
 
 def claim_work_dir(url: str, work_dir: Path | None) -> Path:
@@ -179,9 +197,9 @@ def _fetch_locked(
     refs = [f"refs/heads/{b}" for b in branches] + [f"refs/pull/{n}/head" for n in pulls]
     code, found, err = git.ls_remote_refs(url, refs, cwd=repo)
     if code != 0:
-        raise UpstreamError(
-            f"upstream {upstream} is unreachable: {err.strip() or f'git ls-remote exited {code}'}"
-            "\n  check --upstream and the network; --offline checks the installed megatron-core"
+        said = err.strip().splitlines()[-1:] or [f"git ls-remote exited {code}"]
+        raise NetworkError(
+            f"upstream {upstream} is unreachable: {said[0]}; check --upstream and the network"
         )
     missing = [r for r in refs if r not in found]
     if missing:
@@ -219,9 +237,9 @@ def checkout_tree(
         code, out, _ = git.git("rev-parse", "HEAD", cwd=dest, check=False)
         if code == 0 and out.strip() == commit:
             return dest
-        raise FatalError(f"{dest} already holds another checkout; remove it or pick another")
+        raise BadInputError(f"{dest} already holds another checkout; remove it or pick another")
     if dest.exists() and any(dest.iterdir()):
-        raise FatalError(f"{dest} exists and is not empty; remove it or pick another")
+        raise BadInputError(f"{dest} exists and is not empty; remove it or pick another")
     if dest.exists():
         dest.rmdir()
     with cachedir.locked(fetched.repo):

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# scripts/gpu-check.sh [OUT_DIR]: the one command the self-hosted GPU runner runs; a shim over
-# `python -m patchcarry gpu-check` (see its --help). GPU_CHECK_DRY_RUN=1 checks it on CPU.
+# scripts/gpu-check.sh [--dry-run] [OUT_DIR]: the one command the self-hosted GPU runner
+# runs; a shim over `python -m patchcarry gpu-check` (see its --help), which gets every
+# argument. OUT_DIR (default ./gpu-evidence) is made once there is output.
+# GPU_CHECK_DRY_RUN=1 adds --dry-run (checks it on CPU); UPSTREAM_URL sets --upstream.
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-out=$(realpath -m "${1:-$root/gpu-evidence}")
-cd "$root"
-scripts/bootstrap upstream # CUDA torch on a GPU; with GPU_CHECK_DRY_RUN=1, CPU torch + triton
+# shellcheck source=/dev/null  # scripts/lib/shim.bash, checked on its own
+source "$(dirname "${BASH_SOURCE[0]}")/lib/shim.bash"
 dry=()
-[ "${GPU_CHECK_DRY_RUN:-0}" = 1 ] && dry=(--dry-run)
-exec .venv/bin/python -m patchcarry gpu-check "${dry[@]}" --upstream "${UPSTREAM_URL:-https://github.com/NVIDIA/Megatron-LM.git}" "$out"
+if [ "${GPU_CHECK_DRY_RUN:-0}" = 1 ]; then dry=(--dry-run); fi
+# CUDA torch on a GPU; with --dry-run, CPU torch + triton
+shim upstream gpu-check "${dry[@]}" \
+  --upstream "${UPSTREAM_URL:-https://github.com/NVIDIA/Megatron-LM.git}" "$@"

@@ -6,8 +6,13 @@
 # removed from the environment (bootstrap drops anything named like a credential as well),
 # then the installed venv runs with them. CI does the same in two steps (resubmit.yml).
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-env -u GITHUB_TOKEN -u GH_TOKEN -u RESUBMIT_TOKEN "$root/scripts/bootstrap" main >&2
+# shellcheck source=/dev/null  # scripts/lib/shim.bash, checked on its own
+source "$(dirname "${BASH_SOURCE[0]}")/lib/shim.bash"
 command=resubmit
-[[ "${1:-}" == scan ]] && { command=scan; shift; }
-exec "$root/.venv/bin/python" -m patchcarry "$command" "$@"
+shim_prog=scripts/resubmit.sh
+if [[ "${1:-}" == scan ]]; then
+  command=scan
+  shim_prog+=" scan"
+  shift
+fi
+shim main "$command" "$@"

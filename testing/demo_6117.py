@@ -24,6 +24,13 @@ from testing import github_scenarios as sc
 from testing.fake_github import FakeGitHub, GitHubState
 from testing.upstream_repos import FIX_0001, FIX_0003, make_upstream, write_manifest
 
+# Said first when no --upstream-git is given: the world below is a stand-in, and its base
+# and checks are not the ones docs/resubmit-demo.md shows (that is a Megatron-LM mirror).
+SYNTHETIC = (
+    "SYNTHETIC WORLD: a loopback GitHub and a small fixture upstream built here (base {base}, "
+    "not Megatron-LM's); --upstream-git PATH (a Megatron-LM mirror) runs it on the real history"
+)
+
 
 @contextlib.contextmanager
 def _environ(values: dict[str, str]) -> Iterator[None]:
@@ -41,7 +48,9 @@ def _environ(values: dict[str, str]) -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog=os.environ.pop("PATCHCARRY_PROG", None), description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--upstream-git", type=Path, help="upstream repository to fetch from")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="demo-6117-") as tmp_name:
@@ -54,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
             fixture.add_pull_head(6117, FIX_0001)
             fixture.add_pull_head(6017, FIX_0003)
             upstream_git, base = fixture.bare, fixture.base_commit
+            print(SYNTHETIC.format(base=base[:7]), flush=True)
         fork_git = tmp / "fork.git"
         git.git("init", "-q", "--bare", str(fork_git), cwd=tmp)
         pr_unrecorded = {"pr": None}

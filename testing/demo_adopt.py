@@ -22,7 +22,7 @@ from pathlib import Path
 
 from patchcarry import cli, git, manifest
 from testing import github_scenarios as sc
-from testing.demo_6117 import _environ
+from testing.demo_6117 import SYNTHETIC, _environ
 from testing.fake_github import FakeGitHub, GitHubState
 from testing.upstream_repos import FIX_0001, FIX_0003, make_upstream
 
@@ -66,7 +66,9 @@ def _patch_ids(series: Path, upstream_git: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog=os.environ.pop("PATCHCARRY_PROG", None), description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--upstream-git", type=Path, help="upstream repository to fetch from")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="demo-adopt-") as tmp_name:
@@ -79,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             heads[6117] = fixture.add_pull_head(6117, FIX_0001)
             heads[6017] = fixture.add_pull_head(6017, FIX_0003, merge_dev=True)
             upstream_git = fixture.bare
+            print(SYNTHETIC.format(base=fixture.base_commit[:7]), flush=True)
         fork_git = tmp / "fork.git"
         git.git("init", "-q", "--bare", str(fork_git), cwd=tmp)
         (tmp / "patches").mkdir()

@@ -94,19 +94,26 @@ def render(text: str, mirror: Path | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog=os.environ.pop("PATCHCARRY_PROG", None), description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--mirror", type=Path, help="a local mirror of upstream, for $MIRROR")
     args = parser.parse_args(argv)
     mirror = args.mirror.resolve() if args.mirror else None
+    skipped = 0
     for name in FILES:
         path = ROOT / name
         if not path.is_file():
             continue
         text = path.read_text()
         new = render(text, mirror)
+        skipped += sum(needs_mirror(c) for c in blocks(text)) if mirror is None else 0
+        said = "updated" if new != text else "current"
         if new != text:
             path.write_text(new)
-            print(f"updated {path.relative_to(ROOT)}", file=sys.stderr)
+        print(f"{said}: {path.relative_to(ROOT)}", file=sys.stderr)
+    if skipped:  # say what was not re-run, rather than nothing
+        print(f"not re-run: {skipped} block(s) that need --mirror PATH", file=sys.stderr)
     return 0
 
 

@@ -83,7 +83,7 @@ def test_list_configs_names_the_paths_not_built_on_cpu(capsys) -> None:
     assert "hc-full-uniform-1:" in out and "(not built on CPU) mla_up_proj" in out
 
 
-def test_hc_gpt_without_a_tree_is_a_usage_error(monkeypatch, capsys) -> None:
+def test_hc_gpt_without_a_tree_says_how_to_get_one_exit_5(monkeypatch, capsys) -> None:
     monkeypatch.delenv("MEGATRON_SRC", raising=False)
-    assert main(["audit"]) == 2
+    assert main(["audit"]) == 5  # a missing tree, like a missing extra
     assert "--megatron-src" in capsys.readouterr().err

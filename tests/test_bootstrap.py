@@ -51,6 +51,7 @@ class Repo:
         (self.root / "scripts").mkdir(parents=True)
         for script in ("bootstrap", "resubmit.sh"):
             shutil.copy2(ROOT / "scripts" / script, self.root / "scripts" / script)
+        shutil.copytree(ROOT / "scripts" / "lib", self.root / "scripts" / "lib")  # the shims'
         shutil.copytree(ROOT / "requirements", self.root / "requirements")
         bin_dir = tmp / "bin"
         bin_dir.mkdir()

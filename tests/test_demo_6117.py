@@ -12,6 +12,7 @@ def test_demo_plans_both_entries_with_zero_writes(capsys, monkeypatch, tmp_path)
     assert demo_6117.main([]) == 0
     assert "GITHUB_TOKEN" not in os.environ  # the demo's fake token does not leak
     out, err = capsys.readouterr()
+    assert out.startswith("SYNTHETIC WORLD: ")  # its fixture base is not Megatron-LM's
     assert "checkpoint-grad: PLANNED" in out and "hc-mlp-norm-manager: PLANNED" in out
     assert "#6117: closed-by-fork-detachment" in out
     assert "POST /repos/NVIDIA/Megatron-LM/pulls" in out

@@ -32,7 +32,7 @@ def test_absent_path_is_none_but_a_failed_blob_fetch_is_an_error(fetched_then_cu
     assert fetched.show(repo.base_commit, "megatron/no/such/file.py") is None
     with pytest.raises(GitReadError, match=f"could not read {RANDOM_PY}") as info:
         fetched.show(repo.base_commit, RANDOM_PY)
-    assert info.value.exit_code == ExitCode.GIT == 7
+    assert info.value.exit_code == ExitCode.NETWORK == 4  # a failed network read
 
 
 def test_check_stops_instead_of_reporting_a_conflict(fetched_then_cut_off, tmp_path):

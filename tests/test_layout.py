@@ -10,7 +10,10 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from patchcarry import git
+from patchcarry import errors, git
+from patchcarry.cli import COMMANDS
+from testing import exit_cases
+from testing.fake_github import FakeGitHub
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "patchcarry"
@@ -70,8 +73,11 @@ def test_the_import_graph_has_no_circles() -> None:
     assert circles == []
 
 
-def test_a_plain_install_checks_its_embedded_manifest_from_anywhere(tmp_path: Path) -> None:
-    """`pip install .` (not editable) into a fresh venv, then `check --offline` elsewhere."""
+def test_a_plain_install_checks_its_embedded_manifest_from_anywhere(
+    tmp_path: Path, fake_github: FakeGitHub
+) -> None:
+    """`pip install .` (not editable) into a fresh venv, then `check --offline` elsewhere,
+    every --help, and one failure of each exit code (tests/test_exit_codes.py's cases)."""
     source = tmp_path / "src"
     _, files, _ = git.git("ls-files", "-z", cwd=ROOT)
     for name in filter(None, files.split("\0")):
@@ -144,6 +150,42 @@ def test_a_plain_install_checks_its_embedded_manifest_from_anywhere(tmp_path: Pa
     )
     assert adopt.returncode == 5 and "inside the installed package (read-only)" in adopt.stderr
     assert not list(elsewhere.iterdir())  # it wrote nothing where it ran
+
+    # Every command's --help from the installed package (and its console script): its own
+    # usage, the exit-code table, and no side effect on the install or where it ran.
+    before = _snapshot(venv, elsewhere)
+    for command in [None, *COMMANDS]:
+        argv = [command, "--help"] if command else ["--help"]
+        shown = subprocess.run(
+            [py, "-m", "patchcarry", *argv], cwd=elsewhere, env=env, capture_output=True, text=True
+        )
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.startswith(f"usage: patchcarry {command or ''}".rstrip())
+        assert shown.stdout.rstrip().endswith(errors.help_epilog())
+    script = subprocess.run(
+        [py, site / "bin" / "patchcarry", "--version"], cwd=elsewhere, env=env, capture_output=True
+    )
+    assert script.returncode == 0 and script.stdout.startswith(b"patchcarry ")
+    assert _snapshot(venv, elsewhere) == before
+    # One failure of each documented code, with the install's own way to get what is missing.
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    for case in exit_cases.cases(tmp_path, fake_github.url):
+        err = exit_cases.run([py], case, cwd=elsewhere, env=env)
+        if case.env.get("PYTHONPATH"):
+            assert "pip install 'patchcarry[proof]'" in err and "scripts/" not in err
+    assert not list(elsewhere.iterdir())
+
+
+def _snapshot(*roots: Path) -> dict[str, tuple[int, int]]:
+    """(size, mtime) of every file under `roots`, Python's bytecode caches aside."""
+    seen: dict[str, tuple[int, int]] = {}
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            for name in filenames:
+                stat = (Path(dirpath) / name).lstat()
+                seen[os.path.join(dirpath, name)] = (stat.st_size, stat.st_mtime_ns)
+    return seen
 
 
 def test_every_package_folder_ships() -> None:

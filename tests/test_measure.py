@@ -162,9 +162,9 @@ def test_variant_plan() -> None:
 
 def test_hc_gpt_without_a_tree_is_a_usage_error(monkeypatch, capsys) -> None:
     monkeypatch.delenv("MEGATRON_SRC", raising=False)
-    assert cli.main(["measure", "--model", "hc-gpt"]) == ExitCode.USAGE
+    assert cli.main(["measure", "--model", "hc-gpt"]) == ExitCode.BAD_INPUT
     assert "MEGATRON_SRC" in capsys.readouterr().err
-    assert cli.main(["measure", "--model", "hc-gpt", "--seed-config"]) == ExitCode.FAILED
+    assert cli.main(["measure", "--model", "hc-gpt", "--seed-config"]) == ExitCode.USAGE
 
 
 def test_upstream_side_by_side_flags_only_pass_to_fail(tmp_path) -> None:

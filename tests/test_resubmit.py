@@ -412,7 +412,7 @@ def test_rebase_builds_on_the_base_branch_tip(world, capsys):
 
 def test_missing_evidence_file_is_refused_before_any_request(world, capsys):
     w = world()
-    assert w.run("--evidence", str(w.tmp / "nope.json"), ENTRY) == 1
+    assert w.run("--evidence", str(w.tmp / "nope.json"), ENTRY) == 5  # a missing input file
     assert "run scripts/measure first" in capsys.readouterr().err
     assert w.gh.requests == []
 

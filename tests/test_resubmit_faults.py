@@ -174,3 +174,16 @@ def test_422_race_with_a_pr_opened_by_hand_merges_only_the_tools_section(world, 
     assert "# What does this PR do?" not in after.body  # the person's description stands
     assert "## Contribution process" not in after.body  # no second checklist either
     assert f"pr = {pull.number}" in w.manifest.read_text()
+
+
+def test_a_fork_git_cannot_read_is_a_network_failure_in_one_line(world, capsys):
+    """The API says the fork exists, its git side answers nothing: exit 4 (a failed network
+    read, as for upstream), one line, no git command line, and --json says it on stdout."""
+    w: World = world()
+    w.fork_git.rename(w.tmp / "gone.git")
+    assert w.run("--json", ENTRY) == 4
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "could not read" in err and "--offline" in err
+    assert "git -c" not in err and "ls-remote" not in err and "Traceback" not in err
+    assert json.loads(out) == {"error": err.removeprefix("error: ").strip(), "exit_code": 4}
+    assert w.writes() == []

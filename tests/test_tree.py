@@ -38,11 +38,11 @@ def test_tip_tree_and_refusals(upstream, tmp_path):
     tip = tmp_path / "tip"
     assert _tree(upstream, tmp_path, "--at", "tip", str(tip)) == 0
     assert git.rev_parse("HEAD", cwd=tip) == upstream.dev_tip != upstream.base_commit
-    assert _tree(upstream, tmp_path, str(tip)) == 1  # holds another commit: refused
+    assert _tree(upstream, tmp_path, str(tip)) == 5  # holds another commit: refused (input)
     occupied = tmp_path / "occupied"
     occupied.mkdir()
     (occupied / "keep.txt").write_text("mine")
-    assert _tree(upstream, tmp_path, str(occupied)) == 1
+    assert _tree(upstream, tmp_path, str(occupied)) == 5
     assert (occupied / "keep.txt").read_text() == "mine"
     unreachable = tmp_path / "nowhere.git"
     series = write_manifest(tmp_path, base_commit=upstream.base_commit)

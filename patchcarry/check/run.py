@@ -14,7 +14,7 @@ import functools
 import tempfile
 from pathlib import Path
 
-from patchcarry import cachedir, git
+from patchcarry import git
 from patchcarry import upstream as upstream_mod
 from patchcarry.check import judge
 from patchcarry.check.report import CheckReport, EntryResult, Identity, RefApply
@@ -119,8 +119,8 @@ def run_checks(
     not apply is a result (`report.exit_code == 1`), not an exception."""
     if offline:
         return run_offline(entries)
-    work_dir = upstream_mod.claim_work_dir(upstream_mod.remote_url(upstream), work_dir)
-    with cachedir.locked(work_dir):  # held while blobs are read lazily, too
+    # held while blobs are read lazily, too
+    with upstream_mod.claimed(upstream_mod.remote_url(upstream), work_dir) as work_dir:
         fetched = upstream_mod.fetch(
             upstream,
             base_commits=sorted({e.base_commit for e in entries}),

@@ -16,10 +16,8 @@ else $XDG_CONFIG_HOME/patchcarry/series.toml; the copy inside an installed packa
 
 Reads the PR through the GitHub API (GITHUB_TOKEN optional for public repositories; GH_HOST
 for another host) and its commits from refs/pull/N/head on the upstream repository.
-Exit codes: 0 adopted (check passed); 1 refused (merged PR) or check failed; 4 upstream
-unreachable or refs/pull/N/head gone; 5 bad name, name already in the manifest, PR already
-carried, a file never carried or outside --paths, bad or read-only (embedded) manifest;
-6 GitHub API error.
+Exit 0 when adopted (check passed), 1 when refused (merged PR) or the check failed; the
+other codes below.
 """
 
 from __future__ import annotations

@@ -1,16 +1,14 @@
 """Check that each manifest entry's patch applies upstream (pinned base and branch tip),
 whether upstream drifted under it, and whether it is the change of the PRs it supersedes.
-
-Exit codes: 0 all apply; 1 a patch does not apply (conflict); 4 upstream unreachable or a
-ref/commit missing there; 5 bad patch or manifest (or unsafe input: a path outside the
-entry's `paths`, a URL with credentials, a --work-dir this tool did not make); 7 a git read
-failed mid-run (a lazy blob fetch): nothing was judged from it.
+--offline checks against the installed megatron-core's source instead, and reads nothing
+remote. Exit 0 when all apply, 1 when a patch does not apply; the other codes below.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 
@@ -53,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry.check.run import run_checks
     from patchcarry.upstream import url_for_entries
 
+    if args.offline and args.upstream is not None:
+        print(f"note: --upstream {args.upstream} is ignored with --offline", file=sys.stderr)
     entries = manifest.load(manifest.find(args.manifest)).select(args.entries)
     upstream = args.upstream or url_for_entries(entries)
     report = run_checks(entries, upstream=upstream, offline=args.offline, work_dir=args.work_dir)

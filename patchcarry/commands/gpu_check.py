@@ -1,8 +1,9 @@
 """The one prepared check for a GPU machine: GPU tests, the PR's seed-config measurement and
 upstream's unit tests unpatched vs patched, with a summary.md for the job summary.
 
-Exit codes: 0 everything holds; 1 a GPU test, measurement or upstream test failed, the fix
-frees less than 95% of the predicted bytes, or there is no GPU (use --dry-run on CPU).
+Exit 0 when everything holds; 1 when a GPU test, measurement or upstream test failed, the
+fix frees less than 95% of the predicted bytes, or there is no GPU (use --dry-run on CPU).
+OUT is made only once there is something to write in it. The other codes below.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from patchcarry.upstream import DEFAULT_UPSTREAM
 
     parser.add_argument(
-        "out", nargs="?", type=Path, default=Path("gpu-evidence"), help="output directory"
+        "out",
+        nargs="?",
+        type=Path,
+        default=Path("gpu-evidence"),
+        metavar="OUT_DIR",
+        help="output directory, made once there is output (default ./gpu-evidence)",
     )
     parser.add_argument(
         "--dry-run",

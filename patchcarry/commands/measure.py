@@ -87,8 +87,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out",
         type=Path,
-        default=Path("evidence"),
-        help="directory for the evidence JSON and PNG (default: ./evidence)",
+        default=None,
+        help="directory for the evidence JSON and PNG (default: ./evidence for hc-gpt; "
+        "./build/measure for synthetic, which is no evidence for a PR)",
     )
     parser.add_argument("--name", default=None, help="file stem (default: MODEL-DEVICE[-seqN])")
     parser.add_argument(

@@ -11,9 +11,8 @@ title changed); cross-link each superseded PR once; record the PR number in the 
 Nothing is written before every selected entry's preflight passes.
 
 Without GITHUB_TOKEN it is a dry run. GH_HOST (a full URL, ghapi's convention) points at
-another API host. Exit codes: 0 done/planned; 1 refused or a check failed; 2 usage;
-4 upstream unreachable; 5 bad manifest/patch, or GH_HOST plain http to a non-loopback host;
-6 GitHub API error (auth, rate limit, 5xx); 7 a git read failed mid-run.
+another API host. Exit 0 when done or planned, 1 when refused or a check failed; the other
+codes below.
 """
 
 from __future__ import annotations
@@ -123,6 +122,10 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry.resubmit import run as runner
 
     args.manifest = manifest.find(args.manifest)
+    if args.offline and args.upstream_url:
+        print(
+            f"note: --upstream-url {args.upstream_url} is ignored with --offline", file=sys.stderr
+        )
     entries = _entries(args)
     opts = flow.Options(
         dry_run=args.dry_run,

@@ -6,7 +6,7 @@ and for each one closed by fork detachment that no manifest entry carries yet, t
 `adopt` command to run.
 
 Needs GITHUB_TOKEN (to know who you are) or --author. Exit 0 when every one found is
-re-submitted (with --all: carried), 1 when some are not, 6 on a GitHub API error.
+re-submitted (with --all: carried), 1 when some are not; the other codes below.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_all(args: argparse.Namespace) -> int:
     from patchcarry.adopt.run import existing
     from patchcarry.adopt.scan_all import scan_all
-    from patchcarry.errors import ExitCode, FatalError
+    from patchcarry.errors import ExitCode, UsageError
     from patchcarry.github import GitHub
     from patchcarry.resubmit.run import token_from_env
 
@@ -71,7 +71,7 @@ def _run_all(args: argparse.Namespace) -> int:
     login = gh.user().get("login") if token else None  # whose cross-link comments count
     author = args.author or login
     if not author:
-        raise FatalError("scan needs GITHUB_TOKEN (to know whose PRs) or --author LOGIN")
+        raise UsageError("scan needs GITHUB_TOKEN (to know whose PRs) or --author LOGIN")
     found = scan_all(gh, author, carried, {e.name for e in entries}, trusted=login)
     todo = [c for c in found if c.adopt]
     if args.json:
@@ -93,7 +93,7 @@ def _run_all(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest
-    from patchcarry.errors import ExitCode, FatalError
+    from patchcarry.errors import ExitCode, UsageError
     from patchcarry.github import GitHub
     from patchcarry.resubmit.run import token_from_env
     from patchcarry.resubmit.scan import scan
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     login = gh.user().get("login") if token else None  # whose cross-link comments count
     author = args.author or login
     if not author:
-        raise FatalError("scan needs GITHUB_TOKEN (to know whose PRs) or --author LOGIN")
+        raise UsageError("scan needs GITHUB_TOKEN (to know whose PRs) or --author LOGIN")
     found = scan(gh, upstream, author, known, trusted=login)
     pending = [f for f in found if f.resubmitted_by is None]
     shown = found if args.include_resubmitted else pending

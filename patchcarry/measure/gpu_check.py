@@ -28,9 +28,10 @@ from pathlib import Path
 
 from patchcarry import manifest, proc, upstream
 from patchcarry.errors import ExitCode
+from patchcarry.install import CHECKOUT, require
 from patchcarry.runtime import tree as megatron_tree
 
-GPU_TESTS = Path("tests") / "test_gpu.py"
+GPU_TESTS = CHECKOUT / "tests" / "test_gpu.py"  # a checkout's; a pip install has none
 BIG_GPU_GIB = 120  # room for the seq-16384 run
 
 
@@ -66,9 +67,9 @@ def _source_tree(upstream_url: str, say: Callable[[str], None]) -> tuple[Path, s
     base = manifest.load().entries[0].base_commit
     tree = megatron_tree.upstream_tree_from_env()
     if tree is None:
-        tree = Path(tempfile.mkdtemp(prefix="gpu-check-megatron-"))
-        say(f"fetching {base} into {tree}")
+        say(f"fetching {base} from {upstream_url}")
         fetched = upstream.fetch(upstream_url, base_commits=[base], branches=[], pulls=[])
+        tree = Path(tempfile.mkdtemp(prefix="gpu-check-megatron-"))  # once there is a tree
         upstream.checkout_tree(fetched, base, tree)
         os.environ[megatron_tree.MEGATRON_SRC_ENV] = str(tree)
     have = megatron_tree.tree_commit(tree) or "not a git checkout"
@@ -83,8 +84,9 @@ def run(out: Path, *, dry_run: bool, upstream_url: str, say: Callable[[str], Non
     if not dry_run and not gpus:
         say("no GPU (nvidia-smi lists none); --dry-run checks this command on CPU")
         return int(ExitCode.FAILED)
-    out.mkdir(parents=True, exist_ok=True)
+    require(("torch", "matplotlib"), "gpu-check", "test")
     _, tree_line = _source_tree(upstream_url, say)
+    out.mkdir(parents=True, exist_ok=True)  # only once there is a tree to report on
     py = sys.executable
     ok = True
     if GPU_TESTS.is_file():

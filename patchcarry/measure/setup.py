@@ -10,8 +10,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from patchcarry import manifest, upstream
-from patchcarry.errors import ExitCode, FatalError
+from patchcarry import install, manifest, upstream
+from patchcarry.errors import ExitCode, MissingInstallError, UsageError
 from patchcarry.measure import evidence, model, plot, session, variants
 from patchcarry.measure.model import CPU_DEFAULTS, Shape
 from patchcarry.runtime import tree as megatron_tree
@@ -20,17 +20,15 @@ from patchcarry.runtime import tree as megatron_tree
 Options = argparse.Namespace
 
 
-class NoUpstreamTree(FatalError):
-    """--model hc-gpt without an upstream source tree."""
-
-    exit_code = ExitCode.USAGE
+class NoUpstreamTree(MissingInstallError):
+    """--model hc-gpt without an upstream source tree (exit 5, like any missing tree)."""
 
 
 def shape_for(args: Options) -> Shape:
     """The model shape: the PR's seed configuration, or the CPU defaults with overrides."""
     if args.seed_config:
         if args.device != "cuda":
-            raise FatalError("--seed-config is the PR's GPU configuration; add --device cuda")
+            raise UsageError("--seed-config is the PR's GPU configuration; add --device cuda")
         base = model.pr_seed_shape()
         return dataclasses.replace(base, seq=args.seq or base.seq)
     values = {k: getattr(args, k) or v for k, v in CPU_DEFAULTS.items()}
@@ -71,7 +69,7 @@ def _fetched_tree(args: Options) -> Path:
 
 def tree_info(tree: Path) -> dict[str, Any]:
     return {
-        "source": str(tree),
+        "source": tree.name,  # committed evidence names no path of the machine it ran on
         "label": megatron_tree.tree_label(tree),
         "commit": megatron_tree.tree_commit(tree),
     }
@@ -97,6 +95,7 @@ def fix_meets_prediction(evidence: dict[str, Any], tolerance: float) -> bool:
 
 def run(args: Options) -> int:
     """Measure every requested variant, print the table, write evidence JSON and PNG."""
+    install.require(("torch", "matplotlib"), "measure", "test")
     shape = shape_for(args)
     src = source_tree(args)
     loaded = manifest.load(args.manifest) if args.manifest else manifest.load()
@@ -109,7 +108,8 @@ def run(args: Options) -> int:
             else v
             for v in plan
         ]
-    out = args.out.resolve()
+    default_out = Path("evidence") if args.model == "hc-gpt" else Path("build", "measure")
+    out = (args.out or default_out).resolve()
     stem = args.name or f"{args.model}-{args.device}" + (
         f"-seq{shape.seq}" if args.seed_config else ""
     )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from patchcarry import git
-from patchcarry.errors import BadInputError, GitHubError, UpstreamError
+from patchcarry.errors import BadInputError, NetworkError, UpstreamError
 from patchcarry.github import Json, NotFoundError
 from patchcarry.manifest import Entry
 from patchcarry.proc import CalledProcessError
@@ -176,7 +176,7 @@ def _read_live(
     try:
         found = git.ls_remote_with_token(status.clone_url, refs, cwd=cache.repo)
     except CalledProcessError:
-        raise GitHubError(
+        raise NetworkError(
             f"could not read {status.full_name} with git (a fork's git side can lag its API "
             "for a minute after it is created): retry in a minute"
         ) from None

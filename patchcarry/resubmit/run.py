@@ -10,12 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchcarry import cachedir, manifest
+from patchcarry import cachedir, install, manifest
 from patchcarry import upstream as upstream_mod
 from patchcarry.check import render
 from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
-from patchcarry.errors import ExitCode, FatalError, GitHubError, UpstreamError
+from patchcarry.errors import BadInputError, ExitCode, GitHubError, UpstreamError, UsageError
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import execute, flow, preflight
 from patchcarry.resubmit.fork import ForkStatus
@@ -56,7 +56,7 @@ def offline_plan(entries: list[Entry], opts: flow.Options, report: CheckReport) 
         if not _applies(report, entry):
             plan.action, plan.reason = (
                 REFUSED,
-                f"check failed: run scripts/check --offline {entry.name}",
+                f"check failed: run {install.command('check')} --offline {entry.name}",
             )
         plan.unverified = [
             "state of "
@@ -126,7 +126,7 @@ def resubmit(
             )
     upstreams = {e.upstream for e in entries}
     if len(upstreams) > 1 and opts.upstream_url:
-        raise FatalError("--upstream-url names one repository, but the entries use several")
+        raise UsageError("--upstream-url names one repository, but the entries use several")
     url = opts.upstream_url
     if url is None:
         repo = reads.repo(sorted(upstreams)[0])
@@ -157,7 +157,7 @@ def resubmit(
                     action=REFUSED,
                 )
                 plan.facts.extend(f"check: {x}" for x in lines)
-                plan.reason = f"check failed: run scripts/check {entry.name}"
+                plan.reason = f"check failed: run {install.command('check')} {entry.name}"
                 plans.append(plan)
                 continue
             plan, work = flow.prepare(reads, entry, opts, lines, classes, cache, stack)
@@ -201,7 +201,8 @@ def load_evidence(path: Path | None) -> str | None:
     if path is None:
         return None
     if not path.is_file():
-        raise FatalError(f"--evidence {path}: no such file; run scripts/measure first")
+        measure = install.command("measure")
+        raise BadInputError(f"--evidence {path}: no such file; run {measure} first")
     from patchcarry.measure import evidence  # only when asked: the measure stack is heavy
 
     return str(evidence.render_markdown_table(evidence.load(path)))

@@ -12,8 +12,8 @@ import os
 import shutil
 from pathlib import Path
 
-from patchcarry import git
-from patchcarry.errors import BadInputError, FatalError
+from patchcarry import git, install
+from patchcarry.errors import BadInputError, MissingInstallError
 from patchcarry.patchfile import Patch
 
 MEGATRON_SRC_ENV = "MEGATRON_SRC"
@@ -21,9 +21,10 @@ MEGATRON_SRC_ENV = "MEGATRON_SRC"
 
 def installed_tree() -> Path:
     """The directory holding the installed megatron-core's `megatron/` package."""
+    install.require(("megatron.core",), "reading the installed megatron-core's source", "main")
     spec = importlib.util.find_spec("megatron.core")
-    if spec is None or spec.origin is None:
-        raise FatalError("megatron-core is not installed; run scripts/bootstrap")
+    if spec is None or spec.origin is None:  # pragma: no cover - require() said it imports
+        raise MissingInstallError("megatron-core has no source files here")
     return Path(spec.origin).resolve().parent.parent.parent
 
 
@@ -34,17 +35,18 @@ def upstream_tree_from_env() -> Path | None:
         return None
     tree = Path(value).expanduser().resolve()
     if not (tree / "megatron" / "core" / "__init__.py").is_file():
-        raise FatalError(f"{MEGATRON_SRC_ENV}={value} has no megatron/core/__init__.py")
+        raise BadInputError(f"{MEGATRON_SRC_ENV}={value} has no megatron/core/__init__.py")
     return tree
 
 
 def tree_label(tree: Path) -> str:
     """Human/JSON label: 'megatron-core X (installed)' or 'upstream tree <path> @ <sha>'."""
-    if tree == installed_tree():
+    if install.has_module("megatron.core") and tree == installed_tree():
         from importlib.metadata import version
 
         return f"megatron-core {version('megatron-core')} (installed)"
-    return f"upstream tree {tree} @ {tree_commit(tree) or 'unknown commit'}"
+    # the folder's name, not its path: evidence is committed, and names no machine's paths
+    return f"upstream tree {tree.name} @ {tree_commit(tree) or 'unknown commit'}"
 
 
 def tree_commit(tree: Path) -> str | None:

@@ -214,7 +214,7 @@ def regenerate(uv: str, torch_cpu_from: str, root: Path = ROOT) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="scripts/lock", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare, offline; write nothing")
     parser.add_argument("--uv", help="the uv to compile with (scripts/lock passes one)")
     parser.add_argument(

@@ -264,10 +264,14 @@ def _installs(run: str, root: Path | None) -> str | None:
         return found.group(0).strip()
     for script in _REPO_SCRIPT.findall(run):
         target = root / script if root else None
+        # a shim runs bootstrap through scripts/lib/shim.bash (`shim SET COMMAND`)
         if (
             target
             and target.is_file()
-            and "scripts/bootstrap" in target.read_text(errors="replace")
+            and any(
+                runs in target.read_text(errors="replace")
+                for runs in ("scripts/bootstrap", "lib/shim.bash")
+            )
         ):
             return f"{script} (it runs scripts/bootstrap)"
     return None

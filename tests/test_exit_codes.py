@@ -1,0 +1,104 @@
+"""One table of exit codes: errors.CODES is the README's table and every --help's epilog, and
+one failure of each code, run through the real commands, ends with it in one clear line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from patchcarry import cli, errors
+from testing import exit_cases
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_readme_table_is_the_mapping() -> None:
+    text = (ROOT / "README.md").read_text()
+    assert errors.readme_table() in text, (
+        "README's exit-code table differs from patchcarry.errors.CODES: paste "
+        "`python -c 'from patchcarry import errors; print(errors.readme_table())'`"
+    )
+
+
+def test_every_error_class_maps_to_a_documented_code() -> None:
+    classes = [errors.FatalError, *errors.FatalError.__subclasses__()]
+    for cls in classes:
+        for sub in [cls, *cls.__subclasses__()]:
+            assert sub.exit_code in errors.CODES, sub
+    assert errors.NetworkError.exit_code == errors.GitReadError.exit_code == 4
+    assert errors.UsageError.exit_code == 2 and errors.MissingInstallError.exit_code == 5
+
+
+@pytest.mark.parametrize("command", [None, *cli.COMMANDS])
+def test_every_help_ends_with_the_table_and_shows_no_internal_docstring(command, capsys) -> None:
+    with pytest.raises(SystemExit) as done:
+        cli.main([command, "--help"] if command else ["--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: patchcarry {command or ''}".rstrip())
+    assert out.rstrip().endswith(errors.help_epilog())
+    assert "the only module" not in out and "argparse dispatch" not in out
+
+
+def test_a_typo_prints_the_commands_usage(capsys) -> None:
+    with pytest.raises(SystemExit) as done:
+        cli.main(["resubmit", "--dry-rn"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: patchcarry resubmit") and "--dry-rn" in err
+
+
+def test_one_failure_of_each_code_from_the_checkout(tmp_path, fake_github) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "PYTHONPATH")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    found = exit_cases.cases(tmp_path, fake_github.url)
+    assert {c.code for c in found} == set(errors.CODES) - {0, 3, 130}
+    for case in found:
+        err = exit_cases.run([sys.executable], case, cwd=tmp_path, env=env)
+        if case.env.get("PYTHONPATH"):  # a checkout says how a checkout gets it
+            assert "scripts/bootstrap" in err
+    # the unreachable upstream left no empty cache behind
+    assert not list((tmp_path / "cache").glob("patchcarry/upstream/*"))
+
+
+def _snapshot(*roots: Path) -> dict[str, tuple[int, int]]:
+    """(size, mtime) of every file under `roots`, Python's bytecode caches aside."""
+    seen: dict[str, tuple[int, int]] = {}
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d not in ("__pycache__", ".git")]
+            for name in filenames:
+                path = Path(dirpath) / name
+                stat = path.lstat()
+                seen[str(path)] = (stat.st_size, stat.st_mtime_ns)
+    return seen
+
+
+SHIMS = ["adopt", "audit", "audit-sweep", "bootstrap", "check", "demo-adopt", "demo-dry-run",
+         "gpu-check.sh", "lock", "measure", "measure-bootstrap", "render-docs", "resubmit.sh",
+         "test", "upstream-tree"]  # fmt: skip
+
+
+def test_every_script_help_is_its_own_and_changes_nothing() -> None:
+    assert sorted(p.name for p in (ROOT / "scripts").iterdir() if p.is_file()) == sorted(SHIMS)
+    before = _snapshot(ROOT)
+    for name in SHIMS:
+        done = subprocess.run(
+            [ROOT / "scripts" / name, "--help"], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, (name, done.stderr)
+        head = done.stdout.splitlines()[0]
+        assert head.startswith((f"usage: scripts/{name}", f"scripts/{name}")), (name, head)
+        assert "bootstrap:" not in done.stderr, name  # nothing installed
+    assert _snapshot(ROOT) == before
+
+
+def test_offline_says_which_given_option_it_ignores(tmp_path, capsys) -> None:
+    assert cli.main(["check", "--offline", "--upstream", str(tmp_path / "nowhere")]) == 0
+    assert f"--upstream {tmp_path / 'nowhere'} is ignored with --offline" in capsys.readouterr().err
+    assert cli.main(["resubmit", "--offline", "--dry-run", "--upstream-url", "x.git"]) == 0
+    assert "--upstream-url x.git is ignored with --offline" in capsys.readouterr().err
