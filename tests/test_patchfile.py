@@ -58,14 +58,17 @@ def test_minimal_patch_fields_and_changed_lines():
     [
         ("just some text\n", "not `git format-patch` output"),
         (MINIMAL.replace("Subject: [PATCH] Do a thing\n", ""), "not `git format-patch` output"),
-        (MINIMAL.split("---\n", 1)[0], "contains no hunks"),
-        (MINIMAL.replace("@@ -10,3 +10,4 @@", "@@ -10,3 +10,5 @@"), "is corrupt"),
-        (MINIMAL.replace("@@ -10,3 +10,4 @@", "@@ -ten +10 @@"), "bad hunk header"),
-        (MINIMAL.replace("diff --git a/x.py b/x.py", "diff --git x.py"), "bad diff header"),
+        (MINIMAL.split("---\n", 1)[0], "contains no `diff --git` section"),
         (
-            MINIMAL.replace("From: A U Thor <a@example.invalid>", "From: A U Thor"),
-            "not `Name <email>`",
-        ),  # fmt: skip
+            MINIMAL.replace("@@ -10,3 +10,4 @@", "@@ -10,3 +10,5 @@"),
+            "section at line 8: git cannot read it .*corrupt patch",
+        ),
+        (MINIMAL.replace("@@ -10,3 +10,4 @@", "@@ -ten +10 @@"), "git cannot read it"),
+        (MINIMAL.replace("From: A U Thor <a@example.invalid>", "From: A U Thor"), "From:"),
+        (
+            MINIMAL.replace("A U Thor", "A" * 61),
+            "not `Name <email>` as git reads it .*record the author as a@example.invalid",
+        ),
     ],
 )
 def test_malformed_inputs(text, message):
