@@ -7,6 +7,7 @@ import sys
 import traceback
 from collections.abc import Iterator
 
+from patchcarry.display import escape
 from patchcarry.errors import ExitCode, FatalError
 
 
@@ -23,7 +24,7 @@ def error_handler() -> Iterator[CommandResult]:
     try:
         yield result
     except FatalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {escape(str(exc))}", file=sys.stderr)  # may quote git's stderr
         result.code = exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

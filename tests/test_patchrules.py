@@ -116,7 +116,7 @@ def test_apply_at_never_writes_outside_its_temp_tree(tmp_path, monkeypatch):
     for path in ("../../escaped.py", str(victim)):
         hostile = dataclasses.replace(good, files=(path,))
         with pytest.raises(BadInputError, match="refus"):
-            judge.apply_at([hostile], lambda _: "print('x')\n")
+            judge.apply_at([hostile], lambda _: b"print('x')\n")
     assert not (tmp_path / "escaped.py").exists()
     assert victim.read_bytes() == b"keep\r\n"
     assert Path(scratch).exists()

@@ -23,6 +23,7 @@ from patchcarry.adopt import commits as commits_mod
 from patchcarry.adopt import pull as pull_mod
 from patchcarry.check import judge, render
 from patchcarry.check.run import run_checks
+from patchcarry.display import line
 from patchcarry.errors import BadInputError, ExitCode, FatalError, UpstreamError
 from patchcarry.github import GitHub
 from patchcarry.patchfile import load as load_patch
@@ -119,8 +120,8 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         _preflight_names(opts.name, target.number, entries, path)
     facts = pull_mod.read(gh, target)
     state = facts.state
-    say(f"{target}: {facts.title!r} by {facts.author}: {state.state}")
-    say("\n".join(f"  - {line}" for line in state.evidence))
+    say(f"{target}: {line(facts.title)!r} by {line(facts.author)}: {state.state}")
+    say("\n".join(f"  - {line(text)}" for text in state.evidence))
     if state.state == classify.MERGED:
         raise FatalError(f"{target} is merged: its change is upstream already, nothing to adopt")
     name = opts.name or pull_mod.default_name(facts.head_ref, target.number)
@@ -143,7 +144,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         f"(history fetched to depth {history.depth}, commits only)"
     )
     for merge in series.dropped_merges:
-        say(f"  dropped {merge.sha[:12]} {merge.subject!r} ({merge.author}): merges "
+        say(f"  dropped {merge.sha[:12]} {line(merge.subject)!r} ({line(merge.author)}): merges "
             f"{facts.base_branch} into the PR")  # fmt: skip
     patches_dir = path.parent
     with tempfile.TemporaryDirectory(prefix="adopt-") as tmp_name:
@@ -161,8 +162,8 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         fork = _fork(opts, defaults, target.upstream, facts.author)
         fields = _fields(name, facts, target, series, [p.name for p in written], fork, defaults)
         for commit, patch in zip(series.commits, written, strict=True):
-            say(f"patch {patches_dir / patch.name}\n    {commit.sha[:12]} {commit.author}: "
-                f"{commit.subject}")  # fmt: skip
+            say(f"patch {patches_dir / patch.name}\n    {commit.sha[:12]} {line(commit.author)}: "
+                f"{line(commit.subject)}")  # fmt: skip
         entry_text = tomlkit.dumps({"entry": [fields]})
         if opts.dry_run:
             say(f"entry for {path} (DRY RUN: nothing written):\n{entry_text.rstrip()}")

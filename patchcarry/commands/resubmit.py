@@ -111,11 +111,16 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from patchcarry import manifest
 
     entries = manifest.load(args.manifest).select(args.entries)
-    overrides = {k: v for k, v in (("upstream", args.upstream), ("fork", args.fork)) if v}
+    overrides = {
+        k: manifest.check_repo(v, f"--{k}")
+        for k, v in (("upstream", args.upstream), ("fork", args.fork))
+        if v is not None
+    }
     return [dataclasses.replace(e, **overrides) for e in entries] if overrides else entries
 
 
 def run(args: argparse.Namespace) -> int:
+    from patchcarry.display import escape
     from patchcarry.github import GitHub
     from patchcarry.resubmit import flow, plan
     from patchcarry.resubmit import run as runner
@@ -133,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
     def say(line: str) -> None:
-        print(line, file=sys.stderr)
+        print(escape(line), file=sys.stderr)  # it quotes commit subjects, names, comments
 
     outcome = runner.resubmit(
         entries,
@@ -145,7 +150,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(plan.render_json(outcome.plans))
     else:
-        sys.stdout.write(
-            plan.render_text(outcome.plans, dry_run=outcome.dry_run, headline=outcome.headline)
-        )
+        text = plan.render_text(outcome.plans, dry_run=outcome.dry_run, headline=outcome.headline)
+        sys.stdout.write(escape(text))
     return outcome.exit_code
