@@ -162,9 +162,10 @@ def _sections(body: bytes, name: str, offset: int) -> list[tuple[int, bytes]]:
     section, is refused with its line named."""
     lines = body.splitlines(keepends=True)
     first = next((i for i, ln in enumerate(lines) if ln.startswith(b"diff --git ")), len(lines))
+    separators = [i for i, ln in enumerate(lines[:first]) if ln.rstrip(b"\r\n") == b"---"]
     for i, line in enumerate(lines[:first]):
         shown = line.rstrip(b"\r\n").decode("utf-8", "replace")
-        if i == 0 and line.rstrip(b"\r\n") != b"---":
+        if i == 0 and (separators[:1] != [0] or len(separators) > 1):
             raise BadInputError(
                 f"{name}: line {offset + 1} (`{shown}`) is where git starts reading the diff: "
                 "its commit message holds a line git reads as the start of a diff; refused"
