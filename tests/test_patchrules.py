@@ -14,6 +14,7 @@ from patchcarry import cli
 from patchcarry.check import judge
 from patchcarry.errors import BadInputError
 from patchcarry.patchfile import load, parse
+from testing.patch_corpus import SMUGGLED
 from testing.upstream_repos import FIX_0001, RANDOM_PY, write_manifest
 
 REAL = FIX_0001.read_text()
@@ -93,6 +94,11 @@ def test_new_regular_file_under_megatron_is_fine():
         (REAL.replace("\n", "\r\n"), "CRLF"),
         (REAL.replace("Subject: [PATCH]", "Subject: [PATCH] caf\u00e9"), "UTF-8"),
         (_new_file("megatron/link", mode="120000", body="+/etc/passwd"), "symlink"),
+        (REAL.replace("\n-- \n", f"\n{SMUGGLED}-- \n", 1), r"line 28: git reads 2 files"),
+        (
+            REAL.replace("\n\nSigned-off-by:", f"\n\n{SMUGGLED}\nSigned-off-by:", 1),
+            r"\(`Index: \.github/workflows/pwn\.yml`\) is where git starts reading the diff",
+        ),
     ],
 )
 def test_check_refuses_bad_patches_with_exit_5(tmp_path, capsys, text, message):
