@@ -309,9 +309,10 @@ def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int 
 
 
 def patch_id(diff_text: str | bytes, *, cwd: Path) -> str | None:
-    """`git patch-id --stable` of a diff or format-patch text; None when it has no changes."""
+    """`git patch-id --verbatim` (the stable id, whitespace kept: indentation is code) of a
+    diff or format-patch text; None when it has no changes."""
     data = diff_text if isinstance(diff_text, bytes) else encode(diff_text)
-    _, out, _ = git_bytes("patch-id", "--stable", cwd=cwd, stdin=data)
+    _, out, _ = git_bytes("patch-id", "--verbatim", cwd=cwd, stdin=data)
     return out.split()[0].decode() if out.strip() else None
 
 

@@ -191,7 +191,7 @@ def _exact(chunk: str) -> list[str]:
 
 
 def identity(repo: Path, fix: Patch, number: int, head: str) -> Identity:
-    """Compare our fix with PR `number`'s change (`git patch-id --stable`, then per file). A
+    """Compare our fix with PR `number`'s change (`git patch-id --verbatim`, then per file). A
     merge head's change is taken against the parent with the fewest changed files."""
     parents = git.commit_parents(head, cwd=repo)
     merge = len(parents) > 1
