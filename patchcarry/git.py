@@ -273,8 +273,9 @@ def path_exists(rev: str, path: str, *, cwd: Path) -> bool:
 
 
 def show_file(rev: str, path: str, *, cwd: Path) -> bytes | None:
-    """Content (bytes, as stored: CRLF and any encoding kept) of `path` at `rev` (blob fetched lazily in a partial clone); None only when the
-    path does not exist there. A read that fails (a lazy fetch that fails) is GitReadError,
+    """Content of `path` at `rev` as stored (bytes: CRLF and any encoding kept; the blob is
+    fetched lazily in a partial clone); None only when the path does not exist there. A read
+    that fails (a lazy fetch that fails) is GitReadError,
     never "absent": a guess would report a conflict that is not there."""
     if not path_exists(rev, path, cwd=cwd):
         return None

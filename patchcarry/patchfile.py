@@ -149,7 +149,9 @@ def read(text: str | bytes, *, name: str = "patch", path: Path | None = None) ->
         date=info.get("Date", ""),
         message="\n".join(kept).strip(),
         files=tuple(sorted({p for c in changes for p in (c.path, c.old_path)})),
-        hunks=tuple(h for (_, section), c in zip(sections, changes) for h in _hunks(section, c)),
+        hunks=tuple(
+            h for (_, section), c in zip(sections, changes, strict=True) for h in _hunks(section, c)
+        ),
         signoffs=signoffs,
         changes=changes,
     )

@@ -61,8 +61,7 @@ def cmd_output_bytes(
         cwd=cwd,
         env=dict(env) if env is not None else None,
         input=stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         check=False,
     )
     err = proc.stderr.decode("utf-8", "replace")

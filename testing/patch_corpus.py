@@ -1,13 +1,13 @@
 """Real commits written as real `git format-patch` files, for the tests of how patches are read.
 
-    corpus = build_corpus(tmp_path)        # {label: commit sha} in corpus.repo: non-ASCII
-                                           #   authors, a rename, a mode change, CRLF, Latin-1,
-                                           #   an empty file, a deletion
-    format_patch(repo, sha, out_dir)       # the commit as `git format-patch` writes it
-    reauthored(upstream, FIX_0001, name=..., email=..., message_extra=...)
-                                           # FIX_0001 re-committed by another author (signed
-                                           #   off by them), on a branch of the fixture upstream
-    SMUGGLED                               # a plain-diff section adding a workflow file
+corpus = build_corpus(tmp_path)        # {label: commit sha} in corpus.repo: non-ASCII
+                                       #   authors, a rename, a mode change, CRLF, Latin-1,
+                                       #   an empty file, a deletion
+format_patch(repo, sha, out_dir)       # the commit as `git format-patch` writes it
+reauthored(upstream, FIX_0001, name=..., email=..., message_extra=...)
+                                       # FIX_0001 re-committed by another author (signed
+                                       #   off by them), on a branch of the fixture upstream
+SMUGGLED                               # a plain-diff section adding a workflow file
 """
 
 from __future__ import annotations

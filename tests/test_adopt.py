@@ -14,8 +14,8 @@ import pytest
 from patchcarry import cli, git, manifest
 from patchcarry.patchfile import load as load_patch
 from testing import adopt_scenarios as ad
-from testing import patch_corpus
 from testing import github_scenarios as sc
+from testing import patch_corpus
 from testing.fake_github import FakeGitHub, GitHubState
 from testing.upstream_repos import FIX_0001, FIX_0003, UpstreamRepo, make_upstream
 

@@ -210,7 +210,9 @@ def test_a_plain_diff_section_after_the_real_diff_is_refused_with_its_line():
 def test_a_plain_diff_section_before_the_real_diff_is_refused_with_its_line():
     text = FIX_0001.read_text().replace("\ndiff --git", f"\n{patch_corpus.SMUGGLED}diff --git", 1)
     line = text.splitlines().index("Index: .github/workflows/pwn.yml") + 1
-    with pytest.raises(BadInputError, match=rf"line {line} \(`Index: \.github/workflows/pwn\.yml`\)"):
+    with pytest.raises(
+        BadInputError, match=rf"line {line} \(`Index: \.github/workflows/pwn\.yml`\)"
+    ):
         parse(text, name="smuggled.patch")
 
 
@@ -218,7 +220,9 @@ def test_a_plain_diff_section_before_the_real_diff_is_refused_with_its_line():
 def test_a_message_line_git_reads_as_a_diff_start_is_refused(start):
     text = FIX_0001.read_text().replace("\n\nSigned-off-by:", f"\n\n{start}\n\nSigned-off-by:", 1)
     line = text.splitlines().index(start) + 1
-    with pytest.raises(BadInputError, match=rf"line {line} .*start of a diff|line {line} .*outside"):
+    with pytest.raises(
+        BadInputError, match=rf"line {line} .*start of a diff|line {line} .*outside"
+    ):
         parse(text, name="message.patch")
 
 

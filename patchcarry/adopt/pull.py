@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from patchcarry.manifest import check_repo
 from patchcarry.errors import BadInputError
 from patchcarry.github import GitHub, Json
+from patchcarry.manifest import check_repo
 from patchcarry.resubmit import classify
 from patchcarry.resubmit.reads import Reads, pull_state
 

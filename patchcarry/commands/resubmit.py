@@ -111,12 +111,11 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from patchcarry import manifest
 
     entries = manifest.load(args.manifest).select(args.entries)
-    overrides = {
-        k: manifest.check_repo(v, f"--{k}")
-        for k, v in (("upstream", args.upstream), ("fork", args.fork))
-        if v is not None
-    }
-    return [dataclasses.replace(e, **overrides) for e in entries] if overrides else entries
+    up, fork = (
+        manifest.check_repo(value, flag) if value is not None else None
+        for flag, value in (("--upstream", args.upstream), ("--fork", args.fork))
+    )
+    return [dataclasses.replace(e, upstream=up or e.upstream, fork=fork or e.fork) for e in entries]
 
 
 def run(args: argparse.Namespace) -> int:
