@@ -13,12 +13,29 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from patchcarry.errors import BadInputError
 
-if TYPE_CHECKING:
-    from patchcarry.patchfile import Change, Patch
+
+class Change(Protocol):
+    """One file git would apply (`patchfile.Change`): what the rules look at."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def old_path(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def old_mode(self) -> str: ...
+    @property
+    def new_mode(self) -> str: ...
+    @property
+    def binary(self) -> bool: ...
+    @property
+    def index_mode(self) -> str: ...
+
 
 DEFAULT_PATHS = ("megatron/**", "tests/**")
 _SAFE_MODES = ("100644", "100755")
@@ -63,17 +80,18 @@ def check_identity(author_name: str, email: str, name: str) -> None:
         )
 
 
-def check(patch: Patch) -> None:
+def check(
+    name: str, author: str, email: str, signoffs: Iterable[str], changes: Iterable[Change]
+) -> None:
     """What a read patch may carry: a sign-off by its author, and on git's own list of files,
     only edits and creations of regular text files at safe paths, no workflow files."""
-    email = f"<{patch.author_email}>"
-    if not any(email in signoff for signoff in patch.signoffs):
+    if not any(f"<{email}>" in signoff for signoff in signoffs):
         raise BadInputError(
-            f"{patch.name}: no `Signed-off-by:` from its author {patch.author} "
+            f"{name}: no `Signed-off-by:` from its author {author} "
             "(upstream requires the DCO): git commit --amend -s, then re-export it"
         )
-    for change in patch.changes:
-        check_change(change, patch.name)
+    for change in changes:
+        check_change(change, name)
 
 
 def check_change(change: Change, name: str) -> None:
