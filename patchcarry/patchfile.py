@@ -130,6 +130,11 @@ def read(text: str | bytes, *, name: str = "patch", path: Path | None = None) ->
     )
     patchrules.check_identity(author_name, email, name)
     start = data.rfind(body) if body else -1
+    if body and start < 0:  # `git apply` on the file (check) would not read what `git am` does
+        raise BadInputError(
+            f"{name}: its diff is transfer-encoded (git am decodes it, git apply would not): "
+            "re-export it with git format-patch"
+        )
     offset = data[:start].count(b"\n") if start >= 0 else 0
     sections = _sections(body, name, offset)
     changes = tuple(_change(section, line, name) for line, section in sections)

@@ -231,3 +231,13 @@ def test_a_second_mail_in_one_file_is_refused():
     text = FIX_0001.read_text()
     with pytest.raises(BadInputError, match="git am reads 2 mails"):
         parse(text + text, name="two.patch")
+
+
+def test_a_transfer_encoded_diff_is_refused():
+    """`git am` decodes it, `check`'s `git apply` of the file would not: one reading only."""
+    head, _, rest = FIX_0001.read_text().partition("\n\n")
+    message, sep, diff = rest.partition("\n---\n")
+    encoded = "".join(f"={b:02X}" if chr(b) in "=d" else chr(b) for b in diff.encode())
+    text = f"{head}\nContent-Transfer-Encoding: quoted-printable\n\n{message}{sep}{encoded}"
+    with pytest.raises(BadInputError, match="transfer-encoded"):
+        parse(text, name="qp.patch")
