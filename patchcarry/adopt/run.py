@@ -120,7 +120,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         _preflight_names(opts.name, target.number, entries, path)
     facts = pull_mod.read(gh, target)
     state = facts.state
-    say(f"{target}: '{line(facts.title)}' by {line(facts.author)}: {state.state}")
+    say(f"{target}: {facts.title!r} by {line(facts.author)}: {state.state}")  # repr escapes
     say("\n".join(f"  - {line(text)}" for text in state.evidence))
     if state.state == classify.MERGED:
         raise FatalError(f"{target} is merged: its change is upstream already, nothing to adopt")
@@ -144,7 +144,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         f"(history fetched to depth {history.depth}, commits only)"
     )
     for merge in series.dropped_merges:
-        say(f"  dropped {merge.sha[:12]} '{line(merge.subject)}' ({line(merge.author)}): merges "
+        say(f"  dropped {merge.sha[:12]} {merge.subject!r} ({line(merge.author)}): merges "
             f"{facts.base_branch} into the PR")  # fmt: skip
     patches_dir = path.parent
     with tempfile.TemporaryDirectory(prefix="adopt-") as tmp_name:
