@@ -8,6 +8,7 @@ import sys
 import traceback
 from collections.abc import Iterator
 
+from patchcarry.display import escape
 from patchcarry.errors import ExitCode, FatalError
 from patchcarry.proc import CalledProcessError
 
@@ -48,7 +49,7 @@ def error_handler(
         message = _message(exc, options)
         if exc.exit_code == ExitCode.USAGE and usage:
             print(usage, end="", file=sys.stderr)
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {escape(message)}", file=sys.stderr)  # may quote git's stderr
         result.code = exc.exit_code
     except KeyboardInterrupt:
         message = "interrupted"

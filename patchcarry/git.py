@@ -61,6 +61,19 @@ def git(
     )
 
 
+def git_bytes(
+    *args: str,
+    cwd: Path | str,
+    check: bool = True,
+    env_extra: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> tuple[int, bytes, str]:
+    """`git` for contents that must stay bytes (blobs, patch text): (code, stdout, stderr)."""
+    return proc.cmd_output_bytes(
+        "git", *args, cwd=cwd, env=no_git_env(env_extra), check=check, stdin=stdin
+    )
+
+
 def plain_tree_env(tree: Path) -> dict[str, str]:
     """Env that stops git from finding a repository above `tree` (a plain source tree).
 
@@ -146,6 +159,7 @@ def am(
     patches: list[Path], *, cwd: Path, committer_name: str, committer_email: str
 ) -> GitCommitHash:
     """`git am` the patches on HEAD, keeping authorship and message (sign-off included).
+    `--keep-cr`: a line of a CRLF file keeps its CR (as `patchfile` reads the patch).
 
     The committer is given and its date is the author date, so the same patches on the same
     base give the same commit hash on every run (a re-run sees "already pushed").
@@ -154,6 +168,7 @@ def am(
     code, out, err = git(
         "am",
         "-q",
+        "--keep-cr",
         "--committer-date-is-author-date",
         "--no-3way",
         *(str(p) for p in patches),
@@ -258,13 +273,14 @@ def path_exists(rev: str, path: str, *, cwd: Path) -> bool:
     return bool(out.strip())
 
 
-def show_file(rev: str, path: str, *, cwd: Path) -> str | None:
-    """Content of `path` at `rev` (blob fetched lazily in a partial clone); None only when the
-    path does not exist there. A read that fails (a lazy fetch that fails) is GitReadError,
+def show_file(rev: str, path: str, *, cwd: Path) -> bytes | None:
+    """Content of `path` at `rev` as stored (bytes: CRLF and any encoding kept; the blob is
+    fetched lazily in a partial clone); None only when the path does not exist there. A read
+    that fails (a lazy fetch that fails) is GitReadError,
     never "absent": a guess would report a conflict that is not there."""
     if not path_exists(rev, path, cwd=cwd):
         return None
-    code, out, err = git("show", f"{rev}:{path}", cwd=cwd, check=False)
+    code, out, err = git_bytes("cat-file", "blob", f"{rev}:{path}", cwd=cwd, check=False)
     if code != 0:
         raise GitReadError(
             f"could not read {path} at {rev[:12]}: {' '.join(err.split())[:300]}; "
@@ -286,11 +302,12 @@ def changed_paths(old: str, new: str, *, cwd: Path) -> list[str]:
 
 
 def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3) -> str:
-    """`git diff` between two commits limited to `paths` (only their blobs are fetched)."""
-    _, out, _ = git(
+    """`git diff` between two commits limited to `paths` (only their blobs are fetched); bytes
+    that are not UTF-8 come back as surrogates (`encode` restores them)."""
+    _, out, _ = git_bytes(
         "diff", "--no-color", "--no-renames", f"-U{unified}", old, new, "--", *paths, cwd=cwd
     )
-    return out
+    return out.decode("utf-8", "surrogateescape")
 
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.MULTILINE)
@@ -303,10 +320,17 @@ def hunk_ranges(old: str, new: str, path: str, *, cwd: Path) -> list[tuple[int, 
     return [(int(m.group(1)), int(m.group(2) or 1)) for m in _HUNK_RE.finditer(text)]
 
 
-def patch_id(diff_text: str, *, cwd: Path) -> str | None:
-    """`git patch-id --stable` of a diff or format-patch text; None when it has no changes."""
-    _, out, _ = git("patch-id", "--stable", cwd=cwd, stdin=diff_text)
-    return out.split()[0] if out.strip() else None
+def patch_id(diff_text: str | bytes, *, cwd: Path) -> str | None:
+    """`git patch-id --verbatim` (the stable id, whitespace kept: indentation is code) of a
+    diff or format-patch text; None when it has no changes."""
+    data = diff_text if isinstance(diff_text, bytes) else encode(diff_text)
+    _, out, _ = git_bytes("patch-id", "--verbatim", cwd=cwd, stdin=data)
+    return out.split()[0].decode() if out.strip() else None
+
+
+def encode(text: str) -> bytes:
+    """Text that came from bytes (decoded with surrogateescape) back to those exact bytes."""
+    return text.encode("utf-8", "surrogateescape")
 
 
 def apply_in_tree(
@@ -491,25 +515,28 @@ def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, s
     return found
 
 
-def merge_file(ours: str, base: str, theirs: str, *, cwd: Path) -> tuple[bool, str]:
-    """`git merge-file -p`: the 3-way merge of one file's three texts; (clean, merged text).
-    Conflict markers are in the text when not clean; the caller then refuses."""
+def merge_file(ours: bytes, base: bytes, theirs: bytes, *, cwd: Path) -> tuple[bool, bytes]:
+    """`git merge-file -p`: the 3-way merge of one file's three contents (bytes, so CRLF and
+    any encoding survive); (clean, merged). Conflict markers are in it when not clean; the
+    caller then refuses."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-merge-") as tmp:
         paths = []
-        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
             path = Path(tmp) / name
-            path.write_text(text)
+            path.write_bytes(data)
             paths.append(str(path))
-        code, out, err = git("merge-file", "-p", "--", *paths, cwd=cwd, check=False)
+        code, out, err = git_bytes("merge-file", "-p", "--", *paths, cwd=cwd, check=False)
     if code < 0 or code > 127:
         raise GitReadError(f"git merge-file failed: {err.strip()[:300]}")
     return code == 0, out
 
 
-def write_blob_to_index(text: str, path: str, *, index: Path, cwd: Path) -> None:
-    """Store `text` as a blob and put it at `path` in the scratch index, keeping its mode."""
+def write_blob_to_index(data: bytes, path: str, *, index: Path, cwd: Path) -> None:
+    """Store `data` as a blob (as is: no filters) and put it at `path` in the scratch index,
+    keeping its mode."""
     env = {"GIT_INDEX_FILE": str(index)}
-    _, blob, _ = git("hash-object", "-w", "--stdin", cwd=cwd, stdin=text)
+    _, raw, _ = git_bytes("hash-object", "-w", "--no-filters", "--stdin", cwd=cwd, stdin=data)
+    blob = raw.decode()
     _, entry, _ = git("ls-files", "-s", "--", path, cwd=cwd, env_extra=env)
     mode = entry.split()[0] if entry.strip() else "100644"
     git("update-index", "--cacheinfo", f"{mode},{blob.strip()},{path}", cwd=cwd, env_extra=env)
@@ -574,3 +601,67 @@ def format_patch(commit: str, *, number: int, out_dir: Path, cwd: Path) -> Path:
         cwd=cwd,
     )
     return Path(out.strip())
+
+
+# -- patchfile: what git itself reads in a patch file (the facts every command works on).
+# Each runs in an empty temp dir that git may not leave (no repository is involved).
+def mailsplit(data: bytes) -> list[bytes]:
+    """The mails `git am` would split `data` into (`git mailsplit --keep-cr`, as am runs it);
+    none when git reads no mailbox in it."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-mail-") as tmp:
+        env = plain_tree_env(Path(tmp) / "x")
+        code, _, _ = git_bytes(
+            "mailsplit", "--keep-cr", f"-o{tmp}", cwd=tmp, stdin=data, env_extra=env, check=False
+        )
+        return [path.read_bytes() for path in sorted(Path(tmp).iterdir())] if code == 0 else []
+
+
+def mailinfo(mail: bytes) -> tuple[dict[str, str], bytes, bytes]:
+    """`git mailinfo -u` of one mail: (its header fields as git decodes them: Author, Email,
+    Subject, Date; the commit message; the patch part, from git's own patch break)."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-mailinfo-") as tmp:
+        env = plain_tree_env(Path(tmp) / "x")
+        code, out, err = git_bytes(
+            "mailinfo", "-u", "msg", "patch", cwd=tmp, stdin=mail, env_extra=env, check=False
+        )
+        if code != 0:
+            raise GitReadError(f"git mailinfo failed: {' '.join(err.split())[:300]}")
+        info: dict[str, str] = {}
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            key, sep, value = line.partition(": ")
+            if sep:
+                info[key] = value
+        return info, (Path(tmp) / "msg").read_bytes(), (Path(tmp) / "patch").read_bytes()
+
+
+def apply_numstat(patch: bytes) -> tuple[int, bytes, str]:
+    """`git apply --numstat --summary -z` of `patch`: every file git would apply, with its line
+    counts (`-` for binary), then the creations, deletions, mode changes, renames and copies.
+    (code, git's output, git's stderr). Reads no tree."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-numstat-") as tmp:
+        return git_bytes(
+            "apply",
+            "--numstat",
+            "--summary",
+            "-z",
+            cwd=tmp,
+            stdin=patch,
+            check=False,
+            env_extra=plain_tree_env(Path(tmp) / "x"),
+        )
+
+
+def trailers(message: bytes) -> list[tuple[str, str]]:
+    """The trailers (`Signed-off-by: ...`) `git interpret-trailers --parse` reads in a commit
+    message, in order, as (key, value)."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-trailers-") as tmp:
+        env = plain_tree_env(Path(tmp) / "x")
+        _, out, _ = git_bytes(
+            "interpret-trailers", "--parse", cwd=tmp, stdin=message, env_extra=env
+        )
+    found = []
+    for line in out.decode("utf-8", "surrogateescape").splitlines():
+        key, sep, value = line.partition(": ")
+        if sep:
+            found.append((key, value))
+    return found

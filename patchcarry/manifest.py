@@ -93,7 +93,19 @@ _KNOWN = set(_REQUIRED) | {
 _MEASURE_ROLES = ("fix", "reset")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*\Z")
-_REPO_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
+# GitHub's names: an owner is 1-39 letters, digits or inner hyphens; a repository 1-100 of
+# letters, digits, `.`, `_`, `-`, but not `.` or `..` (they would name a path, not a repo).
+_REPO_RE = re.compile(
+    r"(?!.*/\.\.?\Z)[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?/[A-Za-z0-9._-]{1,100}"
+)
+
+
+def check_repo(value: str, what: str) -> str:
+    """`value` when it is a GitHub `OWNER/REPO` (whole string); else BadInputError naming
+    `what` (the manifest key or command-line option). The one check every source uses."""
+    if not isinstance(value, str) or not _REPO_RE.fullmatch(value):
+        raise BadInputError(f"{what} must be OWNER/REPO as GitHub names them, got {value!r}")
+    return value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -248,8 +260,7 @@ def _entry(
     if not _NAME_RE.match(text["name"]):
         raise _bad(where, f"{label}: name must match [a-z0-9][a-z0-9._-]* (it names folders)")
     for key in ("upstream", "fork"):
-        if not _REPO_RE.match(text[key]):
-            raise _bad(where, f"{label}: {key} must be OWNER/NAME, got {merged[key]!r}")
+        check_repo(text[key], f"{where}: {label}: {key}")
     if not _SHA_RE.match(text["base_commit"]):
         raise _bad(where, f"{label}: base_commit must be a full 40-hex sha")
     for key in ("base_branch", "head_branch"):

@@ -1,9 +1,16 @@
-"""Parses `git format-patch` files once: header, message, touched files, hunks. Pure Python.
+"""Reads a `git format-patch` file once, as git reads it: every fact comes from git.
 
-What a patch may carry (paths, modes, sign-off, encoding) is checked here too, by
-`patchrules`, so a bad patch stops every command at load time, before any write.
-The manifest loads each patch file through `load` when it is parsed, so every later step
-(check, proof, resubmit) works on the same `Patch` and no module reads a patch file again.
+`git mailsplit` + `git mailinfo` (what `git am` runs) give the author, email, date, subject and
+message (RFC 2047 decoded, folded headers joined); `git interpret-trailers` the sign-offs;
+`git apply --numstat --summary -z`, run on each `diff --git` section, every path, mode,
+rename, copy and binary marker git would apply. A patch whose text holds anything else git
+would apply (a plain `Index:`/`---`/`+++` section after the real diff, or a commit message
+with a line git reads as the start of a diff) is refused: it would reach upstream unseen.
+The hunk model `check`'s drift judgement needs is built from the same git-verified sections.
+
+What a patch may carry (paths, modes, sign-off) is checked by `patchrules` in `load`, so a bad
+patch stops every command at load time, before any write. The manifest loads each patch file
+through `load`, so every later step works on the same `Patch` and no module reads it again.
 """
 
 from __future__ import annotations
@@ -12,11 +19,18 @@ import dataclasses
 import re
 from pathlib import Path
 
-from patchcarry import patchrules
+from patchcarry import git, patchrules
 from patchcarry.errors import BadInputError
 
-_DIFF_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_SUMMARY_RE = re.compile(
+    r"^ (?:(?P<kind>create|delete) mode (?P<mode>\d+) (?P<path>.+)"
+    r"|mode change (?P<old>\d+) => (?P<new>\d+) (?P<mpath>.+)"
+    r"|(?P<move>rename|copy) (?P<names>.+) \(\d+%\)"
+    r"|rewrite .+ \(\d+%\))$"
+)
+_INDEX_MODE_RE = re.compile(rb"^index [0-9a-f]+\.\.[0-9a-f]+ (\d{6})$", re.MULTILINE)
+_SIGNOFF = "signed-off-by"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,114 +62,212 @@ class Hunk:
 
 
 @dataclasses.dataclass(frozen=True)
+class Change:
+    """One file `git apply` would touch, as its `--numstat --summary -z` says."""
+
+    path: str  # the path written (the old path for a deletion)
+    old_path: str  # differs from `path` only for a rename or a copy
+    kind: str  # modify | create | delete | rename | copy
+    old_mode: str  # "" unless git reports one (deletion, mode change)
+    new_mode: str  # "" unless git reports one (creation, mode change)
+    binary: bool
+    index_mode: str  # the mode on the section's `index` line, "" when it has none
+    line: int  # the line of the patch file its `diff --git` header is on
+
+
+@dataclasses.dataclass(frozen=True)
 class Patch:
-    """One format-patch file, parsed. `path` stays for the tools that want a file (git)."""
+    """One format-patch file, read. `path` stays for the tools that want a file (git)."""
 
     name: str
     path: Path
-    text: str
+    text: str  # the file's bytes (non-UTF-8 bytes kept as surrogates: `git.encode` restores)
     subject: str
-    author: str  # "Name <email>", as the From: line says
+    author: str  # "Name <email>", as `git mailinfo` decodes the From: header
     author_name: str
     author_email: str
     date: str  # the Date: line, kept so a commit rebuilt from this patch is the same commit
     message: str  # the commit message body, without Subject and sign-offs
-    files: tuple[str, ...]  # every path its `diff --git` headers name, sorted
+    files: tuple[str, ...]  # every path git would apply (both sides of a rename), sorted
     hunks: tuple[Hunk, ...]
+    signoffs: tuple[str, ...] = ()  # each `Signed-off-by:` value, in order ("Name <email>")
+    changes: tuple[Change, ...] = ()  # git's own list, one per `diff --git` section
 
 
 def load(path: Path) -> Patch:
-    """Read and parse the patch file at `path` (the one place a patch file is read)."""
+    """Read the patch file at `path` (the one place a patch file is read) and check it."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         raise BadInputError(f"{path.name}: patch file not found") from None
-    return parse(patchrules.decode(data, path.name), name=path.name, path=path)
+    return parse(data, name=path.name, path=path)
 
 
-_IDENT_RE = re.compile(r"^(.*?)\s*<([^>]+)>$")
-_MESSAGE_RE = re.compile(r"^Subject: .*?\n(?!\s)(.*?)\n---\n", re.MULTILINE | re.DOTALL)
+def parse(text: str | bytes, *, name: str = "patch", path: Path | None = None) -> Patch:
+    """Read format-patch `text` as git does and check what it may carry (`patchrules`);
+    BadInputError says what is wrong (`name` labels it, `path` is the file it came from)."""
+    patch = read(text, name=name, path=path)
+    patchrules.check(patch.name, patch.author, patch.author_email, patch.signoffs, patch.changes)
+    return patch
 
 
-def _message(text: str) -> str:
-    match = _MESSAGE_RE.search(text)
-    if not match:
-        return ""
-    kept = [ln for ln in match.group(1).strip().splitlines() if not ln.startswith("Signed-off-by:")]
-    return "\n".join(kept).strip()
-
-
-def parse(text: str, *, name: str = "patch", path: Path | None = None) -> Patch:
-    """Parse format-patch `text`; BadInputError says what is malformed (`name` labels it,
-    `path` is the file it came from)."""
-    file = path if path is not None else Path(name)
-    if not text.startswith("From ") or "\nSubject: " not in text:
-        raise BadInputError(f"{name}: not `git format-patch` output (no From/Subject header)")
-    patchrules.check_header(text, name)
-    patchrules.check_diff_headers(text, name)
-    author = re.search(r"^From: (.+)$", text, re.MULTILINE)
-    ident = _IDENT_RE.match(author.group(1).strip()) if author else None
-    if ident is None:
-        raise BadInputError(f"{name}: its From: line is not `Name <email>`")
-    date = re.search(r"^Date: (.+)$", text, re.MULTILINE)
-    subject = re.search(r"^Subject: (?:\[PATCH[^\]]*\] )?(.+(?:\n .+)*)$", text, re.MULTILINE)
-    hunks: list[Hunk] = []
-    target: str | None = None
-    current: list[str] | None = None
-    header: tuple[int, int, int, int] | None = None
-
-    def close() -> None:
-        if current is not None and header is not None and target is not None:
-            old_seen = sum(1 for t in current if not t.startswith("+"))
-            new_seen = sum(1 for t in current if not t.startswith("-"))
-            if (old_seen, new_seen) != (header[1], header[3]):
-                raise BadInputError(
-                    f"{name}: hunk at {target}:{header[0]} is corrupt "
-                    f"(header says -{header[1]} +{header[3]}, body has -{old_seen} +{new_seen})"
-                )
-            hunks.append(Hunk(target, header[0], header[1], header[2], header[3], tuple(current)))
-
-    for line in text.splitlines():
-        if line.startswith("diff --git "):
-            close()
-            current, header = None, None
-            match = _DIFF_RE.match(line)
-            if not match:
-                raise BadInputError(f"{name}: bad diff header {line!r}")
-            target = match.group(2)
-        elif line.startswith("@@"):
-            close()
-            match = _HUNK_RE.match(line)
-            if not match or target is None:
-                raise BadInputError(f"{name}: bad hunk header {line!r}")
-            o, ol, n, nl = match.groups()
-            header = (int(o), int(ol or 1), int(n), int(nl or 1))
-            current = []
-        elif current is not None:
-            if line == "-- ":
-                close()
-                current, header = None, None
-            elif line[:1] in (" ", "+", "-") or line == "":
-                current.append(line if line else " ")
-            elif line.startswith("\\"):
-                continue
-            else:
-                close()
-                current, header = None, None
-    close()
-    if not hunks:
-        raise BadInputError(f"{name}: contains no hunks")
+def read(text: str | bytes, *, name: str = "patch", path: Path | None = None) -> Patch:
+    """The facts git reads in format-patch `text`, with no rule on what it may carry beyond
+    "git reads exactly its own `diff --git` sections" (so a rename or a mode change is read)."""
+    data = text if isinstance(text, bytes) else git.encode(text)
+    patchrules.check_bytes(data, name)
+    mails = git.mailsplit(data)
+    if len(mails) != 1 or b"\nSubject: " not in data:
+        raise BadInputError(
+            f"{name}: not `git format-patch` output (git am reads {len(mails)} mails in it, "
+            "not one with a Subject:)"
+        )
+    info, msg, body = git.mailinfo(mails[0])
+    author_name, email = (
+        patchrules.utf8(git.encode(info.get(key, "")), name, f"its From: {key.lower()}")
+        for key in ("Author", "Email")
+    )
+    patchrules.check_identity(author_name, email, name)
+    start = data.rfind(body) if body else -1
+    if body and start < 0:  # `git apply` on the file (check) would not read what `git am` does
+        raise BadInputError(
+            f"{name}: its diff is transfer-encoded (git am decodes it, git apply would not): "
+            "re-export it with git format-patch"
+        )
+    offset = data[:start].count(b"\n") if start >= 0 else 0
+    sections = _sections(body, name, offset)
+    changes = tuple(_change(section, line, name) for line, section in sections)
+    message = patchrules.utf8(msg, name, "its commit message")
+    subject = patchrules.utf8(git.encode(info.get("Subject", "")), name, "its Subject:")
+    commit_message = subject.encode() + b"\n\n" + msg  # the commit `git am` makes
+    signoffs = tuple(v for k, v in git.trailers(commit_message) if k.lower() == _SIGNOFF)
+    kept = [ln for ln in message.strip().splitlines() if not ln.startswith("Signed-off-by:")]
     return Patch(
         name=name,
-        path=file,
-        text=text,
-        subject=" ".join(subject.group(1).split()) if subject else "",
-        author=author.group(1).strip() if author else "",
-        author_name=ident.group(1),
-        author_email=ident.group(2),
-        date=date.group(1).strip() if date else "",
-        message=_message(text),
-        files=tuple(sorted({m.group(2) for m in _DIFF_RE.finditer(text)})),
-        hunks=tuple(hunks),
+        path=path if path is not None else Path(name),
+        text=data.decode("utf-8", "surrogateescape"),
+        subject=subject,
+        author=f"{author_name} <{email}>",
+        author_name=author_name,
+        author_email=email,
+        date=info.get("Date", ""),
+        message="\n".join(kept).strip(),
+        files=tuple(sorted({p for c in changes for p in (c.path, c.old_path)})),
+        hunks=tuple(
+            h for (_, section), c in zip(sections, changes, strict=True) for h in _hunks(section, c)
+        ),
+        signoffs=signoffs,
+        changes=changes,
     )
+
+
+def _sections(body: bytes, name: str, offset: int) -> list[tuple[int, bytes]]:
+    """The `diff --git` sections of the patch part `git mailinfo` split off, each with the
+    line it starts on. What comes before the first must be format-patch's own `---` and
+    diffstat: a commit message line git reads as the start of a diff, or a plain diff
+    section, is refused with its line named."""
+    lines = body.splitlines(keepends=True)
+    first = next((i for i, ln in enumerate(lines) if ln.startswith(b"diff --git ")), len(lines))
+    separators = [i for i, ln in enumerate(lines[:first]) if ln.rstrip(b"\r\n") == b"---"]
+    for i, line in enumerate(lines[:first]):
+        shown = line.rstrip(b"\r\n").decode("utf-8", "replace")
+        if i == 0 and (separators[:1] != [0] or len(separators) > 1):
+            raise BadInputError(
+                f"{name}: line {offset + 1} (`{shown}`) is where git starts reading the diff: "
+                "its commit message holds a line git reads as the start of a diff; refused"
+            )
+        if i > 0 and not (line.startswith(b" ") or not line.strip()):
+            raise BadInputError(
+                f"{name}: line {offset + i + 1} (`{shown}`) is outside the patch's `diff --git` "
+                "sections, where git would read a diff; refused"
+            )
+    if first == len(lines):
+        raise BadInputError(f"{name}: contains no `diff --git` section")
+    out: list[tuple[int, bytes]] = []
+    for i in range(first, len(lines)):
+        if lines[i].startswith(b"diff --git "):
+            out.append((offset + i + 1, b""))
+        line_no, section = out[-1]
+        out[-1] = (line_no, section + lines[i])
+    return out
+
+
+def _change(section: bytes, line: int, name: str) -> Change:
+    """What git applies from one `diff --git` section: exactly one file, or refused."""
+    code, out, err = git.apply_numstat(section)
+    where = f"{name}: the `diff --git` section at line {line}"
+    if code != 0:
+        first = next((ln for ln in err.splitlines() if ln.startswith(("error", "fatal"))), err)
+        raise BadInputError(f"{where}: git cannot read it ({' '.join(first.split())[:200]})")
+    *records, summary = out.split(b"\0")
+    if len(records) != 1:
+        raise BadInputError(
+            f"{where}: git reads {len(records)} files in it (a diff hidden after the first); "
+            "refused"
+        )
+    added, deleted, path = (
+        patchrules.utf8(part, name, "a path") for part in records[0].split(b"\t", 2)
+    )
+    kind, old_path, old_mode, new_mode = "modify", path, "", ""
+    for text in summary.decode("utf-8", "surrogateescape").splitlines():
+        match = _SUMMARY_RE.match(text)
+        if match is None:
+            raise BadInputError(f"{where}: unexpected `git apply --summary` line {text!r}")
+        if match["kind"]:
+            kind = match["kind"]
+            if kind == "delete":
+                old_mode = match["mode"]
+            else:
+                new_mode = match["mode"]
+        elif match["old"]:
+            old_mode, new_mode = match["old"], match["new"]
+        elif match["move"]:
+            kind, old_path = match["move"], _old_name(match["names"], path)
+    index = _INDEX_MODE_RE.search(section)
+    return Change(
+        path=path,
+        old_path=old_path,
+        kind=kind,
+        old_mode=old_mode,
+        new_mode=new_mode,
+        binary=(added, deleted) == ("-", "-"),
+        index_mode=index.group(1).decode() if index else "",
+        line=line,
+    )
+
+
+def _old_name(names: str, new: str) -> str:
+    """The source of `git apply --summary`'s `rename OLD => NEW` (or `a/{b => c}/d`)."""
+    match = re.match(r"^(.*)\{(.*) => (.*)\}(.*)$", names)
+    if match:
+        head, old, _, tail = match.groups()
+        return re.sub("//+", "/", f"{head}{old}{tail}")
+    old, sep, _ = names.partition(" => ")
+    return old if sep else new
+
+
+def _hunks(section: bytes, change: Change) -> list[Hunk]:
+    """The hunks of one git-verified section (git counted the lines; this keeps them)."""
+    hunks: list[Hunk] = []
+    header: tuple[int, int, int, int] | None = None
+    current: list[str] = []
+    want = (0, 0)
+    for raw in section.decode("utf-8", "surrogateescape").split("\n"):
+        line = raw[:-1] if raw.endswith("\r") and header is None else raw
+        if header is None:
+            match = _HUNK_RE.match(line)
+            if match:
+                o, ol, n, nl = match.groups()
+                header = (int(o), int(ol or 1), int(n), int(nl or 1))
+                current, want = [], (header[1], header[3])
+            continue
+        if line.startswith("\\"):
+            continue
+        current.append(line if line else " ")
+        old_seen = sum(1 for t in current if not t.startswith("+"))
+        new_seen = sum(1 for t in current if not t.startswith("-"))
+        if (old_seen, new_seen) == want:
+            hunks.append(Hunk(change.path, *header, tuple(current)))
+            header = None
+    return hunks

@@ -1,10 +1,11 @@
-"""What a patch may carry, checked once when it is parsed (so at `check` time, before any write).
+"""What a patch may carry, checked once when it is read (so at `check` time, before any write).
 
 A patch is pushed to a fork and opened upstream, and `check` writes its paths into a temp
-tree: every path must be relative, normalised, outside `.git/`, and the same in `diff --git`
-and `---/+++`; no symlinks, submodules, mode changes, renames or binary data; a `From:` author
-and a `Signed-off-by:` (upstream requires the DCO); UTF-8 text with LF line endings. Which
-paths an entry may touch is the manifest's (`allowed`, below). Pure Python.
+tree. The rules run on what git reads in it (`patchfile`: `git mailinfo`, `git apply
+--numstat --summary`): every path relative, normalised, outside `.git/` and not a workflow
+file; no symlinks, submodules, mode changes, renames, copies or binary data; an author git can
+read and a `Signed-off-by:` from them (upstream requires the DCO); a UTF-8 header and message.
+Which paths an entry may touch is the manifest's (`allowed`, below).
 """
 
 from __future__ import annotations
@@ -12,55 +13,113 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable
+from typing import Protocol
 
 from patchcarry.errors import BadInputError
 
+
+class Change(Protocol):
+    """One file git would apply (`patchfile.Change`): what the rules look at."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def old_path(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def old_mode(self) -> str: ...
+    @property
+    def new_mode(self) -> str: ...
+    @property
+    def binary(self) -> bool: ...
+    @property
+    def index_mode(self) -> str: ...
+
+
 DEFAULT_PATHS = ("megatron/**", "tests/**")
 _SAFE_MODES = ("100644", "100755")
-_REFUSED_HEADERS = {
-    "old mode ": "changes a file mode",
-    "new mode ": "changes a file mode",
-    "similarity index": "renames or copies a file",
-    "rename from ": "renames a file",
-    "copy from ": "copies a file",
-    "GIT binary patch": "carries binary data",
-    "Binary files ": "carries binary data",
-}
-_MODE_RE = re.compile(r"^(?:new file mode|deleted file mode|index \S+) (\d{6})$")
-_EMAIL_RE = re.compile(r"<([^<>\s]+@[^<>\s]+)>")
+# GitHub runs these with the repository's credentials; never pushed under the user's name.
+_WORKFLOWS = (".github/workflows/**",)
 
 
-def decode(data: bytes, name: str) -> str:
-    """The patch text: UTF-8 only (git format-patch writes UTF-8), LF line endings only."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BadInputError(
-            f"{name}: not UTF-8 (byte {exc.start}; Latin-1?): re-export it with git format-patch"
-        ) from None
-    if "\r" in text:
+def check_bytes(data: bytes, name: str) -> None:
+    """A whole file converted to CRLF (its header lines end in CR) is an editor's doing, not
+    format-patch's: refused. CR inside a diff (a CRLF file's lines) is content and kept."""
+    first = data.split(b"\n", 1)[0]
+    if first.endswith(b"\r"):
         raise BadInputError(
             f"{name}: has CRLF line endings (an editor or checkout converted it): "
             "re-export it with git format-patch, or run dos2unix on it"
         )
-    return text
 
 
-def check_header(text: str, name: str) -> None:
-    """A `From:` author and a `Signed-off-by:` from that author in the commit message."""
-    head, _, _ = text.partition("\n\n")
-    author = re.search(r"^From: (.+)$", head, re.MULTILINE)
-    if not author or not author.group(1).strip():
-        raise BadInputError(f"{name}: no `From:` author line; re-export it with git format-patch")
-    message = text.split("\n---\n", 1)[0]
-    signoffs = re.findall(r"^Signed-off-by: (.+)$", message, re.MULTILINE)
-    email = _EMAIL_RE.search(author.group(1))
-    signed = [s for s in signoffs if email is None or email.group(1) in s]
-    if not signed:
+def utf8(data: bytes, name: str, what: str) -> str:
+    """`data` (git's reading of a header, message or path) as text; refused unless UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise BadInputError(
-            f"{name}: no `Signed-off-by:` from its author {author.group(1).strip()} "
+            f"{name}: {what} is not UTF-8 (byte {exc.start}; Latin-1?): "
+            "re-export it with git format-patch"
+        ) from None
+
+
+def check_identity(author_name: str, email: str, name: str) -> None:
+    """The author as `git mailinfo` (so `git am`) reads the From: header: a name and an email.
+    git replaces a name it cannot use (over 60 bytes, or holding `@<>`) by the email: that
+    author would not be the patch's, so it is refused."""
+    if not email:
+        raise BadInputError(
+            f"{name}: no `From:` author line git can read; re-export it with git format-patch"
+        )
+    if not author_name or author_name == email:
+        raise BadInputError(
+            f"{name}: its From: line is not `Name <email>` as git reads it (git am would record "
+            f"the author as {email}): a name of at most 60 bytes without `@<>` is needed"
+        )
+
+
+def check(
+    name: str, author: str, email: str, signoffs: Iterable[str], changes: Iterable[Change]
+) -> None:
+    """What a read patch may carry: a sign-off by its author, and on git's own list of files,
+    only edits and creations of regular text files at safe paths, no workflow files."""
+    if not any(f"<{email}>" in signoff for signoff in signoffs):
+        raise BadInputError(
+            f"{name}: no `Signed-off-by:` from its author {author} "
             "(upstream requires the DCO): git commit --amend -s, then re-export it"
         )
+    for change in changes:
+        check_change(change, name)
+
+
+def check_change(change: Change, name: str) -> None:
+    """One file of git's list: see `check`."""
+    path = change.path
+    for side in (change.old_path, path):
+        check_path(side, name)
+    if any(_glob_re(w).match(p) for w in _WORKFLOWS for p in (change.old_path, path)):
+        raise BadInputError(
+            f"{name}: {path} is a GitHub Actions workflow file (it would run with the fork's "
+            "and upstream's credentials); refused, carry it by hand"
+        )
+    if change.kind in ("rename", "copy"):
+        raise BadInputError(
+            f"{name}: git reads a {change.kind} of {change.old_path} to {path}: "
+            f"renames refused; only text edits are carried"
+        )
+    if change.old_mode and change.new_mode:
+        raise BadInputError(
+            f"{name}: {path} changes a file mode ({change.old_mode} -> {change.new_mode}); "
+            "only text edits are carried"
+        )
+    for mode in (change.old_mode, change.new_mode, change.index_mode):
+        if mode and mode not in _SAFE_MODES:
+            kind = {"120000": "a symlink", "160000": "a submodule"}.get(mode, "a mode")
+            raise BadInputError(f"{name}: {path} is {kind} ({mode}); refused")
+    if change.binary:
+        raise BadInputError(f"{name}: {path} carries binary data; only text edits are carried")
 
 
 def check_path(path: str, name: str) -> None:
@@ -75,42 +134,6 @@ def check_path(path: str, name: str) -> None:
         or any(p.lower() == ".git" for p in parts)
     ):
         raise BadInputError(f"{name}: refusing path {path!r} (absolute, not normalised, or .git)")
-
-
-def check_diff_headers(text: str, name: str) -> None:
-    """Each file's header: safe, consistent paths and nothing but plain text edits."""
-    in_header, path = False, ""
-    for line in text.splitlines():
-        if line.startswith("diff --git "):
-            match = re.match(r"^diff --git a/(\S+) b/(\S+)$", line)
-            if not match:
-                raise BadInputError(f"{name}: bad diff header {line!r}")
-            old, new = match.groups()
-            check_path(old, name)
-            check_path(new, name)
-            if old != new:
-                raise BadInputError(f"{name}: diff --git names {old} and {new}: renames refused")
-            in_header, path = True, new
-            continue
-        if not in_header:
-            continue
-        if line.startswith("@@"):
-            in_header = False
-            continue
-        for prefix, why in _REFUSED_HEADERS.items():
-            if line.startswith(prefix):
-                raise BadInputError(f"{name}: {path} {why}; only text edits are carried")
-        mode = _MODE_RE.match(line)
-        if mode and mode.group(1) not in _SAFE_MODES:
-            kind = {"120000": "a symlink", "160000": "a submodule"}.get(mode.group(1), "a mode")
-            raise BadInputError(f"{name}: {path} is {kind} ({mode.group(1)}); refused")
-        for marker, side in (("--- ", "a/"), ("+++ ", "b/")):
-            if line.startswith(marker):
-                named = line[len(marker) :]
-                if named != "/dev/null" and named != f"{side}{path}":
-                    raise BadInputError(
-                        f"{name}: diff --git names {path} but `{line}` names another file"
-                    )
 
 
 def _glob_re(pattern: str) -> re.Pattern[str]:

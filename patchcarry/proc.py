@@ -62,6 +62,30 @@ def cmd_output(
     return proc.returncode, out, err
 
 
+def cmd_output_bytes(
+    *cmd: str,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    stdin: bytes | None = None,
+) -> tuple[int, bytes, str]:
+    """Run `cmd` on bytes: (code, stdout as bytes, stderr as text); for file contents and patch
+    text, which must reach git and come back byte for byte (CRLF, any encoding)."""
+    proc = subprocess.run(
+        list(cmd),
+        cwd=cwd,
+        env=dict(env) if env is not None else None,
+        input=stdin,
+        capture_output=True,
+        check=False,
+    )
+    err = proc.stderr.decode("utf-8", "replace")
+    if check and proc.returncode != 0:
+        out = proc.stdout.decode("utf-8", "replace")
+        raise CalledProcessError(cmd, proc.returncode, out, err)
+    return proc.returncode, proc.stdout, err
+
+
 def _run(
     cmd: Sequence[str],
     cwd: Path | str | None,

@@ -99,7 +99,7 @@ class FetchedUpstream:
     def cache_bytes(self) -> int:
         return object_bytes(self.repo)
 
-    def show(self, rev: str, path: str) -> str | None:
+    def show(self, rev: str, path: str) -> bytes | None:
         """Content of `path` at commit `rev`, or None when the file does not exist there."""
         return git.show_file(rev, path, cwd=self.repo)
 
@@ -273,7 +273,7 @@ class PullHistory:
     head: str
     depth: int
 
-    def show(self, rev: str, path: str) -> str | None:
+    def show(self, rev: str, path: str) -> bytes | None:
         return git.show_file(rev, path, cwd=self.repo)
 
 

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from patchcarry import cli, git, manifest
+from patchcarry.patchfile import load as load_patch
 from testing import adopt_scenarios as ad
 from testing import github_scenarios as sc
+from testing import patch_corpus
 from testing.fake_github import FakeGitHub, GitHubState
 from testing.upstream_repos import FIX_0001, FIX_0003, UpstreamRepo, make_upstream
 
@@ -272,3 +274,59 @@ def test_derived_paths_hold_exactly_the_touched_directories() -> None:
     assert patchrules.outside(["src/other.py", "setup.py"], derived) == ["src/other.py", "setup.py"]
     assert [paths.is_test_file(f) for f in files] == [False, False, False, False, True]
     assert paths.is_test_file("pkg/widget_test.go") and paths.is_test_file("web/a.spec.ts")
+
+
+# -- issue 17: patches as git reads them.
+def _pr_by(world: World, number: int, name: str, message_extra: str = "") -> str:
+    """PR `number`: FIX_0001's change committed by `name`, closed by detachment."""
+    sha = patch_corpus.reauthored(
+        world.upstream, FIX_0001, name=name, email="dev@example.invalid",
+        message_extra=message_extra, branch=f"pr-{number}",
+    )  # fmt: skip
+    git.git("push", "-q", "-f", "origin", f"{sha}:refs/pull/{number}/head", cwd=world.upstream.work)
+    ad.closed_by_detachment(
+        world.gh.state, sc.UPSTREAM, number, title=f"Fix by \x1b]0;pwned\x07{name}",
+        branch=f"fix/by-{number}", head_sha=sha,
+    )  # fmt: skip
+    return sha
+
+
+@pytest.mark.parametrize("name", [patch_corpus.POLISH, patch_corpus.CHINESE])
+def test_non_ascii_author_round_trips_through_adopt_check_and_resubmit(world: World, capsys, name):
+    sha = _pr_by(world, 6401, name)
+    assert world.adopt(f"{sc.UPSTREAM}#6401", "--name", "by-them") == 0
+    (patch,) = world.patches()
+    assert load_patch(patch).author == f"{name} <dev@example.invalid>"
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\\x1b]0;pwned\\x07" in out  # the PR title, escaped
+    assert cli.main(["check", "--manifest", str(world.manifest), "--upstream",
+                     str(world.upstream.bare), "by-them"]) == 0  # fmt: skip
+    assert cli.main(["resubmit", "--manifest", str(world.manifest), "--upstream-url",
+                     str(world.upstream.bare), "by-them"]) == 0  # fmt: skip
+    branch = manifest.load(world.manifest).entries[0].head_branch
+    fork_git = world.tmp / "fork.git"
+    fields = "%an <%ae>%n%cn <%ce>%n%B"
+    _, got, _ = git.git("log", "-1", f"--format={fields}", f"refs/heads/{branch}", cwd=fork_git)
+    _, want, _ = git.git("log", "-1", "--format=%an <%ae>%n%an <%ae>%n%B", sha,
+                         cwd=world.upstream.bare)  # fmt: skip
+    assert got == want
+    _, raw, _ = git.git("cat-file", "commit", f"refs/heads/{branch}", cwd=fork_git)
+    assert "=?" not in raw
+
+
+def test_a_diff_section_in_a_commit_message_is_refused_with_zero_writes(world: World, capsys):
+    _pr_by(world, 6402, "Mallory Example", message_extra=patch_corpus.SMUGGLED)
+    before = world.manifest.read_text()
+    assert world.adopt(f"{sc.UPSTREAM}#6402", "--name", "smuggled") == 5
+    err = capsys.readouterr().err
+    assert "(`Index: .github/workflows/pwn.yml`) is where git starts reading the diff" in err
+    assert world.manifest.read_text() == before and world.patches() == []
+    assert world.gh.writes() == []
+
+
+@pytest.mark.parametrize("fork", ["htesd/..", "htesd/.", "htesd/x\ny", "x-/y", "a/b/c", "a/b#1"])
+def test_a_fork_that_is_not_owner_repo_is_refused_before_anything(world: World, capsys, fork):
+    before = world.manifest.read_text()
+    assert world.adopt(f"{sc.UPSTREAM}#6117", "--fork", fork) == 5
+    assert "--fork must be OWNER/REPO" in capsys.readouterr().err
+    assert world.manifest.read_text() == before and world.patches() == []

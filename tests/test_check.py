@@ -293,3 +293,37 @@ def test_drift_overlap_and_gap(start, count, touches, gap):
     hunk = Hunk(RANDOM_PY, 632, 6, 632, 15, ())  # spans old lines 632..637
     assert judge._touches(start, count, hunk) is touches
     assert judge._gap(start, count, hunk) == gap
+
+
+def test_identity_indentation_is_code(check_cli, upstream):
+    """Two changes that differ only in an added line's indentation differ in meaning."""
+    text = FIX_0001.read_text().replace(
+        "+                inp.grad = None", "+            inp.grad = None"
+    )
+    upstream.add_pull_head(6117, text)
+    _, out, _ = check_cli("checkpoint-grad", upstream=upstream.url)
+    assert "#6117" in out and "different, code differs" in out
+
+
+def _diff(*lines: str) -> str:
+    return "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,3 @@\n" + "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs", "same"),
+    [
+        (("+if x:", "+    y = 1"), ("+if x:", "+    y = 1  # why"), True),
+        (("+if x:", "+    y = 1"), ("+if x:", "+    # why", "+", "+    y = 1"), True),
+        (("+if x:", "+    y=1"), ("+if x:", "+    y = 1"), True),  # tokens, not spacing
+        (("+if x:", "+    y = 1", "+z = 2"), ("+if x:", "+    y = 1", "+    z = 2"), False),
+        (('+s = """', "+# a", '+"""'), ('+s = """', "+# b", '+"""'), False),  # string text
+        (("+    y = 1",), ("+        y = 1",), False),
+    ],
+)
+def test_same_code_forgives_only_comments_and_blank_lines(ours, theirs, same):
+    assert judge.same_code("m.py", _diff(*ours), _diff(*theirs)) is same
+
+
+def test_same_code_outside_python_keeps_indentation():
+    assert not judge.same_code("a.yml", _diff("+a:", "+  b: 1"), _diff("+a:", "+b: 1"))
+    assert judge.same_code("a.yml", _diff("+a:", "+  b: 1"), _diff("+a:", "+  # c", "+  b: 1"))

@@ -14,11 +14,22 @@ from patchcarry import cli
 from patchcarry.check import judge
 from patchcarry.errors import BadInputError
 from patchcarry.patchfile import load, parse
+from testing.patch_corpus import SMUGGLED
 from testing.upstream_repos import FIX_0001, RANDOM_PY, write_manifest
 
 REAL = FIX_0001.read_text()
 BASE = "c76ff610bfa064d4af3035daa594d8c41ca7fce6"
 HEADER = f"diff --git a/{RANDOM_PY} b/{RANDOM_PY}"
+
+
+RENAME = (
+    "diff --git a/megatron/a/old.py b/megatron/b/new.py\nsimilarity index 100%\n"
+    "rename from megatron/a/old.py\nrename to megatron/b/new.py\n"
+)
+BINARY = (
+    "diff --git a/megatron/m.bin b/megatron/m.bin\nnew file mode 100644\n"
+    "index 0000000..1111111\nBinary files /dev/null and b/megatron/m.bin differ\n"
+)
 
 
 def _new_file(path: str, mode: str = "100644", body: str = "+x") -> str:
@@ -33,22 +44,18 @@ def _new_file(path: str, mode: str = "100644", body: str = "+x") -> str:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (
-            REAL.replace(HEADER, "diff --git a/../../x.py b/../../x.py"),
-            "refusing path '../../x.py'",
-        ),
-        (REAL.replace(HEADER, "diff --git a//etc/x b//etc/x"), "refusing path '/etc/x'"),
-        (REAL.replace(HEADER, "diff --git a/a/./b.py b/a/./b.py"), "refusing path"),
+        (_new_file("../../x.py"), "refusing path '../../x.py'"),
+        (_new_file("/etc/x"), "refusing path '/etc/x'"),
+        (_new_file("a/./b.py"), "refusing path"),
         (_new_file(".git/hooks/post-checkout"), "refusing path '.git/hooks"),
         (_new_file("megatron/link", mode="120000", body="+/etc/passwd"), "is a symlink"),
-        (REAL.replace(f"--- a/{RANDOM_PY}", "--- a/megatron/other.py"), "names another file"),
-        (REAL.replace(f"+++ b/{RANDOM_PY}", "+++ b/etc/passwd"), "names another file"),
-        (REAL.replace(HEADER, f"diff --git a/{RANDOM_PY} b/x.py"), "renames refused"),
-        (REAL.replace("index ", "old mode 100644\nnew mode 100755\nindex ", 1), "file mode"),
+        (_new_file(".github/workflows/x.yml"), "workflow file"),
         (
-            REAL.replace("\n-- \n", "\ndiff --git a/m.bin b/m.bin\nGIT binary patch\n-- \n", 1),
-            "binary data",
+            REAL.replace("\n-- \n", f"\n{RENAME}-- \n", 1),
+            "rename of megatron/a/old.py to megatron/b/new.py: renames refused",
         ),
+        (REAL.replace("index ", "old mode 100644\nnew mode 100755\nindex ", 1), "file mode"),
+        (REAL.replace("\n-- \n", f"\n{BINARY}-- \n", 1), "binary data"),
         ("\n".join(ln for ln in REAL.split("\n") if not ln.startswith("From: ")), "no `From:`"),
         (
             "\n".join(ln for ln in REAL.split("\n") if not ln.startswith("Signed-off-by:")),
@@ -82,10 +89,16 @@ def test_new_regular_file_under_megatron_is_fine():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (_new_file(".github/workflows/x.yml"), r"touches \.github/workflows/x\.yml, outside"),
+        (_new_file("setup.py"), r"touches setup\.py, outside"),
+        (_new_file(".github/workflows/x.yml"), r"\.github/workflows/x\.yml is a GitHub Actions"),
         (REAL.replace("\n", "\r\n"), "CRLF"),
         (REAL.replace("Subject: [PATCH]", "Subject: [PATCH] caf\u00e9"), "UTF-8"),
         (_new_file("megatron/link", mode="120000", body="+/etc/passwd"), "symlink"),
+        (REAL.replace("\n-- \n", f"\n{SMUGGLED}-- \n", 1), r"line 28: git reads 2 files"),
+        (
+            REAL.replace("\n\nSigned-off-by:", f"\n\n{SMUGGLED}\nSigned-off-by:", 1),
+            r"\(`Index: \.github/workflows/pwn\.yml`\) is where git starts reading the diff",
+        ),
     ],
 )
 def test_check_refuses_bad_patches_with_exit_5(tmp_path, capsys, text, message):
@@ -109,7 +122,7 @@ def test_apply_at_never_writes_outside_its_temp_tree(tmp_path, monkeypatch):
     for path in ("../../escaped.py", str(victim)):
         hostile = dataclasses.replace(good, files=(path,))
         with pytest.raises(BadInputError, match="refus"):
-            judge.apply_at([hostile], lambda _: "print('x')\n")
+            judge.apply_at([hostile], lambda _: b"print('x')\n")
     assert not (tmp_path / "escaped.py").exists()
     assert victim.read_bytes() == b"keep\r\n"
     assert Path(scratch).exists()

@@ -13,6 +13,7 @@ import pytest
 
 from patchcarry import cli, git
 from testing import github_scenarios as sc
+from testing import patch_corpus
 from testing.fake_github import FakeGitHub, GitHubState
 from testing.upstream_repos import FIX_0001, FIX_0003, UpstreamRepo, make_upstream, write_manifest
 
@@ -454,3 +455,36 @@ def test_cross_link_marker_from_another_user_is_not_trusted(world, capsys):
     assert w.run(ENTRY) == 0
     links = [c for c in w.state.comments if c.issue == 6117 and marker in c.body]
     assert [c.user for c in links] == [sc.MAINTAINER, sc.OWNER]
+
+
+# -- issue 17: what git would apply is what is checked; identities byte for byte.
+def test_a_smuggled_diff_section_is_refused_with_zero_writes(world, capsys):
+    w = world()
+    fix = w.manifest.parent / FIX_0001.name
+    fix.write_text(fix.read_text().replace("\n-- \n", f"\n{patch_corpus.SMUGGLED}-- \n", 1))
+    before = w.manifest.read_text()
+    assert w.run(ENTRY) == 5
+    assert "git reads 2 files in it" in capsys.readouterr().err
+    assert w.writes() == [] and w.fork_branch() is None
+    assert w.manifest.read_text() == before
+
+
+@pytest.mark.parametrize("name", [patch_corpus.LATIN, patch_corpus.POLISH, patch_corpus.CHINESE])
+def test_a_non_ascii_author_is_author_and_committer_on_the_fork(world, tmp_path, name):
+    w = world()
+    sha = patch_corpus.reauthored(w.upstream, FIX_0001, name=name, email="dev@example.invalid")
+    written = git.format_patch(sha, number=1, out_dir=tmp_path / "fp", cwd=w.upstream.work)
+    (w.manifest.parent / FIX_0001.name).write_bytes(written.read_bytes())
+    assert w.run(ENTRY) == 0
+    tip = w.fork_branch()
+    _, log, _ = git.git("log", "-1", "--format=%an <%ae>%n%cn <%ce>", f"{tip}~1", cwd=w.fork_git)
+    assert log.splitlines() == [f"{name} <dev@example.invalid>"] * 2
+
+
+@pytest.mark.parametrize("flag", ["--fork", "--upstream"])
+@pytest.mark.parametrize("value", ["htesd/..", "htesd/.", "htesd/x y", "htesd/x/y", "htesd"])
+def test_a_repository_override_that_is_not_owner_repo_is_refused(world, capsys, flag, value):
+    w = world()
+    assert w.run(ENTRY, f"{flag}={value}") == 5
+    assert f"{flag} must be OWNER/REPO" in capsys.readouterr().err
+    assert w.writes() == []

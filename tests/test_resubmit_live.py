@@ -138,7 +138,7 @@ def live(tmp_path, template_upstream, monkeypatch, request):  # noqa: ANN001, AN
 
 def _older_fix(upstream: UpstreamRepo) -> dict[str, str]:
     """random.py with the same fix but another comment: #6339's real shape."""
-    text = git.show_file(upstream.base_commit, RANDOM_PY, cwd=upstream.bare) or ""
+    text = (git.show_file(upstream.base_commit, RANDOM_PY, cwd=upstream.bare) or b"").decode()
     anchor = "\n\n        _unset_checkpointing()\n"
     older = (
         "\n\n        # Release the recomputation-leaf gradients (older comment).\n"
@@ -222,7 +222,7 @@ def test_6339_shape_earlier_revision_gets_one_revising_commit_and_a_noop_rerun(l
     assert w.run(CKPT) == 0
     new = w.head(sc.CHECKPOINT_BRANCH)
     assert git.commit_parents(new, cwd=w.fork_git) == [foreign]  # one commit, nothing dropped
-    assert git.show_file(new, RANDOM_PY, cwd=w.fork_git) == _ours(w, RANDOM_PY)
+    assert (git.show_file(new, RANDOM_PY, cwd=w.fork_git) or b"").decode() == _ours(w, RANDOM_PY)
     _, message, _ = git.git("log", "-1", "--format=%an <%ae>%n%B", new, cwd=w.fork_git)
     author, subject = message.splitlines()[:2]
     assert author == _fix_author() and subject.endswith("to the revision carried by patchcarry")
@@ -268,10 +268,10 @@ def test_6338_shape_with_an_earlier_revision_keeps_both_merges_and_adds_the_test
     assert w.run(HC) == 0
     new = w.head(sc.HC_BRANCH)
     assert git.commit_parents(new, cwd=w.fork_git) == [old]  # both merges stay, one on top
-    live_text = git.show_file(old, HC_PY, cwd=w.fork_git) or ""
+    live_text = (git.show_file(old, HC_PY, cwd=w.fork_git) or b"").decode()
     assert OLDER_HC_COMMENT[1:] in live_text  # the merges of dev kept the older revision
     expected = live_text.replace(OLDER_HC_COMMENT[1:], _HC_COMMENT[1:])  # only it changes
-    assert git.show_file(new, HC_PY, cwd=w.fork_git) == expected
+    assert git.show_file(new, HC_PY, cwd=w.fork_git) == expected.encode()
     assert git.show_file(new, HC_TEST, cwd=w.fork_git)  # the missing test patch came too
     assert w.pull(6338).body.startswith("Hand-written #6338 description.\n")
     writes = len(w.gh.writes())

@@ -113,3 +113,13 @@ def test_only_the_token_users_cross_link_counts_as_carried(gh: FakeGitHub) -> No
                                                trusted=sc.OWNER)}  # fmt: skip
     assert found[13].carried_by is None and found[13].adopt  # someone else's marker: not ours
     assert found[14].carried_by == "cross-link comment" and found[14].adopt is None
+
+
+def test_titles_are_printed_with_control_characters_escaped(
+    gh: FakeGitHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ad.closed_by_detachment(gh.state, OTHER, 16, title="\x1b[2J\x1b]0;pwned\x07fix", branch="y",
+                            head_sha="3" * 40)  # fmt: skip
+    cli.main(["scan", "--all", "--manifest", str(tmp_path / "none.toml")])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\\x1b[2J\\x1b]0;pwned\\x07fix" in out

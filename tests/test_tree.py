@@ -29,7 +29,7 @@ def test_base_tree_is_the_pinned_commit_with_only_the_sparse_paths(upstream, tmp
     assert f"{upstream.base_commit[:12]} checked out; fetched" in err
     assert git.rev_parse("HEAD", cwd=dest) == upstream.base_commit
     base_text = git.show_file(upstream.base_commit, RANDOM_PY, cwd=upstream.bare)
-    assert (dest / RANDOM_PY).read_text() == base_text
+    assert (dest / RANDOM_PY).read_bytes() == base_text
     assert (dest / "README.md").is_file()  # top-level files come with cone mode
     assert _tree(upstream, tmp_path, str(dest)) == 0  # same commit again: reused
 

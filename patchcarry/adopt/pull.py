@@ -7,10 +7,11 @@ import re
 
 from patchcarry.errors import BadInputError
 from patchcarry.github import GitHub, Json
+from patchcarry.manifest import check_repo
 from patchcarry.resubmit import classify
 from patchcarry.resubmit.reads import Reads, pull_state
 
-_TARGET_RE = re.compile(r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+)#(?P<n>[1-9]\d*)$")
+_TARGET_RE = re.compile(r"(?P<repo>[^#]+)#(?P<n>[1-9]\d*)")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 
@@ -25,12 +26,12 @@ class Target:
 
 def parse_target(text: str) -> Target:
     """`OWNER/REPO#N` -> Target; BadInputError otherwise."""
-    match = _TARGET_RE.match(text.strip())
+    match = _TARGET_RE.fullmatch(text.strip())
     if not match:
         raise BadInputError(
             f"{text!r}: name the PR as OWNER/REPO#NUMBER, e.g. NVIDIA/Megatron-LM#6117"
         )
-    return Target(match.group("repo"), int(match.group("n")))
+    return Target(check_repo(match.group("repo"), "the PR's repository"), int(match.group("n")))
 
 
 @dataclasses.dataclass(frozen=True)

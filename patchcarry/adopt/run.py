@@ -30,6 +30,7 @@ from patchcarry.adopt import paths as paths_mod
 from patchcarry.adopt import pull as pull_mod
 from patchcarry.check import judge, render
 from patchcarry.check.run import run_checks
+from patchcarry.display import line
 from patchcarry.errors import BadInputError, FatalError, UpstreamError
 from patchcarry.github import GitHub
 from patchcarry.patchfile import Patch
@@ -158,9 +159,9 @@ def _preflight_branch(fork: str, branch: str, entries: list[manifest.Entry], pat
     owner = manifest.branch_owner(entries, fork, branch)
     if owner is not None:
         raise BadInputError(
-            f"{_where(path, entries, owner)}: entry {owner.name!r} already publishes from {fork}:{branch}; two entries "
-            "on one branch would rebuild each other's PR: give that entry another head_branch "
-            "(or adopt with --fork)"
+            f"{_where(path, entries, owner)}: entry {owner.name!r} already publishes from "
+            f"{fork}:{branch}; two entries on one branch would rebuild each other's PR: "
+            "give that entry another head_branch (or adopt with --fork)"
         )
 
 
@@ -175,8 +176,8 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         _preflight_names(opts.name, entries, path)
     facts = pull_mod.read(gh, target)
     state = facts.state
-    say(f"{target}: {facts.title!r} by {facts.author}: {state.state}")
-    say("\n".join(f"  - {line}" for line in state.evidence))
+    say(f"{target}: {facts.title!r} by {line(facts.author)}: {state.state}")  # repr escapes
+    say("\n".join(f"  - {line(text)}" for text in state.evidence))
     if state.state == classify.MERGED:
         raise FatalError(f"{target} is merged: its change is upstream already, nothing to adopt")
     name = opts.name or pull_mod.default_name(facts.head_ref, target.number)
@@ -201,7 +202,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         f"(history fetched to depth {history.depth}, commits only)"
     )
     for merge in series.dropped_merges:
-        say(f"  dropped {merge.sha[:12]} {merge.subject!r} ({merge.author}): merges "
+        say(f"  dropped {merge.sha[:12]} {merge.subject!r} ({line(merge.author)}): merges "
             f"{facts.base_branch} into the PR")  # fmt: skip
     patches_dir = path.parent
     with tempfile.TemporaryDirectory(prefix="adopt-") as tmp_name:
@@ -226,7 +227,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         for i, (commit, patch) in enumerate(zip(series.commits, patches, strict=True)):
             role = "fix" if i < fixes else "tests (it touches tests only)"
             say(f"patch {patches_dir / patch.name} [{role}]\n    {commit.sha[:12]} "
-                f"{commit.author}: {commit.subject}")  # fmt: skip
+                f"{line(commit.author)}: {line(commit.subject)}")  # fmt: skip
         whence = "--paths" if opts.paths else "the directories its commits touch"
         say(f"paths (from {whence}): {', '.join(paths)}")
         for file in written:  # the real write refuses to overwrite: so does a dry run

@@ -3,8 +3,10 @@ and is it the same change as an older PR. Results are the typed records of `chec
 
 from __future__ import annotations
 
+import io
 import re
 import tempfile
+import tokenize
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,7 +21,7 @@ _U0_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.MULTILINE)
 # Past this many files a PR's change is not diffed blob by blob (each blob is a fetch).
 MAX_IDENTITY_FILES = 50
 
-Reader = Callable[[str], "str | None"]
+Reader = Callable[[str], "bytes | None"]  # a file's bytes as stored (CRLF, any encoding)
 
 
 def _rejected_hunk(patch: Patch, message: str) -> str:
@@ -46,17 +48,18 @@ def _inside(tree: Path, path: str, patches: list[Patch]) -> Path:
 
 
 def apply_at(patches: list[Patch], read: Reader) -> list[PatchApply]:
-    """Apply `patches` in order onto the touched files as `read` gives them (path -> text or
-    None); each one: clean, offset, fuzz (only `-C1` places it) or conflict."""
+    """Apply `patches` in order onto the touched files as `read` gives them (path -> bytes or
+    None, written as they are, so a CRLF file stays one); each one: clean, offset, fuzz (only
+    `-C1` places it) or conflict."""
     results: list[PatchApply] = []
     with tempfile.TemporaryDirectory(prefix="patchcarry-apply-") as tmp:
         tree = Path(tmp).resolve()
         for path in sorted({p for patch in patches for p in patch.files}):
             target = _inside(tree, path, patches)
-            text = read(path)
-            if text is not None:
+            data = read(path)
+            if data is not None:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text)
+                target.write_bytes(data)
         blocked = False
         for patch in patches:
             if blocked:
@@ -129,20 +132,66 @@ def _split_by_file(diff_text: str) -> dict[str, str]:
     return out
 
 
-def _code_lines(chunk: str) -> list[tuple[str, str]]:
-    """Changed lines without whitespace-only and `#`-comment-only ones, spaces normalised."""
+def _changed(chunk: str, sign: str) -> list[str]:
+    """One side's changed lines of a file's diff (`-` or `+`), without the sign."""
+    return [
+        line[1:]
+        for line in chunk.splitlines()
+        if line.startswith(sign) and not line.startswith(("+++ ", "--- "))
+    ]
+
+
+def _python_tokens(lines: list[str]) -> list[tuple[int, str]] | None:
+    """The token stream of `lines` without comments and blank lines; indentation is in it
+    (INDENT tokens carry their text). None when `tokenize` cannot read the fragment."""
+    source = "".join(line + "\n" for line in lines)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    skip = (tokenize.COMMENT, tokenize.NL, tokenize.ENDMARKER)
+    return [(t.type, t.string) for t in tokens if t.type not in skip]
+
+
+def _plain_lines(lines: list[str]) -> list[str]:
+    """Lines without blank and `#`-comment-only ones; leading indentation kept as is."""
     kept = []
-    for line in chunk.splitlines():
-        if line[:1] not in "+-" or line.startswith(("+++", "---")):
-            continue
-        text = " ".join(line[1:].split())
-        if text and not text.startswith("#"):
-            kept.append((line[0], text))
+    for line in lines:
+        text = line.rstrip()
+        if text.strip() and not text.strip().startswith("#"):
+            indent = text[: len(text) - len(text.lstrip())]
+            kept.append(indent + " ".join(text.split()))
     return kept
 
 
+def same_code(path: str, ours: str, theirs: str) -> bool:
+    """Whether two diffs of `path` change the same code and differ only in comments and blank
+    lines. Leading indentation is code. A `.py` file is compared as Python token streams
+    (`tokenize`); a fragment tokenize cannot read, or bytes that are not UTF-8, are judged
+    line by line, exactly (whitespace at line ends aside), never forgiven more."""
+    if any("\udc80" <= ch <= "\udcff" for ch in ours + theirs):  # not UTF-8: bytes kept
+        return _exact(ours) == _exact(theirs)
+    for sign in "-+":
+        a, b = _changed(ours, sign), _changed(theirs, sign)
+        if path.endswith(".py"):
+            ta, tb = _python_tokens(a), _python_tokens(b)
+            if ta is not None and tb is not None:
+                if ta != tb:
+                    return False
+                continue
+            if [x.rstrip() for x in a] != [x.rstrip() for x in b]:
+                return False
+        elif _plain_lines(a) != _plain_lines(b):
+            return False
+    return True
+
+
+def _exact(chunk: str) -> list[str]:
+    return [line.rstrip() for sign in "-+" for line in _changed(chunk, sign)]
+
+
 def identity(repo: Path, fix: Patch, number: int, head: str) -> Identity:
-    """Compare our fix with PR `number`'s change (`git patch-id --stable`, then per file). A
+    """Compare our fix with PR `number`'s change (`git patch-id --verbatim`, then per file). A
     merge head's change is taken against the parent it is identical to, if any (a merge of
     the base branch into the PR), else against the parent with the fewest changed files."""
     parents = git.commit_parents(head, cwd=repo)
@@ -172,7 +221,7 @@ def identity(repo: Path, fix: Patch, number: int, head: str) -> Identity:
         or git.patch_id(ours[path], cwd=repo) != git.patch_id(theirs[path], cwd=repo)
     )
     comments_only = all(
-        path in ours and path in theirs and _code_lines(ours[path]) == _code_lines(theirs[path])
+        path in ours and path in theirs and same_code(path, ours[path], theirs[path])
         for path in differ
     )
     return Identity(number, head, merge, parent, "different", comments_only, differ, files)

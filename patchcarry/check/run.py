@@ -35,9 +35,9 @@ def _offline(entries: list[Entry], tree: Path, label: str) -> list[EntryResult]:
             )
             continue
 
-        def read(path: str) -> str | None:
+        def read(path: str) -> bytes | None:
             file = tree / path
-            return file.read_text() if file.is_file() else None
+            return file.read_bytes() if file.is_file() else None
 
         # The installed wheel ships megatron/ only: test patches cannot be judged against it.
         applied = judge.apply_at(entry.patches(with_tests=False), read)

@@ -64,16 +64,17 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest
     from patchcarry.adopt import pull
     from patchcarry.adopt.run import Options, adopt
+    from patchcarry.display import escape
     from patchcarry.github import GitHub
     from patchcarry.resubmit.run import token_from_env
 
     target = pull.parse_target(args.pull)
     opts = Options(
         name=args.name,
-        fork=args.fork,
+        fork=manifest.check_repo(args.fork, "--fork") if args.fork is not None else None,
         dry_run=args.dry_run,
         manifest_path=manifest.find(args.manifest),
         paths=args.paths,
         upstream_url=args.upstream_url,
     )
-    return adopt(target, opts, GitHub(token=token_from_env()), print)
+    return adopt(target, opts, GitHub(token=token_from_env()), lambda text: print(escape(text)))

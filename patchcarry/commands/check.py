@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest
     from patchcarry.check import render
     from patchcarry.check.run import run_checks
+    from patchcarry.display import escape
     from patchcarry.upstream import url_for_entries
 
     if args.offline and args.upstream is not None:
@@ -59,5 +60,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(render.table(report))
+        print(escape(render.table(report)))  # it quotes git's messages and PR titles
     return report.exit_code

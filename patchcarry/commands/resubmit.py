@@ -111,12 +111,16 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from patchcarry import manifest
 
     entries = manifest.load(args.manifest).select(args.entries)
-    overrides = {k: v for k, v in (("upstream", args.upstream), ("fork", args.fork)) if v}
-    return [dataclasses.replace(e, **overrides) for e in entries] if overrides else entries
+    up, fork = (
+        manifest.check_repo(value, flag) if value is not None else None
+        for flag, value in (("--upstream", args.upstream), ("--fork", args.fork))
+    )
+    return [dataclasses.replace(e, upstream=up or e.upstream, fork=fork or e.fork) for e in entries]
 
 
 def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest
+    from patchcarry.display import escape
     from patchcarry.github import GitHub
     from patchcarry.resubmit import flow, plan
     from patchcarry.resubmit import run as runner
@@ -139,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
     def say(line: str) -> None:
-        print(line, file=sys.stderr)
+        print(escape(line), file=sys.stderr)  # it quotes commit subjects, names, comments
 
     outcome = runner.resubmit(
         entries,
@@ -151,7 +155,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(plan.render_json(outcome.plans))
     else:
-        sys.stdout.write(
-            plan.render_text(outcome.plans, dry_run=outcome.dry_run, headline=outcome.headline)
-        )
+        text = plan.render_text(outcome.plans, dry_run=outcome.dry_run, headline=outcome.headline)
+        sys.stdout.write(escape(text))
     return outcome.exit_code

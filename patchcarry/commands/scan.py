@@ -16,6 +16,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from patchcarry.display import line
+
 if TYPE_CHECKING:
     pass
 
@@ -84,10 +86,10 @@ def _run_all(args: argparse.Namespace) -> int:
     )
     for closed in found:
         status = f"carried by {closed.carried_by}" if closed.carried_by else closed.item.state
-        print(f"  {closed.upstream}#{closed.item.number} {closed.title}  [{status}]")
-        print("\n".join(f"      - {line}" for line in closed.item.evidence))
+        print(f"  {line(closed.upstream)}#{closed.item.number} {line(closed.title)}  [{status}]")
+        print("\n".join(f"      - {line(text)}" for text in closed.item.evidence))
         if closed.adopt:
-            print(f"      adopt: {closed.adopt}")
+            print(f"      adopt: {line(closed.adopt)}")
     return int(ExitCode.FAILED if todo else ExitCode.OK)
 
 
@@ -130,6 +132,6 @@ def run(args: argparse.Namespace) -> int:
                 status = f"NOT re-submitted; manifest entry {item.planned_in}: run resubmit"
             else:
                 status = "NOT re-submitted; not in the manifest"
-            print(f"  #{item.item.number} {item.title}  [{status}]")
-            print("\n".join(f"      - {line}" for line in item.item.evidence))
+            print(f"  #{item.item.number} {line(item.title)}  [{status}]")
+            print("\n".join(f"      - {line(text)}" for text in item.item.evidence))
     return int(ExitCode.FAILED if pending else ExitCode.OK)

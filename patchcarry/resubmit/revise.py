@@ -110,14 +110,13 @@ def revise(cache: Cache, entry: Entry, *, remote: str, live: str, stop: str) -> 
         index = Path(tmp) / "index"
         git.read_tree(live, index=index, cwd=cache.repo)
         for path in sorted(fix.files):
-            texts = [
+            ours, base, theirs = (
                 git.show_file(rev, path, cwd=cache.repo)
                 for rev in (ours_tree.tree, found.old, live)
-            ]
-            if any(text is None for text in texts):
+            )
+            if ours is None or base is None or theirs is None:
                 found.conflicts.append(f"{path} is missing on one side")
                 continue
-            ours, base, theirs = (str(text) for text in texts)
             clean, merged = git.merge_file(ours, base, theirs, cwd=cache.repo)
             if not clean:
                 found.conflicts.append(f"{path}: someone else also edited the lines it revises")

@@ -1,0 +1,27 @@
+"""Outside text (commit subjects, author names, PR titles, comment bodies, git's stderr) as
+it may be printed: a control character would move the cursor, clear the screen or set the
+terminal's title (ESC, OSC, C1), or overwrite a line (CR), so each is shown escaped."""
+
+from __future__ import annotations
+
+import unicodedata
+
+
+def escape(text: str) -> str:
+    """`text` with every control character (C0 but newline and tab, DEL, C1, and Unicode's
+    format/separator controls such as bidi overrides) written visibly as `\\xNN`/`\\uNNNN`."""
+    out = []
+    for ch in text:
+        if ch in "\n\t":
+            out.append(ch)
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def line(text: str) -> str:
+    """`escape`d and on one line: a newline is shown too (a subject, a name)."""
+    return escape(text).replace("\n", "\\n").replace("\t", "\\t")

@@ -1,0 +1,27 @@
+"""display.escape: outside text printed with its control characters visible."""
+
+from __future__ import annotations
+
+import pytest
+
+from patchcarry.display import escape, line
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("\x1b[2J", "\\x1b[2J"),  # clear screen
+        ("\x1b]0;title\x07", "\\x1b]0;title\\x07"),  # OSC: set the terminal's title
+        ("\x9b31m", "\\x9b31m"),  # C1 CSI
+        ("ok\rforged", "ok\\x0dforged"),  # CR overwrites the line
+        ("a\u202eb", "a\\u202eb"),  # bidi override
+        ("Łukasz Żółtowski 张伟", "Łukasz Żółtowski 张伟"),
+        ("two\nlines\tkept", "two\nlines\tkept"),
+    ],
+)
+def test_escape(text, shown):
+    assert escape(text) == shown
+
+
+def test_line_also_shows_newlines():
+    assert line("subject\nInjected: line") == "subject\\nInjected: line"
