@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchcarry import git as gitmod
+from testing import fake_github_push as push_rules
 
 WEB = "https://github.com"
 
@@ -115,6 +116,7 @@ class GitHubState:
     def __init__(self, fork_storage: Path | None = None, clock: Callable[[], str] | None = None):
         self.users: dict[str, User] = {}
         self.tokens: dict[str, str] = {}
+        self.token_scopes: dict[str, tuple[str, ...]] = {}  # classic/OAuth scopes, app perms
         self.repos: dict[str, Repo] = {}
         self.pulls: dict[tuple[str, int], Pull] = {}
         self.comments: list[Comment] = []
@@ -142,9 +144,30 @@ class GitHubState:
             self.users[login] = User(login, self._id("user"), type, name)
         return self.users[login]
 
-    def add_token(self, token: str, login: str) -> None:
+    def add_token(
+        self, token: str, login: str, *, scopes: tuple[str, ...] = ("repo", "workflow")
+    ) -> None:
+        """A token for `login`. Its kind is GitHub's, by prefix (`github_pat_` fine-grained,
+        `ghp_`/unprefixed classic, `gho_` OAuth, `ghu_`/`ghs_` app); `scopes` are a classic or
+        OAuth token's (sent back in `X-OAuth-Scopes`), an app's permissions otherwise."""
         self.add_user(login)
         self.tokens[token] = login
+        self.token_scopes[token] = tuple(scopes)
+        self.sync_push_rules()
+
+    def token_kind(self, token: str) -> str:
+        return push_rules.token_kind(token)
+
+    def sync_push_rules(self) -> None:
+        """Every local fork's receive-pack learns GitHub's push rules and the current tokens."""
+        tokens: dict[str, dict[str, object]] = {
+            push_rules.digest(t): {"kind": push_rules.token_kind(t), "scopes": list(s)}
+            for t, s in self.token_scopes.items()
+        }
+        for repo in self.repos.values():
+            git_dir = _local_git_dir(repo.clone_url)
+            if repo.fork and git_dir is not None and (git_dir / "HEAD").exists():
+                push_rules.install(git_dir, tokens)
 
     # -- repositories --
     def add_repo(
@@ -174,6 +197,8 @@ class GitHubState:
             created_at=created_at or self.now(),
         )
         self.repos[full_name] = repo
+        if repo.fork:
+            self.sync_push_rules()
         return repo
 
     def fork(
@@ -213,6 +238,7 @@ class GitHubState:
         for args, _ in self.pending_forks:
             gitmod.git(*args, cwd=self.fork_storage)
         self.pending_forks.clear()
+        self.sync_push_rules()
 
     # -- pull requests --
     def add_pull(
