@@ -62,6 +62,7 @@ class Patch:
     message: str  # the commit message body, without Subject and sign-offs
     files: tuple[str, ...]  # every path its `diff --git` headers name, sorted
     hunks: tuple[Hunk, ...]
+    signoffs: tuple[str, ...] = ()  # each `Signed-off-by:` value ("Name <email>"), in order
 
 
 def load(path: Path) -> Patch:
@@ -158,4 +159,11 @@ def parse(text: str, *, name: str = "patch", path: Path | None = None) -> Patch:
         message=_message(text),
         files=tuple(sorted({m.group(2) for m in _DIFF_RE.finditer(text)})),
         hunks=tuple(hunks),
+        signoffs=_signoffs(text),
     )
+
+
+def _signoffs(text: str) -> tuple[str, ...]:
+    match = _MESSAGE_RE.search(text)
+    body = match.group(1) if match else ""
+    return tuple(m.strip() for m in re.findall(r"^Signed-off-by: (.+)$", body, re.MULTILINE))

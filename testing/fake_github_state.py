@@ -103,7 +103,7 @@ class Event:
     repo: str
     issue: int
     id: int
-    actor: str
+    actor: str | None  # None: GitHub's null actor (e.g. a close by the system)
     event: str  # "closed", "reopened", "merged", "head_ref_deleted", ...
     created_at: str
     commit_id: str | None = None
@@ -290,7 +290,9 @@ class GitHubState:
         self.pulls[(repo, number)] = pull
         return pull
 
-    def close_pull(self, repo: str, number: int, *, actor: str, at: str | None = None) -> Pull:
+    def close_pull(
+        self, repo: str, number: int, *, actor: str | None, at: str | None = None
+    ) -> Pull:
         pull = self.pulls[(repo, number)]
         when = at or self.now()
         pull.state, pull.closed_at, pull.updated_at = "closed", when, when
@@ -326,12 +328,13 @@ class GitHubState:
         repo: str,
         issue: int,
         *,
-        actor: str,
+        actor: str | None,
         event: str,
         created_at: str | None = None,
         commit_id: str | None = None,
     ) -> Event:
-        self.add_user(actor)
+        if actor is not None:
+            self.add_user(actor)
         when = created_at or self.now()
         ev = Event(repo, issue, self._id("event"), actor, event, when, commit_id)
         self.events.append(ev)

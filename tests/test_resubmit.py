@@ -454,3 +454,14 @@ def test_cross_link_marker_from_another_user_is_not_trusted(world, capsys):
     assert w.run(ENTRY) == 0
     links = [c for c in w.state.comments if c.issue == 6117 and marker in c.body]
     assert [c.user for c in links] == [sc.MAINTAINER, sc.OWNER]
+
+
+def test_a_close_with_a_null_actor_is_unknown_and_refused_without_force(world, capsys):
+    w = world()
+    for event in w.state.events:
+        if (event.issue, event.event) == (6117, "closed"):
+            event.actor = None  # GitHub's null actor: who closed it cannot be known
+    assert w.run(ENTRY) == 1
+    out = capsys.readouterr().out
+    assert "#6117 is closed-by-unknown" in out and "closer unknown" in out
+    assert w.writes() == []

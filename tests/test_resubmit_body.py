@@ -153,3 +153,11 @@ def test_merge_keeps_every_byte_outside_the_section():
     assert merged == hand + new + "\r\nA paragraph after.\r\n"
     assert body.merge(hand, new, entry.name) == hand + new  # first refresh: appended
     assert body.merge(None, new, entry.name) == new
+
+
+def test_a_close_without_an_identifiable_actor_is_unknown_never_a_detachment():
+    for events in ([], [{"event": "closed", "actor": None}], _closed_by("ghost")):
+        c = classify.classify(_pull(), events, None, UP)  # head.repo null: looks detached
+        assert c.state == classify.UNKNOWN
+        assert any("closer unknown" in e for e in c.evidence)
+        assert any("head.repo is null" in e for e in c.evidence)  # the evidence is still shown

@@ -226,7 +226,8 @@ def test_6339_shape_earlier_revision_gets_one_revising_commit_and_a_noop_rerun(l
     _, message, _ = git.git("log", "-1", "--format=%an <%ae>%n%B", new, cwd=w.fork_git)
     author, subject = message.splitlines()[:2]
     assert author == _fix_author() and subject.endswith("to the revision carried by patchcarry")
-    assert foreign[:12] in message and "Signed-off-by" not in message
+    assert foreign[:12] in message  # the DCO: signed off by its author, in their own words
+    assert message.rstrip().splitlines()[-1] == f"Signed-off-by: {_fix_author()}"
     assert w.pull(6339).body.startswith(HAND_6339)
     capsys.readouterr()
     assert w.run("--json", CKPT) == 0  # second run: a no-op
