@@ -389,6 +389,17 @@ class GitHub:
     def issue_comments(self, repo: str, number: int) -> list[Json]:
         return self._pages(f"/repos/{repo}/issues/{number}/comments")
 
+    def branch_rules(self, repo: str, branch: str) -> list[Json]:
+        """The active rules for `branch` (rulesets of every level; public repos: no auth)."""
+        return self._pages(f"/repos/{repo}/rules/branches/{branch}")
+
+    def check_runs(self, repo: str, sha: str) -> list[Json]:
+        """The check runs reported for commit `sha` on `repo` (one page of 100)."""
+        found = self.request("GET", f"/repos/{repo}/commits/{sha}/check-runs",
+                             query={"per_page": 100, "filter": "latest"})  # fmt: skip
+        runs: list[Json] = (found or {}).get("check_runs") or []
+        return runs
+
     def create_pull(self, repo: str, *, title: str, head: str, base: str, body: str) -> Json:
         """A draft PR that maintainers may push to. Never retried: the caller re-queries."""
         payload: Json = {

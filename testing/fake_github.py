@@ -26,6 +26,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from testing import fake_github_checks as _checks  # noqa: F401 (registers its routes)
 from testing import fake_github_push as push_rules
 from testing import fake_github_routes as routes
 from testing.fake_github_json import DOCS, error_json

@@ -121,6 +121,9 @@ class GitHubState:
         self.pulls: dict[tuple[str, int], Pull] = {}
         self.comments: list[Comment] = []
         self.events: list[Event] = []
+        # (repository, branch) -> its active rules, as GET .../rules/branches/{branch} lists
+        # them ({"type": "required_status_checks", "parameters": {...}}, ...)
+        self.branch_rules: dict[tuple[str, str], list[dict[str, object]]] = {}
         self.fork_storage = fork_storage  # where POST .../forks puts a bare clone (if set)
         # GitHub's eventual consistency, as knobs: a PR made through the API is missing from
         # the next `list_lag` list requests; with `fork_git_lag` a new fork's bare clone
@@ -239,6 +242,14 @@ class GitHubState:
             gitmod.git(*args, cwd=self.fork_storage)
         self.pending_forks.clear()
         self.sync_push_rules()
+
+    def add_branch_rule(
+        self, repo: str, branch: str, type: str, parameters: dict[str, object] | None = None
+    ) -> None:
+        rule: dict[str, object] = {"type": type}
+        if parameters is not None:
+            rule["parameters"] = parameters
+        self.branch_rules.setdefault((repo, branch), []).append(rule)
 
     # -- pull requests --
     def add_pull(

@@ -17,7 +17,7 @@ from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode, FatalError, GitHubError, UpstreamError
 from patchcarry.manifest import Entry
-from patchcarry.resubmit import capability, execute, flow, preflight
+from patchcarry.resubmit import capability, execute, flow, preflight, rules
 from patchcarry.resubmit.fork import ForkStatus
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan, Write
@@ -173,6 +173,13 @@ def resubmit(
             plan.cost = cost
         for work in works:  # before the first write: can this token finish the run?
             _judge_token(gh, reads, work, login, str(url))
+            if work.target is not None:  # what the new head will need on the base branch
+                judged = rules.judge(
+                    reads.branch_rules(work.entry.upstream, work.entry.base_branch),
+                    work.entry.base_branch,
+                )
+                work.plan.rules = judged
+                work.plan.facts.extend(rules.lines(judged))
         refused = [p for p in plans if p.action == REFUSED]
         if dry_run or refused:
             for plan, entry in zip(plans, entries, strict=True):
