@@ -511,6 +511,10 @@ def test_fine_grained_token_is_refused_before_any_write(world, monkeypatch, caps
     out = capsys.readouterr().out
     assert "fine-grained token" in out and "Resource not accessible by personal access token" in out
     assert w.writes() == [] and w.fork_branch() is None
+    _token(w, "ghp_noscopes", monkeypatch)  # a classic token without public_repo/repo
+    assert w.run(ENTRY) == 1
+    assert "lacks the public_repo scope" in capsys.readouterr().out
+    assert w.writes() == [] and w.fork_branch() is None
 
 
 def test_server_refused_push_quotes_githubs_reason_and_writes_nothing_after(
