@@ -194,13 +194,13 @@ class GitHub:
             if is_write:
                 self.writes.append(label)
             self._read_headers(response)
-            result = self._api.transport._decode(response)
+            result = self._api.transport._decode(response)  # type: ignore[no-untyped-call]
             return obj2dict(result) if result is not None else None
 
     def _send(self, method: str, path: str, query: Json | None, body: Json | None) -> Any:
         """One HTTP exchange through ghapi's transport; the response itself (headers too)."""
         url = path if path.startswith(("http://", "https://")) else self._api.gh_host + path
-        return self._api.transport.request(
+        return self._api.transport.request(  # type: ignore[no-untyped-call]
             method, url, headers=self._headers, params=query, json=body, raw=True
         )
 

@@ -207,7 +207,9 @@ class FakeGitHub:
             if reply is None:  # drop: no status line, no headers, just a closed socket
                 h.close_connection = True
                 return
-            headers = self._rate_limit_headers(path, user) | self._scope_headers(auth) | reply.headers
+            headers = (
+                self._rate_limit_headers(path, user) | self._scope_headers(auth) | reply.headers
+            )
         headers["Content-Type"] = "application/json; charset=utf-8"
         data = b"" if reply.body is None else json.dumps(reply.body).encode()
         h.send_response(reply.status, _REASONS.get(reply.status))

@@ -142,7 +142,7 @@ def test_every_request_pins_the_api_version(fake):
 
 
 def test_lists_follow_link_past_ten_pages_and_a_longer_list_is_an_error(fake):
-    for n in range(1150):  # 12 pages of 100
+    for _ in range(1150):  # 12 pages of 100
         fake.state.add_event(sc.UPSTREAM, 6117, actor=sc.MAINTAINER, event="labeled")
     fake.state.add_event(sc.UPSTREAM, 6117, actor=sc.MAINTAINER, event="closed")
     gh = client(fake, [])

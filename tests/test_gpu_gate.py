@@ -263,7 +263,10 @@ def test_the_token_follows_a_redirect_on_the_same_host_only(
     state, base = api
     state.user("maintainer", "write", "maintain")
     port = base.rsplit(":", 1)[1]
-    state.routes["/elsewhere/pulls/7"] = (200, {"number": 7, "state": "open", "head": {"sha": VETTED}})
+    state.routes["/elsewhere/pulls/7"] = (
+        200,
+        {"number": 7, "state": "open", "head": {"sha": VETTED}},
+    )
     state.redirects[f"/repos/{REPO}/pulls/7"] = f"http://localhost:{port}/elsewhere/pulls/7"
     code, out = _run(tmp_path, base, "issue_comment", _comment(f"/ok to test {VETTED}"))
     assert code == 0 and out["sha"] == VETTED

@@ -100,7 +100,7 @@ def judge(
     if kind in _NO_SCOPES and api_writes and owner.lower() != login.lower():
         return shown, (
             f"GITHUB_TOKEN is a {kind} token: GitHub answers its writes on {upstream} (not "
-            f"{login}'s) with 403 \"{_NO_SCOPES[kind]}\", so the PR could not be opened or "
+            f'{login}\'s) with 403 "{_NO_SCOPES[kind]}", so the PR could not be opened or '
             "refreshed after the push; use a classic token with the public_repo and workflow "
             "scopes (docs/operations.md)"
         )

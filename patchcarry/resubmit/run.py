@@ -216,7 +216,9 @@ def _judge_token(gh: GitHub, reads: Reads, work: flow.Work, login: str, url: str
     plan.token = shown
     scopes = ", ".join(shown["scopes"]) if shown["scopes"] is not None else "not shown"
     needs = "; ".join(shown["needs"]) or "nothing"
-    plan.facts.append(f"token: {shown['kind'] or 'none'} (scopes: {scopes}); the writes need: {needs}")
+    plan.facts.append(
+        f"token: {shown['kind'] or 'none'} (scopes: {scopes}); the writes need: {needs}"
+    )
     if refusal:
         plan.action, plan.reason = REFUSED, refusal
 
