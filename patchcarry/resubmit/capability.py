@@ -54,7 +54,7 @@ def _fork_side(work: Work, reads: Reads, upstream_url: str) -> tuple[str | None,
     code, found, _ = git.ls_remote_refs(url, [ref], cwd=cache.repo)
     sha = found.get(ref) if code == 0 else None
     if sha is None:
-        return None, f"{entry.fork} (nothing to compare with)"
+        return None, f"{entry.fork}, which has no {default} branch yet"
     cache.fetch_head(cache.add_fork(url), sha)
     owner = entry.fork if status.kind == fork.ATTACHED else f"{entry.upstream} (the new fork)"
     return sha, f"{owner}'s {default}"
