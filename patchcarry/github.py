@@ -31,6 +31,32 @@ from patchcarry.hosts import api_host as api_host  # re-exported for callers and
 DEFAULT_HOST = DEFAULT_API
 Json = dict[str, Any]
 
+# The REST API version every request pins (`X-GitHub-Api-Version`): answers keep this shape
+# whatever GitHub's default becomes. The loopback GitHub in testing/ serves the same one.
+API_VERSION = "2022-11-28"
+
+# Token kinds, by the prefix GitHub gives each (docs: "About authentication to GitHub",
+# token formats). A token without one of these prefixes is a legacy classic token.
+CLASSIC, FINE_GRAINED, OAUTH, APP_USER, ACTIONS = (
+    "classic", "fine-grained", "oauth", "github-app", "github-app-installation",
+)  # fmt: skip
+_PREFIXES = (
+    ("github_pat_", FINE_GRAINED), ("ghp_", CLASSIC), ("gho_", OAUTH),
+    ("ghu_", APP_USER), ("ghs_", ACTIONS),
+)  # fmt: skip
+
+
+def token_kind(token: str | None) -> str | None:
+    """The kind of `token` from its prefix (None without a token)."""
+    if not token:
+        return None
+    return next((kind for prefix, kind in _PREFIXES if token.startswith(prefix)), CLASSIC)
+
+
+class PagingCapError(GitHubError):
+    """A list longer than the stated page cap: reading on would be unbounded, stopping
+    silently would act on part of it."""
+
 
 class NotFoundError(GitHubError):
     """404 from GitHub."""
@@ -103,8 +129,12 @@ class GitHub:
     ) -> None:
         self.host = api_host(host)
         self.has_token = bool(token)
+        self.token_kind = token_kind(token)
         self._api = _ghapi(self.host)
         self._auth = {"Authorization": f"token {token}"} if token else {}
+        self._headers = {**self._auth, "X-GitHub-Api-Version": API_VERSION}
+        self.scopes: frozenset[str] | None = None  # X-OAuth-Scopes of the last answer
+        self._next: str | None = None  # the last answer's Link rel="next"
         self.max_rate_wait = max_rate_wait
         self.read_retries = read_retries
         self.backoff = backoff
@@ -138,9 +168,10 @@ class GitHub:
             else:
                 self.reads += 1
             try:
-                result = self._api(path, method, headers=self._auth, query=query, data=body)
+                response = self._send(method, path, query, body)
             except (httpx2.HTTPStatusError, APIError) as exc:
                 response = exc.response
+                self._read_headers(response)
                 status = response.status_code if response is not None else 0
                 wait = self._secondary_wait(response, label, secondary)
                 if wait is not None:
@@ -168,7 +199,25 @@ class GitHub:
                 ) from None
             if is_write:
                 self.writes.append(label)
+            self._read_headers(response)
+            result = self._api.transport._decode(response)  # type: ignore[no-untyped-call]
             return obj2dict(result) if result is not None else None
+
+    def _send(self, method: str, path: str, query: Json | None, body: Json | None) -> Any:
+        """One HTTP exchange through ghapi's transport; the response itself (headers too)."""
+        url = path if path.startswith(("http://", "https://")) else self._api.gh_host + path
+        return self._api.transport.request(  # type: ignore[no-untyped-call]
+            method, url, headers=self._headers, params=query, json=body, raw=True
+        )
+
+    def _read_headers(self, response: httpx2.Response | None) -> None:
+        """What every answer tells about the token and the list: scopes and the next page."""
+        if response is None:
+            return
+        scopes = response.headers.get("X-OAuth-Scopes")
+        if scopes is not None:
+            self.scopes = frozenset(s.strip() for s in scopes.split(",") if s.strip())
+        self._next = response.links.get("next", {}).get("url")
 
     def _space_writes(self) -> None:
         now = self.clock()
@@ -251,16 +300,27 @@ class GitHub:
             return TransientError(f"{label}: GitHub answered {status}{said}; re-run later")
         return GitHubError(f"{label}: GitHub answered {status}{said}")
 
-    def _pages(self, path: str, query: Json | None = None, *, max_pages: int = 10) -> list[Json]:
+    MAX_PAGES = 30  # 3000 items of one list: past that a PR's history is not what we expect
+
+    def _pages(self, path: str, query: Json | None = None, *, max_pages: int = 0) -> list[Json]:
+        """Every item of a list, following `Link: rel="next"` to the end (GitHub's documented
+        way; the URL it gives is used as is). More than `max_pages` pages is an error."""
+        cap = max_pages or self.MAX_PAGES
         items: list[Json] = []
-        for page in range(1, max_pages + 1):
-            chunk = self.request(
-                "GET", path, query={**(query or {}), "per_page": 100, "page": page}
-            )
+        chunk = self.request("GET", path, query={**(query or {}), "per_page": 100})
+        pages = 1
+        while True:
             items.extend(chunk or [])
-            if not chunk or len(chunk) < 100:
-                break
-        return items
+            following = self._next
+            if not following:
+                return items
+            if pages >= cap:
+                raise PagingCapError(
+                    f"GET {path}: more than {cap} pages of 100; refusing to act on part of "
+                    "the list (raise the cap if this is expected)"
+                )
+            chunk = self.request("GET", following)
+            pages += 1
 
     # -- verbs -------------------------------------------------------------------------------
     def user(self) -> Json:
@@ -293,7 +353,7 @@ class GitHub:
         state: str = "open",
         head: str | None = None,
         base: str | None = None,
-        max_pages: int = 10,
+        max_pages: int = 0,
     ) -> list[Json]:
         query: Json = {"state": state}
         if head:
@@ -334,6 +394,17 @@ class GitHub:
 
     def issue_comments(self, repo: str, number: int) -> list[Json]:
         return self._pages(f"/repos/{repo}/issues/{number}/comments")
+
+    def branch_rules(self, repo: str, branch: str) -> list[Json]:
+        """The active rules for `branch` (rulesets of every level; public repos: no auth)."""
+        return self._pages(f"/repos/{repo}/rules/branches/{branch}")
+
+    def check_runs(self, repo: str, sha: str) -> list[Json]:
+        """The check runs reported for commit `sha` on `repo` (one page of 100)."""
+        found = self.request("GET", f"/repos/{repo}/commits/{sha}/check-runs",
+                             query={"per_page": 100, "filter": "latest"})  # fmt: skip
+        runs: list[Json] = (found or {}).get("check_runs") or []
+        return runs
 
     def create_pull(self, repo: str, *, title: str, head: str, base: str, body: str) -> Json:
         """A draft PR that maintainers may push to. Never retried: the caller re-queries."""

@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         (tmp / "forks").mkdir()
         with FakeGitHub(GitHubState(fork_storage=tmp / "forks")) as gh:
             sc.detached_fork_close(gh.state, mirror, fork_git)
+            # the token docs/operations.md asks for, at its least: a plain refresh needs no more
+            gh.state.add_token(sc.TOKEN, sc.OWNER, scopes=("public_repo",))
             for number, title, branch, body in (
                 (6339, sc.CHECKPOINT_TITLE, sc.CHECKPOINT_BRANCH, body_6339),
                 (6338, sc.HC_TITLE, sc.HC_BRANCH, "Hand-written description of #6338.\n"),

@@ -26,6 +26,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from testing import fake_github_checks as _checks  # noqa: F401 (registers its routes)
+from testing import fake_github_push as push_rules
 from testing import fake_github_routes as routes
 from testing.fake_github_json import DOCS, error_json
 from testing.fake_github_routes import HttpError, Reply, Request
@@ -47,6 +49,7 @@ class RequestRecord:
     authorized: bool
     user: str | None
     status: int
+    api_version: str | None = None  # the X-GitHub-Api-Version the client pinned, if any
 
     @property
     def is_write(self) -> bool:
@@ -67,6 +70,10 @@ class _Fault:
 _REASONS = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
             422: "Unprocessable Entity", 500: "Internal Server Error", 502: "Bad Gateway",
             503: "Service Unavailable"}  # fmt: skip
+
+
+# REST API versions GitHub serves (docs: "API Versions"); any other pinned one is a 400.
+API_VERSIONS = ("2022-11-28", "2026-03-10")
 
 
 class FakeGitHub:
@@ -188,14 +195,21 @@ class FakeGitHub:
         length = int(h.headers.get("Content-Length") or 0)
         raw = h.rfile.read(length) if length else b""
         auth = h.headers.get("Authorization")
+        version = h.headers.get("X-GitHub-Api-Version")
         with self.state.lock:
             user, reply, body = self._dispatch(h.command, path, query, raw, auth, self.url + prefix)
+            if reply is not None and version is not None and version not in API_VERSIONS:
+                message = f"Unsupported 'X-GitHub-Api-Version' header: {version}"
+                reply = Reply(400, error_json(400, message, "/overview/api-versions"))
             self.requests.append(RequestRecord(h.command, path, query, body, auth is not None,
-                                               user, reply.status if reply else 0))  # fmt: skip
+                                               user, reply.status if reply else 0,
+                                               version))  # fmt: skip
             if reply is None:  # drop: no status line, no headers, just a closed socket
                 h.close_connection = True
                 return
-            headers = self._rate_limit_headers(path, user) | reply.headers
+            headers = (
+                self._rate_limit_headers(path, user) | self._scope_headers(auth) | reply.headers
+            )
         headers["Content-Type"] = "application/json; charset=utf-8"
         data = b"" if reply.body is None else json.dumps(reply.body).encode()
         h.send_response(reply.status, _REASONS.get(reply.status))
@@ -219,6 +233,37 @@ class FakeGitHub:
             "X-RateLimit-Resource": resource,
         }
 
+    def _scope_headers(self, auth: str | None) -> dict[str, str]:
+        """Classic and OAuth tokens: their scopes on every answer (`X-OAuth-Scopes`)."""
+        token = _token(auth)
+        if token is None or token not in self.state.tokens:
+            return {}
+        if self.state.token_kind(token) not in (push_rules.CLASSIC, push_rules.OAUTH):
+            return {}
+        return {"X-OAuth-Scopes": ", ".join(self.state.token_scopes.get(token, ())),
+                "X-Accepted-OAuth-Scopes": "repo"}  # fmt: skip
+
+    def _may_write(self, method: str, path: str, token: str, user: str) -> Reply | None:
+        """GitHub's refusal of a write the token's kind or scopes do not allow (None: allowed).
+        Fine-grained and app tokens reach only their owner's repositories (forking is a write
+        to the user's own account); a classic token needs `repo` or `public_repo`."""
+        match = re.match(r"^/repos/([^/]+)/([^/]+)(/.*)?$", path)
+        if method == "GET" or match is None:
+            return None
+        kind = self.state.token_kind(token)
+        scopes = set(self.state.token_scopes.get(token, ()))
+        own = match.group(1).casefold() == user.casefold()
+        forking = method == "POST" and (match.group(3) or "") == "/forks"
+        if kind == push_rules.FINE_GRAINED and not own and not forking:
+            body = error_json(403, "Resource not accessible by personal access token",
+                              "/pulls/pulls")  # fmt: skip
+            return Reply(403, body)
+        if kind in (push_rules.APP, push_rules.APP_USER) and not own and not forking:
+            return Reply(403, error_json(403, "Resource not accessible by integration"))
+        if kind in (push_rules.CLASSIC, push_rules.OAUTH) and not scopes & {"repo", "public_repo"}:
+            return Reply(404, error_json(404, "Not Found"), {"X-Accepted-OAuth-Scopes": "repo"})
+        return None
+
     def _dispatch(
         self, method: str, path: str, query: dict[str, str], raw: bytes, auth: str | None, base: str
     ) -> tuple[str | None, Reply | None, Any]:
@@ -228,8 +273,8 @@ class FakeGitHub:
         except ValueError:
             return None, Reply(400, error_json(400, "Problems parsing JSON")), raw.decode("replace")
         user = None
-        if auth is not None:
-            token = auth.split(" ", 1)[1] if " " in auth else auth
+        token = _token(auth)
+        if token is not None:
             user = self.state.tokens.get(token)
             if user is None:
                 return None, Reply(401, error_json(401, "Bad credentials")), body
@@ -246,6 +291,10 @@ class FakeGitHub:
         if method != "GET" and user is None:
             return user, Reply(401, error_json(401, "Requires authentication")), body
         handler, params = found
+        if token is not None and user is not None:
+            refused = self._may_write(method, path, token, user)
+            if refused is not None:
+                return user, refused, body
         try:
             reply = handler(self.state, Request(method, path, query, body, user, base), **params)
         except HttpError as err:
@@ -255,6 +304,12 @@ class FakeGitHub:
             fail_body = after.body or error_json(after.status, _REASONS.get(after.status, "Err"))
             reply = Reply(after.status, fail_body)
         return user, reply, body
+
+
+def _token(auth: str | None) -> str | None:
+    if auth is None:
+        return None
+    return auth.split(" ", 1)[1] if " " in auth else auth
 
 
 @pytest.fixture

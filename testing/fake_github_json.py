@@ -299,7 +299,7 @@ def event_json(api: str, state: GitHubState, event: Event) -> Json:
         "id": event.id,
         "node_id": _node_id("CE", event.id),
         "url": f"{base}/issues/events/{event.id}",
-        "actor": user_json(api, state.users[event.actor]),
+        "actor": user_json(api, state.users[event.actor]) if event.actor else None,
         "event": event.event,
         "commit_id": event.commit_id,
         "commit_url": f"{base}/commits/{event.commit_id}" if event.commit_id else None,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchcarry import git as gitmod
+from testing import fake_github_push as push_rules
 
 WEB = "https://github.com"
 
@@ -102,7 +103,7 @@ class Event:
     repo: str
     issue: int
     id: int
-    actor: str
+    actor: str | None  # None: GitHub's null actor (e.g. a close by the system)
     event: str  # "closed", "reopened", "merged", "head_ref_deleted", ...
     created_at: str
     commit_id: str | None = None
@@ -115,10 +116,14 @@ class GitHubState:
     def __init__(self, fork_storage: Path | None = None, clock: Callable[[], str] | None = None):
         self.users: dict[str, User] = {}
         self.tokens: dict[str, str] = {}
+        self.token_scopes: dict[str, tuple[str, ...]] = {}  # classic/OAuth scopes, app perms
         self.repos: dict[str, Repo] = {}
         self.pulls: dict[tuple[str, int], Pull] = {}
         self.comments: list[Comment] = []
         self.events: list[Event] = []
+        # (repository, branch) -> its active rules, as GET .../rules/branches/{branch} lists
+        # them ({"type": "required_status_checks", "parameters": {...}}, ...)
+        self.branch_rules: dict[tuple[str, str], list[dict[str, object]]] = {}
         self.fork_storage = fork_storage  # where POST .../forks puts a bare clone (if set)
         # GitHub's eventual consistency, as knobs: a PR made through the API is missing from
         # the next `list_lag` list requests; with `fork_git_lag` a new fork's bare clone
@@ -142,9 +147,30 @@ class GitHubState:
             self.users[login] = User(login, self._id("user"), type, name)
         return self.users[login]
 
-    def add_token(self, token: str, login: str) -> None:
+    def add_token(
+        self, token: str, login: str, *, scopes: tuple[str, ...] = ("repo", "workflow")
+    ) -> None:
+        """A token for `login`. Its kind is GitHub's, by prefix (`github_pat_` fine-grained,
+        `ghp_`/unprefixed classic, `gho_` OAuth, `ghu_`/`ghs_` app); `scopes` are a classic or
+        OAuth token's (sent back in `X-OAuth-Scopes`), an app's permissions otherwise."""
         self.add_user(login)
         self.tokens[token] = login
+        self.token_scopes[token] = tuple(scopes)
+        self.sync_push_rules()
+
+    def token_kind(self, token: str) -> str:
+        return push_rules.token_kind(token)
+
+    def sync_push_rules(self) -> None:
+        """Every local fork's receive-pack learns GitHub's push rules and the current tokens."""
+        tokens: dict[str, dict[str, object]] = {
+            push_rules.digest(t): {"kind": push_rules.token_kind(t), "scopes": list(s)}
+            for t, s in self.token_scopes.items()
+        }
+        for repo in self.repos.values():
+            git_dir = _local_git_dir(repo.clone_url)
+            if repo.fork and git_dir is not None and (git_dir / "HEAD").exists():
+                push_rules.install(git_dir, tokens)
 
     # -- repositories --
     def add_repo(
@@ -174,6 +200,8 @@ class GitHubState:
             created_at=created_at or self.now(),
         )
         self.repos[full_name] = repo
+        if repo.fork:
+            self.sync_push_rules()
         return repo
 
     def fork(
@@ -213,6 +241,15 @@ class GitHubState:
         for args, _ in self.pending_forks:
             gitmod.git(*args, cwd=self.fork_storage)
         self.pending_forks.clear()
+        self.sync_push_rules()
+
+    def add_branch_rule(
+        self, repo: str, branch: str, type: str, parameters: dict[str, object] | None = None
+    ) -> None:
+        rule: dict[str, object] = {"type": type}
+        if parameters is not None:
+            rule["parameters"] = parameters
+        self.branch_rules.setdefault((repo, branch), []).append(rule)
 
     # -- pull requests --
     def add_pull(
@@ -264,7 +301,9 @@ class GitHubState:
         self.pulls[(repo, number)] = pull
         return pull
 
-    def close_pull(self, repo: str, number: int, *, actor: str, at: str | None = None) -> Pull:
+    def close_pull(
+        self, repo: str, number: int, *, actor: str | None, at: str | None = None
+    ) -> Pull:
         pull = self.pulls[(repo, number)]
         when = at or self.now()
         pull.state, pull.closed_at, pull.updated_at = "closed", when, when
@@ -300,12 +339,13 @@ class GitHubState:
         repo: str,
         issue: int,
         *,
-        actor: str,
+        actor: str | None,
         event: str,
         created_at: str | None = None,
         commit_id: str | None = None,
     ) -> Event:
-        self.add_user(actor)
+        if actor is not None:
+            self.add_user(actor)
         when = created_at or self.now()
         ev = Event(repo, issue, self._id("event"), actor, event, when, commit_id)
         self.events.append(ev)

@@ -58,6 +58,11 @@ def ensure_upstream(state: GitHubState, clone_url: str | Path) -> None:
     state.add_user(BOT, type="Bot")
     state.add_token(MAINTAINER_TOKEN, MAINTAINER)
     state.add_repo(UPSTREAM, clone_url, default_branch="main", created_at="2019-03-21T16:14:07Z")
+    # Illustrative: `DCO gate` is the check upstream's dco-gate workflows publish; a run reads
+    # the real rules of `dev` from GitHub, this only gives the loopback one something to say.
+    checks = {"strict_required_status_checks_policy": False, "do_not_enforce_on_create": False,
+              "required_status_checks": [{"context": "DCO gate"}]}  # fmt: skip
+    state.add_branch_rule(UPSTREAM, BASE_BRANCH, "required_status_checks", checks)
 
 
 def detached_fork_close(

@@ -18,5 +18,9 @@ def test_real_state_keeps_every_commit_and_line_and_the_rerun_is_a_noop(capsys, 
     assert first.count("branch: FAST-FORWARD:") == 2
     assert first.count("holds an earlier revision of") == 2
     assert "16eb82ddb98b" in first and "13293025c306" in first  # the revisions it names
+    # a classic public_repo token suffices, and both new heads pass upstream's DCO gate
+    assert first.count("token: classic (scopes: public_repo)") == 2
+    assert first.count("rules for dev: check DCO gate: satisfied") == 2
+    assert first.count("DCO: DCO success, DCO gate success for") == 2
     second = out.split("# second run")[1]
     assert "would write: nothing" in second or "wrote: nothing" in second

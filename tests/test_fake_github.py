@@ -100,6 +100,24 @@ def _valid(model: Any, body: Any) -> None:
         model.model_validate(body)
 
 
+class _AnyRule:
+    """`repository-rule-detailed`: one of GitHub's rule shapes."""
+
+    @staticmethod
+    def model_validate(body: Any) -> None:
+        import pydantic
+
+        shapes = [getattr(M, n) for n in dir(M) if n.startswith("RepositoryRuleDetailedOneof")]
+        fits = []
+        for shape in shapes:
+            try:
+                shape.model_validate(body)
+                fits.append(shape)
+            except pydantic.ValidationError:
+                pass
+        assert fits, body
+
+
 def test_every_route_serves_githubs_schemas(gh: FakeGitHub) -> None:
     up, tok = "/repos/NVIDIA/Megatron-LM", sc.TOKEN
     seen: set[tuple[str, int]] = set()
@@ -160,6 +178,15 @@ def test_every_route_serves_githubs_schemas(gh: FakeGitHub) -> None:
     M.IssueSearchResultItem.model_validate(found["items"][0])
     check("GET", "/search/issues", 422, M.ValidationError)
     check("DELETE", f"{up}/pulls/500", 501, M.BasicError, token=tok)
+    rules = check("GET", f"{up}/rules/branches/dev", 200, _AnyRule)  # readable without auth
+    assert rules[0]["parameters"]["required_status_checks"] == [{"context": "DCO gate"}]
+    head = created["head"]["sha"]
+    runs = check("GET", f"{up}/commits/{head}/check-runs", 200,
+                 M.ReposOwnerRepoCommitsRefCheckRunsGetResponse200)  # fmt: skip
+    assert [(r["name"], r["app"]["slug"], r["conclusion"]) for r in runs["check_runs"]] == [
+        ("DCO", "dco", "failure"), ("DCO gate", "github-actions", "failure")]  # fmt: skip
+    assert runs["check_runs"][0]["output"]["summary"].endswith("missing a Signed-off-by from "
+                                                               "its author")  # fmt: skip
 
     from testing.fake_github_routes import ROUTES
 
@@ -372,3 +399,49 @@ def test_scenario_6117_and_6017_closed_in_the_same_second_by_the_owner(gh: FakeG
     status, _, body = call(gh, "PATCH", "/repos/NVIDIA/Megatron-LM/pulls/6117",
                            token=sc.TOKEN, body={"state": "open"})  # fmt: skip
     assert status == 422 and "has been deleted" in body["errors"][0]["message"]
+
+
+def test_classic_tokens_carry_their_scopes_and_fine_grained_writes_upstream_are_refused(
+    gh: FakeGitHub,
+) -> None:
+    up = "/repos/NVIDIA/Megatron-LM"
+    gh.state.add_token("ghp_nosope", sc.OWNER, scopes=())
+    gh.state.add_token("github_pat_11fine", sc.OWNER, scopes=())
+    status, headers, _ = call(gh, "GET", "/user", token=sc.TOKEN)
+    assert status == 200 and headers["X-OAuth-Scopes"] == "repo, workflow"
+    status, headers, body = call(gh, "POST", f"{up}/issues/6117/comments", token="ghp_nosope",
+                                 body={"body": "x"})  # fmt: skip
+    assert (status, body["message"], headers["X-OAuth-Scopes"]) == (404, "Not Found", "")
+    status, headers, _ = call(gh, "GET", "/user", token="github_pat_11fine")
+    assert status == 200 and "X-OAuth-Scopes" not in headers
+    status, _, body = call(gh, "POST", f"{up}/issues/6117/comments", token="github_pat_11fine",
+                           body={"body": "x"})  # fmt: skip
+    assert (status, body["message"]) == (403, "Resource not accessible by personal access token")
+
+
+def test_fork_receive_pack_refuses_workflow_changes_and_hidden_refs_per_ref(
+    gh: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fork = Path(gh.state.repos[sc.NEW_FORK].clone_url)
+    work = tmp_path / "work"
+    git.git("clone", "-q", str(fork), str(work), cwd=tmp_path)
+    (work / ".github" / "workflows").mkdir(parents=True)
+    (work / ".github" / "workflows" / "x.yml").write_text("on: push\n")
+    git.git("add", "-A", cwd=work)
+    git.git("commit", "-q", "-m", "ci", cwd=work, env_extra={
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e"})  # fmt: skip
+    gh.state.add_token("ghp_public", sc.OWNER, scopes=("public_repo",))
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_public")
+    code, out, err = git.git("push", "--porcelain", str(fork), "HEAD:refs/heads/ci",
+                             "HEAD:refs/pull/1/head", cwd=work, check=False)  # fmt: skip
+    assert code != 0
+    assert ("!\tHEAD:refs/heads/ci\t[remote rejected] (refusing to allow a Personal Access Token "
+            "to create or update workflow `.github/workflows/x.yml` without `workflow` scope)"
+            ) in out  # fmt: skip
+    assert "!\tHEAD:refs/pull/1/head\t[remote rejected] (deny updating a hidden ref)" in out
+    assert gh.state.branch_sha(gh.state.repos[sc.NEW_FORK], "ci") is None  # nothing moved
+    monkeypatch.setenv("GITHUB_TOKEN", sc.TOKEN)  # repo + workflow
+    code, out, _ = git.git("push", "--porcelain", str(fork), "HEAD:refs/heads/ci", cwd=work,
+                           check=False)  # fmt: skip
+    assert code == 0 and gh.state.branch_sha(gh.state.repos[sc.NEW_FORK], "ci") is not None

@@ -5,9 +5,18 @@ from __future__ import annotations
 import pytest
 
 from patchcarry.errors import ExitCode, GitHubError
-from patchcarry.github import GitHub, NotFoundError, TransientError, api_host
+from patchcarry.github import (
+    ACTIONS,
+    API_VERSION,
+    GitHub,
+    NotFoundError,
+    PagingCapError,
+    TransientError,
+    api_host,
+    token_kind,
+)
 from testing import github_scenarios as sc
-from testing.fake_github import FakeGitHub
+from testing.fake_github import API_VERSIONS, FakeGitHub
 
 
 @pytest.fixture
@@ -122,3 +131,38 @@ def test_write_calls_are_spaced_at_least_a_second_apart(fake):
     gh.user()  # reads are not spaced
     gh.create_comment(sc.UPSTREAM, 6117, "three")
     assert sleeps == [0.75, 1.0]
+
+
+def test_every_request_pins_the_api_version(fake):
+    gh = client(fake, [])
+    gh.user()
+    gh.repo(sc.UPSTREAM)
+    assert {r.api_version for r in fake.requests} == {API_VERSION}
+    assert API_VERSION in API_VERSIONS  # the fake serves the version the client pins
+
+
+def test_lists_follow_link_past_ten_pages_and_a_longer_list_is_an_error(fake):
+    for _ in range(1150):  # 12 pages of 100
+        fake.state.add_event(sc.UPSTREAM, 6117, actor=sc.MAINTAINER, event="labeled")
+    fake.state.add_event(sc.UPSTREAM, 6117, actor=sc.MAINTAINER, event="closed")
+    gh = client(fake, [])
+    events = gh.issue_events(sc.UPSTREAM, 6117)
+    assert events[-1]["event"] == "closed" and len(events) == 1150 + 2
+    with pytest.raises(PagingCapError, match="more than 5 pages"):
+        gh._pages(f"/repos/{sc.UPSTREAM}/issues/6117/events", max_pages=5)
+
+
+def test_token_kind_by_prefix_and_classic_scopes_from_every_answer(fake):
+    assert token_kind("github_pat_11AB") == "fine-grained" and token_kind("ghs_x") == ACTIONS
+    assert token_kind("ghp_x") == token_kind("0" * 40) == "classic" and token_kind("") is None
+    fake.state.add_token("ghp_publiconly", sc.OWNER, scopes=("public_repo",))
+    gh = client(fake, [], token="ghp_publiconly")
+    assert gh.scopes is None
+    gh.user()
+    assert gh.scopes == {"public_repo"}
+    fake.state.add_token("github_pat_11fine", sc.OWNER, scopes=())
+    fine = client(fake, [], token="github_pat_11fine")
+    fine.user()
+    assert fine.scopes is None  # fine-grained tokens carry no X-OAuth-Scopes
+    with pytest.raises(GitHubError, match="Resource not accessible by personal access token"):
+        fine.create_comment(sc.UPSTREAM, 6117, "x")

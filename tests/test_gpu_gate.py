@@ -43,6 +43,7 @@ class _Api:
 
     def __init__(self) -> None:
         self.routes: dict[str, tuple[int, Any]] = {}
+        self.redirects: dict[str, str] = {}  # path -> Location of a 307
         self.seen: list[tuple[str, str | None]] = []
 
     def user(self, login: str, permission: str, role: str) -> None:
@@ -65,6 +66,12 @@ def api() -> Iterator[tuple[_Api, str]]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
             state.seen.append((self.path, self.headers.get("Authorization")))
+            if self.path in state.redirects:
+                self.send_response(307)
+                self.send_header("Location", state.redirects[self.path])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             status, body = state.routes.get(self.path, (404, {"message": "Not Found"}))
             data = json.dumps(body).encode()
             self.send_response(status)
@@ -248,3 +255,23 @@ def test_any_other_event_is_refused(api: tuple[_Api, str], tmp_path: Path) -> No
 
 def test_outside_actions_it_says_so(tmp_path: Path) -> None:
     assert gate.main({}) == 2
+
+
+def test_the_token_follows_a_redirect_on_the_same_host_only(
+    api: tuple[_Api, str], tmp_path: Path
+) -> None:
+    state, base = api
+    state.user("maintainer", "write", "maintain")
+    port = base.rsplit(":", 1)[1]
+    state.routes["/elsewhere/pulls/7"] = (
+        200,
+        {"number": 7, "state": "open", "head": {"sha": VETTED}},
+    )
+    state.redirects[f"/repos/{REPO}/pulls/7"] = f"http://localhost:{port}/elsewhere/pulls/7"
+    code, out = _run(tmp_path, base, "issue_comment", _comment(f"/ok to test {VETTED}"))
+    assert code == 0 and out["sha"] == VETTED
+    assert state.seen[-1] == ("/elsewhere/pulls/7", None)  # another host: no credentials
+    state.seen.clear()
+    state.redirects[f"/repos/{REPO}/pulls/7"] = f"{base}/elsewhere/pulls/7"
+    code, out = _run(tmp_path, base, "issue_comment", _comment(f"/ok to test {VETTED}"))
+    assert code == 0 and state.seen[-1] == ("/elsewhere/pulls/7", "Bearer read-only-job-token")

@@ -488,3 +488,83 @@ def test_a_repository_override_that_is_not_owner_repo_is_refused(world, capsys, 
     assert w.run(ENTRY, f"{flag}={value}") == 5
     assert f"{flag} must be OWNER/REPO" in capsys.readouterr().err
     assert w.writes() == []
+
+
+def test_a_close_with_a_null_actor_is_unknown_and_refused_without_force(world, capsys):
+    w = world()
+    for event in w.state.events:
+        if (event.issue, event.event) == (6117, "closed"):
+            event.actor = None  # GitHub's null actor: who closed it cannot be known
+    assert w.run(ENTRY) == 1
+    out = capsys.readouterr().out
+    assert "#6117 is closed-by-unknown" in out and "closer unknown" in out
+    assert w.writes() == []
+
+
+WORKFLOW = ".github/workflows/ci.yml"
+
+
+def _workflow_on_dev(w: World) -> None:
+    """Upstream's dev gains a workflow file the fork (cloned before) has never seen."""
+    work = w.upstream.work
+    git.git("checkout", "-q", "-B", "dev", w.upstream.dev_tip, cwd=work)
+    (work / ".github" / "workflows").mkdir(parents=True)
+    (work / WORKFLOW).write_text("on: push\njobs: {}\n")
+    git.git("add", "-A", cwd=work)
+    git.git("commit", "-q", "-m", "ci: add a workflow", cwd=work)
+    git.git("push", "-q", "origin", "HEAD:refs/heads/dev", cwd=work)
+
+
+def _token(w: World, token: str, monkeypatch: pytest.MonkeyPatch, *scopes: str) -> None:
+    w.state.add_token(token, sc.OWNER, scopes=scopes)
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+
+
+def test_token_without_workflow_scope_is_refused_before_any_write(world, monkeypatch, capsys):
+    w = world()
+    _workflow_on_dev(w)
+    _token(w, "ghp_publiconly", monkeypatch, "public_repo")
+    assert w.run("--rebase", "--json", ENTRY) == 1
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["action"] == "refused" and "lacks the workflow scope" in plan["reason"]
+    assert "changes .github/workflows/" in plan["reason"]
+    assert plan["token"] == {"kind": "classic", "scopes": ["public_repo"], "needs": [
+        f"public_repo (open/refresh the PR on {sc.UPSTREAM})",
+        f"workflow (the pushed history changes .github/workflows/ relative to "
+        f"{sc.NEW_FORK}'s main)"]}  # fmt: skip
+    assert w.writes() == [] and w.fork_branch() is None
+    _token(w, "ghp_withworkflow", monkeypatch, "public_repo", "workflow")
+    assert w.run("--rebase", ENTRY) == 0  # the same run with the scope goes through
+    assert w.fork_branch() is not None and len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1
+
+
+def test_fine_grained_token_is_refused_before_any_write(world, monkeypatch, capsys):
+    w = world()
+    _token(w, "github_pat_11finegrained", monkeypatch)
+    assert w.run(ENTRY) == 1
+    out = capsys.readouterr().out
+    assert "fine-grained token" in out and "Resource not accessible by personal access token" in out
+    assert w.writes() == [] and w.fork_branch() is None
+    _token(w, "ghp_noscopes", monkeypatch)  # a classic token without public_repo/repo
+    assert w.run(ENTRY) == 1
+    assert "lacks the public_repo scope" in capsys.readouterr().out
+    assert w.writes() == [] and w.fork_branch() is None
+
+
+def test_server_refused_push_quotes_githubs_reason_and_writes_nothing_after(
+    world, monkeypatch, capsys
+):
+    from patchcarry.resubmit import capability
+
+    w = world()
+    _workflow_on_dev(w)
+    _token(w, "ghp_publiconly", monkeypatch, "public_repo")
+    monkeypatch.setattr(capability, "workflow_change", lambda *a: None)  # the preflight misses
+    assert w.run("--rebase", ENTRY) == 1
+    err = capsys.readouterr().err
+    assert (
+        f"'refusing to allow a Personal Access Token to create or update workflow `{WORKFLOW}` "
+        "without `workflow` scope'"
+    ) in err
+    assert "gh auth refresh -s workflow" in err and "someone pushed" not in err
+    assert w.writes() == [] and w.fork_branch() is None

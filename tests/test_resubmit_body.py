@@ -195,3 +195,11 @@ def test_locate_takes_only_the_one_pair_whose_id_matches():
     legacy = re.sub(r" id=[0-9a-f]{16}", "", section)  # written before ids: the only pair
     assert body.locate(hand + legacy, entry.name).section is not None
     assert body.merge(hand + legacy, section, entry.name) == hand + section
+
+
+def test_a_close_without_an_identifiable_actor_is_unknown_never_a_detachment():
+    for events in ([], [{"event": "closed", "actor": None}], _closed_by("ghost")):
+        c = classify.classify(_pull(), events, None, UP)  # head.repo null: looks detached
+        assert c.state == classify.UNKNOWN
+        assert any("closer unknown" in e for e in c.evidence)
+        assert any("head.repo is null" in e for e in c.evidence)  # the evidence is still shown

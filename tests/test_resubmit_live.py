@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from patchcarry import cli, git
+from patchcarry.errors import FatalError
 from testing import github_scenarios as sc
 from testing.fake_github import FakeGitHub, GitHubState
 from testing.upstream_repos import (
@@ -45,7 +47,9 @@ def _commit(work: Path, env: dict[str, str], message: str, edit: dict[str, str])
     for path, text in edit.items():
         (work / path).write_text(text)
     git.git("add", "-A", cwd=work)
-    git.git("commit", "-q", "-m", message, cwd=work, env_extra={**PINNED_ENV, **env})
+    signoff = f"Signed-off-by: {env['GIT_AUTHOR_NAME']} <{env['GIT_AUTHOR_EMAIL']}>"  # the DCO
+    git.git("commit", "-q", "-m", message, "-m", signoff, cwd=work,
+            env_extra={**PINNED_ENV, **env})  # fmt: skip
     return git.rev_parse("HEAD", cwd=work)
 
 
@@ -226,7 +230,8 @@ def test_6339_shape_earlier_revision_gets_one_revising_commit_and_a_noop_rerun(l
     _, message, _ = git.git("log", "-1", "--format=%an <%ae>%n%B", new, cwd=w.fork_git)
     author, subject = message.splitlines()[:2]
     assert author == _fix_author() and subject.endswith("to the revision carried by patchcarry")
-    assert foreign[:12] in message and "Signed-off-by" not in message
+    assert foreign[:12] in message  # the DCO: signed off by its author, in their own words
+    assert message.rstrip().splitlines()[-1] == f"Signed-off-by: {_fix_author()}"
     assert w.pull(6339).body.startswith(HAND_6339)
     capsys.readouterr()
     assert w.run("--json", CKPT) == 0  # second run: a no-op
@@ -338,3 +343,36 @@ def test_one_commit_on_a_live_branch_carries_each_added_fix_of_a_series(tmp_path
     only_second = Cache(repo).commit_on(live, tree, series, [second.name])
     message = git.git("log", "-1", "--format=%an%n%s", only_second, cwd=repo)[1]
     assert message.splitlines() == ["Other Author", second.subject]  # its own author and title
+
+
+def test_refresh_shows_the_rules_of_dev_and_the_dco_verdict_of_the_new_head(live, capsys):
+    w = live(ckpt_commits=[(AUTHOR, sc.CHECKPOINT_TITLE, _older_fix)])
+    w.gh.state.add_branch_rule(sc.UPSTREAM, "dev", "required_linear_history")
+    w.gh.state.add_branch_rule(sc.UPSTREAM, "dev", "required_signatures")
+    assert w.run("--dry-run", "--json", CKPT) == 0
+    planned = json.loads(capsys.readouterr().out)["rules"]
+    assert planned["required_status_checks"] == ["DCO gate"]
+    assert planned["required_signatures"] and planned["required_linear_history"]
+    assert planned["verdicts"]["check DCO gate"].startswith("satisfied")
+    assert planned["verdicts"]["signed commits"].startswith("NOT satisfied")
+    assert w.run("--json", CKPT) == 0
+    result = json.loads(capsys.readouterr().out)
+    new = w.head(sc.CHECKPOINT_BRANCH)
+    assert result["rules"]["after_push"] == {
+        "sha": new, "dco": {"DCO": "success", "DCO gate": "success"}}  # fmt: skip
+    assert f"DCO: DCO success, DCO gate success for {new[:12]}" in result["facts"]
+
+
+def test_the_added_commit_carries_the_authors_own_signoff_or_is_refused():
+    from patchcarry.manifest import load
+    from patchcarry.resubmit.live import author_signoff
+
+    entry = next(e for e in load().entries if e.name == CKPT)
+    assert author_signoff(entry) == f"{_fix_author()}"  # the patch's own words, byte for byte
+    unsigned = dataclasses.replace(
+        entry,
+        fixes=(dataclasses.replace(entry.fix, signoffs=("Someone Else <else@example.com>",)),),
+        tests=tuple(dataclasses.replace(t, signoffs=()) for t in entry.tests),
+    )
+    with pytest.raises(FatalError, match="no patch carries a `Signed-off-by:` of"):
+        author_signoff(unsigned)

@@ -580,6 +580,11 @@ def test_gpu_runs_only_vetted_commits_from_the_default_branch_definition() -> No
     assert verify["env"] == {"VETTED": "${{ needs.authorize.outputs.sha }}"}
     assert "head=$(git rev-parse HEAD)" in verify["run"] and "exit 1" in verify["run"]
     assert "secrets." not in (WORKFLOWS / "gpu.yml").read_text()
+    # A later comment starts a run too: it must never cancel a queued, vetted GPU run.
+    assert "concurrency" not in workflow
+    assert gpu["concurrency"]["group"] == "gpu-${{ needs.authorize.outputs.sha }}"
+    assert gpu["concurrency"]["cancel-in-progress"] is False
+    assert "github.run_id" in authorize["concurrency"]["group"]
 
 
 def test_no_workflow_runs_pr_triggered_on_a_self_hosted_runner() -> None:

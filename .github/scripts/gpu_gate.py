@@ -27,6 +27,7 @@ import os
 import re
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
@@ -49,6 +50,27 @@ class Decision:
     pr: str = ""
 
 
+def _origin(url: str) -> tuple[str, str]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
+
+
+class _SameOriginCredentials(urllib.request.HTTPRedirectHandler):
+    """Follows redirects as urllib does, but drops the token on any redirect to another
+    scheme, host or port (urllib itself would send `Authorization` wherever it is sent)."""
+
+    def redirect_request(  # type: ignore[no-untyped-def]
+        self, req, fp, code, msg, headers, newurl
+    ):
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(newurl) != _origin(req.full_url):
+            new.remove_header("Authorization")
+        return new
+
+
+_OPENER = urllib.request.build_opener(_SameOriginCredentials)
+
+
 class Api:
     """GET-only REST client over urllib (nothing to install)."""
 
@@ -68,7 +90,7 @@ class Api:
             },
         )
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with _OPENER.open(request, timeout=30) as response:
                 return response.status, json.load(response)
         except urllib.error.HTTPError as exc:
             return exc.code, None

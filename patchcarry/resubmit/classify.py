@@ -17,6 +17,7 @@ MERGED = "merged"
 DETACHED = "closed-by-fork-detachment"
 MAINTAINER = "closed-by-maintainer"
 AUTHOR = "closed-by-author"  # withdrawn by its author while the fork was still attached
+UNKNOWN = "closed-by-unknown"  # no `closed` event with an identifiable actor: never assumed
 
 Json = dict[str, Any]
 
@@ -35,12 +36,18 @@ class Classification:
         return {"pr": self.number, "state": self.state, "url": self.url, "evidence": self.evidence}
 
 
+# GitHub shows a deleted account as the placeholder user `ghost`; an actor may also be null.
+_NO_ONE = {"", "ghost"}
+
+
 def _closer(events: Iterable[Json]) -> str | None:
-    """Login of whoever closed the PR last (issue events `closed` actor)."""
+    """Login of whoever closed the PR last (issue events `closed` actor); None when the last
+    close has no identifiable actor (null, or the `ghost` placeholder) or there is none."""
     login = None
     for event in events:
         if event.get("event") == "closed":
-            login = (event.get("actor") or {}).get("login")
+            login = (event.get("actor") or {}).get("login") or ""
+            login = None if login.lower() in _NO_ONE else login
     return login
 
 
@@ -93,8 +100,14 @@ def classify(
             f"close attributed to {author}, the PR's author (GitHub attributes a detachment "
             "auto-close to the fork owner)"
         )
-    else:
-        result.evidence.append("no `closed` event found; closer unknown")
+    else:  # a detachment is never assumed: the close may have been anyone's decision
+        result.evidence.append(
+            "closer unknown (no `closed` event with an identifiable actor): not counted as a "
+            "detachment; pass --force to re-submit anyway"
+        )
+        result.evidence.extend(detached)
+        result.state = UNKNOWN
+        return result
     result.evidence.extend(detached)
     result.state = DETACHED if detached else AUTHOR
     if not detached:
@@ -104,7 +117,7 @@ def classify(
 
 def add_sibling_evidence(classes: Iterable[Classification]) -> None:
     """Note PRs of the same author closed in the same second (typical of a detachment close)."""
-    items = [c for c in classes if c.closed_at and c.state in (DETACHED, AUTHOR)]
+    items = [c for c in classes if c.closed_at and c.state in (DETACHED, AUTHOR, UNKNOWN)]
     for item in items:
         same = sorted(
             {

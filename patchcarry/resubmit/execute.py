@@ -12,7 +12,7 @@ from patchcarry.github import GitHub, Json, TransientError, UnprocessableError
 from patchcarry.manifest import record_pr
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit import classify, fork, preflight, push
+from patchcarry.resubmit import classify, fork, preflight, push, rules
 from patchcarry.resubmit.flow import Options, Work, push_call
 from patchcarry.resubmit.plan import CREATED, REFRESHED, UNCHANGED, Write
 
@@ -182,6 +182,10 @@ def execute(
             if not _marked(gh, entry.upstream, number, marker, login):
                 raise GitHubError(f"{exc}; the cross-link was not posted; re-run") from None
     made.extend(gh.writes[before:])
+    if work.target is not None:  # the head's check runs, read once: the DCO result
+        shown, line = rules.dco_result(gh, entry.upstream, work.target)
+        plan.rules = {**(plan.rules or {}), "after_push": shown}
+        plan.facts.append(line)
     if work.target is not None:  # what the plan said would follow the push has happened
         plan.facts = [f for f in plan.facts if not f.startswith("after the push:")]
         plan.facts.append(f"CI gate: the new head {work.target[:12]} needs a maintainer's "

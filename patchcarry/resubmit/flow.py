@@ -135,7 +135,7 @@ def _read_decisions(
     blocking = [
         c
         for c in plan.superseded
-        if c.state in (classify.MAINTAINER, classify.AUTHOR, classify.OPEN)
+        if c.state in (classify.MAINTAINER, classify.AUTHOR, classify.UNKNOWN, classify.OPEN)
     ]
     if blocking and not opts.force:
         plan.action = REFUSED

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from patchcarry import git
+from patchcarry.errors import FatalError
 from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
 from patchcarry.proc import CalledProcessError
@@ -32,6 +33,25 @@ class Applied:
     contained: list[str]  # patches the tree already holds (they reverse-apply)
     added: list[str]  # patches applied on top
     failed: list[Patch]  # patches that neither apply nor are already there
+
+
+def author_signoff(entry: Entry, author: Patch | None = None) -> str:
+    """The commit author's own `Signed-off-by:` value (`author`: the fix patch whose author
+    the commit takes, by default the entry's first), carried from the entry's patch that holds
+    it: the commit this tool writes in their name certifies the DCO with their own words
+    (upstream's DCO gate wants every non-merge commit signed off by its author). Never made
+    up: without one the commit is refused, before anything is pushed."""
+    who = author if author is not None else entry.fix
+    email = who.author_email.lower()
+    for patch in entry.patches():
+        for value in patch.signoffs:
+            if value.lower().rstrip().endswith(f"<{email}>"):
+                return value
+    raise FatalError(
+        f"{entry.name}: no patch carries a `Signed-off-by:` of {who.author}, the author "
+        "of the commit this tool would add; upstream's DCO gate would fail it. Add the "
+        "author's sign-off to the patch (git commit --amend -s; git format-patch), then re-run"
+    )
 
 
 class Cache:
@@ -147,7 +167,8 @@ class Cache:
             head = "\n\n".join(f"{f.subject}\n\n{f.message.strip()}" for f in carried)
         message = (
             f"{head}\n\n{FAST_FORWARD_NOTE} {entry.name} "
-            f"({what}), on top of the commits already here.\n"
+            f"({what}), on top of the commits already here.\n\n"
+            f"Signed-off-by: {author_signoff(entry, fix)}\n"
         ).replace("\n\n\n", "\n\n")
         when = fix.date or "1970-01-01T00:00:00+0000"
         author = (fix.author_name, fix.author_email, when)

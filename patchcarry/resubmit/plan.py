@@ -37,6 +37,8 @@ class EntryPlan:
     reason: str = ""  # why refused / merged
     branch: dict[str, Any] | None = None  # what happens to the fork branch, and why
     cost: dict[str, int] | None = None  # the run's API reads and bytes fetched
+    token: dict[str, Any] | None = None  # the token's kind, scopes, what the writes need
+    rules: dict[str, Any] | None = None  # upstream's rules for the base branch, judged
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -51,6 +53,8 @@ class EntryPlan:
             "reason": self.reason,
             "branch": self.branch,
             "cost": self.cost,
+            "token": self.token,
+            "rules": self.rules,
         }
 
 

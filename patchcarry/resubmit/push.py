@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 from patchcarry import git
@@ -54,11 +55,71 @@ def build(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Br
     return Branch(base=base, commit=commit, patches=len(patches))
 
 
+class PushRefused(FatalError):
+    """The server refused a ref with a reason of its own (not a lease): nothing else is
+    written after it; the message quotes the reason and says what to change."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RefResult:
+    """One ref's line of `git push --porcelain`: `<flag>\t<from>:<to>\t<summary> (<reason>)`."""
+
+    flag: str  # " " "+" "-" "*" "=" accepted; "!" refused
+    ref: str
+    summary: str  # "[rejected]", "[remote rejected]", "[new branch]", "abc..def", ...
+    reason: str  # the text in parentheses, if any
+
+
+_PORCELAIN = re.compile(r"^([ +\-*=!])\t[^\t]*:([^\t]+)\t(\S.*?)(?: \((.*)\))?$")
+
+
+def parse_porcelain(output: str) -> list[RefResult]:
+    """Every ref line of git's porcelain push output, in order (other lines are ignored)."""
+    found = []
+    for line in output.splitlines():
+        match = _PORCELAIN.match(line)
+        if match:
+            flag, ref, summary, reason = match.groups()
+            found.append(RefResult(flag, ref, summary, reason or ""))
+    return found
+
+
+# GitHub's documented refusals, by the words of its reason: what the user does about each.
+_REASONS = (
+    ("without `workflow` scope", "the token needs the `workflow` scope to push commits that "
+     "change .github/workflows/ (classic token: tick `workflow`; `gh auth refresh -s workflow`)"),
+    ("without `workflows` permission", "the GitHub App needs the `workflows` permission to push "
+     "commits that change .github/workflows/; use a classic token with `workflow`"),
+    ("hidden ref", "GitHub reserves that ref namespace (refs/pull/...); nothing may push there"),
+    ("GH006", "the fork's branch is protected; lift the protection on the fork or set another "
+     "head_branch"),
+    ("GH013", "a repository rule of the fork refuses this push; see the rule it names"),
+    ("GH007", "the commit's author email is private on GitHub; the patch's author must allow "
+     "it or use their noreply address"),
+    ("pre-receive hook declined", "a server-side hook refused it; see the `remote:` lines"),
+)  # fmt: skip
+_LEASE = ("stale info", "fetch first", "non-fast-forward")
+
+
+def _advice(reason: str) -> str:
+    return next((advice for key, advice in _REASONS if key.lower() in reason.lower()), "")
+
+
 def raise_push_failure(
     message: str, branch: str, expected: str | None, *, lagging: bool = False
 ) -> None:
-    """The one clear line for a refused push."""
-    if "stale info" in message or "rejected" in message or "fetch first" in message:
+    """The one clear line for a refused push, from git's per-ref porcelain results: the
+    server's own reason first (quoted, with what to do), then a lost lease."""
+    results = [r for r in parse_porcelain(message) if r.flag == "!"]
+    for result in results:
+        if result.summary == "[remote rejected]":
+            advice = _advice(result.reason)
+            raise PushRefused(
+                f"GitHub refused the push to {result.ref}: {result.reason!r}"
+                + (f": {advice}" if advice else "")
+                + "; nothing after the push was written"
+            )
+    if any(r.summary == "[rejected]" and r.reason in _LEASE for r in results):
         raise LeaseRejected(
             f"push to {branch} refused by the lease: the fork branch is no longer at "
             f"{(expected or 'absent')[:12]} (someone pushed to it); inspect it, then re-run"

@@ -53,6 +53,12 @@ class Reads:
         )
         return found
 
+    def branch_rules(self, upstream: str, branch: str) -> list[Json]:
+        found: list[Json] = self._once(
+            ("rules", upstream, branch), lambda: self.gh.branch_rules(upstream, branch)
+        )
+        return found
+
     def open_pulls(self, upstream: str, head: str, base: str) -> list[Json]:
         found: list[Json] = self._once(
             ("pulls", upstream, head, base),

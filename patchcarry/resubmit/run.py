@@ -17,7 +17,7 @@ from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, ExitCode, GitHubError, UpstreamError, UsageError
 from patchcarry.manifest import Entry
-from patchcarry.resubmit import execute, flow, preflight
+from patchcarry.resubmit import capability, execute, flow, preflight, rules
 from patchcarry.resubmit.fork import ForkStatus
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan, Write
@@ -173,6 +173,15 @@ def resubmit(
         }
         for plan in plans:
             plan.cost = cost
+        for work in works:  # before the first write: can this token finish the run?
+            _judge_token(gh, reads, work, login, str(url))
+            if work.target is not None:  # what the new head will need on the base branch
+                judged = rules.judge(
+                    reads.branch_rules(work.entry.upstream, work.entry.base_branch),
+                    work.entry.base_branch,
+                )
+                work.plan.rules = judged
+                work.plan.facts.extend(rules.lines(judged))
         refused = [p for p in plans if p.action == REFUSED]
         if dry_run or refused:
             for plan, entry in zip(plans, entries, strict=True):
@@ -194,6 +203,26 @@ def resubmit(
             execute.execute(gh, work, opts, login=login, forks=forks, say=say)
     total = sum(len(p.writes) for p in plans)
     return Outcome(plans, False, f"DONE: {total} write(s) made.", ExitCode.OK)
+
+
+def _judge_token(gh: GitHub, reads: Reads, work: flow.Work, login: str, url: str) -> None:
+    """Show the token's kind and scopes against what the entry's writes need; refuse the
+    entry (so the run writes nothing) when GitHub would refuse one of them part-way."""
+    plan = work.plan
+    api_writes = any(not w.call.startswith("git ") for w in plan.writes)
+    workflow = capability.workflow_change(work, reads, url)
+    shown, refusal = capability.judge(
+        gh.token_kind, gh.scopes, login=login, upstream=work.entry.upstream,
+        api_writes=api_writes, workflow=workflow,
+    )  # fmt: skip
+    plan.token = shown
+    scopes = ", ".join(shown["scopes"]) if shown["scopes"] is not None else "not shown"
+    needs = "; ".join(shown["needs"]) or "nothing"
+    plan.facts.append(
+        f"token: {shown['kind'] or 'none'} (scopes: {scopes}); the writes need: {needs}"
+    )
+    if refusal:
+        plan.action, plan.reason = REFUSED, refusal
 
 
 def load_evidence(path: Path | None) -> str | None:

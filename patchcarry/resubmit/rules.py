@@ -1,0 +1,71 @@
+"""Upstream's active rules for the base branch (GitHub's `GET /repos/{owner}/{repo}/rules/
+branches/{branch}`), and which of them the commits this tool writes satisfy, judged locally:
+
+- a required status check whose name says DCO: every commit the tool writes carries its
+  author's `Signed-off-by:` (patches are loaded only with it; the added commit carries it);
+- `required_signatures`: the tool signs nothing (no GPG/SSH key is ever given to it);
+- `required_linear_history`: the tool writes no merge commit.
+
+Other checks are upstream CI's to decide after the push; after it, the head's check runs are
+read once and the DCO result is reported when it is there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from patchcarry.github import GitHub, Json
+
+_SIGNED_OFF = "satisfied: every commit the tool writes is signed off by its author"
+
+
+def judge(rules: list[Json], branch: str) -> dict[str, Any]:
+    """What the new head needs on `branch`, and the verdict for the tool's own commits."""
+    checks: list[str] = []
+    kinds: set[str] = set()
+    for rule in rules:
+        kinds.add(str(rule.get("type")))
+        if rule.get("type") == "required_status_checks":
+            wanted = (rule.get("parameters") or {}).get("required_status_checks") or []
+            checks.extend(str(c.get("context")) for c in wanted if c.get("context"))
+    verdicts: dict[str, str] = {}
+    for name in dict.fromkeys(checks):
+        dco = "dco" in name.lower()
+        verdicts[f"check {name}"] = _SIGNED_OFF if dco else "decided by upstream's CI"
+    if "required_signatures" in kinds:
+        verdicts["signed commits"] = (
+            "NOT satisfied: the tool's commits are unsigned (no key is given to it); a "
+            "maintainer's squash merge signs the result"
+        )
+    if "required_linear_history" in kinds:
+        verdicts["linear history"] = "satisfied by the tool's commits (it writes no merges)"
+    judged = {"required_status_checks", "required_signatures", "required_linear_history"}
+    return {
+        "branch": branch,
+        "required_status_checks": list(dict.fromkeys(checks)),
+        "required_signatures": "required_signatures" in kinds,
+        "required_linear_history": "required_linear_history" in kinds,
+        "other": sorted(kinds - judged),
+        "verdicts": verdicts,
+    }
+
+
+def lines(judged: dict[str, Any]) -> list[str]:
+    """The plan's sentences for the judged rules."""
+    head = f"rules for {judged['branch']}:"
+    if not judged["verdicts"] and not judged["other"]:
+        return [f"{head} none active"]
+    out = [f"{head} {name}: {verdict}" for name, verdict in judged["verdicts"].items()]
+    if judged["other"]:
+        out.append(f"{head} also {', '.join(judged['other'])} (not judged here)")
+    return out
+
+
+def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[dict[str, Any], str]:
+    """The head's DCO check runs, read once after the push: (JSON, the plan's sentence)."""
+    runs = [r for r in gh.check_runs(repo, sha) if "dco" in str(r.get("name", "")).lower()]
+    if not runs:
+        return {"sha": sha, "dco": None}, f"DCO: not reported yet for {sha[:12]}"
+    found = {str(r.get("name")): r.get("conclusion") or r.get("status") for r in runs}
+    said = ", ".join(f"{name} {state}" for name, state in sorted(found.items()))
+    return {"sha": sha, "dco": found}, f"DCO: {said} for {sha[:12]}"

@@ -1,0 +1,142 @@
+"""The fake GitHub's git side for forks: receive-pack refuses what github.com's refuses, with
+GitHub's words, per ref (`! [remote rejected] <ref> (<reason>)` in the pusher's output).
+
+Fork repositories are local bare repos; git pushes to them run `git receive-pack` locally, in
+the pusher's environment. A `proc-receive` hook (git >= 2.29, `receive.procReceiveRefs`)
+takes over every ref update so it can answer `ng <ref> <reason>` per ref, as GitHub does:
+
+- a classic/OAuth token without the `workflow` scope (a GitHub App without the `workflows`
+  permission) may not create or update a file under `.github/workflows/` in any commit that
+  is new to the repository;
+- hidden refs (`refs/pull/...`) are refused: "deny updating a hidden ref".
+
+The pusher is identified the way GitHub's credential is: `GITHUB_TOKEN` in its environment
+(what patchcarry's credential helper sends). Only sha256 digests of tokens reach the hook's
+data file. A push without a token is a local administrator's and is let through.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from patchcarry import git as gitmod
+
+TOKENS_FILE = "fake-github-tokens.json"
+
+# Token kinds by prefix, as GitHub issues them.
+CLASSIC, FINE_GRAINED, OAUTH, APP_USER, APP = "classic", "fine-grained", "oauth", "app", "actions"
+
+
+def token_kind(token: str) -> str:
+    """GitHub's token kind from its prefix; an unprefixed (legacy 40-hex) token is classic."""
+    for prefix, kind in (
+        ("github_pat_", FINE_GRAINED),
+        ("ghp_", CLASSIC),
+        ("gho_", OAUTH),
+        ("ghu_", APP_USER),
+        ("ghs_", APP),
+    ):
+        if token.startswith(prefix):
+            return kind
+    return CLASSIC
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+_HOOK = r'''#!{python}
+"""proc-receive of the fake GitHub (testing/fake_github_push.py)."""
+import json, os, subprocess, sys
+
+ZERO = "0" * 40
+IN, OUT = sys.stdin.buffer, sys.stdout.buffer
+
+
+def read():
+    size = int(IN.read(4), 16)
+    return None if size == 0 else IN.read(size - 4).decode().rstrip("\n")
+
+
+def write(text=None):
+    if text is None:
+        OUT.write(b"0000")
+    else:
+        data = (text + "\n").encode()
+        OUT.write(b"%04x" % (len(data) + 4) + data)
+    OUT.flush()
+
+
+def git(*args):
+    return subprocess.run(["git", *args], capture_output=True, text=True).stdout
+
+
+while read() is not None:
+    pass
+write("version=1")
+write()
+commands = []
+while (line := read()) is not None:
+    commands.append(line.split(" ", 2))
+
+token = os.environ.get("GITHUB_TOKEN", "")
+import hashlib
+tokens = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "{tokens}")))
+info = tokens.get(hashlib.sha256(token.encode()).hexdigest()) if token else None
+
+
+def workflow_touched(new):
+    for commit in git("rev-list", new, "--not", "--all").split():
+        names = git("diff-tree", "--no-commit-id", "--name-only", "-r", "--root", commit,
+                    "--", ".github/workflows/").split()
+        if names:
+            return sorted(names)[0]
+    return None
+
+
+def refusal(old, new, ref):
+    if ref.startswith("refs/pull/"):
+        return "deny updating a hidden ref"
+    if info is None or new == ZERO:
+        return None
+    path = workflow_touched(new)
+    if path is None:
+        return None
+    if info["kind"] in ("classic", "oauth") and "workflow" not in info["scopes"]:
+        who = "an OAuth App" if info["kind"] == "oauth" else "a Personal Access Token"
+        return (f"refusing to allow {{who}} to create or update workflow `{{path}}` "
+                "without `workflow` scope")
+    if info["kind"] in ("app", "actions") and "workflows" not in info["scopes"]:
+        return (f"refusing to allow a GitHub App to create or update workflow `{{path}}` "
+                "without `workflows` permission")
+    return None
+
+
+reasons = [refusal(*c) for c in commands]
+if any(reasons):  # all or nothing, like an --atomic push
+    for (old, new, ref), why in zip(commands, reasons):
+        write(f"ng {{ref}} {{why or 'atomic push failed'}}")
+else:
+    for old, new, ref in commands:
+        if new == ZERO:
+            subprocess.run(["git", "update-ref", "-d", ref, old], check=True)
+        else:
+            subprocess.run(["git", "update-ref", ref, new, old], check=True)
+        write(f"ok {{ref}}")
+write()
+'''
+
+
+def install(git_dir: Path, tokens: dict[str, dict[str, object]]) -> None:
+    """Give a fork's bare repository GitHub's receive rules and the current tokens."""
+    hooks = git_dir / "hooks"
+    hooks.mkdir(exist_ok=True)
+    hook = hooks / "proc-receive"
+    if not hook.exists():
+        hook.write_text(_HOOK.format(python=sys.executable, tokens=TOKENS_FILE))
+        hook.chmod(0o755)
+        gitmod.git("config", "receive.procReceiveRefs", "refs/", cwd=git_dir)
+    (hooks / TOKENS_FILE).write_text(json.dumps(tokens))
