@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NewType
 
-from patchcarry import git, manifest_edit, never_carried, patchrules
+from patchcarry import git, manifest_edit, patchrules
 from patchcarry.errors import BadInputError
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
@@ -228,10 +228,8 @@ def _fix_names(where: str, label: str, value: Any) -> list[str]:
 
 
 def _check_paths(where: str, label: str, patch: Patch, allowed: list[str]) -> None:
-    """What is never carried is refused with its own reason, whatever `paths` says; then
-    every file must be inside the entry's `paths`."""
-    for file, why in never_carried.refused(patch.files):
-        raise _bad(where, f"{label}: {patch.name} touches {file}: {why}")
+    """Every file must be inside the entry's `paths` (what is never carried, whatever
+    `paths` says, was refused when the patch was read: `patchrules`)."""
     refused = patchrules.outside(patch.files, allowed)
     if refused:
         raise _bad(
@@ -279,7 +277,11 @@ def _entry(
     names = [*fix_names, *test_names]
     if len(set(names)) != len(names):
         raise _bad(where, f"{label}: a patch is named twice in fix/tests")
-    loaded = [load_patch(_patch_file(path, where, label, name, staged)) for name in names]
+    files = [_patch_file(path, where, label, name, staged) for name in names]
+    try:
+        loaded = [load_patch(file) for file in files]
+    except BadInputError as exc:  # named where the user edits: the manifest line and entry
+        raise _bad(where, f"{label}: {exc}") from None
     for patch in loaded:
         _check_paths(where, label, patch, allowed)
     fixes, tests = loaded[: len(fix_names)], loaded[len(fix_names) :]

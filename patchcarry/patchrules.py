@@ -101,8 +101,9 @@ def check_change(change: Change, name: str) -> None:
         check_path(side, name)
     if any(_glob_re(w).match(p) for w in _WORKFLOWS for p in (change.old_path, path)):
         raise BadInputError(
-            f"{name}: {path} is a GitHub Actions workflow file (it would run with the fork's "
-            "and upstream's credentials); refused, carry it by hand"
+            f"{name}: touches {path}: a GitHub Actions workflow, never carried (it would run "
+            "with the fork's and upstream's credentials; an entry's `paths` cannot allow it): "
+            "drop that commit, or send it by hand"
         )
     if change.kind in ("rename", "copy"):
         raise BadInputError(

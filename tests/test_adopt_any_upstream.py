@@ -136,7 +136,7 @@ def test_a_workflow_file_is_refused_whatever_paths_say_dry_run_too(
     err = capsys.readouterr().err
     assert "touches .github/workflows/ci.yml: a GitHub Actions workflow, never carried" in err
     assert "add it to" not in err and ".tmp" not in err
-    assert err.startswith(f"error: {series}:")  # the manifest the user edits, not a temp file
+    assert err.startswith(f"error: {wd.REPO}#9: 0001-")  # the PR's commit, not a temp file
     assert series.read_text() == before and list(series.parent.glob("*.patch")) == []
 
 

@@ -49,7 +49,7 @@ def _new_file(path: str, mode: str = "100644", body: str = "+x") -> str:
         (_new_file("a/./b.py"), "refusing path"),
         (_new_file(".git/hooks/post-checkout"), "refusing path '.git/hooks"),
         (_new_file("megatron/link", mode="120000", body="+/etc/passwd"), "is a symlink"),
-        (_new_file(".github/workflows/x.yml"), "workflow file"),
+        (_new_file(".github/workflows/x.yml"), "GitHub Actions workflow"),
         (
             REAL.replace("\n-- \n", f"\n{RENAME}-- \n", 1),
             "rename of megatron/a/old.py to megatron/b/new.py: renames refused",
@@ -90,7 +90,7 @@ def test_new_regular_file_under_megatron_is_fine():
     ("text", "message"),
     [
         (_new_file("setup.py"), r"touches setup\.py, outside"),
-        (_new_file(".github/workflows/x.yml"), r"\.github/workflows/x\.yml is a GitHub Actions"),
+        (_new_file(".github/workflows/x.yml"), r"touches \.github/workflows/x\.yml: a GitHub Actions"),
         (REAL.replace("\n", "\r\n"), "CRLF"),
         (REAL.replace("Subject: [PATCH]", "Subject: [PATCH] caf\u00e9"), "UTF-8"),
         (_new_file("megatron/link", mode="120000", body="+/etc/passwd"), "symlink"),

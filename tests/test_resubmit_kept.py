@@ -129,7 +129,7 @@ def test_an_earlier_revision_plus_a_separate_comment_edit_is_foreign_and_the_edi
     assert w.run(CKPT) == 1
     assert "REFUSED" in capsys.readouterr().out
     assert w.writes() == [] and w.head(sc.CHECKPOINT_BRANCH) == head
-    assert (git.show_file(head, RANDOM_PY, cwd=w.fork_git) or "").startswith(note)
+    assert (git.show_file(head, RANDOM_PY, cwd=w.fork_git) or b"").startswith(note.encode())
     assert w.pull(6339).body == HAND_6339
 
 

@@ -209,7 +209,10 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         written = commits_mod.write_patches(
             history, series, Path(tmp_name), _next_number(patches_dir)
         )
-        patches = [load_patch(p) for p in written]
+        try:
+            patches = [load_patch(p) for p in written]
+        except BadInputError as exc:  # the PR's own commit carries what is never carried
+            raise BadInputError(f"{target}: {exc}") from None
         applied = judge.apply_at(patches, lambda p: history.show(series.base, p))
         bad = [a for a in applied if a.status in ("conflict", "not checked")]
         if bad:
