@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from patchcarry.audit import census, child
+from patchcarry.audit import census, child, evidence
 
 SEQ, WIDTH, ITERATIONS = 4, 8, 3
 ACTIVATION_BYTES = SEQ * WIDTH * 4
@@ -225,6 +225,34 @@ def run(name: str) -> dict[str, Any]:
     for mod in [m for m in sys.modules if m == "planted" or m.startswith("planted.")]:
         del sys.modules[mod]
     return {"name": name, "shape": {}, "overrides": {}, "error": error, "iterations": iterations}
+
+
+def doc_of(config: dict[str, Any], name: str) -> dict[str, Any]:
+    """A valid evidence document holding one configuration result (variant `unpatched`)."""
+    doc = {
+        "schema": evidence.SCHEMA_ID,
+        "tool": {"name": "patchcarry", "version": "0"},
+        "created": "2026-01-01T00:00:00+00:00",
+        "tree": {"source": "-", "label": "planted", "commit": None},
+        "model": "synthetic",
+        "device": "cpu",
+        "iterations": max(len(config["iterations"]), 1),
+        "torch_version": torch.__version__,
+        "cuda_device": None,
+        "cpu_standins": [],
+        "instrumented": [],
+        "variants": [
+            {
+                "name": "unpatched",
+                "sources": [],
+                "status": "audited",
+                "skip_reason": None,
+                "configs": [evidence._config({**config, "name": name})],
+            }
+        ],
+    }
+    evidence.validate(doc)
+    return doc
 
 
 def main() -> int:

@@ -16,6 +16,7 @@ import pytest
 
 from patchcarry.audit import evidence, findings, judge
 from patchcarry.cli import main
+from testing import audit_planted
 from testing.audit_planted import ACTIVATION_BYTES as ACT
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,31 +36,7 @@ def raw() -> dict[str, Any]:
 
 
 def doc_of(config: dict[str, Any]) -> dict[str, Any]:
-    """A valid evidence document of one scenario (variant `unpatched`)."""
-    doc = {
-        "schema": "patchcarry-audit/1",
-        "tool": {"name": "patchcarry", "version": "0"},
-        "created": "2026-01-01T00:00:00+00:00",
-        "tree": {"source": "-", "label": "planted", "commit": None},
-        "model": "synthetic",
-        "device": "cpu",
-        "iterations": len(config["iterations"]),
-        "torch_version": "2",
-        "cuda_device": None,
-        "cpu_standins": [],
-        "instrumented": [],
-        "variants": [
-            {
-                "name": "unpatched",
-                "sources": [],
-                "status": "audited",
-                "skip_reason": None,
-                "configs": [evidence._config({**config, "name": "tiny"})],
-            }
-        ],
-    }
-    evidence.validate(doc)
-    return doc
+    return audit_planted.doc_of(config, "tiny")
 
 
 def _gates(doc: dict[str, Any], baseline: dict[str, Any], tmp_path: Path) -> tuple[int, int]:

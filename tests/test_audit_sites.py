@@ -220,3 +220,31 @@ def test_drift_runs_the_judge_against_the_committed_baseline() -> None:
     both = next(v for v in baseline["variants"] if v["name"] == "both")
     assert all(not evidence.layer_sites(c) for c in both["configs"])
     assert evidence.new_sites(baseline) == []
+
+
+def test_only_state_kept_by_design_is_expected_any_other_holder_is_new() -> None:
+    for name in (
+        "harness.tokens",
+        "megatron.core.parallel_state:_GLOBAL_MEMORY_BUFFER.buffer[('mpu', torch.float32)]",
+        "megatron.core.tensor_parallel.random:_CUDA_RNG_STATE_TRACKER.states_['model-parallel-rng']",
+        "megatron.core.transformer.moe.moe_utils:MoEAuxLossAutoScaler.main_loss_backward_scale",
+    ):
+        assert known.expected(name), name
+    for name in (
+        "megatron.core.models.gpt.gpt_model:_CACHE[*]",
+        "megatron.core.tensor_parallel.random:_CUDA_RNG_STATE_TRACKER.kept",
+        "embedding.word_embeddings.weight._backward_hooks[*].kept",
+        "optimizer.state['x']",
+    ):
+        assert known.expected(name) is None, name
+        record = _record([("attr", "x")], 8)
+        record["site"] = name
+        doc = doc_with({"unpatched": {"hc": [record]}})
+        assert evidence.new_sites(doc) == [("unpatched", "hc", name)]
+
+
+def test_judge_reports_a_known_site_that_appears_in_another_configuration() -> None:
+    base = doc_with({"unpatched": {"hc": _records(), "moe": []}})
+    tip = doc_with({"unpatched": {"hc": _records(), "moe": _records()}})
+    kinds = {(f.config, f.kind) for f in judge.judge(tip, base)}
+    assert kinds == {("moe", "appears")}
