@@ -122,7 +122,8 @@ def render_text(doc: dict[str, Any]) -> str:
             grows = " (GROWS)" if findings.rising(un) else ""
             count = its[-1]["unattributed"]["count"] if its else 0
             lines.append(
-                f"  {_cells(un)}  {'-':<20} not attributed ({count} tensor(s) at the last){grows}"
+                f"  {_cells(un)}  {'-':<20} not attributed ({count} tensor(s) at the last, "
+                f"floor {findings.UNATTRIBUTED_FLOOR} B){grows}"
             )
     found = findings.of_doc(doc)
     lines.append(f"findings: {len(found)}" + (":" if found else ""))
