@@ -147,7 +147,7 @@ def test_evidence_validates_and_renders_both_tables() -> None:
     grad = "`decoder.layers.*.mlp_norm_manager.tensor → … → AccumulateGrad.variable.grad`"
     assert f"| hc | {grad} | 4096 B | 0 B | checkpoint-grad |" in md
     empty = doc_with({"unpatched": {"hc": []}})
-    assert "| hc | nothing: no layer holds a tensor | 0 B | |" in evidence.render_markdown(empty)
+    assert "| hc | nothing held but the expected state | 0 B | |" in evidence.render_markdown(empty)
     broken = doc_with({"unpatched": {"hc": []}}, errors={("unpatched", "hc"): "E|x"})
     assert "| hc | not built on cpu: `E/x` | | |" in evidence.render_markdown(broken)
     assert evidence.new_sites(doc) == []
@@ -174,7 +174,8 @@ def test_judge_reports_a_site_that_appears_grows_survives_or_stops_building() ->
     kinds = {(f.variant, f.config, f.kind) for f in judge.judge(tip, base)}
     assert kinds == {
         ("unpatched", "hc", "grows"),
-        ("unpatched", "moe", "appears"),
+        ("unpatched", "moe", "new"),  # no manifest entry fixes it
+        ("both", "hc", "new"),
         ("both", "hc", "survives patches"),
     }
     broken = doc_with(
@@ -201,7 +202,7 @@ def test_judge_main_writes_the_issue_and_the_output_line(tmp_path, capsys) -> No
         == 0
     )
     assert capsys.readouterr().out.strip() == "retained=true"
-    assert "`layers.*.x` | appears | 8 B | absent" in (tmp_path / "audit-issue.md").read_text()
+    assert "`layers.*.x` | new | 8 B | absent" in (tmp_path / "audit-issue.md").read_text()
     judge.main([str(tmp_path / "base.json"), str(tmp_path / "base.json"), "--out", str(tmp_path)])
     assert capsys.readouterr().out.strip() == "retained=false"
 
@@ -219,3 +220,31 @@ def test_drift_runs_the_judge_against_the_committed_baseline() -> None:
     both = next(v for v in baseline["variants"] if v["name"] == "both")
     assert all(not evidence.layer_sites(c) for c in both["configs"])
     assert evidence.new_sites(baseline) == []
+
+
+def test_only_state_kept_by_design_is_expected_any_other_holder_is_new() -> None:
+    for name in (
+        "harness.tokens",
+        "megatron.core.parallel_state:_GLOBAL_MEMORY_BUFFER.buffer[('mpu', torch.float32)]",
+        "megatron.core.tensor_parallel.random:_CUDA_RNG_STATE_TRACKER.states_['model-parallel-rng']",
+        "megatron.core.transformer.moe.moe_utils:MoEAuxLossAutoScaler.main_loss_backward_scale",
+    ):
+        assert known.expected(name), name
+    for name in (
+        "megatron.core.models.gpt.gpt_model:_CACHE[*]",
+        "megatron.core.tensor_parallel.random:_CUDA_RNG_STATE_TRACKER.kept",
+        "embedding.word_embeddings.weight._backward_hooks[*].kept",
+        "optimizer.state['x']",
+    ):
+        assert known.expected(name) is None, name
+        record = _record([("attr", "x")], 8)
+        record["site"] = name
+        doc = doc_with({"unpatched": {"hc": [record]}})
+        assert evidence.new_sites(doc) == [("unpatched", "hc", name)]
+
+
+def test_judge_reports_a_known_site_that_appears_in_another_configuration() -> None:
+    base = doc_with({"unpatched": {"hc": _records(), "moe": []}})
+    tip = doc_with({"unpatched": {"hc": _records(), "moe": _records()}})
+    kinds = {(f.config, f.kind) for f in judge.judge(tip, base)}
+    assert kinds == {("moe", "appears")}

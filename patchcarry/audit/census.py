@@ -3,15 +3,17 @@
 Run inside the audit child (torch imported). Live tensors are those the walk reaches from the
 roots plus every tensor Python's gc can see; a storage counts once however many views share it
 (keyed by device and data pointer, its size from the storage). Excluded: parameters, their
-`.grad` (and `.main_grad`), optimizer state, registered buffers. Each remaining storage gets the
-first path that reached it (roots in order, breadth first: the shortest), or none: then it is
-reported as not attributed, with its dtype and shape, never guessed.
+`.grad` (and `.main_grad`), a parameter's optimizer state, registered buffers. Each remaining
+storage gets the first path that reached it (roots in order, breadth first: the shortest), or
+none: then it is reported as not attributed, with its dtype, shape and creating op, never
+guessed.
 """
 
 from __future__ import annotations
 
 import gc
 import types
+import warnings
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -46,9 +48,11 @@ def model_state(model: torch.nn.Module, optimizer: torch.optim.Optimizer | None)
         tensors.append(p)
         tensors.extend(t for t in (p.grad, getattr(p, "main_grad", None)) if t is not None)
     tensors.extend(model.buffers())
-    if optimizer is not None:
-        for state in optimizer.state.values():
-            tensors.extend(v for v in state.values() if isinstance(v, torch.Tensor))
+    if optimizer is not None:  # a parameter's own state only: anything else it keeps counts
+        params = {id(p) for p in model.parameters()}
+        for key, state in optimizer.state.items():
+            if id(key) in params and isinstance(state, dict):
+                tensors.extend(v for v in state.values() if isinstance(v, torch.Tensor))
     return {k for k in map(storage_key, tensors) if k is not None}
 
 
@@ -89,7 +93,15 @@ class OriginTracker:
 
 
 def _describe(t: torch.Tensor) -> dict[str, Any]:
-    return {"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape)}
+    """What is known of a tensor without a path: dtype, shape, and the op that made it (its
+    `grad_fn`, or the `grad_fn` of the tensor it is a view of; None for a leaf or a detached
+    tensor)."""
+    node = t.grad_fn if t.grad_fn is not None else getattr(t._base, "grad_fn", None)
+    return {
+        "dtype": str(t.dtype).replace("torch.", ""),
+        "shape": list(t.shape),
+        "op": type(node).__name__ if node is not None else None,
+    }
 
 
 def _origin(item: Found, key: StorageKey, origins: dict[StorageKey, str]) -> str | None:
@@ -119,14 +131,16 @@ def take(
             **_describe(item.tensor),
         }
     unattributed: dict[StorageKey, dict[str, Any]] = {}
-    for obj in gc.get_objects():
-        if isinstance(obj, torch.Tensor):
-            key = storage_key(obj)
-            if key is None or key in excluded or key in records or key in unattributed:
-                continue
-            unattributed[key] = {
-                "bytes": storage_bytes(obj),
-                "origin": origins.get(key),
-                **_describe(obj),
-            }
+    with warnings.catch_warnings():  # isinstance on a deprecated torch alias warns
+        warnings.simplefilter("ignore", FutureWarning)
+        tensors = [obj for obj in gc.get_objects() if isinstance(obj, torch.Tensor)]
+    for obj in tensors:
+        key = storage_key(obj)
+        if key is None or key in excluded or key in records or key in unattributed:
+            continue
+        unattributed[key] = {
+            "bytes": storage_bytes(obj),
+            "origin": origins.get(key),
+            **_describe(obj),
+        }
     return {"records": list(records.values()), "unattributed": list(unattributed.values())}

@@ -11,7 +11,8 @@ Each iteration is forward, backward, optimizer step (Adam), zero grad (set to No
   model      the model (paths read `decoder.layers.0.…`)
   optimizer  the optimizer (its state is excluded from the census, its other references not)
   harness    the step function's closure (the fixed tokens, labels, positions, mask)
-  megatron.* each global of every imported megatron module (`module:name`)
+  megatron.* each global of every imported megatron module (`module:name`) and each
+             attribute of a class such a module defines (`module:Class.attr`)
 
 Result (after RESULT_MARKER): {"megatron_file", "torch_version", "cuda_device",
 "cpu_standins", "instrumented", "configs": [{"name", "shape", "overrides", "error",
@@ -59,6 +60,30 @@ def _build(
     return model, hc_gpt.make_step(model, shape, device=device, vocab=request["vocab"], seed=seed)
 
 
+def iterate(
+    model: torch.nn.Module,
+    step: Callable[[], None],
+    optimizer: torch.optim.Optimizer,
+    iterations: int,
+    tracker: census.OriginTracker,
+    prefix: str = "megatron",
+) -> list[dict[str, Any]]:
+    """N iterations (step, optimizer step, zero grad, gc), the census after each, over the
+    roots of the module docstring (module globals and class attributes under `prefix`)."""
+    out = []
+    for index in range(iterations):
+        step()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        gc.collect()
+        roots = [("model", model), ("optimizer", optimizer), ("harness", step)]
+        found = walk.reach([*roots, *walk.module_roots(prefix)])
+        taken = census.take(found, census.model_state(model, optimizer), tracker.origins())
+        del found
+        out.append({"index": index, **taken})
+    return out
+
+
 def audit_config(
     request: dict[str, Any], config: dict[str, Any], tracker: census.OriginTracker
 ) -> dict[str, Any]:
@@ -67,16 +92,7 @@ def audit_config(
     try:
         model, step = _build(request, config)
         optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
-        for index in range(request["iterations"]):
-            step()
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            gc.collect()
-            roots = [("model", model), ("optimizer", optimizer), ("harness", step)]
-            found = walk.reach([*roots, *walk.module_roots("megatron")])
-            taken = census.take(found, census.model_state(model, optimizer), tracker.origins())
-            del found
-            out["iterations"].append({"index": index, **taken})
+        out["iterations"] = iterate(model, step, optimizer, request["iterations"], tracker)
     except Exception as exc:  # noqa: BLE001 - a configuration that does not build is a result
         lines = traceback.format_exception_only(type(exc), exc)
         out["error"] = lines[-1].strip()[:500]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from patchcarry import __version__, jsondoc
-from patchcarry.audit import known, sites
+from patchcarry.audit import findings, known, sites
 from patchcarry.audit.runner import Request
 from patchcarry.measure.variants import VariantResult
 
@@ -92,8 +92,13 @@ def site_bytes(config: dict[str, Any], iteration: int = -1) -> dict[str, int]:
     return {s["site"]: s["bytes"] for s in config["iterations"][iteration]["sites"]}
 
 
+def _cells(values: tuple[int, ...]) -> str:
+    return "  ".join(f"{b:>11} B" for b in values)
+
+
 def render_text(doc: dict[str, Any]) -> str:
-    """Bytes per site per iteration, one block per variant and configuration."""
+    """Bytes per site per iteration (and not attributed), one block per variant and
+    configuration, then every finding (see `findings`)."""
     lines = [f"audit: {doc['tree']['label']}, {doc['model']} on {doc['device']}"]
     for v in doc["variants"]:
         if v["status"] == "skipped":
@@ -105,24 +110,25 @@ def render_text(doc: dict[str, Any]) -> str:
                 lines.append(f"{head}: NOT BUILT: {c['error']}")
                 continue
             its = c["iterations"]
-            names = sorted({s["site"] for i in its for s in i["sites"]}, key=str)
             lines.append(f"{head}:")
             cols = "  ".join(f"it{i['index']:>11}" for i in its)
-            lines.append(f"  {cols}  known                site")
-            for name in names:
-                per = [site_bytes(c, k).get(name, 0) for k in range(len(its))]
-                entry = next(
-                    (s["known"] for i in its for s in i["sites"] if s["site"] == name), None
-                )
-                cells = "  ".join(f"{b:>11} B" if b else f"{'0':>11} B" for b in per)
-                lines.append(f"  {cells}  {entry or 'NEW?' if _layer(name) else '-':<20} {name}")
-            un = its[-1]["unattributed"] if its else {"count": 0, "bytes": 0}
-            lines.append(f"  not attributed: {un['count']} tensor(s), {un['bytes']} B")
+            lines.append(f"  {cols}  fixed by             site")
+            for name in sorted(findings.site_names(c), key=str):
+                values = findings.series(c, name)
+                state = findings.status(findings.last_site(c, name)) or "NEW"
+                grows = " (GROWS)" if findings.rising(values) else ""
+                lines.append(f"  {_cells(values)}  {state:<20} {name}{grows}")
+            un = findings.unattributed_series(c)
+            grows = " (GROWS)" if findings.rising(un) else ""
+            count = its[-1]["unattributed"]["count"] if its else 0
+            lines.append(
+                f"  {_cells(un)}  {'-':<20} not attributed ({count} tensor(s) at the last, "
+                f"floor {findings.UNATTRIBUTED_FLOOR} B){grows}"
+            )
+    found = findings.of_doc(doc)
+    lines.append(f"findings: {len(found)}" + (":" if found else ""))
+    lines.extend(f"  {findings.line(f)}" for f in found)
     return "\n".join(lines)
-
-
-def _layer(site_name: str) -> bool:
-    return sites.in_layer(site_name)
 
 
 def layer_sites(config: dict[str, Any]) -> list[dict[str, Any]]:
@@ -132,16 +138,22 @@ def layer_sites(config: dict[str, Any]) -> list[dict[str, Any]]:
     return [s for s in config["iterations"][-1]["sites"] if s["in_layer"]]
 
 
+def held_sites(config: dict[str, Any]) -> list[dict[str, Any]]:
+    """Sites at the last iteration that are not state kept by design, whatever holds them:
+    the ones a manifest entry fixes and the new ones."""
+    if not config["iterations"]:
+        return []
+    return [s for s in config["iterations"][-1]["sites"] if findings.status(s) != "expected"]
+
+
 def render_markdown(doc: dict[str, Any]) -> str:
-    """The README table: configuration x site held by a layer, bytes per variant (last
-    iteration). A configuration where no layer holds anything says so; one that cannot be built
-    says why."""
+    """The README table: configuration x site (any holder, state kept by design left out),
+    bytes per variant (last iteration). A configuration where nothing is held says so; one that
+    cannot be built says why."""
     audited = [v for v in doc["variants"] if v["status"] == "audited"]
     names = [v["name"] for v in audited]
     rows = [
-        "| configuration | site held by a layer (indices folded) | "
-        + " | ".join(names)
-        + " | fixed by |",
+        "| configuration | site (indices folded) | " + " | ".join(names) + " | fixed by |",
         "|---|---|" + "---|" * len(names) + "---|",
     ]
     order = list(dict.fromkeys(c["name"] for v in audited for c in v["configs"]))
@@ -161,11 +173,11 @@ def render_markdown(doc: dict[str, Any]) -> str:
             continue
         held: dict[str, dict[str, Any]] = {}
         for variant, config in per_variant.items():
-            for site in layer_sites(config) if config else []:
+            for site in held_sites(config) if config else []:
                 held.setdefault(site["site"], {"known": site["known"]})[variant] = site["bytes"]
         if not held:
             rows.append(
-                f"| {config_name} | nothing: no layer holds a tensor |"
+                f"| {config_name} | nothing held but the expected state |"
                 + " 0 B |" * len(names)
                 + " |"
             )
@@ -180,12 +192,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def new_sites(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    """(variant, configuration, site) for each layer-held site no manifest entry fixes."""
-    return [
-        (v["name"], c["name"], s)
-        for v in doc["variants"]
-        for c in v["configs"]
-        for s in layer_sites(c)
-        if s["known"] is None
-    ]
+def new_sites(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(variant, configuration, site) for each site no manifest entry fixes, whatever holds
+    it (state kept by design aside)."""
+    return [(f.variant, f.config, f.site) for f in findings.of_doc(doc) if f.kind == "new"]

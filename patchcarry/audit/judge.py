@@ -3,11 +3,12 @@
     python -m patchcarry.audit.judge CURRENT.json BASELINE.json --out DIR
 
 CURRENT is `scripts/audit --json` on the base branch's tip; BASELINE the committed audit at the
-pinned base (evidence/audit-hc-gpt-cpu.json). A finding is a site held by a layer that
+pinned base (evidence/audit-hc-gpt-cpu.json). A finding is every finding of the audit itself
+(`findings`: a new site whatever holds it, bytes rising every iteration, unattributed bytes
+past the floor), and, against the baseline, a site (any holder, state kept by design aside) that
   - appears: absent from the baseline's same variant and configuration, or
   - grows: more bytes than there, or
-  - survives every carried patch: present in `both` (our patches should leave no layer holding
-    anything), or
+  - survives every carried patch: present in `both` (our patches should leave nothing held), or
   - was not built at the tip but was at the base (the audit lost sight of that path).
 Writes DIR/audit-issue.md and prints `retained=true|false` (for $GITHUB_OUTPUT): true opens or
 updates the one issue, false closes it.
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from patchcarry.audit import evidence
+from patchcarry.audit import evidence, findings
 
 TITLE = "Retention audit: a Megatron layer keeps more alive between iterations at upstream's tip"
 
@@ -32,9 +33,11 @@ class Finding:
     variant: str
     config: str
     site: str
-    kind: str  # "appears" | "grows" | "survives patches" | "not built"
+    kind: str  # findings' kinds | "appears" | "grows" | "survives patches" | "not built"
     bytes: int
     baseline_bytes: int | None
+    series: tuple[int, ...] = ()
+    detail: str = ""
 
 
 def _configs(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -49,17 +52,25 @@ def _configs(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
 def judge(current: dict[str, Any], baseline: dict[str, Any]) -> list[Finding]:
     """Every finding (see the module docstring), in the current document's order."""
     base = _configs(baseline)
-    findings = []
+    out = []
+    own = findings.of_doc(current)
     for (variant, name), config in _configs(current).items():
         before = base.get((variant, name))
         if config["error"]:
             if before is not None and not before["error"]:
-                findings.append(Finding(variant, name, config["error"], "not built", 0, None))
+                out.append(Finding(variant, name, config["error"], "not built", 0, None))
             continue
         before_bytes = {
-            s["site"]: s["bytes"] for s in (evidence.layer_sites(before) if before else [])
+            s["site"]: s["bytes"] for s in (evidence.held_sites(before) if before else [])
         }
-        for s in evidence.layer_sites(config):
+        for f in own:
+            if (f.variant, f.config) == (variant, name):
+                old = before_bytes.get(f.site)
+                out.append(
+                    Finding(variant, name, f.site, f.kind, f.series[-1], old, f.series, f.detail)
+                )
+        flagged = {f.site for f in out if (f.variant, f.config) == (variant, name)}
+        for s in evidence.held_sites(config):
             old = before_bytes.get(s["site"])
             if variant == "both":
                 kind = "survives patches"
@@ -69,22 +80,30 @@ def judge(current: dict[str, Any], baseline: dict[str, Any]) -> list[Finding]:
                 kind = "grows"
             else:
                 continue
-            findings.append(Finding(variant, name, s["site"], kind, s["bytes"], old))
-    return findings
+            if kind != "survives patches" and s["site"] in flagged:
+                continue  # already a finding of the audit itself
+            series = findings.series(config, s["site"])
+            out.append(Finding(variant, name, s["site"], kind, s["bytes"], old, series))
+    return out
 
 
-def issue_body(findings: Sequence[Finding], current: dict[str, Any], run_url: str = "") -> str:
+def issue_body(found: Sequence[Finding], current: dict[str, Any], run_url: str = "") -> str:
     lines = [
-        f"The daily retention audit of {current['tree']['label']} found {len(findings)} "
-        "site(s) where a layer keeps tensors alive between iterations that the pinned base "
-        "did not (or that survive this repository's patches).",
+        f"The daily retention audit of {current['tree']['label']} found {len(found)} "
+        "site(s) where tensors stay alive between iterations that no carried fix removes, "
+        "that grow every iteration, that the pinned base did not keep, or that survive this "
+        "repository's patches.",
         "",
-        "| variant | configuration | site | finding | bytes | at the pinned base |",
+        "| variant | configuration | site | finding | bytes per iteration | at the pinned base |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    for f in findings:
+    for f in found:
         old = "absent" if f.baseline_bytes is None else f"{f.baseline_bytes} B"
-        lines.append(f"| {f.variant} | {f.config} | `{f.site}` | {f.kind} | {f.bytes} B | {old} |")
+        values = " → ".join(f"{b} B" for b in f.series) or f"{f.bytes} B"
+        detail = f" ({f.detail})" if f.detail else ""
+        lines.append(
+            f"| {f.variant} | {f.config} | `{f.site}` | {f.kind}{detail} | {values} | {old} |"
+        )
     lines += [
         "",
         "```text",
@@ -107,10 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--run-url", default="")
     args = parser.parse_args(argv)
     current, baseline = evidence.load(args.current), evidence.load(args.baseline)
-    findings = judge(current, baseline)
+    found = judge(current, baseline)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "audit-issue.md").write_text(issue_body(findings, current, args.run_url))
-    print(f"retained={'true' if findings else 'false'}")
+    (args.out / "audit-issue.md").write_text(issue_body(found, current, args.run_url))
+    print(f"retained={'true' if found else 'false'}")
     return 0
 
 

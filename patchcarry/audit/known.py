@@ -1,4 +1,5 @@
-"""Sites this repository already carries a fix for, by manifest entry name.
+"""Sites this repository already carries a fix for, by manifest entry name, and the state kept
+by design (EXPECTED).
 
 A site is known when its name matches the entry's pattern and, where one is given, a tensor of
 the site came from the named origin (the function that made it, see `audit.child.ORIGINS`).
@@ -27,3 +28,27 @@ def entry_for(site: dict[str, Any]) -> str | None:
         if pattern.search(site["site"]) and (origin is None or origin in site["origins"]):
             return name
     return None
+
+
+# State Megatron and the harness keep by design between iterations: not a leak, and not new.
+# Each is named by its holder; anything else no manifest entry fixes is new, whatever holds it.
+EXPECTED: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("the harness's fixed batch", re.compile(r"^harness\.")),
+    (
+        "Megatron's reused scratch buffer",
+        re.compile(r"^megatron\.core\.parallel_state:_GLOBAL_MEMORY_BUFFER\.buffer\["),
+    ),
+    (
+        "the RNG tracker's generator states",
+        re.compile(r"^megatron\.core\.tensor_parallel\.random:_CUDA_RNG_STATE_TRACKER\.states_\["),
+    ),
+    (
+        "an aux-loss scaler's one scalar (a class attribute)",
+        re.compile(r"^megatron\.core\.[\w.]+:\w+LossAutoScaler\.main_loss_backward_scale$"),
+    ),
+)
+
+
+def expected(site_name: str) -> str | None:
+    """Why a site is state kept by design (see EXPECTED), or None."""
+    return next((why for why, pattern in EXPECTED if pattern.search(site_name)), None)

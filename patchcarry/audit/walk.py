@@ -2,18 +2,28 @@
 
 A breadth-first walk over what Python and autograd expose, no guessing:
 
-  module        its `__dict__` (children, parameters, buffers, hook dicts, plain attributes),
-                each child named `.name` as in `named_modules()`
+  module        its `__dict__` (children, parameters, buffers, the forward/backward/state
+                hook dicts, plain attributes), each child named `.name` as in `named_modules()`
   object        `__dict__` and `__slots__` attributes
   container     dict items `[key]`, list/tuple/set/deque items `[i]`
-  function      closure cells `.<cellname>`, a bound method's `__self__`, a partial's args
-  tensor        `.grad`, `.grad_fn`, `._base` (a view's base), its Python attributes
+  function      closure cells `.<cellname>`, defaults, its `__dict__`; a bound method's
+                `__self__`; a `functools.partial`'s func, args and keywords
+  tensor        `.grad`, `.grad_fn`, `._base` (a view's base), its hook dicts
+                (`_backward_hooks`, `_post_accumulate_grad_hooks`), its Python attributes
   autograd node `next_functions`, `AccumulateGrad.variable`, saved tensors (`_saved_*` of a
-                C++ node, `saved_tensors` and the `ctx` attributes of a Python Function)
+                C++ node, `saved_tensors` and the `ctx` attributes of a Python Function),
+                its `metadata` dict
 
-Classes, modules (other than the roots given), and a function's globals are not entered: a
-tensor reachable only through them is reported as not attributed, never guessed. Every
-visited object is kept alive until the walk ends, so `id()` is never reused under it.
+Not visible to Python, so not followed: hooks registered on an autograd node itself
+(`grad_fn.register_hook`/`register_prehook`: C++ holds them), saved-tensor pack hooks, a
+function's globals, `functools.lru_cache` contents. Classes and modules are entered only as
+roots (`module_roots`). A tensor reachable only through what is not followed is reported as
+not attributed, never guessed.
+
+Memory is linear in the objects visited: one parent entry (parent id, hop) per object, every
+visited object kept alive until the walk ends (so `id()` is never reused under it), and a path
+rebuilt only for a tensor that is reported. Past `max_objects` the walk raises `WalkLimit`
+rather than stop quietly with an incomplete census.
 """
 
 from __future__ import annotations
@@ -41,6 +51,8 @@ ATTR, ITEM, GRAD, GRAD_FN, NEXT, VARIABLE, SAVED, BASE, CLOSURE = (
     "closure",
 )
 GRAPH_KINDS = frozenset({GRAD_FN, NEXT, VARIABLE, SAVED})
+MAX_OBJECTS = 2_000_000  # a 2-layer model and megatron's globals visit about 100k
+_TENSOR_HOOKS = ("_backward_hooks", "_post_accumulate_grad_hooks")
 _ATOMS = (str, bytes, int, float, complex, bool, type(None), torch.dtype, torch.device)
 _SKIP = (type, types.ModuleType, types.CodeType, types.FrameType)
 _MODULE_DICTS = ("_modules", "_parameters", "_buffers")
@@ -68,6 +80,14 @@ def _is_mock(obj: Any) -> bool:
     return type(obj).__module__ == "unittest.mock"
 
 
+def _key_label(key: Any) -> str:
+    """A dict key as a path shows it; a tensor key (the optimizer's state) by its type only:
+    its repr would print its values."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return str(key)
+    return f"<{type(key).__name__}>" if isinstance(key, torch.Tensor) else repr(key)
+
+
 def _tensor_edges(t: torch.Tensor) -> Iterator[tuple[Hop, Any]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # .grad of a non-leaf warns
@@ -78,6 +98,10 @@ def _tensor_edges(t: torch.Tensor) -> Iterator[tuple[Hop, Any]]:
         yield Hop(GRAD_FN, _node_name(t.grad_fn)), t.grad_fn
     if t._base is not None:
         yield Hop(BASE, "_base"), t._base
+    for name in _TENSOR_HOOKS:  # C-level attributes, not in the tensor's __dict__
+        hooks = getattr(t, name, None)
+        if hooks:
+            yield Hop(ATTR, name), hooks
     for name, value in getattr(t, "__dict__", {}).items():
         yield Hop(ATTR, name), value
 
@@ -103,6 +127,9 @@ def _node_edges(node: Any) -> Iterator[tuple[Hop, Any]]:
             yield Hop(SAVED, f"saved_tensors[{index}]"), value
     for name, value in getattr(node, "__dict__", {}).items():  # a Python Function's ctx
         yield Hop(ATTR, name), value
+    metadata = getattr(node, "metadata", None)
+    if metadata:
+        yield Hop(ATTR, "metadata"), metadata
     for next_node, _ in getattr(node, "next_functions", ()) or ():
         if next_node is not None:
             yield Hop(NEXT, _node_name(next_node)), next_node
@@ -119,7 +146,7 @@ def _object_edges(obj: Any) -> Iterator[tuple[Hop, Any]]:
         return
     if isinstance(obj, dict):
         for key, value in list(obj.items()):
-            yield Hop(ITEM, repr(key) if not isinstance(key, int) else str(key)), value
+            yield Hop(ITEM, _key_label(key)), value
             if not isinstance(key, _ATOMS):
                 yield Hop(ITEM, f"key {type(key).__name__}"), key
         return
@@ -146,6 +173,12 @@ def _object_edges(obj: Any) -> Iterator[tuple[Hop, Any]]:
                 yield Hop(CLOSURE, cell_name), cell.cell_contents
             except ValueError:  # empty cell
                 continue
+        if obj.__defaults__:
+            yield Hop(ATTR, "__defaults__"), obj.__defaults__
+        if obj.__kwdefaults__:
+            yield Hop(ATTR, "__kwdefaults__"), obj.__kwdefaults__
+        for name, value in vars(obj).items():  # function attributes, `__wrapped__`
+            yield Hop(ATTR, name), value
         return
     if hasattr(obj, "__dict__") and isinstance(vars(obj), dict):
         for name, value in list(vars(obj).items()):
@@ -165,60 +198,121 @@ def edges(obj: Any) -> Iterator[tuple[Hop, Any]]:
         yield from _object_edges(obj)
 
 
-@dataclasses.dataclass(frozen=True)
+class WalkLimit(RuntimeError):
+    """The walk visited `max_objects` objects: its census would be incomplete."""
+
+
 class Found:
-    """A tensor reached from a root, with the path that reaches it first (BFS: shortest)."""
+    """A tensor reached from a root; its path (BFS: the shortest) rebuilt from the walk's
+    parent map only when asked."""
 
-    tensor: torch.Tensor
-    root: str
-    path: tuple[Hop, ...]
-    owner: torch.Tensor | None = None  # the tensor whose `.grad` this is (last hop "grad")
+    __slots__ = ("_parents", "key", "owner", "root", "tensor")
+
+    def __init__(
+        self,
+        tensor: torch.Tensor,
+        root: str,
+        parents: dict[int, tuple[int, Hop]],
+        owner: torch.Tensor | None = None,
+    ) -> None:
+        self.tensor = tensor
+        self.root = root
+        self.key = id(tensor)
+        self.owner = owner  # the tensor whose `.grad` this is (last hop "grad")
+        self._parents = parents
+
+    @property
+    def path(self) -> tuple[Hop, ...]:
+        hops: list[Hop] = []
+        key = self.key
+        while key in self._parents:
+            key, hop = self._parents[key]
+            hops.append(hop)
+        return tuple(reversed(hops))
 
 
-def reach(roots: list[tuple[str, Any]], *, max_objects: int = 2_000_000) -> list[Found]:
-    """Every tensor reachable from `roots` (walked in order: an earlier root wins), each once."""
+def _enterable(obj: Any, is_root: bool) -> bool:
+    if isinstance(obj, _ATOMS) or _is_mock(obj):
+        return False
+    return is_root or not isinstance(obj, _SKIP)
+
+
+def reach(roots: list[tuple[str, Any]], *, max_objects: int = MAX_OBJECTS) -> list[Found]:
+    """Every tensor reachable from `roots` (walked in order: an earlier root wins), each once.
+
+    Raises `WalkLimit` when more than `max_objects` objects are reachable.
+    """
+    parents: dict[int, tuple[int, Hop]] = {}  # id(child) -> (id(parent), hop); roots absent
     seen: set[int] = set()
     keepalive: list[Any] = []
     found: list[Found] = []
     for root_name, root in roots:
-        queue: collections.deque[tuple[Any, tuple[Hop, ...], Any]] = collections.deque(
-            [(root, (), None)]
-        )
-        while queue and len(keepalive) < max_objects:
-            obj, path, parent = queue.popleft()
-            if id(obj) in seen or isinstance(obj, _ATOMS):
-                continue
-            if (isinstance(obj, _SKIP) and path) or _is_mock(obj):
-                continue
-            seen.add(id(obj))
-            keepalive.append(obj)
+        if id(root) in seen or not _enterable(root, True):
+            continue
+        seen.add(id(root))
+        keepalive.append(root)
+        queue: collections.deque[tuple[Any, Any]] = collections.deque([(root, None)])
+        while queue:
+            obj, parent = queue.popleft()
             if isinstance(obj, torch.Tensor):
-                owner = parent if path and path[-1].kind == GRAD else None
-                found.append(Found(obj, root_name, path, owner))
+                link = parents.get(id(obj))
+                owner = parent if link is not None and link[1].kind == GRAD else None
+                found.append(Found(obj, root_name, parents, owner))
             try:
                 children = list(edges(obj))
             except Exception:  # noqa: BLE001 - an exotic object: stop here, do not guess
                 continue
             for hop, child in children:
-                if not isinstance(child, _ATOMS) and id(child) not in seen:
-                    queue.append((child, (*path, hop), obj))
+                if id(child) in seen or not _enterable(child, False):
+                    continue
+                if len(keepalive) >= max_objects:
+                    raise WalkLimit(
+                        f"the walk reached its limit of {max_objects:,} objects from root "
+                        f"{root_name}: the census would be incomplete"
+                    )
+                seen.add(id(child))
+                keepalive.append(child)
+                parents[id(child)] = (id(obj), hop)
+                queue.append((child, obj))
     return found
 
 
+def _defined_in(value: Any, mod_name: str) -> bool:
+    return getattr(value, "__module__", None) == mod_name
+
+
+def _class_roots(mod_name: str, cls: type) -> Iterator[tuple[str, Any]]:
+    """A class's own attributes (not inherited, not methods): `mod:Class.attr`."""
+    for name, value in list(vars(cls).items()):
+        if name.startswith("__") or _is_mock(value):
+            continue
+        if isinstance(value, (*_SKIP, *_ATOMS, staticmethod, classmethod, property)):
+            continue
+        if isinstance(value, types.FunctionType) or type(value).__name__.endswith("descriptor"):
+            continue
+        yield f"{mod_name}:{cls.__qualname__}.{name}", value
+
+
 def module_roots(prefix: str) -> list[tuple[str, Any]]:
-    """Module globals under `prefix` (e.g. "megatron"), each global a root named mod:name."""
+    """What the imported modules under `prefix` (e.g. "megatron") hold: each global (`mod:name`;
+    a function too: its closure, defaults and attributes) and each class attribute of a class
+    the module defines (`mod:Class.attr`)."""
     import sys
 
-    roots = []
+    roots: list[tuple[str, Any]] = []
     for mod_name, module in sorted(sys.modules.items()):
         if not (mod_name == prefix or mod_name.startswith(prefix + ".")) or module is None:
             continue
         for name, value in list(vars(module).items()):
-            if (
-                name.startswith("__")
-                or _is_mock(value)
-                or isinstance(value, (*_SKIP, types.FunctionType, *_ATOMS))
-            ):
+            if name.startswith("__") or _is_mock(value):
+                continue
+            if isinstance(value, type):
+                if _defined_in(value, mod_name):
+                    roots.extend(_class_roots(mod_name, value))
+                continue
+            if isinstance(value, types.FunctionType) and not _defined_in(value, mod_name):
+                continue  # an import: its own module names it
+            if isinstance(value, (*_SKIP, *_ATOMS)):
                 continue
             roots.append((f"{mod_name}:{name}", value))
     return roots

@@ -9,7 +9,9 @@ optimizer state or a registered buffer (by storage), attributes it to the path t
 reachable, and groups it by site (layer indices folded). Prints bytes per site per iteration;
 --json writes the evidence (schema: patchcarry/audit/audit.schema.json), --markdown the
 README table. --sweep runs every configuration of patchcarry.audit.configs.
-Exit 1 with --fail-on-new when a layer holds a site no manifest entry fixes.
+Exit 1 with --fail-on-new on any finding (patchcarry.audit.findings): a site no manifest entry
+fixes, whatever holds it; bytes at a site or not attributed rising every iteration; more than
+the stated floor not attributed.
 """
 
 from __future__ import annotations
@@ -54,7 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run nothing: print (and with --markdown write) the tables of an evidence file",
     )
     parser.add_argument(
-        "--fail-on-new", action="store_true", help="exit 1 if a layer holds an unknown site"
+        "--fail-on-new",
+        action="store_true",
+        help="exit 1 on a new site (any holder), a growing one, or unattributed bytes",
     )
 
 
@@ -108,13 +112,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report(doc: dict[str, Any], args: argparse.Namespace) -> int:
-    from patchcarry.audit import evidence
+    from patchcarry.audit import evidence, findings
 
     print(evidence.render_text(doc))
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(evidence.render_markdown(doc) + "\n")
         print(f"markdown: {args.markdown}")
-    if args.fail_on_new and evidence.new_sites(doc):
+    if args.fail_on_new and findings.of_doc(doc):
         return ExitCode.FAILED
     return ExitCode.OK

@@ -6,8 +6,9 @@
 3. The PR's seed configuration, all four variants, at seq 8192 with a memory-history snapshot,
    and at seq 16384 when the GPU has >= 120 GiB: evidence JSON + PNG.
 4. Upstream's own unit tests for the changed code, unpatched and patched, side by side.
-5. The retention audit over every configuration (the ones CPU cannot build run here): a
-   site held by a layer that no manifest entry fixes fails the check.
+5. The retention audit over every configuration (the ones CPU cannot build run here): any
+   finding (`patchcarry.audit.findings`: a site no manifest entry fixes whatever holds it,
+   bytes growing every iteration, unattributed bytes past the floor) fails the check.
 
 Every step runs even if an earlier one fails; the status is 1 when any fails (a GPU test, a
 fix that frees less than 95% of the predicted bytes, a measurement, or an upstream test that
