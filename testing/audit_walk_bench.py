@@ -14,6 +14,7 @@ no time is measured or compared.
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import sys
 import tracemalloc
@@ -60,7 +61,9 @@ def measure(depth: int) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=os.environ.pop("PATCHCARRY_PROG", None), description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--depth", type=int, action="append", default=[])
     parser.add_argument("--out", type=Path, default=Path("out/audit-walk-bench.json"))
     args = parser.parse_args(argv)

@@ -78,7 +78,7 @@ def _snapshot(*roots: Path) -> dict[str, tuple[int, int]]:
     return seen
 
 
-SHIMS = ["adopt", "audit", "audit-sweep", "bootstrap", "check", "demo-adopt", "demo-dry-run",
+SHIMS = ["adopt", "audit", "audit-sweep", "audit-walk-bench", "bootstrap", "check", "demo-adopt", "demo-dry-run",
          "gpu-check.sh", "lock", "measure", "measure-bootstrap", "render-docs", "resubmit.sh",
          "test", "upstream-tree"]  # fmt: skip
 
