@@ -431,7 +431,9 @@ def apply_to_index(patch: Path, *, index: Path, cwd: Path, reverse: bool, check:
 
 
 def write_tree(*, index: Path, cwd: Path) -> str:
-    _, out, _ = git("write-tree", cwd=cwd, env_extra={"GIT_INDEX_FILE": str(index)})
+    """The tree of the scratch index. `--missing-ok`: the blobs it names but never read stay
+    on the promisor remote (without it git checks each one exists, fetching the whole tree)."""
+    _, out, _ = git("write-tree", "--missing-ok", cwd=cwd, env_extra={"GIT_INDEX_FILE": str(index)})
     return out.strip()
 
 

@@ -33,3 +33,33 @@ def test_blob_bytes_read_merged_and_written_back_exactly(tmp_path: Path, data: b
     git.write_blob_to_index(merged, "f.py", index=index, cwd=repo)
     tree = git.write_tree(index=index, cwd=repo)
     assert git.show_file(tree, "f.py", cwd=repo) == merged
+
+
+def test_a_tree_built_in_a_blobless_cache_fetches_only_the_blobs_it_changes(tmp_path: Path) -> None:
+    """check and resubmit build trees in a `--filter=blob:none` cache: writing the tree must
+    not fetch the blobs it never read (git write-tree checks every blob exists unless told)."""
+    src = tmp_path / "src"
+    git.init(src)
+    (src / "a.py").write_text("a = 1\n")
+    (src / "big.bin").write_bytes(bytes(range(256)) * 4096)  # 1 MiB nobody touches
+    git.git("add", "-A", cwd=src)
+    git.git("commit", "-qm", "base", cwd=src, env_extra=PINNED_ENV)
+    base = git.rev_parse("HEAD", cwd=src)
+    big = git.git("rev-parse", "HEAD:big.bin", cwd=src)[1].strip()
+    cache = tmp_path / "cache"
+    git.init(cache)
+    git.git("config", "uploadpack.allowFilter", "true", cwd=src)
+    git.git("remote", "add", "origin", src.as_uri(), cwd=cache)
+    for key, value in (("promisor", "true"), ("partialclonefilter", "blob:none"),
+                       ("uploadpack", git.LOCAL_UPLOAD_PACK)):  # fmt: skip
+        git.git("config", f"remote.origin.{key}", value, cwd=cache)
+    git.fetch_blobless("origin", [f"+{base}:refs/base"], cwd=cache)
+    patch = tmp_path / "a.patch"
+    patch.write_text("--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n")
+    index = tmp_path / "index"
+    git.read_tree(base, index=index, cwd=cache)
+    assert git.apply_to_index(patch, index=index, cwd=cache, reverse=False, check=False)
+    tree = git.write_tree(index=index, cwd=cache)
+    assert git.show_file(tree, "a.py", cwd=cache) == b"a = 2\n"
+    missing = git.git("rev-list", "--objects", "--missing=print", tree, cwd=cache)[1]
+    assert f"?{big}" in missing.split()  # still only on the promisor: never fetched

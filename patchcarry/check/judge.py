@@ -201,7 +201,9 @@ def identity(repo: Path, fix: Patch, number: int, head: str) -> Identity:
     ours = _split_by_file(ours_text)
     for parent in sorted(parents, key=lambda p: counts[p]):
         files = git.changed_paths(parent, head, cwd=repo)
-        if len(files) <= MAX_IDENTITY_FILES and git.patch_id(ours_text, cwd=repo) == git.patch_id(
+        # identical means the same files first (trees only): a parent whose change has other
+        # files (the base branch a merge brought in) is never diffed, so no blob is fetched
+        if set(files) == set(ours) and git.patch_id(ours_text, cwd=repo) == git.patch_id(
             git.diff_paths(parent, head, files, cwd=repo), cwd=repo
         ):
             return Identity(number, head, merge, parent, "identical", None, [], files)
