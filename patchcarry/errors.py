@@ -26,7 +26,10 @@ class ExitCode(enum.IntEnum):
 CODES: dict[int, str] = {
     ExitCode.OK: "success (all patches apply; PR created / refreshed / unchanged; plan printed)",
     ExitCode.FAILED: "a check failed (a patch does not apply) or an action was refused "
-    "(maintainer-closed PR, detached fork, lease rejected, a failed push)",
+    "(maintainer-closed PR, detached fork or a closer that cannot be told, lease rejected, a "
+    "push GitHub refused (its reason quoted), a token whose kind or scopes cannot finish the "
+    "run, a branch another entry published, a commit that could not carry its author's "
+    "sign-off); refusals come before the first write",
     ExitCode.USAGE: "bad command line (the command's usage is printed): an unknown option, "
     "a missing argument, options that do not go together, `scan` with neither GITHUB_TOKEN "
     "nor --author",
@@ -36,14 +39,20 @@ CODES: dict[int, str] = {
     "upstream; nothing was judged from it; re-run (`--offline` where the command has it)",
     ExitCode.BAD_INPUT: "bad or unsafe input: a malformed patch or manifest, an ENTRY the "
     "manifest does not hold; a patch path outside the entry's `paths` (default `megatron/**`, "
-    "`tests/**`), a symlink, mode change, rename or binary patch; no `From:` or author "
-    "`Signed-off-by:`; a non-UTF-8 or CRLF patch; `GH_HOST=http://` to a non-loopback host; "
+    "`tests/**`), a workflow file, a symlink, mode change, rename or binary patch (as `git "
+    "apply` reads it); a diff section git would apply outside the patch's own `diff --git` "
+    "sections, or a message line git reads as the start of a diff; no `From:` or author "
+    "`Signed-off-by:`; a patch converted to CRLF or a non-UTF-8 header or message; a "
+    "repository name that is not OWNER/REPO; two entries on one fork branch; "
+    "`GH_HOST=http://` to a non-loopback host; "
     "credentials in an `--upstream` URL; a `--work-dir` this tool did not make; a recorded "
-    "`pr` that does not exist (the manifest line is named); an `adopt` name clash; a missing "
+    "`pr` that does not exist (the manifest line is named); an `adopt` name clash or a PR "
+    "already carried; a write to the manifest embedded in an installed package; a missing "
     "input file (`--evidence`); a destination that exists; an install that lacks what the "
     "command needs (the `proof` extra, a Megatron tree: the message says how to get it)",
     ExitCode.GITHUB: "the GitHub API refused or failed a request (bad credentials, permissions, "
-    "rate limit or secondary rate limit beyond `--max-rate-wait`, 4xx/5xx)",
+    "rate limit or secondary rate limit beyond `--max-rate-wait`, 4xx/5xx, a list longer "
+    "than the paging cap)",
     ExitCode.INTERRUPTED: "interrupted",
 }
 

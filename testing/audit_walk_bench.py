@@ -14,8 +14,8 @@ no time is measured or compared.
 from __future__ import annotations
 
 import argparse
-import os
 import json
+import os
 import sys
 import tracemalloc
 from collections.abc import Sequence

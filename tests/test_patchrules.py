@@ -90,7 +90,10 @@ def test_new_regular_file_under_megatron_is_fine():
     ("text", "message"),
     [
         (_new_file("setup.py"), r"touches setup\.py, outside"),
-        (_new_file(".github/workflows/x.yml"), r"touches \.github/workflows/x\.yml: a GitHub Actions"),
+        (
+            _new_file(".github/workflows/x.yml"),
+            r"touches \.github/workflows/x\.yml: a GitHub Actions",
+        ),
         (REAL.replace("\n", "\r\n"), "CRLF"),
         (REAL.replace("Subject: [PATCH]", "Subject: [PATCH] caf\u00e9"), "UTF-8"),
         (_new_file("megatron/link", mode="120000", body="+/etc/passwd"), "symlink"),
