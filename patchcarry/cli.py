@@ -33,6 +33,8 @@ DESCRIPTION = (
 )
 # A shim in scripts/ names itself here, so that its --help and usage say its own name.
 PROG_ENV = "PATCHCARRY_PROG"
+# ... and, when it does more than its command (audit-sweep), says what it does here.
+DESCRIPTION_ENV = "PATCHCARRY_DESCRIPTION"
 
 
 def _command_module(name: str):  # type: ignore[no-untyped-def]
@@ -70,7 +72,7 @@ def build_parser(
         cmd_parser = sub.add_parser(
             name,
             help=help_text,
-            description=module.__doc__,
+            description=os.environ.get(DESCRIPTION_ENV) or module.__doc__,
             epilog=errors.help_epilog(),
             formatter_class=argparse.RawDescriptionHelpFormatter,
             prog=prog or f"patchcarry {name}",
@@ -85,6 +87,7 @@ def build_parser(
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser, commands = build_parser(os.environ.pop(PROG_ENV, None), json_errors="--json" in argv)
+    os.environ.pop(DESCRIPTION_ENV, None)  # the shim's, not its children's
     args, extra = parser.parse_known_args(argv)
     command = commands[args.command]
     if extra:  # argparse would print the top-level usage; the command's is the useful one

@@ -102,3 +102,17 @@ def test_offline_says_which_given_option_it_ignores(tmp_path, capsys) -> None:
     assert f"--upstream {tmp_path / 'nowhere'} is ignored with --offline" in capsys.readouterr().err
     assert cli.main(["resubmit", "--offline", "--dry-run", "--upstream-url", "x.git"]) == 0
     assert "--upstream-url x.git is ignored with --offline" in capsys.readouterr().err
+
+
+def test_a_shim_that_does_more_than_its_command_says_what_it_does() -> None:
+    """audit-sweep runs `audit --sweep` with its own outputs: its --help describes the sweep,
+    not the audit command it passes its options to."""
+    sweep = subprocess.run(
+        [ROOT / "scripts" / "audit-sweep", "--help"], capture_output=True, text=True, timeout=120
+    )
+    audit = subprocess.run(
+        [ROOT / "scripts" / "audit", "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert sweep.returncode == audit.returncode == 0
+    assert "The retention audit over every configuration" in sweep.stdout
+    assert "The retention audit over every configuration" not in audit.stdout

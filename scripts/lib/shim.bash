@@ -23,6 +23,7 @@ shim_python() {
   local set=$1
   shift
   export PATCHCARRY_PROG=${shim_prog:-scripts/$(basename "$0")}
+  if [ -n "${shim_description:-}" ]; then export PATCHCARRY_DESCRIPTION=$shim_description; fi
   shim_py=$shim_root/.venv/bin/python
   if wants_help "$@"; then
     if [ ! -x "$shim_py" ]; then
