@@ -9,7 +9,7 @@ entry. The upstream git repository is a fixture built in a temp dir (#6117's hea
 commit; #6017's head = the fix with `dev` merged into it, like the real 6a1b608), or
 `--upstream-git` (e.g. the local mirror of NVIDIA/Megatron-LM, with the real refs/pull/N/head).
 Runs the real commands and prints their output, then checks each adopted patch's
-`git patch-id --stable` against its PR head's change and shows the server's pull requests.
+`git patch-id --verbatim` against its PR head's change and shows the server's pull requests.
 """
 
 from __future__ import annotations

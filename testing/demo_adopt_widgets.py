@@ -9,7 +9,7 @@ The loopback GitHub holds acme/widgets (testing/widgets.py: default branch `main
 merged into it, closed when htesd's fork left the network; htesd/widgets is the attached fork.
 The project directory starts with an empty `patches/series.toml`, found from the current
 directory (no --manifest anywhere). Ends with the manifest, each patch's `git patch-id
---stable` against the PR's own commit, and the server's pull requests.
+--verbatim` against the PR's own commit, and the server's pull requests.
 """
 
 from __future__ import annotations

@@ -193,7 +193,8 @@ def _exact(chunk: str) -> list[str]:
 def identity(repo: Path, fix: Patch, number: int, head: str) -> Identity:
     """Compare our fix with PR `number`'s change (`git patch-id --verbatim`, then per file). A
     merge head's change is taken against the parent it is identical to, if any (a merge of
-    the base branch into the PR), else against the parent with the fewest changed files."""
+    the base branch into the PR; only a parent whose change has the fix's files is diffed),
+    else against the parent with the fewest changed files."""
     parents = git.commit_parents(head, cwd=repo)
     merge = len(parents) > 1
     counts = {p: len(git.changed_paths(p, head, cwd=repo)) for p in parents}
