@@ -18,6 +18,7 @@ import functools
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 from fastcore.xtras import obj2dict  # type: ignore[import-untyped]
@@ -204,8 +205,16 @@ class GitHub:
             return obj2dict(result) if result is not None else None
 
     def _send(self, method: str, path: str, query: Json | None, body: Json | None) -> Any:
-        """One HTTP exchange through ghapi's transport; the response itself (headers too)."""
+        """One HTTP exchange through ghapi's transport; the response itself (headers too). An
+        absolute URL (a `Link: rel="next"` page) must be on the API host: the token rides along
+        and reaches no other host, whatever an answer names."""
         url = path if path.startswith(("http://", "https://")) else self._api.gh_host + path
+        there, here = urlsplit(url), urlsplit(self._api.gh_host)
+        if (there.scheme, there.netloc) != (here.scheme, here.netloc):
+            raise GitHubError(
+                f"{method} {there.scheme}://{there.netloc}/…: an answer sent this tool to another "
+                f"host than {here.netloc}; refusing to send the token there"
+            )
         return self._api.transport.request(  # type: ignore[no-untyped-call]
             method, url, headers=self._headers, params=query, json=body, raw=True
         )

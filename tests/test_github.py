@@ -166,3 +166,17 @@ def test_token_kind_by_prefix_and_classic_scopes_from_every_answer(fake):
     assert fine.scopes is None  # fine-grained tokens carry no X-OAuth-Scopes
     with pytest.raises(GitHubError, match="Resource not accessible by personal access token"):
         fine.create_comment(sc.UPSTREAM, 6117, "x")
+
+
+def test_a_next_page_on_another_host_is_refused_before_the_token_is_sent(fake):
+    """A `Link: rel="next"` (or any absolute URL) on another host than the API's is never
+    requested: the token would ride along."""
+    from testing.capture_server import CaptureServer
+
+    gh = client(fake, [], token=sc.TOKEN)
+    with CaptureServer("127.0.0.2") as cap:
+        with pytest.raises(GitHubError, match="refusing to send the token there"):
+            gh.request("GET", f"{cap.url}/repos/x/y/issues/1/events?page=2")
+        assert cap.seen == []
+    same = gh.request("GET", f"{fake.url}/user")  # the API host's own absolute URL is fine
+    assert same["login"] == sc.OWNER
