@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from patchcarry import git as gitmod
-from testing.fake_github_json import Json, user_json
-from testing.fake_github_routes import Reply, Request, _page, _repo, route
+from testing.fake_github_json import Json, error_json, user_json
+from testing.fake_github_routes import HttpError, Reply, Request, _page, _repo, route
 from testing.fake_github_state import GitHubState, Pull, _local_git_dir, fake_sha
 
 DCO_APP, DCO_CHECK, GATE_CHECK = "dco", "DCO", "DCO gate"
@@ -87,10 +87,23 @@ def _check_run(req: Request, state: GitHubState, pull: Pull, sha: str, name: str
     }  # fmt: skip
 
 
+def _has_commit(clone_url: str, ref: str) -> bool:
+    where = _local_git_dir(clone_url)
+    if where is None:
+        return False
+    code, _, _ = gitmod.git("cat-file", "-e", f"{ref}^{{commit}}", cwd=where, check=False)
+    return code == 0
+
+
 @route("GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs")
 def list_check_runs(state: GitHubState, req: Request, owner: str, repo: str, ref: str) -> Reply:
-    found = _repo(state, req, owner, repo, "/checks/runs#list-check-runs-for-a-git-reference")
+    doc = "/checks/runs#list-check-runs-for-a-git-reference"
+    found = _repo(state, req, owner, repo, doc)
     pull = _pull_at(state, found.full_name, ref)
+    if pull is None and not _has_commit(found.clone_url, ref):
+        # github.com, for a sha not (yet) in the repository's network: right after a push,
+        # before the PR's refs/pull/N/head moves, this is what a reader gets
+        raise HttpError(422, error_json(422, f"No commit found for SHA: {ref}", doc))
     runs: list[Json] = []
     head_dir = _local_git_dir(state.repos[pull.head_repo].clone_url) if pull else None
     if pull is not None and head_dir is not None:

@@ -187,3 +187,18 @@ def test_a_fork_git_cannot_read_is_a_network_failure_in_one_line(world, capsys):
     assert "git -c" not in err and "ls-remote" not in err and "Traceback" not in err
     assert json.loads(out) == {"error": err.removeprefix("error: ").strip(), "exit_code": 4}
     assert w.writes() == []
+
+
+def test_a_check_run_read_that_fails_after_the_writes_still_records_the_pr(world, capsys):
+    """The DCO read after the push is a report: GitHub's 422 "No commit found for SHA" (a
+    head the PR does not show yet) neither fails the run nor keeps `pr = N` out of the
+    manifest."""
+    w: World = world()
+    w.gh.fail_next("GET", r"/check-runs$", 422,
+                   body={"message": "No commit found for SHA: x", "documentation_url": ""})  # fmt: skip
+    assert w.run("--json", ENTRY) == 0
+    result = json.loads(capsys.readouterr().out)
+    (pull,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    assert f"pr = {pull}" in w.manifest.read_text()
+    assert result["rules"]["after_push"]["dco"] is None
+    assert any(f.startswith("DCO: not read for") for f in result["facts"])

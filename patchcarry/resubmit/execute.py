@@ -182,10 +182,6 @@ def execute(
             if not _marked(gh, entry.upstream, number, marker, login):
                 raise GitHubError(f"{exc}; the cross-link was not posted; re-run") from None
     made.extend(gh.writes[before:])
-    if work.target is not None:  # the head's check runs, read once: the DCO result
-        shown, line = rules.dco_result(gh, entry.upstream, work.target)
-        plan.rules = {**(plan.rules or {}), "after_push": shown}
-        plan.facts.append(line)
     if work.target is not None:  # what the plan said would follow the push has happened
         plan.facts = [f for f in plan.facts if not f.startswith("after the push:")]
         plan.facts.append(f"CI gate: the new head {work.target[:12]} needs a maintainer's "
@@ -195,3 +191,7 @@ def execute(
     if opts.manifest_path is not None and plan.pr != entry.pr:
         record_pr(opts.manifest_path, entry.name, plan.pr)
         plan.facts.append(f"manifest: recorded pr = {plan.pr}")
+    if work.target is not None:  # after every write and the record: read once, a report
+        shown, line = rules.dco_result(gh, entry.upstream, work.target)
+        plan.rules = {**(plan.rules or {}), "after_push": shown}
+        plan.facts.append(line)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from patchcarry.github import GitHub, Json
+from patchcarry.github import GitHub, GitHubError, Json
 
 _SIGNED_OFF = "satisfied: every commit the tool writes is signed off by its author"
 
@@ -62,8 +62,14 @@ def lines(judged: dict[str, Any]) -> list[str]:
 
 
 def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[dict[str, Any], str]:
-    """The head's DCO check runs, read once after the push: (JSON, the plan's sentence)."""
-    runs = [r for r in gh.check_runs(repo, sha) if "dco" in str(r.get("name", "")).lower()]
+    """The head's DCO check runs, read once after the push: (JSON, the plan's sentence). A
+    report, never a failure: the writes are done, and GitHub answers 422 "No commit found" for
+    a head its PR does not show yet."""
+    try:
+        found_runs = gh.check_runs(repo, sha)
+    except GitHubError as exc:
+        return {"sha": sha, "dco": None}, f"DCO: not read for {sha[:12]} ({exc})"
+    runs = [r for r in found_runs if "dco" in str(r.get("name", "")).lower()]
     if not runs:
         return {"sha": sha, "dco": None}, f"DCO: not reported yet for {sha[:12]}"
     found = {str(r.get("name")): r.get("conclusion") or r.get("status") for r in runs}
