@@ -116,3 +116,19 @@ def test_a_shim_that_does_more_than_its_command_says_what_it_does() -> None:
     assert sweep.returncode == audit.returncode == 0
     assert "The retention audit over every configuration" in sweep.stdout
     assert "The retention audit over every configuration" not in audit.stdout
+
+
+def test_scan_upstream_is_checked_as_owner_repo_like_every_repository_name(capsys) -> None:
+    assert cli.main(["scan", "--upstream", "htesd/..", "--author", "someone"]) == 5
+    assert "--upstream must be OWNER/REPO" in capsys.readouterr().err
+
+
+def test_check_offline_needs_no_single_upstream_url(tmp_path, capsys) -> None:
+    """--offline reads no upstream, so entries on two repositories are no error there."""
+    from testing.upstream_repos import write_manifest
+
+    path = write_manifest(
+        tmp_path, base_commit="0" * 40,
+        overrides={"hc-mlp-norm-manager": {"upstream": "acme/widgets"}},
+    )  # fmt: skip
+    assert cli.main(["check", "--offline", "--manifest", str(path)]) == 0

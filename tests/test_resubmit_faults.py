@@ -194,8 +194,8 @@ def test_a_check_run_read_that_fails_after_the_writes_still_records_the_pr(world
     head the PR does not show yet) neither fails the run nor keeps `pr = N` out of the
     manifest."""
     w: World = world()
-    w.gh.fail_next("GET", r"/check-runs$", 422,
-                   body={"message": "No commit found for SHA: x", "documentation_url": ""})  # fmt: skip
+    missing = {"message": "No commit found for SHA: x", "documentation_url": ""}
+    w.gh.fail_next("GET", r"/check-runs$", 422, body=missing)
     assert w.run("--json", ENTRY) == 0
     result = json.loads(capsys.readouterr().out)
     (pull,) = w.pulls_from(sc.CHECKPOINT_BRANCH)

@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     if args.offline and args.upstream is not None:
         print(f"note: --upstream {args.upstream} is ignored with --offline", file=sys.stderr)
     entries = manifest.load(manifest.find(args.manifest)).select(args.entries)
-    upstream = args.upstream or url_for_entries(entries)
+    # offline reads no upstream: the entries' own (one URL for them all) is not needed
+    upstream = "" if args.offline else (args.upstream or url_for_entries(entries))
     report = run_checks(entries, upstream=upstream, offline=args.offline, work_dir=args.work_dir)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))

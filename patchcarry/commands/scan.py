@@ -66,7 +66,7 @@ def _run_all(args: argparse.Namespace) -> int:
     carried = {
         (e.upstream.lower(), int(n)): f"manifest entry {e.name}"
         for e in entries
-        for n in (*e.supersedes, *([e.pr] if e.pr else []))
+        for n in e.supersedes
     }
     token = token_from_env()
     gh = GitHub(token=token)
@@ -104,9 +104,16 @@ def run(args: argparse.Namespace) -> int:
     if args.all:
         return _run_all(args)
     loaded = manifest.load(args.manifest)
-    upstream = args.upstream or loaded.entries[0].upstream
+    upstream = (
+        manifest.check_repo(args.upstream, "--upstream")
+        if args.upstream
+        else loaded.entries[0].upstream
+    )
     known: dict[int, tuple[str, int | None]] = {
-        int(n): (e.name, e.pr) for e in loaded.entries for n in e.supersedes
+        int(n): (e.name, e.pr)
+        for e in loaded.entries
+        if e.upstream.lower() == upstream.lower()
+        for n in e.supersedes
     }
     token = token_from_env()
     gh = GitHub(token=token)
