@@ -301,6 +301,24 @@ def changed_paths(old: str, new: str, *, cwd: Path) -> list[str]:
     return out.splitlines()
 
 
+SPECIAL_MODES = {"120000": "a symlink", "160000": "a submodule"}
+
+
+def special_paths(old: str, new: str, *, cwd: Path) -> list[tuple[str, str]]:
+    """(path, what it is) for each path that differs between two trees or commits and is a
+    symlink or a submodule on either side: git's own tree modes (trees only, no blobs), so a
+    patch whose text hides the mode still cannot retarget a link."""
+    _, out, _ = git_bytes("diff-tree", "-r", "-z", "--raw", "--no-renames", old, new, cwd=cwd)
+    fields = out.split(b"\0")
+    found = []
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        modes = meta.decode().lstrip(":").split()[:2]
+        kinds = [SPECIAL_MODES[m] for m in modes if m in SPECIAL_MODES]
+        if kinds:
+            found.append((path.decode("utf-8", "surrogateescape"), kinds[0]))
+    return found
+
+
 def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3) -> str:
     """`git diff` between two commits limited to `paths` (only their blobs are fetched); bytes
     that are not UTF-8 come back as surrogates (`encode` restores them)."""

@@ -149,3 +149,14 @@ def outside(paths: Iterable[str], allowed: Iterable[str]) -> list[str]:
     """The `paths` that no glob in `allowed` matches."""
     patterns = [_glob_re(p) for p in allowed]
     return [p for p in paths if not any(r.match(p) for r in patterns)]
+
+
+def refuse_special(name: str, found: list[tuple[str, str]]) -> None:
+    """`found`: git's (path, what) for the symlinks and submodules a built tree changes (the
+    tree's own modes, whatever the patch text says: `git.special_paths`)."""
+    if found:
+        path, what = found[0]
+        raise BadInputError(
+            f"{name}: its patches change {path}, {what} in the tree they apply to; refused "
+            "(only text edits of regular files are carried)"
+        )

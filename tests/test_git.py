@@ -63,3 +63,33 @@ def test_a_tree_built_in_a_blobless_cache_fetches_only_the_blobs_it_changes(tmp_
     assert git.show_file(tree, "a.py", cwd=cache) == b"a = 2\n"
     missing = git.git("rev-list", "--objects", "--missing=print", tree, cwd=cache)[1]
     assert f"?{big}" in missing.split()  # still only on the promisor: never fetched
+
+
+def test_a_patch_hiding_a_symlinks_mode_cannot_retarget_it(tmp_path: Path) -> None:
+    """A retargeted symlink whose `index` line lost its mode reads as a plain edit (git apply
+    --summary says nothing), but git's tree says what the path is: the build refuses it."""
+    import os
+    import re
+
+    from patchcarry import patchfile
+    from patchcarry.errors import BadInputError
+    from patchcarry.resubmit.live import Cache
+
+    repo = tmp_path / "r"
+    git.init(repo)
+    os.symlink("target", repo / "link")
+    git.git("add", "-A", cwd=repo)
+    git.git("commit", "-qm", "base", cwd=repo, env_extra=PINNED_ENV)
+    base = git.rev_parse("HEAD", cwd=repo)
+    os.remove(repo / "link")
+    os.symlink("/etc/passwd", repo / "link")
+    message = "retarget\n\nSigned-off-by: Fixture Upstream <upstream@example.invalid>"
+    git.git("commit", "-qam", message, cwd=repo, env_extra=PINNED_ENV)
+    written = git.format_patch("HEAD", number=1, out_dir=tmp_path / "out", cwd=repo)
+    text = written.read_bytes()
+    hidden = re.sub(rb"(?m)^(index [0-9a-f]+\.\.[0-9a-f]+) 120000$", rb"\1", text)
+    assert hidden != text
+    written.write_bytes(hidden)
+    patch = patchfile.load(written)  # the text alone looks like a plain edit of `link`
+    with pytest.raises(BadInputError, match="link, a symlink"):
+        Cache(repo).apply(base, [patch])

@@ -14,7 +14,7 @@ import functools
 import tempfile
 from pathlib import Path
 
-from patchcarry import git
+from patchcarry import git, patchrules
 from patchcarry import upstream as upstream_mod
 from patchcarry.check import judge
 from patchcarry.check.report import CheckReport, EntryResult, Identity, RefApply
@@ -59,8 +59,8 @@ def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
     return CheckReport(label, "offline", _offline(entries, tree, label))
 
 
-def _series_text(repo: Path, base: str, patches: list[Patch]) -> str | None:
-    """The change `patches` make together on `base`, as one diff (None: they do not apply)."""
+def _series_tree(repo: Path, base: str, patches: list[Patch]) -> str | None:
+    """The tree `patches` make together on `base` (None: they do not apply)."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-series-") as tmp:
         index = Path(tmp) / "index"
         git.read_tree(base, index=index, cwd=repo)
@@ -69,7 +69,14 @@ def _series_text(repo: Path, base: str, patches: list[Patch]) -> str | None:
                 patch.path, index=index, cwd=repo, reverse=False, check=False
             ):
                 return None
-        tree = git.write_tree(index=index, cwd=repo)
+        return git.write_tree(index=index, cwd=repo)
+
+
+def _series_text(repo: Path, base: str, patches: list[Patch]) -> str | None:
+    """The change `patches` make together on `base`, as one diff (None: they do not apply)."""
+    tree = _series_tree(repo, base, patches)
+    if tree is None:
+        return None
     files = sorted({f for p in patches for f in p.files})
     return git.diff_paths(base, tree, files, cwd=repo)
 
@@ -102,6 +109,9 @@ def _upstream_entry(fetched: upstream_mod.FetchedUpstream, entry: Entry) -> Entr
     ):
         applied = judge.apply_at(patches, functools.partial(fetched.show, commit))
         refs.append(RefApply(ref, label, commit, applied))
+        tree = _series_tree(repo, commit, patches)  # git's own modes of what they change
+        if tree is not None:
+            patchrules.refuse_special(entry.name, git.special_paths(commit, tree, cwd=repo))
     drift = judge.drift(repo, base, tip, patches)
     identity = [_identity(repo, entry, n, fetched.pull_heads[n]) for n in entry.supersedes]
     return EntryResult(entry.name, refs, drift, identity)

@@ -14,7 +14,7 @@ import hashlib
 import tempfile
 from pathlib import Path
 
-from patchcarry import git
+from patchcarry import git, patchrules
 from patchcarry.errors import FatalError
 from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
@@ -149,6 +149,8 @@ class Cache:
                 else:
                     result.failed.append(patch)
             result.tree = git.write_tree(index=index, cwd=self.repo)
+        changed = git.special_paths(commit, result.tree, cwd=self.repo)
+        patchrules.refuse_special(", ".join(p.name for p in patches), changed)
         return result
 
     def commit_on(

@@ -6,7 +6,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from patchcarry import git
+from patchcarry import git, patchrules
 from patchcarry.errors import FatalError, UpstreamError
 from patchcarry.manifest import Entry
 from patchcarry.proc import CalledProcessError
@@ -52,6 +52,7 @@ def build(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Br
             f"{entry.name}: the patches do not apply with `git am` on {where} {base[:12]}: "
             f"{exc.err.strip().splitlines()[:1]}; run scripts/check {entry.name}"
         ) from None
+    patchrules.refuse_special(entry.name, git.special_paths(base, commit, cwd=scratch))
     return Branch(base=base, commit=commit, patches=len(patches))
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from patchcarry.github import GitHub, GitHubError, Json
+from patchcarry.errors import GitHubError
+from patchcarry.github import GitHub, Json
 
 _SIGNED_OFF = "satisfied: every commit the tool writes is signed off by its author"
 
