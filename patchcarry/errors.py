@@ -17,8 +17,6 @@ class ExitCode(enum.IntEnum):
     BAD_INPUT = 5  # bad input file, unsafe input, or a missing install extra / tree
     GITHUB = 6  # the GitHub API answered with a refusal or an error
     INTERRUPTED = 130
-    UPSTREAM = 4  # the old name of NETWORK
-    GIT = 4  # a git read that failed (a lazy blob fetch) is a failed network read
 
 
 # code -> what it means; README.md's "Exit codes" table and each --help are generated from it

@@ -167,7 +167,7 @@ def _sections(body: bytes, name: str, offset: int) -> list[tuple[int, bytes]]:
     line it starts on. What comes before the first must be format-patch's own `---` and
     diffstat: a commit message line git reads as the start of a diff, or a plain diff
     section, is refused with its line named."""
-    lines = body.splitlines(keepends=True)
+    lines = re.findall(rb"[^\n]*\n|[^\n]+$", body)  # by LF only: a CR inside a line is content
     first = next((i for i, ln in enumerate(lines) if ln.startswith(b"diff --git ")), len(lines))
     separators = [i for i, ln in enumerate(lines[:first]) if ln.rstrip(b"\r\n") == b"---"]
     for i, line in enumerate(lines[:first]):

@@ -84,7 +84,7 @@ def check(
     name: str, author: str, email: str, signoffs: Iterable[str], changes: Iterable[Change]
 ) -> None:
     """What a read patch may carry: a sign-off by its author, and on git's own list of files,
-    only edits and creations of regular text files at safe paths, no workflow files."""
+    only edits, creations and deletions of regular text files at safe paths, no workflow files."""
     if not any(f"<{email}>" in signoff for signoff in signoffs):
         raise BadInputError(
             f"{name}: no `Signed-off-by:` from its author {author} "

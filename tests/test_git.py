@@ -93,3 +93,20 @@ def test_a_patch_hiding_a_symlinks_mode_cannot_retarget_it(tmp_path: Path) -> No
     patch = patchfile.load(written)  # the text alone looks like a plain edit of `link`
     with pytest.raises(BadInputError, match="link, a symlink"):
         Cache(repo).apply(base, [patch])
+
+
+def test_a_carriage_return_inside_a_line_is_content_not_a_line_break(tmp_path: Path) -> None:
+    """git splits a patch on LF alone: a CR before text that looks like a diff header is
+    part of the line, so the patch reads as the one file git applies."""
+    from patchcarry import patchfile
+
+    repo = tmp_path / "r"
+    git.init(repo)
+    (repo / "a.py").write_bytes(b"x = 1\n")
+    git.git("add", "-A", cwd=repo)
+    git.git("commit", "-qm", "base", cwd=repo, env_extra=PINNED_ENV)
+    (repo / "a.py").write_bytes(b"x = 1\rdiff --git a/y b/y\n")
+    message = "cr\n\nSigned-off-by: Fixture Upstream <upstream@example.invalid>"
+    git.git("commit", "-qam", message, cwd=repo, env_extra=PINNED_ENV)
+    written = git.format_patch("HEAD", number=1, out_dir=tmp_path / "out", cwd=repo)
+    assert patchfile.load(written).files == ("a.py",)

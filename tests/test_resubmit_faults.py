@@ -202,3 +202,16 @@ def test_a_check_run_read_that_fails_after_the_writes_still_records_the_pr(world
     assert f"pr = {pull}" in w.manifest.read_text()
     assert result["rules"]["after_push"]["dco"] is None
     assert any(f.startswith("DCO: not read for") for f in result["facts"])
+
+
+def test_an_atomic_push_quotes_the_refused_refs_reason_not_the_atomic_side_effect():
+    from patchcarry.resubmit import push
+
+    out = (
+        "To /fork.git\n"
+        "!\trefs/heads/fix/x:refs/heads/fix/x\t[remote rejected] (atomic transaction failed)\n"
+        "!\tabc:refs/pull/1/head\t[remote rejected] (deny updating a hidden ref)\n"
+        "Done\n"
+    )
+    with pytest.raises(push.PushRefused, match="refs/pull/1/head: 'deny updating a hidden ref'"):
+        push.raise_push_failure(out, "fix/x", None)

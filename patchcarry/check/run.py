@@ -91,6 +91,8 @@ def _identity(repo: Path, entry: Entry, number: int, head: str) -> Identity:
         text = (
             patches[0].text if len(patches) == 1 else _series_text(repo, entry.base_commit, patches)
         )
+        if text is None and verdicts:  # fixes and tests do not apply together: judged already
+            continue
         ours = dataclasses.replace(entry.fix, text=text if text is not None else entry.fix.text)
         verdicts.append(judge.identity(repo, ours, number, head))
         if verdicts[-1].result == "identical":

@@ -128,9 +128,6 @@ class Cache:
         _, out, _ = git.git("log", "-1", "--format=%B", sha, "--", cwd=self.repo)
         return out
 
-    def tree_of(self, sha: str) -> str:
-        return git.commit_fields(sha, cwd=self.repo)[0]
-
     def apply(self, commit: str, patches: list[Patch]) -> Applied:
         """Apply each patch to `commit`'s tree unless the tree already holds it."""
         with tempfile.TemporaryDirectory(prefix="patchcarry-index-") as tmp:

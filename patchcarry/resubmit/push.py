@@ -112,6 +112,9 @@ def raise_push_failure(
     """The one clear line for a refused push, from git's per-ref porcelain results: the
     server's own reason first (quoted, with what to do), then a lost lease."""
     results = [r for r in parse_porcelain(message) if r.flag == "!"]
+    # in an atomic push the refs the server did not object to say "atomic transaction
+    # failed": the reason is the other ref's, so that one is quoted first
+    results.sort(key=lambda r: "atomic" in r.reason)
     for result in results:
         if result.summary == "[remote rejected]":
             advice = _advice(result.reason)
