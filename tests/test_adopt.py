@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from patchcarry import cli, git, manifest
+from patchcarry.errors import BadInputError
 from patchcarry.patchfile import load as load_patch
 from testing import adopt_scenarios as ad
 from testing import github_scenarios as sc
@@ -330,3 +331,15 @@ def test_a_fork_that_is_not_owner_repo_is_refused_before_anything(world: World, 
     assert world.adopt(f"{sc.UPSTREAM}#6117", "--fork", fork) == 5
     assert "--fork must be OWNER/REPO" in capsys.readouterr().err
     assert world.manifest.read_text() == before and world.patches() == []
+
+
+def test_a_pr_number_is_carried_only_on_its_own_upstream() -> None:
+    """#6117 of another repository is not Megatron-LM's #6117 (names compared as GitHub does,
+    case-insensitively)."""
+    from patchcarry.adopt.run import _preflight_carried
+
+    loaded = manifest.load(manifest.DEFAULT_MANIFEST)
+    entries = list(loaded.entries)
+    _preflight_carried("acme/widgets", 6117, entries, loaded.path)  # another repository's #6117
+    with pytest.raises(BadInputError, match="already carries #6117"):
+        _preflight_carried("nvidia/megatron-lm", 6117, entries, loaded.path)

@@ -135,9 +135,14 @@ def _where(path: Path, entries: list[manifest.Entry], entry: manifest.Entry) -> 
     return f"{path}:{lines[index]}" if len(lines) == len(entries) else str(path)
 
 
-def _preflight_carried(number: int, entries: list[manifest.Entry], path: Path) -> None:
-    """A PR an entry already carries is not adopted twice, whatever name is asked for."""
+def _preflight_carried(
+    upstream: str, number: int, entries: list[manifest.Entry], path: Path
+) -> None:
+    """A PR an entry already carries is not adopted twice, whatever name is asked for; a PR
+    is `upstream`'s (GitHub's names are case-insensitive): #N of another repository is not."""
     for entry in entries:
+        if entry.upstream.lower() != upstream.lower():
+            continue
         if number in entry.supersedes or entry.pr == number:
             key = "supersedes" if number in entry.supersedes else "pr"
             raise BadInputError(
@@ -170,7 +175,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
     path = Path(opts.manifest_path)
     manifest.check_writable(path)
     defaults, entries = existing(path)
-    _preflight_carried(target.number, entries, path)
+    _preflight_carried(target.upstream, target.number, entries, path)
     if opts.name is not None:
         pull_mod.check_name(opts.name)
         _preflight_names(opts.name, entries, path)
