@@ -319,6 +319,19 @@ def special_paths(old: str, new: str, *, cwd: Path) -> list[tuple[str, str]]:
     return found
 
 
+def special_at(commit: str, paths: list[str], *, cwd: Path) -> list[tuple[str, str]]:
+    """(path, what it is) for each of `paths` that is a symlink or a submodule in `commit`'s
+    tree (`git ls-tree`: trees only, no blobs)."""
+    _, out, _ = git_bytes("ls-tree", "-z", "--end-of-options", commit, "--", *paths, cwd=cwd)
+    found = []
+    for record in out.split(b"\0"):
+        meta, _, path = record.partition(b"\t")
+        mode = meta.split(b" ")[0].decode() if meta else ""
+        if mode in SPECIAL_MODES:
+            found.append((path.decode("utf-8", "surrogateescape"), SPECIAL_MODES[mode]))
+    return found
+
+
 def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3) -> str:
     """`git diff` between two commits limited to `paths` (only their blobs are fetched); bytes
     that are not UTF-8 come back as surrogates (`encode` restores them)."""

@@ -111,9 +111,8 @@ def _upstream_entry(fetched: upstream_mod.FetchedUpstream, entry: Entry) -> Entr
     ):
         applied = judge.apply_at(patches, functools.partial(fetched.show, commit))
         refs.append(RefApply(ref, label, commit, applied))
-        tree = _series_tree(repo, commit, patches)  # git's own modes of what they change
-        if tree is not None:
-            patchrules.refuse_special(entry.name, git.special_paths(commit, tree, cwd=repo))
+        touched = sorted({f for p in patches for f in p.files})  # git's own modes of them
+        patchrules.refuse_special(entry.name, git.special_at(commit, touched, cwd=repo))
     drift = judge.drift(repo, base, tip, patches)
     identity = [_identity(repo, entry, n, fetched.pull_heads[n]) for n in entry.supersedes]
     return EntryResult(entry.name, refs, drift, identity)
