@@ -165,7 +165,7 @@ def load(path: Path) -> dict[str, Any]:
     return jsondoc.load(path, SCHEMA_PATH)
 
 
-def _ratio(measured: int | None, predicted: int) -> str:
+def freed_ratio(measured: int | None, predicted: int) -> str:
     if measured is None:
         return "–"
     if predicted == 0:
@@ -208,7 +208,7 @@ def render_markdown_table(evidence: dict[str, Any]) -> str:
                 f"| {human_bytes(p['detached_grad_bytes'])} + "
                 f"{human_bytes(p['detached_input_bytes'])} "
                 f"| {human_bytes(f[freed_key])} | {human_bytes(f['predicted'])} "
-                f"| {_ratio(f[freed_key], f['predicted'])} "
+                f"| {freed_ratio(f[freed_key], f['predicted'])} "
                 f"| {_yes_no(v['grads_identical_to_unpatched'])} |"
             )
         blocks.append(f"{head}\n\n" + "\n".join(rows))

@@ -16,6 +16,7 @@ from patchcarry.measure import evidence, model, plot, session, variants
 from patchcarry.measure.model import CPU_DEFAULTS, Shape
 from patchcarry.runtime import tree as megatron_tree
 
+DEFAULT_ITERATIONS = 3
 # The parsed command line (argparse's namespace; its fields are `measure --help`'s options).
 Options = argparse.Namespace
 
@@ -95,6 +96,12 @@ def fix_meets_prediction(evidence: dict[str, Any], tolerance: float) -> bool:
 
 def run(args: Options) -> int:
     """Measure every requested variant, print the table, write evidence JSON and PNG."""
+    args.device = args.device or ("cuda" if args.harness == "pretrain" else "cpu")
+    if args.harness == "pretrain":
+        from patchcarry.measure import pretrain_setup
+
+        return pretrain_setup.run(args)
+    args.iterations = args.iterations or DEFAULT_ITERATIONS
     install.require(("torch", "matplotlib"), "measure", "test")
     shape = shape_for(args)
     src = source_tree(args)
