@@ -12,7 +12,6 @@ import pytest
 
 from patchcarry import cli
 from patchcarry.errors import ExitCode
-from patchcarry.manifest import load as load_manifest
 from patchcarry.measure import (
     model,
     pretrain,
@@ -21,14 +20,11 @@ from patchcarry.measure import (
     pretrain_evidence,
     pretrain_plot,
     pretrain_setup,
-    variants,
 )
-from patchcarry.measure.variants import VariantResult
 from patchcarry.runtime import tree as megatron_tree
+from testing import recorded_gpu
 
 SEED = model.pr_seed_shape()
-# Floors as the allocator reported them on an H200 at the seed shape (issue 25), one run.
-FLOORS = {"unpatched": 14_610_348_544, "fix": 14_341_913_088, "both": 14_006_368_768}
 
 
 def test_without_a_gpu_it_refuses_in_one_line_and_writes_nothing(tmp_path, capsys) -> None:
@@ -93,35 +89,10 @@ def test_the_wrapper_reads_the_allocator_after_every_train_step() -> None:
     assert steps[0]["peak_bytes"] == 500 and steps[0]["reserved_bytes"] == 1000
 
 
-def _recorded(name: str, floor: int, peaks: list[int]) -> dict:
-    runs = []
-    for peak in peaks:
-        steps = [
-            {"index": i, "step_time_s": 20.0 if i == 0 else 0.175, "allocated_floor_bytes": floor,
-             "peak_bytes": peak, "reserved_bytes": peak + 10**9}
-            for i in range(3)
-        ]  # fmt: skip
-        runs.append({"torch_version": "2.11.0+cu130", "cuda_device": "NVIDIA H200",
-                     "megatron_file": "x", "steps": steps})  # fmt: skip
-    return {"runs": runs}
-
-
 def test_evidence_table_and_plot_from_recorded_steps(tmp_path) -> None:
-    plan = variants.plan(load_manifest(), ["unpatched", "fix", "reset", "both"])
     peaks = {"unpatched": [30 * 10**9, 31 * 10**9], "fix": [30 * 10**9] * 2,
              "both": [29 * 10**9] * 2}  # fmt: skip
-    results = [
-        VariantResult(v, _recorded(v.name, FLOORS[v.name], peaks[v.name]))
-        if v.name in FLOORS
-        else VariantResult(variants.Variant(v.name, (), (), skip_reason="not run"), None)
-        for v in plan
-    ]
-    doc = pretrain_evidence.build(
-        results, shape=SEED, iterations=3, pretrain_argv=pretrain_args.argv(SEED, iterations=3),
-        command="python -m patchcarry measure --harness pretrain --iterations 3 --repeats 2",
-        tree={"source": "megatron-src", "label": "upstream tree megatron-src @ c76ff61",
-              "commit": "c76ff61"},
-    )  # fmt: skip
+    doc = recorded_gpu.pretrain_doc(peaks)
     path = pretrain_evidence.write(doc, tmp_path / "p.json")
     assert pretrain_evidence.load(path) == doc and pretrain_evidence.is_pretrain(doc)
     by = {v["name"]: v for v in doc["variants"]}
@@ -132,7 +103,7 @@ def test_evidence_table_and_plot_from_recorded_steps(tmp_path) -> None:
     table = pretrain_evidence.render_markdown_table(doc)
     assert "| fix | 14341913088 B (14.34 GB) | 268435456 B (268.44 MB) |" in table
     assert "| 1.000 |" in table and "30000000000 B (30.00 GB) – 31000000000 B" in table
-    assert "| reset | skipped: not run |" in table and "--repeats 2" in table
+    assert "| reset | skipped: not run |" in table and recorded_gpu.COMMAND in table
     assert pretrain_plot.write_png(doc, tmp_path / "p.png").stat().st_size > 0
 
 
