@@ -122,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest
     from patchcarry.display import escape
     from patchcarry.github import GitHub
+    from patchcarry.measure import impact
     from patchcarry.resubmit import flow, plan
     from patchcarry.resubmit import run as runner
 
@@ -137,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         rebase=args.rebase,
         rewrite=args.rewrite,
         upstream_url=args.upstream_url,
-        evidence_markdown=runner.load_evidence(args.evidence),
+        evidence_markdown=impact.measured_impact(args.evidence, args.manifest),
         manifest_path=args.manifest,
         allow_default_branch=args.allow_default_branch,
     )

@@ -15,7 +15,7 @@ from patchcarry import upstream as upstream_mod
 from patchcarry.check import render
 from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
-from patchcarry.errors import BadInputError, ExitCode, GitHubError, UpstreamError, UsageError
+from patchcarry.errors import ExitCode, GitHubError, UpstreamError, UsageError
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import capability, execute, flow, preflight, rules
 from patchcarry.resubmit.fork import ForkStatus
@@ -225,16 +225,4 @@ def _judge_token(gh: GitHub, reads: Reads, work: flow.Work, login: str, url: str
         plan.action, plan.reason = REFUSED, refusal
 
 
-def load_evidence(path: Path | None) -> str | None:
-    """Markdown for the body's "Measured impact" section from an evidence file, if given."""
-    if path is None:
-        return None
-    if not path.is_file():
-        measure = install.command("measure")
-        raise BadInputError(f"--evidence {path}: no such file; run {measure} first")
-    from patchcarry.measure import evidence  # only when asked: the measure stack is heavy
-
-    return str(evidence.render_markdown_table(evidence.load(path)))
-
-
-__all__ = ["Outcome", "PLANNED", "resubmit", "load_evidence"]
+__all__ = ["Outcome", "PLANNED", "resubmit"]
