@@ -84,3 +84,17 @@ def test_summary_from_recorded_outcomes(tmp_path) -> None:
     assert "| fix | 14341913088 B (14.34 GB) | 268435456 B (268.44 MB) |" in text
     over = gpu_summary.render(tmp_path, "t", outcomes, wall_s=700, budget_s=600)
     assert "Wall time: 700 s (OVER the 600 s budget)" in over
+
+
+def test_steps_selects_and_an_unknown_step_is_a_usage_error(tmp_path) -> None:
+    from patchcarry import cli
+    from patchcarry.errors import ExitCode
+
+    side, alone = _plan(tmp_path)
+    assert [s.key for s in side + alone] == list(gpu_check.STEP_KEYS)
+    chosen = gpu_check.only(side + alone, ["seed-loop", "big-loop"])
+    assert [s.key for s in chosen if s.skip_reason is None] == ["seed-loop", "big-loop"]
+    assert cli.main(["gpu-check", "--steps", "seed-loop,nope", str(tmp_path / "o")]) == (
+        ExitCode.USAGE
+    )
+    assert not (tmp_path / "o").exists()

@@ -18,6 +18,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from patchcarry.errors import UsageError
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from patchcarry.upstream import DEFAULT_UPSTREAM
@@ -36,6 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="check this command on CPU: tiny shape, GPU tests skip, no torchrun",
     )
     parser.add_argument(
+        "--steps",
+        default=None,
+        metavar="KEY,…",
+        help="run only these steps (the others are listed as not selected): "
+        "gpu-tests, unit-tests, audit, seed-harness, seed-loop, big-loop (default: all)",
+    )
+    parser.add_argument(
         "--upstream",
         default=DEFAULT_UPSTREAM,
         help="where to fetch the pinned base when MEGATRON_SRC is unset (default %(default)s)",
@@ -48,6 +57,14 @@ def run(args: argparse.Namespace) -> int:
     def say(line: str) -> None:
         print(f"gpu-check: {line}", file=sys.stderr)
 
+    steps = None
+    if args.steps is not None:
+        steps = [k.strip() for k in args.steps.split(",") if k.strip()]
+        unknown = sorted(set(steps) - set(gpu_check.STEP_KEYS))
+        if unknown:
+            raise UsageError(
+                f"--steps: unknown {', '.join(unknown)}; known: {', '.join(gpu_check.STEP_KEYS)}"
+            )
     return gpu_check.run(
-        args.out.resolve(), dry_run=args.dry_run, upstream_url=args.upstream, say=say
+        args.out.resolve(), dry_run=args.dry_run, upstream_url=args.upstream, say=say, steps=steps
     )

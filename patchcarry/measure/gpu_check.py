@@ -44,13 +44,27 @@ BUDGET_S = 600
 
 @dataclasses.dataclass(frozen=True)
 class Step:
+    key: str  # what --steps names
     name: str
     argv: tuple[str, ...]
     skip_reason: str | None = None
 
     @property
     def log(self) -> str:
-        return "".join(c if c.isalnum() else "-" for c in self.name).strip("-") + ".log"
+        return f"{self.key}.log"
+
+
+STEP_KEYS = ("gpu-tests", "unit-tests", "audit", "seed-harness", "seed-loop", "big-loop")
+
+
+def only(steps: Sequence[Step], keys: Sequence[str] | None) -> list[Step]:
+    """`steps` with those not in `keys` skipped (None: all run)."""
+    if keys is None:
+        return list(steps)
+    return [
+        s if s.key in keys else dataclasses.replace(s, skip_reason="not selected (--steps)")
+        for s in steps
+    ]
 
 
 def _gpu_gib() -> int:
@@ -85,30 +99,31 @@ def plan(
     audit += ("--json", f"{out}/audit-hc-gpt-{device}.json")
     audit += ("--markdown", f"{out}/audit-hc-gpt-{device}.md")
     side_by_side = [
-        Step("GPU tests (pytest -m gpu)", (*gpu_tests, str(GPU_TESTS)), no_tests),
-        Step("upstream unit tests, unpatched vs patched", tests),
-        Step("retention audit, one process per variant", audit),
+        Step("gpu-tests", "GPU tests (pytest -m gpu)", (*gpu_tests, str(GPU_TESTS)), no_tests),
+        Step("unit-tests", "upstream unit tests, unpatched vs patched", tests),
+        Step("audit", "retention audit, one process per variant", audit),
     ]
     measure = (*pc, "measure", "--model", "hc-gpt", "--out", str(out))
     if dry_run:
         tiny = ("--device", "cpu", "--dtype", "bf16", "--seq", "32", "--name", "hc-gpt-cpu-dry")
         no_loop = "the training loop needs CUDA (dry run on CPU)"
+        dry = (*measure, *tiny, "--iterations", "2", "--require-predicted", "0.05")
         return side_by_side, [
-            Step(
-                "seed configuration, this harness (CPU dry run)",
-                (*measure, *tiny, "--iterations", "2", "--require-predicted", "0.05"),
-            ),  # fmt: skip
-            Step("seed configuration, upstream's training loop", (), no_loop),
-            Step("9 layers, seq 16384, upstream's training loop", (), no_loop),
+            Step("seed-harness", "seed configuration, this harness (CPU dry run)", dry),
+            Step("seed-loop", "seed configuration, upstream's training loop", (), no_loop),
+            Step("big-loop", "9 layers, seq 16384, upstream's training loop", (), no_loop),
         ]
     pretrain = (*measure, "--harness", "pretrain", "--repeats", "2")
     small = f"the GPU has {gpu_gib} GiB (< {BIG_GPU_GIB})" if gpu_gib < BIG_GPU_GIB else None
+    seed = (*measure, "--device", "cuda", "--seed-config", "--iterations", "4", "--snapshot")
+    big = ("--layers", "9", "--seq", "16384", "--iterations", "5")
     return side_by_side, [
-        Step("seed configuration, this harness", (*measure, "--device", "cuda", "--seed-config",
-             "--iterations", "4", "--snapshot", "--require-predicted", "0.05")),  # fmt: skip
-        Step("seed configuration, upstream's training loop", (*pretrain, "--iterations", "6")),
-        Step("9 layers, seq 16384, upstream's training loop", (*pretrain, "--layers", "9",
-             "--seq", "16384", "--iterations", "5", "--variants", "unpatched,fix,both"), small),
+        Step("seed-harness", "seed configuration, this harness",
+             (*seed, "--require-predicted", "0.05")),
+        Step("seed-loop", "seed configuration, upstream's training loop",
+             (*pretrain, "--iterations", "6")),
+        Step("big-loop", "9 layers, seq 16384, upstream's training loop",
+             (*pretrain, *big, "--variants", "unpatched,fix,both"), small),
     ]  # fmt: skip
 
 
@@ -150,7 +165,14 @@ def run_steps(
     return first + [_run_step(s, logs, say) for s in alone]
 
 
-def run(out: Path, *, dry_run: bool, upstream_url: str, say: Callable[[str], None]) -> int:
+def run(
+    out: Path,
+    *,
+    dry_run: bool,
+    upstream_url: str,
+    say: Callable[[str], None],
+    steps: Sequence[str] | None = None,
+) -> int:
     """Run every step, write `out/summary.md`; 0 when everything holds, else 1."""
     listed = gpus()
     if not dry_run and not listed:
@@ -168,7 +190,7 @@ def run(out: Path, *, dry_run: bool, upstream_url: str, say: Callable[[str], Non
         has_gpu_tests=GPU_TESTS.is_file(),
     )
     start = time.monotonic()
-    outcomes = run_steps(side_by_side, alone, logs, say)
+    outcomes = run_steps(only(side_by_side, steps), only(alone, steps), logs, say)
     wall = time.monotonic() - start
     status = 0 if all(o.ok is not False for o in outcomes) else int(ExitCode.FAILED)
     text = gpu_summary.render(out, tree_line, outcomes, wall_s=wall, budget_s=BUDGET_S)
