@@ -16,6 +16,9 @@ from patchcarry.measure.model import CPU_DEFAULTS, Shape
 from patchcarry.runtime import tree as megatron_tree
 
 DEFAULT_ITERATIONS = 6  # the first step compiles; the floor is read after the last
+# One training process at most (start-up, compile, steps): 9 layers at seq 16384 took well
+# under a minute on an H200; a hung run must not take gpu-check's 10 minutes with it.
+RUN_TIMEOUT_S = 300.0
 
 
 def shape_for(args: argparse.Namespace) -> Shape:
@@ -65,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
             iterations=iterations,
             repeats=args.repeats,
             installed=installed,
+            timeout_s=RUN_TIMEOUT_S,
             offline_note=variants.offline_note(loaded),
             progress=lambda line: print(f"measure: {line}", file=sys.stderr),
         )
