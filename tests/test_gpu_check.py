@@ -32,7 +32,9 @@ def test_on_one_h200_every_step_is_planned(tmp_path) -> None:
         "9 layers, seq 16384, upstream's training loop",
     ]
     assert all(s.skip_reason is None for s in side + alone)
-    harness, loop, big = (" ".join(s.argv) for s in alone)
+    assert [s.key for s in alone] == ["seed-loop", "big-loop"]
+    harness = " ".join(side[3].argv)
+    loop, big = (" ".join(s.argv) for s in alone)
     assert "--seed-config" in harness and "--device cuda" in harness
     assert "--harness pretrain --repeats 2" in loop and "--layers" not in loop
     assert "--harness pretrain" in big and "--layers 9 --seq 16384" in big
@@ -41,11 +43,11 @@ def test_on_one_h200_every_step_is_planned(tmp_path) -> None:
 
 def test_a_smaller_gpu_skips_the_big_run_and_a_dry_run_skips_the_loop(tmp_path) -> None:
     _, alone = _plan(tmp_path, gpu_gib=80)
-    assert alone[2].skip_reason == "the GPU has 80 GiB (< 120)"
+    assert alone[1].skip_reason == "the GPU has 80 GiB (< 120)"
     side, alone = _plan(tmp_path, dry_run=True, gpu_count=0, gpu_gib=0, has_gpu_tests=False)
     assert "--no-torchrun" in side[1].argv and "--config" in side[2].argv
-    assert "--dtype bf16" in " ".join(alone[0].argv)
-    assert [s.skip_reason is not None for s in alone] == [False, True, True]
+    assert "--dtype bf16" in " ".join(side[3].argv) and side[3].skip_reason is None
+    assert [s.skip_reason is not None for s in alone] == [True, True]
     assert side[0].skip_reason and "run from a checkout" in side[0].skip_reason
 
 
