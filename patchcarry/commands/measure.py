@@ -132,6 +132,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.harness == "pretrain":
+        from patchcarry.measure import pretrain_setup
+
+        return pretrain_setup.run(args)
     from patchcarry.measure import setup
 
     return setup.run(args)

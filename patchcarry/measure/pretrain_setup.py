@@ -50,6 +50,7 @@ def stem(shape: Shape) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Train every requested variant; print the table, write evidence JSON and PNG."""
+    args.device = args.device or "cuda"
     shape = shape_for(args)
     install.require(("torch", "matplotlib"), "measure", "test")
     pretrain.require_cuda()

@@ -96,11 +96,7 @@ def fix_meets_prediction(evidence: dict[str, Any], tolerance: float) -> bool:
 
 def run(args: Options) -> int:
     """Measure every requested variant, print the table, write evidence JSON and PNG."""
-    args.device = args.device or ("cuda" if args.harness == "pretrain" else "cpu")
-    if args.harness == "pretrain":
-        from patchcarry.measure import pretrain_setup
-
-        return pretrain_setup.run(args)
+    args.device = args.device or "cpu"
     args.iterations = args.iterations or DEFAULT_ITERATIONS
     install.require(("torch", "matplotlib"), "measure", "test")
     shape = shape_for(args)
