@@ -31,7 +31,7 @@ def test_gpu_evidence_gives_floor_peak_reserved_ratio_and_command(tmp_path) -> N
         "31000000000 B (31.00 GB) → 30000000000 B (30.00 GB) – 31000000000 B (31.00 GB), "
         "reserved 31000000000 B (31.00 GB) – 32000000000 B (32.00 GB) → "
     ) in text
-    assert "both fixes frees 603979776 B" in text and "step-time ratio 1.000" in text
+    assert "both fixes free 603979776 B" in text and "step-time ratio 1.000" in text
     assert f"produced by `{recorded_gpu.COMMAND}`" in text
     assert "| unpatched | 14610348544 B (14.61 GB) |" in text
 

@@ -45,12 +45,13 @@ def gpu_sentence(doc: dict[str, Any]) -> str:
         f"{s['dtype']}):"
     ]
     base = _variant(doc, "unpatched")
-    for name, label in (("fix", "the fix"), ("reset", "the reset"), ("both", "both fixes")):
+    for name, label in (("fix", "the fix frees"), ("reset", "the reset frees"),
+                        ("both", "both fixes free")):  # fmt: skip
         v = _variant(doc, name)
         if v is None or base is None:
             continue
         parts.append(
-            f"{label} frees {human_bytes(v['freed']['floor_bytes'])} of the allocator floor "
+            f"{label} {human_bytes(v['freed']['floor_bytes'])} of the allocator floor "
             f"between iterations (the model predicts {human_bytes(v['freed']['predicted'])}); "
             f"peak {_spread(base['peak_bytes'])} → {_spread(v['peak_bytes'])}, reserved "
             f"{_spread(base['reserved_bytes'])} → {_spread(v['reserved_bytes'])}, step-time "
