@@ -105,6 +105,10 @@ def test_evidence_table_and_plot_from_recorded_steps(tmp_path) -> None:
     assert "| 1.000 |" in table and "30000000000 B (30.00 GB) – 31000000000 B" in table
     assert "| reset | skipped: not run |" in table and recorded_gpu.COMMAND in table
     assert pretrain_plot.write_png(doc, tmp_path / "p.png").stat().st_size > 0
+    assert pretrain_setup.fix_meets_prediction(doc, 0.0)
+    by["fix"]["freed"]["floor_bytes"] -= 1
+    assert not pretrain_setup.fix_meets_prediction(doc, 0.0)
+    assert pretrain_setup.fix_meets_prediction(doc, 0.05)
 
 
 def test_variant_trees_carry_upstreams_scripts_and_the_built_helpers(tmp_path) -> None:

@@ -8,6 +8,7 @@ import dataclasses
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from patchcarry import install, manifest
 from patchcarry.errors import ExitCode, UsageError
@@ -87,4 +88,22 @@ def run(args: argparse.Namespace) -> int:
     png_path = pretrain_plot.write_png(doc, out / f"{name}.png")
     print(pretrain_evidence.render_markdown_table(doc))
     print(f"evidence: {json_path}\nplot: {png_path}")
+    if args.require_predicted is not None and not fix_meets_prediction(doc, args.require_predicted):
+        return ExitCode.FAILED
     return ExitCode.OK
+
+
+def fix_meets_prediction(doc: dict[str, Any], tolerance: float) -> bool:
+    """True when the fix frees at least (1-tolerance) x the predicted floor bytes."""
+    fix = next((v for v in doc["variants"] if v["name"] == "fix" and "freed" in v), None)
+    if fix is None:
+        return True
+    measured, predicted = fix["freed"]["floor_bytes"], fix["freed"]["predicted"]
+    if measured is not None and measured >= (1 - tolerance) * predicted:
+        return True
+    print(
+        f"FAIL: the fix freed {measured} B of the floor, the model predicts {predicted} B "
+        f"(tolerance {tolerance:.0%})",
+        file=sys.stderr,
+    )
+    return False
