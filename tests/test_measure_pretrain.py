@@ -58,6 +58,10 @@ def test_the_seed_configuration_by_default_and_layers_seq_override() -> None:
         "python -m patchcarry measure --harness pretrain --layers 9 --seq 16384 "
         "--iterations 5 --repeats 2"
     )
+    assert pretrain_setup.command_line(SEED, 5, 1, ["unpatched", "fix"]) == (
+        "python -m patchcarry measure --harness pretrain --iterations 5 --repeats 1 "
+        "--variants unpatched,fix"
+    )
 
 
 def test_the_wrapper_reads_the_allocator_after_every_train_step() -> None:

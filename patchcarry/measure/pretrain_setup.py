@@ -13,7 +13,7 @@ from typing import Any
 from patchcarry import install, manifest
 from patchcarry.errors import ExitCode, UsageError
 from patchcarry.measure import model, pretrain, pretrain_evidence, pretrain_plot, setup, variants
-from patchcarry.measure.model import CPU_DEFAULTS, Shape
+from patchcarry.measure.model import CPU_DEFAULTS, VARIANTS, Shape
 from patchcarry.runtime import tree as megatron_tree
 
 DEFAULT_ITERATIONS = 6  # the first step compiles; the floor is read after the last
@@ -35,14 +35,19 @@ def shape_for(args: argparse.Namespace) -> Shape:
     return dataclasses.replace(model.pr_seed_shape(), **given)
 
 
-def command_line(shape: Shape, iterations: int, repeats: int) -> str:
+def command_line(
+    shape: Shape, iterations: int, repeats: int, requested: list[str] | None = None
+) -> str:
     """The command that reproduces this measurement (recorded in the evidence)."""
     seed = model.pr_seed_shape()
     parts = ["python -m patchcarry measure --harness pretrain"]
     for key in ("layers", "seq", "mbs", "hidden", "streams", "dtype"):
         if getattr(shape, key) != getattr(seed, key):
             parts.append(f"--{key} {getattr(shape, key)}")
-    return " ".join([*parts, f"--iterations {iterations}", f"--repeats {repeats}"])
+    parts += [f"--iterations {iterations}", f"--repeats {repeats}"]
+    if requested and list(requested) != list(VARIANTS):
+        parts.append(f"--variants {','.join(requested)}")
+    return " ".join(parts)
 
 
 def stem(shape: Shape) -> str:
@@ -79,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         shape=shape,
         iterations=iterations,
         pretrain_argv=argv,
-        command=command_line(shape, iterations, args.repeats),
+        command=command_line(shape, iterations, args.repeats, requested),
         tree=setup.tree_info(src),
     )
     out = (args.out or Path("evidence")).resolve()
