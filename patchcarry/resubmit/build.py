@@ -13,6 +13,7 @@ from pathlib import Path
 from patchcarry import git
 from patchcarry.resubmit import assemble, branch_refs, capability, fork
 from patchcarry.resubmit import branch as branches
+from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.observe import Observed, RunFacts
 from patchcarry.resubmit.options import Options
 
@@ -38,7 +39,7 @@ def build_entry(
     seen: Observed, facts: RunFacts, opts: Options, stack: contextlib.ExitStack
 ) -> Built | None:
     """The branch for `seen.entry`; None when the reads settled it (no fork branch to work on)."""
-    status, entry, cache = seen.fork, seen.entry, facts.cache
+    status, entry, cache = seen.fork, seen.entry, Cache(facts.cache)
     if status is None or status.kind == fork.DETACHED:
         return None
     base = entry.base_commit

@@ -111,7 +111,7 @@ def decide(seen: Observed, built: Built | None, opts: Options, *, today: str) ->
     if not seen.applies:
         return _refuse(plan, f"check failed: run {install.command('check')} {entry.name}")
     plan = dataclasses.replace(plan, superseded=seen.superseded)
-    settled = verdict.settle(entry, _classes(seen), force=opts.force)
+    settled = verdict.settle(seen.current, seen.superseded, force=opts.force)
     if settled is not None and settled.merged is not None:
         return dataclasses.replace(
             plan, merged=settled.reason, pr=settled.merged.number, url=settled.merged.url
@@ -141,14 +141,6 @@ def decide(seen: Observed, built: Built | None, opts: Options, *, today: str) ->
     plan, revision = _push(plan, seen, built, today)
     plan = _pull(plan, seen, opts, revision, owner)
     return _links(plan, seen, opts.force)
-
-
-def _classes(seen: Observed) -> dict[int, Classification]:
-    """The recorded and superseded PRs' classifications, by number."""
-    found = {c.number: c for c in seen.superseded}
-    if seen.current is not None:
-        found[seen.current.number] = seen.current
-    return found
 
 
 def _refuse(plan: Plan, reason: str) -> Plan:

@@ -27,7 +27,6 @@ from patchcarry.proc import CalledProcessError
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import branch_refs, classify, fork, verdict
 from patchcarry.resubmit.classify import Classification
-from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.options import Options
 from patchcarry.resubmit.preflight import own_comments
 from patchcarry.resubmit.reads import Reads, pull_state
@@ -51,7 +50,7 @@ class RunFacts:
     upstream_url: str
     today: str  # the date a revision line records
     report: CheckReport
-    cache: Cache  # the check's blob-less cache: the live branches are read there
+    cache: Path  # the check's blob-less cache repo: the live branches are read there
     classes: Mapping[int, Classification]  # every superseded and recorded PR, classified
     defaults: Mapping[str, str | None]  # entry name -> its fork's default branch
 
@@ -115,7 +114,7 @@ def observe_run(
     assert report.cache is not None  # an upstream check always has its cache
     defaults = {e.name: _default_branch(reads, e) for e in entries}
     classes = _classify_all(reads, entries, opts.manifest_path)
-    cache = Cache(Path(report.cache))
+    cache = Path(report.cache)
     return RunFacts(
         token is not None, login, gh.token_kind, gh.scopes, url, today(), report, cache,
         classes, defaults,
@@ -188,7 +187,7 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
     seen = dataclasses.replace(
         seen, token_login=facts.login, current=current, superseded=superseded
     )
-    if verdict.settle(entry, facts.classes, force=opts.force) is not None:
+    if verdict.settle(current, superseded, force=opts.force) is not None:
         return seen
     status = fork.inspect(reads, entry.fork, entry.upstream)
     seen = dataclasses.replace(seen, fork=status)
@@ -209,7 +208,7 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
 
 
 def _read_live(
-    status: fork.ForkStatus, entry: Entry, cache: Cache
+    status: fork.ForkStatus, entry: Entry, cache: Path
 ) -> tuple[str | None, str | None, dict[str, str]]:
     """(live head, published record, {entry: its publisher ref}) of the fork branch: one
     `git ls-remote`."""
@@ -221,7 +220,7 @@ def _read_live(
         branch_refs.publisher_pattern(entry.head_branch),
     ]
     try:
-        found = git.ls_remote_with_token(status.clone_url, refs, cwd=cache.repo)
+        found = git.ls_remote_with_token(status.clone_url, refs, cwd=cache)
     except CalledProcessError:
         raise NetworkError(
             f"could not read {status.full_name} with git (a fork's git side can lag its API "
@@ -282,7 +281,7 @@ def _read_fork_side(
         owner = f"{entry.upstream} (the new fork)"
     default = (repo or {}).get("default_branch") or "main"
     ref = f"refs/heads/{default}"
-    code, found, _ = git.ls_remote_refs(url, [ref], cwd=facts.cache.repo)
+    code, found, _ = git.ls_remote_refs(url, [ref], cwd=facts.cache)
     sha = found.get(ref) if code == 0 else None
     if sha is None:
         return ForkSide(url, None, f"{entry.fork}, which has no {default} branch yet")

@@ -18,6 +18,7 @@ from patchcarry.errors import BadInputError, ExitCode
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import build, decide, execute, gate, observe
 from patchcarry.resubmit import offline as offline_mod
+from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.options import Options
 from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan
 from patchcarry.resubmit.reads import Reads
@@ -61,7 +62,7 @@ def resubmit(
     with contextlib.ExitStack() as stack:
         # Live branches are fetched into the check's cache and patched there: hold its lock
         # until the last write, so a second run waits instead of racing on the same repo.
-        stack.enter_context(cachedir.locked(facts.cache.repo))
+        stack.enter_context(cachedir.locked(facts.cache))
         journeys = []
         for entry in entries:
             seen = observe.observe_entry(reads, facts, entry, opts)
@@ -71,7 +72,7 @@ def resubmit(
         plans = gate.gate(journeys, facts, opts)
         if dry_run or any(p.action == REFUSED for p in plans):
             return _unwritten(plans, cost, opts, token is not None)
-        ctx = execute.Context(gh, opts, facts.login, facts.upstream_url, facts.cache, say)
+        ctx = execute.Context(gh, opts, facts.login, facts.upstream_url, Cache(facts.cache), say)
         shown = [
             execute.execute(ctx, p).shown(cost) if p.executable else p.shown(cost, [])
             for p in plans
@@ -84,7 +85,7 @@ def _cost(gh: GitHub, facts: observe.RunFacts) -> dict[str, int]:
     """The run's API reads, and what the check fetched plus what reading the live branches
     added since."""
     report = facts.report
-    fetched = upstream_mod.object_bytes(facts.cache.repo) - (report.cache_bytes or 0)
+    fetched = upstream_mod.object_bytes(facts.cache) - (report.cache_bytes or 0)
     return {"api_reads": gh.reads, "bytes_fetched": (report.bytes_fetched or 0) + fetched}
 
 

@@ -34,9 +34,11 @@ def history(
     return current, tuple(superseded)
 
 
-def settle(entry: Entry, classes: Mapping[int, Classification], *, force: bool) -> Settled | None:
-    """Merged / closed by someone / still open elsewhere; None when the entry goes on."""
-    current, superseded = history(entry, classes)
+def settle(
+    current: Classification | None, superseded: tuple[Classification, ...], *, force: bool
+) -> Settled | None:
+    """Merged / closed by someone / still open elsewhere; None when the entry goes on
+    (`current`, `superseded`: as `history` gives them)."""
     if current is not None and current.state == classify.MERGED:
         return Settled(f"#{current.number} is merged: nothing to do", current)
     merged = [c for c in superseded if c.state == classify.MERGED]
