@@ -104,8 +104,10 @@ def test_a_configuration_past_its_time_is_its_own_error_in_a_shared_child(monkey
     from patchcarry.audit import census, child
 
     def hangs(request: dict, config: dict) -> None:
-        while True:
+        end = time.monotonic() + 5  # bounded, so the test fails (not hangs) without the alarm
+        while time.monotonic() < end:
             time.sleep(0.01)
+        raise RuntimeError("ran to the end")
 
     monkeypatch.setattr(child, "_build", hangs)
     request = {"device": "cuda", "config_timeout_s": 0.2}
