@@ -787,6 +787,8 @@ def blame_reverse(
     `end`). Reads the blobs of each version of `path` in between."""
     if not lines:
         return {}
+    if rev_parse(start, cwd=cwd) == rev_parse(end, cwd=cwd):  # nothing since: all live on
+        return {n: (end, None) for n in lines}
     ranges = [arg for n in sorted(set(lines)) for arg in ("-L", f"{n},{n}")]
     _, out, _ = git(
         "blame", "--reverse", "--line-porcelain", *ranges, f"{start}..{end}", "--", path, cwd=cwd
