@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from patchcarry import git
+from patchcarry.check import landing
 from patchcarry.cli import main
 from testing.landing_history import SHAPES, LandingWorld, Shape
 from testing.upstream_repos import (
@@ -142,3 +143,20 @@ def test_own_fix_squash_merged_reads_landed(
     assert landed["verdict"] == "landed"
     assert landed["commit"]["sha"] == repo.dev_tip and landed["commit"]["pr"] == 6339
     assert other["verdict"] == "not landed"
+
+
+def test_a_deleted_file_keeps_its_name() -> None:
+    """A fix that deletes a file is read under the file's own name, never `/dev/null` (git
+    refuses such a pathspec)."""
+    text = (
+        "diff --git a/megatron/old.py b/megatron/old.py\ndeleted file mode 100644\n"
+        "index 1111111..0000000\n--- a/megatron/old.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n"
+        "-import os\n-VALUE = os.sep\n"
+        "diff --git a/megatron/new.py b/megatron/new.py\nnew file mode 100644\n"
+        "index 0000000..2222222\n--- /dev/null\n+++ b/megatron/new.py\n@@ -0,0 +1 @@\n"
+        "+VALUE = 1\n"
+    )
+    files = landing.parse_diff(text)
+    assert sorted(files) == ["megatron/new.py", "megatron/old.py"]
+    assert [t for _, t in files["megatron/old.py"].removed] == ["import os", "VALUE = os.sep"]
+    assert files["megatron/new.py"].added == [(1, "VALUE = 1")]

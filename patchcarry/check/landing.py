@@ -59,14 +59,15 @@ def parse_diff(text: str) -> dict[str, FileDiff]:
     files: dict[str, FileDiff] = {}
     current: FileDiff | None = None
     old = new = 0
+    old_name = ""
     for line in text.split("\n"):
         if line.startswith("diff --git "):
             current = None
-        elif line.startswith("+++ ") and current is None:
-            name = line[4:]
-            current = files.setdefault(name[2:] if name.startswith("b/") else name, FileDiff())
         elif line.startswith("--- ") and current is None:
-            continue
+            old_name = line[6:] if line.startswith("--- a/") else line[4:]
+        elif line.startswith("+++ ") and current is None:
+            name = line[6:] if line.startswith("+++ b/") else old_name  # deleted: its old name
+            current = files.setdefault(name, FileDiff())
         elif (match := _HUNK_RE.match(line)) and current is not None:
             old, new = int(match.group(1)), int(match.group(3))
             current.hunks.append(([], []))
