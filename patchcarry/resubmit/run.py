@@ -18,6 +18,7 @@ from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, ExitCode, GitHubError, UpstreamError, UsageError
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import capability, execute, flow, preflight, rules
+from patchcarry.resubmit.landed import landed_plan
 from patchcarry.resubmit.fork import ForkStatus
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan, Write
@@ -150,6 +151,9 @@ def resubmit(
         stack.enter_context(cachedir.locked(cache.repo))
         for entry in entries:
             lines = render.sentences(report.entry(entry.name), entry)
+            if (landed := landed_plan(report.entry(entry.name), entry, lines)) is not None:
+                plans.append(landed)  # landed upstream: never pushed, nothing written
+                continue
             if not _applies(report, entry):
                 plan = EntryPlan(
                     entry.name,
