@@ -18,8 +18,8 @@ from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, ExitCode, GitHubError, UpstreamError, UsageError
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import capability, execute, flow, preflight, rules
-from patchcarry.resubmit.landed import landed_plan
 from patchcarry.resubmit.fork import ForkStatus
+from patchcarry.resubmit.landed import landed_plan
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan, Write
 from patchcarry.resubmit.reads import Reads
