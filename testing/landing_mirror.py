@@ -70,8 +70,10 @@ def _patch_text(title: str, diff: bytes) -> bytes:
 
 
 def _write(dest: Path, cases: list[dict[str, Any]]) -> Path:
-    lines = ['[defaults]\nupstream = "NVIDIA/Megatron-LM"\nbase_branch = "dev"\n'
-             'fork = "hand/Megatron-LM"\n']  # fmt: skip
+    lines = [
+        '[defaults]\nupstream = "NVIDIA/Megatron-LM"\nbase_branch = "dev"\n'
+        'fork = "hand/Megatron-LM"\n'
+    ]
     for case in cases:
         patch = f"{case['number']:05d}-pr.patch"
         (dest / patch).write_bytes(_patch_text(f"PR {case['number']}", case["diff"]))
@@ -142,19 +144,29 @@ def main(argv: list[str] | None = None) -> int:
             found = landing.commit.sha if landing.commit else None
             expected = case["expected"]
             ok = (found == expected and landing.landed) if expected else landing.verdict != "landed"
-            results.append({
-                "pr": case["number"], "base": case["base"], "expected": expected,
-                "expected_subject": case["subject"], "verdict": landing.verdict,
-                "commit": found, "subject": landing.commit.subject if landing.commit else None,
-                "evidence": landing.evidence,
-                "changed_since": [c.sha for c in landing.changed_since],
-                "partial": landing.partial, "bytes_fetched": report.bytes_fetched, "ok": ok,
-            })  # fmt: skip
+            results.append(
+                {
+                    "pr": case["number"],
+                    "base": case["base"],
+                    "expected": expected,
+                    "expected_subject": case["subject"],
+                    "verdict": landing.verdict,
+                    "commit": found,
+                    "subject": landing.commit.subject if landing.commit else None,
+                    "evidence": landing.evidence,
+                    "changed_since": [c.sha for c in landing.changed_since],
+                    "partial": landing.partial,
+                    "bytes_fetched": report.bytes_fetched,
+                    "ok": ok,
+                }
+            )
             what = f"{found[:12]} {landing.commit.subject!r}" if found and landing.commit else "-"
             mark = "ok " if ok else "BAD"
-            print(f"{mark} #{case['number']}: {landing.verdict}: {what}"
-                  f" (expected {expected[:12] if expected else 'not landed'};"
-                  f" {report.bytes_fetched} B fetched)")  # fmt: skip
+            print(
+                f"{mark} #{case['number']}: {landing.verdict}: {what}"
+                f" (expected {expected[:12] if expected else 'not landed'};"
+                f" {report.bytes_fetched} B fetched)"
+            )
     summary = {
         "mirror_dev": _g("rev-parse", "dev", repo=repo).strip(),
         "cases": results,

@@ -62,7 +62,8 @@ def existing(path: Path) -> tuple[dict[str, Any], list[manifest.Entry]]:
         raw = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise BadInputError(f"{path}: not valid TOML: {exc}") from None
-    entries = list(manifest.load(path).entries) if raw.get("entry") else []
+    loaded = manifest.load(path) if raw.get("entry") else None
+    entries = [*loaded.entries, *loaded.retired] if loaded else []  # a retired one holds its PR
     return dict(raw.get("defaults", {})), entries
 
 

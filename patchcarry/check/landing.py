@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import datetime
 import re
 import tempfile
 from pathlib import Path
@@ -114,7 +115,10 @@ def upstream_commit(repo: Path, sha: str, subject: str | None = None) -> Upstrea
     if subject is None:
         subject = git.commit_summary(sha, cwd=repo)[1]
     numbers = _PR_RE.findall(subject)
-    return UpstreamCommit(sha, subject, int(numbers[-1]) if numbers else None)
+    day = datetime.datetime.fromtimestamp(git.commit_time(sha, cwd=repo), datetime.UTC)
+    return UpstreamCommit(
+        sha, subject, int(numbers[-1]) if numbers else None, day.date().isoformat()
+    )
 
 
 @dataclasses.dataclass

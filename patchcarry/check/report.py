@@ -65,6 +65,7 @@ class UpstreamCommit:
     sha: str
     subject: str
     pr: int | None  # the PR number its subject ends with, "(#N)"
+    date: str = ""  # its committer date, YYYY-MM-DD
 
 
 @dataclasses.dataclass
