@@ -132,9 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="landing-mirror-") as tmp:
         path = _write(Path(tmp), cases)
         entries = manifest.load(path).entries
-        for case, entry in zip(cases, entries, strict=True):
-            try:
-                report = run_checks([entry], upstream=str(repo), work_dir=Path(tmp) / "wd")
+        for n, (case, entry) in enumerate(zip(cases, entries, strict=True)):
+            try:  # each case in its own cache: what it fetches is its own
+                report = run_checks([entry], upstream=str(repo), work_dir=Path(tmp) / f"wd{n}")
             except FatalError as exc:
                 results.append({"pr": case["number"], "error": str(exc)})
                 print(f"#{case['number']}: error {exc}")

@@ -86,7 +86,7 @@ def test_a_landing_is_reported_as_such_not_as_drift(tmp_path):
     assert outputs == {"drifted": "false", "landed": "true"}
     body = (tmp_path / "out" / "landed.md").read_text()
     assert "| checkpoint-grad | landed | aaaaaaaaaaaa Fix grads (#6339) | 6339 |" in body
-    assert "`patchcarry retire checkpoint-grad`" in body
+    assert "`scripts/retire checkpoint-grad`" in body
 
 
 @pytest.mark.skipif(shutil.which("jq") is None, reason="needs jq, as the runner has")

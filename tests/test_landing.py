@@ -72,8 +72,9 @@ def test_landed_table_says_commit_evidence_and_next(
         f"landing   landed: {sha[:12]} 'Clear detached grads in backward (#101)' (PR #101)" in out
     )
     assert "by: same git patch-id --verbatim over the fix's files" in out
-    assert "next: nothing to carry: `patchcarry retire widget-grads`" in out
-    assert "result: landed upstream, nothing to carry: widget-grads" in out
+    assert "next: nothing to carry: `scripts/retire widget-grads`" in out
+    assert "result: landed upstream, nothing to carry: widget-grads (exit 0)" in out
+    assert "tip dev" in out and "conflict" in out and "rejected hunk" not in out  # it is the fix
 
 
 def test_partial_evidence_is_said_and_not_called_landed(

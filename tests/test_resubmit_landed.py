@@ -27,4 +27,4 @@ def test_landed_fix_is_not_pushed_and_the_plan_says_so(world, capsys):  # noqa: 
     assert w.writes() == []
     assert w.fork_branch() is None
     assert "landed upstream as" in out and "(PR #6339)" in out and "nothing is pushed" in out
-    assert "patchcarry retire checkpoint-grad" in out
+    assert "scripts/retire checkpoint-grad" in out

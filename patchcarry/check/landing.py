@@ -26,7 +26,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from patchcarry import git
+from patchcarry import git, install
 from patchcarry.check import series
 from patchcarry.check.report import Landing, UpstreamCommit
 from patchcarry.manifest import Entry
@@ -332,9 +332,9 @@ def _next(entry: Entry, verdict: str) -> str:
     if verdict == SUPERSEDED:
         return (
             f"review whether the fix is still needed in the rewritten code; if not, "
-            f"`patchcarry retire {entry.name}`, else rebuild the patch on the tip"
+            f"`{install.command('retire')} --moot {entry.name}`, else rebuild the patch on the tip"
         )
     return (
-        f"nothing to carry: `patchcarry retire {entry.name}` records the landing and stops "
-        "carrying it"
+        f"nothing to carry: `{install.command('retire')} {entry.name}` records the landing "
+        "and stops carrying it"
     )

@@ -91,7 +91,7 @@ def _entry_lines(e: EntryResult) -> list[str]:
         if len({_patch_status(p) for p in ref.patches}) > 1:  # say which patch is which
             lines += [f"{'':<24}{p.patch[:40]}: {_patch_status(p)}" for p in ref.patches]
         for p in ref.patches:
-            if p.rejected:
+            if p.rejected and e.status != "landed":  # a landed fix's "rejected hunk" is itself
                 lines.append(f"{'':<4}{p.patch}: rejected hunk:")
                 lines += [f"{'':<6}{t}" for t in p.rejected.splitlines()]
     for d in e.drift or []:
@@ -123,11 +123,13 @@ def table(report: CheckReport) -> str:
         out += _entry_lines(e)
     bad = [e.name for e in report.entries if e.status == "does not apply"]
     landed = [e.name for e in report.entries if e.status == "landed"]
-    said = f"landed upstream, nothing to carry: {', '.join(landed)}; " if landed else ""
+    said = f"landed upstream, nothing to carry: {', '.join(landed)}" if landed else ""
     if bad:
-        out.append(f"result: {said}does not apply: {', '.join(bad)} (exit {report.exit_code})")
+        first = f"{said}; " if said else ""
+        out.append(f"result: {first}does not apply: {', '.join(bad)} (exit {report.exit_code})")
     elif landed:
-        out.append(f"result: {said}the others apply (exit {report.exit_code})")
+        rest = "; the others apply" if len(landed) < len(report.entries) else ""
+        out.append(f"result: {said}{rest} (exit {report.exit_code})")
     else:
         out.append(f"result: all checked patches apply (exit {report.exit_code})")
     return "\n".join(out)
