@@ -265,6 +265,15 @@ def _through_another_pr(w: LandingWorld) -> None:
     )
 
 
+def _internal_with_more(w: LandingWorld) -> None:
+    """Landed through an internal sync: the fix's lines and more, no PR named."""
+    w.squash(
+        "Internal sync: widget memory",
+        after={GRAD_LINE: GRAD_LINE + "        detached.data = None\n"},
+        also={OTHER: {"VALUE = ": "VALUE = 3 * "}},
+    )
+
+
 def _superseded(w: LandingWorld) -> None:
     _noise(w, 1)
     w.commit(
@@ -324,6 +333,8 @@ SHAPES = (
           "Clear detached grads in backward (#101)", 101),
     Shape("PR closed unmerged, landed through another PR", _through_another_pr, "landed",
           "Widget cleanup: grads and values (#205)", 205),
+    Shape("landed internally with more lines, no PR named", _internal_with_more, "landed",
+          "Internal sync: widget memory"),
     Shape("fix made moot by a rewrite", _superseded, "superseded",
           "Move backward onto the engine (#400)", 400),
     Shape("file removed", _deleted, "superseded", "Remove the widget module (#401)", 401),

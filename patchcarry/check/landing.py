@@ -152,9 +152,11 @@ def _carried(
     evidence = []
     if git.patch_id(theirs_text, cwd=repo) == git.patch_id(ours_text, cwd=repo):
         evidence.append("same git patch-id --verbatim over the fix's files")
-    elif series.reverse_applies(repo, sha, fix_file):
+    elif series.reverse_applies(repo, sha, fix_file) and not series.reverse_applies(
+        repo, parent, fix_file
+    ):  # the change arrived in this very commit
         evidence.append("the fix reverse-applies at it (git apply -R --check)")
-    elif total and found == total:
+    elif total >= 2 and found == total:  # one line alone could sit anywhere: not enough
         evidence.append(
             f"it adds all the fix's added lines and removes all its removed ones ({found}/{total})"
         )
