@@ -80,7 +80,9 @@ def _identity(repo: Path, entry: Entry, number: int, head: str) -> Identity:
 
 
 def _upstream_entry(
-    fetched: upstream_mod.FetchedUpstream, entry: Entry, gaps: dict[tuple[str, str], str | None]
+    fetched: upstream_mod.FetchedUpstream,
+    entry: Entry,
+    gaps: dict[tuple[str, str], str | None] | None = None,
 ) -> EntryResult:
     repo, base = fetched.repo, entry.base_commit
     tip = fetched.branch_tips[entry.base_branch]
@@ -98,7 +100,8 @@ def _upstream_entry(
     identity = [_identity(repo, entry, n, fetched.pull_heads[n]) for n in entry.supersedes]
     fixes_at_tip = refs[1].patches[: len(entry.fixes)]
     applies = all(p.status in STATUS_APPLIES for p in fixes_at_tip)
-    gap = gaps[(base, entry.base_branch)]
+    unfetched = "the base branch's history since the pinned base was not fetched"
+    gap = gaps[(base, entry.base_branch)] if gaps is not None else unfetched
     judged = landing.judge(repo, entry, tip, applies, gap)
     return EntryResult(entry.name, refs, drift, identity, landing=judged)
 
