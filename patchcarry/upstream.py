@@ -252,6 +252,8 @@ def fetch_branch_history(fetched: FetchedUpstream, base: str, branch: str) -> st
         code, err = git.fetch_since(
             "origin", [f"+{tip}:refs/patchcarry/heads/{branch}"], since, cwd=repo
         )
+        if code != 0 and "no commits selected for shallow requests" in err:
+            break  # every commit of the tip is older than the base: it is not on its history
         if code != 0:
             raise UpstreamError(
                 f"could not fetch the history of {branch} since {base[:12]} from "

@@ -161,3 +161,19 @@ def test_a_deleted_file_keeps_its_name() -> None:
     assert sorted(files) == ["megatron/new.py", "megatron/old.py"]
     assert [t for _, t in files["megatron/old.py"].removed] == ["import os", "VALUE = os.sep"]
     assert files["megatron/new.py"].added == [(1, "VALUE = 1")]
+
+
+def test_rewritten_branch_history_is_partial_evidence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """dev rewritten so that the pinned base is no longer on it: the verdict says the history
+    is partial, and a fix that is not in the tip is not called landed."""
+    world = LandingWorld.create(tmp_path)
+    work = world.work
+    git.git("checkout", "-q", "--orphan", "rewritten", cwd=work)
+    git.git("commit", "-q", "-m", "dev, rewritten (#2)", cwd=work, env_extra=PINNED_ENV)
+    git.git("push", "-q", "-f", "origin", "HEAD:refs/heads/dev", cwd=work)
+    code, out = _check(world, capsys, "--json")
+    landing = json.loads(out)["entries"][0]["landing"]
+    assert landing["verdict"] == "not landed"
+    assert any("is not on dev's history" in p for p in landing["partial"]), landing
