@@ -132,6 +132,11 @@ class GitHubState:
         self.hidden_from_lists: dict[tuple[str, int], int] = {}
         self.fork_git_lag = False
         self.pending_forks: list[tuple[list[str], Path]] = []
+        # organisations enforcing SAML SSO -> the org's SSO URL; (token, org) pairs a user
+        # authorized for that org (GitHub: "Authorizing a personal access token for use with
+        # SAML single sign-on"); any other token gets 403 + X-GitHub-SSO, reads included
+        self.saml_orgs: dict[str, str] = {}
+        self.sso_authorized: set[tuple[str, str]] = set()
         self.now = clock or (lambda: _ts(dt.datetime.now(dt.UTC)))
         self.lock = threading.RLock()
         self._next_number = 500

@@ -445,3 +445,25 @@ def test_fork_receive_pack_refuses_workflow_changes_and_hidden_refs_per_ref(
     code, out, _ = git.git("push", "--porcelain", str(fork), "HEAD:refs/heads/ci", cwd=work,
                            check=False)  # fmt: skip
     assert code == 0 and gh.state.branch_sha(gh.state.repos[sc.NEW_FORK], "ci") is not None
+
+
+def test_dco_verdict_wants_the_authors_name_and_email_as_the_dco_app_does(tmp_path):
+    """dcoapp/app lib/dco.js: a sign-off matches the author's (or committer's) name AND email,
+    case-insensitively; `Signed-off-by: Jane Doe` under `Jane Q. Doe` fails upstream."""
+    from patchcarry import git as gitmod
+    from testing.fake_github_checks import dco_verdict
+
+    repo = tmp_path / "r"
+    gitmod.init(repo)
+    env = {"GIT_AUTHOR_NAME": "Jane Q. Doe", "GIT_AUTHOR_EMAIL": "jane@example.invalid",
+           "GIT_COMMITTER_NAME": "Bot", "GIT_COMMITTER_EMAIL": "bot@example.invalid"}  # fmt: skip
+
+    def verdict(signoff: str) -> str:
+        gitmod.git("commit", "-q", "--allow-empty", "-m", f"x\n\nSigned-off-by: {signoff}",
+                   cwd=repo, env_extra=env)  # fmt: skip
+        return dco_verdict(repo, "HEAD", None)[0]
+
+    assert verdict("Jane Doe <jane@example.invalid>") == "failure"
+    assert verdict("jane q. doe <JANE@example.invalid>") == "success"
+    assert verdict("Bot <bot@example.invalid>") == "success"  # the committer's own
+    assert verdict("Jane Q. Doe <bot@example.invalid>") == "success"  # as the App pairs them

@@ -62,6 +62,11 @@ def _new_file(path: str, mode: str = "100644", body: str = "+x") -> str:
             "no `Signed-off-by:`.*DCO",
         ),
         (re.sub(r"(?m)^Signed-off-by: .*$", "Signed-off-by: O <o@x.invalid>", REAL), "DCO"),
+        # the DCO App wants the author's name too: the same email under another name fails
+        (
+            re.sub(r"(?m)^Signed-off-by: .*(<[^>]+>)$", r"Signed-off-by: Someone Else \1", REAL),
+            "has the email but another name",
+        ),
     ],
 )
 def test_refused_patch_content(text, message):
@@ -129,3 +134,9 @@ def test_apply_at_never_writes_outside_its_temp_tree(tmp_path, monkeypatch):
     assert not (tmp_path / "escaped.py").exists()
     assert victim.read_bytes() == b"keep\r\n"
     assert Path(scratch).exists()
+
+
+def test_a_signoff_matching_the_author_case_insensitively_is_accepted():
+    """The DCO App compares name and email case-insensitively (dcoapp/app lib/dco.js)."""
+    text = re.sub(r"(?m)^Signed-off-by: (.*)$", lambda m: f"Signed-off-by: {m[1].upper()}", REAL)
+    assert parse(text, name="upper.patch").signoffs

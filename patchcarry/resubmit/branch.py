@@ -96,6 +96,7 @@ class BranchPlan:
     added: list[str] = dataclasses.field(default_factory=list)
     revises: revise.Revision | None = None  # the earlier revision of the fix it updates
     own_record: str | None = None  # this entry's publisher ref now (the lease for moving it)
+    held: list[str] = dataclasses.field(default_factory=list)  # what waits for --update-live
 
     @property
     def pushes(self) -> bool:
@@ -119,6 +120,7 @@ class BranchPlan:
             "published": self.published,
             "dropped": [dataclasses.asdict(d) for d in self.dropped],
             "revises": self.revises.to_json() if self.revises else None,
+            "held": self.held,
         }
 
 

@@ -18,7 +18,7 @@ from patchcarry.manifest import Entry
 from patchcarry.proc import CalledProcessError
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit import classify, fork, preflight, push
+from patchcarry.resubmit import classify, fork, hold, preflight, push
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.plan import MERGED, PLANNED, REFUSED, UNCHANGED, EntryPlan, Write
 from patchcarry.resubmit.reads import Reads, pull_state
@@ -34,6 +34,7 @@ class Options:
     force: bool = False
     rebase: bool = False
     rewrite: bool = False
+    update_live: bool = False  # push tests/a revision onto a live PR whose head holds the fix
     upstream_url: str | None = None
     evidence_markdown: str | None = None
     manifest_path: Path | None = None
@@ -209,6 +210,7 @@ def _read_branch(
     cache: Cache,
     stack: contextlib.ExitStack,
     plan: EntryPlan,
+    live_pr: bool = False,
 ) -> tuple[branches.BranchPlan, str | None, Path | None]:
     live, published, named = _read_live(status, entry, cache)
     base = entry.base_commit
@@ -225,6 +227,7 @@ def _read_branch(
         rewrite=opts.rewrite,
         by=branches.published_by(entry.name, published, named),
     )
+    decided = hold.keep_live_head(decided, entry, live_pr=live_pr, opt_in=opts.update_live)
     decided.own_record = named.get(entry.name)
     base_label = f"{entry.base_branch} tip" if opts.rebase else "pinned base"
     plan.branch = decided.to_json()
@@ -351,11 +354,13 @@ def prepare(
     status = _read_fork(reads, entry, plan)
     if status is None:
         return plan, None
-    decided, target, push_from = _read_branch(entry, opts, status, cache, stack, plan)
-    if decided.kind == branches.REFUSED:
-        return plan, None
     owner = status.full_name.split("/")[0]
     existing = _read_pull(reads, entry, owner, status, current)
+    decided, target, push_from = _read_branch(
+        entry, opts, status, cache, stack, plan, live_pr=existing is not None
+    )
+    if decided.kind == branches.REFUSED:
+        return plan, None
     if (
         current is not None
         and current.state == classify.OPEN
@@ -383,13 +388,20 @@ def prepare(
         )
         if pr is not None:
             plan.facts.append(f"after the push: the new head needs `/ok to test {target}`")
-            if decided.kind == branches.REWRITE and any("is vetted" in f for f in plan.facts):
+            if any("is vetted" in f for f in plan.facts):
                 plan.facts.append(
-                    f"this rewrite throws away the vetting of {decided.live or ''}"[:200]
+                    f"this {decided.kind} throws away the vetting of {decided.live or ''}"[:200]
                 )
     title, body, section = _read_body(
         entry, opts, plan, existing, check_lines, revision, entry.base_commit
     )
+    kept = hold.keep_body(
+        existing.get("body") if existing else None, entry, decided, pushing=target is not None,
+        opt_in=opts.update_live,
+    )  # fmt: skip
+    if existing is not None and kept:
+        plan.facts.append(kept)
+        title, body = None, existing.get("body") or ""
     if existing is None:
         plan.writes.append(
             Write(
