@@ -125,6 +125,12 @@ class GitHubState:
         # them ({"type": "required_status_checks", "parameters": {...}}, ...)
         self.branch_rules: dict[tuple[str, str], list[dict[str, object]]] = {}
         self.fork_storage = fork_storage  # where POST .../forks puts a bare clone (if set)
+        # what a fork's receive-pack refuses (call `sync_push_rules()` after a change):
+        # protected branches (GH006), branches a ruleset refuses (GH013), and per user the
+        # email that "Block command line pushes that expose my email" keeps private (GH007)
+        self.protected_branches: set[tuple[str, str]] = set()
+        self.ruleset_branches: set[tuple[str, str]] = set()
+        self.private_emails: dict[str, str] = {}
         # GitHub's eventual consistency, as knobs: a PR made through the API is missing from
         # the next `list_lag` list requests; with `fork_git_lag` a new fork's bare clone
         # appears only when `materialize_forks()` is called (its git side lags its API).
@@ -169,13 +175,22 @@ class GitHubState:
     def sync_push_rules(self) -> None:
         """Every local fork's receive-pack learns GitHub's push rules and the current tokens."""
         tokens: dict[str, dict[str, object]] = {
-            push_rules.digest(t): {"kind": push_rules.token_kind(t), "scopes": list(s)}
+            push_rules.digest(t): {
+                "kind": push_rules.token_kind(t), "scopes": list(s),
+                "private_email": self.private_emails.get(self.tokens.get(t, "")),
+            }
             for t, s in self.token_scopes.items()
-        }
+        }  # fmt: skip
         for repo in self.repos.values():
             git_dir = _local_git_dir(repo.clone_url)
             if repo.fork and git_dir is not None and (git_dir / "HEAD").exists():
-                push_rules.install(git_dir, tokens)
+                name = repo.full_name
+                rules = {
+                    "repo": name,
+                    "protected": sorted(b for r, b in self.protected_branches if r == name),
+                    "rulesets": sorted(b for r, b in self.ruleset_branches if r == name),
+                }
+                push_rules.install(git_dir, tokens, rules)
 
     # -- repositories --
     def add_repo(

@@ -568,3 +568,31 @@ def test_server_refused_push_quotes_githubs_reason_and_writes_nothing_after(
     ) in err
     assert "gh auth refresh -s workflow" in err and "someone pushed" not in err
     assert w.writes() == [] and w.fork_branch() is None
+
+
+@pytest.mark.parametrize(
+    ("setup", "code", "reason", "advice"),
+    [
+        ("protected", "GH006", "protected branch hook declined", "branch is protected"),
+        ("ruleset", "GH013", "push declined due to repository rule violations", "ruleset"),
+        ("email", "GH007", "push declined due to email privacy restrictions", "private"),
+    ],
+)
+def test_push_refusals_quote_githubs_reason_and_the_code_from_its_remote_lines(
+    world, capsys, setup, code, reason, advice
+):
+    """GitHub's reason sits in `! [remote rejected] ref (reason)`; its GHxxx code only in the
+    `remote:` lines: both are quoted, with what to do, and nothing after the push is written."""
+    w = world()
+    branch = (sc.NEW_FORK, sc.CHECKPOINT_BRANCH)
+    if setup == "protected":
+        w.state.protected_branches.add(branch)
+    elif setup == "ruleset":
+        w.state.ruleset_branches.add(branch)
+    else:  # the pusher keeps the patch author's email private (the tool commits with it)
+        w.state.private_emails[sc.OWNER] = "1471127927@qq.com"
+    w.state.sync_push_rules()
+    assert w.run(ENTRY) == 1
+    err = capsys.readouterr().err
+    assert f"{reason!r}" in err and f"{code}:" in err and advice in err
+    assert w.writes() == [] and w.fork_branch() is None
