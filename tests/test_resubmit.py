@@ -596,3 +596,46 @@ def test_push_refusals_quote_githubs_reason_and_the_code_from_its_remote_lines(
     err = capsys.readouterr().err
     assert f"{reason!r}" in err and f"{code}:" in err and advice in err
     assert w.writes() == [] and w.fork_branch() is None
+
+
+def test_a_body_near_githubs_limit_keeps_the_newest_revisions_within_it(world):
+    """GitHub refuses a PR body over 65,536 characters (422 "body is too long"): a section
+    whose revision list grew that long lists the newest revisions and counts the rest."""
+    from patchcarry import manifest as manifest_mod
+    from patchcarry.resubmit import body
+
+    w = world()
+    assert w.run(ENTRY) == 0
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    pull = w.state.pulls[(sc.UPSTREAM, number)]
+    entry = manifest_mod.load(w.manifest).select([ENTRY])[0]
+    revisions: list[str] = []
+    while True:
+        revisions.append(f"2026-08-{len(revisions) % 28 + 1:02d} `{len(revisions):012x}` rewrite")
+        section = body.render_section(entry, superseded=[], check_lines=[],
+                                      evidence_markdown=None, revisions=revisions)  # fmt: skip
+        text = body.render_new(entry, section)
+        if len(text) > 65_536 - 200:
+            break
+    pull.body = text
+    assert w.run(ENTRY) == 0  # re-rendered with its evidence and checks: longer than before
+    after = pull.body
+    assert len(after) <= 65_536
+    assert revisions[-1] in after and f"`{0:012x}`" not in after
+    assert "earlier revisions not listed" in after
+    assert w.run(ENTRY) == 0 and pull.body == after  # stable: no PATCH again
+
+
+def test_a_hand_written_body_too_long_for_the_section_is_refused_before_any_write(world, capsys):
+    w = world()
+    assert w.run(ENTRY) == 0
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    pull = w.state.pulls[(sc.UPSTREAM, number)]
+    rest = pull.body.split("\n\n", 1)[1]
+    pull.body = "x" * (65_536 - 10 - len(rest)) + "\n\n" + rest  # 65,526: GitHub takes it
+    assert w.run(ENTRY) == 0  # nothing to change: nothing written, whatever the length
+    writes = len(w.writes())
+    evidence = Path(__file__).resolve().parent.parent / "evidence" / "hc-gpt-cpu.json"
+    assert w.run("--evidence", str(evidence), ENTRY) == 1  # the numbers would not fit
+    assert "over GitHub's 65,536" in capsys.readouterr().err
+    assert len(w.writes()) == writes

@@ -17,8 +17,8 @@ from patchcarry.github import Json, NotFoundError
 from patchcarry.manifest import Entry
 from patchcarry.proc import CalledProcessError
 from patchcarry.resubmit import body as bodies
+from patchcarry.resubmit import body_limit, classify, fork, hold, preflight, push
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit import classify, fork, hold, preflight, push
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.plan import MERGED, PLANNED, REFUSED, UNCHANGED, EntryPlan, Write
 from patchcarry.resubmit.reads import Reads, pull_state
@@ -297,20 +297,30 @@ def _read_body(
             title = None  # unchanged in the manifest: a maintainer's rename stands
         if title is not None and existing.get("title") == title:
             title = None
-    section = bodies.render_section(
-        entry,
-        superseded=plan.superseded,
-        check_lines=check_lines,
-        evidence_markdown=opts.evidence_markdown,
-        base=base,
-        title=recorded,
-        summary=old is not None and old.summary,
-        revisions=revisions,
-        history=history,
-    )
-    if existing is None:
-        return title, bodies.render_new(entry, section), section
-    return title, bodies.merge(existing.get("body"), section, entry.name), section
+    sections: dict[str, str] = {}
+
+    def make(listed: list[str]) -> str:
+        section = sections["last"] = bodies.render_section(
+            entry,
+            superseded=plan.superseded,
+            check_lines=check_lines,
+            evidence_markdown=opts.evidence_markdown,
+            base=base,
+            title=recorded,
+            summary=old is not None and old.summary,
+            revisions=listed,
+            history=history,
+        )
+        if existing is None:
+            return bodies.render_new(entry, section)
+        return bodies.merge(existing.get("body"), section, entry.name)
+
+    left_out = body_limit.earlier(old.text if old else None)
+    body = body_limit.fit(
+        make, revisions, left_out=left_out, what=f"{entry.name}'s PR body",
+        current=existing.get("body") if existing else None,
+    )  # fmt: skip
+    return title, body, sections["last"]
 
 
 def _read_links(reads: Reads, entry: Entry, opts: Options, plan: EntryPlan) -> list[int]:
