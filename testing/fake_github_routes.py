@@ -148,6 +148,9 @@ def get_authenticated_user(state: GitHubState, req: Request) -> Reply:
 @route("GET", "/repos/{owner}/{repo}")
 def get_repo(state: GitHubState, req: Request, owner: str, repo: str) -> Reply:
     found = _repo(state, req, owner, repo, "/repos/repos#get-a-repository")
+    if state.api_hidden.get(found.full_name, 0) > 0:  # a fork GitHub is still creating
+        state.api_hidden[found.full_name] -= 1
+        raise _not_found("/repos/repos#get-a-repository")
     body = repo_json(req.base, state, found, full=True)
     if req.user is not None:
         is_owner = req.user == found.owner

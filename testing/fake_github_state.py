@@ -137,6 +137,11 @@ class GitHubState:
         self.list_lag = 0
         self.hidden_from_lists: dict[tuple[str, int], int] = {}
         self.fork_git_lag = False
+        # GitHub creates forks asynchronously ("you may have to wait a short period before
+        # you can access the git objects"; support after five minutes): a fork made through
+        # the API answers 404 to the next `fork_api_lag` reads of it
+        self.fork_api_lag = 0
+        self.api_hidden: dict[str, int] = {}
         self.pending_forks: list[tuple[list[str], Path]] = []
         # organisations enforcing SAML SSO -> the org's SSO URL; (token, org) pairs a user
         # authorized for that org (GitHub: "Authorizing a personal access token for use with
@@ -251,6 +256,8 @@ class GitHubState:
             else:
                 gitmod.git(*args, cwd=self.fork_storage)
             clone_url = str(dest)
+        if self.fork_api_lag:
+            self.api_hidden[target] = self.fork_api_lag
         return self.add_repo(
             target, clone_url, default_branch=upstream.default_branch, fork_of=full_name
         )

@@ -106,6 +106,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "else $XDG_CONFIG_HOME/patchcarry/series.toml)",
     )
     parser.add_argument(
+        "--fork-wait",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="wait at most this long, backing off, for a fork GitHub is still creating "
+        "(it creates forks asynchronously; default %(default)s: its documentation says to "
+        "contact support after five minutes)",
+    )
+    parser.add_argument(
         "--max-rate-wait",
         type=float,
         default=60.0,
@@ -150,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         evidence_markdown=runner.load_evidence(args.evidence),
         manifest_path=args.manifest,
         allow_default_branch=args.allow_default_branch,
+        fork_wait=args.fork_wait,
     )
 
     def say(line: str) -> None:

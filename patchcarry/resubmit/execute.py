@@ -13,6 +13,7 @@ from patchcarry.manifest import record_pr
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit import classify, fork, preflight, push, rules
+from patchcarry.resubmit.backoff import Backoff
 from patchcarry.resubmit.flow import Options, Work, push_call
 from patchcarry.resubmit.plan import CREATED, REFRESHED, UNCHANGED, Write
 
@@ -31,15 +32,9 @@ def _ensure_fork(
         return status
     key = work.entry.fork.lower()
     if key not in forks:
-        forks[key] = fork.create(
-            gh,
-            work.entry.fork,
-            work.entry.upstream,
-            login=login,
-            attempts=opts.fork_attempts,
-            interval=opts.fork_interval,
-            sleep=opts.sleep or time.sleep,
-        )
+        wait = Backoff(opts.fork_wait, opts.sleep or time.sleep)
+        forks[key] = fork.create(gh, work.entry.fork, work.entry.upstream, login=login, wait=wait)
+        forks[key].waited = wait.spent
         if forks[key].note:
             say(f"{work.entry.name}: {forks[key].note}")
             work.plan.facts.append(f"fork: {forks[key].note}")
@@ -56,8 +51,8 @@ def _push(work: Work, status: fork.ForkStatus, opts: Options) -> None:
         (work.target, branches.record_ref(entry.head_branch), decided.published),
         (work.target, branches.publisher_ref(entry.name, entry.head_branch), decided.own_record),
     ]
-    sleep = opts.sleep or time.sleep
-    for attempt in range(opts.git_retries + 1):
+    wait = Backoff(opts.fork_wait, opts.sleep or time.sleep, first=2.0, spent=status.waited)
+    while True:
         accepted, message = git.push_refs_with_lease(
             str(status.clone_url), updates, cwd=work.push_from
         )
@@ -67,9 +62,8 @@ def _push(work: Work, status: fork.ForkStatus, opts: Options) -> None:
         if accepted:
             return
         lagging = "not found" in message.lower() or "could not read" in message.lower()
-        if not lagging or attempt == opts.git_retries:
+        if not lagging or not wait.wait():
             break
-        sleep(min(2.0 * 2**attempt, 30.0))
     push.raise_push_failure(message, entry.head_branch, decided.live, lagging=lagging)
 
 

@@ -19,6 +19,7 @@ from patchcarry.proc import CalledProcessError
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import body_limit, classify, fork, hold, preflight, push
 from patchcarry.resubmit import branch as branches
+from patchcarry.resubmit.backoff import FORK_WAIT
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.plan import MERGED, PLANNED, REFUSED, UNCHANGED, EntryPlan, Write
 from patchcarry.resubmit.reads import Reads, pull_state
@@ -40,9 +41,7 @@ class Options:
     manifest_path: Path | None = None
     login: str = ""  # the token's user: only its comments count as this tool's cross-links
     allow_default_branch: bool = False
-    fork_attempts: int = 10
-    fork_interval: float = 1.0
-    git_retries: int = 4  # a new fork's git side lags its API: bounded back-off
+    fork_wait: float = FORK_WAIT  # a fork GitHub is still creating: API, then git (seconds)
     sleep: Callable[[float], None] | None = None
     today: Callable[[], str] = _today
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import time
-from collections.abc import Callable
 
 from patchcarry.errors import FatalError, GitHubError
 from patchcarry.github import GitHub
+from patchcarry.resubmit.backoff import Backoff
 from patchcarry.resubmit.reads import Reads
 
 ATTACHED = "attached"
@@ -21,6 +20,7 @@ class ForkStatus:
     full_name: str
     clone_url: str | None = None
     note: str = ""
+    waited: float = 0.0  # seconds spent waiting for GitHub to create it (this run)
 
     def describe(self, upstream: str) -> str:
         if self.kind == ATTACHED:
@@ -50,17 +50,9 @@ def refuse_detached(status: ForkStatus, upstream: str) -> FatalError:
     )
 
 
-def create(
-    gh: GitHub,
-    fork: str,
-    upstream: str,
-    *,
-    login: str,
-    attempts: int = 10,
-    interval: float = 1.0,
-    sleep: Callable[[float], None] = time.sleep,
-) -> ForkStatus:
-    """POST the fork, then poll (bounded) until it answers as an attached fork.
+def create(gh: GitHub, fork: str, upstream: str, *, login: str, wait: Backoff) -> ForkStatus:
+    """POST the fork, then poll with `wait`'s back-off until it answers as an attached fork
+    (GitHub creates forks asynchronously: it may 404 for a while).
 
     GitHub may hand back an existing fork of the owner under another name: that one is used,
     and `note` says so (the manifest's `fork` should then be updated).
@@ -68,7 +60,7 @@ def create(
     owner, name = fork.split("/", 1)
     made = gh.create_fork(upstream, name=name, organization=None if owner == login else owner)
     full_name = made.get("full_name", fork)
-    for attempt in range(attempts):
+    while True:
         status = inspect(gh, full_name, upstream)
         if status.kind == ATTACHED:
             if full_name.lower() != fork.lower():
@@ -77,9 +69,10 @@ def create(
                     f'using it; set `fork = "{full_name}"` in the manifest'
                 )
             return status
-        if attempt + 1 < attempts:
-            sleep(interval)
+        if not wait.wait():
+            break
     raise GitHubError(
-        f"POST /repos/{upstream}/forks accepted, but {full_name} did not answer as a fork after "
-        f"{attempts} tries; GitHub creates forks asynchronously: re-run in a minute"
+        f"POST /repos/{upstream}/forks accepted, but {full_name} did not answer as a fork "
+        f"within {wait.budget:.0f} s; GitHub creates forks asynchronously (its documentation: "
+        "contact GitHub Support when it takes more than five minutes): re-run later"
     )
