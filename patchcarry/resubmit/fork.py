@@ -6,6 +6,7 @@ import dataclasses
 
 from patchcarry.errors import FatalError, GitHubError
 from patchcarry.github import GitHub
+from patchcarry.resubmit import network
 from patchcarry.resubmit.backoff import Backoff
 from patchcarry.resubmit.reads import Reads
 
@@ -36,9 +37,11 @@ def inspect(gh: GitHub | Reads, fork: str, upstream: str) -> ForkStatus:
     if repo is None:
         return ForkStatus(MISSING, fork)
     source = (repo.get("source") or {}).get("full_name")
-    if repo.get("fork") and source and source.lower() == upstream.lower():
+    top = network.root(gh, upstream)
+    if network.same_network(repo, top):
         return ForkStatus(ATTACHED, repo["full_name"], repo.get("clone_url"))
-    why = "fork: false" if not repo.get("fork") else f"its source is {source}"
+    where = f" (the root of {upstream}'s network)" if top.lower() != upstream.lower() else ""
+    why = "fork: false" if not repo.get("fork") else f"its source is {source}, not {top}{where}"
     return ForkStatus(DETACHED, repo.get("full_name", fork), repo.get("clone_url"), why)
 
 
