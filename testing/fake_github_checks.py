@@ -27,6 +27,8 @@ DCO_APP, DCO_CHECK, GATE_CHECK = "dco", "DCO", "DCO gate"
 @route("GET", "/repos/{owner}/{repo}/rules/branches/{branch}")
 def get_branch_rules(state: GitHubState, req: Request, owner: str, repo: str, branch: str) -> Reply:
     found = _repo(state, req, owner, repo, "/repos/rules#get-rules-for-a-branch")
+    if not state.rulesets_api:  # a GitHub Enterprise Server that predates rulesets
+        raise HttpError(404, error_json(404, "Not Found", "/repos/rules#get-rules-for-a-branch"))
     rules = [
         {**rule, "ruleset_source_type": "Repository", "ruleset_source": found.full_name,
          "ruleset_id": 900 + n}

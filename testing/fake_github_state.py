@@ -124,6 +124,8 @@ class GitHubState:
         # (repository, branch) -> its active rules, as GET .../rules/branches/{branch} lists
         # them ({"type": "required_status_checks", "parameters": {...}}, ...)
         self.branch_rules: dict[tuple[str, str], list[dict[str, object]]] = {}
+        # False: a GitHub Enterprise Server without rulesets (rules/branches answers 404)
+        self.rulesets_api = True
         self.fork_storage = fork_storage  # where POST .../forks puts a bare clone (if set)
         # what a fork's receive-pack refuses (call `sync_push_rules()` after a change):
         # protected branches (GH006), branches a ruleset refuses (GH013), and per user the

@@ -639,3 +639,19 @@ def test_a_hand_written_body_too_long_for_the_section_is_refused_before_any_writ
     assert w.run("--evidence", str(evidence), ENTRY) == 1  # the numbers would not fit
     assert "over GitHub's 65,536" in capsys.readouterr().err
     assert len(w.writes()) == writes
+
+
+def test_a_github_without_rulesets_is_not_readable_never_none(world, capsys):
+    """A GitHub Enterprise Server without rulesets answers GET rules/branches with 404; the
+    run goes on and says the rules are not readable. Classic branch protection needs admin
+    rights to read: the plan never says "none" about it."""
+    w = world()
+    w.state.rulesets_api = False
+    assert w.run("--dry-run", ENTRY) == 0
+    out = capsys.readouterr().out
+    assert "rules for dev: not readable" in out and "none active" not in out
+    w.state.rulesets_api = True
+    w.state.branch_rules.clear()
+    assert w.run("--dry-run", ENTRY) == 0
+    out = capsys.readouterr().out
+    assert "classic branch protection: not readable" in out and "none active" not in out

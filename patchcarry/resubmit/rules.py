@@ -12,12 +12,31 @@ read once and the DCO result is reported when it is there.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from patchcarry.errors import GitHubError
-from patchcarry.github import GitHub, Json
+from patchcarry.github import GitHub, Json, NotFoundError
 
 _SIGNED_OFF = "satisfied: every commit the tool writes is signed off by its author"
+# What the rulesets answer cannot show: a classic branch protection is read only with admin
+# rights on the repository (GET .../branches/{branch}/protection answers 404 to anyone else).
+_CLASSIC = "classic branch protection: not readable without admin rights on upstream"
+
+
+class Reader(Protocol):
+    def branch_rules(self, upstream: str, branch: str) -> list[Json]: ...
+
+
+def read(reads: Reader, upstream: str, branch: str) -> dict[str, Any]:
+    """`judge` of the branch's active rules, or, where GitHub does not serve rulesets (a
+    GitHub Enterprise Server answers 404), a judgement that says they are not readable."""
+    try:
+        found = reads.branch_rules(upstream, branch)
+    except NotFoundError:
+        judged = judge([], branch)
+        judged["readable"] = False
+        return judged
+    return judge(found, branch)
 
 
 def judge(rules: list[Json], branch: str) -> dict[str, Any]:
@@ -48,17 +67,25 @@ def judge(rules: list[Json], branch: str) -> dict[str, Any]:
         "required_linear_history": "required_linear_history" in kinds,
         "other": sorted(kinds - judged),
         "verdicts": verdicts,
+        "readable": True,
     }
 
 
 def lines(judged: dict[str, Any]) -> list[str]:
     """The plan's sentences for the judged rules."""
     head = f"rules for {judged['branch']}:"
+    if not judged.get("readable", True):
+        return [
+            f"{head} not readable (GET rules/branches answered 404: this GitHub serves no "
+            f"rulesets, e.g. an older GitHub Enterprise Server); {_CLASSIC}; what the new "
+            "head needs there is not known"
+        ]
     if not judged["verdicts"] and not judged["other"]:
-        return [f"{head} none active"]
+        return [f"{head} no ruleset rule active; {_CLASSIC}"]
     out = [f"{head} {name}: {verdict}" for name, verdict in judged["verdicts"].items()]
     if judged["other"]:
         out.append(f"{head} also {', '.join(judged['other'])} (not judged here)")
+    out.append(f"{head} {_CLASSIC}")
     return out
 
 

@@ -176,10 +176,7 @@ def resubmit(
         for work in works:  # before the first write: can this token finish the run?
             _judge_token(gh, reads, work, login, str(url))
             if work.target is not None:  # what the new head will need on the base branch
-                judged = rules.judge(
-                    reads.branch_rules(work.entry.upstream, work.entry.base_branch),
-                    work.entry.base_branch,
-                )
+                judged = rules.read(reads, work.entry.upstream, work.entry.base_branch)
                 work.plan.rules = judged
                 work.plan.facts.extend(rules.lines(judged))
         refused = [p for p in plans if p.action == REFUSED]
