@@ -7,7 +7,8 @@ takes over every ref update so it can answer `ng <ref> <reason>` per ref, as Git
 
 - a classic/OAuth token without the `workflow` scope (a GitHub App without the `workflows`
   permission) may not create or update a file under `.github/workflows/` in any commit that
-  is new to the repository;
+  is new to the repository, judged commit by commit, unless a branch of the repository
+  already holds that file with the same contents (GitHub's scope documentation);
 - hidden refs (`refs/pull/...`) are refused: "deny updating a hidden ref";
 - a protected branch (`GitHubState.protected_branches`): "protected branch hook declined",
   with `GH006: Protected branch update failed for <ref>.` on a `remote:` line;
@@ -113,12 +114,27 @@ def exposes(new, email):
     return None
 
 
+def on_a_branch(path, blob):
+    """GitHub's scope documentation: a workflow file with the same path and contents on
+    another branch of the repository may be committed without the scope."""
+    for ref in git("for-each-ref", "--format=%(refname)", "refs/heads/").split():
+        if git("rev-parse", "-q", "--verify", ref + ":" + path).strip() == blob:
+            return True
+    return False
+
+
 def workflow_touched(new):
-    for commit in git("rev-list", new, "--not", "--all").split():
-        names = git("diff-tree", "--no-commit-id", "--name-only", "-r", "--root", commit,
-                    "--", ".github/workflows/").split()
-        if names:
-            return sorted(names)[0]
+    """The first workflow file a commit new to the repository creates, updates or deletes,
+    judged commit by commit (a change undone by a later commit still counts)."""
+    for commit in git("rev-list", "--reverse", new, "--not", "--all").split():
+        raw = git("diff-tree", "--no-commit-id", "-r", "--root", commit,
+                  "--", ".github/workflows/").splitlines()
+        for line in sorted(raw, key=lambda x: x.split("\t", 1)[-1]):
+            meta, _, path = line.partition("\t")
+            blob, status = meta.split()[3], meta.split()[4]
+            if status != "D" and on_a_branch(path, blob):
+                continue
+            return path
     return None
 
 

@@ -527,11 +527,12 @@ def test_token_without_workflow_scope_is_refused_before_any_write(world, monkeyp
     assert w.run("--rebase", "--json", ENTRY) == 1
     plan = json.loads(capsys.readouterr().out)
     assert plan["action"] == "refused" and "lacks the workflow scope" in plan["reason"]
-    assert "changes .github/workflows/" in plan["reason"]
+    assert WORKFLOW in plan["reason"]
     assert plan["token"] == {"kind": "classic", "scopes": ["public_repo"], "needs": [
         f"public_repo (open/refresh the PR on {sc.UPSTREAM})",
-        f"workflow (the pushed history changes .github/workflows/ relative to "
-        f"{sc.NEW_FORK}'s main)"]}  # fmt: skip
+        f"workflow (commit {git.rev_parse('dev', cwd=w.upstream.bare)[:12]} of the pushed "
+        f"history adds {WORKFLOW}, "
+        f"which no branch of {sc.NEW_FORK} holds with those contents)"]}  # fmt: skip
     assert w.writes() == [] and w.fork_branch() is None
     _token(w, "ghp_withworkflow", monkeypatch, "public_repo", "workflow")
     assert w.run("--rebase", ENTRY) == 0  # the same run with the scope goes through
@@ -554,12 +555,12 @@ def test_fine_grained_token_is_refused_before_any_write(world, monkeypatch, caps
 def test_server_refused_push_quotes_githubs_reason_and_writes_nothing_after(
     world, monkeypatch, capsys
 ):
-    from patchcarry.resubmit import capability
+    from patchcarry.resubmit import workflow_scope
 
     w = world()
     _workflow_on_dev(w)
     _token(w, "ghp_publiconly", monkeypatch, "public_repo")
-    monkeypatch.setattr(capability, "workflow_change", lambda *a: None)  # the preflight misses
+    monkeypatch.setattr(workflow_scope, "needs_scope", lambda *a: None)  # the preflight misses
     assert w.run("--rebase", ENTRY) == 1
     err = capsys.readouterr().err
     assert (
@@ -655,3 +656,39 @@ def test_a_github_without_rulesets_is_not_readable_never_none(world, capsys):
     assert w.run("--dry-run", ENTRY) == 0
     out = capsys.readouterr().out
     assert "classic branch protection: not readable" in out and "none active" not in out
+
+
+def test_a_pinned_base_pushed_to_a_fork_at_a_newer_dev_needs_no_workflow_scope(
+    world, monkeypatch, capsys
+):
+    """GitHub judges the workflow scope per pushed commit new to the fork: the pinned base's
+    history is already in a fork whose default branch is at a newer dev (whose workflows
+    differ), so a public_repo token is enough."""
+    w = world()
+    _workflow_on_dev(w)
+    git.git("fetch", "-q", str(w.upstream.bare), "+dev:refs/heads/main", cwd=w.fork_git)
+    _token(w, "ghp_publiconly", monkeypatch, "public_repo")
+    assert w.run("--json", ENTRY) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert not any(n.startswith("workflow") for n in plan["token"]["needs"])
+    assert w.fork_branch() is not None
+
+
+def test_a_workflow_file_the_fork_already_holds_on_a_branch_needs_no_workflow_scope(
+    world, monkeypatch
+):
+    """--rebase brings dev's new workflow commit into the fork, but a branch of the fork
+    already holds that file with the same contents: GitHub needs no scope for it."""
+    w = world()
+    _workflow_on_dev(w)
+    work = w.upstream.work  # another commit (not dev's) holding the same file
+    git.git("checkout", "-q", "-B", "ci-copy", w.upstream.base_commit, cwd=work)
+    (work / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
+    (work / WORKFLOW).write_text("on: push\njobs: {}\n")
+    git.git("add", "-A", cwd=work)
+    git.git("commit", "-q", "-m", "a copy of the workflow", cwd=work)
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)  # the owner's own push, long ago
+    git.git("push", "-q", str(w.fork_git), "HEAD:refs/heads/ci-copy", cwd=work)
+    _token(w, "ghp_publiconly", monkeypatch, "public_repo")
+    assert w.run("--rebase", ENTRY) == 0
+    assert w.fork_branch() is not None

@@ -8,70 +8,21 @@ reads anyway (GitHub's own rules, as its documentation states them):
 - a classic (or OAuth) token's scopes, from `X-OAuth-Scopes` on every answer: writes to a
   public repository need `public_repo` (or `repo`);
 - GitHub's receive-pack refuses a push whose new commits create or update a file under
-  `.github/workflows/` unless the token has the `workflow` scope. A push needs it when the
-  pushed head's `.github/workflows` tree differs from what the fork has there (its branch,
-  or for a new branch its default branch, or upstream's for a fork still to be made).
+  `.github/workflows/` unless the token has the `workflow` scope (judged per pushed commit
+  by `workflow_scope.needs_scope`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from patchcarry import git
 from patchcarry.github import ACTIONS, APP_USER, CLASSIC, FINE_GRAINED, OAUTH
-from patchcarry.resubmit import fork
-from patchcarry.resubmit.flow import Work
-from patchcarry.resubmit.reads import Reads
 
-WORKFLOWS = ".github/workflows"
 _NO_SCOPES = {
     FINE_GRAINED: "Resource not accessible by personal access token",
     APP_USER: "Resource not accessible by integration",
     ACTIONS: "Resource not accessible by integration",
 }
-
-
-def _workflows_tree(commit: str, cwd: Any) -> str | None:
-    """The id of `commit`'s .github/workflows tree (None: it has none). Trees only."""
-    code, out, _ = git.git(
-        "rev-parse", "-q", "--verify", f"{commit}:{WORKFLOWS}", cwd=cwd, check=False
-    )
-    return out.strip() if code == 0 else None
-
-
-def _fork_side(work: Work, reads: Reads, upstream_url: str) -> tuple[str | None, str]:
-    """(the commit the fork has where the push lands, what it is), fetched trees-only into
-    the cache when it is not there yet; (None, why) when the fork has nothing to compare."""
-    cache, entry, status = work.cache, work.entry, work.fork
-    if work.branch.live:
-        return work.branch.live, f"the fork's {entry.head_branch}"
-    if status.kind == fork.ATTACHED and status.clone_url:
-        url, repo = status.clone_url, reads.repo(entry.fork)
-    else:
-        url, repo = upstream_url, reads.repo(entry.upstream)
-    default = (repo or {}).get("default_branch") or "main"
-    ref = f"refs/heads/{default}"
-    code, found, _ = git.ls_remote_refs(url, [ref], cwd=cache.repo)
-    sha = found.get(ref) if code == 0 else None
-    if sha is None:
-        return None, f"{entry.fork}, which has no {default} branch yet"
-    cache.fetch_head(cache.add_fork(url), sha)
-    owner = entry.fork if status.kind == fork.ATTACHED else f"{entry.upstream} (the new fork)"
-    return sha, f"{owner}'s {default}"
-
-
-def workflow_change(work: Work, reads: Reads, upstream_url: str) -> str | None:
-    """Why the planned push needs the `workflow` scope, or None when it does not push or
-    leaves .github/workflows as the fork has it."""
-    if work.target is None or work.push_from is None:
-        return None
-    pushed = _workflows_tree(work.target, work.push_from)
-    have, where = _fork_side(work, reads, upstream_url)
-    if have is not None and _workflows_tree(have, work.cache.repo) == pushed:
-        return None
-    if have is None and pushed is None:
-        return None
-    return f"the pushed history changes {WORKFLOWS}/ relative to {where}"
 
 
 def judge(

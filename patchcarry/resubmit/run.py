@@ -17,7 +17,7 @@ from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, ExitCode, GitHubError, UpstreamError, UsageError
 from patchcarry.manifest import Entry
-from patchcarry.resubmit import capability, execute, flow, preflight, rules
+from patchcarry.resubmit import capability, execute, flow, preflight, rules, workflow_scope
 from patchcarry.resubmit.fork import ForkStatus
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan, Write
@@ -207,7 +207,7 @@ def _judge_token(gh: GitHub, reads: Reads, work: flow.Work, login: str, url: str
     entry (so the run writes nothing) when GitHub would refuse one of them part-way."""
     plan = work.plan
     api_writes = any(not w.call.startswith("git ") for w in plan.writes)
-    workflow = capability.workflow_change(work, reads, url)
+    workflow = workflow_scope.needs_scope(work, reads, url)
     shown, refusal = capability.judge(
         gh.token_kind, gh.scopes, login=login, upstream=work.entry.upstream,
         api_writes=api_writes, workflow=workflow,
