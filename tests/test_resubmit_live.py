@@ -344,9 +344,11 @@ def test_one_commit_on_a_live_branch_carries_each_added_fix_of_a_series(tmp_path
     from patchcarry.resubmit.live import Cache
 
     entry = load().select(["checkpoint-grad"])[0]
-    second = dataclasses.replace(
-        load().select(["hc-mlp-norm-manager"])[0].fix, author_name="Other Author"
-    )
+    other = load().select(["hc-mlp-norm-manager"])[0].fix
+    second = dataclasses.replace(  # its own author, signed off with their name and email
+        other, author_name="Other Author",
+        signoffs=(f"Other Author <{other.author_email}>",),
+    )  # fmt: skip
     series = dataclasses.replace(entry, fixes=(entry.fix, second))
     repo = tmp_path / "r"
     git.init(repo)
