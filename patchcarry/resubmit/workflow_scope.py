@@ -75,6 +75,15 @@ def needs_scope(work: Work, reads: Reads, upstream_url: str) -> str | None:
     base = git.rev_parse(f"{work.target}~{len(work.entry.patches())}", cwd=work.push_from)
     url, found, name = _fork_heads(work, reads, upstream_url)
     heads = list(dict.fromkeys(found.values()))
+    if not heads:
+        code, _, _ = git.git("rev-parse", "-q", "--verify", f"{base}:{WORKFLOWS}",
+                             cwd=work.push_from, check=False)  # fmt: skip
+        if code != 0:
+            return None
+        return (
+            f"{name} has no branch yet: all of the pushed history is new to it, its "
+            f"{WORKFLOWS}/ included"
+        )
     remote = cache.add_fork(url)
     for sha in heads:
         cache.fetch_head(remote, sha)
