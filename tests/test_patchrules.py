@@ -102,7 +102,7 @@ def test_new_regular_file_under_megatron_is_fine():
         (REAL.replace("\n", "\r\n"), "CRLF"),
         (REAL.replace("Subject: [PATCH]", "Subject: [PATCH] caf\u00e9"), "UTF-8"),
         (_new_file("megatron/link", mode="120000", body="+/etc/passwd"), "symlink"),
-        (REAL.replace("\n-- \n", f"\n{SMUGGLED}-- \n", 1), r"line 28: git reads 2 files"),
+        (REAL.replace("\n-- \n", f"\n{SMUGGLED}-- \n", 1), r"line 18: git reads 2 files"),
         (
             REAL.replace("\n\nSigned-off-by:", f"\n\n{SMUGGLED}\nSigned-off-by:", 1),
             r"\(`Index: \.github/workflows/pwn\.yml`\) is where git starts reading the diff",

@@ -638,7 +638,8 @@ def test_a_hand_written_body_too_long_for_the_section_is_refused_before_any_writ
     writes = len(w.writes())
     evidence = Path(__file__).resolve().parent.parent / "evidence" / "hc-gpt-cpu.json"
     assert w.run("--evidence", str(evidence), ENTRY) == 1  # the numbers would not fit
-    assert "over GitHub's 65,536" in capsys.readouterr().err
+    said = capsys.readouterr()
+    assert "over GitHub's 65,536" in said.out + said.err
     assert len(w.writes()) == writes
 
 

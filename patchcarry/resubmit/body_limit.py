@@ -13,6 +13,12 @@ from patchcarry.errors import FatalError
 from patchcarry.resubmit.body import normalize
 
 MAX_BODY = 65_536
+
+
+class TooLong(FatalError):
+    """A body GitHub would refuse even with no revision listed."""
+
+
 _EARLIER = re.compile(r"^- \((\d+) earlier revisions? not listed", re.MULTILINE)
 
 
@@ -49,7 +55,7 @@ def fit(
         if len(body) <= limit or normalize(body) == normalize(current):
             return body
         if not kept:
-            raise FatalError(
+            raise TooLong(
                 f"{what} would be {len(body):,} characters, over GitHub's {limit:,} even with "
                 'no revision listed (GitHub answers 422 "body is too long"): shorten the '
                 "text outside the tool's section, then re-run"

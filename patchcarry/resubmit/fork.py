@@ -1,13 +1,13 @@
-"""The fork the PR comes from: attached (a fork of upstream), missing, or detached."""
+"""The fork the PR comes from: attached (a fork of upstream), missing, or detached (read-only;
+`newfork` creates a missing one in the write phase)."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from patchcarry.errors import FatalError, GitHubError
+from patchcarry.errors import FatalError
 from patchcarry.github import GitHub
 from patchcarry.resubmit import network
-from patchcarry.resubmit.backoff import Backoff
 from patchcarry.resubmit.reads import Reads
 
 ATTACHED = "attached"
@@ -50,32 +50,4 @@ def refuse_detached(status: ForkStatus, upstream: str) -> FatalError:
         f"{status.full_name} exists but is not an attached fork of {upstream} ({status.note}); "
         f"never pushing there. Rename or delete it on GitHub, or set `fork` in the manifest "
         f"to a new name (it will be created), then re-run"
-    )
-
-
-def create(gh: GitHub, fork: str, upstream: str, *, login: str, wait: Backoff) -> ForkStatus:
-    """POST the fork, then poll with `wait`'s back-off until it answers as an attached fork
-    (GitHub creates forks asynchronously: it may 404 for a while).
-
-    GitHub may hand back an existing fork of the owner under another name: that one is used,
-    and `note` says so (the manifest's `fork` should then be updated).
-    """
-    owner, name = fork.split("/", 1)
-    made = gh.create_fork(upstream, name=name, organization=None if owner == login else owner)
-    full_name = made.get("full_name", fork)
-    while True:
-        status = inspect(gh, full_name, upstream)
-        if status.kind == ATTACHED:
-            if full_name.lower() != fork.lower():
-                status.note = (
-                    f"GitHub returned the existing fork {full_name} instead of creating {fork}: "
-                    f'using it; set `fork = "{full_name}"` in the manifest'
-                )
-            return status
-        if not wait.wait():
-            break
-    raise GitHubError(
-        f"POST /repos/{upstream}/forks accepted, but {full_name} did not answer as a fork "
-        f"within {wait.budget:.0f} s; GitHub creates forks asynchronously (its documentation: "
-        "contact GitHub Support when it takes more than five minutes): re-run later"
     )

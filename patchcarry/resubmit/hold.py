@@ -49,12 +49,11 @@ def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: 
 
 
 def keep_body(
-    existing_body: str | None, entry: Entry, decided: BranchPlan, *, pushing: bool, opt_in: bool
+    existing_body: str | None, entry: Entry, *, ours: bool, pushing: bool, opt_in: bool
 ) -> str:
     """Why the PR's description is left alone ("" when the tool may write its section): on
-    a head the tool did not publish, a body with no section of this tool is its author's
-    text, and with nothing pushed there is no revision to record in it."""
-    ours = decided.live is not None and decided.live == decided.published
+    a head the tool did not publish (`ours` False), a body with no section of this tool is
+    its author's text, and with nothing pushed there is no revision to record in it."""
     if pushing or opt_in or ours or bodies.locate(existing_body, entry.name).section is not None:
         return ""
     return (

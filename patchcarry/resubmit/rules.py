@@ -6,16 +6,15 @@ branches/{branch}`), and which of them the commits this tool writes satisfy, jud
 - `required_signatures`: the tool signs nothing (no GPG/SSH key is ever given to it);
 - `required_linear_history`: the tool writes no merge commit.
 
-Other checks are upstream CI's to decide after the push; after it, the head's check runs are
-read once and the DCO result is reported when it is there.
+Other checks are upstream CI's to decide after the push; after it, the write phase reads the
+head's check runs once and reports the DCO result when it is there.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from patchcarry.errors import GitHubError
-from patchcarry.github import GitHub, Json, NotFoundError
+from patchcarry.github import Json, NotFoundError
 
 _SIGNED_OFF = "satisfied: every commit the tool writes is signed off by its author"
 # What the rulesets answer cannot show: a classic branch protection is read only with admin
@@ -27,20 +26,20 @@ class Reader(Protocol):
     def branch_rules(self, upstream: str, branch: str) -> list[Json]: ...
 
 
-def read(reads: Reader, upstream: str, branch: str) -> dict[str, Any]:
-    """`judge` of the branch's active rules, or, where GitHub does not serve rulesets (a
-    GitHub Enterprise Server answers 404), a judgement that says they are not readable."""
+def read(reads: Reader, upstream: str, branch: str) -> tuple[Json, ...] | None:
+    """The branch's active rules; None where GitHub does not serve rulesets (a GitHub
+    Enterprise Server without them answers 404): not readable, never "none"."""
     try:
-        found = reads.branch_rules(upstream, branch)
+        return tuple(reads.branch_rules(upstream, branch))
     except NotFoundError:
-        judged = judge([], branch)
-        judged["readable"] = False
-        return judged
-    return judge(found, branch)
+        return None
 
 
-def judge(rules: list[Json], branch: str) -> dict[str, Any]:
-    """What the new head needs on `branch`, and the verdict for the tool's own commits."""
+def judge(rules: list[Json] | None, branch: str) -> dict[str, Any]:
+    """What the new head needs on `branch`, and the verdict for the tool's own commits
+    (`rules` None: they could not be read)."""
+    readable = rules is not None
+    rules = rules or []
     checks: list[str] = []
     kinds: set[str] = set()
     for rule in rules:
@@ -67,7 +66,7 @@ def judge(rules: list[Json], branch: str) -> dict[str, Any]:
         "required_linear_history": "required_linear_history" in kinds,
         "other": sorted(kinds - judged),
         "verdicts": verdicts,
-        "readable": True,
+        "readable": readable,
     }
 
 
@@ -87,19 +86,3 @@ def lines(judged: dict[str, Any]) -> list[str]:
         out.append(f"{head} also {', '.join(judged['other'])} (not judged here)")
     out.append(f"{head} {_CLASSIC}")
     return out
-
-
-def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[dict[str, Any], str]:
-    """The head's DCO check runs, read once after the push: (JSON, the plan's sentence). A
-    report, never a failure: the writes are done, and GitHub answers 422 "No commit found" for
-    a head its PR does not show yet."""
-    try:
-        found_runs = gh.check_runs(repo, sha)
-    except GitHubError as exc:
-        return {"sha": sha, "dco": None}, f"DCO: not read for {sha[:12]} ({exc})"
-    runs = [r for r in found_runs if "dco" in str(r.get("name", "")).lower()]
-    if not runs:
-        return {"sha": sha, "dco": None}, f"DCO: not reported yet for {sha[:12]}"
-    found = {str(r.get("name")): r.get("conclusion") or r.get("status") for r in runs}
-    said = ", ".join(f"{name} {state}" for name, state in sorted(found.items()))
-    return {"sha": sha, "dco": found}, f"DCO: {said} for {sha[:12]}"

@@ -10,34 +10,24 @@ commit that changes a workflow followed by one that changes it back still needs 
 
 The commits this tool writes never touch a workflow (`patchrules` refuses such a patch, the
 commit on a live branch is its tree plus the patches), so only the base's history can bring
-one. Read trees-only and commits-only into the check's cache."""
+one. The fork's heads are what the read phase observed; their commits and trees, and the
+base's history (commits only), come into the check's cache by those ids."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from patchcarry import git
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit import fork
-from patchcarry.resubmit.flow import Work
-from patchcarry.resubmit.reads import Reads
+from patchcarry.resubmit.live import Cache
+
+if TYPE_CHECKING:
+    from patchcarry.resubmit.observe import ForkSide
 
 WORKFLOWS = ".github/workflows"
 MAX_HEADS = 20  # fork branches whose history is read to tell which commits are new to it
 MAX_NEW = 200  # new commits judged one by one (each reads its trees lazily)
-
-
-def _fork_heads(work: Work, reads: Reads, upstream_url: str) -> tuple[str, dict[str, str], str]:
-    """(URL, {ref: sha} of the fork's branches, the fork's name): for a fork still to be
-    made, upstream's default branch (GitHub makes it with that branch only)."""
-    entry, status = work.entry, work.fork
-    if status.kind == fork.ATTACHED and status.clone_url:
-        code, found, _ = git.ls_remote_refs(status.clone_url, ["refs/heads/*"], cwd=work.cache.repo)
-        return status.clone_url, found if code == 0 else {}, entry.fork
-    default = (reads.repo(entry.upstream) or {}).get("default_branch") or "main"
-    ref = f"refs/heads/{default}"
-    code, found, _ = git.ls_remote_refs(upstream_url, [ref], cwd=work.cache.repo)
-    return upstream_url, found if code == 0 else {}, f"{entry.fork} (to be made)"
 
 
 def _changes(commit: str, cwd: Path) -> list[tuple[str, str, str]]:
@@ -54,7 +44,7 @@ def _changes(commit: str, cwd: Path) -> list[tuple[str, str, str]]:
     return found
 
 
-def _held(heads: list[str], cwd: Path) -> set[tuple[str, str]]:
+def _held(heads: tuple[str, ...], cwd: Path) -> set[tuple[str, str]]:
     """Every (path, blob) of a workflow file on the fork's branches (trees only)."""
     held = set()
     for sha in heads:
@@ -65,26 +55,33 @@ def _held(heads: list[str], cwd: Path) -> set[tuple[str, str]]:
     return held
 
 
-def needs_scope(work: Work, reads: Reads, upstream_url: str) -> str | None:
-    """Why the planned push needs the `workflow` scope, or None when it does not."""
-    if work.target is None or work.push_from is None:
-        return None
-    if work.branch.kind == branches.FAST_FORWARD:
-        return None  # one commit on the live head, which the fork has
-    cache = work.cache
-    base = git.rev_parse(f"{work.target}~{len(work.entry.patches())}", cwd=work.push_from)
-    url, found, name = _fork_heads(work, reads, upstream_url)
-    heads = list(dict.fromkeys(found.values()))
+def needs_scope(
+    target: str | None,
+    push_from: Path | None,
+    kind: str,
+    patches: int,
+    cache: Cache,
+    side: ForkSide | None,
+) -> str | None:
+    """Why the push of `target` (base + `patches` commits, or one commit on the live head)
+    needs the `workflow` scope, or None when it does not."""
+    if target is None or push_from is None or kind == branches.FAST_FORWARD:
+        return None  # nothing pushed, or one commit on the live head, which the fork has
+    base = git.rev_parse(f"{target}~{patches}", cwd=push_from)
+    heads = side.heads if side is not None else ()
+    name = side.where if side is not None else "the fork"
     if not heads:
-        code, _, _ = git.git("rev-parse", "-q", "--verify", f"{base}:{WORKFLOWS}",
-                             cwd=work.push_from, check=False)  # fmt: skip
+        code, _, _ = git.git(
+            "rev-parse", "-q", "--verify", f"{base}:{WORKFLOWS}", cwd=push_from, check=False
+        )
         if code != 0:
             return None
         return (
-            f"{name} has no branch yet: all of the pushed history is new to it, its "
-            f"{WORKFLOWS}/ included"
+            f"{name.split(',')[0]} has no branch yet: all of the pushed history is new to it, "
+            f"its {WORKFLOWS}/ included"
         )
-    remote = cache.add_fork(url)
+    assert side is not None
+    remote = cache.add_fork(side.url)
     for sha in heads:
         cache.fetch_head(remote, sha)
     for sha in heads[:MAX_HEADS]:
@@ -95,9 +92,10 @@ def needs_scope(work: Work, reads: Reads, upstream_url: str) -> str | None:
     new = out.split()[::-1]  # oldest first
     if not new:
         return None
+    owner = name.split(",")[0]
     if len(new) > MAX_NEW:
         return (
-            f"{len(new)} commits of the pushed history are new to {name} (more than the "
+            f"{len(new)} commits of the pushed history are new to {owner} (more than the "
             f"{MAX_NEW} judged one by one); any of them may change {WORKFLOWS}/"
         )
     held = _held(heads, cache.repo)
@@ -108,6 +106,6 @@ def needs_scope(work: Work, reads: Reads, upstream_url: str) -> str | None:
             verb = {"A": "adds", "D": "deletes"}.get(status, "changes")
             return (
                 f"commit {commit[:12]} of the pushed history {verb} {path}, which no branch "
-                f"of {name} holds with those contents"
+                f"of {owner} holds with those contents"
             )
     return None
