@@ -11,9 +11,7 @@ tree is copied.
 
 from __future__ import annotations
 
-import json
 import shutil
-import sys
 import sysconfig
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,7 +22,7 @@ from patchcarry.errors import FatalError, MissingInstallError
 from patchcarry.measure import pretrain_args, variants
 from patchcarry.measure.model import Shape
 from patchcarry.measure.variants import VariantResult
-from patchcarry.runtime.child import child_result, free_loopback_port, probe_env
+from patchcarry.runtime.child import free_loopback_port, probe_env, run_module
 
 RESULT_MARKER = "PATCHCARRY-PRETRAIN-RESULT "  # as in pretrain_child (torch-free here)
 HELPERS = Path("megatron", "core", "datasets")
@@ -77,17 +75,8 @@ def run_child(
     env = probe_env(tree, cpu_only=parse_only)
     env.update(pretrain_args.env(free_loopback_port()))
     request = {"argv": argv, "script": pretrain_args.SCRIPT, "parse_only": parse_only}
-    code, out, err = proc.cmd_output(
-        sys.executable,
-        "-m",
-        "patchcarry.measure.pretrain_child",
-        cwd=tree,
-        env=env,
-        check=False,
-        stdin=json.dumps(request),
-        timeout=timeout_s,
-    )
-    return child_result(tree, code, out, err, RESULT_MARKER, PretrainError)
+    module = "patchcarry.measure.pretrain_child"
+    return run_module(tree, module, env, request, RESULT_MARKER, PretrainError, timeout=timeout_s)
 
 
 def run(

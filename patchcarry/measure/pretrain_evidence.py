@@ -39,12 +39,7 @@ def _median_step(runs: Sequence[dict[str, Any]]) -> float:
 
 def _variant(result: VariantResult, shape: model.Shape) -> dict[str, Any]:
     v = result.variant
-    out: dict[str, Any] = {
-        "name": v.name,
-        "sources": list(v.sources),
-        "status": "skipped" if result.child is None else "measured",
-        "skip_reason": v.skip_reason,
-    }
+    out = result.head()
     if result.child is None:
         return out
     runs = result.child["runs"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from patchcarry.measure.plot import COLORS, STYLES
+from patchcarry.measure.plot import COLORS, STYLES, measured_vs_model, save
 
 
 def write_png(doc: dict[str, Any], path: Path) -> Path:
@@ -36,24 +36,13 @@ def write_png(doc: dict[str, Any], path: Path) -> Path:
     left.set_xlabel("train_step")
     left.set_ylabel("allocator floor after the step (GB)")
     left.legend(loc="center right")
-    xs = range(len(measured))
-    width = 0.38
-    freed = [(v["freed"]["floor_bytes"] or 0) / 1e9 for v in measured]
-    right.bar([x - width / 2 for x in xs], freed, width, label="measured", color="tab:gray")
-    right.bar(
-        [x + width / 2 for x in xs],
+    measured_vs_model(
+        right,
+        [v["name"] for v in measured],
+        [(v["freed"]["floor_bytes"] or 0) / 1e9 for v in measured],
         [v["freed"]["predicted"] / 1e9 for v in measured],
-        width,
-        label="analytic model",
-        color="tab:purple",
-        alpha=0.6,
+        "measured",
     )
-    right.set_xticks(list(xs), [v["name"] for v in measured])
     right.set_ylabel("floor freed vs unpatched (GB)")
     right.legend()
-    fig.suptitle(f"{headline(doc)}\n{doc['tree']['label']}", fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path, f"{headline(doc)}\n{doc['tree']['label']}")

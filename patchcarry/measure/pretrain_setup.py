@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from patchcarry import install, manifest
-from patchcarry.errors import ExitCode, UsageError
+from patchcarry.errors import UsageError
 from patchcarry.measure import model, pretrain, pretrain_evidence, pretrain_plot, setup, variants
 from patchcarry.measure.model import CPU_DEFAULTS, VARIANTS, Shape
 from patchcarry.runtime import tree as megatron_tree
@@ -91,11 +91,8 @@ def run(args: argparse.Namespace) -> int:
     name = args.name or stem(shape)
     json_path = pretrain_evidence.write(doc, out / f"{name}.json")
     png_path = pretrain_plot.write_png(doc, out / f"{name}.png")
-    print(pretrain_evidence.render_markdown_table(doc))
-    print(f"evidence: {json_path}\nplot: {png_path}")
-    if args.require_predicted is not None and not fix_meets_prediction(doc, args.require_predicted):
-        return ExitCode.FAILED
-    return ExitCode.OK
+    held = args.require_predicted is None or fix_meets_prediction(doc, args.require_predicted)
+    return setup.report(pretrain_evidence.render_markdown_table(doc), json_path, png_path, held)
 
 
 def fix_meets_prediction(doc: dict[str, Any], tolerance: float) -> bool:
