@@ -16,13 +16,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DEAD = "http://127.0.0.1:9"  # the discard port: nothing answers there
 
-# Python with megatron and torch "not installed": the import system answers as it does when
-# they are absent (find_spec("megatron.core") raises ModuleNotFoundError, as a pip install
-# without the `proof` extra does).
+# Python with megatron and torch "not installed", nor pip (which an installed patchcarry
+# fetches megatron-core's source with: tests/test_megatron_source.py): the import system
+# answers as it does when they are absent (find_spec("megatron.core") raises
+# ModuleNotFoundError, as a pip install without the `proof` extra does).
 _ABSENT = """import sys
 class _Absent:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("megatron", "torch"):
+        if name.split(".")[0] in ("megatron", "torch", "pip"):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
 sys.meta_path.insert(0, _Absent())
