@@ -22,8 +22,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from patchcarry.audit import walk
 
 DEPTHS = (2_000, 10_000)
@@ -32,21 +30,25 @@ DEPTHS = (2_000, 10_000)
 BOUND_MIB = 32.0
 
 
-class Holder(torch.nn.Module):
-    def __init__(self, depth: int) -> None:
-        super().__init__()
-        x = torch.ones(4, requires_grad=True)
-        y = x
-        for _ in range(depth):
-            y = y * 1.0001
-        self.out = y
+def holder(depth: int) -> Any:
+    """A module keeping only the chain's last tensor (torch imported here, so --help runs
+    without torch)."""
+    import torch
+
+    module = torch.nn.Module()
+    x = torch.ones(4, requires_grad=True)
+    y = x
+    for _ in range(depth):
+        y = y * 1.0001
+    module.out = y
+    return module
 
 
 def measure(depth: int) -> dict[str, Any]:
     """Peak Python memory of one walk over a chain `depth` nodes deep."""
-    holder = Holder(depth)
+    holder_module = holder(depth)
     tracemalloc.start()
-    found = walk.reach([("model", holder)])
+    found = walk.reach([("model", holder_module)])
     deepest = len(found[-1].path)  # breadth first: the last found is the deepest; one path
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
