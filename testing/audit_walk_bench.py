@@ -22,8 +22,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from patchcarry.audit import walk
-
 DEPTHS = (2_000, 10_000)
 # The walk keeps, per visited object, one parent entry (parent id, hop) and one keepalive
 # slot: about 0.5 KiB per object at most. A 10k-deep chain visits about 20k objects.
@@ -31,8 +29,8 @@ BOUND_MIB = 32.0
 
 
 def holder(depth: int) -> Any:
-    """A module keeping only the chain's last tensor (torch imported here, so --help runs
-    without torch)."""
+    """A module keeping only the chain's last tensor (torch, and the walk that imports it,
+    are imported where used, so --help runs without torch)."""
     import torch
 
     module = torch.nn.Module()
@@ -46,6 +44,8 @@ def holder(depth: int) -> Any:
 
 def measure(depth: int) -> dict[str, Any]:
     """Peak Python memory of one walk over a chain `depth` nodes deep."""
+    from patchcarry.audit import walk
+
     holder_module = holder(depth)
     tracemalloc.start()
     found = walk.reach([("model", holder_module)])
@@ -69,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, action="append", default=[])
     parser.add_argument("--out", type=Path, default=Path("out/audit-walk-bench.json"))
     args = parser.parse_args(argv)
+    from patchcarry.audit import walk
+
     runs = [measure(d) for d in args.depth or DEPTHS]
     result = {"bound_mib": BOUND_MIB, "max_objects": walk.MAX_OBJECTS, "runs": runs}
     text = json.dumps(result, indent=2)
