@@ -260,3 +260,24 @@ def test_another_python_rebuilds_the_venv_and_an_unsupported_one_is_refused(
     refused = repo.run("bootstrap", "main", PYTHON=str(old), FAKE_VERSION="3.10.13")
     assert refused.returncode == 1
     assert "is Python 3.10.13: set PYTHON to a Python 3.11, 3.12 or 3.13" in refused.stderr
+
+
+def test_a_bare_name_pyenv_will_not_run_is_found_among_its_versions(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """pyenv's shim for a version that is installed but not selected exits 127: bootstrap
+    takes pyenv's own install of that Python instead (CI's 3.13 run on this kind of machine)."""
+    shim = tmp_path / "bin" / "python3.13"
+    shim.write_text(
+        "#!/usr/bin/env bash\necho 'pyenv: python3.13: command not found' >&2\nexit 127\n"
+    )
+    shim.chmod(0o755)
+    real = tmp_path / "pyenv" / "versions" / "3.13.0" / "bin" / "python3.13"
+    real.parent.mkdir(parents=True)
+    shutil.copy2(repo.python, real)
+    done = repo.run(
+        "bootstrap", "main", PYTHON="python3.13", PYENV_ROOT=str(tmp_path / "pyenv"),
+        FAKE_VERSION="3.13.0",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"creating .venv (Python 3.13.0, {real})" in done.stderr
