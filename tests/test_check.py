@@ -114,7 +114,16 @@ def test_json_shape(check_cli, upstream):
         "entries",
     }
     entry = _entry(data, "checkpoint-grad")
-    assert set(entry) == {"name", "status", "reason", "refs", "drift", "identity", "not_checked"}
+    assert set(entry) == {
+        "name",
+        "status",
+        "reason",
+        "refs",
+        "drift",
+        "identity",
+        "not_checked",
+        "landing",
+    }
     assert set(entry["refs"][0]) == {"ref", "label", "commit", "patches", "status", "offsets"}
     assert set(entry["identity"][0]) == {
         "pr",

@@ -22,7 +22,7 @@ PHASES: dict[str, tuple[str, ...]] = {
     ),
     "observe": ("reads", "fork", "observe", "scan"),
     "build": ("live", "revise", "branch", "assemble", "capability", "build"),
-    "decide": ("decide", "offline"),
+    "decide": ("decide", "offline", "landed"),
     "gate": ("gate",),
     "execute": ("push", "newfork", "pull_writes", "execute"),
     "run": ("run",),
