@@ -184,7 +184,7 @@ def test_fuzzy_tip_is_fuzz_and_overlapping_drift(check_cli, upstream):
 
 
 def _with_comment(text: str) -> str:
-    old = "+        # `grads` now owns the input gradients; drop them from the detached leaves."
+    old = "+        # Release the recomputation-leaf gradients: they were harvested into"
     assert old in text
     return text.replace(old, "+        # A different comment, same code.")
 

@@ -172,14 +172,21 @@ def test_a_cross_link_already_there_is_not_planned_again():
 
 
 def test_a_strangers_open_pr_reaches_decide_with_its_author():
-    """The observed PR carries its author: the token's user is not who opened it. Today the
-    plan refreshes only the tool's section and keeps the title (no rule on authors yet)."""
+    """The observed PR carries its author: the token's user is not who opened it. Its head
+    holds the carried code and the tool did not publish it: the description is left as they
+    wrote it (only the missing cross-link is written); --update-live appends the section and
+    keeps the title."""
     entry = _entry(pr=None, supersedes=(OLD,))
     pull = _open_pull(7000, author="stranger", body="their words", title="their title")
     seen = _seen(entry, superseded=[DETACHED_OLD], pull=pull, live=LIVE, published=None)
     assert seen.pull_author == "stranger" != seen.token_login
     plan = _decide(seen, _holds_carried())
     assert plan.pr == 7000 and plan.pull is not None and plan.pull.title is None
+    assert plan.pull.body == "their words"
+    assert _calls(plan) == [f"POST /repos/{UPSTREAM}/issues/{OLD}/comments"]
+    assert any("--update-live adds the tool's section" in f for f in plan.facts)
+    plan = _decide(seen, _holds_carried(), update_live=True)
+    assert plan.pull is not None and plan.pull.title is None
     assert plan.pull.body.startswith("their words")  # their text kept, the section appended
     assert _calls(plan)[0] == f"PATCH /repos/{UPSTREAM}/pulls/7000"
 

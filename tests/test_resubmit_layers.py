@@ -18,10 +18,11 @@ PREFIX = "patchcarry.resubmit."
 PHASES: dict[str, tuple[str, ...]] = {
     "shared": (
         "__init__", "options", "classify", "verdict", "body", "plan", "preflight", "rules",
-        "branch_refs",
+        "branch_refs", "network", "backoff", "body_limit",
     ),
     "observe": ("reads", "fork", "observe", "scan"),
-    "build": ("live", "revise", "branch", "assemble", "capability", "build"),
+    "build": ("live", "revise", "branch", "assemble", "capability", "hold", "workflow_scope",
+              "build"),
     "decide": ("decide", "offline", "landed"),
     "gate": ("gate",),
     "execute": ("push", "newfork", "pull_writes", "execute"),
