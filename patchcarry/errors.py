@@ -50,7 +50,8 @@ CODES: dict[int, str] = {
     "`pr` that does not exist (the manifest line is named); an `adopt` name clash or a PR "
     "already carried; a write to the manifest embedded in an installed package; a missing "
     "input file (`--evidence`); a destination that exists; an install that lacks what the "
-    "command needs (the `proof` extra, a Megatron tree: the message says how to get it)",
+    "command needs (the `proof` extra, a Megatron tree, a CUDA GPU for `measure --harness "
+    "pretrain`: the message says how to get it)",
     ExitCode.GITHUB: "the GitHub API refused or failed a request (bad credentials, permissions, "
     "rate limit or secondary rate limit beyond `--max-rate-wait`, 4xx/5xx, a list longer "
     "than the paging cap)",

@@ -87,3 +87,29 @@ def test_hc_gpt_without_a_tree_says_how_to_get_one_exit_5(monkeypatch, capsys) -
     monkeypatch.delenv("MEGATRON_SRC", raising=False)
     assert main(["audit"]) == 5  # a missing tree, like a missing extra
     assert "--megatron-src" in capsys.readouterr().err
+
+
+def test_on_cuda_one_child_per_variant_holds_every_configuration() -> None:
+    configs = tuple({"name": n, "shape": SHAPE, "overrides": {}} for n in ("a", "b", "c"))
+    cuda = runner.Request(model="hc-gpt", configs=configs, device="cuda")
+    assert cuda.one_process and not runner.Request(model="hc-gpt", configs=configs).one_process
+    child = cuda.child_request(list(configs))
+    assert [c["name"] for c in child["configs"]] == ["a", "b", "c"]
+    assert child["config_timeout_s"] == runner.CONFIG_TIMEOUT_S
+
+
+def test_a_configuration_past_its_time_is_its_own_error_in_a_shared_child(monkeypatch) -> None:
+    import time
+
+    from patchcarry.audit import census, child
+
+    def hangs(request: dict, config: dict) -> None:
+        end = time.monotonic() + 5  # bounded, so the test fails (not hangs) without the alarm
+        while time.monotonic() < end:
+            time.sleep(0.01)
+        raise RuntimeError("ran to the end")
+
+    monkeypatch.setattr(child, "_build", hangs)
+    request = {"device": "cuda", "config_timeout_s": 0.2}
+    out = child.audit_config(request, {"name": "stuck"}, census.OriginTracker())
+    assert out["error"] == "did not finish within 0.2 s on cuda" and out["iterations"] == []

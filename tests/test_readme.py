@@ -39,3 +39,24 @@ def test_first_screen_holds_what_the_two_commands_layout_and_exit_codes():
     for needed in ("fork network", "## Two commands", "scripts/resubmit.sh --dry-run --offline",
                    "scripts/test", "## Layout", "## Exit codes", "| 130 |"):  # fmt: skip
         assert needed in first, f"README's first 60 lines lack {needed!r}"
+
+
+def test_the_gpu_section_quotes_only_committed_gpu_evidence(tmp_path):
+    from patchcarry.measure import pretrain_evidence
+    from testing import recorded_gpu
+
+    block = "<!-- gpu-evidence: evidence -->\n| fix | 0.27 GB |\n<!-- /gpu-evidence -->\n"
+    (tmp_path / "evidence").mkdir()
+    (tmp_path / "evidence" / "hc-gpt-cpu.json").write_text(
+        (ROOT / "evidence" / "hc-gpt-cpu.json").read_text()
+    )
+    empty = readme.render(block, root=tmp_path)
+    assert "0.27 GB" not in empty and readme.NO_GPU_EVIDENCE in empty
+    doc = recorded_gpu.pretrain_doc()
+    pretrain_evidence.write(doc, tmp_path / "evidence" / "hc-gpt-pretrain-cuda-2l-seq8192.json")
+    rendered = readme.render(block, root=tmp_path)
+    assert "From `hc-gpt-pretrain-cuda-2l-seq8192.json`: On NVIDIA H200" in rendered
+    assert pretrain_evidence.render_markdown_table(doc).strip() in rendered
+    assert "![hc-gpt-pretrain-cuda-2l-seq8192](evidence/hc-gpt-pretrain-cuda-2l-seq8192.png)" in (
+        rendered
+    )

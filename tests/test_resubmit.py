@@ -571,6 +571,23 @@ def test_server_refused_push_quotes_githubs_reason_and_writes_nothing_after(
     assert w.writes() == [] and w.fork_branch() is None
 
 
+def test_measured_impact_comes_from_the_repositorys_committed_gpu_evidence(world):
+    from patchcarry.measure import pretrain_evidence
+    from testing import recorded_gpu
+
+    w = world()
+    pretrain_evidence.write(
+        recorded_gpu.pretrain_doc(), w.manifest.parent.parent / "evidence" / "loop.json"
+    )
+    assert w.run(ENTRY) == 0
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    pull = w.state.pulls[(sc.UPSTREAM, number)]
+    assert "No evidence file was given" not in pull.body
+    assert "On NVIDIA H200, upstream's own `pretrain_gpt.py` at c76ff61" in pull.body
+    assert "the fix frees 268435456 B (268.44 MB) of the allocator floor" in pull.body
+    assert recorded_gpu.COMMAND in pull.body and "step-time ratio 1.000" in pull.body
+
+
 @pytest.mark.parametrize(
     ("setup", "code", "reason", "advice"),
     [

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gc
 import json
+import signal
 import sys
 import time
 import traceback
@@ -84,11 +85,44 @@ def iterate(
     return out
 
 
+class ConfigTimeout(BaseException):  # not caught by the broad `except Exception` below
+    """A configuration ran past its time (several share this process on a GPU)."""
+
+
+def _alarm(seconds: float | None, device: str) -> None:
+    """Raise ConfigTimeout in this (main) thread after `seconds`; None or 0 clears it."""
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise ConfigTimeout(f"did not finish within {seconds:g} s on {device}")
+
+    if not seconds or not hasattr(signal, "setitimer"):
+        return
+    signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
 def audit_config(
     request: dict[str, Any], config: dict[str, Any], tracker: census.OriginTracker
 ) -> dict[str, Any]:
     """N iterations of one configuration, the census after each."""
     out: dict[str, Any] = {**config, "error": None, "iterations": []}
+    try:
+        _alarm(request.get("config_timeout_s"), request["device"])
+        try:
+            _audit_into(out, request, config, tracker)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except ConfigTimeout as exc:
+        out["error"], out["iterations"] = str(exc), []
+    return out
+
+
+def _audit_into(
+    out: dict[str, Any],
+    request: dict[str, Any],
+    config: dict[str, Any],
+    tracker: census.OriginTracker,
+) -> None:
     try:
         model, step = _build(request, config)
         optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
@@ -97,7 +131,6 @@ def audit_config(
         lines = traceback.format_exception_only(type(exc), exc)
         out["error"] = lines[-1].strip()[:500]
         out["traceback"] = traceback.format_exc()[-3000:]
-    return out
 
 
 def audit(request: dict[str, Any]) -> dict[str, Any]:

@@ -42,10 +42,19 @@ class Request:
     seed: int = 1234
     config_timeout_s: float = CONFIG_TIMEOUT_S
 
-    def child_request(self, config: dict[str, Any]) -> dict[str, Any]:
+    @property
+    def one_process(self) -> bool:
+        """On CUDA every configuration of a variant runs in one child (one import, one
+        `torch.compile` of the hyper-connection kernels per variant, not per configuration);
+        the child's own per-configuration alarm stops one that hangs. On CPU a configuration
+        that recurses until the memory is gone must not take the others with it: one each."""
+        return self.device == "cuda"
+
+    def child_request(self, configs: list[dict[str, Any]]) -> dict[str, Any]:
         return {
             "model": self.model,
-            "configs": [config],
+            "configs": configs,
+            "config_timeout_s": self.config_timeout_s,
             "device": self.device,
             "iterations": self.iterations,
             "vocab": self.vocab,
@@ -66,10 +75,14 @@ def run_child(tree: Path, request: Request) -> dict[str, Any]:
     env = probe_env(tree, cpu_only=request.device == "cpu")
     if request.device == "cpu":
         env["TORCHDYNAMO_DISABLE"] = "1"
+    if request.one_process:
+        together = _one_child(tree, env, request, list(request.configs))
+        if not isinstance(together, str):
+            return together
     merged: dict[str, Any] | None = None
     stopped = []
-    for config in request.configs:
-        result = _one_child(tree, env, request, config)
+    for config in request.configs:  # one child each (CPU; or after the shared child died)
+        result = _one_child(tree, env, request, [config])
         if isinstance(result, str):
             stopped.append({**config, "error": result, "iterations": []})
             continue
@@ -86,9 +99,9 @@ def run_child(tree: Path, request: Request) -> dict[str, Any]:
 
 
 def _one_child(
-    tree: Path, env: dict[str, str], request: Request, config: dict[str, Any]
+    tree: Path, env: dict[str, str], request: Request, configs: list[dict[str, Any]]
 ) -> dict[str, Any] | str:
-    """One configuration's child result, or why it has none: it ran past the time limit or
+    """One child's result for `configs`, or why it has none: it ran past the time limit or
     was killed (a signal: the kernel's OOM killer, typically)."""
     try:
         code, out, err = proc.cmd_output(
@@ -98,8 +111,8 @@ def _one_child(
             cwd=tree,
             env=env,
             check=False,
-            stdin=json.dumps(request.child_request(config)),
-            timeout=request.config_timeout_s,
+            stdin=json.dumps(request.child_request(configs)),
+            timeout=request.config_timeout_s * len(configs) + 30 * (len(configs) > 1),
         )
     except FatalError as exc:
         if "timed out" in str(exc):

@@ -1,8 +1,14 @@
-"""The one prepared check for a GPU machine: GPU tests, the PR's seed-config measurement and
-upstream's unit tests unpatched vs patched, with a summary.md for the job summary.
+"""The one prepared check for a GPU machine: GPU tests, the PR's seed configuration through
+this repository's harness and through upstream's training loop (pretrain_gpt.py), 9 layers at
+seq 16384 through the training loop, upstream's unit tests unpatched vs patched, the retention
+audit (one process per variant), with a summary.md for the job summary. About 10 minutes on
+one H200; no network when MEGATRON_SRC names an upstream tree.
 
-Exit 0 when everything holds; 1 when a GPU test, measurement or upstream test failed, the
-fix frees less than 95% of the predicted bytes, or there is no GPU (use --dry-run on CPU).
+Exit 0 when everything holds; 1 when a GPU test, measurement or training run failed, the fix
+frees less than 95% of the predicted bytes, an upstream test regressed or a carried test did
+not flip, the audit found a site, or there is no GPU (use --dry-run on CPU). Tests failing
+the same way in both trees are listed with their cause (Transformer Engine missing, world
+size), not counted.
 OUT is made only once there is something to write in it. The other codes below.
 """
 
@@ -11,6 +17,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from patchcarry.errors import UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="check this command on CPU: tiny shape, GPU tests skip, no torchrun",
     )
     parser.add_argument(
+        "--steps",
+        default=None,
+        metavar="KEY,…",
+        help="run only these steps (the others are listed as not selected): "
+        "gpu-tests, unit-tests, audit, seed-harness, seed-loop, big-loop (default: all)",
+    )
+    parser.add_argument(
         "--upstream",
         default=DEFAULT_UPSTREAM,
         help="where to fetch the pinned base when MEGATRON_SRC is unset (default %(default)s)",
@@ -42,6 +57,14 @@ def run(args: argparse.Namespace) -> int:
     def say(line: str) -> None:
         print(f"gpu-check: {line}", file=sys.stderr)
 
+    steps = None
+    if args.steps is not None:
+        steps = [k.strip() for k in args.steps.split(",") if k.strip()]
+        unknown = sorted(set(steps) - set(gpu_check.STEP_KEYS))
+        if unknown:
+            raise UsageError(
+                f"--steps: unknown {', '.join(unknown)}; known: {', '.join(gpu_check.STEP_KEYS)}"
+            )
     return gpu_check.run(
-        args.out.resolve(), dry_run=args.dry_run, upstream_url=args.upstream, say=say
+        args.out.resolve(), dry_run=args.dry_run, upstream_url=args.upstream, say=say, steps=steps
     )

@@ -5,6 +5,12 @@ full recompute. The result is printed as a table (measured vs the analytic model
 to --out as evidence JSON (schema: patchcarry/measure/evidence.schema.json) and a PNG plot.
 --model hc-gpt needs an upstream tree (--megatron-src or MEGATRON_SRC); --model synthetic
 runs on the installed megatron-core unless --megatron-src is given.
+
+--harness pretrain runs upstream's own pretrain_gpt.py (unchanged) in each variant's tree, one
+process per variant and repeat, the PR's seed configuration unless --layers/--seq say
+otherwise, and reads the CUDA allocator after every train_step (floor between iterations,
+peak, reserved pool, step time): evidence JSON (pretrain.schema.json) + PNG and a table. It
+needs a CUDA GPU: without one it refuses in one line (exit 5).
 """
 
 from __future__ import annotations
@@ -30,6 +36,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="real hyper-connection GPTModel (upstream tree) or synthetic stack",
     )
     parser.add_argument(
+        "--harness",
+        choices=("model", "pretrain"),
+        default="model",
+        help="model: this repository's harness around upstream's GPTModel (CPU or GPU); "
+        "pretrain: upstream's own training loop, pretrain_gpt.py (GPU only)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=positive,
+        default=1,
+        help="--harness pretrain: runs per variant (the spread of peak and reserved)",
+    )
+    parser.add_argument(
         "--variants",
         default="unpatched,fix,reset,both",
         help="comma-separated subset of unpatched,fix,reset,both",
@@ -41,7 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="patch file(s) for the reset variant instead of the manifest entry",
     )
-    parser.add_argument("--iterations", type=positive, default=3)
+    parser.add_argument(
+        "--iterations",
+        type=positive,
+        default=None,
+        help="iterations per variant (default 3; 6 training steps with --harness pretrain)",
+    )
     for name, default in CPU_DEFAULTS.items():
         parser.add_argument(
             f"--{name}", type=positive, default=None, help=f"(default {default} on CPU)"
@@ -50,10 +74,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--dtype",
         choices=("fp32", "bf16", "fp16"),
         default=None,
-        help="default fp32 on CPU (the local spec fails in bf16 there), bf16 on GPU",
+        help="default fp32 on CPU (bf16 runs there too: the model is wrapped in upstream's "
+        "Float16Module as training wraps it), bf16 on GPU",
     )
     parser.add_argument("--vocab", type=positive, default=1024)
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default=None,
+        help="default cpu (cuda with --harness pretrain)",
+    )
     parser.add_argument(
         "--seed-config",
         action="store_true",
@@ -102,6 +132,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.harness == "pretrain":
+        from patchcarry.measure import pretrain_setup
+
+        return pretrain_setup.run(args)
     from patchcarry.measure import setup
 
     return setup.run(args)

@@ -140,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest
     from patchcarry.display import escape
     from patchcarry.github import GitHub
+    from patchcarry.measure import impact
     from patchcarry.resubmit import plan
     from patchcarry.resubmit import run as runner
     from patchcarry.resubmit.options import Options
@@ -157,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         rewrite=args.rewrite,
         update_live=args.update_live,
         upstream_url=args.upstream_url,
-        evidence_markdown=runner.load_evidence(args.evidence),
+        evidence_markdown=impact.measured_impact(args.evidence, args.manifest),
         manifest_path=args.manifest,
         allow_default_branch=args.allow_default_branch,
         fork_wait=args.fork_wait,

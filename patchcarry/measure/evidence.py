@@ -40,12 +40,7 @@ def _median_step(iterations: list[dict[str, Any]]) -> float:
 
 def _variant(result: VariantResult, run_index: int, shape: model.Shape) -> dict[str, Any]:
     v = result.variant
-    out: dict[str, Any] = {
-        "name": v.name,
-        "sources": list(v.sources),
-        "status": "skipped" if result.child is None else "measured",
-        "skip_reason": v.skip_reason,
-    }
+    out = result.head()
     if result.child is None:
         return out
     run = result.child["runs"][run_index]
@@ -165,7 +160,7 @@ def load(path: Path) -> dict[str, Any]:
     return jsondoc.load(path, SCHEMA_PATH)
 
 
-def _ratio(measured: int | None, predicted: int) -> str:
+def freed_ratio(measured: int | None, predicted: int) -> str:
     if measured is None:
         return "–"
     if predicted == 0:
@@ -208,7 +203,7 @@ def render_markdown_table(evidence: dict[str, Any]) -> str:
                 f"| {human_bytes(p['detached_grad_bytes'])} + "
                 f"{human_bytes(p['detached_input_bytes'])} "
                 f"| {human_bytes(f[freed_key])} | {human_bytes(f['predicted'])} "
-                f"| {_ratio(f[freed_key], f['predicted'])} "
+                f"| {freed_ratio(f[freed_key], f['predicted'])} "
                 f"| {_yes_no(v['grads_identical_to_unpatched'])} |"
             )
         blocks.append(f"{head}\n\n" + "\n".join(rows))

@@ -1,46 +1,71 @@
 """The one prepared check for a GPU machine (the self-hosted runner, or a lent device).
 
-1. An upstream Megatron-LM tree at the manifest's pinned base: MEGATRON_SRC when set, else
-   one fetched like `tree` does (blob-less shallow fetch + sparse checkout).
-2. The GPU tests: pytest -m gpu (tests/test_gpu.py; real CUDA RNG, no stand-ins).
-3. The PR's seed configuration, all four variants, at seq 8192 with a memory-history snapshot,
-   and at seq 16384 when the GPU has >= 120 GiB: evidence JSON + PNG.
-4. Upstream's own unit tests for the changed code, unpatched and patched, side by side.
-5. The retention audit over every configuration (the ones CPU cannot build run here): any
-   finding (`patchcarry.audit.findings`: a site no manifest entry fixes whatever holds it,
-   bytes growing every iteration, unattributed bytes past the floor) fails the check.
+1. An upstream Megatron-LM tree at the manifest's pinned base: MEGATRON_SRC when set (no
+   network needed), else one fetched like `tree` does (blob-less shallow fetch + sparse).
+2. Side by side (they are small on an H200): the GPU tests (pytest -m gpu: real CUDA RNG, no
+   stand-ins); upstream's own unit tests for the changed code, unpatched and patched; the
+   retention audit over every configuration, one process per variant; the PR's seed
+   configuration through this repository's harness (`measure --seed-config --snapshot`: it
+   draws no speed figure, and each process reads its own allocator).
+3. Then alone, one after another (their step times are compared): the seed configuration
+   through upstream's training loop (`measure --harness pretrain`, two runs per variant for
+   the spread of peak and reserved), and 9 layers at seq 16384 through the training loop.
 
 Every step runs even if an earlier one fails; the status is 1 when any fails (a GPU test, a
-fix that frees less than 95% of the predicted bytes, a measurement, or an upstream test that
-passes unpatched but fails patched). `out` gets summary.md and every report.
-With `dry_run` it checks itself on CPU: a tiny hc-gpt shape, GPU tests collected (they skip),
-upstream tests without torchrun.
+fix that frees less than 95% of the predicted bytes, a measurement or training run, an
+upstream regression or a carried test that does not flip, an audit finding). `out` gets
+summary.md (`gpu_summary`), every evidence file and one log per step under logs/.
+Budget: 10 minutes on one H200; the summary says how long each step took.
+With `dry_run` it checks itself on CPU: a tiny hc-gpt shape in bf16, GPU tests collected
+(they skip), upstream tests without torchrun, one audit configuration; no training loop.
 """
 
 from __future__ import annotations
 
-import json
+import concurrent.futures
+import dataclasses
 import os
-import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from patchcarry import manifest, proc, upstream
 from patchcarry.errors import ExitCode
 from patchcarry.install import CHECKOUT, require
+from patchcarry.measure import gpu_summary
+from patchcarry.measure.pretrain import gpus
 from patchcarry.runtime import tree as megatron_tree
 
 GPU_TESTS = CHECKOUT / "tests" / "test_gpu.py"  # a checkout's; a pip install has none
-BIG_GPU_GIB = 120  # room for the seq-16384 run
+BIG_GPU_GIB = 120  # room for 9 layers at seq 16384 (about 85 GB reserved on an H200)
+BUDGET_S = 600
 
 
-def _gpus() -> list[str]:
-    if shutil.which("nvidia-smi") is None:
-        return []
-    code, out, _ = proc.cmd_output("nvidia-smi", "-L", check=False)
-    return [line for line in out.splitlines() if line.strip()] if code == 0 else []
+@dataclasses.dataclass(frozen=True)
+class Step:
+    key: str  # what --steps names
+    name: str
+    argv: tuple[str, ...]
+    skip_reason: str | None = None
+
+    @property
+    def log(self) -> str:
+        return f"{self.key}.log"
+
+
+STEP_KEYS = ("gpu-tests", "unit-tests", "audit", "seed-harness", "seed-loop", "big-loop")
+
+
+def only(steps: Sequence[Step], keys: Sequence[str] | None) -> list[Step]:
+    """`steps` with those not in `keys` skipped (None: all run)."""
+    if keys is None:
+        return list(steps)
+    return [
+        s if s.key in keys else dataclasses.replace(s, skip_reason="not selected (--steps)")
+        for s in steps
+    ]
 
 
 def _gpu_gib() -> int:
@@ -50,21 +75,66 @@ def _gpu_gib() -> int:
     return int(float(out.split()[0]) / 1024)
 
 
-def _step(label: str, argv: list[str], log: Path | None, say: Callable[[str], None]) -> bool:
-    say(label)
-    code, out, err = proc.cmd_output(*argv, check=False)
-    text = out + err
-    if log is not None:
-        log.write_text(text)
-        tail = text.strip().splitlines()[-5:]
-        say("\n".join(tail))
-    else:
-        sys.stdout.write(out)
-        sys.stderr.write(err)
-    return code == 0
+def plan(
+    out: Path, *, dry_run: bool, gpu_count: int, gpu_gib: int, has_gpu_tests: bool
+) -> tuple[list[Step], list[Step]]:
+    """(the steps run side by side, the measurements run alone, in order)."""
+    py = sys.executable
+    pc = (py, "-m", "patchcarry")
+    gpu_tests = (py, "-m", "pytest", "-m", "gpu", "-q", "-rs", f"--junitxml={out}/gpu-tests.xml")
+    no_tests = None if has_gpu_tests else f"no {GPU_TESTS} here (run from a checkout)"
+    tests: tuple[str, ...] = (py, "-m", "patchcarry.measure.upstream_tests", "--out", str(out))
+    tests += ("--no-torchrun",) if dry_run else ("--nproc", str(gpu_count))
+    device = "cpu" if dry_run else "cuda"
+    audit: tuple[str, ...] = (
+        *pc,
+        "audit",
+        "--variants",
+        "unpatched,both",
+        "--fail-on-new",
+        "--device",
+        device,
+    )
+    # CPU: one configuration checks the step; GPU: all, MoE and selective mlp included
+    audit += ("--config", "hc-full-uniform-1") if dry_run else ("--sweep",)
+    audit += ("--json", f"{out}/audit-hc-gpt-{device}.json")
+    audit += ("--markdown", f"{out}/audit-hc-gpt-{device}.md")
+    side_by_side = [
+        Step("gpu-tests", "GPU tests (pytest -m gpu)", (*gpu_tests, str(GPU_TESTS)), no_tests),
+        Step("unit-tests", "upstream unit tests, unpatched vs patched", tests),
+        Step("audit", "retention audit, one process per variant", audit),
+    ]
+    measure = (*pc, "measure", "--model", "hc-gpt", "--out", str(out))
+    if dry_run:
+        tiny = ("--device", "cpu", "--dtype", "bf16", "--seq", "32", "--name", "hc-gpt-cpu-dry")
+        no_loop = "the training loop needs CUDA (dry run on CPU)"
+        dry = (*measure, *tiny, "--iterations", "2", "--require-predicted", "0.05")
+        return [
+            *side_by_side,
+            Step("seed-harness", "seed configuration, this harness (CPU dry run)", dry),
+        ], [
+            Step("seed-loop", "seed configuration, upstream's training loop", (), no_loop),
+            Step("big-loop", "9 layers, seq 16384, upstream's training loop", (), no_loop),
+        ]
+    # This harness draws no speed figure (the floor is per process), so it runs beside the
+    # tests; the training loop's step-time ratio needs the GPU to itself.
+    seed = (*measure, "--device", "cuda", "--seed-config", "--iterations", "4", "--snapshot")
+    pretrain = (*measure, "--harness", "pretrain", "--repeats", "2", "--require-predicted", "0.05")
+    small = f"the GPU has {gpu_gib} GiB (< {BIG_GPU_GIB})" if gpu_gib < BIG_GPU_GIB else None
+    big = ("--layers", "9", "--seq", "16384", "--iterations", "4")
+    return [
+        *side_by_side,
+        Step("seed-harness", "seed configuration, this harness",
+             (*seed, "--require-predicted", "0.05")),
+    ], [
+        Step("seed-loop", "seed configuration, upstream's training loop",
+             (*pretrain, "--iterations", "5")),
+        Step("big-loop", "9 layers, seq 16384, upstream's training loop",
+             (*pretrain, *big, "--variants", "unpatched,fix,both"), small),
+    ]  # fmt: skip
 
 
-def _source_tree(upstream_url: str, say: Callable[[str], None]) -> tuple[Path, str]:
+def _source_tree(upstream_url: str, say: Callable[[str], None]) -> str:
     base = manifest.load().entries[0].base_commit
     tree = megatron_tree.upstream_tree_from_env()
     if tree is None:
@@ -76,74 +146,61 @@ def _source_tree(upstream_url: str, say: Callable[[str], None]) -> tuple[Path, s
     have = megatron_tree.tree_commit(tree) or "not a git checkout"
     if have != base:
         say(f"warning: MEGATRON_SRC is at {have}, the manifest pins {base}")
-    return tree, f"Upstream tree: {have} (pinned base {base})"
+    return f"Upstream tree: {have} (pinned base {base})"
 
 
-def run(out: Path, *, dry_run: bool, upstream_url: str, say: Callable[[str], None]) -> int:
+def _run_step(step: Step, logs: Path, say: Callable[[str], None]) -> gpu_summary.Outcome:
+    if step.skip_reason:
+        say(f"{step.name}: skipped ({step.skip_reason})")
+        return gpu_summary.Outcome(step.name, None, 0.0, None, step.skip_reason)
+    say(f"{step.name}: started")
+    start = time.monotonic()
+    code, out, err = proc.cmd_output(*step.argv, check=False)
+    seconds = time.monotonic() - start
+    (logs / step.log).write_text(f"$ {' '.join(step.argv)}\n{out}\n{err}")
+    say(f"{step.name}: exit {code} in {seconds:.0f} s (log: logs/{step.log})")
+    return gpu_summary.Outcome(step.name, code == 0, seconds, f"logs/{step.log}", None)
+
+
+def run_steps(
+    side_by_side: Sequence[Step], alone: Sequence[Step], logs: Path, say: Callable[[str], None]
+) -> list[gpu_summary.Outcome]:
+    """The first group concurrently, then the second one step at a time; outcomes in plan
+    order."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(side_by_side))) as pool:
+        first = list(pool.map(lambda s: _run_step(s, logs, say), side_by_side))
+    return first + [_run_step(s, logs, say) for s in alone]
+
+
+def run(
+    out: Path,
+    *,
+    dry_run: bool,
+    upstream_url: str,
+    say: Callable[[str], None],
+    steps: Sequence[str] | None = None,
+) -> int:
     """Run every step, write `out/summary.md`; 0 when everything holds, else 1."""
-    gpus = _gpus()
-    if not dry_run and not gpus:
+    listed = gpus()
+    if not dry_run and not listed:
         say("no GPU (nvidia-smi lists none); --dry-run checks this command on CPU")
         return int(ExitCode.FAILED)
     require(("torch", "matplotlib"), "gpu-check", "test")
-    _, tree_line = _source_tree(upstream_url, say)
-    out.mkdir(parents=True, exist_ok=True)  # only once there is a tree to report on
-    py = sys.executable
-    ok = True
-    if GPU_TESTS.is_file():
-        argv = [py, "-m", "pytest", "-m", "gpu", "-q", "-rs", f"--junitxml={out}/gpu-tests.xml"]
-        ok &= _step("pytest -m gpu", [*argv, str(GPU_TESTS)], out / "gpu-tests.log", say)
-    else:
-        (out / "gpu-tests.log").write_text(f"not run: no {GPU_TESTS} here (run from a checkout)\n")
-    measure = [py, "-m", "patchcarry", "measure", "--model", "hc-gpt", "--iterations", "4"]
-    measure += ["--out", str(out), "--require-predicted", "0.05"]
-    if dry_run:
-        ok &= _step("measure (CPU dry run)", [*measure, "--device", "cpu", "--seq", "32",
-                                             "--name", "hc-gpt-cpu-dry"], None, say)  # fmt: skip
-    else:
-        seed = [*measure, "--device", "cuda", "--seed-config"]
-        ok &= _step("measure seq 8192", [*seed, "--snapshot"], None, say)
-        gib = _gpu_gib()
-        if gib >= BIG_GPU_GIB:
-            ok &= _step("measure seq 16384", [*seed, "--seq", "16384"], None, say)
-        else:
-            say(f"seq 16384 skipped: the GPU has {gib} GiB (< {BIG_GPU_GIB})")
-    tests = [py, "-m", "patchcarry.measure.upstream_tests", "--out", str(out)]
-    tests += ["--no-torchrun"] if dry_run else ["--nproc", str(len(gpus))]
-    ok &= _step("upstream unit tests, unpatched vs patched", tests, None, say)
-    audit = [py, "-m", "patchcarry", "audit", "--variants", "unpatched,both", "--fail-on-new"]
-    if dry_run:  # one configuration on CPU checks the step itself
-        audit += ["--config", "hc-full-uniform-1", "--device", "cpu"]
-    else:  # every configuration, MoE and selective mlp included (they do not build on CPU)
-        audit += ["--sweep", "--device", "cuda"]
-    device = "cpu" if dry_run else "cuda"
-    audit += ["--json", f"{out}/audit-hc-gpt-{device}.json"]
-    audit += ["--markdown", f"{out}/audit-hc-gpt-{device}.md"]
-    ok &= _step("retention audit", audit, None, say)
-    status = 0 if ok else int(ExitCode.FAILED)
-    (out / "summary.md").write_text(_summary(out, tree_line, status))
-    say(f"summary: {out / 'summary.md'} (exit {status})")
+    tree_line = _source_tree(upstream_url, say)
+    logs = out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)  # only once there is a tree to report on
+    side_by_side, alone = plan(
+        out,
+        dry_run=dry_run,
+        gpu_count=len(listed),
+        gpu_gib=0 if dry_run else _gpu_gib(),
+        has_gpu_tests=GPU_TESTS.is_file(),
+    )
+    start = time.monotonic()
+    outcomes = run_steps(only(side_by_side, steps), only(alone, steps), logs, say)
+    wall = time.monotonic() - start
+    status = 0 if all(o.ok is not False for o in outcomes) else int(ExitCode.FAILED)
+    text = gpu_summary.render(out, tree_line, outcomes, wall_s=wall, budget_s=BUDGET_S)
+    (out / "summary.md").write_text(text + f"\ngpu-check exit status: {status}\n")
+    say(f"summary: {out / 'summary.md'} (exit {status}, {wall:.0f} s)")
     return status
-
-
-def _summary(out: Path, tree_line: str, status: int) -> str:
-    from patchcarry.measure.evidence import render_markdown_table
-
-    parts = [tree_line, ""]
-    for evidence in sorted(out.glob("hc-gpt-*.json")):
-        parts.append(render_markdown_table(json.loads(evidence.read_text())))
-    log = (out / "gpu-tests.log").read_text().strip().splitlines()
-    parts += [f"GPU tests: {log[-1] if log else '(no output)'}", ""]
-    try:
-        import transformer_engine  # type: ignore[import-not-found]  # noqa: F401
-
-        te = "installed"
-    except ImportError:
-        te = "not installed: tests that build TE specs error in both trees"
-    parts += [f"Upstream unit tests (unpatched | patched); Transformer Engine {te}:", ""]
-    report = out / "upstream-tests.md"
-    parts += [report.read_text() if report.is_file() else "(not run)", ""]
-    for audit in sorted(out.glob("audit-hc-gpt-*.md")):
-        parts += ["Retention audit:", "", audit.read_text(), ""]
-    parts.append(f"gpu-check exit status: {status}")
-    return "\n".join(parts) + "\n"

@@ -7,8 +7,14 @@ learned absolute positions, a gloo (CPU) or NCCL (GPU) process group of world si
 
 On CPU four CUDA-only things are replaced, each by one named function of
 `patchcarry.runtime.standins`; everything else,
-checkpointing and autograd included, is upstream's code. On a GPU none is installed. bf16 with
-the local spec fails on CPU, so CPU runs use fp32 and GPU runs bf16.
+checkpointing and autograd included, is upstream's code. On a GPU none is installed.
+
+In half precision the model is wrapped as upstream's training wraps it (`get_model` in
+`megatron/training/training.py` at the pinned base: `Float16Module(config, model)` once the
+model is on its device, when `config.bf16` or `config.fp16`). The wrapper casts every
+parameter not marked `keep_in_fp32` and the inputs to the half dtype and the outputs back to
+fp32; without it, modules that keep fp32 parameters by design (the hyper-connection module)
+hand fp32 activations to half-precision layers, and the first forward fails, on CPU and GPU.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import Any
 
 import torch
 
-from patchcarry.measure.model import Shape
+from patchcarry.measure.model import Shape, default_heads
 from patchcarry.runtime.standins import (
     install_cuda_rng_state_standin,
     standin_cuda_seed_api,
@@ -60,11 +66,6 @@ def init_single_rank(device: str, port: int) -> None:
         torch.distributed.init_process_group(backend, rank=0, world_size=1)
     if not parallel_state.model_parallel_is_initialized():
         parallel_state.initialize_model_parallel(1, 1)
-
-
-def default_heads(hidden: int) -> int:
-    """Attention heads: head dim 128 from hidden 1024 up (2048 -> 16), else 4."""
-    return hidden // 128 if hidden >= 1024 and hidden % 128 == 0 else 4
 
 
 def build(
@@ -120,7 +121,17 @@ def build(
         position_embedding_type="learned_absolute",
     )
     module: torch.nn.Module = model.to(device=device)
-    return module
+    return wrap_half_precision(config, module)
+
+
+def wrap_half_precision(config: Any, module: torch.nn.Module) -> torch.nn.Module:
+    """Upstream's own half-precision wrapper, as `get_model` applies it (bf16 or fp16 only)."""
+    if not (config.bf16 or config.fp16):
+        return module
+    from megatron.core.transformer.module import Float16Module
+
+    wrapped: torch.nn.Module = Float16Module(config, module)
+    return wrapped
 
 
 def make_step(

@@ -62,6 +62,11 @@ class Shape:
         return self.seq * self.mbs * (self.kept_width or self.hidden) * self.dtype_bytes
 
 
+def default_heads(hidden: int) -> int:
+    """Attention heads: head dim 128 from hidden 1024 up (2048 -> 16), else 4."""
+    return hidden // 128 if hidden >= 1024 and hidden % 128 == 0 else 4
+
+
 def shape_for(model_name: str, shape: Shape) -> Shape:
     """The shape the model is predicted with: the synthetic stack keeps its block output,
     of width hidden*streams, where the HC layer keeps a `[seq, mbs, hidden]` tensor."""

@@ -17,6 +17,25 @@ def _floor(iteration: dict[str, Any], gpu: bool) -> int:
     return int(iteration["live_tensor_bytes"])
 
 
+def measured_vs_model(
+    axes: Any, names: list[str], measured: list[float], predicted: list[float], label: str
+) -> Any:
+    """Bars per variant: measured (grey) beside the analytic model (purple); the measured bars."""
+    width = 0.38
+    xs = range(len(names))
+    bars = axes.bar([x - width / 2 for x in xs], measured, width, label=label, color="tab:gray")
+    axes.bar(
+        [x + width / 2 for x in xs],
+        predicted,
+        width,
+        label="analytic model",
+        color="tab:purple",
+        alpha=0.6,
+    )
+    axes.set_xticks(list(xs), names)
+    return bars
+
+
 def write_png(evidence: dict[str, Any], path: Path) -> Path:
     """Draw the evidence to `path` and return it."""
     import matplotlib
@@ -52,33 +71,28 @@ def write_png(evidence: dict[str, Any], path: Path) -> Path:
         left.set_ylabel("allocator floor (MB)" if gpu else "live non-parameter tensors (MB)")
         left.set_title(f"between-iteration floor\n{title}", fontsize=9)
         left.legend(loc="center right")
-        names = [v["name"] for v in measured]
-        width = 0.38
-        xs_bar = range(len(measured))
-        measured_bars = right.bar(
-            [x - width / 2 for x in xs_bar],
+        measured_bars = measured_vs_model(
+            right,
+            [v["name"] for v in measured],
             [v["retained"]["detached_total"] / 1e6 for v in measured],
-            width,
-            label="measured (detached inputs + .grad)",
-            color="tab:gray",
-        )
-        right.bar(
-            [x + width / 2 for x in xs_bar],
             [v["predicted"]["detached_total"] / 1e6 for v in measured],
-            width,
-            label="analytic model",
-            color="tab:purple",
-            alpha=0.6,
+            "measured (detached inputs + .grad)",
         )
         right.bar_label(
             measured_bars, [f"{v['retained']['detached_total']} B" for v in measured], fontsize=8
         )
-        right.set_xticks(list(xs_bar), names)
         right.set_ylabel("retained (MB)")
         right.set_title("retained after backward: measured vs predicted", fontsize=9)
         right.legend()
     where = evidence["hardware"]["gpu"] or f"CPU: {evidence['hardware']['cpu_model']}"
-    fig.suptitle(f"{evidence['tree']['label']} ({where})", fontsize=9)
+    return save(fig, path, f"{evidence['tree']['label']} ({where})")
+
+
+def save(fig: Any, path: Path, title: str) -> Path:
+    """Title, lay out, write `path` (its folder made) and free the figure."""
+    import matplotlib.pyplot as plt
+
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -4,6 +4,11 @@ A block `<!-- evidence: evidence/NAME.json -->` ... `<!-- /evidence -->` in a Ma
 holds `render_markdown_table` of that file (its path relative to the Markdown file).
 `python -m patchcarry.measure.readme [FILE...]` (default README.md in the current directory)
 rewrites every block; a test fails while the README differs from what the evidence renders.
+
+A block `<!-- gpu-evidence: evidence -->` ... `<!-- /gpu-evidence -->` holds every
+training-loop evidence file in that folder (`measure --harness pretrain`, what gpu-check
+writes on a GPU and a session commits), each as its sentence and table; with none it says so.
+So the README quotes no GPU figure that no committed file holds.
 """
 
 from __future__ import annotations
@@ -16,6 +21,28 @@ from pathlib import Path
 from patchcarry.measure.evidence import render_markdown_table
 
 _BLOCK_RE = re.compile(r"(<!-- evidence: (\S+) -->\n)(.*?)(<!-- /evidence -->)", re.DOTALL)
+_GPU_RE = re.compile(r"(<!-- gpu-evidence: (\S+) -->\n)(.*?)(<!-- /gpu-evidence -->)", re.DOTALL)
+NO_GPU_EVIDENCE = (
+    "No GPU evidence is committed in this repository yet: no figure measured on a GPU is "
+    "quoted here. `scripts/gpu-check.sh` on a GPU machine writes it "
+    "([docs/operations.md](docs/operations.md#a-lent-gpu-machine)); commit its "
+    "`hc-gpt-pretrain-cuda-*.json` and `.png` to `evidence/`."
+)
+
+
+def render_gpu(folder: Path) -> str:
+    """Every committed training-loop evidence file in `folder`: its sentence and its table."""
+    from patchcarry.measure import impact, pretrain_evidence
+
+    parts = []
+    for path in impact.gpu_files(folder):
+        doc = pretrain_evidence.load(path)
+        parts.append(
+            f"From `{path.name}`: {impact.gpu_sentence(doc)}\n\n"
+            f"{pretrain_evidence.render_markdown_table(doc).strip()}\n\n"
+            f"![{path.stem}]({folder.name}/{path.stem}.png)"
+        )
+    return "\n\n".join(parts) if parts else NO_GPU_EVIDENCE
 
 
 def render(text: str, root: Path) -> str:
@@ -31,7 +58,10 @@ def render(text: str, root: Path) -> str:
             table = render_markdown_table(evidence)
         return f"{match.group(1)}{table.strip()}\n{match.group(4)}"
 
-    return _BLOCK_RE.sub(block, text)
+    def gpu_block(match: re.Match[str]) -> str:
+        return f"{match.group(1)}{render_gpu(root / match.group(2))}\n{match.group(4)}"
+
+    return _GPU_RE.sub(gpu_block, _BLOCK_RE.sub(block, text))
 
 
 def blocks(text: str) -> list[str]:

@@ -6,14 +6,11 @@ tree first on PYTHONPATH (`patchcarry.runtime.child.probe_env`), so no two trees
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from patchcarry import proc
 from patchcarry.errors import FatalError
-from patchcarry.runtime.child import child_result, probe_env
+from patchcarry.runtime.child import probe_env, run_module
 
 # Prefix of the child's result line (megatron prints on stdout too).
 RESULT_MARKER = "PATCHCARRY-MEASURE-RESULT "
@@ -37,13 +34,4 @@ def run_child(
     env = probe_env(tree, cpu_only=request["device"] == "cpu")
     if request["device"] == "cpu" and not torch_compile:
         env["TORCHDYNAMO_DISABLE"] = "1"
-    code, out, err = proc.cmd_output(
-        sys.executable,
-        "-m",
-        "patchcarry.measure.child",
-        cwd=tree,
-        env=env,
-        check=False,
-        stdin=json.dumps(request),
-    )
-    return child_result(tree, code, out, err, RESULT_MARKER, MeasureError)
+    return run_module(tree, "patchcarry.measure.child", env, request, RESULT_MARKER, MeasureError)

@@ -12,8 +12,11 @@ PYTHONPATH = the copy), plus `-p patchcarry.runtime.pytest_standins` (on CUDA it
 of its fixtures). With N > 1 every rank writes the same junit file, so per-test outcomes are
 one rank's; the group's exit status covers all ranks.
 
-Regression (exit 1): a test that passes unpatched but fails, errors or vanishes patched, or a
-group that exits 0 unpatched and non-zero patched.
+The test files the manifest's test patches touch run whole as well (the carried regression
+tests). Each test is sorted by `patchcarry.measure.unit_verdict`: exit 1 on a regression (a
+test that passes unpatched but fails, errors or vanishes patched, or a group that exits 0
+unpatched and non-zero patched) or a carried test that does not flip (fail unpatched, pass
+patched); failures equal in both trees are listed with their cause, not counted against it.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from patchcarry import manifest, proc
+from patchcarry.measure import unit_verdict
+from patchcarry.patchfile import Patch
 from patchcarry.runtime import tree as megatron_tree
 from patchcarry.runtime.child import PACKAGE_PARENT, free_loopback_port
 
@@ -48,6 +53,17 @@ class GroupRun:
     tree: str
     exit_code: int
     outcomes: dict[str, str]  # node id -> passed | failed | error | skipped
+    messages: dict[str, str] = dataclasses.field(default_factory=dict)  # failed/error: why
+
+
+def groups(test_patches: list[Patch]) -> list[tuple[str, str | None]]:
+    """GROUPS, then every test file a carried test patch touches that GROUPS does not name."""
+    named = {path for path, _ in GROUPS}
+    extra = sorted(
+        {f for p in test_patches for f in p.files if f.startswith("tests/") and f.endswith(".py")}
+        - named
+    )
+    return [*GROUPS, *((path, None) for path in extra)]
 
 
 def prepare_trees(src: Path, work: Path) -> dict[str, Path]:
@@ -81,6 +97,21 @@ def junit_outcomes(report: Path) -> dict[str, str]:
                 break
         outcomes[node] = outcome
     return outcomes
+
+
+def junit_messages(report: Path) -> dict[str, str]:
+    """node id -> the failure or error message (and the start of its text) from a junit file."""
+    if not report.is_file():
+        return {}
+    messages = {}
+    for case in ET.parse(report).iter("testcase"):
+        for kind in ("failure", "error"):
+            found = case.find(kind)
+            if found is not None:
+                text = f"{found.get('message') or ''}\n{(found.text or '')[-2000:]}"
+                messages[f"{case.get('classname')}::{case.get('name')}"] = text.strip()
+                break
+    return messages
 
 
 def run_group(
@@ -136,32 +167,21 @@ def run_group(
         args += ["-k", keyword]
     code, out, err = proc.cmd_output(*args, cwd=tree, env=env, check=False)
     report.with_suffix(".log").write_text(out + "\n" + err)
-    return GroupRun(path, tree_name, code, junit_outcomes(report))
+    return GroupRun(path, tree_name, code, junit_outcomes(report), junit_messages(report))
 
 
 def regressions(runs: list[GroupRun]) -> list[str]:
     """What passes unpatched but not patched."""
-    found = []
-    by = {(r.group, r.tree): r for r in runs}
-    for group, _ in GROUPS:
-        before, after = by.get((group, "unpatched")), by.get((group, "patched"))
-        if before is None or after is None:
-            continue
-        for node, outcome in before.outcomes.items():
-            if outcome == "passed" and after.outcomes.get(node, "missing") != "passed":
-                found.append(
-                    f"{node}: passed unpatched, {after.outcomes.get(node, 'missing')} patched"
-                )
-        if before.exit_code == 0 and after.exit_code != 0:
-            found.append(f"{group}: exit 0 unpatched, {after.exit_code} patched")
-    return found
+    return unit_verdict.classify([dataclasses.asdict(r) for r in runs], set()).regressions
 
 
 def render_markdown(runs: list[GroupRun]) -> str:
     """A side-by-side table: one row per test, outcome unpatched | patched."""
     by = {(r.group, r.tree): r for r in runs}
     rows = ["| test | unpatched | patched |", "|---|---|---|"]
-    for group, keyword in GROUPS:
+    keywords = dict(GROUPS)
+    for group in dict.fromkeys(r.group for r in runs):
+        keyword = keywords.get(group)
         before, after = by.get((group, "unpatched")), by.get((group, "patched"))
         if before is None or after is None:
             continue
@@ -197,8 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     reports.mkdir(parents=True, exist_ok=True)
     work = args.work or Path(tempfile.mkdtemp(prefix="patchcarry-upstream-tests-"))
     trees = prepare_trees(src, work.resolve())
+    test_patches = [t for e in manifest.load().entries for t in e.tests]
     runs = []
-    for index, group in enumerate(GROUPS):
+    for index, group in enumerate(groups(test_patches)):
         for name in TREES:
             report = reports / f"{index}-{Path(group[0]).stem}-{name}.xml"
             print(f"upstream tests: {group[0]} on {name}", file=sys.stderr, flush=True)
@@ -208,15 +229,23 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
     table = render_markdown(runs)
-    found = regressions(runs)
+    recorded = [dataclasses.asdict(r) for r in runs]
+    carried = unit_verdict.carried_tests(test_patches)
+    verdict = unit_verdict.classify(recorded, carried)
     (out / "upstream-tests.md").write_text(table)
     (out / "upstream-tests.json").write_text(
-        json.dumps({"runs": [dataclasses.asdict(r) for r in runs], "regressions": found}, indent=1)
+        json.dumps(
+            {
+                "runs": recorded,
+                "carried_tests": sorted(carried),
+                "regressions": verdict.regressions,
+            },
+            indent=1,
+        )
     )
     print(table)
-    for line in found:
-        print(f"REGRESSION: {line}", file=sys.stderr)
-    return 1 if found else 0
+    print(unit_verdict.render(verdict))
+    return 0 if verdict.ok else 1
 
 
 if __name__ == "__main__":

@@ -114,6 +114,15 @@ class VariantResult:
     variant: Variant
     child: Any  # what the variant's child reported; None when skipped
 
+    def head(self) -> dict[str, Any]:
+        """The evidence's first fields for this variant: which, from what, measured or why not."""
+        return {
+            "name": self.variant.name,
+            "sources": list(self.variant.sources),
+            "status": "skipped" if self.child is None else "measured",
+            "skip_reason": self.variant.skip_reason,
+        }
+
 
 def run_each(
     plan: Sequence[Variant],

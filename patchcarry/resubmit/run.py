@@ -8,13 +8,12 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchcarry import cachedir, install, manifest
+from patchcarry import cachedir, manifest
 from patchcarry import upstream as upstream_mod
 from patchcarry.check.run import run_checks
-from patchcarry.errors import BadInputError, ExitCode
+from patchcarry.errors import ExitCode
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import build, decide, execute, gate, observe
 from patchcarry.resubmit import offline as offline_mod
@@ -113,16 +112,4 @@ def _unwritten(
     return Outcome(shown, True, head, ExitCode.FAILED if refused else ExitCode.OK)
 
 
-def load_evidence(path: Path | None) -> str | None:
-    """Markdown for the body's "Measured impact" section from an evidence file, if given."""
-    if path is None:
-        return None
-    if not path.is_file():
-        measure = install.command("measure")
-        raise BadInputError(f"--evidence {path}: no such file; run {measure} first")
-    from patchcarry.measure import evidence  # only when asked: the measure stack is heavy
-
-    return str(evidence.render_markdown_table(evidence.load(path)))
-
-
-__all__ = ["Outcome", "PLANNED", "resubmit", "load_evidence"]
+__all__ = ["Outcome", "PLANNED", "resubmit"]

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
+from patchcarry import proc
 from patchcarry.errors import FatalError
 
 # The directory that holds the `patchcarry` package (a checkout or site-packages): the child
@@ -57,3 +59,27 @@ def child_result(
     if tree not in imported.parents:
         raise error(f"child for {tree} imported megatron from {imported}, not the tree")
     return result
+
+
+def run_module(
+    tree: Path,
+    module: str,
+    env: dict[str, str],
+    request: dict[str, Any],
+    marker: str,
+    error: type[FatalError],
+    *,
+    timeout: float | None = None,
+) -> dict[str, Any]:
+    """`python -m module` in `tree` with `request` as JSON on stdin; its result (`child_result`)."""
+    code, out, err = proc.cmd_output(
+        sys.executable,
+        "-m",
+        module,
+        cwd=tree,
+        env=env,
+        check=False,
+        stdin=json.dumps(request),
+        timeout=timeout,
+    )
+    return child_result(tree, code, out, err, marker, error)

@@ -9,8 +9,6 @@ layers stay real. Installed in `pytest_configure`, i.e. before test modules are 
 
 from __future__ import annotations
 
-import sys
-import typing
 from typing import Any
 
 import pytest
@@ -22,17 +20,11 @@ from patchcarry.runtime.standins import (
     standin_cuda_seed_api,
     standin_current_device_cpu,
     standin_nvtx_ranges,
+    standin_typing_override,
 )
 
 # What `pytest_configure` installed, for the report header (empty when CUDA is present).
 INSTALLED: list[str] = []
-
-
-def standin_typing_override() -> None:
-    """`typing.override` (Python 3.12) -> identity decorator on 3.11, as typing_extensions has
-    it. `tests/unit_tests/test_utilities.py` imports megatron.training, which uses it."""
-    if sys.version_info < (3, 12) and not hasattr(typing, "override"):
-        typing.override = lambda method: method  # type: ignore[attr-defined]
 
 
 def standin_cuda_rng_state_functions() -> CpuStandInCudaGenerator:

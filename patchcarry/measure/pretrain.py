@@ -1,0 +1,115 @@
+"""`measure --harness pretrain`: upstream's own training loop, one process per variant tree.
+
+Each variant's patched copy (with upstream's top-level scripts) runs `pretrain_gpt.py`
+unchanged through `patchcarry.measure.pretrain_child`, which reads the CUDA allocator after
+every `train_step`. `repeats` runs each variant that many times (a process each): the floor is
+exact, the peak and the reserved pool are not, so repeats give their spread.
+
+It needs CUDA: the parent refuses in one line (exit 5) where no GPU is listed, before any
+tree is copied.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sysconfig
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from patchcarry import proc
+from patchcarry.errors import FatalError, MissingInstallError
+from patchcarry.measure import pretrain_args, variants
+from patchcarry.measure.model import Shape
+from patchcarry.measure.variants import VariantResult
+from patchcarry.runtime.child import free_loopback_port, probe_env, run_module
+
+RESULT_MARKER = "PATCHCARRY-PRETRAIN-RESULT "  # as in pretrain_child (torch-free here)
+HELPERS = Path("megatron", "core", "datasets")
+
+
+class PretrainError(FatalError):
+    """A training-loop child failed, printed no result, or imported the wrong tree."""
+
+
+class NoCuda(MissingInstallError):
+    """The training loop needs a CUDA GPU (exit 5, like any missing requirement)."""
+
+
+def gpus() -> list[str]:
+    """The GPUs `nvidia-smi -L` lists (none without the tool)."""
+    if shutil.which("nvidia-smi") is None:
+        return []
+    code, out, _ = proc.cmd_output("nvidia-smi", "-L", check=False)
+    return [line for line in out.splitlines() if line.strip()] if code == 0 else []
+
+
+def require_cuda() -> None:
+    if not gpus():
+        raise NoCuda(
+            "--harness pretrain runs upstream's training loop, which needs a CUDA GPU "
+            "(nvidia-smi lists none); on CPU use the default --harness model"
+        )
+
+
+def prebuilt_helpers(tree: Path, installed: Path | None) -> Path | None:
+    """Copy the installed megatron-core's built dataset helpers (`helpers_cpp*.so`, the same
+    `helpers.cpp`) into `tree` when it has none for this Python, so upstream's start-up `make`
+    finds it up to date instead of compiling (which needs a compiler and python3-config)."""
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    target = tree / HELPERS / f"helpers_cpp{suffix}"
+    if target.exists() or installed is None:
+        return None
+    built = installed / HELPERS / f"helpers_cpp{suffix}"
+    if not built.is_file() or not target.parent.is_dir():
+        return None
+    shutil.copyfile(built, target)  # a fresh mtime: newer than helpers.cpp
+    return target
+
+
+def run_child(
+    tree: Path, argv: list[str], *, timeout_s: float | None, parse_only: bool = False
+) -> dict[str, Any]:
+    """One training run of `tree`'s `pretrain_gpt.py`; the child's figures. `parse_only`:
+    upstream's own argument parsing and validation alone (no GPU needed)."""
+    env = probe_env(tree, cpu_only=parse_only)
+    env.update(pretrain_args.env(free_loopback_port()))
+    request = {"argv": argv, "script": pretrain_args.SCRIPT, "parse_only": parse_only}
+    module = "patchcarry.measure.pretrain_child"
+    return run_module(tree, module, env, request, RESULT_MARKER, PretrainError, timeout=timeout_s)
+
+
+def run(
+    src: Path,
+    plan: Sequence[variants.Variant],
+    shape: Shape,
+    workdir: Path,
+    *,
+    iterations: int,
+    repeats: int,
+    installed: Path | None,
+    timeout_s: float | None = None,
+    offline_note: str | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> tuple[list[str], list[VariantResult]]:
+    """`pretrain_gpt.py`'s arguments and, per variant, its repeats' results
+    (`child` = {"runs": [child result, ...]}; None when skipped)."""
+    argv = pretrain_args.argv(shape, iterations=iterations)
+    if not (src / pretrain_args.SCRIPT).is_file():
+        raise MissingInstallError(
+            f"{src} has no {pretrain_args.SCRIPT}: the training loop needs a full upstream "
+            "checkout's top level (scripts/upstream-tree gives one)"
+        )
+
+    def train(variant: variants.Variant, tree: Path) -> dict[str, Any]:
+        prebuilt_helpers(tree, installed)
+        runs = []
+        for index in range(repeats):
+            progress(f"{variant.name}: training run {index + 1} of {repeats}")
+            runs.append(run_child(tree, argv, timeout_s=timeout_s))
+        return {"runs": runs}
+
+    results = variants.run_each(
+        plan, src, workdir, train, verb="training", offline_note=offline_note, progress=progress
+    )
+    return argv, results
