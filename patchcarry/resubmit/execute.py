@@ -12,7 +12,7 @@ from patchcarry.github import GitHub, Json, TransientError, UnprocessableError
 from patchcarry.manifest import record_pr
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit import classify, fork, preflight, push, rules
+from patchcarry.resubmit import classify, fork, ownership, preflight, push, rules
 from patchcarry.resubmit.flow import Options, Work, push_call
 from patchcarry.resubmit.plan import CREATED, REFRESHED, UNCHANGED, Write
 
@@ -73,7 +73,7 @@ def _push(work: Work, status: fork.ForkStatus, opts: Options) -> None:
     push.raise_push_failure(message, entry.head_branch, decided.live, lagging=lagging)
 
 
-def _open_or_refresh(gh: GitHub, work: Work, owner: str) -> tuple[Json, bool]:
+def _open_or_refresh(gh: GitHub, work: Work, owner: str, login: str) -> tuple[Json, bool]:
     """(the PR, whether this run created it). A create whose answer was lost is looked up
     (never blindly retried) and still reported as created."""
     entry = work.entry
@@ -98,6 +98,7 @@ def _open_or_refresh(gh: GitHub, work: Work, owner: str) -> tuple[Json, bool]:
                 ) from None
             if found is None:
                 raise
+            ownership.refuse_stranger(found, login)  # a stranger's PR on our branch is not ours
             existing, created = found, isinstance(exc, TransientError)
             if created:
                 gh.writes.append(f"POST /repos/{entry.upstream}/pulls")
@@ -163,7 +164,7 @@ def execute(
         _push(work, status, opts)
         made.append(push_call(status.full_name, entry, work.target))
     owner = status.full_name.split("/")[0]
-    pull, created = _open_or_refresh(gh, work, owner)
+    pull, created = _open_or_refresh(gh, work, owner, login)
     plan.pr, plan.url = pull["number"], pull.get("html_url")
     if work.target is not None and work.existing is not None:
         _revision_comment(gh, work, plan.pr, login, status)

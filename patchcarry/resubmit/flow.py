@@ -18,7 +18,7 @@ from patchcarry.manifest import Entry
 from patchcarry.proc import CalledProcessError
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit import classify, fork, preflight, push
+from patchcarry.resubmit import classify, fork, ownership, preflight, push
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.plan import MERGED, PLANNED, REFUSED, UNCHANGED, EntryPlan, Write
 from patchcarry.resubmit.reads import Reads, pull_state
@@ -356,6 +356,7 @@ def prepare(
         return plan, None
     owner = status.full_name.split("/")[0]
     existing = _read_pull(reads, entry, owner, status, current)
+    ownership.refuse_stranger(existing, opts.login)  # a stranger's PR on our branch is not ours
     if (
         current is not None
         and current.state == classify.OPEN
