@@ -306,14 +306,17 @@ SPECIAL_MODES = {"120000": "a symlink", "160000": "a submodule"}
 
 def special_paths(old: str, new: str, *, cwd: Path) -> list[tuple[str, str]]:
     """(path, what it is) for each path that differs between two trees or commits and is a
-    symlink or a submodule on either side: git's own tree modes (trees only, no blobs), so a
-    patch whose text hides the mode still cannot retarget a link."""
+    symlink or a submodule on either side, or whose mode changed (the executable bit): git's
+    own tree modes (trees only, no blobs), so a patch whose text hides the mode (a delete and
+    a create of one path) still cannot retarget a link or make a file executable."""
     _, out, _ = git_bytes("diff-tree", "-r", "-z", "--raw", "--no-renames", old, new, cwd=cwd)
     fields = out.split(b"\0")
     found = []
     for meta, path in zip(fields[0::2], fields[1::2], strict=False):
         modes = meta.decode().lstrip(":").split()[:2]
         kinds = [SPECIAL_MODES[m] for m in modes if m in SPECIAL_MODES]
+        if not kinds and "000000" not in modes and len(set(modes)) == 2:
+            kinds = [f"a mode change ({modes[0]} -> {modes[1]})"]
         if kinds:
             found.append((path.decode("utf-8", "surrogateescape"), kinds[0]))
     return found

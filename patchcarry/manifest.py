@@ -284,6 +284,10 @@ def _entry(
         raise _bad(where, f"{label}: {exc}") from None
     for patch in loaded:
         _check_paths(where, label, patch, allowed)
+    try:  # across the entry's patches, in the order git am applies them
+        patchrules.refuse_mode_flips(label, [c for p in loaded for c in p.changes])
+    except BadInputError as exc:
+        raise _bad(where, str(exc)) from None
     fixes, tests = loaded[: len(fix_names)], loaded[len(fix_names) :]
     return Entry(
         name=text["name"],

@@ -19,7 +19,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from patchcarry import git, patchrules
+from patchcarry import git, patchnames, patchrules
 from patchcarry.errors import BadInputError
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -224,6 +224,7 @@ def _change(section: bytes, line: int, name: str) -> Change:
             old_mode, new_mode = match["old"], match["new"]
         elif match["move"]:
             kind, old_path = match["move"], _old_name(match["names"], path)
+    patchnames.check(section, line, path, kind in ("rename", "copy"), name)
     index = _INDEX_MODE_RE.search(section)
     return Change(
         path=path,

@@ -90,8 +90,28 @@ def check(
             f"{name}: no `Signed-off-by:` from its author {author} "
             "(upstream requires the DCO): git commit --amend -s, then re-export it"
         )
+    changes = list(changes)
     for change in changes:
         check_change(change, name)
+    refuse_mode_flips(name, changes)
+
+
+def refuse_mode_flips(name: str, changes: Iterable[Change]) -> None:
+    """A path deleted and created again (in one patch or across an entry's patches, in order)
+    must come back with the mode it had: a delete plus a create is how a mode change
+    (100644 -> 100755, the executable bit) can be written without a `mode change` line."""
+    deleted: dict[str, str] = {}
+    for change in changes:
+        if change.kind == "delete":
+            deleted[change.path] = change.old_mode
+        elif (
+            change.kind == "create" and deleted.get(change.path, change.new_mode) != change.new_mode
+        ):
+            raise BadInputError(
+                f"{name}: {change.path} is deleted and created again with another mode "
+                f"({deleted[change.path]} -> {change.new_mode}): a mode change; only text "
+                "edits are carried"
+            )
 
 
 def check_change(change: Change, name: str) -> None:
@@ -152,11 +172,11 @@ def outside(paths: Iterable[str], allowed: Iterable[str]) -> list[str]:
 
 
 def refuse_special(name: str, found: list[tuple[str, str]]) -> None:
-    """`found`: git's (path, what) for the symlinks and submodules a built tree changes (the
-    tree's own modes, whatever the patch text says: `git.special_paths`)."""
+    """`found`: git's (path, what) for the symlinks, submodules and mode changes a built tree
+    has (the tree's own modes, whatever the patch text says: `git.special_paths`)."""
     if found:
         path, what = found[0]
         raise BadInputError(
-            f"{name}: its patches change {path}, {what} in the tree they apply to; refused "
+            f"{name}: its patches change {path}: {what} in the tree they apply to; refused "
             "(only text edits of regular files are carried)"
         )
