@@ -177,6 +177,6 @@ def refuse_special(name: str, found: list[tuple[str, str]]) -> None:
     if found:
         path, what = found[0]
         raise BadInputError(
-            f"{name}: its patches change {path}: {what} in the tree they apply to; refused "
+            f"{name}: its patches change {path}, {what} in the tree they apply to; refused "
             "(only text edits of regular files are carried)"
         )

@@ -188,7 +188,7 @@ def _read_vetting(entry: Entry, pr: int | None, head: str | None, upstream_url: 
     if pr is None or head is None:
         return "CI gate: no PR head to vet yet"
     ref = f"refs/heads/pull-request/{pr}"
-    code, found, _ = git.ls_remote_refs(upstream_url, [ref], cwd=Path.cwd())
+    code, found, _ = git.ls_remote_refs(upstream_url, [ref])
     if code != 0:
         return f"CI gate: could not read upstream's pull-request/{pr}"
     vetted = found.get(ref)
