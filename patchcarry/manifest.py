@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NewType
 
-from patchcarry import git, manifest_edit, patchrules
+from patchcarry import git, inputs, manifest_edit, patchrules
 from patchcarry.errors import BadInputError
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
@@ -348,11 +348,9 @@ def load(
     and the entry's line). `text` and `staged` (patch name -> file) validate what a write
     would leave at `path` before anything is written, with messages that name `path`."""
     path = Path(path).absolute()  # patch paths must hold from any cwd (git am runs elsewhere)
+    source = inputs.read_text(path, "manifest") if text is None else text
     try:
-        source = path.read_text() if text is None else text
         data = tomllib.loads(source)
-    except FileNotFoundError:
-        raise _bad(path, "manifest not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise _bad(path, f"not valid TOML: {exc}") from None
     defaults = data.get("defaults", {})

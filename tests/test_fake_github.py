@@ -433,8 +433,10 @@ def test_fork_receive_pack_refuses_workflow_changes_and_hidden_refs_per_ref(
         "GIT_COMMITTER_EMAIL": "t@e"})  # fmt: skip
     gh.state.add_token("ghp_public", sc.OWNER, scopes=("public_repo",))
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_public")
-    code, out, err = git.git("push", "--porcelain", str(fork), "HEAD:refs/heads/ci",
-                             "HEAD:refs/pull/1/head", cwd=work, check=False)  # fmt: skip
+    # the token rides with the tool's credential helper (every other git run is without it)
+    code, out, err = git.git(*git.credential_args(), "push", "--porcelain", str(fork),
+                             "HEAD:refs/heads/ci", "HEAD:refs/pull/1/head", cwd=work,
+                             check=False)  # fmt: skip
     assert code != 0
     assert ("!\tHEAD:refs/heads/ci\t[remote rejected] (refusing to allow a Personal Access Token "
             "to create or update workflow `.github/workflows/x.yml` without `workflow` scope)"

@@ -15,7 +15,14 @@ from patchcarry import cli, git
 from testing import github_scenarios as sc
 from testing import patch_corpus
 from testing.fake_github import FakeGitHub, GitHubState
-from testing.upstream_repos import FIX_0001, FIX_0003, UpstreamRepo, make_upstream, write_manifest
+from testing.upstream_repos import (
+    FIX_0001,
+    FIX_0003,
+    PINNED_ENV,
+    UpstreamRepo,
+    make_upstream,
+    write_manifest,
+)
 
 ENTRY = "checkpoint-grad"
 PULLS = f"/repos/{sc.UPSTREAM}/pulls"
@@ -511,7 +518,7 @@ def _workflow_on_dev(w: World) -> None:
     (work / ".github" / "workflows").mkdir(parents=True)
     (work / WORKFLOW).write_text("on: push\njobs: {}\n")
     git.git("add", "-A", cwd=work)
-    git.git("commit", "-q", "-m", "ci: add a workflow", cwd=work)
+    git.git("commit", "-q", "-m", "ci: add a workflow", cwd=work, env_extra=PINNED_ENV)
     git.git("push", "-q", "origin", "HEAD:refs/heads/dev", cwd=work)
 
 
