@@ -11,9 +11,10 @@ from pathlib import Path
 
 from patchcarry.errors import FatalError
 
-# The variables a GitHub token lives in (this tool's, gh's and their Enterprise forms).
+# The variables a GitHub token lives in (this tool's, gh's and their Enterprise forms, and
+# the resubmit workflow's secret).
 TOKEN_VARS = frozenset(
-    {"GITHUB_TOKEN", "GH_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_ENTERPRISE_TOKEN"}
+    {"GITHUB_TOKEN", "GH_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_ENTERPRISE_TOKEN", "RESUBMIT_TOKEN"}
 )
 
 
