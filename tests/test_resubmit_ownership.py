@@ -49,3 +49,14 @@ def test_a_strangers_pr_met_in_the_422_race_is_refused_not_adopted(world, capsys
     assert [r for r in w.gh.writes() if r.method == "PATCH"] == []
     assert ("POST", PULLS) in w.writes()  # the create met the stranger's PR
     _untouched(w, number)
+
+
+def test_a_recorded_pr_a_stranger_opened_on_the_fork_branch_is_refused_too(world, capsys):
+    from patchcarry import manifest
+
+    w: World = world()
+    number = _strangers_pull(w)
+    manifest.record_pr(w.manifest, ENTRY, number)
+    assert w.run(ENTRY) == 1
+    assert f"opened by {STRANGER}" in capsys.readouterr().err
+    assert w.writes() == [] and w.fork_branch() is None
