@@ -122,9 +122,17 @@ def plain_tree_env(tree: Path) -> dict[str, str]:
     return {"GIT_CEILING_DIRECTORIES": str(Path(tree).resolve().parent)}
 
 
-def is_valid_branch_name(name: str, *, cwd: Path) -> bool:
-    """Whether `refs/heads/<name>` is a valid ref name (`git check-ref-format`)."""
-    code, _, _ = git("check-ref-format", f"refs/heads/{name}", cwd=cwd, check=False)
+def is_valid_branch_name(name: str) -> bool:
+    """Whether `refs/heads/<name>` is a valid ref name (`git check-ref-format`), asked in an
+    empty directory: no repository (the caller's least of all) is read for it."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-ref-") as tmp:
+        code, _, _ = git(
+            "check-ref-format",
+            f"refs/heads/{name}",
+            cwd=tmp,
+            check=False,
+            env_extra=plain_tree_env(Path(tmp) / "x"),
+        )
     return code == 0
 
 

@@ -210,8 +210,8 @@ def _patch_file(path: Path, where: str, label: str, name: str, staged: Staged) -
     return file
 
 
-def _branch(path: Path, where: str, label: str, key: str, value: str) -> str:
-    if value.startswith("-") or not git.is_valid_branch_name(value, cwd=path.parent):
+def _branch(where: str, label: str, key: str, value: str) -> str:
+    if value.startswith("-") or not git.is_valid_branch_name(value):
         raise _bad(
             where, f"{label}: {key} {value!r} is not a valid branch name (git check-ref-format)"
         )
@@ -262,7 +262,7 @@ def _entry(
     if not _SHA_RE.match(text["base_commit"]):
         raise _bad(where, f"{label}: base_commit must be a full 40-hex sha")
     for key in ("base_branch", "head_branch"):
-        _branch(path, where, label, key, text[key])
+        _branch(where, label, key, text[key])
     supersedes = _pr_numbers(where, label, "supersedes", merged.get("supersedes", []))
     pr = merged.get("pr")
     if pr is not None and not (type(pr) is int and pr > 0):
