@@ -84,3 +84,22 @@ def test_recording_the_pr_writes_through_a_symlinked_manifest(world):
     assert cli.main(["resubmit", "--manifest", str(link), ENTRY]) == 0
     assert link.is_symlink() and link.resolve() == w.manifest.resolve()
     assert "pr = " in w.manifest.read_text()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["adopt", "acme/widgets#7", "--dry-run", "--upstream-url"],
+        ["resubmit", "--dry-run", "--upstream-url"],
+        ["check", "--upstream"],
+        ["tree", "{tmp}/tree", "--upstream"],
+    ],
+)
+def test_every_url_option_is_read_before_any_request(argv, tmp_path, monkeypatch, capsys):
+    """A URL urllib cannot read is bad input (5) before GitHub or upstream is asked
+    (GH_HOST is the discard port: a request would end in 4)."""
+    monkeypatch.setenv("GITHUB_TOKEN", sc.TOKEN)
+    manifest = write_manifest(tmp_path, base_commit="0" * 40)
+    args = [a.format(tmp=tmp_path) for a in argv]
+    assert cli.main([*args, "http://[::1/x.git", "--manifest", str(manifest)]) == 5
+    assert "not a valid URL" in capsys.readouterr().err
