@@ -122,8 +122,9 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry import hosts, manifest
     from patchcarry.display import escape
     from patchcarry.github import GitHub
-    from patchcarry.resubmit import flow, plan
+    from patchcarry.resubmit import plan
     from patchcarry.resubmit import run as runner
+    from patchcarry.resubmit.options import Options
 
     args.manifest = manifest.find(args.manifest)
     if args.upstream_url:  # refused even where it is not used: it would be printed
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
             f"note: --upstream-url {args.upstream_url} is ignored with --offline", file=sys.stderr
         )
     entries = _entries(args)
-    opts = flow.Options(
+    opts = Options(
         dry_run=args.dry_run,
         force=args.force,
         rebase=args.rebase,

@@ -226,19 +226,7 @@ def render_section(
         linked = f"This PR re-submits {_refs(numbers)}."
     else:
         resubmission, linked = "", ""
-    closed = ""
-    if superseded:
-        parts = ["### Why the original PR closed", ""]
-        for item in superseded:
-            why = (
-                "it was auto-closed by GitHub when its fork left the fork network, not withdrawn"
-                if item.state == DETACHED
-                else f"state: {item.state}"
-            )
-            parts.append(f"#{item.number}: {why}. Evidence:")
-            parts.extend(f"- {line}" for line in item.evidence)
-            parts.append("")
-        closed = "\n".join(parts) + "\n"
+    closed = _closed_section(superseded)
     evidence = evidence_markdown or (
         "No evidence file was given (`--evidence PATH`), so this body states no measured numbers."
     )
@@ -263,6 +251,23 @@ def render_section(
         entry.name, title=title or entry.title, summary=summary, section_id=section_id(inner)
     )
     return text.replace(placeholder, begin, 1)
+
+
+def _closed_section(superseded: Sequence[Classification]) -> str:
+    """Why each superseded PR closed, with its evidence ("" when none is superseded)."""
+    if not superseded:
+        return ""
+    parts = ["### Why the original PR closed", ""]
+    for item in superseded:
+        why = (
+            "it was auto-closed by GitHub when its fork left the fork network, not withdrawn"
+            if item.state == DETACHED
+            else f"state: {item.state}"
+        )
+        parts.append(f"#{item.number}: {why}. Evidence:")
+        parts.extend(f"- {line}" for line in item.evidence)
+        parts.append("")
+    return "\n".join(parts) + "\n"
 
 
 def render_description(entry: Entry) -> str:

@@ -29,50 +29,11 @@ import dataclasses
 
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import revise
-from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Cache
+from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Applied, Cache
 
 NEW, UNCHANGED, FAST_FORWARD = "new", "unchanged", "fast-forward"
 LISTED = 50  # dropped commits the plan's text names one by one; the rest are counted
 REWRITE, REFUSED = "rewrite", "refused"
-
-
-def record_ref(branch: str) -> str:
-    """The fork ref naming the commit this tool last published on `branch`."""
-    return f"refs/patchcarry/published/{branch}"
-
-
-PUBLISHER_PREFIX = "refs/patchcarry/publisher/"
-
-
-def publisher_ref(entry_name: str, branch: str) -> str:
-    """The fork ref naming which entry published the record's commit on `branch`."""
-    return f"{PUBLISHER_PREFIX}{entry_name}/{branch}"
-
-
-def publisher_pattern(branch: str) -> str:
-    """`git ls-remote` pattern for every entry's publisher ref of `branch`."""
-    return f"{PUBLISHER_PREFIX}*/{branch}"
-
-
-def publishers(found: dict[str, str], branch: str) -> dict[str, str]:
-    """{entry name: commit} from an ls-remote answer (entry names hold no slash, so a
-    longer branch ending in `/<branch>` does not count)."""
-    out = {}
-    for ref, sha in found.items():
-        name = ref.removeprefix(PUBLISHER_PREFIX).removesuffix(f"/{branch}")
-        if ref.startswith(PUBLISHER_PREFIX) and ref.endswith(f"/{branch}") and "/" not in name:
-            out[name] = sha
-    return out
-
-
-def published_by(entry_name: str, published: str | None, named: dict[str, str]) -> str | None:
-    """The entry the record names: this one when its publisher ref holds the record's
-    commit, else another that does, else None."""
-    if published is None:
-        return None
-    if named.get(entry_name) == published:
-        return entry_name
-    return next((name for name, sha in sorted(named.items()) if sha == published), None)
 
 
 @dataclasses.dataclass
@@ -95,7 +56,6 @@ class BranchPlan:
     dropped: list[Dropped] = dataclasses.field(default_factory=list)
     added: list[str] = dataclasses.field(default_factory=list)
     revises: revise.Revision | None = None  # the earlier revision of the fix it updates
-    own_record: str | None = None  # this entry's publisher ref now (the lease for moving it)
 
     @property
     def pushes(self) -> bool:
@@ -122,7 +82,7 @@ class BranchPlan:
         }
 
 
-def decide(
+def assess(
     cache: Cache,
     entry: Entry,
     *,
@@ -133,8 +93,8 @@ def decide(
     rewrite: bool,
     by: str | None = None,
 ) -> BranchPlan:
-    """Read-only: what to do with `entry.head_branch` given its live head and the record
-    (`by`: the entry the record names, see `published_by`)."""
+    """Local git only: what to do with `entry.head_branch` given its live head and the
+    record (`by`: the entry the record names, see `branch_refs.published_by`)."""
     patches = entry.patches()
     if live is None:
         return BranchPlan(NEW, "the fork has no such branch yet", live, published)
@@ -155,34 +115,61 @@ def decide(
     # would drop their commits underneath. Only a head the tool built whole is.
     ours = live == published and by == entry.name and FAST_FORWARD_NOTE not in cache.message(live)
     if ours or rewrite:
-        wanted = cache.apply(base, patches)
-        if wanted.failed:
-            names = ", ".join(p.name for p in wanted.failed)
-            return BranchPlan(
-                REFUSED,
-                f"{names} does not apply on the base {base[:12]}: run scripts/check {entry.name}",
-                live,
-                published,
-            )
-        if ours:
-            return BranchPlan(
-                REWRITE,
-                "the head is exactly what this tool last published, so it is rebuilt "
-                "(no one else's commit is dropped)",
-                live,
-                published,
-            )
-        dropped = [
-            Dropped(sha, *cache.describe(sha))
-            for sha in cache.commits_between(remote, live, stop=base)
-        ]
+        return _rebuild(cache, entry, remote, base, live, published, ours=ours)
+    return _on_top(cache, entry, remote, base, live, published, on_live)
+
+
+def _rebuild(
+    cache: Cache,
+    entry: Entry,
+    remote: str,
+    base: str,
+    live: str,
+    published: str | None,
+    *,
+    ours: bool,
+) -> BranchPlan:
+    """Replace the branch by base + patches: the tool's own publication, or `--rewrite`
+    (which names every commit it drops)."""
+    wanted = cache.apply(base, entry.patches())
+    if wanted.failed:
+        names = ", ".join(p.name for p in wanted.failed)
         return BranchPlan(
-            REWRITE,
-            "--rewrite: the branch is replaced by base + patches; the commits below leave it",
+            REFUSED,
+            f"{names} does not apply on the base {base[:12]}: run scripts/check {entry.name}",
             live,
             published,
-            dropped=dropped,
         )
+    if ours:
+        return BranchPlan(
+            REWRITE,
+            "the head is exactly what this tool last published, so it is rebuilt "
+            "(no one else's commit is dropped)",
+            live,
+            published,
+        )
+    dropped = [
+        Dropped(sha, *cache.describe(sha)) for sha in cache.commits_between(remote, live, stop=base)
+    ]
+    return BranchPlan(
+        REWRITE,
+        "--rewrite: the branch is replaced by base + patches; the commits below leave it",
+        live,
+        published,
+        dropped=dropped,
+    )
+
+
+def _on_top(
+    cache: Cache,
+    entry: Entry,
+    remote: str,
+    base: str,
+    live: str,
+    published: str | None,
+    on_live: Applied,
+) -> BranchPlan:
+    """Someone's head: only commits on top (or an update of an earlier revision), or refused."""
     why = "the head is not what this tool published" + (
         f" (it published {published[:12]})" if published else " (no publication record)"
     )

@@ -15,13 +15,13 @@ reads anyway (GitHub's own rules, as its documentation states them):
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from patchcarry import git
 from patchcarry.github import ACTIONS, APP_USER, CLASSIC, FINE_GRAINED, OAUTH
-from patchcarry.resubmit import fork
-from patchcarry.resubmit.flow import Work
-from patchcarry.resubmit.reads import Reads
+from patchcarry.resubmit.live import Cache
+from patchcarry.resubmit.observe import ForkSide
 
 WORKFLOWS = ".github/workflows"
 _NO_SCOPES = {
@@ -39,35 +39,26 @@ def _workflows_tree(commit: str, cwd: Any) -> str | None:
     return out.strip() if code == 0 else None
 
 
-def _fork_side(work: Work, reads: Reads, upstream_url: str) -> tuple[str | None, str]:
-    """(the commit the fork has where the push lands, what it is), fetched trees-only into
-    the cache when it is not there yet; (None, why) when the fork has nothing to compare."""
-    cache, entry, status = work.cache, work.entry, work.fork
-    if work.branch.live:
-        return work.branch.live, f"the fork's {entry.head_branch}"
-    if status.kind == fork.ATTACHED and status.clone_url:
-        url, repo = status.clone_url, reads.repo(entry.fork)
-    else:
-        url, repo = upstream_url, reads.repo(entry.upstream)
-    default = (repo or {}).get("default_branch") or "main"
-    ref = f"refs/heads/{default}"
-    code, found, _ = git.ls_remote_refs(url, [ref], cwd=cache.repo)
-    sha = found.get(ref) if code == 0 else None
-    if sha is None:
-        return None, f"{entry.fork}, which has no {default} branch yet"
-    cache.fetch_head(cache.add_fork(url), sha)
-    owner = entry.fork if status.kind == fork.ATTACHED else f"{entry.upstream} (the new fork)"
-    return sha, f"{owner}'s {default}"
-
-
-def workflow_change(work: Work, reads: Reads, upstream_url: str) -> str | None:
+def workflow_change(
+    target: str | None,
+    push_from: Path | None,
+    cache: Cache,
+    branch: str,
+    live: str | None,
+    side: ForkSide | None,
+) -> str | None:
     """Why the planned push needs the `workflow` scope, or None when it does not push or
-    leaves .github/workflows as the fork has it."""
-    if work.target is None or work.push_from is None:
+    leaves .github/workflows as the fork has it (its `branch` at `live`, else what `side` read;
+    that commit's trees are fetched into the cache here, by the id observed)."""
+    if target is None or push_from is None:
         return None
-    pushed = _workflows_tree(work.target, work.push_from)
-    have, where = _fork_side(work, reads, upstream_url)
-    if have is not None and _workflows_tree(have, work.cache.repo) == pushed:
+    pushed = _workflows_tree(target, push_from)
+    have, where = live, f"the fork's {branch}"
+    if live is None and side is not None:
+        have, where = side.sha, side.where
+        if side.sha is not None:
+            cache.fetch_head(cache.add_fork(side.url), side.sha)
+    if have is not None and _workflows_tree(have, cache.repo) == pushed:
         return None
     if have is None and pushed is None:
         return None

@@ -1,12 +1,11 @@
-"""The fork the PR comes from: attached (a fork of upstream), missing, or detached."""
+"""The fork the PR comes from: attached (a fork of upstream), missing, or detached (read-only;
+`newfork` creates a missing one in the write phase)."""
 
 from __future__ import annotations
 
 import dataclasses
-import time
-from collections.abc import Callable
 
-from patchcarry.errors import FatalError, GitHubError
+from patchcarry.errors import FatalError
 from patchcarry.github import GitHub
 from patchcarry.resubmit.reads import Reads
 
@@ -47,39 +46,4 @@ def refuse_detached(status: ForkStatus, upstream: str) -> FatalError:
         f"{status.full_name} exists but is not an attached fork of {upstream} ({status.note}); "
         f"never pushing there. Rename or delete it on GitHub, or set `fork` in the manifest "
         f"to a new name (it will be created), then re-run"
-    )
-
-
-def create(
-    gh: GitHub,
-    fork: str,
-    upstream: str,
-    *,
-    login: str,
-    attempts: int = 10,
-    interval: float = 1.0,
-    sleep: Callable[[float], None] = time.sleep,
-) -> ForkStatus:
-    """POST the fork, then poll (bounded) until it answers as an attached fork.
-
-    GitHub may hand back an existing fork of the owner under another name: that one is used,
-    and `note` says so (the manifest's `fork` should then be updated).
-    """
-    owner, name = fork.split("/", 1)
-    made = gh.create_fork(upstream, name=name, organization=None if owner == login else owner)
-    full_name = made.get("full_name", fork)
-    for attempt in range(attempts):
-        status = inspect(gh, full_name, upstream)
-        if status.kind == ATTACHED:
-            if full_name.lower() != fork.lower():
-                status.note = (
-                    f"GitHub returned the existing fork {full_name} instead of creating {fork}: "
-                    f'using it; set `fork = "{full_name}"` in the manifest'
-                )
-            return status
-        if attempt + 1 < attempts:
-            sleep(interval)
-    raise GitHubError(
-        f"POST /repos/{upstream}/forks accepted, but {full_name} did not answer as a fork after "
-        f"{attempts} tries; GitHub creates forks asynchronously: re-run in a minute"
     )

@@ -6,16 +6,15 @@ branches/{branch}`), and which of them the commits this tool writes satisfy, jud
 - `required_signatures`: the tool signs nothing (no GPG/SSH key is ever given to it);
 - `required_linear_history`: the tool writes no merge commit.
 
-Other checks are upstream CI's to decide after the push; after it, the head's check runs are
-read once and the DCO result is reported when it is there.
+Other checks are upstream CI's to decide after the push; after it, the write phase reads the
+head's check runs once and reports the DCO result when it is there.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from patchcarry.errors import GitHubError
-from patchcarry.github import GitHub, Json
+from patchcarry.github import Json
 
 _SIGNED_OFF = "satisfied: every commit the tool writes is signed off by its author"
 
@@ -60,19 +59,3 @@ def lines(judged: dict[str, Any]) -> list[str]:
     if judged["other"]:
         out.append(f"{head} also {', '.join(judged['other'])} (not judged here)")
     return out
-
-
-def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[dict[str, Any], str]:
-    """The head's DCO check runs, read once after the push: (JSON, the plan's sentence). A
-    report, never a failure: the writes are done, and GitHub answers 422 "No commit found" for
-    a head its PR does not show yet."""
-    try:
-        found_runs = gh.check_runs(repo, sha)
-    except GitHubError as exc:
-        return {"sha": sha, "dco": None}, f"DCO: not read for {sha[:12]} ({exc})"
-    runs = [r for r in found_runs if "dco" in str(r.get("name", "")).lower()]
-    if not runs:
-        return {"sha": sha, "dco": None}, f"DCO: not reported yet for {sha[:12]}"
-    found = {str(r.get("name")): r.get("conclusion") or r.get("status") for r in runs}
-    said = ", ".join(f"{name} {state}" for name, state in sorted(found.items()))
-    return {"sha": sha, "dco": found}, f"DCO: {said} for {sha[:12]}"

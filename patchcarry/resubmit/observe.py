@@ -1,0 +1,288 @@
+"""Phase 1 of an entry's journey: every GitHub and git-remote read, once, into frozen values.
+
+The run's facts (the token's login and capability, the upstream URL, the check report, every
+superseded PR's state, the forks' default branches) are read once per run (`observe_run`);
+then each entry's own (`observe_entry`): its fork, the fork branch and its publication record
+(one `git ls-remote`), upstream's CI gate ref, the open PR, its cross-links, the base branch's
+rules. Reading stops where the reads already settle the entry (merged, refused, detached), so
+a settled entry costs no more reads. Nothing here writes anywhere; later phases never read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from patchcarry import git
+from patchcarry.check import render
+from patchcarry.check.report import CheckReport
+from patchcarry.check.run import run_checks
+from patchcarry.errors import BadInputError, NetworkError, UpstreamError, UsageError
+from patchcarry.github import Json, NotFoundError
+from patchcarry.manifest import Entry
+from patchcarry.proc import CalledProcessError
+from patchcarry.resubmit import body as bodies
+from patchcarry.resubmit import branch_refs, classify, fork, verdict
+from patchcarry.resubmit.classify import Classification
+from patchcarry.resubmit.options import Options
+from patchcarry.resubmit.preflight import own_comments
+from patchcarry.resubmit.reads import Reads, pull_state
+
+if TYPE_CHECKING:
+    from patchcarry.github import GitHub
+
+
+def today() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunFacts:
+    """What holds for every entry of the run, read once."""
+
+    token: bool  # whether GITHUB_TOKEN is set (without it the run is a dry run)
+    login: str  # the token's user ("" without a token): only its comments count as ours
+    token_kind: str | None
+    scopes: frozenset[str] | None
+    upstream_url: str
+    today: str  # the date a revision line records
+    report: CheckReport
+    cache: Path  # the check's blob-less cache repo: the live branches are read there
+    classes: Mapping[int, Classification]  # every superseded and recorded PR, classified
+    defaults: Mapping[str, str | None]  # entry name -> its fork's default branch
+
+
+@dataclasses.dataclass(frozen=True)
+class Vetting:
+    """Upstream's CI gate branch `pull-request/<pr>` as read (`readable` False: it could not be)."""
+
+    pr: int
+    readable: bool
+    sha: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class ForkSide:
+    """What the fork has where a new branch lands (its default branch, or upstream's for a
+    fork still to be made): the workflow comparison's other side."""
+
+    url: str
+    sha: str | None
+    where: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Observed:
+    """Everything read for one entry. Fields after `superseded` stay empty when the reads
+    before them settled the entry (check failed, merged, refused, detached fork)."""
+
+    entry: Entry
+    check_lines: tuple[str, ...]
+    applies: bool
+    token_login: str = ""  # the run's token user, so `decide` needs this value alone
+    current: Classification | None = None  # the manifest's recorded PR
+    superseded: tuple[Classification, ...] = ()
+    fork: fork.ForkStatus | None = None
+    live: str | None = None  # the fork branch's head (None: absent)
+    published: str | None = None  # the publication record's commit
+    publishers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    vetting: Vetting | None = None
+    pull: Json | None = None  # the open PR from the fork branch
+    linked: frozenset[int] = frozenset()  # superseded PRs that hold our cross-link already
+    rules: tuple[Json, ...] = ()  # upstream's active rules for the base branch
+    fork_side: ForkSide | None = None  # read only when the fork branch is absent
+
+    @property
+    def pull_author(self) -> str:
+        """The login of whoever opened the open PR ("" when there is none)."""
+        return str(((self.pull or {}).get("user") or {}).get("login") or "")
+
+
+def observe_run(
+    entries: list[Entry], opts: Options, gh: GitHub, reads: Reads, *, token: str | None
+) -> RunFacts:
+    """The run's facts: login, upstream URL, the check, the PRs' states, default branches."""
+    login = gh.user().get("login", "") if token is not None else ""
+    upstreams = sorted({e.upstream for e in entries})
+    if len(upstreams) > 1 and opts.upstream_url:
+        raise UsageError("--upstream-url names one repository, but the entries use several")
+    url = opts.upstream_url or _clone_url(reads, upstreams[0], gh.host)
+    report = run_checks(entries, upstream=url)
+    assert report.cache is not None  # an upstream check always has its cache
+    defaults = {e.name: _default_branch(reads, e) for e in entries}
+    classes = _classify_all(reads, entries, opts.manifest_path)
+    cache = Path(report.cache)
+    return RunFacts(
+        token is not None, login, gh.token_kind, gh.scopes, url, today(), report, cache,
+        classes, defaults,
+    )  # fmt: skip
+
+
+def _clone_url(reads: Reads, upstream: str, host: str) -> str:
+    repo = reads.repo(upstream)
+    if repo is None:
+        raise UpstreamError(f"{upstream} not found on {host}")
+    url = repo.get("clone_url")
+    if not url:
+        raise UpstreamError(f"{upstream} has no clone_url; pass --upstream-url")
+    return str(url)
+
+
+def _default_branch(reads: Reads, entry: Entry) -> str | None:
+    """The fork's default branch; a missing fork would get upstream's (default_branch_only)."""
+    repo = reads.repo(entry.fork) or reads.repo(entry.upstream)
+    return (repo or {}).get("default_branch")
+
+
+def _manifest_line(path: Path, entry: str, key: str, number: int) -> str:
+    """`path:LINE` of the entry's `key = number` line (for a message), else just the path."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return str(path)
+    inside = False
+    for n, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].strip().replace(" ", "")
+        if text.startswith("name="):
+            inside = text == f'name="{entry}"' or text == f"name='{entry}'"
+        if inside and (text == f"{key}={number}" or f"{key}=[" in text and str(number) in text):
+            return f"{path}:{n}"
+    return str(path)
+
+
+def _classify_all(
+    reads: Reads, entries: list[Entry], path: Path | None
+) -> dict[int, Classification]:
+    """Every superseded and recorded PR of the selected entries, with same-second siblings."""
+    found: dict[int, Classification] = {}
+    for entry in entries:
+        for number in (*entry.supersedes, *([entry.pr] if entry.pr else [])):
+            if number in found:
+                continue
+            try:
+                found[number] = pull_state(reads, entry.upstream, number)
+            except NotFoundError:
+                key = "pr" if number == entry.pr else "supersedes"
+                where = f"{_manifest_line(path, entry.name, key, number)}: " if path else ""
+                raise BadInputError(
+                    f"{where}entry {entry.name!r}: `{key}` names #{number}, which "
+                    f"{entry.upstream} does not have: fix that line of the manifest"
+                ) from None
+    classify.add_sibling_evidence(found.values())
+    return found
+
+
+def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) -> Observed:
+    """One entry's reads, in the order they settle it."""
+    lines = tuple(render.sentences(facts.report.entry(entry.name), entry))
+    seen = Observed(entry, lines, facts.report.entry(entry.name).status != "does not apply")
+    if not seen.applies:
+        return seen
+    if reads.repo(entry.upstream) is None:
+        raise UpstreamError(f"{entry.upstream} not found; check --upstream/GH_HOST")
+    current, superseded = verdict.history(entry, facts.classes)
+    seen = dataclasses.replace(
+        seen, token_login=facts.login, current=current, superseded=superseded
+    )
+    if verdict.settle(current, superseded, force=opts.force) is not None:
+        return seen
+    status = fork.inspect(reads, entry.fork, entry.upstream)
+    seen = dataclasses.replace(seen, fork=status)
+    if status.kind == fork.DETACHED:
+        return seen
+    live, published, publishers = _read_live(status, entry, facts.cache)
+    return dataclasses.replace(
+        seen,
+        live=live,
+        published=published,
+        publishers=publishers,
+        vetting=_read_vetting(entry, live, facts.upstream_url),
+        pull=_read_pull(reads, entry, status, current),
+        linked=_read_links(reads, entry, superseded, opts.force, facts.login),
+        rules=tuple(reads.branch_rules(entry.upstream, entry.base_branch)),
+        fork_side=None if live else _read_fork_side(reads, entry, status, facts),
+    )
+
+
+def _read_live(
+    status: fork.ForkStatus, entry: Entry, cache: Path
+) -> tuple[str | None, str | None, dict[str, str]]:
+    """(live head, published record, {entry: its publisher ref}) of the fork branch: one
+    `git ls-remote`."""
+    if status.kind != fork.ATTACHED or not status.clone_url:
+        return None, None, {}
+    refs = [
+        f"refs/heads/{entry.head_branch}",
+        branch_refs.record_ref(entry.head_branch),
+        branch_refs.publisher_pattern(entry.head_branch),
+    ]
+    try:
+        found = git.ls_remote_with_token(status.clone_url, refs, cwd=cache)
+    except CalledProcessError:
+        raise NetworkError(
+            f"could not read {status.full_name} with git (a fork's git side can lag its API "
+            "for a minute after it is created): retry in a minute"
+        ) from None
+    named = branch_refs.publishers(found, entry.head_branch)
+    return found.get(refs[0]), found.get(refs[1]), named
+
+
+def _read_vetting(entry: Entry, head: str | None, upstream_url: str) -> Vetting | None:
+    """Upstream's CI gate (copy-pr-bot's `pull-request/<N>` branch), when there is a head."""
+    if entry.pr is None or head is None:
+        return None
+    ref = f"refs/heads/pull-request/{entry.pr}"
+    code, found, _ = git.ls_remote_refs(upstream_url, [ref])
+    return Vetting(entry.pr, code == 0, found.get(ref) if code == 0 else None)
+
+
+def _read_pull(
+    reads: Reads, entry: Entry, status: fork.ForkStatus, current: Classification | None
+) -> Json | None:
+    """The open PR from the fork branch: the recorded one when it still comes from there."""
+    label = f"{status.full_name.split('/')[0]}:{entry.head_branch}"
+    if current is not None and current.state == classify.OPEN and current.head_label == label:
+        return reads.pull(entry.upstream, current.number)
+    if status.kind != fork.ATTACHED:
+        return None
+    for pull in reads.open_pulls(entry.upstream, label, entry.base_branch):
+        if (pull.get("head") or {}).get("label") == label:
+            return pull
+    return None
+
+
+def _read_links(
+    reads: Reads, entry: Entry, superseded: tuple[Classification, ...], force: bool, login: str
+) -> frozenset[int]:
+    """The superseded PRs a cross-link may go to that already hold the token user's."""
+    linked = set()
+    for item in superseded:
+        if item.state != classify.DETACHED and not force:
+            continue
+        marker = bodies.link_marker(entry.name, item.number)
+        ours = own_comments(reads.comments(entry.upstream, item.number), login)
+        if any(bodies.has_marker(c.get("body"), marker) for c in ours):
+            linked.add(item.number)
+    return frozenset(linked)
+
+
+def _read_fork_side(
+    reads: Reads, entry: Entry, status: fork.ForkStatus, facts: RunFacts
+) -> ForkSide:
+    """The commit the fork has where a new branch lands: its default branch's head."""
+    if status.kind == fork.ATTACHED and status.clone_url:
+        url, repo = status.clone_url, reads.repo(entry.fork)
+        owner = entry.fork
+    else:
+        url, repo = facts.upstream_url, reads.repo(entry.upstream)
+        owner = f"{entry.upstream} (the new fork)"
+    default = (repo or {}).get("default_branch") or "main"
+    ref = f"refs/heads/{default}"
+    code, found, _ = git.ls_remote_refs(url, [ref], cwd=facts.cache)
+    sha = found.get(ref) if code == 0 else None
+    if sha is None:
+        return ForkSide(url, None, f"{entry.fork}, which has no {default} branch yet")
+    return ForkSide(url, sha, f"{owner}'s {default}")

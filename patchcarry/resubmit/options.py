@@ -1,0 +1,24 @@
+"""What the user asked for on the command line, and nothing observed: the run's facts (the
+token's login, the upstream URL it resolved, today's date) are `observe.RunFacts`."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    dry_run: bool
+    force: bool = False
+    rebase: bool = False
+    rewrite: bool = False
+    upstream_url: str | None = None  # --upstream-url (None: the API's clone_url)
+    evidence_markdown: str | None = None
+    manifest_path: Path | None = None
+    allow_default_branch: bool = False
+    fork_attempts: int = 10
+    fork_interval: float = 1.0
+    git_retries: int = 4  # a new fork's git side lags its API: bounded back-off
+    sleep: Callable[[float], None] | None = None

@@ -1,0 +1,228 @@
+"""`decide` as a table: plain values in (what was observed and built), a plan of writes or one
+refusal out. No git, no HTTP: each row is a case a run meets on GitHub."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from patchcarry.manifest import Entry
+from patchcarry.patchfile import Patch
+from patchcarry.resubmit import assemble, classify, decide, fork
+from patchcarry.resubmit import branch as branches
+from patchcarry.resubmit.build import Built
+from patchcarry.resubmit.classify import Classification
+from patchcarry.resubmit.observe import Observed
+from patchcarry.resubmit.options import Options
+from patchcarry.resubmit.plan import MERGED, PLANNED, REFUSED, UNCHANGED
+
+LOGIN = "htesd"
+FORK = "htesd/Megatron-LM-oss"
+UPSTREAM = "NVIDIA/Megatron-LM"
+OLD, NEW_PR = 6117, 6339
+LIVE, TARGET, BASE = "a" * 40, "b" * 40, "c" * 40
+
+
+FIX = Patch(
+    name="0001-fix.patch", path=Path("0001-fix.patch"), text="", subject="Clear the grads",
+    author="A U Thor <author@example.com>", author_name="A U Thor",
+    author_email="author@example.com", date="Mon, 3 Aug 2026 10:00:00 +0000",
+    message="Why it is right.", files=("megatron/core/tensor_parallel/random.py",), hunks=(),
+    signoffs=("A U Thor <author@example.com>",),
+)  # fmt: skip
+
+
+def _entry(**changes: Any) -> Entry:
+    """An entry as the manifest gives it, made of plain values (no patch file is read)."""
+    entry = Entry(
+        name="checkpoint-grad", title="Clear the grads", upstream=UPSTREAM, base_branch="dev",
+        base_commit=BASE, fork=FORK, head_branch="fix/checkpoint-detached-grad-retention",
+        fixes=(FIX,), tests=(), include_tests=False, supersedes=(OLD,), pr=None, offline=None,
+    )  # fmt: skip
+    return dataclasses.replace(entry, **changes)
+
+
+def _pr(number: int, state: str, *, author: str = LOGIN, head: str = "") -> Classification:
+    return Classification(
+        number, state, f"https://github.com/{UPSTREAM}/pull/{number}", author,
+        None if state in (classify.OPEN, classify.MERGED) else "2026-08-01T00:00:00Z",
+        [f"{state} (evidence)"], head_label=head,
+    )  # fmt: skip
+
+
+def _seen(entry: Entry, *, current=None, superseded=(), status=None, **more: Any) -> Observed:  # noqa: ANN001
+    status = status or fork.ForkStatus(fork.ATTACHED, FORK, "https://example.invalid/f.git")
+    return Observed(
+        entry, ("applies at the pinned base",), True, token_login=LOGIN, current=current,
+        superseded=tuple(superseded), fork=status, **more,
+    )  # fmt: skip
+
+
+def _new_branch() -> Built:
+    plan = branches.BranchPlan(branches.NEW, "the fork has no such branch yet", None, None)
+    made = assemble.Branch(base=BASE, commit=TARGET, patches=2)
+    return Built(plan, target=TARGET, push_from=Path("scratch"), assembled=made)
+
+
+def _holds_carried() -> Built:
+    reason = "the head is what this tool last published"
+    return Built(branches.BranchPlan(branches.UNCHANGED, reason, LIVE, LIVE))
+
+
+def _open_pull(number: int, *, author: str = LOGIN, body: str = "", title: str = "") -> dict:
+    return {
+        "number": number, "html_url": f"https://github.com/{UPSTREAM}/pull/{number}",
+        "user": {"login": author}, "body": body, "title": title,
+        "head": {"label": f"{LOGIN}:fix/checkpoint-detached-grad-retention"},
+    }  # fmt: skip
+
+
+def _decide(seen: Observed, built: Built | None, **opts: Any) -> decide.Plan:
+    return decide.decide(seen, built, Options(dry_run=True, **opts), today="2026-12-04")
+
+
+def _calls(plan: decide.Plan) -> list[str]:
+    return [w.call.split(" ")[0] + " " + w.call.split(" ")[1] for w in plan.writes]
+
+
+DETACHED_OLD = _pr(OLD, classify.DETACHED)
+
+
+def test_merged_recorded_pr_is_nothing_to_do():
+    entry = _entry(pr=NEW_PR, supersedes=(OLD,))
+    seen = _seen(entry, current=_pr(NEW_PR, classify.MERGED), superseded=[DETACHED_OLD])
+    plan = _decide(seen, None)
+    assert (plan.action, plan.pr, plan.writes) == (MERGED, NEW_PR, ())
+    assert plan.merged == f"#{NEW_PR} is merged: nothing to do" and plan.refusal is None
+
+
+def test_merged_superseded_pr_is_nothing_to_resubmit():
+    entry = _entry(pr=None, supersedes=(OLD,))
+    plan = _decide(_seen(entry, superseded=[_pr(OLD, classify.MERGED)]), None)
+    assert plan.action == MERGED and plan.merged == f"#{OLD} was merged: nothing to re-submit"
+
+
+@pytest.mark.parametrize(
+    "state", [classify.MAINTAINER, classify.AUTHOR, classify.UNKNOWN, classify.OPEN]
+)
+def test_someone_elses_decision_is_refused_unless_forced(state: str):
+    entry = _entry(pr=None, supersedes=(OLD,))
+    seen = _seen(entry, superseded=[_pr(OLD, state)])
+    plan = _decide(seen, _new_branch())
+    assert plan.action == REFUSED and plan.writes == ()
+    assert plan.refusal is not None
+    assert plan.refusal.reason == (
+        f"#{OLD} is {state}: re-submitting would override that decision; pass --force if "
+        "you mean it"
+    )
+    forced = _decide(seen, _new_branch(), force=True)
+    assert forced.action == PLANNED and forced.refusal is None
+
+
+def test_maintainer_close_is_refused_before_the_fork_is_even_looked_at():
+    entry = _entry(pr=None, supersedes=(OLD,))
+    seen = dataclasses.replace(_seen(entry, superseded=[_pr(OLD, classify.MAINTAINER)]), fork=None)
+    assert _decide(seen, None).action == REFUSED
+
+
+def test_a_second_open_pr_of_the_manifest_from_another_branch_is_refused():
+    entry = _entry(pr=NEW_PR, supersedes=(OLD,))
+    current = _pr(NEW_PR, classify.OPEN, head="someone:other-branch")
+    seen = _seen(entry, current=current, superseded=[DETACHED_OLD])
+    plan = _decide(seen, _new_branch())
+    assert plan.action == REFUSED and plan.refusal is not None
+    assert plan.refusal.reason.startswith(
+        f"the manifest's pr #{NEW_PR} is open from someone:other-branch, not {LOGIN}:"
+    )
+    assert "a new PR would duplicate it" in plan.refusal.reason
+    assert _decide(seen, _new_branch(), force=True).action == PLANNED
+
+
+def test_detached_fork_is_refused_with_nothing_written():
+    entry = _entry(pr=None, supersedes=(OLD,))
+    status = fork.ForkStatus(fork.DETACHED, FORK, "https://example.invalid/f.git", "fork: false")
+    plan = _decide(_seen(entry, superseded=[DETACHED_OLD], status=status), None)
+    assert plan.action == REFUSED and plan.writes == () and plan.push is None
+    assert plan.refusal is not None and "never pushing there" in plan.refusal.reason
+    assert f"fork: {status.describe(UPSTREAM)}" in plan.facts
+
+
+def test_missing_fork_plans_create_push_pr_and_cross_link_in_that_order():
+    entry = _entry(pr=None, supersedes=(OLD,))
+    status = fork.ForkStatus(fork.MISSING, FORK)
+    plan = _decide(_seen(entry, superseded=[DETACHED_OLD], status=status), _new_branch())
+    assert _calls(plan) == [
+        f"POST /repos/{UPSTREAM}/forks",
+        "git push",
+        f"POST /repos/{UPSTREAM}/pulls",
+        f"POST /repos/{UPSTREAM}/issues/{OLD}/comments",
+    ]
+    assert plan.push is not None and plan.push.live is None  # leased on "absent"
+    assert plan.pull is not None and plan.pull.existing is None and plan.links == (OLD,)
+
+
+def test_a_cross_link_already_there_is_not_planned_again():
+    entry = _entry(pr=None, supersedes=(OLD,))
+    seen = _seen(entry, superseded=[DETACHED_OLD], linked=frozenset({OLD}))
+    plan = _decide(seen, _new_branch())
+    assert plan.links == () and not any("/comments" in w.call for w in plan.writes)
+
+
+def test_a_strangers_open_pr_on_the_fork_branch_is_refused():
+    """Anyone can open a PR from a public fork's branch: one the token's user did not open is
+    never refreshed, recorded or cross-linked (issue 28)."""
+    entry = _entry(pr=None, supersedes=(OLD,))
+    pull = _open_pull(7000, author="stranger", body="their words", title="their title")
+    seen = _seen(entry, superseded=[DETACHED_OLD], pull=pull, live=LIVE, published=None)
+    assert seen.pull_author == "stranger" != seen.token_login
+    plan = _decide(seen, _holds_carried())
+    assert plan.action == REFUSED and plan.refusal is not None and _calls(plan) == []
+    assert "#7000" in plan.refusal.reason and "opened by stranger" in plan.refusal.reason
+
+
+def test_the_users_own_pr_opened_by_hand_gets_only_the_tools_section():
+    """The token's user opened it by hand: only the tool's section is added, the title kept."""
+    entry = _entry(pr=None, supersedes=(OLD,))
+    pull = _open_pull(7000, author=LOGIN, body="their words", title="their title")
+    seen = _seen(entry, superseded=[DETACHED_OLD], pull=pull, live=LIVE, published=None)
+    plan = _decide(seen, _holds_carried())
+    assert plan.pr == 7000 and plan.pull is not None and plan.pull.title is None
+    assert plan.pull.body.startswith("their words")  # their text kept, the section appended
+    assert _calls(plan)[0] == f"PATCH /repos/{UPSTREAM}/pulls/7000"
+
+
+def test_a_pr_that_already_holds_the_carried_code_and_section_needs_no_write():
+    entry = _entry(pr=NEW_PR, supersedes=(OLD,))
+    current = _pr(NEW_PR, classify.OPEN, head=f"{LOGIN}:{entry.head_branch}")
+    seen = _seen(
+        entry, current=current, superseded=[DETACHED_OLD], live=LIVE, published=LIVE,
+        linked=frozenset({OLD}), pull=_open_pull(NEW_PR, title=entry.title),
+    )  # fmt: skip
+    first = _decide(seen, _holds_carried())
+    assert first.pull is not None
+    written = _open_pull(NEW_PR, body=first.pull.body, title=entry.title)
+    again = _decide(dataclasses.replace(seen, pull=written), _holds_carried())
+    assert _holds_carried().holds_carried
+    assert (again.action, again.writes, again.push) == (UNCHANGED, (), None)
+    assert not again.executable
+
+
+def test_a_refused_branch_is_the_entrys_one_refusal():
+    entry = _entry(pr=None, supersedes=(OLD,))
+    why = "someone's commits would be dropped"
+    built = Built(branches.BranchPlan(branches.REFUSED, why, LIVE, None))
+    plan = _decide(_seen(entry, superseded=[DETACHED_OLD], live=LIVE), built)
+    assert plan.refusal == decide.Refusal(f"branch {entry.head_branch}: {why}")
+    assert not any(f.startswith("branch: REFUSED") for f in plan.facts)
+
+
+def test_a_check_that_failed_refuses_before_anything_else():
+    entry = _entry(pr=None, supersedes=(OLD,))
+    seen = Observed(entry, ("does not apply",), False)
+    plan = _decide(seen, None)
+    assert plan.action == REFUSED and plan.refusal is not None
+    assert plan.refusal.reason.startswith("check failed: run ")
+    assert plan.facts == ("check: does not apply",)
