@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tree": ("tree", "check out an upstream source tree at the pinned base (for MEGATRON_SRC)"),
     "resubmit": ("resubmit", "open or refresh the upstream PR from an attached fork"),
     "adopt": ("adopt", "carry an upstream PR (e.g. one auto-closed by fork detachment) as patches"),
+    "retire": ("retire", "stop carrying an entry whose fix landed upstream, keeping its record"),
     "scan": ("scan", "list your upstream PRs closed by fork detachment, not yet re-submitted"),
     "gpu-check": ("gpu_check", "GPU tests, seed-config measurement, upstream tests (GPU machine)"),
 }

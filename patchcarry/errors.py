@@ -27,17 +27,20 @@ CODES: dict[int, str] = {
     "(maintainer-closed PR, detached fork or a closer that cannot be told, lease rejected, a "
     "push GitHub refused (its reason quoted), a token whose kind or scopes cannot finish the "
     "run, a branch another entry published, a commit that could not carry its author's "
-    "sign-off, a PR on the fork's branch that someone other than the token's user opened); "
-    "refusals come before the first write",
+    "sign-off, a PR on the fork's branch that someone other than the token's user opened, a "
+    "PR whose change has landed upstream since (`adopt`), a fix `check` does not find landed "
+    "(`retire`; a superseded one without --moot)); refusals come before the first write. A "
+    "fix that landed upstream is not a failure: `check` exits 0 for it",
     ExitCode.USAGE: "bad command line (the command's usage is printed): an unknown option, "
     "a missing argument, options that do not go together, `scan` with neither GITHUB_TOKEN "
-    "nor --author",
+    "nor --author, `retire --comment` without GITHUB_TOKEN",
     ExitCode.UNEXPECTED: "unexpected failure (a bug; traceback printed)",
     ExitCode.NETWORK: "a network read failed: upstream or GitHub unreachable or the connection "
     "dropped (by git or the API, a lazy blob fetch included), or a ref or commit missing "
     "upstream; nothing was judged from it; re-run (`--offline` where the command has it)",
     ExitCode.BAD_INPUT: "bad or unsafe input: a malformed patch or manifest, an ENTRY the "
-    "manifest does not hold; a patch path outside the entry's `paths` (default `megatron/**`, "
+    "manifest does not hold or has retired (`landed = {...}`); a patch path outside the "
+    "entry's `paths` (default `megatron/**`, "
     "`tests/**`), a workflow file or another file upstream's CI runs (`.github/**`, GitLab's "
     "CI), a symlink, submodule, mode change (a delete and a create of one path included), "
     "rename or binary patch (as `git apply` reads it, and as the tree's own modes say); a diff "

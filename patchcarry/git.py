@@ -755,3 +755,115 @@ def trailers(message: bytes) -> list[tuple[str, str]]:
         if sep:
             found.append((key, value))
     return found
+
+
+# -- landing: the base branch's history since the pinned base (commits and trees, no blobs),
+# and what git says about where a fix's lines went.
+
+
+def fetch_since(remote: str, refspecs: list[str], since: int, *, cwd: Path) -> tuple[int, str]:
+    """Blob-less fetch of `refspecs` with every commit newer than the epoch `since` (trees
+    come, blobs are read lazily); (code, stderr)."""
+    code, _, err = git(
+        *NETWORK_ARGS,
+        "-c",
+        "protocol.version=2",
+        "fetch",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--quiet",
+        f"--shallow-since={since} +0000",
+        "--filter=blob:none",
+        "--end-of-options",
+        remote,
+        *refspecs,
+        cwd=cwd,
+        check=False,
+    )
+    return code, err
+
+
+def commit_time(rev: str, *, cwd: Path) -> int:
+    """Committer time of `rev` (epoch seconds)."""
+    _, out, _ = git("log", "-1", "--format=%ct", "--end-of-options", rev, cwd=cwd)
+    return int(out.strip())
+
+
+def is_ancestor(a: str, b: str, *, cwd: Path) -> bool:
+    code, _, _ = git("merge-base", "--is-ancestor", "--end-of-options", a, b, cwd=cwd, check=False)
+    return code == 0
+
+
+def first_parent_log(
+    base: str, tip: str, paths: list[str], *, cwd: Path
+) -> list[tuple[str, str, str]]:
+    """(sha, first parent, subject) of each first-parent commit of `base..tip` that touches
+    `paths`, oldest first: trees only, no blob is read. A merge stands for what it brought."""
+    _, out, _ = git(
+        "log",
+        "--first-parent",
+        "--reverse",
+        "--no-renames",
+        "--format=%H %P%x00%s",
+        f"{base}..{tip}",
+        "--",
+        *paths,
+        cwd=cwd,
+    )
+    found = []
+    for line in out.splitlines():
+        head, _, subject = line.partition("\0")
+        shas = head.split()
+        if len(shas) >= 2:  # a root commit has no change to compare
+            found.append((shas[0], shas[1], subject))
+    return found
+
+
+def deleted_by(base: str, tip: str, path: str, *, cwd: Path) -> str | None:
+    """The first-parent commit of `base..tip` that deleted `path` (trees only)."""
+    _, out, _ = git(
+        "log",
+        "--first-parent",
+        "--no-renames",
+        "--diff-filter=D",
+        "--format=%H",
+        f"{base}..{tip}",
+        "--",
+        path,
+        cwd=cwd,
+    )
+    shas = out.split()
+    return shas[-1] if shas else None
+
+
+def blame_reverse(
+    start: str, end: str, path: str, lines: list[int], *, cwd: Path
+) -> dict[int, tuple[str, str | None]]:
+    """`git blame --reverse start..end`: for each of `lines` (numbers in `start`'s `path`),
+    (the last commit it existed in, the commit that changed it, None when it lives on to
+    `end`). Reads the blobs of each version of `path` in between."""
+    if not lines:
+        return {}
+    if rev_parse(start, cwd=cwd) == rev_parse(end, cwd=cwd):  # nothing since: all live on
+        return {n: (end, None) for n in lines}
+    ranges = [arg for n in sorted(set(lines)) for arg in ("-L", f"{n},{n}")]
+    _, out, _ = git(
+        "blame", "--reverse", "--line-porcelain", *ranges, f"{start}..{end}", "--", path, cwd=cwd
+    )
+    result: dict[int, tuple[str, str | None]] = {}
+    sha, number, previous = "", 0, None
+    for row in out.splitlines():
+        parts = row.split()
+        if row.startswith("\t"):
+            result[number] = (sha, previous)
+        elif len(parts) >= 3 and len(parts[0]) >= 40 and parts[2].isdigit():
+            sha, number, previous = parts[0], int(parts[2]), None  # the line in `start`
+        elif row.startswith("previous "):
+            previous = parts[1]
+    return result
+
+
+def first_parent_range(base: str, tip: str, *, cwd: Path) -> list[str]:
+    """The first-parent commits of `base..tip`, newest first."""
+    _, out, _ = git("rev-list", "--first-parent", f"{base}..{tip}", "--", cwd=cwd)
+    return out.split()

@@ -104,6 +104,18 @@ def _hint_422(message: str) -> str:
     return next((hint for key, hint in _HINTS_422 if key in low), "")
 
 
+def _sso_url(response: httpx2.Response | None) -> str | None:
+    """The URL of GitHub's `X-GitHub-SSO: required; url=<url>` header ("" without a URL),
+    None when there is no such header: the answer of an org with SAML SSO to a token not
+    authorized for it."""
+    value = response.headers.get("X-GitHub-SSO") if response is not None else None
+    if value is None:
+        return None
+    parts = dict(p.strip().partition("=")[::2] for p in value.split(";") if "=" in p)
+    url = parts.get("url", "")
+    return _one_line(url) if url.startswith("https://") or url.startswith("http://") else ""
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())[:300]
 
@@ -292,6 +304,13 @@ class GitHub:
         if status == 401:
             return GitHubError(
                 f"{label}: 401 Bad credentials{said}: GITHUB_TOKEN is missing, expired or revoked"
+            )
+        sso = _sso_url(response)
+        if status == 403 and sso is not None:
+            return GitHubError(
+                f"{label}: 403 Forbidden{said}: the organisation enforces SAML single sign-on and "
+                f"the token is not authorized for it: authorize it at {sso or '(no URL given)'} "
+                "(or Settings > Developer settings > your token > Configure SSO), then re-run"
             )
         if status == 403:
             return GitHubError(

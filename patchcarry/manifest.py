@@ -89,7 +89,12 @@ _KNOWN = set(_REQUIRED) | {
     "offline",
     "measure",
     "paths",
+    "landed",
 }
+# `landed = {commit, date, verdict, pr?, subject?, retired}`: written by `retire`; the entry is
+# kept as a record and no longer carried.
+_LANDED_KEYS = {"commit", "date", "verdict", "retired", "pr", "subject"}
+_LANDED_VERDICTS = ("landed", "landed, changed since", "superseded")
 _MEASURE_ROLES = ("fix", "reset")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*\Z")
@@ -106,6 +111,18 @@ def check_repo(value: str, what: str) -> str:
     if not isinstance(value, str) or not _REPO_RE.fullmatch(value):
         raise BadInputError(f"{what} must be OWNER/REPO as GitHub names them, got {value!r}")
     return value
+
+
+@dataclasses.dataclass(frozen=True)
+class Landed:
+    """The record `retire` leaves: how and where the entry's fix landed upstream, and when."""
+
+    verdict: str  # landed | landed, changed since | superseded
+    commit: str
+    date: str  # the commit's date (YYYY-MM-DD)
+    retired: str = ""  # the day it was retired
+    pr: int | None = None
+    subject: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,6 +143,7 @@ class Entry:
     pr: PullNumber | None
     offline: str | None
     measure: str | None = None  # which `measure` variant this entry's fix is: fix | reset
+    landed: Landed | None = None  # retired: where it landed (no longer carried)
 
     @property
     def fix(self) -> Patch:
@@ -145,12 +163,19 @@ class Entry:
 @dataclasses.dataclass(frozen=True)
 class Manifest:
     path: Path
-    entries: tuple[Entry, ...]
+    entries: tuple[Entry, ...]  # the entries carried
+    retired: tuple[Entry, ...] = ()  # landed upstream (`retire`): kept as a record only
 
     def select(self, names: list[str] | tuple[str, ...]) -> list[Entry]:
         """Entries named on the command line, in manifest order; all when none are named."""
         if not names:
             return list(self.entries)
+        for entry in self.retired:
+            if entry.name in names:
+                raise BadInputError(
+                    f"{self.path}: entry {entry.name!r} is retired: "
+                    f"{landed_words(entry)}; it is no longer carried"
+                )
         known = {e.name for e in self.entries}
         unknown = [n for n in names if n not in known]
         if unknown:
@@ -159,6 +184,40 @@ class Manifest:
                 f"unknown entry {', '.join(unknown)} in {self.path}; known: {known_list}"
             )
         return [e for e in self.entries if e.name in names]
+
+
+def landed_words(entry: Entry) -> str:
+    """Where a retired entry landed, from its record."""
+    rec = entry.landed
+    if rec is None:
+        return "not retired"
+    pr = f" (PR #{rec.pr})" if rec.pr else ""
+    return f"{rec.verdict} upstream as {rec.commit[:12]}{pr} on {rec.date}"
+
+
+def _landed(where: str, label: str, value: Any) -> Landed | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not {"commit", "date", "verdict"} <= set(value):
+        raise _bad(where, f"{label}: landed must be a table with commit, date and verdict")
+    if set(value) - _LANDED_KEYS:
+        extra = ", ".join(sorted(set(value) - _LANDED_KEYS))
+        raise _bad(where, f"{label}: landed: unknown key(s) {extra}")
+    if not _SHA_RE.match(str(value["commit"])) or value["verdict"] not in _LANDED_VERDICTS:
+        raise _bad(
+            where,
+            f"{label}: landed needs a full 40-hex commit and a verdict of "
+            f"{', '.join(_LANDED_VERDICTS)}",
+        )
+    pr = value.get("pr")
+    return Landed(
+        str(value["verdict"]),
+        str(value["commit"]),
+        str(value["date"]),
+        str(value.get("retired", "")),
+        int(pr) if pr else None,
+        str(value.get("subject", "")),
+    )
 
 
 def _bad(path: Path | str, msg: str) -> BadInputError:
@@ -304,6 +363,7 @@ def _entry(
         pr=PullNumber(pr) if pr is not None else None,
         offline=text["offline"] or None,
         measure=measure,
+        landed=_landed(where, label, raw.get("landed")),
     )
 
 
@@ -369,7 +429,8 @@ def load(
     if len(set(names)) != len(names):
         raise _bad(path, "entry names must be unique")
     _unique_branches(path, entries)
-    return Manifest(path=path, entries=entries)
+    carried = tuple(e for e in entries if e.landed is None)
+    return Manifest(path, carried, tuple(e for e in entries if e.landed is not None))
 
 
 def record_pr(path: Path, entry_name: str, pr: int) -> None:

@@ -116,6 +116,34 @@ def record_pr_text(text: str, entry_name: str, pr: int) -> str:
     raise BadInputError(f"no [[entry]] named {entry_name!r} in the manifest")
 
 
+def record_landed_text(text: str, entry_name: str, record: Mapping[str, Any]) -> str:
+    """Manifest `text` with `landed = {...}` (an inline table: `retire`'s record) set in the
+    entry named `entry_name`, all else as is."""
+    try:
+        doc = tomlkit.parse(text)
+    except TOMLKitError as exc:
+        raise BadInputError(f"manifest is not valid TOML: {exc}") from None
+    newline = "\r\n" if "\r\n" in text else "\n"
+    inline = tomlkit.inline_table()
+    inline.update(record)
+    for table in _entries(doc):
+        if table.get("name") == entry_name:
+            if "landed" in table:
+                table["landed"] = inline
+            else:
+                _insert_in_key_block(table, "landed", inline, newline)
+            return tomlkit.dumps(doc)
+    raise BadInputError(f"no [[entry]] named {entry_name!r} in the manifest")
+
+
+def record_landed(
+    path: Path, entry_name: str, record: Mapping[str, Any], *, validate: Validator | None = None
+) -> None:
+    """Record in the manifest file that the entry landed upstream (atomically)."""
+    path = Path(path)
+    write_atomic(path, record_landed_text(_read(path), entry_name, record), validate=validate)
+
+
 def record_pr(path: Path, entry_name: str, pr: int) -> None:
     """Write the entry's current PR number into the manifest file (atomically)."""
     path = Path(path)

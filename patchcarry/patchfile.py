@@ -104,7 +104,8 @@ def parse(text: str | bytes, *, name: str = "patch", path: Path | None = None) -
     """Read format-patch `text` as git does and check what it may carry (`patchrules`);
     BadInputError says what is wrong (`name` labels it, `path` is the file it came from)."""
     patch = read(text, name=name, path=path)
-    patchrules.check(patch.name, patch.author, patch.author_email, patch.signoffs, patch.changes)
+    patchrules.check(patch.name, patch.author, patch.author_email, patch.signoffs, patch.changes,
+                     author_name=patch.author_name)  # fmt: skip
     return patch
 
 

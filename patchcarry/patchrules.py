@@ -95,14 +95,41 @@ def check_identity(author_name: str, email: str, name: str) -> None:
         )
 
 
+_SIGNOFF_VALUE = re.compile(r"^(.*) <(.*)>\s*$")
+
+
+def signed_off_by(signoff: str, names: Iterable[str], emails: Iterable[str]) -> bool:
+    """Whether one `Signed-off-by:` value certifies for a commit whose author and committer
+    have `names` and `emails`: the DCO App's rule (dcoapp/app lib/dco.js), its name one of the
+    names AND its email one of the emails, case-insensitively. An email alone is not enough:
+    `Jane Doe` under `Jane Q. Doe` fails upstream's check."""
+    match = _SIGNOFF_VALUE.match(signoff.strip())
+    if match is None:
+        return False
+    return match[1].strip().lower() in {n.lower() for n in names} and match[2].lower() in {
+        e.lower() for e in emails
+    }
+
+
 def check(
-    name: str, author: str, email: str, signoffs: Iterable[str], changes: Iterable[Change]
-) -> None:
-    """What a read patch may carry: a sign-off by its author, and on git's own list of files,
-    only edits, creations and deletions of regular text files at safe paths, no workflow files."""
-    if not any(f"<{email}>" in signoff for signoff in signoffs):
+    name: str, author: str, email: str, signoffs: Iterable[str], changes: Iterable[Change],
+    *, author_name: str | None = None,
+) -> None:  # fmt: skip
+    """What a read patch may carry: a sign-off by its author (name and email, as upstream's
+    DCO App wants), and on git's own list of files, only edits, creations and deletions of
+    regular text files at safe paths, no workflow files."""
+    who = author_name if author_name is not None else author.rsplit(" <", 1)[0]
+    values = list(signoffs)
+    if not any(signed_off_by(value, [who], [email]) for value in values):
+        near = [v for v in values if f"<{email.lower()}>" in v.lower()]
+        why = (
+            f"; {near[0]!r} has the email but another name (upstream's DCO App wants the "
+            "author's name and email)"
+            if near
+            else ""
+        )
         raise BadInputError(
-            f"{name}: no `Signed-off-by:` from its author {author} "
+            f"{name}: no `Signed-off-by:` from its author {author}{why} "
             "(upstream requires the DCO): git commit --amend -s, then re-export it"
         )
     changes = list(changes)

@@ -1,4 +1,4 @@
-"""A plain `resubmit` against a copy of the real state of #6339 and #6338, twice.
+"""A plain `resubmit` against a copy of the real state of #6339 and #6338, twice, then opted in.
 
     python -m testing.demo_live_refresh [--mirror PATH]
 
@@ -6,7 +6,9 @@ The fork's branches sit at upstream's refs/pull/6339/head and refs/pull/6338/hea
 local mirror of NVIDIA/Megatron-LM through git alternates: nothing is copied or fetched from
 the network), the PRs are open on the loopback GitHub with hand-written bodies (#6339's real
 description when /work/shared/upstream-pr-6339.txt is there), and the manifest is the one
-committed here. Prints both runs' output and what changed on the fork and the PRs.
+committed here. Two plain runs leave the PRs' heads and descriptions as their author left them
+(the carried commits are the PRs' own); a third with `--update-live` adds the test patches and
+says whose vetting that costs. Prints each run's output and what changed on the fork and PRs.
 """
 
 from __future__ import annotations
@@ -64,9 +66,14 @@ def main(argv: list[str] | None = None) -> int:
             env = {"GH_HOST": gh.url, "GITHUB_TOKEN": sc.TOKEN, "XDG_CACHE_HOME": str(tmp / "c")}
             codes = []
             with _environ(env):
-                for label in ("first run", "second run"):
-                    print(f"$ resubmit   # {label}", flush=True)
-                    codes.append(cli.main(["resubmit", "--manifest", str(series)]))
+                for label, extra in (
+                    ("first run", []),
+                    ("second run", []),
+                    ("opted in", ["--update-live"]),
+                ):
+                    print(f"$ resubmit {' '.join(extra)}  # {label}".replace("  ", " ", 1),
+                          flush=True)  # fmt: skip
+                    codes.append(cli.main(["resubmit", *extra, "--manifest", str(series)]))
                     sys.stdout.flush()
             kept = all(
                 git.git("merge-base", "--is-ancestor", sha, f"refs/heads/{b}", cwd=fork_git,

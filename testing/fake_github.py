@@ -243,6 +243,21 @@ class FakeGitHub:
         return {"X-OAuth-Scopes": ", ".join(self.state.token_scopes.get(token, ())),
                 "X-Accepted-OAuth-Scopes": "repo"}  # fmt: skip
 
+    def _saml_refusal(self, path: str, token: str) -> Reply | None:
+        """GitHub's answer to a token not authorized for an organisation that enforces SAML
+        SSO, on any request to its repositories (public ones too): 403, this message, and
+        `X-GitHub-SSO: required; url=<where to authorize it>`."""
+        match = re.match(r"^/(?:repos|orgs)/([^/]+)", path)
+        if match is None:
+            return None
+        org = next((o for o in self.state.saml_orgs if o.casefold() == match[1].casefold()), None)
+        if org is None or (token, org) in self.state.sso_authorized:
+            return None
+        body = error_json(403, "Resource protected by organization SAML enforcement. You must "
+                          "grant your Personal Access token access to this organization.",
+                          "/authentication/authenticating-with-saml-single-sign-on")  # fmt: skip
+        return Reply(403, body, {"X-GitHub-SSO": f"required; url={self.state.saml_orgs[org]}"})
+
     def _may_write(self, method: str, path: str, token: str, user: str) -> Reply | None:
         """GitHub's refusal of a write the token's kind or scopes do not allow (None: allowed).
         Fine-grained and app tokens reach only their owner's repositories (forking is a write
@@ -278,6 +293,10 @@ class FakeGitHub:
             user = self.state.tokens.get(token)
             if user is None:
                 return None, Reply(401, error_json(401, "Bad credentials")), body
+        if token is not None:
+            refused_sso = self._saml_refusal(path, token)
+            if refused_sso is not None:
+                return user, refused_sso, body
         fault = self._take_fault(method, path, {"fail", "drop"})
         if fault is not None:
             if fault.kind == "drop":

@@ -6,7 +6,8 @@ the App's conclusion into a repository-owned check) give it.
   branch_rules`), readable without authentication for a public repository;
 - GET /repos/{owner}/{repo}/commits/{ref}/check-runs: for the head of an open pull request,
   `DCO` (app `dco`) and `DCO gate`: success when every non-merge commit of the pull request
-  carries a `Signed-off-by:` with its author's email, failure naming the first that does not.
+  carries a `Signed-off-by:` whose name and email are its author's or committer's (the App's
+  rule, case-insensitive), failure naming the first that does not.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ DCO_APP, DCO_CHECK, GATE_CHECK = "dco", "DCO", "DCO gate"
 @route("GET", "/repos/{owner}/{repo}/rules/branches/{branch}")
 def get_branch_rules(state: GitHubState, req: Request, owner: str, repo: str, branch: str) -> Reply:
     found = _repo(state, req, owner, repo, "/repos/rules#get-rules-for-a-branch")
+    if not state.rulesets_api:  # a GitHub Enterprise Server that predates rulesets
+        raise HttpError(404, error_json(404, "Not Found", "/repos/rules#get-rules-for-a-branch"))
     rules = [
         {**rule, "ruleset_source_type": "Repository", "ruleset_source": found.full_name,
          "ruleset_id": 900 + n}
@@ -50,15 +53,24 @@ def dco_verdict(git_dir: Path, head: str, base: str | None) -> tuple[str, str]:
     ok = gitmod.git("cat-file", "-e", f"{base}^{{commit}}", cwd=git_dir, check=False)[0] == 0
     limit = ["--not", base] if base and ok else ["--max-count=1"]
     _, out, _ = gitmod.git(
-        "log", "--no-merges", "--max-count=250", "--format=%H%x00%ae%x00%B%x01", head, *limit,
-        cwd=git_dir,
+        "log", "--no-merges", "--max-count=250",
+        "--format=%H%x00%an%x00%ae%x00%cn%x00%ce%x00%B%x01", head, *limit, cwd=git_dir,
     )  # fmt: skip
     for record in filter(None, (r.strip() for r in out.split("\x01"))):
-        sha, email, message = record.split("\x00", 2)
-        signed = re.findall(r"^Signed-off-by: .*<([^>]+)>\s*$", message, re.MULTILINE)
-        if email.lower() not in (s.lower() for s in signed):
+        sha, an, ae, cn, ce, message = record.split("\x00", 5)
+        # dcoapp/app lib/dco.js: a sign-off counts when its name is the author's or the
+        # committer's AND its email is the author's or the committer's, case-insensitively
+        signed = _SIGNOFF.findall(message)
+        if not signed:
             return "failure", f"Commit {sha[:7]} is missing a Signed-off-by from its author"
+        names, emails = {an.lower(), cn.lower()}, {ae.lower(), ce.lower()}
+        if not any(n.lower() in names and e.lower() in emails for n, e in signed):
+            got = ", ".join(f'"{n} <{e}>"' for n, e in signed)
+            return "failure", f'Commit {sha[:7]}: Expected "{an} <{ae}>", but got {got}.'
     return "success", "All commits are signed off!"
+
+
+_SIGNOFF = re.compile(r"^Signed-off-by: (.*) <(.*)>\s*$", re.IGNORECASE | re.MULTILINE)
 
 
 def _check_run(req: Request, state: GitHubState, pull: Pull, sha: str, name: str,

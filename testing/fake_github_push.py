@@ -7,8 +7,18 @@ takes over every ref update so it can answer `ng <ref> <reason>` per ref, as Git
 
 - a classic/OAuth token without the `workflow` scope (a GitHub App without the `workflows`
   permission) may not create or update a file under `.github/workflows/` in any commit that
-  is new to the repository;
-- hidden refs (`refs/pull/...`) are refused: "deny updating a hidden ref".
+  is new to the repository, judged commit by commit, unless a branch of the repository
+  already holds that file with the same contents (GitHub's scope documentation);
+- hidden refs (`refs/pull/...`) are refused: "deny updating a hidden ref";
+- a protected branch (`GitHubState.protected_branches`): "protected branch hook declined",
+  with `GH006: Protected branch update failed for <ref>.` on a `remote:` line;
+- a ruleset that refuses the branch (`GitHubState.ruleset_branches`): "push declined due to
+  repository rule violations", `GH013: Repository rule violations found for <ref>.`;
+- a new commit carrying the pusher's private email (`GitHubState.private_emails`, with
+  "Block command line pushes that expose my email" on): "push declined due to email privacy
+  restrictions", `GH007: Your push would publish a private email address.`
+
+The GHxxx codes appear only in `remote:` lines (the hook's stderr), as on github.com.
 
 The pusher is identified the way GitHub's credential is: `GITHUB_TOKEN` in its environment
 (what patchcarry's credential helper sends). Only sha256 digests of tokens reach the hook's
@@ -25,6 +35,7 @@ from pathlib import Path
 from patchcarry import git as gitmod
 
 TOKENS_FILE = "fake-github-tokens.json"
+RULES_FILE = "fake-github-rules.json"
 
 # Token kinds by prefix, as GitHub issues them.
 CLASSIC, FINE_GRAINED, OAUTH, APP_USER, APP = "classic", "fine-grained", "oauth", "app", "actions"
@@ -84,24 +95,70 @@ while (line := read()) is not None:
 
 token = os.environ.get("GITHUB_TOKEN", "")
 import hashlib
-tokens = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "{tokens}")))
+here = os.path.dirname(os.path.abspath(__file__))
+tokens = json.load(open(os.path.join(here, "{tokens}")))
+rules = json.load(open(os.path.join(here, "{rules}")))
 info = tokens.get(hashlib.sha256(token.encode()).hexdigest()) if token else None
 
 
-def workflow_touched(new):
+def say(*lines):
+    sys.stderr.write("".join(line + "\n" for line in lines))
+    sys.stderr.flush()
+
+
+def exposes(new, email):
     for commit in git("rev-list", new, "--not", "--all").split():
-        names = git("diff-tree", "--no-commit-id", "--name-only", "-r", "--root", commit,
-                    "--", ".github/workflows/").split()
-        if names:
-            return sorted(names)[0]
+        who = git("log", "-1", "--format=%ae%n%ce", commit).split()
+        if email.lower() in (w.lower() for w in who):
+            return commit
+    return None
+
+
+def on_a_branch(path, blob):
+    """GitHub's scope documentation: a workflow file with the same path and contents on
+    another branch of the repository may be committed without the scope."""
+    for ref in git("for-each-ref", "--format=%(refname)", "refs/heads/").split():
+        if git("rev-parse", "-q", "--verify", ref + ":" + path).strip() == blob:
+            return True
+    return False
+
+
+def workflow_touched(new):
+    """The first workflow file a commit new to the repository creates, updates or deletes,
+    judged commit by commit (a change undone by a later commit still counts)."""
+    for commit in git("rev-list", "--reverse", new, "--not", "--all").split():
+        raw = git("diff-tree", "--no-commit-id", "-r", "--root", commit,
+                  "--", ".github/workflows/").splitlines()
+        for line in sorted(raw, key=lambda x: x.split("\t", 1)[-1]):
+            meta, _, path = line.partition("\t")
+            blob, status = meta.split()[3], meta.split()[4]
+            if status != "D" and on_a_branch(path, blob):
+                continue
+            return path
     return None
 
 
 def refusal(old, new, ref):
     if ref.startswith("refs/pull/"):
         return "deny updating a hidden ref"
+    branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None
+    if branch in rules.get("protected", []):
+        say(f"error: GH006: Protected branch update failed for {{ref}}.",
+            "error: Changes must be made through a pull request.")
+        return "protected branch hook declined"
+    if branch in rules.get("rulesets", []):
+        say(f"error: GH013: Repository rule violations found for {{ref}}.",
+            "Review all repository rules at https://github.com/" + rules.get("repo", "")
+            + "/rules?ref=" + ref.replace("/", "%2F"), "",
+            "- Cannot update this protected ref.", "")
+        return "push declined due to repository rule violations"
     if info is None or new == ZERO:
         return None
+    if info.get("private_email") and exposes(new, info["private_email"]):
+        say("error: GH007: Your push would publish a private email address.",
+            "You can make your email public or disable this protection by visiting:",
+            "https://github.com/settings/emails")
+        return "push declined due to email privacy restrictions"
     path = workflow_touched(new)
     if path is None:
         return None
@@ -130,13 +187,17 @@ write()
 '''
 
 
-def install(git_dir: Path, tokens: dict[str, dict[str, object]]) -> None:
-    """Give a fork's bare repository GitHub's receive rules and the current tokens."""
+def install(
+    git_dir: Path, tokens: dict[str, dict[str, object]], rules: dict[str, object] | None = None
+) -> None:
+    """Give a fork's bare repository GitHub's receive rules, the current tokens and its own
+    branch rules (`protected`, `rulesets`: branch names; `repo`: its full name)."""
     hooks = git_dir / "hooks"
     hooks.mkdir(exist_ok=True)
     hook = hooks / "proc-receive"
     if not hook.exists():
-        hook.write_text(_HOOK.format(python=sys.executable, tokens=TOKENS_FILE))
+        hook.write_text(_HOOK.format(python=sys.executable, tokens=TOKENS_FILE, rules=RULES_FILE))
         hook.chmod(0o755)
         gitmod.git("config", "receive.procReceiveRefs", "refs/", cwd=git_dir)
     (hooks / TOKENS_FILE).write_text(json.dumps(tokens))
+    (hooks / RULES_FILE).write_text(json.dumps(rules or {}))

@@ -126,6 +126,17 @@ def _invalid(doc: str, *errors: Json) -> HttpError:
     return HttpError(422, error_json(422, "Validation Failed", doc, list(errors)))
 
 
+MAX_BODY = 65_536  # GitHub's limit on a PR's, an issue's or a comment's body, in characters
+
+
+def _check_body_size(doc: str, resource: str, text: object) -> None:
+    """GitHub's 422 for a body over 65,536 characters."""
+    if isinstance(text, str) and len(text) > MAX_BODY:
+        message = f"body is too long (maximum is {MAX_BODY} characters)"
+        raise _invalid(doc, {"resource": resource, "code": "custom", "field": "body",
+                             "message": message})  # fmt: skip
+
+
 @route("GET", "/user")
 def get_authenticated_user(state: GitHubState, req: Request) -> Reply:
     doc = "/users/users#get-the-authenticated-user"
@@ -137,6 +148,9 @@ def get_authenticated_user(state: GitHubState, req: Request) -> Reply:
 @route("GET", "/repos/{owner}/{repo}")
 def get_repo(state: GitHubState, req: Request, owner: str, repo: str) -> Reply:
     found = _repo(state, req, owner, repo, "/repos/repos#get-a-repository")
+    if state.api_hidden.get(found.full_name, 0) > 0:  # a fork GitHub is still creating
+        state.api_hidden[found.full_name] -= 1
+        raise _not_found("/repos/repos#get-a-repository")
     body = repo_json(req.base, state, found, full=True)
     if req.user is not None:
         is_owner = req.user == found.owner
@@ -207,6 +221,7 @@ def create_pull(state: GitHubState, req: Request, owner: str, repo: str) -> Repl
     for name in ("title", "head", "base"):
         if not body.get(name):
             raise _invalid(doc, {"resource": "PullRequest", "field": name, "code": "missing_field"})
+    _check_body_size(doc, "PullRequest", body.get("body"))
     head_owner, _, branch = body["head"].rpartition(":")
     head_owner = head_owner or base_repo.owner
     head_repo = _head_repo(state, base_repo, head_owner, body.get("head_repo"))
@@ -267,6 +282,7 @@ def update_pull(state: GitHubState, req: Request, owner: str, repo: str, number:
     body = req.body or {}
     assert req.user is not None
     new_state = body.get("state")
+    _check_body_size(doc, "PullRequest", body.get("body"))
     if new_state not in (None, "open", "closed"):
         raise _invalid(doc, {"resource": "PullRequest", "field": "state", "code": "invalid"})
     if new_state and new_state != pull.state and pull.head_repo is None:
@@ -304,6 +320,7 @@ def create_comment(state: GitHubState, req: Request, owner: str, repo: str, numb
     text = (req.body or {}).get("body")
     if not text:
         raise _invalid(doc, {"resource": "IssueComment", "field": "body", "code": "missing_field"})
+    _check_body_size(doc, "IssueComment", text)
     assert req.user is not None
     comment = state.add_comment(pull.repo, pull.number, user=req.user, body=text)
     headers = {"Location": f"{req.base}/repos/{pull.repo}/issues/comments/{comment.id}"}

@@ -124,14 +124,32 @@ class GitHubState:
         # (repository, branch) -> its active rules, as GET .../rules/branches/{branch} lists
         # them ({"type": "required_status_checks", "parameters": {...}}, ...)
         self.branch_rules: dict[tuple[str, str], list[dict[str, object]]] = {}
+        # False: a GitHub Enterprise Server without rulesets (rules/branches answers 404)
+        self.rulesets_api = True
         self.fork_storage = fork_storage  # where POST .../forks puts a bare clone (if set)
+        # what a fork's receive-pack refuses (call `sync_push_rules()` after a change):
+        # protected branches (GH006), branches a ruleset refuses (GH013), and per user the
+        # email that "Block command line pushes that expose my email" keeps private (GH007)
+        self.protected_branches: set[tuple[str, str]] = set()
+        self.ruleset_branches: set[tuple[str, str]] = set()
+        self.private_emails: dict[str, str] = {}
         # GitHub's eventual consistency, as knobs: a PR made through the API is missing from
         # the next `list_lag` list requests; with `fork_git_lag` a new fork's bare clone
         # appears only when `materialize_forks()` is called (its git side lags its API).
         self.list_lag = 0
         self.hidden_from_lists: dict[tuple[str, int], int] = {}
         self.fork_git_lag = False
+        # GitHub creates forks asynchronously ("you may have to wait a short period before
+        # you can access the git objects"; support after five minutes): a fork made through
+        # the API answers 404 to the next `fork_api_lag` reads of it
+        self.fork_api_lag = 0
+        self.api_hidden: dict[str, int] = {}
         self.pending_forks: list[tuple[list[str], Path]] = []
+        # organisations enforcing SAML SSO -> the org's SSO URL; (token, org) pairs a user
+        # authorized for that org (GitHub: "Authorizing a personal access token for use with
+        # SAML single sign-on"); any other token gets 403 + X-GitHub-SSO, reads included
+        self.saml_orgs: dict[str, str] = {}
+        self.sso_authorized: set[tuple[str, str]] = set()
         self.now = clock or (lambda: _ts(dt.datetime.now(dt.UTC)))
         self.lock = threading.RLock()
         self._next_number = 500
@@ -164,13 +182,22 @@ class GitHubState:
     def sync_push_rules(self) -> None:
         """Every local fork's receive-pack learns GitHub's push rules and the current tokens."""
         tokens: dict[str, dict[str, object]] = {
-            push_rules.digest(t): {"kind": push_rules.token_kind(t), "scopes": list(s)}
+            push_rules.digest(t): {
+                "kind": push_rules.token_kind(t), "scopes": list(s),
+                "private_email": self.private_emails.get(self.tokens.get(t, "")),
+            }
             for t, s in self.token_scopes.items()
-        }
+        }  # fmt: skip
         for repo in self.repos.values():
             git_dir = _local_git_dir(repo.clone_url)
             if repo.fork and git_dir is not None and (git_dir / "HEAD").exists():
-                push_rules.install(git_dir, tokens)
+                name = repo.full_name
+                rules = {
+                    "repo": name,
+                    "protected": sorted(b for r, b in self.protected_branches if r == name),
+                    "rulesets": sorted(b for r, b in self.ruleset_branches if r == name),
+                }
+                push_rules.install(git_dir, tokens, rules)
 
     # -- repositories --
     def add_repo(
@@ -231,6 +258,8 @@ class GitHubState:
             else:
                 gitmod.git(*args, cwd=self.fork_storage)
             clone_url = str(dest)
+        if self.fork_api_lag:
+            self.api_hidden[target] = self.fork_api_lag
         return self.add_repo(
             target, clone_url, default_branch=upstream.default_branch, fork_of=full_name
         )

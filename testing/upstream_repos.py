@@ -38,8 +38,8 @@ from patchcarry.manifest import DEFAULT_MANIFEST
 from patchcarry.patchfile import load as load_patch
 
 PATCHES_DIR = DEFAULT_MANIFEST.parent
-FIX_0001 = PATCHES_DIR / "0001-Clear-detached-input-.grad-after-CheckpointFunction..patch"
-FIX_0003 = PATCHES_DIR / "0003-Release-mlp_norm_manager-after-use-in-HyperConnectio.patch"
+FIX_0001 = PATCHES_DIR / "0001-Fix-cross-iteration-gradient-retention-in-Checkpoint.patch"
+FIX_0003 = PATCHES_DIR / "0003-Fix-inter-iteration-activation-retention-in-HyperCon.patch"
 RANDOM_PY = "megatron/core/tensor_parallel/random.py"
 LAYER_PY = "megatron/core/transformer/transformer_layer.py"
 

@@ -97,7 +97,7 @@ def _body(text: str) -> str:
 def test_one_commit_pr_becomes_the_same_patch_and_a_checked_entry(world: World, capsys) -> None:
     assert world.adopt(f"{sc.UPSTREAM}#6117") == 0
     (patch,) = world.patches()
-    assert patch.name == "0001-Clear-detached-input-.grad-after-CheckpointFunction..patch"
+    assert patch.name == "0001-Fix-cross-iteration-gradient-retention-in-Checkpoint.patch"
     # authorship, date, message and Signed-off-by as they were; nothing added in their name
     assert _body(patch.read_text()) == _body(FIX_0001.read_text())
     assert patch.read_text().count("Signed-off-by:") == FIX_0001.read_text().count("Signed-off-by:")
@@ -169,7 +169,7 @@ def test_dry_run_shows_patches_and_entry_and_writes_nothing(world: World, capsys
     assert world.manifest.read_text() == before and world.patches() == []
     out = capsys.readouterr().out
     assert "DRY RUN" in out and 'name = "checkpoint-detached-grad-retention"' in out
-    assert "supersedes = [6117]" in out and "0001-Clear-detached-input" in out
+    assert "supersedes = [6117]" in out and "0001-Fix-cross-iteration-gradient" in out
 
 
 def test_merged_pr_is_refused(world: World, capsys) -> None:

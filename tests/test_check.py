@@ -114,7 +114,16 @@ def test_json_shape(check_cli, upstream):
         "entries",
     }
     entry = _entry(data, "checkpoint-grad")
-    assert set(entry) == {"name", "status", "reason", "refs", "drift", "identity", "not_checked"}
+    assert set(entry) == {
+        "name",
+        "status",
+        "reason",
+        "refs",
+        "drift",
+        "identity",
+        "not_checked",
+        "landing",
+    }
     assert set(entry["refs"][0]) == {"ref", "label", "commit", "patches", "status", "offsets"}
     assert set(entry["identity"][0]) == {
         "pr",
@@ -175,7 +184,7 @@ def test_fuzzy_tip_is_fuzz_and_overlapping_drift(check_cli, upstream):
 
 
 def _with_comment(text: str) -> str:
-    old = "+        # `grads` now owns the input gradients; drop them from the detached leaves."
+    old = "+        # Release the recomputation-leaf gradients: they were harvested into"
     assert old in text
     return text.replace(old, "+        # A different comment, same code.")
 

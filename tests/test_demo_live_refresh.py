@@ -1,4 +1,5 @@
-"""The README's live-refresh demo: the real #6339/#6338 state from the mirror, run twice."""
+"""The README's live-refresh demo: the real #6339/#6338 state from the mirror, run twice plain,
+then once with --update-live."""
 
 from __future__ import annotations
 
@@ -8,19 +9,24 @@ from testing import demo_live_refresh as demo
 
 
 @pytest.mark.skipif(not demo.MIRROR.is_dir(), reason="no local mirror of NVIDIA/Megatron-LM")
-def test_real_state_keeps_every_commit_and_line_and_the_rerun_is_a_noop(capsys, tmp_path):
+def test_real_state_plain_runs_push_nothing_and_the_opt_in_adds_the_tests(capsys, tmp_path):
     demo.main([])
     out = capsys.readouterr().out
     assert "every earlier commit still on its branch: True" in out
     assert "hand-written bodies kept: True" in out
-    first = out.split("# second run")[0]
-    # each branch holds an earlier revision of its fix: one commit on top updates it
-    assert first.count("branch: FAST-FORWARD:") == 2
-    assert first.count("holds an earlier revision of") == 2
-    assert "16eb82ddb98b" in first and "13293025c306" in first  # the revisions it names
-    # a classic public_repo token suffices, and both new heads pass upstream's DCO gate
-    assert first.count("token: classic (scopes: public_repo)") == 2
-    assert first.count("rules for dev: check DCO gate: satisfied") == 2
-    assert first.count("DCO: DCO success, DCO gate success for") == 2
-    second = out.split("# second run")[1]
-    assert "would write: nothing" in second or "wrote: nothing" in second
+    first, rest = out.split("# second run")
+    second, opted = rest.split("# opted in")
+    # the carried commits are the PRs' own: identical, and already on both heads
+    assert first.count("check: identical to #") == 2
+    assert first.count("branch: UNCHANGED: the PR's head") == 2
+    assert first.count("Held back until you pass --update-live") == 2
+    assert first.count("`/ok to test ") == 2  # the cost, named
+    # only the missing cross-links are written: no push, no body edit, no PR comment
+    assert "DONE: 2 write(s) made." in first
+    assert first.count("/comments") == 2 and "issues/6117/comments" in first
+    assert "issues/6017/comments" in first and "git push" not in first and "PATCH" not in first
+    assert "DONE: 0 write(s) made." in second
+    # opted in: the tests go on top of each head, and the plan says the vetting starts over
+    assert opted.count("branch: FAST-FORWARD:") == 2 and opted.count("git push") == 2
+    assert opted.count("needs a maintainer's `/ok to test") == 2
+    assert "test_random.py" in out and "test_hyper_connection_layer_retention.py" in out

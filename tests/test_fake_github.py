@@ -447,3 +447,63 @@ def test_fork_receive_pack_refuses_workflow_changes_and_hidden_refs_per_ref(
     code, out, _ = git.git("push", "--porcelain", str(fork), "HEAD:refs/heads/ci", cwd=work,
                            check=False)  # fmt: skip
     assert code == 0 and gh.state.branch_sha(gh.state.repos[sc.NEW_FORK], "ci") is not None
+
+
+def test_dco_verdict_wants_the_authors_name_and_email_as_the_dco_app_does(tmp_path):
+    """dcoapp/app lib/dco.js: a sign-off matches the author's (or committer's) name AND email,
+    case-insensitively; `Signed-off-by: Jane Doe` under `Jane Q. Doe` fails upstream."""
+    from patchcarry import git as gitmod
+    from testing.fake_github_checks import dco_verdict
+
+    repo = tmp_path / "r"
+    gitmod.init(repo)
+    env = {"GIT_AUTHOR_NAME": "Jane Q. Doe", "GIT_AUTHOR_EMAIL": "jane@example.invalid",
+           "GIT_COMMITTER_NAME": "Bot", "GIT_COMMITTER_EMAIL": "bot@example.invalid"}  # fmt: skip
+
+    def verdict(signoff: str) -> str:
+        gitmod.git("commit", "-q", "--allow-empty", "-m", f"x\n\nSigned-off-by: {signoff}",
+                   cwd=repo, env_extra=env)  # fmt: skip
+        return dco_verdict(repo, "HEAD", None)[0]
+
+    assert verdict("Jane Doe <jane@example.invalid>") == "failure"
+    assert verdict("jane q. doe <JANE@example.invalid>") == "success"
+    assert verdict("Bot <bot@example.invalid>") == "success"  # the committer's own
+    assert verdict("Jane Q. Doe <bot@example.invalid>") == "success"  # as the App pairs them
+
+
+def test_a_workflow_file_another_branch_already_holds_needs_no_scope_and_each_commit_counts(
+    gh: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GitHub's scope documentation: the same path and contents on another branch of the
+    repository may be committed without `workflow`; each new commit is judged on its own."""
+    fork = Path(gh.state.repos[sc.NEW_FORK].clone_url)
+    work = tmp_path / "work"
+    git.git("clone", "-q", str(fork), str(work), cwd=tmp_path)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e"}  # fmt: skip
+    flow = work / ".github" / "workflows" / "x.yml"
+    flow.parent.mkdir(parents=True)
+
+    def commit(text: str | None, message: str) -> None:
+        if text is None:
+            flow.unlink()
+        else:
+            flow.write_text(text)
+        git.git("add", "-A", cwd=work)
+        git.git("commit", "-q", "-m", message, cwd=work, env_extra=env)
+
+    commit("on: push\n", "ci")
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)  # the owner's own push: no rule
+    git.git("push", "-q", str(fork), "HEAD:refs/heads/has-ci", cwd=work)
+    git.git("checkout", "-q", "--orphan", "again", cwd=work)  # a new root, same file
+    commit("on: push\n", "the same file again, another commit")
+    gh.state.add_token("ghp_public", sc.OWNER, scopes=("public_repo",))
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_public")
+    code, _, _ = git.git("push", "--porcelain", str(fork), "HEAD:refs/heads/again", cwd=work,
+                         check=False)  # fmt: skip
+    assert code == 0  # path and contents exist on has-ci
+    commit("on: pull_request\n", "changed")
+    commit("on: push\n", "changed back")  # the tree ends as has-ci has it; a commit did not
+    code, out, _ = git.git("push", "--porcelain", str(fork), "HEAD:refs/heads/again", cwd=work,
+                           check=False)  # fmt: skip
+    assert code != 0 and "without `workflow` scope" in out

@@ -180,3 +180,17 @@ def test_a_next_page_on_another_host_is_refused_before_the_token_is_sent(fake):
         assert cap.seen == []
     same = gh.request("GET", f"{fake.url}/user")  # the API host's own absolute URL is fine
     assert same["login"] == sc.OWNER
+
+
+def test_saml_sso_403_says_to_authorize_the_token_for_the_org_with_githubs_url(fake):
+    """An org enforcing SAML SSO refuses a token not authorized for it, reads of its public
+    repositories too: the tool names the org's SSO URL, never a missing scope."""
+    url = "https://github.com/orgs/NVIDIA/sso?authorization_request=AbC123"
+    fake.state.saml_orgs["NVIDIA"] = url
+    with pytest.raises(GitHubError) as caught:
+        client(fake, []).repo(sc.UPSTREAM)
+    message = str(caught.value)
+    assert "SAML" in message and url in message and "authorize" in message
+    assert "lacks a scope" not in message
+    fake.state.sso_authorized.add((sc.TOKEN, "NVIDIA"))
+    assert client(fake, []).repo(sc.UPSTREAM)["full_name"] == sc.UPSTREAM

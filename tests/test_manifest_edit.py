@@ -85,7 +85,7 @@ NEW = {
     "name": "adopted-fix",
     "title": 'Fix "quoted" things',
     "head_branch": "fix/adopted",
-    "fix": "0001-Clear-detached-input-.grad-after-CheckpointFunction..patch",
+    "fix": "0001-Fix-cross-iteration-gradient-retention-in-Checkpoint.patch",
     "supersedes": [6117],
 }
 

@@ -62,6 +62,11 @@ def _new_file(path: str, mode: str = "100644", body: str = "+x") -> str:
             "no `Signed-off-by:`.*DCO",
         ),
         (re.sub(r"(?m)^Signed-off-by: .*$", "Signed-off-by: O <o@x.invalid>", REAL), "DCO"),
+        # the DCO App wants the author's name too: the same email under another name fails
+        (
+            re.sub(r"(?m)^Signed-off-by: .*(<[^>]+>)$", r"Signed-off-by: Someone Else \1", REAL),
+            "has the email but another name",
+        ),
     ],
 )
 def test_refused_patch_content(text, message):
@@ -97,7 +102,7 @@ def test_new_regular_file_under_megatron_is_fine():
         (REAL.replace("\n", "\r\n"), "CRLF"),
         (REAL.replace("Subject: [PATCH]", "Subject: [PATCH] caf\u00e9"), "UTF-8"),
         (_new_file("megatron/link", mode="120000", body="+/etc/passwd"), "symlink"),
-        (REAL.replace("\n-- \n", f"\n{SMUGGLED}-- \n", 1), r"line 28: git reads 2 files"),
+        (REAL.replace("\n-- \n", f"\n{SMUGGLED}-- \n", 1), r"line 18: git reads 2 files"),
         (
             REAL.replace("\n\nSigned-off-by:", f"\n\n{SMUGGLED}\nSigned-off-by:", 1),
             r"\(`Index: \.github/workflows/pwn\.yml`\) is where git starts reading the diff",
@@ -129,3 +134,9 @@ def test_apply_at_never_writes_outside_its_temp_tree(tmp_path, monkeypatch):
     assert not (tmp_path / "escaped.py").exists()
     assert victim.read_bytes() == b"keep\r\n"
     assert Path(scratch).exists()
+
+
+def test_a_signoff_matching_the_author_case_insensitively_is_accepted():
+    """The DCO App compares name and email case-insensitively (dcoapp/app lib/dco.js)."""
+    text = re.sub(r"(?m)^Signed-off-by: (.*)$", lambda m: f"Signed-off-by: {m[1].upper()}", REAL)
+    assert parse(text, name="upper.patch").signoffs

@@ -136,8 +136,8 @@ def test_detached_close_gives_new_draft_pr_one_cross_link_and_records_it(world, 
     assert tip == pull.head_sha
     assert git.rev_parse(f"{tip}~2", cwd=w.fork_git) == w.upstream.base_commit  # fix + test
     _, log, _ = git.git("log", "-1", "--format=%an <%ae>%n%B", f"{tip}~1", cwd=w.fork_git)
-    assert log.startswith("yulin li <43132975+htesd@users.noreply.github.com>")
-    assert "Signed-off-by: yulin li" in log
+    assert log.startswith("iiap <1471127927@qq.com>\n")  # #6339's own commit, byte for byte
+    assert "Signed-off-by: iiap <1471127927@qq.com>" in log
     links = [c for c in w.state.comments if c.issue == 6117 and "patchcarry:cross-link" in c.body]
     assert len(links) == 1 and f"#{number}" in links[0].body
     assert f"pr = {number}" in w.manifest.read_text()
@@ -534,11 +534,12 @@ def test_token_without_workflow_scope_is_refused_before_any_write(world, monkeyp
     assert w.run("--rebase", "--json", ENTRY) == 1
     plan = json.loads(capsys.readouterr().out)
     assert plan["action"] == "refused" and "lacks the workflow scope" in plan["reason"]
-    assert "changes .github/workflows/" in plan["reason"]
+    assert WORKFLOW in plan["reason"]
     assert plan["token"] == {"kind": "classic", "scopes": ["public_repo"], "needs": [
         f"public_repo (open/refresh the PR on {sc.UPSTREAM})",
-        f"workflow (the pushed history changes .github/workflows/ relative to "
-        f"{sc.NEW_FORK}'s main)"]}  # fmt: skip
+        f"workflow (commit {git.rev_parse('dev', cwd=w.upstream.bare)[:12]} of the pushed "
+        f"history adds {WORKFLOW}, "
+        f"which no branch of {sc.NEW_FORK} holds with those contents)"]}  # fmt: skip
     assert w.writes() == [] and w.fork_branch() is None
     _token(w, "ghp_withworkflow", monkeypatch, "public_repo", "workflow")
     assert w.run("--rebase", ENTRY) == 0  # the same run with the scope goes through
@@ -561,12 +562,12 @@ def test_fine_grained_token_is_refused_before_any_write(world, monkeypatch, caps
 def test_server_refused_push_quotes_githubs_reason_and_writes_nothing_after(
     world, monkeypatch, capsys
 ):
-    from patchcarry.resubmit import capability
+    from patchcarry.resubmit import workflow_scope
 
     w = world()
     _workflow_on_dev(w)
     _token(w, "ghp_publiconly", monkeypatch, "public_repo")
-    monkeypatch.setattr(capability, "workflow_change", lambda *a: None)  # the preflight misses
+    monkeypatch.setattr(workflow_scope, "needs_scope", lambda *a: None)  # the preflight misses
     assert w.run("--rebase", ENTRY) == 1
     err = capsys.readouterr().err
     assert (
@@ -575,3 +576,127 @@ def test_server_refused_push_quotes_githubs_reason_and_writes_nothing_after(
     ) in err
     assert "gh auth refresh -s workflow" in err and "someone pushed" not in err
     assert w.writes() == [] and w.fork_branch() is None
+
+
+@pytest.mark.parametrize(
+    ("setup", "code", "reason", "advice"),
+    [
+        ("protected", "GH006", "protected branch hook declined", "branch is protected"),
+        ("ruleset", "GH013", "push declined due to repository rule violations", "ruleset"),
+        ("email", "GH007", "push declined due to email privacy restrictions", "private"),
+    ],
+)
+def test_push_refusals_quote_githubs_reason_and_the_code_from_its_remote_lines(
+    world, capsys, setup, code, reason, advice
+):
+    """GitHub's reason sits in `! [remote rejected] ref (reason)`; its GHxxx code only in the
+    `remote:` lines: both are quoted, with what to do, and nothing after the push is written."""
+    w = world()
+    branch = (sc.NEW_FORK, sc.CHECKPOINT_BRANCH)
+    if setup == "protected":
+        w.state.protected_branches.add(branch)
+    elif setup == "ruleset":
+        w.state.ruleset_branches.add(branch)
+    else:  # the pusher keeps the patch author's email private (the tool commits with it)
+        w.state.private_emails[sc.OWNER] = "1471127927@qq.com"
+    w.state.sync_push_rules()
+    assert w.run(ENTRY) == 1
+    err = capsys.readouterr().err
+    assert f"{reason!r}" in err and f"{code}:" in err and advice in err
+    assert w.writes() == [] and w.fork_branch() is None
+
+
+def test_a_body_near_githubs_limit_keeps_the_newest_revisions_within_it(world):
+    """GitHub refuses a PR body over 65,536 characters (422 "body is too long"): a section
+    whose revision list grew that long lists the newest revisions and counts the rest."""
+    from patchcarry import manifest as manifest_mod
+    from patchcarry.resubmit import body
+
+    w = world()
+    assert w.run(ENTRY) == 0
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    pull = w.state.pulls[(sc.UPSTREAM, number)]
+    entry = manifest_mod.load(w.manifest).select([ENTRY])[0]
+    revisions: list[str] = []
+    while True:
+        revisions.append(f"2026-08-{len(revisions) % 28 + 1:02d} `{len(revisions):012x}` rewrite")
+        section = body.render_section(entry, superseded=[], check_lines=[],
+                                      evidence_markdown=None, revisions=revisions)  # fmt: skip
+        text = body.render_new(entry, section)
+        if len(text) > 65_536 - 200:
+            break
+    pull.body = text
+    assert w.run(ENTRY) == 0  # re-rendered with its evidence and checks: longer than before
+    after = pull.body
+    assert len(after) <= 65_536
+    assert revisions[-1] in after and f"`{0:012x}`" not in after
+    assert "earlier revisions not listed" in after
+    assert w.run(ENTRY) == 0 and pull.body == after  # stable: no PATCH again
+
+
+def test_a_hand_written_body_too_long_for_the_section_is_refused_before_any_write(world, capsys):
+    w = world()
+    assert w.run(ENTRY) == 0
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    pull = w.state.pulls[(sc.UPSTREAM, number)]
+    rest = pull.body.split("\n\n", 1)[1]
+    pull.body = "x" * (65_536 - 10 - len(rest)) + "\n\n" + rest  # 65,526: GitHub takes it
+    assert w.run(ENTRY) == 0  # nothing to change: nothing written, whatever the length
+    writes = len(w.writes())
+    evidence = Path(__file__).resolve().parent.parent / "evidence" / "hc-gpt-cpu.json"
+    assert w.run("--evidence", str(evidence), ENTRY) == 1  # the numbers would not fit
+    said = capsys.readouterr()
+    assert "over GitHub's 65,536" in said.out + said.err
+    assert len(w.writes()) == writes
+
+
+def test_a_github_without_rulesets_is_not_readable_never_none(world, capsys):
+    """A GitHub Enterprise Server without rulesets answers GET rules/branches with 404; the
+    run goes on and says the rules are not readable. Classic branch protection needs admin
+    rights to read: the plan never says "none" about it."""
+    w = world()
+    w.state.rulesets_api = False
+    assert w.run("--dry-run", ENTRY) == 0
+    out = capsys.readouterr().out
+    assert "rules for dev: not readable" in out and "none active" not in out
+    w.state.rulesets_api = True
+    w.state.branch_rules.clear()
+    assert w.run("--dry-run", ENTRY) == 0
+    out = capsys.readouterr().out
+    assert "classic branch protection: not readable" in out and "none active" not in out
+
+
+def test_a_pinned_base_pushed_to_a_fork_at_a_newer_dev_needs_no_workflow_scope(
+    world, monkeypatch, capsys
+):
+    """GitHub judges the workflow scope per pushed commit new to the fork: the pinned base's
+    history is already in a fork whose default branch is at a newer dev (whose workflows
+    differ), so a public_repo token is enough."""
+    w = world()
+    _workflow_on_dev(w)
+    git.git("fetch", "-q", str(w.upstream.bare), "+dev:refs/heads/main", cwd=w.fork_git)
+    _token(w, "ghp_publiconly", monkeypatch, "public_repo")
+    assert w.run("--json", ENTRY) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert not any(n.startswith("workflow") for n in plan["token"]["needs"])
+    assert w.fork_branch() is not None
+
+
+def test_a_workflow_file_the_fork_already_holds_on_a_branch_needs_no_workflow_scope(
+    world, monkeypatch
+):
+    """--rebase brings dev's new workflow commit into the fork, but a branch of the fork
+    already holds that file with the same contents: GitHub needs no scope for it."""
+    w = world()
+    _workflow_on_dev(w)
+    work = w.upstream.work  # another commit (not dev's) holding the same file
+    git.git("checkout", "-q", "-B", "ci-copy", w.upstream.base_commit, cwd=work)
+    (work / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
+    (work / WORKFLOW).write_text("on: push\njobs: {}\n")
+    git.git("add", "-A", cwd=work)
+    git.git("commit", "-q", "-m", "a copy of the workflow", cwd=work)
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)  # the owner's own push, long ago
+    git.git("push", "-q", str(w.fork_git), "HEAD:refs/heads/ci-copy", cwd=work)
+    _token(w, "ghp_publiconly", monkeypatch, "public_repo")
+    assert w.run("--rebase", ENTRY) == 0
+    assert w.fork_branch() is not None

@@ -70,12 +70,19 @@ def test_secondary_rate_limit_on_a_write_waits_and_is_never_a_scope_error(world,
     assert len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1
 
 
-def _lagging_fork(w: World, monkeypatch, catch_up_after: int | None) -> list[float]:  # noqa: ANN001
+def _lagging_fork(
+    w: World,
+    monkeypatch,
+    catch_up_after: int | None,
+    api_lag: int = 0,  # noqa: ANN001
+) -> list[float]:
     """The new fork's git side appears only after `catch_up_after` back-off sleeps (None:
-    not during this run). The sleeps are recorded, never slept."""
+    not during this run); its API answers 404 to the first `api_lag` reads. The sleeps are
+    recorded, never slept."""
     from patchcarry.resubmit import execute
 
     w.state.fork_git_lag = True
+    w.state.fork_api_lag = api_lag
     sleeps: list[float] = []
 
     def sleep(seconds: float) -> None:
@@ -106,7 +113,7 @@ def test_new_fork_still_lagging_says_retry_in_a_minute_without_the_git_command(
     err = capsys.readouterr().err
     assert "retry in a minute" in err and err.count("\n") == 1
     assert "git push" not in err and "fatal:" not in err
-    assert [s for s in sleeps if s >= 2.0] == [2.0, 4.0, 8.0, 16.0]  # bounded
+    assert 240 <= sum(sleeps) <= 300  # bounded: GitHub says to ask support after five minutes
     assert w.pulls_from(sc.CHECKPOINT_BRANCH) == []  # no PR from a branch that is not there
     w.state.materialize_forks()
     assert w.run(ENTRY) == 0  # a re-run resumes: the fork exists now, no second POST /forks
@@ -215,3 +222,31 @@ def test_an_atomic_push_quotes_the_refused_refs_reason_not_the_atomic_side_effec
     )
     with pytest.raises(push.PushRefused, match="refs/pull/1/head: 'deny updating a hidden ref'"):
         push.raise_push_failure(out, "fix/x", None)
+
+
+def test_a_fork_github_is_still_creating_is_awaited_with_back_off_up_to_five_minutes(
+    world, monkeypatch
+):
+    """GitHub creates forks asynchronously: the new fork 404s for a while (here: its first
+    12 reads, longer than ten one-second polls), then its git side lags too."""
+    w: World = world(new_fork="none")
+    sleeps = _lagging_fork(w, monkeypatch, catch_up_after=14, api_lag=12)
+    assert w.run(ENTRY) == 0
+    assert sum(sleeps) <= 300 and max(sleeps) <= 30  # backed off, capped, bounded
+    assert sleeps[:3] == [1.0, 2.0, 4.0]
+    assert len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1
+
+
+def test_a_short_configured_fork_wait_bounds_the_wait_and_a_rerun_resumes(
+    world, monkeypatch, capsys
+):
+    w: World = world(new_fork="none")
+    sleeps = _lagging_fork(w, monkeypatch, catch_up_after=None, api_lag=1000)
+    assert w.run("--fork-wait", "5", ENTRY) == 6
+    err = capsys.readouterr().err
+    assert sum(sleeps) <= 5 and "asynchronously" in err and "5 s" in err
+    assert w.pulls_from(sc.CHECKPOINT_BRANCH) == []
+    w.state.api_hidden.clear()
+    w.state.materialize_forks()
+    assert w.run(ENTRY) == 0  # the fork is there now: no second POST /forks
+    assert len([r for r in w.gh.writes() if r.path.endswith("/forks")]) == 1

@@ -18,11 +18,12 @@ PREFIX = "patchcarry.resubmit."
 PHASES: dict[str, tuple[str, ...]] = {
     "shared": (
         "__init__", "options", "classify", "verdict", "body", "plan", "preflight", "rules",
-        "branch_refs", "ownership",
+        "branch_refs", "network", "backoff", "body_limit", "ownership",
     ),
     "observe": ("reads", "fork", "observe", "scan"),
-    "build": ("live", "revise", "branch", "assemble", "capability", "build"),
-    "decide": ("decide", "offline"),
+    "build": ("live", "revise", "branch", "assemble", "capability", "hold", "workflow_scope",
+              "build"),
+    "decide": ("decide", "offline", "landed"),
     "gate": ("gate",),
     "execute": ("push", "newfork", "pull_writes", "execute"),
     "run": ("run",),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,16 +157,18 @@ def _older_fix(upstream: UpstreamRepo) -> dict[str, str]:
 HC_PY = "megatron/core/transformer/transformer_layer.py"
 HC_TEST = "tests/unit_tests/transformer/test_hyper_connection_layer_retention.py"
 OLDER_HC_COMMENT = "+        # Release the manager after use (older comment)."
-_HC_COMMENT = (
-    "+        # Drop the manager once it has been used, as TransformerLayer._forward_post_mlp does."
-)
+_HC_FIX_LINE = "+        self.mlp_norm_manager = None"
 
 
 def _older_hc_fix() -> str:
-    """0003 with another first comment line: #6338's real shape (same code, older comment)."""
+    """0003 with a comment line above its one line: an earlier revision (same code, another
+    comment), as #6338's branch could hold."""
     text = FIX_0003.read_text()
-    assert _HC_COMMENT in text
-    return text.replace(_HC_COMMENT, OLDER_HC_COMMENT)
+    assert text.count(_HC_FIX_LINE) == 1
+    text = text.replace(_HC_FIX_LINE, f"{OLDER_HC_COMMENT}\n{_HC_FIX_LINE}")
+    text = re.sub(r"^(@@ -\d+,\d+ \+\d+),(\d+) @@", lambda m: f"{m[1]},{int(m[2]) + 1} @@",
+                  text, count=1, flags=re.M)  # fmt: skip
+    return text.replace("1 insertion(+)", "2 insertions(+)")
 
 
 def _fix_author() -> str:
@@ -218,12 +221,16 @@ def test_foreign_commit_on_another_file_gets_one_commit_on_top_and_a_noop_rerun(
 def test_6339_shape_earlier_revision_gets_one_revising_commit_and_a_noop_rerun(live, capsys):
     w = live(ckpt_commits=[(AUTHOR, sc.CHECKPOINT_TITLE, _older_fix)])
     foreign = w.head(sc.CHECKPOINT_BRANCH)
-    assert w.run("--dry-run", "--json", CKPT) == 0
+    assert w.run("--dry-run", "--json", CKPT) == 0  # plain: the live PR's head stays
+    planned = json.loads(capsys.readouterr().out)
+    assert planned["branch"]["kind"] == "unchanged" and planned["branch"]["held"]
+    assert not [c for c in planned["writes"] if "push" in c or "PATCH" in c]
+    assert w.run("--dry-run", "--json", "--update-live", CKPT) == 0
     planned = json.loads(capsys.readouterr().out)
     assert planned["branch"]["kind"] == "fast-forward" and w.writes() == []
     assert planned["branch"]["revises"]["sha"] == foreign
     assert "comment/whitespace" in planned["branch"]["revises"]["why"]
-    assert w.run(CKPT) == 0
+    assert w.run("--update-live", CKPT) == 0
     new = w.head(sc.CHECKPOINT_BRANCH)
     assert git.commit_parents(new, cwd=w.fork_git) == [foreign]  # one commit, nothing dropped
     assert (git.show_file(new, RANDOM_PY, cwd=w.fork_git) or b"").decode() == _ours(w, RANDOM_PY)
@@ -270,12 +277,12 @@ def test_rewrite_names_what_it_drops(live, capsys):
 def test_6338_shape_with_an_earlier_revision_keeps_both_merges_and_adds_the_tests(live):
     w = live(hc_shape=True, hc_fix=_older_hc_fix())
     old = w.head(sc.HC_BRANCH)
-    assert w.run(HC) == 0
+    assert w.run("--update-live", HC) == 0
     new = w.head(sc.HC_BRANCH)
     assert git.commit_parents(new, cwd=w.fork_git) == [old]  # both merges stay, one on top
     live_text = (git.show_file(old, HC_PY, cwd=w.fork_git) or b"").decode()
     assert OLDER_HC_COMMENT[1:] in live_text  # the merges of dev kept the older revision
-    expected = live_text.replace(OLDER_HC_COMMENT[1:], _HC_COMMENT[1:])  # only it changes
+    expected = live_text.replace(OLDER_HC_COMMENT[1:] + "\n", "")  # only it changes
     assert git.show_file(new, HC_PY, cwd=w.fork_git) == expected.encode()
     assert git.show_file(new, HC_TEST, cwd=w.fork_git)  # the missing test patch came too
     assert w.pull(6338).body.startswith("Hand-written #6338 description.\n")
@@ -284,12 +291,22 @@ def test_6338_shape_with_an_earlier_revision_keeps_both_merges_and_adds_the_test
     assert len(w.gh.writes()) == writes and w.head(sc.HC_BRANCH) == new
 
 
-def test_6338_shape_keeps_every_merge_and_adds_only_the_missing_tests(live):
+def test_6338_shape_plain_run_pushes_nothing_and_opted_in_adds_only_the_missing_tests(live, capsys):
     w = live(hc_shape=True)
     old = w.head(sc.HC_BRANCH)
     _, log, _ = git.git("log", "--format=%an", f"{old}", "-3", cwd=w.fork_git)
     assert log.split("\n")[:2] == ["iiap", "Xin Yao"]
-    assert w.run(HC) == 0
+    assert w.run(HC) == 0  # plain: the head holds the carried fix, only the cross-link is missing
+    out = capsys.readouterr().out
+    assert w.head(sc.HC_BRANCH) == old
+    assert w.pull(6338).body == "Hand-written #6338 description.\n"
+    assert w.writes() == [("POST", "/repos/NVIDIA/Megatron-LM/issues/6017/comments")]
+    assert "Held back until you pass --update-live" in out and "`/ok to test " in out
+    assert w.run(HC) == 0 and len(w.writes()) == 1  # the cross-link is there now
+    capsys.readouterr()
+    assert w.run("--update-live", HC) == 0
+    out = capsys.readouterr().out
+    assert "needs a maintainer's `/ok to test" in out  # the cost, said again as it is paid
     assert w.reachable(old, sc.HC_BRANCH)
     assert git.commit_parents(w.head(sc.HC_BRANCH), cwd=w.fork_git) == [old]
     assert w.pull(6338).body.startswith("Hand-written #6338 description.\n")
@@ -327,9 +344,11 @@ def test_one_commit_on_a_live_branch_carries_each_added_fix_of_a_series(tmp_path
     from patchcarry.resubmit.live import Cache
 
     entry = load().select(["checkpoint-grad"])[0]
-    second = dataclasses.replace(
-        load().select(["hc-mlp-norm-manager"])[0].fix, author_name="Other Author"
-    )
+    other = load().select(["hc-mlp-norm-manager"])[0].fix
+    second = dataclasses.replace(  # its own author, signed off with their name and email
+        other, author_name="Other Author",
+        signoffs=(f"Other Author <{other.author_email}>",),
+    )  # fmt: skip
     series = dataclasses.replace(entry, fixes=(entry.fix, second))
     repo = tmp_path / "r"
     git.init(repo)
@@ -349,13 +368,13 @@ def test_refresh_shows_the_rules_of_dev_and_the_dco_verdict_of_the_new_head(live
     w = live(ckpt_commits=[(AUTHOR, sc.CHECKPOINT_TITLE, _older_fix)])
     w.gh.state.add_branch_rule(sc.UPSTREAM, "dev", "required_linear_history")
     w.gh.state.add_branch_rule(sc.UPSTREAM, "dev", "required_signatures")
-    assert w.run("--dry-run", "--json", CKPT) == 0
+    assert w.run("--dry-run", "--json", "--update-live", CKPT) == 0
     planned = json.loads(capsys.readouterr().out)["rules"]
     assert planned["required_status_checks"] == ["DCO gate"]
     assert planned["required_signatures"] and planned["required_linear_history"]
     assert planned["verdicts"]["check DCO gate"].startswith("satisfied")
     assert planned["verdicts"]["signed commits"].startswith("NOT satisfied")
-    assert w.run("--json", CKPT) == 0
+    assert w.run("--json", "--update-live", CKPT) == 0
     result = json.loads(capsys.readouterr().out)
     new = w.head(sc.CHECKPOINT_BRANCH)
     assert result["rules"]["after_push"] == {

@@ -26,6 +26,7 @@ import tomlkit
 from patchcarry import inputs, manifest, manifest_edit, patchrules
 from patchcarry import upstream as upstream_mod
 from patchcarry.adopt import commits as commits_mod
+from patchcarry.adopt import landed
 from patchcarry.adopt import paths as paths_mod
 from patchcarry.adopt import pull as pull_mod
 from patchcarry.check import judge, render
@@ -62,7 +63,8 @@ def existing(path: Path) -> tuple[dict[str, Any], list[manifest.Entry]]:
         raw = tomllib.loads(inputs.read_text(path, "manifest"))
     except tomllib.TOMLDecodeError as exc:
         raise BadInputError(f"{path}: not valid TOML: {exc}") from None
-    entries = list(manifest.load(path).entries) if raw.get("entry") else []
+    loaded = manifest.load(path) if raw.get("entry") else None
+    entries = [*loaded.entries, *loaded.retired] if loaded else []  # a retired one holds its PR
     return dict(raw.get("defaults", {})), entries
 
 
@@ -250,15 +252,14 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         staged = {p.name: p for p in written}
         (staged_entry,) = manifest.load(path, text=new_text, staged=staged).select([name])
         entry_text = tomlkit.dumps({"entry": [fields]})
+        report = run_checks([staged_entry], upstream=url)  # the same patches on the same base
+        landed.refuse_landed(target, report)  # landed since it closed: as a merged PR
         if opts.dry_run:
             say(f"entry for {path} (DRY RUN: nothing written):\n{entry_text.rstrip()}")
-            report = run_checks([staged_entry], upstream=url)
             say(render.table(report))
             return report.exit_code
         _write(path, patches_dir, written, fields)
     say(f"wrote {len(written)} patch(es) and entry {name!r} in {path}:\n{entry_text.rstrip()}")
-    entry = manifest.load(path).select([name])[0]
-    report = run_checks([entry], upstream=url)
     say(render.table(report))
     return report.exit_code
 

@@ -11,8 +11,13 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
+from typing import Any
 
 from patchcarry.adopt import pull as pull_mod
+from patchcarry.adopt.landed import Judge
+from patchcarry.check.render import commit_words
+from patchcarry.check.report import Landing
+from patchcarry.errors import FatalError
 from patchcarry.github import GitHub
 from patchcarry.resubmit import classify
 from patchcarry.resubmit.body import LINK_PREFIX
@@ -28,14 +33,26 @@ class Closed:
     item: classify.Classification
     carried_by: str | None  # "manifest entry X" / "cross-link comment" / None
     adopt: str | None  # the command to run, when it was closed by detachment and not carried
+    landing: Landing | None = None  # its change on its base branch since (detached, not carried)
+    landing_note: str | None = None  # why the landing could not be judged
+
+    @property
+    def landed(self) -> str | None:
+        """ "landed upstream since as <commit>" when its change has landed, else None."""
+        if self.landing is None or not self.landing.landed:
+            return None
+        return f"{self.landing.verdict} upstream since, as {commit_words(self.landing)}"
 
     def to_json(self) -> dict[str, object]:
+        landing: Any = None if self.landing is None else dataclasses.asdict(self.landing)
         return {
             **self.item.to_json(),
             "upstream": self.upstream,
             "title": self.title,
             "carried_by": self.carried_by,
             "adopt": self.adopt,
+            "landing": landing,
+            "landing_note": self.landing_note,
         }
 
 
@@ -62,10 +79,13 @@ def scan_all(
     *,
     trusted: str | None = None,
     per_page: int = 100,
+    landed_since: Judge | None = None,
 ) -> list[Closed]:
     """`author`'s closed, unmerged PRs everywhere; `carried` maps (OWNER/REPO lowercased, N)
     to the manifest entry that carries it; `names` are the manifest's entry names. Only
-    cross-link comments written by `trusted` (the token's user; default `author`) count."""
+    cross-link comments written by `trusted` (the token's user; default `author`) count.
+    `landed_since` judges whether a detached, uncarried PR's change has landed since: such a
+    PR gets no `adopt` command (adopt would refuse it)."""
     query = f"author:{author} is:pr is:closed is:unmerged"
     found: list[Closed] = []
     for hit in gh.search_issues(query, per_page=per_page):
@@ -80,6 +100,22 @@ def scan_all(
             if by is None:
                 head_ref = str((pull.get("head") or {}).get("ref") or "")
                 command = _adopt_command(upstream, number, head_ref, names)
-        found.append(Closed(upstream, str(pull.get("title") or ""), item, by, command))
+        closed = Closed(upstream, str(pull.get("title") or ""), item, by, command)
+        if command is not None and landed_since is not None:
+            _judge_landing(closed, pull, landed_since)
+        found.append(closed)
     classify.add_sibling_evidence(c.item for c in found)
     return sorted(found, key=lambda c: (c.upstream.lower(), c.item.number))
+
+
+def _judge_landing(closed: Closed, pull: dict[str, Any], landed_since: Judge) -> None:
+    base = str((pull.get("base") or {}).get("ref") or "")
+    try:
+        closed.landing = landed_since(closed.upstream, closed.item.number, base)
+    except FatalError as exc:  # its head is gone, upstream unreachable: said, not guessed
+        closed.landing_note = f"landing not judged: {exc}"
+        return
+    if closed.landing is None:
+        closed.landing_note = "landing not judged: its commits cannot be carried as patches"
+    elif closed.landing.landed:
+        closed.adopt = None  # adopt refuses it, as it refuses a merged PR

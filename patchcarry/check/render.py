@@ -9,6 +9,7 @@ from patchcarry.check.report import (
     EntryResult,
     FileDrift,
     Identity,
+    Landing,
     PatchApply,
     RefApply,
 )
@@ -53,6 +54,32 @@ def _identity_line(i: Identity) -> str:
     return f"{head}: different, {kind} ({', '.join(i.files_differ) or 'file set'})"
 
 
+def commit_words(landing: Landing) -> str:
+    """`sha subject` of the landing's commit, with its PR when the subject names one."""
+    c = landing.commit
+    if c is None:
+        return "no single commit found"
+    return f"{c.sha[:12]} {c.subject!r}" + (f" (PR #{c.pr})" if c.pr else "")
+
+
+def landing_lines(landing: Landing) -> list[str]:
+    """The landing verdict, the commit, how it was known, what changed since, what is partial."""
+    if landing.verdict == "not landed":
+        lines = ["not landed"]
+    elif landing.verdict == "superseded":
+        lines = [f"superseded: its place was removed by {commit_words(landing)}"]
+    else:
+        lines = [f"{landing.verdict}: {commit_words(landing)}"]
+    lines += [f"  by: {e}" for e in landing.evidence]
+    if landing.changed_since:
+        what = "also" if landing.verdict == "superseded" else "changed since by"
+        lines += [f"  {what}: {c.sha[:12]} {c.subject!r}" for c in landing.changed_since]
+    lines += [f"  partial: {p}" for p in landing.partial]
+    if landing.next:
+        lines.append(f"  next: {landing.next}")
+    return lines
+
+
 def _entry_lines(e: EntryResult) -> list[str]:
     if not e.refs:
         return [f"{e.name:<22}{'-':<20}not checked: {e.reason}"]
@@ -64,13 +91,18 @@ def _entry_lines(e: EntryResult) -> list[str]:
         if len({_patch_status(p) for p in ref.patches}) > 1:  # say which patch is which
             lines += [f"{'':<24}{p.patch[:40]}: {_patch_status(p)}" for p in ref.patches]
         for p in ref.patches:
-            if p.rejected:
+            if p.rejected and e.status != "landed":  # a landed fix's "rejected hunk" is itself
                 lines.append(f"{'':<4}{p.patch}: rejected hunk:")
                 lines += [f"{'':<6}{t}" for t in p.rejected.splitlines()]
     for d in e.drift or []:
         lines.append(f"{'':<2}drift     {_drift_line(d)}")
     for i in e.identity or []:
         lines.append(f"{'':<2}identity  {_identity_line(i)}")
+    if e.landing is not None:
+        lines += [
+            f"{'':<2}{'landing' if n == 0 else '':<10}{t}"
+            for n, t in enumerate(landing_lines(e.landing))
+        ]
     if e.not_checked:
         lines.append(f"{'':<2}not checked: {', '.join(e.not_checked)}")
     return lines
@@ -90,8 +122,14 @@ def table(report: CheckReport) -> str:
     for e in report.entries:
         out += _entry_lines(e)
     bad = [e.name for e in report.entries if e.status == "does not apply"]
+    landed = [e.name for e in report.entries if e.status == "landed"]
+    said = f"landed upstream, nothing to carry: {', '.join(landed)}" if landed else ""
     if bad:
-        out.append(f"result: does not apply: {', '.join(bad)} (exit {report.exit_code})")
+        first = f"{said}; " if said else ""
+        out.append(f"result: {first}does not apply: {', '.join(bad)} (exit {report.exit_code})")
+    elif landed:
+        rest = "; the others apply" if len(landed) < len(report.entries) else ""
+        out.append(f"result: {said}{rest} (exit {report.exit_code})")
     else:
         out.append(f"result: all checked patches apply (exit {report.exit_code})")
     return "\n".join(out)
@@ -136,6 +174,8 @@ def sentences(result: EntryResult, entry: Entry) -> list[str]:
             )
         else:
             lines.append(f"differs from #{i.pr} in code ({', '.join(i.files_differ)})")
+    if result.landing is not None and result.landing.verdict != "not landed":
+        lines.append(f"{result.landing.verdict} upstream: {commit_words(result.landing)}")
     if result.not_checked:
         lines.append(f"not checked here: {', '.join(result.not_checked)}")
     return lines

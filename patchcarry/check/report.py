@@ -61,6 +61,32 @@ class Identity:
 
 
 @dataclasses.dataclass
+class UpstreamCommit:
+    sha: str
+    subject: str
+    pr: int | None  # the PR number its subject ends with, "(#N)"
+    date: str = ""  # its committer date, YYYY-MM-DD
+
+
+@dataclasses.dataclass
+class Landing:
+    """Whether the fix is on the base branch (`check.landing`): the verdict, the commit that
+    carried it (or, for superseded, removed its place), how that was known, the commits that
+    changed it since, what could not be established, and what to do next."""
+
+    verdict: str  # landed | landed, changed since | superseded | not landed
+    commit: UpstreamCommit | None = None
+    evidence: list[str] = dataclasses.field(default_factory=list)
+    changed_since: list[UpstreamCommit] = dataclasses.field(default_factory=list)
+    partial: list[str] = dataclasses.field(default_factory=list)
+    next: str = ""
+
+    @property
+    def landed(self) -> bool:
+        return self.verdict.startswith("landed")
+
+
+@dataclasses.dataclass
 class EntryResult:
     name: str
     refs: list[RefApply]
@@ -68,11 +94,14 @@ class EntryResult:
     identity: list[Identity] | None = None
     not_checked: list[str] = dataclasses.field(default_factory=list)
     reason: str | None = None  # why the entry was not checked at all
+    landing: Landing | None = None  # None: not judged (offline)
 
     @property
     def status(self) -> str:
         if not self.refs:
             return "not checked"
+        if self.landing is not None and self.landing.landed:
+            return "landed"  # not a failure: nothing is left to carry
         return "does not apply" if any(r.status == "conflict" for r in self.refs) else "applies"
 
 
@@ -114,6 +143,7 @@ class CheckReport:
                     if e.identity is None
                     else [dataclasses.asdict(i) for i in e.identity],
                     "not_checked": e.not_checked,
+                    "landing": None if e.landing is None else dataclasses.asdict(e.landing),
                 }
             )
         return {

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import tempfile
 from pathlib import Path
 
 from patchcarry import git, patchrules
 from patchcarry import upstream as upstream_mod
-from patchcarry.check import judge
+from patchcarry.check import judge, landing, series
 from patchcarry.check.report import CheckReport, EntryResult, Identity, RefApply
 from patchcarry.manifest import Entry
-from patchcarry.patchfile import Patch
 
-OFFLINE_SKIPS = ["tip", "drift", "identity"]
+OFFLINE_SKIPS = ["tip", "drift", "identity", "landing"]
+STATUS_APPLIES = ("clean", "offset", "fuzz")
 
 
 def _offline(entries: list[Entry], tree: Path, label: str) -> list[EntryResult]:
@@ -59,28 +58,6 @@ def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
     return CheckReport(label, "offline", _offline(entries, tree, label))
 
 
-def _series_tree(repo: Path, base: str, patches: list[Patch]) -> str | None:
-    """The tree `patches` make together on `base` (None: they do not apply)."""
-    with tempfile.TemporaryDirectory(prefix="patchcarry-series-") as tmp:
-        index = Path(tmp) / "index"
-        git.read_tree(base, index=index, cwd=repo)
-        for patch in patches:
-            if not git.apply_to_index(
-                patch.path, index=index, cwd=repo, reverse=False, check=False
-            ):
-                return None
-        return git.write_tree(index=index, cwd=repo)
-
-
-def _series_text(repo: Path, base: str, patches: list[Patch]) -> str | None:
-    """The change `patches` make together on `base`, as one diff (None: they do not apply)."""
-    tree = _series_tree(repo, base, patches)
-    if tree is None:
-        return None
-    files = sorted({f for p in patches for f in p.files})
-    return git.diff_paths(base, tree, files, cwd=repo)
-
-
 def _identity(repo: Path, entry: Entry, number: int, head: str) -> Identity:
     """Is PR `number` this entry's change: its fix commits together (a PR's series), or with
     its test commits too (a PR that carried them)? The first that is identical, else the
@@ -89,7 +66,9 @@ def _identity(repo: Path, entry: Entry, number: int, head: str) -> Identity:
     verdicts: list[Identity] = []
     for patches in candidates:
         text = (
-            patches[0].text if len(patches) == 1 else _series_text(repo, entry.base_commit, patches)
+            patches[0].text
+            if len(patches) == 1
+            else series.series_text(repo, entry.base_commit, patches)
         )
         if text is None and verdicts:  # fixes and tests do not apply together: judged already
             continue
@@ -100,7 +79,11 @@ def _identity(repo: Path, entry: Entry, number: int, head: str) -> Identity:
     return verdicts[0]
 
 
-def _upstream_entry(fetched: upstream_mod.FetchedUpstream, entry: Entry) -> EntryResult:
+def _upstream_entry(
+    fetched: upstream_mod.FetchedUpstream,
+    entry: Entry,
+    gaps: dict[tuple[str, str], str | None] | None = None,
+) -> EntryResult:
     repo, base = fetched.repo, entry.base_commit
     tip = fetched.branch_tips[entry.base_branch]
     patches = entry.patches(with_tests=True)  # test patches are checked even if not sent
@@ -116,7 +99,12 @@ def _upstream_entry(fetched: upstream_mod.FetchedUpstream, entry: Entry) -> Entr
         refs.append(RefApply(ref, label, commit, applied))
     drift = judge.drift(repo, base, tip, patches)
     identity = [_identity(repo, entry, n, fetched.pull_heads[n]) for n in entry.supersedes]
-    return EntryResult(entry.name, refs, drift, identity)
+    fixes_at_tip = refs[1].patches[: len(entry.fixes)]
+    applies = all(p.status in STATUS_APPLIES for p in fixes_at_tip)
+    unfetched = "the base branch's history since the pinned base was not fetched"
+    gap = gaps[(base, entry.base_branch)] if gaps is not None else unfetched
+    judged = landing.judge(repo, entry, tip, applies, gap)
+    return EntryResult(entry.name, refs, drift, identity, landing=judged)
 
 
 def run_checks(
@@ -140,7 +128,13 @@ def run_checks(
             pulls=sorted({n for e in entries for n in e.supersedes}),
             work_dir=work_dir,
         )
-        results = [_upstream_entry(fetched, e) for e in entries]
+        gaps = {
+            (e.base_commit, e.base_branch): upstream_mod.fetch_branch_history(
+                fetched, e.base_commit, e.base_branch
+            )
+            for e in entries
+        }
+        results = [_upstream_entry(fetched, e, gaps) for e in entries]
     return CheckReport(
         upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo), fetched.cache_bytes
     )

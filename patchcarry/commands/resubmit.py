@@ -1,13 +1,14 @@
 """Open or refresh each entry's upstream PR from an attached fork.
 
 Per entry: preflight (manifest, check at the pinned base and the branch tip, token owner);
-classify the superseded PRs (merged -> done; closed by a maintainer -> refused without
---force; closed by fork detachment -> re-submit); make sure the fork is attached (create it if
-missing, stop if detached); bring the fork branch up to date without dropping anyone's
-commit (fast-forward only unless --rewrite; a branch holding only what this tool published is
-rebuilt), leased, with the publication record refs/patchcarry/published/<branch>; open a
-draft PR, or PATCH only this tool's section of its body (the title only when the manifest's
-title changed); cross-link each superseded PR once; record the PR number in the manifest.
+classify the superseded PRs (merged -> done; closed by a maintainer -> refused without --force;
+closed by fork detachment -> re-submit); make sure the fork is attached (create it if missing,
+stop if detached); bring the fork branch up to date without dropping anyone's commit (fast-
+forward only unless --rewrite; a branch holding only what this tool published is rebuilt; an
+open PR whose head already holds the fix is left as it is unless --update-live), leased, with
+the publication record refs/patchcarry/published/<branch>; open a draft PR, or PATCH only this
+tool's section of its body (the title only when the manifest's title changed); cross-link each
+superseded PR once; record the PR number in the manifest.
 Nothing is written before every selected entry's preflight passes.
 
 Without GITHUB_TOKEN it is a dry run. GH_HOST (a full URL, ghapi's convention) points at
@@ -49,6 +50,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="replace a fork branch that holds commits this tool did not publish (the plan "
         "names each commit it drops); without it a live branch only gets commits on top",
+    )
+    parser.add_argument(
+        "--update-live",
+        action="store_true",
+        help="also change an open PR whose head already holds the fix: push the test patches "
+        "or this repo's revision of the fix on top, and write the tool's section of its body "
+        "(the head's CI vetting starts over: a maintainer must `/ok to test` the new head); "
+        "without it such a PR only gets missing cross-links",
     )
     parser.add_argument(
         "--allow-default-branch",
@@ -97,6 +106,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "else $XDG_CONFIG_HOME/patchcarry/series.toml)",
     )
     parser.add_argument(
+        "--fork-wait",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="wait at most this long, backing off, for a fork GitHub is still creating "
+        "(it creates forks asynchronously; default %(default)s: its documentation says to "
+        "contact support after five minutes)",
+    )
+    parser.add_argument(
         "--max-rate-wait",
         type=float,
         default=60.0,
@@ -139,10 +157,12 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         rebase=args.rebase,
         rewrite=args.rewrite,
+        update_live=args.update_live,
         upstream_url=args.upstream_url,
         evidence_markdown=runner.load_evidence(args.evidence),
         manifest_path=args.manifest,
         allow_default_branch=args.allow_default_branch,
+        fork_wait=args.fork_wait,
     )
 
     def say(line: str) -> None:

@@ -3,7 +3,8 @@ whether each was re-submitted (named in the manifest's `supersedes`, or cross-li
 
 With --all: your closed, unmerged PRs on every repository (GitHub's search API), classified,
 and for each one closed by fork detachment that no manifest entry carries yet, the exact
-`adopt` command to run.
+`adopt` command to run, or, when its change has landed on its base branch since (git's
+verdict, as `check` gives it), the commit that landed it.
 
 Needs GITHUB_TOKEN (to know who you are) or --author. Exit 0 when every one found is
 re-submitted (with --all: carried), 1 when some are not; the other codes below.
@@ -19,7 +20,9 @@ from typing import TYPE_CHECKING
 from patchcarry.display import line
 
 if TYPE_CHECKING:
-    pass
+    from patchcarry.adopt.landed import Judge
+    from patchcarry.check.report import Landing
+    from patchcarry.github import GitHub
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,6 +58,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _landed_since(gh: GitHub) -> Judge:
+    """(upstream, N, base branch) -> the landing verdict of PR N's change, from the clone URL
+    GitHub gives for the upstream."""
+    from patchcarry.adopt.landed import landing_since
+    from patchcarry.errors import UpstreamError
+
+    def judge(upstream: str, number: int, branch: str) -> Landing | None:
+        repo = gh.repo(upstream)
+        if repo is None or not repo.get("clone_url"):
+            raise UpstreamError(f"{upstream}: no clone_url on {gh.host}")
+        return landing_since(upstream, number, branch, str(repo["clone_url"]))
+
+    return judge
+
+
 def _run_all(args: argparse.Namespace) -> int:
     from patchcarry.adopt.run import existing
     from patchcarry.adopt.scan_all import scan_all
@@ -74,7 +92,8 @@ def _run_all(args: argparse.Namespace) -> int:
     author = args.author or login
     if not author:
         raise UsageError("scan needs GITHUB_TOKEN (to know whose PRs) or --author LOGIN")
-    found = scan_all(gh, author, carried, {e.name for e in entries}, trusted=login)
+    found = scan_all(gh, author, carried, {e.name for e in entries}, trusted=login,
+                     landed_since=_landed_since(gh))  # fmt: skip
     todo = [c for c in found if c.adopt]
     if args.json:
         for closed in found:
@@ -88,6 +107,10 @@ def _run_all(args: argparse.Namespace) -> int:
         status = f"carried by {closed.carried_by}" if closed.carried_by else closed.item.state
         print(f"  {line(closed.upstream)}#{closed.item.number} {line(closed.title)}  [{status}]")
         print("\n".join(f"      - {line(text)}" for text in closed.item.evidence))
+        if closed.landed:
+            print(f"      {line(closed.landed)}: nothing to adopt")
+        if closed.landing_note:
+            print(f"      {line(closed.landing_note)}")
         if closed.adopt:
             print(f"      adopt: {line(closed.adopt)}")
     return int(ExitCode.FAILED if todo else ExitCode.OK)

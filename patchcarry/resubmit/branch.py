@@ -56,6 +56,7 @@ class BranchPlan:
     dropped: list[Dropped] = dataclasses.field(default_factory=list)
     added: list[str] = dataclasses.field(default_factory=list)
     revises: revise.Revision | None = None  # the earlier revision of the fix it updates
+    held: list[str] = dataclasses.field(default_factory=list)  # what waits for --update-live
 
     @property
     def pushes(self) -> bool:
@@ -79,6 +80,7 @@ class BranchPlan:
             "published": self.published,
             "dropped": [dataclasses.asdict(d) for d in self.dropped],
             "revises": self.revises.to_json() if self.revises else None,
+            "held": self.held,
         }
 
 

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from patchcarry import git
-from patchcarry.resubmit import assemble, branch_refs, capability, fork
+from patchcarry.resubmit import assemble, branch_refs, fork, hold, workflow_scope
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.observe import Observed, RunFacts
@@ -56,6 +56,8 @@ def build_entry(
         rewrite=opts.rewrite,
         by=branch_refs.published_by(entry.name, seen.published, dict(seen.publishers)),
     )
+    decided = hold.keep_live_head(decided, entry, live_pr=seen.pull is not None,
+                                  opt_in=opts.update_live)  # fmt: skip
     label = f"{entry.base_branch} tip" if opts.rebase else "pinned base"
     built = Built(decided, base_label=label)
     if decided.kind == branches.FAST_FORWARD:
@@ -68,7 +70,7 @@ def build_entry(
         )
     if built.target is None:
         return built
-    workflow = capability.workflow_change(
-        built.target, built.push_from, cache, entry.head_branch, seen.live, seen.fork_side
+    workflow = workflow_scope.needs_scope(
+        built.target, built.push_from, decided.kind, len(entry.patches()), cache, seen.fork_side
     )
     return dataclasses.replace(built, workflow=workflow)

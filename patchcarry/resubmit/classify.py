@@ -51,8 +51,11 @@ def _closer(events: Iterable[Json]) -> str | None:
     return login
 
 
-def head_evidence(pull: Json, head_repo: Json | None, upstream: str) -> list[str]:
-    """Why the PR's head repository is no longer an attached fork of `upstream` (empty: it is)."""
+def head_evidence(
+    pull: Json, head_repo: Json | None, upstream: str, root: str | None = None
+) -> list[str]:
+    """Why the PR's head repository is no longer an attached fork of `upstream` (empty: it
+    is); `root` is the root of upstream's fork network (upstream itself by default)."""
     listed = (pull.get("head") or {}).get("repo")
     if listed is None:
         return ["head repository is gone (head.repo is null): deleted, private or detached"]
@@ -62,13 +65,13 @@ def head_evidence(pull: Json, head_repo: Json | None, upstream: str) -> list[str
     if not head_repo.get("fork"):
         return [f"head repository {name} is no longer a fork (fork: false)"]
     source = (head_repo.get("source") or {}).get("full_name")
-    if source and source.lower() != upstream.lower():
-        return [f"head repository {name} is a fork of {source}, not {upstream}"]
+    if source and source.lower() != (root or upstream).lower():
+        return [f"head repository {name} is a fork of {source}, not {root or upstream}"]
     return []
 
 
 def classify(
-    pull: Json, events: list[Json], head_repo: Json | None, upstream: str
+    pull: Json, events: list[Json], head_repo: Json | None, upstream: str, root: str | None = None
 ) -> Classification:
     """Classify `pull` from the PR, its issue events and its head repository as it is now."""
     author = (pull.get("user") or {}).get("login", "")
@@ -87,7 +90,7 @@ def classify(
         return result
     if pull.get("state") == "open":
         return result
-    detached = head_evidence(pull, head_repo, upstream)
+    detached = head_evidence(pull, head_repo, upstream, root)
     closer = _closer(events)
     result.evidence.append(f"closed without merge at {pull.get('closed_at')}")
     if closer is not None and closer != author:

@@ -14,8 +14,8 @@ from patchcarry import install
 from patchcarry.github import Json
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import body as bodies
+from patchcarry.resubmit import body_limit, branch_refs, classify, fork, hold, ownership, verdict
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit import branch_refs, classify, fork, ownership, verdict
 from patchcarry.resubmit.build import Built
 from patchcarry.resubmit.classify import Classification
 from patchcarry.resubmit.observe import Observed, Vetting
@@ -221,8 +221,8 @@ def _push(plan: Plan, seen: Observed, built: Built, today: str) -> tuple[Plan, s
     facts = []
     if seen.pull is not None:
         facts.append(f"after the push: the new head needs `/ok to test {target}`")
-        if decided.kind == branches.REWRITE and any("is vetted" in f for f in plan.facts):
-            facts.append(f"this rewrite throws away the vetting of {live or ''}"[:200])
+        if any("is vetted" in f for f in plan.facts):
+            facts.append(f"this {decided.kind} throws away the vetting of {live or ''}"[:200])
     push = Push(
         target, built.push_from, live, decided.published,
         seen.publishers.get(entry.name), decided.kind, built.workflow,
@@ -233,8 +233,18 @@ def _push(plan: Plan, seen: Observed, built: Built, today: str) -> tuple[Plan, s
 def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner: str) -> Plan:
     """The PR's create, or the edit of only what changed, and the revision comment."""
     entry, existing = seen.entry, seen.pull
-    title, body, section, problem = _body(seen, opts, revision)
+    try:
+        title, body, section, problem = _body(seen, opts, revision)
+    except body_limit.TooLong as exc:
+        return _refuse(plan, str(exc))
     plan = _add(plan, facts=[f"body: {problem}"] if problem else [])
+    kept = hold.keep_body(
+        existing.get("body") if existing else None, entry, pushing=plan.push is not None,
+        ours=seen.live is not None and seen.live == seen.published, opt_in=opts.update_live,
+    )  # fmt: skip
+    if existing is not None and kept:
+        plan = _add(plan, facts=[kept])
+        title, body = None, existing.get("body") or ""
     pull = PullWrite(existing, title, body, section)
     if existing is None:
         create = Write(
@@ -276,14 +286,23 @@ def _body(seen: Observed, opts: Options, revision: str | None) -> tuple[str | No
             title = None  # unchanged in the manifest: a maintainer's rename stands
         if title is not None and existing.get("title") == title:
             title = None
-    section = bodies.render_section(
-        entry, superseded=seen.superseded, check_lines=seen.check_lines,
-        evidence_markdown=opts.evidence_markdown, base=entry.base_commit, title=entry.title,
-        summary=old is not None and old.summary, revisions=revisions, history=history,
+    sections: dict[str, str] = {}
+
+    def make(listed: list[str]) -> str:
+        section = sections["last"] = bodies.render_section(
+            entry, superseded=seen.superseded, check_lines=seen.check_lines,
+            evidence_markdown=opts.evidence_markdown, base=entry.base_commit, title=entry.title,
+            summary=old is not None and old.summary, revisions=listed, history=history,
+        )  # fmt: skip
+        if existing is None:
+            return bodies.render_new(entry, section)
+        return bodies.merge(existing.get("body"), section, entry.name)
+
+    body = body_limit.fit(
+        make, revisions, left_out=body_limit.earlier(old.text if old else None),
+        what=f"{entry.name}'s PR body", current=existing.get("body") if existing else None,
     )  # fmt: skip
-    if existing is None:
-        return title, bodies.render_new(entry, section), section, found.problem
-    return title, bodies.merge(existing.get("body"), section, entry.name), section, found.problem
+    return title, body, sections["last"], found.problem
 
 
 def _links(plan: Plan, seen: Observed, force: bool) -> Plan:

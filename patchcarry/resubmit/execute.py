@@ -14,6 +14,7 @@ from patchcarry import git
 from patchcarry.github import GitHub
 from patchcarry.manifest import record_pr
 from patchcarry.resubmit import branch_refs, fork, newfork, pull_writes, push
+from patchcarry.resubmit.backoff import Backoff
 from patchcarry.resubmit.decide import Plan, Push, push_call
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.options import Options
@@ -64,11 +65,10 @@ def _ensure_fork(ctx: Context, plan: Plan) -> tuple[fork.ForkStatus, list[str]]:
         return status, []
     key, notes = entry.fork.lower(), []
     if key not in ctx.forks:
-        ctx.forks[key] = newfork.create(
-            ctx.gh, entry.fork, entry.upstream, login=ctx.login,
-            attempts=ctx.opts.fork_attempts, interval=ctx.opts.fork_interval,
-            sleep=ctx.opts.sleep or time.sleep,
-        )  # fmt: skip
+        wait = Backoff(ctx.opts.fork_wait, ctx.opts.sleep or time.sleep)
+        ctx.forks[key] = newfork.create(ctx.gh, entry.fork, entry.upstream, login=ctx.login,
+                                        wait=wait)  # fmt: skip
+        ctx.forks[key].waited = wait.spent
         if ctx.forks[key].note:
             ctx.say(f"{entry.name}: {ctx.forks[key].note}")
             notes.append(f"fork: {ctx.forks[key].note}")
@@ -84,8 +84,8 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
         (step.target, branch_refs.record_ref(branch), step.published),
         (step.target, branch_refs.publisher_ref(plan.entry.name, branch), step.own_record),
     ]
-    sleep = opts.sleep or time.sleep
-    for attempt in range(opts.git_retries + 1):
+    wait = Backoff(opts.fork_wait, opts.sleep or time.sleep, first=2.0, spent=status.waited)
+    while True:
         accepted, message = git.push_refs_with_lease(
             str(status.clone_url), updates, cwd=step.push_from
         )
@@ -95,9 +95,8 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
         if accepted:
             return
         lagging = "not found" in message.lower() or "could not read" in message.lower()
-        if not lagging or attempt == opts.git_retries:
+        if not lagging or not wait.wait():
             break
-        sleep(min(2.0 * 2**attempt, 30.0))
     push.raise_push_failure(message, branch, step.live, lagging=lagging)
 
 

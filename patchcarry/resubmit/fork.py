@@ -7,6 +7,7 @@ import dataclasses
 
 from patchcarry.errors import FatalError
 from patchcarry.github import GitHub
+from patchcarry.resubmit import network
 from patchcarry.resubmit.reads import Reads
 
 ATTACHED = "attached"
@@ -20,6 +21,7 @@ class ForkStatus:
     full_name: str
     clone_url: str | None = None
     note: str = ""
+    waited: float = 0.0  # seconds spent waiting for GitHub to create it (this run)
 
     def describe(self, upstream: str) -> str:
         if self.kind == ATTACHED:
@@ -35,9 +37,11 @@ def inspect(gh: GitHub | Reads, fork: str, upstream: str) -> ForkStatus:
     if repo is None:
         return ForkStatus(MISSING, fork)
     source = (repo.get("source") or {}).get("full_name")
-    if repo.get("fork") and source and source.lower() == upstream.lower():
+    top = network.root(gh, upstream)
+    if network.same_network(repo, top):
         return ForkStatus(ATTACHED, repo["full_name"], repo.get("clone_url"))
-    why = "fork: false" if not repo.get("fork") else f"its source is {source}"
+    where = f" (the root of {upstream}'s network)" if top.lower() != upstream.lower() else ""
+    why = "fork: false" if not repo.get("fork") else f"its source is {source}, not {top}{where}"
     return ForkStatus(DETACHED, repo.get("full_name", fork), repo.get("clone_url"), why)
 
 

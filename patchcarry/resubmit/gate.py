@@ -58,5 +58,5 @@ def _judge(seen: Observed, plan: Plan, facts: RunFacts) -> Plan:
         plan = dataclasses.replace(plan, refusal=Refusal(refusal))
     if plan.push is None:
         return plan
-    judged = rules.judge(list(seen.rules), plan.entry.base_branch)
+    judged = rules.judge(None if seen.rules is None else list(seen.rules), plan.entry.base_branch)
     return dataclasses.replace(plan, rules=judged, facts=(*plan.facts, *rules.lines(judged)))

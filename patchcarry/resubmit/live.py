@@ -42,10 +42,9 @@ def author_signoff(entry: Entry, author: Patch | None = None) -> str:
     (upstream's DCO gate wants every non-merge commit signed off by its author). Never made
     up: without one the commit is refused, before anything is pushed."""
     who = author if author is not None else entry.fix
-    email = who.author_email.lower()
     for patch in entry.patches():
         for value in patch.signoffs:
-            if value.lower().rstrip().endswith(f"<{email}>"):
+            if patchrules.signed_off_by(value, [who.author_name], [who.author_email]):
                 return value
     raise FatalError(
         f"{entry.name}: no patch carries a `Signed-off-by:` of {who.author}, the author "
@@ -160,8 +159,8 @@ class Cache:
         what = ", ".join(added) if added else fix.name
         if revises:
             head = f'Update "{fix.subject}" to the revision carried by patchcarry\n\n{revises}'
-        else:  # every added fix commit of the series, in order; its first one is the author
-            carried = [f for f in entry.fixes if f.name in added] or [fix]
+        else:  # every added patch of the series, in order; its first one is the author
+            carried = [p for p in entry.patches() if p.name in added] or [fix]
             fix = carried[0]
             head = "\n\n".join(f"{f.subject}\n\n{f.message.strip()}" for f in carried)
         message = (

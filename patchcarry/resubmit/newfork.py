@@ -3,25 +3,15 @@ an attached fork: GitHub creates forks asynchronously."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 from patchcarry.errors import GitHubError
 from patchcarry.github import GitHub
 from patchcarry.resubmit import fork
+from patchcarry.resubmit.backoff import Backoff
 
 
-def create(
-    gh: GitHub,
-    name: str,
-    upstream: str,
-    *,
-    login: str,
-    attempts: int = 10,
-    interval: float = 1.0,
-    sleep: Callable[[float], None] = time.sleep,
-) -> fork.ForkStatus:
-    """POST the fork, then poll (bounded) until it answers as an attached fork.
+def create(gh: GitHub, name: str, upstream: str, *, login: str, wait: Backoff) -> fork.ForkStatus:
+    """POST the fork, then poll with `wait`'s back-off until it answers as an attached fork
+    (GitHub creates forks asynchronously: it may 404 for a while).
 
     GitHub may hand back an existing fork of the owner under another name: that one is used,
     and `note` says so (the manifest's `fork` should then be updated).
@@ -29,7 +19,7 @@ def create(
     owner, repo = name.split("/", 1)
     made = gh.create_fork(upstream, name=repo, organization=None if owner == login else owner)
     full_name = made.get("full_name", name)
-    for attempt in range(attempts):
+    while True:
         status = fork.inspect(gh, full_name, upstream)
         if status.kind == fork.ATTACHED:
             if full_name.lower() != name.lower():
@@ -38,9 +28,10 @@ def create(
                     f'using it; set `fork = "{full_name}"` in the manifest'
                 )
             return status
-        if attempt + 1 < attempts:
-            sleep(interval)
+        if not wait.wait():
+            break
     raise GitHubError(
-        f"POST /repos/{upstream}/forks accepted, but {full_name} did not answer as a fork after "
-        f"{attempts} tries; GitHub creates forks asynchronously: re-run in a minute"
+        f"POST /repos/{upstream}/forks accepted, but {full_name} did not answer as a fork "
+        f"within {wait.budget:.0f} s; GitHub creates forks asynchronously (its documentation: "
+        "contact GitHub Support when it takes more than five minutes): re-run later"
     )

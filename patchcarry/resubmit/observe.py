@@ -25,7 +25,7 @@ from patchcarry.github import Json, NotFoundError
 from patchcarry.manifest import Entry
 from patchcarry.proc import CalledProcessError
 from patchcarry.resubmit import body as bodies
-from patchcarry.resubmit import branch_refs, classify, fork, verdict
+from patchcarry.resubmit import branch_refs, classify, fork, rules, verdict
 from patchcarry.resubmit.classify import Classification
 from patchcarry.resubmit.options import Options
 from patchcarry.resubmit.preflight import own_comments
@@ -66,12 +66,14 @@ class Vetting:
 
 @dataclasses.dataclass(frozen=True)
 class ForkSide:
-    """What the fork has where a new branch lands (its default branch, or upstream's for a
-    fork still to be made): the workflow comparison's other side."""
+    """The fork's branches as git reads them (for a fork still to be made, upstream's default
+    branch, the one GitHub gives it): what GitHub counts as already there when it judges the
+    workflow scope of a push (`workflow_scope`)."""
 
     url: str
-    sha: str | None
+    sha: str | None  # its default branch's head
     where: str
+    heads: tuple[str, ...] = ()  # every branch head (commits the fork has, with their trees)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,8 +94,8 @@ class Observed:
     vetting: Vetting | None = None
     pull: Json | None = None  # the open PR from the fork branch
     linked: frozenset[int] = frozenset()  # superseded PRs that hold our cross-link already
-    rules: tuple[Json, ...] = ()  # upstream's active rules for the base branch
-    fork_side: ForkSide | None = None  # read only when the fork branch is absent
+    rules: tuple[Json, ...] | None = ()  # upstream's active rules (None: not readable)
+    fork_side: ForkSide | None = None  # the fork's branches (for the workflow scope)
 
     @property
     def pull_author(self) -> str:
@@ -202,8 +204,8 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         vetting=_read_vetting(entry, live, facts.upstream_url),
         pull=_read_pull(reads, entry, status, current),
         linked=_read_links(reads, entry, superseded, opts.force, facts.login),
-        rules=tuple(reads.branch_rules(entry.upstream, entry.base_branch)),
-        fork_side=None if live else _read_fork_side(reads, entry, status, facts),
+        rules=rules.read(reads, entry.upstream, entry.base_branch),
+        fork_side=_read_fork_side(reads, entry, status, facts),
     )
 
 
@@ -272,17 +274,20 @@ def _read_links(
 def _read_fork_side(
     reads: Reads, entry: Entry, status: fork.ForkStatus, facts: RunFacts
 ) -> ForkSide:
-    """The commit the fork has where a new branch lands: its default branch's head."""
+    """The fork's branch heads (one `git ls-remote`) and its default branch's; for a fork
+    still to be made, upstream's default branch alone (GitHub forks that branch only)."""
     if status.kind == fork.ATTACHED and status.clone_url:
         url, repo = status.clone_url, reads.repo(entry.fork)
-        owner = entry.fork
+        owner, pattern = entry.fork, "refs/heads/*"
     else:
         url, repo = facts.upstream_url, reads.repo(entry.upstream)
-        owner = f"{entry.upstream} (the new fork)"
+        owner, pattern = f"{entry.fork} (to be made)", ""
     default = (repo or {}).get("default_branch") or "main"
     ref = f"refs/heads/{default}"
-    code, found, _ = git.ls_remote_refs(url, [ref], cwd=facts.cache)
-    sha = found.get(ref) if code == 0 else None
+    code, found, _ = git.ls_remote_refs(url, [pattern or ref], cwd=facts.cache)
+    found = found if code == 0 else {}
+    heads = tuple(dict.fromkeys(found.values()))
+    sha = found.get(ref)
     if sha is None:
-        return ForkSide(url, None, f"{entry.fork}, which has no {default} branch yet")
-    return ForkSide(url, sha, f"{owner}'s {default}")
+        return ForkSide(url, None, f"{owner}, which has no {default} branch yet", heads)
+    return ForkSide(url, sha, owner, heads)

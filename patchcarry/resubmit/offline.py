@@ -42,7 +42,8 @@ def _entry(entry: Entry, report: CheckReport) -> EntryPlan:
         Write(
             f"git push {entry.fork} <update>:refs/heads/{entry.head_branch}",
             "a new branch (pinned base + patches), or commits added on top of what is there; "
-            "no commit dropped without --rewrite; nothing when it already holds the patches",
+            "no commit dropped without --rewrite; nothing when it already holds the patches, "
+            "nor on an open PR whose head holds the fix without --update-live",
         )
     )
     if entry.pr:
@@ -50,7 +51,8 @@ def _entry(entry: Entry, report: CheckReport) -> EntryPlan:
             Write(
                 f"PATCH /repos/{entry.upstream}/pulls/{entry.pr}",
                 "only the tool's section of the body, the title only if the manifest's "
-                "changed; nothing when they are current",
+                "changed; nothing when they are current, nor on a description without the "
+                "tool's section while nothing is pushed",
             )
         )
     else:

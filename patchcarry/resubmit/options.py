@@ -18,7 +18,6 @@ class Options:
     evidence_markdown: str | None = None
     manifest_path: Path | None = None
     allow_default_branch: bool = False
-    fork_attempts: int = 10
-    fork_interval: float = 1.0
-    git_retries: int = 4  # a new fork's git side lags its API: bounded back-off
+    update_live: bool = False  # push tests/a revision onto a live PR whose head holds the fix
+    fork_wait: float = 300.0  # a fork GitHub is still creating: API, then git (seconds)
     sleep: Callable[[float], None] | None = None

@@ -42,18 +42,27 @@ def parse_porcelain(output: str) -> list[RefResult]:
     return found
 
 
-# GitHub's documented refusals, by the words of its reason: what the user does about each.
+# GitHub's documented refusals, by the words of its reason (or the GHxxx code GitHub prints
+# only on `remote:` lines): what the user does about each.
 _REASONS = (
     ("without `workflow` scope", "the token needs the `workflow` scope to push commits that "
      "change .github/workflows/ (classic token: tick `workflow`; `gh auth refresh -s workflow`)"),
     ("without `workflows` permission", "the GitHub App needs the `workflows` permission to push "
      "commits that change .github/workflows/; use a classic token with `workflow`"),
     ("hidden ref", "GitHub reserves that ref namespace (refs/pull/...); nothing may push there"),
+    ("protected branch hook declined", "the fork's branch is protected (GH006); lift the "
+     "protection on the fork or set another head_branch"),
+    ("repository rule violations", "a ruleset of the fork refuses this push (GH013); see the "
+     "rule it names, then change the ruleset or set another head_branch"),
+    ("email privacy restrictions", "the commit carries an email your GitHub account keeps "
+     "private (GH007; the tool commits with the patch author's email): untick \"Block command "
+     "line pushes that expose my email\" at https://github.com/settings/emails, or carry a "
+     "patch made with your noreply address"),
     ("GH006", "the fork's branch is protected; lift the protection on the fork or set another "
      "head_branch"),
-    ("GH013", "a repository rule of the fork refuses this push; see the rule it names"),
-    ("GH007", "the commit's author email is private on GitHub; the patch's author must allow "
-     "it or use their noreply address"),
+    ("GH013", "a ruleset of the fork refuses this push; see the rule it names"),
+    ("GH007", "the commit carries an email your GitHub account keeps private; allow it at "
+     "https://github.com/settings/emails or use a noreply address"),
     ("pre-receive hook declined", "a server-side hook refused it; see the `remote:` lines"),
 )  # fmt: skip
 _LEASE = ("stale info", "fetch first", "non-fast-forward")
@@ -61,6 +70,15 @@ _LEASE = ("stale info", "fetch first", "non-fast-forward")
 
 def _advice(reason: str) -> str:
     return next((advice for key, advice in _REASONS if key.lower() in reason.lower()), "")
+
+
+_REMOTE_CODE = re.compile(r"^remote:\s*(?:error:\s*)?(GH\d{3}: .*?)\s*$", re.MULTILINE)
+
+
+def remote_codes(output: str) -> list[str]:
+    """GitHub's `GHxxx: text` lines among the `remote:` lines of a push (its error codes
+    appear nowhere else)."""
+    return _REMOTE_CODE.findall(output)
 
 
 def raise_push_failure(
@@ -74,9 +92,11 @@ def raise_push_failure(
     results.sort(key=lambda r: "atomic" in r.reason)
     for result in results:
         if result.summary == "[remote rejected]":
-            advice = _advice(result.reason)
+            codes = remote_codes(message)
+            advice = _advice(result.reason) or _advice(" ".join(codes))
+            said = f" (remote: {codes[0][:200]!r})" if codes else ""
             raise PushRefused(
-                f"GitHub refused the push to {result.ref}: {result.reason!r}"
+                f"GitHub refused the push to {result.ref}: {result.reason!r}{said}"
                 + (f": {advice}" if advice else "")
                 + "; nothing after the push was written"
             )

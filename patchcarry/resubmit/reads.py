@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from patchcarry.github import GitHub, Json
-from patchcarry.resubmit import classify
+from patchcarry.resubmit import classify, network
 
 T = TypeVar("T")
 
@@ -76,4 +76,5 @@ def pull_state(reads: Reads, upstream: str, number: int) -> classify.Classificat
         return classify.classify(pull, [], None, upstream)
     head = (pull.get("head") or {}).get("repo")
     head_repo = reads.repo(head["full_name"]) if head else None
-    return classify.classify(pull, reads.events(upstream, number), head_repo, upstream)
+    top = network.root(reads, upstream) if head_repo and head_repo.get("fork") else None
+    return classify.classify(pull, reads.events(upstream, number), head_repo, upstream, top)

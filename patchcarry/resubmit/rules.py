@@ -12,15 +12,34 @@ head's check runs once and reports the DCO result when it is there.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
-from patchcarry.github import Json
+from patchcarry.github import Json, NotFoundError
 
 _SIGNED_OFF = "satisfied: every commit the tool writes is signed off by its author"
+# What the rulesets answer cannot show: a classic branch protection is read only with admin
+# rights on the repository (GET .../branches/{branch}/protection answers 404 to anyone else).
+_CLASSIC = "classic branch protection: not readable without admin rights on upstream"
 
 
-def judge(rules: list[Json], branch: str) -> dict[str, Any]:
-    """What the new head needs on `branch`, and the verdict for the tool's own commits."""
+class Reader(Protocol):
+    def branch_rules(self, upstream: str, branch: str) -> list[Json]: ...
+
+
+def read(reads: Reader, upstream: str, branch: str) -> tuple[Json, ...] | None:
+    """The branch's active rules; None where GitHub does not serve rulesets (a GitHub
+    Enterprise Server without them answers 404): not readable, never "none"."""
+    try:
+        return tuple(reads.branch_rules(upstream, branch))
+    except NotFoundError:
+        return None
+
+
+def judge(rules: list[Json] | None, branch: str) -> dict[str, Any]:
+    """What the new head needs on `branch`, and the verdict for the tool's own commits
+    (`rules` None: they could not be read)."""
+    readable = rules is not None
+    rules = rules or []
     checks: list[str] = []
     kinds: set[str] = set()
     for rule in rules:
@@ -47,15 +66,23 @@ def judge(rules: list[Json], branch: str) -> dict[str, Any]:
         "required_linear_history": "required_linear_history" in kinds,
         "other": sorted(kinds - judged),
         "verdicts": verdicts,
+        "readable": readable,
     }
 
 
 def lines(judged: dict[str, Any]) -> list[str]:
     """The plan's sentences for the judged rules."""
     head = f"rules for {judged['branch']}:"
+    if not judged.get("readable", True):
+        return [
+            f"{head} not readable (GET rules/branches answered 404: this GitHub serves no "
+            f"rulesets, e.g. an older GitHub Enterprise Server); {_CLASSIC}; what the new "
+            "head needs there is not known"
+        ]
     if not judged["verdicts"] and not judged["other"]:
-        return [f"{head} none active"]
+        return [f"{head} no ruleset rule active; {_CLASSIC}"]
     out = [f"{head} {name}: {verdict}" for name, verdict in judged["verdicts"].items()]
     if judged["other"]:
         out.append(f"{head} also {', '.join(judged['other'])} (not judged here)")
+    out.append(f"{head} {_CLASSIC}")
     return out

@@ -18,6 +18,7 @@ from patchcarry.errors import BadInputError, ExitCode
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import build, decide, execute, gate, observe
 from patchcarry.resubmit import offline as offline_mod
+from patchcarry.resubmit.landed import landed_journey
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.options import Options
 from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan
@@ -65,6 +66,9 @@ def resubmit(
         stack.enter_context(cachedir.locked(facts.cache))
         journeys = []
         for entry in entries:
+            if (landed := landed_journey(facts.report.entry(entry.name), entry)) is not None:
+                journeys.append(landed)  # landed upstream: no reads, never pushed
+                continue
             seen = observe.observe_entry(reads, facts, entry, opts)
             built = build.build_entry(seen, facts, opts, stack)
             journeys.append((seen, decide.decide(seen, built, opts, today=facts.today)))

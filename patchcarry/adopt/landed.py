@@ -1,0 +1,59 @@
+"""Has a closed PR's own change landed on its base branch since (another PR, NVIDIA's
+internal process)? The same verdict `check` gives an entry (`check.landing`), for a PR not in
+the manifest: its own commits as patches on their base, judged in a throwaway manifest. adopt
+refuses such a PR as it refuses a merged one; `scan --all` says it landed instead of offering
+`adopt`."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from patchcarry import manifest, manifest_edit
+from patchcarry import upstream as upstream_mod
+from patchcarry.adopt import commits as commits_mod
+from patchcarry.adopt import paths as paths_mod
+from patchcarry.check import render
+from patchcarry.check.report import CheckReport, Landing
+from patchcarry.check.run import run_checks
+from patchcarry.errors import FatalError
+from patchcarry.patchfile import read as read_patch
+
+Judge = Callable[[str, int, str], "Landing | None"]  # (upstream, N, base branch) -> verdict
+
+
+def refuse_landed(target: object, report: CheckReport) -> None:
+    """FatalError (exit 1, as for a merged PR) when the PR's change has landed upstream."""
+    landing = report.entries[0].landing
+    if landing is not None and landing.landed:
+        raise FatalError(
+            f"{target}: its change has {landing.verdict} upstream since it closed, as "
+            f"{render.commit_words(landing)}: nothing to adopt"
+        )
+
+
+def landing_since(
+    upstream: str, number: int, branch: str, url: str, *, work_dir: Path | None = None
+) -> Landing | None:
+    """The landing verdict of PR `number`'s own commits on `branch` at its tip; None when
+    its commits cannot be carried as patches (then nothing can be said)."""
+    history = upstream_mod.fetch_history(url, branch=branch, pull=number, work_dir=work_dir)
+    series = commits_mod.own_commits(history)
+    with tempfile.TemporaryDirectory(prefix="adopt-landed-") as tmp:
+        written = commits_mod.write_patches(history, series, Path(tmp), 1)
+        touched = sorted({f for p in written for f in read_patch(p.read_bytes()).files})
+        fields = {
+            "name": f"pr-{number}", "title": f"#{number}", "upstream": upstream,
+            "base_branch": branch, "base_commit": series.base,
+            "fork": f"{upstream.split('/')[0]}/x", "head_branch": f"landed/pr-{number}",
+            "fix": [p.name for p in written], "paths": paths_mod.derive(touched),
+            "supersedes": [number],
+        }  # fmt: skip
+        path = Path(tmp) / "series.toml"
+        path.write_text(manifest_edit.add_entry_text("", fields))
+        try:
+            (entry,) = manifest.load(path).entries
+        except FatalError:  # a commit no manifest may carry: cannot be judged this way
+            return None
+        return run_checks([entry], upstream=url).entries[0].landing

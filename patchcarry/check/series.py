@@ -1,0 +1,41 @@
+"""An entry's patches taken together on its base: the tree they make and their net diff
+(what identity and landing compare with upstream's commits)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from patchcarry import git
+from patchcarry.patchfile import Patch
+
+
+def series_tree(repo: Path, base: str, patches: list[Patch]) -> str | None:
+    """The tree `patches` make together on `base` (None: they do not apply)."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-series-") as tmp:
+        index = Path(tmp) / "index"
+        git.read_tree(base, index=index, cwd=repo)
+        for patch in patches:
+            if not git.apply_to_index(
+                patch.path, index=index, cwd=repo, reverse=False, check=False
+            ):
+                return None
+        return git.write_tree(index=index, cwd=repo)
+
+
+def series_text(repo: Path, base: str, patches: list[Patch]) -> str | None:
+    """The change `patches` make together on `base`, as one diff (None: they do not apply)."""
+    tree = series_tree(repo, base, patches)
+    if tree is None:
+        return None
+    files = sorted({f for p in patches for f in p.files})
+    return git.diff_paths(base, tree, files, cwd=repo)
+
+
+def reverse_applies(repo: Path, commit: str, diff: Path) -> bool:
+    """Whether the change in `diff` is in `commit`'s tree: `git apply -R --check` on a scratch
+    index of it (only the touched blobs are read)."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-landed-") as tmp:
+        index = Path(tmp) / "index"
+        git.read_tree(commit, index=index, cwd=repo)
+        return git.apply_to_index(diff, index=index, cwd=repo, reverse=True, check=True)

@@ -1,0 +1,68 @@
+"""Retire an entry whose fix has landed upstream: `check` must find it landed (the commit,
+its PR, the evidence); the manifest then records where and when (`landed = {...}` in the
+entry) and no command carries it any more, while the entry and its patches stay as the
+record. --comment posts one comment on the entry's open PR pointing at the landing commit.
+Exit 0 when retired (or, with --dry-run, when it would be), 1 when it has not landed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("entry", metavar="ENTRY", help="the entry to retire")
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        default=None,
+        help="manifest to edit (default: patches/series.toml here or in a parent)",
+    )
+    parser.add_argument(
+        "--upstream",
+        default=None,
+        help="URL or local path of the upstream repo (default: the entry's)",
+    )
+    parser.add_argument("--work-dir", type=Path, default=None, help="scratch repo for the check")
+    parser.add_argument("--dry-run", action="store_true", help="check and say; write nothing")
+    parser.add_argument(
+        "--comment",
+        action="store_true",
+        help="post one comment on the entry's open PR pointing at the landing "
+        "commit (needs GITHUB_TOKEN)",
+    )
+    parser.add_argument(
+        "--moot",
+        action="store_true",
+        help="retire a superseded fix (its code was rewritten upstream) you judged "
+        "no longer needed",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from patchcarry import manifest
+    from patchcarry.display import escape
+    from patchcarry.github import GitHub
+    from patchcarry.resubmit.run import token_from_env
+    from patchcarry.retire import Options, retire
+    from patchcarry.upstream import url_for_entries
+
+    path = manifest.find(args.manifest)
+    manifest.check_writable(path)
+    (entry,) = manifest.load(path).select([args.entry])
+    opts = Options(
+        path,
+        args.upstream or url_for_entries([entry]),
+        args.work_dir,
+        args.dry_run,
+        args.comment,
+        args.moot,
+    )
+
+    def make_github() -> GitHub | None:
+        token = token_from_env()
+        return GitHub(token=token) if token else None
+
+    return retire(entry, opts, make_github, lambda text: print(escape(text)))

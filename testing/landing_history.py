@@ -1,0 +1,349 @@
+"""Real upstream histories, built with real git, in which a carried fix lands (or does not)
+the ways Megatron-LM's do: for `check`'s landing verdict.
+
+    world = LandingWorld.create(tmp_path)     # bare upstream (dev, main) + work clone; a
+                                              # pinned base; PR #101 = base + the fix; a
+                                              # manifest carrying it (world.manifest)
+    world.squash("Fix widget grads (#101)")   # the fix as one commit on dev
+    world.commit("dev", {PATH: (old, new)}, "Unrelated (#7)")  # any other change
+    world.cherry_pick(sha, "dev")             # `git cherry-pick -x` onto a branch
+
+Every shape of `SHAPES` builds one history on a fresh world and says what `check` must find:
+the verdict and which commit (by its subject). Commits pin identity and dates, so hashes are
+stable. Nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from patchcarry import git
+
+PATH = "megatron/core/widget.py"
+OTHER = "megatron/core/other.py"
+PR = 101
+ENV = {
+    "GIT_AUTHOR_NAME": "Fixture Upstream",
+    "GIT_AUTHOR_EMAIL": "upstream@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-03-01T00:00:00+0000",
+    "GIT_COMMITTER_NAME": "Fixture Upstream",
+    "GIT_COMMITTER_EMAIL": "upstream@example.invalid",
+    "GIT_COMMITTER_DATE": "2026-03-01T00:00:00+0000",
+}
+SIGNOFF = "Casey Contributor <casey@example.invalid>"
+CONTRIBUTOR = {
+    **ENV,
+    "GIT_AUTHOR_NAME": "Casey Contributor",
+    "GIT_AUTHOR_EMAIL": "casey@example.invalid",
+}
+
+BASE_TEXT = '''"""Widget helpers."""
+
+import os
+
+
+def setup(config):
+    path = config.path
+    value = compute(path)
+    return value
+
+
+def release(state):
+    state.buffer = None
+    state.handle.close()
+    return state
+
+
+def backward(ctx, outputs):
+    inputs = ctx.saved_inputs
+    grads = run_backward(outputs, inputs)
+    ctx.saved_inputs = None
+    return grads
+
+
+def teardown(state):
+    state.closed = True
+    return None
+
+
+def report(widget):
+    print(widget.name)
+    print(widget.size)
+    return widget
+'''
+# The fix: hand a tuple to the backward pass and clear each detached input's grad.
+FIX = {
+    "    grads = run_backward(outputs, inputs)\n": (
+        "    grads = run_backward(outputs, tuple(inputs))\n"
+        "    for detached in inputs:\n"
+        "        detached.grad = None\n"
+    )
+}
+
+
+def _g(*args: str, cwd: Path, env: Mapping[str, str] = ENV, stdin: str | None = None) -> str:
+    _, out, _ = git.git(*args, cwd=cwd, env_extra=env, stdin=stdin)
+    return out.strip()
+
+
+def edit(text: str, changes: Mapping[str, str]) -> str:
+    for old, new in changes.items():
+        assert old in text, f"fixture: {old!r} not in the file"
+        text = text.replace(old, new, 1)
+    return text
+
+
+@dataclasses.dataclass
+class LandingWorld:
+    root: Path
+    bare: Path
+    work: Path
+    base: str
+    pull_head: str
+    manifest: Path
+
+    @property
+    def url(self) -> str:
+        return self.bare.resolve().as_uri()
+
+    @classmethod
+    def create(cls, root: Path, *, pr: int = PR) -> LandingWorld:
+        work, bare = root / "work", root / "upstream.git"
+        git.init(work)
+        _g("checkout", "-q", "-b", "dev", cwd=work)
+        for path, text in {PATH: BASE_TEXT, OTHER: "VALUE = 1\n", "README.md": "up\n"}.items():
+            (work / path).parent.mkdir(parents=True, exist_ok=True)
+            (work / path).write_text(text)
+        _g("add", "-A", cwd=work)
+        _g("commit", "-q", "-m", "base: pinned upstream commit (#1)", cwd=work)
+        base = _g("rev-parse", "HEAD", cwd=work)
+        _g("init", "-q", "--bare", str(bare), cwd=root)
+        _g("remote", "add", "origin", str(bare), cwd=work)
+        _g("push", "-q", "origin", "dev", "dev:refs/heads/main", cwd=work)
+        # the contributor's PR: base + the fix, signed off, as format-patch makes it
+        _g("checkout", "-q", "-b", f"pr-{pr}", base, cwd=work)
+        (work / PATH).write_text(edit(BASE_TEXT, FIX))
+        message = f"Clear detached grads in backward\n\nSigned-off-by: {SIGNOFF}"
+        _g("commit", "-q", "-am", message, cwd=work, env=CONTRIBUTOR)
+        head = _g("rev-parse", "HEAD", cwd=work)
+        _g("push", "-q", "origin", f"HEAD:refs/pull/{pr}/head", cwd=work)
+        patches = root / "patches"
+        patches.mkdir()
+        _g("format-patch", "-q", "-1", "-o", str(patches), head, cwd=work)
+        (patch,) = sorted(p.name for p in patches.glob("*.patch"))
+        manifest = patches / "series.toml"
+        manifest.write_text(
+            "[defaults]\n"
+            'upstream = "acme/widgets"\nbase_branch = "dev"\n'
+            f'base_commit = "{base}"\nfork = "casey/widgets"\n\n'
+            '[[entry]]\nname = "widget-grads"\ntitle = "Clear detached grads"\n'
+            f'head_branch = "fix/widget-grads"\nfix = "{patch}"\nsupersedes = [{pr}]\n'
+        )
+        _g("checkout", "-q", "dev", cwd=work)
+        return cls(root, bare, work, base, head, manifest)
+
+    def tip(self, branch: str = "dev") -> str:
+        return _g("rev-parse", f"refs/heads/{branch}", cwd=self.bare)
+
+    def commit(
+        self,
+        branch: str,
+        changes: Mapping[str, Mapping[str, str] | None],
+        message: str,
+    ) -> str:
+        """One commit on `branch` (pushed): per path, {old: new} replacements, or None to
+        delete the file."""
+        _g("checkout", "-q", "-B", branch, self.tip(branch), cwd=self.work)
+        for path, change in changes.items():
+            file = self.work / path
+            if change is None:
+                file.unlink()
+            else:
+                file.parent.mkdir(parents=True, exist_ok=True)
+                file.write_text(edit(file.read_text() if file.exists() else "", change))
+        _g("add", "-A", cwd=self.work)
+        _g("commit", "-q", "-m", message, cwd=self.work)
+        _g("push", "-q", "origin", f"HEAD:refs/heads/{branch}", cwd=self.work)
+        return self.tip(branch)
+
+    def squash(
+        self,
+        message: str,
+        *,
+        branch: str = "dev",
+        also: Mapping[str, Mapping[str, str]] | None = None,
+        after: Mapping[str, str] | None = None,
+    ) -> str:
+        """The fix as one commit on `branch`; `after` edits the fixed file further in the same
+        commit (a maintainer's edits), `also` changes other files in it."""
+        fixed = {**FIX}
+        if after:
+            fixed = {old: edit(new, after) for old, new in FIX.items()}
+        return self.commit(branch, {PATH: fixed, **(also or {})}, message)
+
+    def cherry_pick(self, sha: str, branch: str) -> str:
+        _g("checkout", "-q", "-B", branch, self.tip(branch), cwd=self.work)
+        _g("cherry-pick", "-x", sha, cwd=self.work)
+        _g("push", "-q", "origin", f"HEAD:refs/heads/{branch}", cwd=self.work)
+        return self.tip(branch)
+
+    def revert(self, sha: str, branch: str = "dev") -> str:
+        _g("checkout", "-q", "-B", branch, self.tip(branch), cwd=self.work)
+        _g("revert", "--no-edit", sha, cwd=self.work)
+        _g("push", "-q", "origin", f"HEAD:refs/heads/{branch}", cwd=self.work)
+        return self.tip(branch)
+
+
+GRAD_LINE = "        detached.grad = None\n"
+
+
+# Unrelated upstream work, before and after a landing.
+def _noise(world: LandingWorld, n: int) -> None:
+    world.commit("dev", {OTHER: {"VALUE = ": f"VALUE = {n} + "}}, f"Tune value {n} (#{900 + n})")
+    world.commit(
+        "dev", {PATH: {"    print(widget.name)\n": f"    print(widget.name)\n    print({n})\n"}},
+        f"Report widget size {n} (#{910 + n})",
+    )  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    """A history and what check must say of it: the verdict, the subject of the commit it
+    names (None: no commit), and the subjects of the commits it names as changing it since."""
+
+    name: str
+    build: Callable[[LandingWorld], None]
+    verdict: str
+    subject: str | None = None
+    pr: int | None = None
+    changed_by: tuple[str, ...] = ()
+
+
+def _squash(w: LandingWorld) -> None:
+    _noise(w, 1)
+    w.squash("Clear detached grads in backward (#101)")
+    _noise(w, 2)
+
+
+def _maintainer_edits(w: LandingWorld) -> None:
+    _noise(w, 1)
+    w.squash(
+        "Clear detached grads in backward (#101)",
+        after={GRAD_LINE: "        detached.grad = None  # frees the graph\n",
+               "tuple(inputs)": "tuple(inputs) if inputs else ()"},
+    )  # fmt: skip
+
+
+def _changed_since(w: LandingWorld) -> None:
+    w.squash("Clear detached grads in backward (#101)")
+    _noise(w, 1)
+    w.commit(
+        "dev", {PATH: {GRAD_LINE: "        detached.grad = ctx.keep_grad\n"}},
+        "Keep grads on request (#300)",
+    )  # fmt: skip
+    _noise(w, 2)
+
+
+def _cherry_pick(w: LandingWorld) -> None:
+    landed = w.squash("Clear detached grads in backward (#101)", branch="main")
+    _noise(w, 1)
+    w.cherry_pick(landed, "dev")
+
+
+def _other_branch_only(w: LandingWorld) -> None:
+    w.squash("Clear detached grads in backward (#101)", branch="main")
+    _noise(w, 1)
+
+
+def _through_another_pr(w: LandingWorld) -> None:
+    _noise(w, 1)
+    w.squash(
+        "Widget cleanup: grads and values (#205)",
+        also={OTHER: {"VALUE = ": "VALUE = 2 * "}},
+    )
+
+
+def _internal_with_more(w: LandingWorld) -> None:
+    """Landed through an internal sync: the fix's lines and more, no PR named."""
+    w.squash(
+        "Internal sync: widget memory",
+        after={GRAD_LINE: GRAD_LINE + "        detached.data = None\n"},
+        also={OTHER: {"VALUE = ": "VALUE = 3 * "}},
+    )
+
+
+def _superseded(w: LandingWorld) -> None:
+    _noise(w, 1)
+    w.commit(
+        "dev",
+        {PATH: {
+            "    inputs = ctx.saved_inputs\n    grads = run_backward(outputs, inputs)\n"
+            "    ctx.saved_inputs = None\n    return grads\n":
+            "    return engine.backward(ctx, outputs, release=True)\n",
+        }},
+        "Move backward onto the engine (#400)",
+    )  # fmt: skip
+
+
+def _deleted(w: LandingWorld) -> None:
+    _noise(w, 1)
+    w.commit("dev", {PATH: None}, "Remove the widget module (#401)")
+
+
+def _names_pr_without_lines(w: LandingWorld) -> None:
+    w.commit(
+        "dev", {PATH: {"    state.closed = True\n": "    state.closed = bool(state)\n"}},
+        "Follow-up to #101: teardown (#101)",
+    )  # fmt: skip
+
+
+def _some_lines_no_pr(w: LandingWorld) -> None:
+    w.squash(
+        "Widget internals (#500)",
+        after={"        detached.grad = None\n": "        detached.grad = detached.grad\n",
+               "tuple(inputs)": "list(inputs)"},
+    )  # fmt: skip
+
+
+def _reverted(w: LandingWorld) -> None:
+    landed = w.squash("Clear detached grads in backward (#101)")
+    _noise(w, 1)
+    w.revert(landed)
+
+
+def _conflict_not_gone(w: LandingWorld) -> None:
+    w.commit(
+        "dev",
+        {PATH: {"    grads = run_backward(outputs, inputs)\n":
+                "    grads = run_backward(outputs, inputs, retain=False)\n"}},
+        "Do not retain the graph (#600)",
+    )  # fmt: skip
+
+
+SHAPES = (
+    Shape("squash merge naming the PR", _squash, "landed",
+          "Clear detached grads in backward (#101)", 101),
+    Shape("landing with a maintainer's edits", _maintainer_edits, "landed",
+          "Clear detached grads in backward (#101)", 101),
+    Shape("landing then edited by later commits", _changed_since, "landed, changed since",
+          "Clear detached grads in backward (#101)", 101, ("Keep grads on request (#300)",)),
+    Shape("cherry-pick onto the base branch", _cherry_pick, "landed",
+          "Clear detached grads in backward (#101)", 101),
+    Shape("PR closed unmerged, landed through another PR", _through_another_pr, "landed",
+          "Widget cleanup: grads and values (#205)", 205),
+    Shape("landed internally with more lines, no PR named", _internal_with_more, "landed",
+          "Internal sync: widget memory"),
+    Shape("fix made moot by a rewrite", _superseded, "superseded",
+          "Move backward onto the engine (#400)", 400),
+    Shape("file removed", _deleted, "superseded", "Remove the widget module (#401)", 401),
+    # controls: never "landed"
+    Shape("control: landed on another branch only", _other_branch_only, "not landed"),
+    Shape("control: a commit names the PR but not its lines", _names_pr_without_lines,
+          "not landed"),
+    Shape("control: some of its lines, no PR named", _some_lines_no_pr, "not landed"),
+    Shape("control: landed, then reverted", _reverted, "not landed"),
+    Shape("control: upstream edited the fixed line", _conflict_not_gone, "not landed"),
+    Shape("control: nothing happened upstream", lambda w: _noise(w, 1), "not landed"),
+)  # fmt: skip

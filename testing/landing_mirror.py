@@ -1,0 +1,181 @@
+"""By hand, against a local mirror of NVIDIA/Megatron-LM (not in CI): carry the net change of
+recently squash-merged PRs as patches on their own bases and ask `check` at dev's tip whether
+each has landed, and with which commit; PRs that never reached dev serve as controls.
+
+    python -m testing.landing_mirror /work/.mirror/NVIDIA+Megatron-LM/repo --count 10 --out x.json
+
+A squash commit on dev whose subject ends "(#N)" with `refs/pull/N/head` in the mirror is a
+case; the PR's change is `git diff` of its head against its merge-base with the commit's
+parent (PRs whose own commits hold a merge, or that touch files no manifest may carry, are
+skipped). Prints one line per case and saves the JSON (verdict, commit, expected commit,
+evidence, bytes fetched). Only reads the mirror.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from patchcarry import git, manifest
+from patchcarry.check.run import run_checks
+from patchcarry.errors import FatalError
+
+_PR_END = re.compile(r"\(#(\d+)\)$")
+AUTHOR = "Hand Test <hand@example.invalid>"
+
+
+def _g(*args: str, repo: Path) -> str:
+    return git.git(*args, cwd=repo)[1]
+
+
+def _pull_heads(repo: Path) -> dict[int, str]:
+    out = _g("for-each-ref", "--format=%(refname) %(objectname)", "refs/pull/", repo=repo)
+    heads = {}
+    for line in out.splitlines():
+        ref, sha = line.split()
+        if ref.endswith("/head"):
+            heads[int(ref.split("/")[2])] = sha
+    return heads
+
+
+def _case(repo: Path, number: int, head: str, parent: str) -> dict[str, Any] | None:
+    """The PR's own base and net change, or None when it is not a clean case."""
+    base = git.merge_base(head, parent, cwd=repo)
+    if base is None or base == head:
+        return None
+    merges = _g("rev-list", "--merges", f"{base}..{head}", repo=repo).split()
+    files = _g("diff", "--name-only", "--no-renames", base, head, repo=repo).split()
+    if merges or not files or any(f.startswith(".github/") for f in files):
+        return None
+    diff = git.git_bytes("diff", "--binary", "--no-renames", base, head, cwd=repo)[1]
+    if b"GIT binary patch" in diff or not diff.strip():
+        return None
+    return {"number": number, "base": base, "head": head, "files": files, "diff": diff}
+
+
+def _patch_text(title: str, diff: bytes) -> bytes:
+    name, email = AUTHOR[:-1].split(" <")
+    head = (
+        f"From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+        f"From: {name} <{email}>\nDate: Thu, 1 Jan 2026 00:00:00 +0000\n"
+        f"Subject: [PATCH] {title}\n\nCarried by hand for the landing check.\n\n"
+        f"Signed-off-by: {AUTHOR}\n---\n"
+    )
+    return head.encode() + diff + b"-- \n2.39.5\n\n"
+
+
+def _write(dest: Path, cases: list[dict[str, Any]]) -> Path:
+    lines = [
+        '[defaults]\nupstream = "NVIDIA/Megatron-LM"\nbase_branch = "dev"\n'
+        'fork = "hand/Megatron-LM"\n'
+    ]
+    for case in cases:
+        patch = f"{case['number']:05d}-pr.patch"
+        (dest / patch).write_bytes(_patch_text(f"PR {case['number']}", case["diff"]))
+        tops = sorted({f.split("/")[0] + ("/**" if "/" in f else "") for f in case["files"]})
+        lines.append(
+            f'[[entry]]\nname = "pr-{case["number"]}"\ntitle = "PR {case["number"]}"\n'
+            f'base_commit = "{case["base"]}"\nhead_branch = "hand/pr-{case["number"]}"\n'
+            f'fix = "{patch}"\nsupersedes = [{case["number"]}]\n'
+            f"paths = {json.dumps(tops)}\n"
+        )
+    path = dest / "series.toml"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def pick(repo: Path, count: int, controls: int, skip: int) -> list[dict[str, Any]]:
+    """`count` recent squash-merged PRs (skipping the newest `skip`) and `controls` PRs whose
+    number no dev subject ends with."""
+    heads = _pull_heads(repo)
+    log = _g("log", "--first-parent", "--format=%H %P%x00%s", "dev", "-800", repo=repo)
+    merged: dict[int, str] = {}
+    cases: list[dict[str, Any]] = []
+    for line in log.splitlines():
+        shas, _, subject = line.partition("\0")
+        sha, parent = shas.split()[:2]
+        match = _PR_END.search(subject)
+        if match:
+            merged[int(match.group(1))] = sha
+            if len(cases) < count + skip and int(match.group(1)) in heads:
+                case = _case(repo, int(match.group(1)), heads[int(match.group(1))], parent)
+                if case is not None:
+                    cases.append({**case, "expected": sha, "subject": subject})
+    cases = cases[skip:]
+    newest = sorted((n for n in heads if n not in merged), reverse=True)
+    tip = _g("rev-parse", "dev", repo=repo).strip()
+    for number in newest:
+        if len([c for c in cases if c.get("expected") is None]) >= controls:
+            break
+        case = _case(repo, number, heads[number], tip)
+        if case is not None:
+            cases.append({**case, "expected": None, "subject": None})
+    return cases
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mirror", type=Path)
+    parser.add_argument("--count", type=int, default=10)
+    parser.add_argument("--controls", type=int, default=5)
+    parser.add_argument("--skip", type=int, default=0, help="skip the newest N merged PRs")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    repo = args.mirror.resolve()
+    cases = pick(repo, args.count, args.controls, args.skip)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="landing-mirror-") as tmp:
+        path = _write(Path(tmp), cases)
+        entries = manifest.load(path).entries
+        for n, (case, entry) in enumerate(zip(cases, entries, strict=True)):
+            try:  # each case in its own cache: what it fetches is its own
+                report = run_checks([entry], upstream=str(repo), work_dir=Path(tmp) / f"wd{n}")
+            except FatalError as exc:
+                results.append({"pr": case["number"], "error": str(exc)})
+                print(f"#{case['number']}: error {exc}")
+                continue
+            landing = report.entries[0].landing
+            assert landing is not None
+            found = landing.commit.sha if landing.commit else None
+            expected = case["expected"]
+            ok = (found == expected and landing.landed) if expected else landing.verdict != "landed"
+            results.append(
+                {
+                    "pr": case["number"],
+                    "base": case["base"],
+                    "expected": expected,
+                    "expected_subject": case["subject"],
+                    "verdict": landing.verdict,
+                    "commit": found,
+                    "subject": landing.commit.subject if landing.commit else None,
+                    "evidence": landing.evidence,
+                    "changed_since": [c.sha for c in landing.changed_since],
+                    "partial": landing.partial,
+                    "bytes_fetched": report.bytes_fetched,
+                    "ok": ok,
+                }
+            )
+            what = f"{found[:12]} {landing.commit.subject!r}" if found and landing.commit else "-"
+            mark = "ok " if ok else "BAD"
+            print(
+                f"{mark} #{case['number']}: {landing.verdict}: {what}"
+                f" (expected {expected[:12] if expected else 'not landed'};"
+                f" {report.bytes_fetched} B fetched)"
+            )
+    summary = {
+        "mirror_dev": _g("rev-parse", "dev", repo=repo).strip(),
+        "cases": results,
+        "ok": all(r.get("ok") for r in results),
+    }
+    if args.out:
+        args.out.write_text(json.dumps(summary, indent=2) + "\n")
+    return 0 if summary["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""`check`'s landing verdict on real histories built with real git (testing/landing_history):
+every shape says its verdict and names its commit; no control is ever called landed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from patchcarry import git
+from patchcarry.check import landing
+from patchcarry.cli import main
+from testing.landing_history import SHAPES, LandingWorld, Shape
+from testing.upstream_repos import (
+    FIX_0001,
+    FIX_0003,
+    PATCHES_DIR,
+    PINNED_ENV,
+    UpstreamRepo,
+    make_upstream,
+    write_manifest,
+)
+
+TEST_0002 = PATCHES_DIR / "0002-Test-that-CheckpointFunction.backward-clears-detache.patch"
+
+
+@pytest.fixture(autouse=True)
+def _cache_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def _check(world: LandingWorld, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    argv = ["check", "--manifest", str(world.manifest), "--upstream", world.url]
+    code = main([*argv, "--work-dir", str(world.root / "wd"), *args])
+    return code, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[s.name for s in SHAPES])
+def test_landing_verdict(shape: Shape, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    world = LandingWorld.create(tmp_path)
+    shape.build(world)
+    code, out = _check(world, capsys, "--json")
+    (entry,) = json.loads(out)["entries"]
+    landing = entry["landing"]
+    assert landing["verdict"] == shape.verdict, landing
+    if shape.subject is None:
+        assert landing["commit"] is None
+    else:
+        assert landing["commit"]["subject"] == shape.subject
+        assert landing["commit"]["pr"] == shape.pr
+        assert landing["evidence"]
+    assert [c["subject"] for c in landing["changed_since"]][: len(shape.changed_by)] == list(
+        shape.changed_by
+    )
+    if landing["verdict"].startswith("landed"):
+        assert entry["status"] == "landed" and code == 0  # not a failure
+        assert "retire widget-grads" in landing["next"]
+    if shape.verdict == "superseded":
+        assert code == 1 and "retire" in landing["next"]
+
+
+def test_landed_table_says_commit_evidence_and_next(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world = LandingWorld.create(tmp_path)
+    world.squash("Clear detached grads in backward (#101)")
+    code, out = _check(world, capsys)
+    sha = world.tip()
+    assert code == 0
+    assert (
+        f"landing   landed: {sha[:12]} 'Clear detached grads in backward (#101)' (PR #101)" in out
+    )
+    assert "by: same git patch-id --verbatim over the fix's files" in out
+    assert "next: nothing to carry: `scripts/retire widget-grads`" in out
+    assert "result: landed upstream, nothing to carry: widget-grads (exit 0)" in out
+    assert "tip dev" in out and "conflict" in out and "rejected hunk" not in out  # it is the fix
+
+
+def test_partial_evidence_is_said_and_not_called_landed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world = LandingWorld.create(tmp_path)
+    world.squash(
+        "Widget internals (#500)",
+        after={"        detached.grad = None\n": "        detached.grad = detached.grad\n"},
+    )
+    code, out = _check(world, capsys, "--json")
+    landing = json.loads(out)["entries"][0]["landing"]
+    assert landing["verdict"] == "not landed"
+    assert any("Widget internals (#500)" in p and "not enough" in p for p in landing["partial"])
+
+
+def _real_world(tmp_path: Path) -> tuple[UpstreamRepo, Path]:
+    repo = make_upstream(tmp_path / "up")
+    repo.add_pull_head(6117, FIX_0001)
+    repo.add_pull_head(6017, FIX_0003, merge_dev=True)
+    return repo, write_manifest(tmp_path / "m", base_commit=repo.base_commit)
+
+
+def _run(
+    mf: Path, url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, dict]:
+    argv = ["check", "--json", "--manifest", str(mf), "--upstream", url]
+    code = main([*argv, "--work-dir", str(tmp_path / "wd")])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_own_fixes_read_not_landed_and_apply(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, mf = _real_world(tmp_path)
+    code, data = _run(mf, repo.url, tmp_path, capsys)
+    assert code == 0
+    for entry in data["entries"]:
+        assert entry["status"] == "applies"
+        assert entry["landing"]["verdict"] == "not landed"
+        assert entry["landing"]["partial"] == []
+
+
+def test_own_fix_squash_merged_reads_landed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real 0001 squash-merged on dev as #6339 (its test with it): landed, the other not."""
+    repo, mf = _real_world(tmp_path)
+    work = repo.work
+    git.git("checkout", "-q", "-B", "dev", repo.dev_tip, cwd=work)
+    for patch in (FIX_0001, TEST_0002):
+        git.git("apply", str(patch), cwd=work)
+    git.git("add", "-A", cwd=work)
+    git.git(
+        "commit",
+        "-q",
+        "-m",
+        "Fix checkpoint grad retention (#6339)",
+        cwd=work,
+        env_extra=PINNED_ENV,
+    )
+    git.git("push", "-q", "origin", "HEAD:refs/heads/dev", cwd=work)
+    code, data = _run(mf, repo.url, tmp_path, capsys)
+    landed = next(e for e in data["entries"] if e["name"] == "checkpoint-grad")["landing"]
+    other = next(e for e in data["entries"] if e["name"] == "hc-mlp-norm-manager")["landing"]
+    assert code == 0
+    assert landed["verdict"] == "landed"
+    assert landed["commit"]["sha"] == repo.dev_tip and landed["commit"]["pr"] == 6339
+    assert other["verdict"] == "not landed"
+
+
+def test_a_deleted_file_keeps_its_name() -> None:
+    """A fix that deletes a file is read under the file's own name, never `/dev/null` (git
+    refuses such a pathspec)."""
+    text = (
+        "diff --git a/megatron/old.py b/megatron/old.py\ndeleted file mode 100644\n"
+        "index 1111111..0000000\n--- a/megatron/old.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n"
+        "-import os\n-VALUE = os.sep\n"
+        "diff --git a/megatron/new.py b/megatron/new.py\nnew file mode 100644\n"
+        "index 0000000..2222222\n--- /dev/null\n+++ b/megatron/new.py\n@@ -0,0 +1 @@\n"
+        "+VALUE = 1\n"
+    )
+    files = landing.parse_diff(text)
+    assert sorted(files) == ["megatron/new.py", "megatron/old.py"]
+    assert [t for _, t in files["megatron/old.py"].removed] == ["import os", "VALUE = os.sep"]
+    assert files["megatron/new.py"].added == [(1, "VALUE = 1")]
+
+
+def test_rewritten_branch_history_is_partial_evidence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """dev rewritten so that the pinned base is no longer on it: the verdict says the history
+    is partial, and a fix that is not in the tip is not called landed."""
+    world = LandingWorld.create(tmp_path)
+    work = world.work
+    git.git("checkout", "-q", "--orphan", "rewritten", cwd=work)
+    git.git("commit", "-q", "-m", "dev, rewritten (#2)", cwd=work, env_extra=PINNED_ENV)
+    git.git("push", "-q", "-f", "origin", "HEAD:refs/heads/dev", cwd=work)
+    code, out = _check(world, capsys, "--json")
+    landing = json.loads(out)["entries"][0]["landing"]
+    assert landing["verdict"] == "not landed"
+    assert any("is not on dev's history" in p for p in landing["partial"]), landing
