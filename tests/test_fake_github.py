@@ -499,11 +499,10 @@ def test_a_workflow_file_another_branch_already_holds_needs_no_scope_and_each_co
     commit("on: push\n", "the same file again, another commit")
     gh.state.add_token("ghp_public", sc.OWNER, scopes=("public_repo",))
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_public")
-    code, _, _ = git.git("push", "--porcelain", str(fork), "HEAD:refs/heads/again", cwd=work,
-                         check=False)  # fmt: skip
+    push = (*git.credential_args(), "push", "--porcelain", str(fork), "HEAD:refs/heads/again")
+    code, _, _ = git.git(*push, cwd=work, check=False)  # the token rides with the helper only
     assert code == 0  # path and contents exist on has-ci
     commit("on: pull_request\n", "changed")
     commit("on: push\n", "changed back")  # the tree ends as has-ci has it; a commit did not
-    code, out, _ = git.git("push", "--porcelain", str(fork), "HEAD:refs/heads/again", cwd=work,
-                           check=False)  # fmt: skip
+    code, out, _ = git.git(*push, cwd=work, check=False)
     assert code != 0 and "without `workflow` scope" in out
