@@ -694,7 +694,7 @@ def test_a_workflow_file_the_fork_already_holds_on_a_branch_needs_no_workflow_sc
     (work / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
     (work / WORKFLOW).write_text("on: push\njobs: {}\n")
     git.git("add", "-A", cwd=work)
-    git.git("commit", "-q", "-m", "a copy of the workflow", cwd=work)
+    git.git("commit", "-q", "-m", "a copy of the workflow", cwd=work, env_extra=PINNED_ENV)
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)  # the owner's own push, long ago
     git.git("push", "-q", str(w.fork_git), "HEAD:refs/heads/ci-copy", cwd=work)
     _token(w, "ghp_publiconly", monkeypatch, "public_repo")
