@@ -44,7 +44,10 @@ def how_to_get(bootstrap_set: str) -> str:
             f"pip install 'patchcarry[proof]' (or its source alone: pip install --no-deps "
             f"{_pinned('megatron-core')})"
         )
-    return "pip install 'patchcarry[proof]'"
+    # beside a torch of its own (a GPU image's CUDA build), [proof]'s torch pin would replace it
+    return (
+        "pip install 'patchcarry[proof]' (or, to keep a torch already installed, 'patchcarry[gpu]')"
+    )
 
 
 def has_module(name: str) -> bool:

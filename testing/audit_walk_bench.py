@@ -22,31 +22,33 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import torch
-
-from patchcarry.audit import walk
-
 DEPTHS = (2_000, 10_000)
 # The walk keeps, per visited object, one parent entry (parent id, hop) and one keepalive
 # slot: about 0.5 KiB per object at most. A 10k-deep chain visits about 20k objects.
 BOUND_MIB = 32.0
 
 
-class Holder(torch.nn.Module):
-    def __init__(self, depth: int) -> None:
-        super().__init__()
-        x = torch.ones(4, requires_grad=True)
-        y = x
-        for _ in range(depth):
-            y = y * 1.0001
-        self.out = y
+def holder(depth: int) -> Any:
+    """A module keeping only the chain's last tensor (torch, and the walk that imports it,
+    are imported where used, so --help runs without torch)."""
+    import torch
+
+    module = torch.nn.Module()
+    x = torch.ones(4, requires_grad=True)
+    y = x
+    for _ in range(depth):
+        y = y * 1.0001
+    module.out = y
+    return module
 
 
 def measure(depth: int) -> dict[str, Any]:
     """Peak Python memory of one walk over a chain `depth` nodes deep."""
-    holder = Holder(depth)
+    from patchcarry.audit import walk
+
+    holder_module = holder(depth)
     tracemalloc.start()
-    found = walk.reach([("model", holder)])
+    found = walk.reach([("model", holder_module)])
     deepest = len(found[-1].path)  # breadth first: the last found is the deepest; one path
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -67,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, action="append", default=[])
     parser.add_argument("--out", type=Path, default=Path("out/audit-walk-bench.json"))
     args = parser.parse_args(argv)
+    from patchcarry.audit import walk
+
     runs = [measure(d) for d in args.depth or DEPTHS]
     result = {"bound_mib": BOUND_MIB, "max_objects": walk.MAX_OBJECTS, "runs": runs}
     text = json.dumps(result, indent=2)

@@ -13,16 +13,19 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from patchcarry import install
+
 ROOT = Path(__file__).resolve().parent.parent
 DEAD = "http://127.0.0.1:9"  # the discard port: nothing answers there
 
-# Python with megatron and torch "not installed": the import system answers as it does when
-# they are absent (find_spec("megatron.core") raises ModuleNotFoundError, as a pip install
-# without the `proof` extra does).
+# Python with megatron and torch "not installed", nor pip (which an installed patchcarry
+# fetches megatron-core's source with: tests/test_megatron_source.py): the import system
+# answers as it does when they are absent (find_spec("megatron.core") raises
+# ModuleNotFoundError, as a pip install without the `proof` extra does).
 _ABSENT = """import sys
 class _Absent:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("megatron", "torch"):
+        if name.split(".")[0] in ("megatron", "torch", "pip"):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
 sys.meta_path.insert(0, _Absent())
@@ -82,12 +85,18 @@ def cases(tmp: Path, github_url: str) -> list[Case]:
         Case(4, ("check", "--json", "--upstream", f"{DEAD}/x.git"), {}, "unreachable", True),
         Case(4, ("resubmit", "--dry-run"), {"GH_HOST": DEAD}, "--offline works"),
         Case(4, ("tree", str(tmp / "tree"), "--upstream", f"{DEAD}/x.git"), {}, "unreachable"),
-        Case(
-            4,
-            ("gpu-check", "--dry-run", "--upstream", f"{DEAD}/x.git", str(tmp / "gpu")),
-            {},
-            "unreachable",
-        ),  # fmt: skip
+        *(
+            [
+                Case(
+                    4,
+                    ("gpu-check", "--dry-run", "--upstream", f"{DEAD}/x.git", str(tmp / "gpu")),
+                    {},
+                    "unreachable",
+                )
+            ]
+            if install.has_module("torch")  # else it stops first, at the missing torch (5)
+            else []
+        ),
         Case(5, ("check", "--manifest", str(tmp / "none.toml")), {}, "none.toml"),
         # an input file that is not what it must be: not UTF-8, a directory, not JSON
         Case(5, ("check", "--offline", "--manifest", str(latin1)), {}, "is not UTF-8 (byte 5)"),

@@ -12,7 +12,8 @@ Use from a test module (or list the module in `pytest_plugins` of tests/conftest
     from testing.tree_fixtures import proof_results, source_tree, tree_pair  # noqa: F401
 
 Builds and probe runs are also cached per process, so several modules that import these
-fixtures still build each tree and run each probe only once.
+fixtures still build each tree and run each probe only once; the fixtures build them once per
+run, in the temp root xdist's workers share (testing/once.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import pytest
 from patchcarry import manifest
 from patchcarry.proof.probe import BATCHES, run_probe
 from patchcarry.runtime import tree as megatron_tree
+from testing.once import once_dir, once_json
 
 # The entry whose fix the proof tests judge: the one `measure` calls the fix.
 PROOF_ENTRY = next(e.name for e in manifest.load().entries if e.measure == "fix")
@@ -115,15 +117,26 @@ def source_tree(request: pytest.FixtureRequest) -> SourceTree:
 
 @pytest.fixture(scope="session")
 def tree_pair(source_tree: SourceTree, tmp_path_factory: pytest.TempPathFactory) -> TreePair:
+    """Built once per run, shared by xdist's workers (testing/once.py)."""
     key = (source_tree.path, PROOF_ENTRY)
-    base = (
-        _PAIRS[key].unpatched.parent
-        if key in _PAIRS
-        else tmp_path_factory.mktemp(f"trees-{source_tree.kind}")
-    )
-    return build_pair(source_tree, base)
+    if key not in _PAIRS:
+        base = once_dir(
+            tmp_path_factory, f"trees-{source_tree.kind}", lambda d: build_pair(source_tree, d)
+        )
+        _PAIRS[key] = TreePair(source_tree, base / "unpatched", base / "patched")
+    return _PAIRS[key]
 
 
 @pytest.fixture(scope="session")
-def proof_results(tree_pair: TreePair) -> ProofResults:
-    return proof_for(tree_pair)
+def proof_results(tree_pair: TreePair, tmp_path_factory: pytest.TempPathFactory) -> ProofResults:
+    """Both probes, run once per run and shared by xdist's workers (testing/once.py)."""
+    key = (tree_pair.source.path, PROOF_ENTRY)
+    if key not in _RESULTS:
+
+        def both() -> dict[str, Any]:
+            results = proof_for(tree_pair)
+            return {"unpatched": results.unpatched, "patched": results.patched}
+
+        found = once_json(tmp_path_factory, f"proof-{tree_pair.source.kind}", both)
+        _RESULTS[key] = ProofResults(tree_pair, found["unpatched"], found["patched"])
+    return _RESULTS[key]

@@ -18,7 +18,7 @@ def test_a_walk_over_a_10k_deep_autograd_chain_stays_under_the_stated_bound() ->
 
 
 def test_the_object_limit_is_an_error_not_a_silent_cut() -> None:
-    holder = audit_walk_bench.Holder(200)
+    holder = audit_walk_bench.holder(200)
     with pytest.raises(walk.WalkLimit, match="limit of 100 objects from root model"):
         walk.reach([("model", holder)], max_objects=100)
     assert len(walk.reach([("model", holder)], max_objects=1_000)) == 202

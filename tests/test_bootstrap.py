@@ -26,7 +26,7 @@ printf '%s|%s|%s\n' "$(basename "$0")" "$*" "$creds" >>"$FAKE_LOG"
 if [ "$1" = -m ] && [ "$2" = venv ]; then
   dir=${*: -1}
   mkdir -p "$dir/bin" "$dir/lib/site-packages"
-  printf 'home = /fake\nversion = 3.11.7\n' >"$dir/pyvenv.cfg"
+  printf 'home = /fake\nversion = %s\n' "${FAKE_VERSION:-3.11.7}" >"$dir/pyvenv.cfg"
   ln -sf "$(command -v "$0")" "$dir/bin/python"
 elif [ "$1" = -m ] && [ "$2" = pip ]; then
   if [ "${FAKE_PIP_FAIL:-}" = 1 ] && [[ " $* " == *" install "* ]]; then
@@ -38,7 +38,7 @@ elif [ "$1" = -c ] && [[ "$2" == *sysconfig* ]]; then
   echo "$(cd "$(dirname "$0")/.." && pwd)/lib/site-packages"
 elif [ "$1" = -c ]; then
   command -v "$0"
-  echo 3.11.7
+  echo "${FAKE_VERSION:-3.11.7}"
 fi
 """
 
@@ -227,3 +227,57 @@ def test_unknown_set_and_torch_build_are_usage_errors(repo: Repo) -> None:
     assert repo.run("bootstrap", "everything").returncode == 2
     assert repo.run("bootstrap", "main", PATCHCARRY_TORCH="rocm").returncode == 2
     assert repo.calls() == []
+
+
+@pytest.mark.parametrize("version", ["3.12.3", "3.13.0"])
+def test_python_3_12_and_3_13_on_cpu_get_the_torchless_test_set(repo: Repo, version: str) -> None:
+    """torch's +cpu build exists here for cp311 only: 3.12 and 3.13 install test-notorch, and
+    CUDA's lock (whose torch has their wheels) stays theirs."""
+    result = repo.run("bootstrap", "test", FAKE_VERSION=version)
+    assert result.returncode == 0, result.stderr
+    assert repo.installs(repo.calls()) == [MAIN, ["requirements/test-notorch.txt"]]
+    assert f"no +cpu build for Python {version}" in result.stderr.splitlines()[-1]
+    again = repo.run("bootstrap", "test", FAKE_VERSION=version)
+    assert (again.returncode, repo.calls()) == (0, [])  # current: nothing runs
+    cuda = repo.run("bootstrap", "test", FAKE_VERSION=version, PATCHCARRY_TORCH="cuda")
+    assert cuda.returncode == 0, cuda.stderr
+    assert repo.installs(repo.calls()) == [MAIN, ["requirements/test-cuda.txt"]]
+
+
+def test_another_python_rebuilds_the_venv_and_an_unsupported_one_is_refused(
+    repo: Repo, tmp_path: Path
+) -> None:
+    assert repo.run("bootstrap", "main").returncode == 0
+    other = tmp_path / "bin" / "python3.13"
+    shutil.copy2(repo.python, other)
+    repo.calls()
+    assert repo.run("bootstrap", "main", PYTHON=str(other), FAKE_VERSION="3.13.0").returncode == 0
+    calls = repo.calls()
+    assert any(p == "python3.13" and a.startswith("-m venv") for p, a, _ in calls)
+    assert "version = 3.13.0" in (repo.root / ".venv" / "pyvenv.cfg").read_text()
+    old = tmp_path / "bin" / "python3.10"
+    shutil.copy2(repo.python, old)
+    refused = repo.run("bootstrap", "main", PYTHON=str(old), FAKE_VERSION="3.10.13")
+    assert refused.returncode == 1
+    assert "is Python 3.10.13: set PYTHON to a Python 3.11, 3.12 or 3.13" in refused.stderr
+
+
+def test_a_bare_name_pyenv_will_not_run_is_found_among_its_versions(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """pyenv's shim for a version that is installed but not selected exits 127: bootstrap
+    takes pyenv's own install of that Python instead (CI's 3.13 run on this kind of machine)."""
+    shim = tmp_path / "bin" / "python3.13"
+    shim.write_text(
+        "#!/usr/bin/env bash\necho 'pyenv: python3.13: command not found' >&2\nexit 127\n"
+    )
+    shim.chmod(0o755)
+    real = tmp_path / "pyenv" / "versions" / "3.13.0" / "bin" / "python3.13"
+    real.parent.mkdir(parents=True)
+    shutil.copy2(repo.python, real)
+    done = repo.run(
+        "bootstrap", "main", PYTHON="python3.13", PYENV_ROOT=str(tmp_path / "pyenv"),
+        FAKE_VERSION="3.13.0",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"creating .venv (Python 3.13.0, {real})" in done.stderr

@@ -80,7 +80,7 @@ def _snapshot(*roots: Path) -> dict[str, tuple[int, int]]:
 
 SHIMS = ["adopt", "audit", "audit-sweep", "audit-walk-bench", "bootstrap", "check", "demo-adopt",
          "demo-dry-run", "gpu-check.sh", "lock", "measure", "measure-bootstrap", "render-docs",
-         "resubmit.sh", "retire", "test", "upstream-tree"]  # fmt: skip
+         "resubmit.sh", "retire", "test", "time-clean-clone", "upstream-tree"]  # fmt: skip
 
 
 def test_every_script_help_is_its_own_and_changes_nothing() -> None:

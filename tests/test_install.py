@@ -25,6 +25,8 @@ def test_require_names_what_is_missing_and_the_checkouts_way(monkeypatch) -> Non
         "measure needs no_such_parent_pkg.x, not installed here: run scripts/bootstrap test"
     )
     monkeypatch.setattr(install, "in_checkout", lambda: False)  # as after `pip install .`
-    assert install.how_to_get("test") == "pip install 'patchcarry[proof]'"
+    assert install.how_to_get("test") == (
+        "pip install 'patchcarry[proof]' (or, to keep a torch already installed, 'patchcarry[gpu]')"
+    )
     assert install.how_to_get("main").startswith("pip install 'patchcarry[proof]' (or")
     assert install.command("check") == "patchcarry check"

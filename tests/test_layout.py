@@ -6,14 +6,15 @@ from __future__ import annotations
 import ast
 import os
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
-from patchcarry import errors, git
+import pytest
+
+from patchcarry import errors
 from patchcarry.cli import COMMANDS
 from testing import exit_cases
 from testing.fake_github import FakeGitHub
+from testing.plain_install import checkout_wheel, plain_venv
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "patchcarry"
@@ -74,43 +75,14 @@ def test_the_import_graph_has_no_circles() -> None:
 
 
 def test_a_plain_install_checks_its_embedded_manifest_from_anywhere(
-    tmp_path: Path, fake_github: FakeGitHub
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, fake_github: FakeGitHub
 ) -> None:
     """`pip install .` (not editable) into a fresh venv, then `check --offline` elsewhere,
     every --help, and one failure of each exit code (tests/test_exit_codes.py's cases)."""
-    source = tmp_path / "src"
-    _, files, _ = git.git("ls-files", "-z", cwd=ROOT)
-    for name in filter(None, files.split("\0")):
-        dest = source / name
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes((ROOT / name).read_bytes())
-    wheels = tmp_path / "wheels"
-    pip = [sys.executable, "-m", "pip"]
-    subprocess.run(
-        [*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(source)],
-        check=True,
-        capture_output=True,
-    )
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    py = venv / "bin" / "python"
-    site = Path(
-        subprocess.run(
-            [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    )
     # The dependencies come from this environment's site-packages (a path entry, so its
     # editable finder for the checkout is NOT loaded); patchcarry itself from the wheel.
-    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    (wheel,) = wheels.glob("*.whl")
-    subprocess.run(
-        [*pip, "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
-        check=True,
-        capture_output=True,
-    )
+    py, site = plain_venv(checkout_wheel(tmp_path_factory), tmp_path / "venv")
+    venv = tmp_path / "venv"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

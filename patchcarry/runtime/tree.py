@@ -15,12 +15,16 @@ from pathlib import Path
 from patchcarry import git, install
 from patchcarry.errors import BadInputError, MissingInstallError
 from patchcarry.patchfile import Patch
+from patchcarry.runtime import megatron_source
 
 MEGATRON_SRC_ENV = "MEGATRON_SRC"
 
 
 def installed_tree() -> Path:
-    """The directory holding the installed megatron-core's `megatron/` package."""
+    """The directory holding the installed megatron-core's `megatron/` package. An installed
+    patchcarry without it reads the pinned release's source, fetched once into the cache."""
+    if not install.in_checkout() and not install.has_module("megatron.core"):
+        return megatron_source.fetched_tree()
     install.require(("megatron.core",), "reading the installed megatron-core's source", "main")
     spec = importlib.util.find_spec("megatron.core")
     if spec is None or spec.origin is None:  # pragma: no cover - require() said it imports
@@ -45,6 +49,8 @@ def tree_label(tree: Path) -> str:
         from importlib.metadata import version
 
         return f"megatron-core {version('megatron-core')} (installed)"
+    if megatron_source.is_fetched(tree):
+        return f"megatron-core {megatron_source.pinned_version()} (fetched source)"
     # the folder's name, not its path: evidence is committed, and names no machine's paths
     return f"upstream tree {tree.name} @ {tree_commit(tree) or 'unknown commit'}"
 

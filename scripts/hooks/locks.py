@@ -8,11 +8,14 @@ Usage:
                                       regenerate every lock (scripts/lock runs this with a
                                       hash-locked uv)
 
-Each lock is `uv pip compile --generate-hashes` output for CPython 3.11 on Linux x86-64
-(manylinux_2_28: CI, the GPU runner, this project's machines), wheels only (`--no-build`:
-nothing is built, so no package's build code runs at install). scripts/bootstrap installs
-them with `pip install --require-hashes --no-deps --only-binary :all:`: each lock is a whole
-closure, so pip resolves nothing and fetches only the files whose sha256 is listed.
+Each lock is `uv pip compile --generate-hashes` output for CPython 3.11 (or the Python its
+recipe names) on Linux x86-64 (manylinux_2_28: CI, the GPU runner, this project's machines),
+wheels only (`--no-build`: nothing is built, so no package's build code runs at install).
+A lock lists the hash of every wheel of each pinned release, so one lock serves 3.11, 3.12
+and 3.13 wherever the pins are the same; where they cannot be, the lock is per Python.
+scripts/bootstrap installs them with `pip install --require-hashes --no-deps --only-binary
+:all:`: each lock is a whole closure, so pip resolves nothing and fetches only the files whose
+sha256 is listed.
 
 A lock starts with two lines of ours: `inputs` is the sha256 of pyproject.toml's dependency
 lists and this script's recipe for the lock (what `--check` compares, offline: a changed pin
@@ -23,6 +26,13 @@ there are two locks: test-cpu (the `+cpu` build: PyTorch's CPU index, or --torch
 directory holding that wheel) and test-cuda (PyPI's build with its nvidia-* and triton
 dependencies, for the GPU runner). The CUDA build pins triton itself (3.7.1 for torch
 2.13.0), so the `upstream` group's triton is locked for CPU only (upstream-cpu).
+
+Python 3.12 and 3.13: every pin above has wheels for them (megatron-core 0.16.1 ships cp311,
+cp312 and cp313; triton 3.9.0 cp311 and abi3) except torch's +cpu build, which is not on
+PyPI (PyPI's torch is the CUDA build, about 500 MB plus its nvidia-* wheels) and which this
+project's machines hold for cp311 only. So on 3.12 and 3.13 a CPU test set is test-notorch
+(the test tools without torch, resolved for 3.12: the proof tests skip, saying why), and a
+CUDA one is test-cuda, whose torch 2.13.0 lists cp312 and cp313 wheels too.
 """
 
 from __future__ import annotations
@@ -44,12 +54,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 REQUIREMENTS = "requirements"
 TORCH_CPU_FROM = "https://download.pytorch.org/whl/cpu/torch/"
-# Every lock is resolved for this interpreter and platform.
+# Every lock is resolved for this platform, and for Python 3.11 unless its recipe says.
 COMPILE = (
     "--generate-hashes",
     "--no-build",
-    "--python-version",
-    "3.11",
     "--python-platform",
     "x86_64-manylinux_2_28",
     "--custom-compile-command",
@@ -73,6 +81,7 @@ class Lock:
     constraints: tuple[str, ...] = ()  # earlier locks whose pins this one keeps
     no_deps: bool = False
     torch: str = ""  # "cpu": torch's +cpu build; "cuda": PyPI's build
+    python: str = "3.11"  # the Python it is resolved for
 
     @property
     def path(self) -> str:
@@ -104,6 +113,15 @@ LOCKS = (
         groups=("dev",),
         constraints=("main", "megatron-core"),
         torch="cuda",
+    ),
+    Lock(
+        "test-notorch",
+        "scripts/test on Python 3.12 and 3.13 on CPU: the test tools without torch "
+        "(no +cpu build for them here; the proof tests skip)",
+        project=True,
+        groups=("dev",),
+        constraints=("main", "megatron-core"),
+        python="3.12",
     ),
     Lock(
         "upstream-cpu",
@@ -167,7 +185,7 @@ def problems(root: Path = ROOT) -> list[str]:
 
 
 def _compile_args(lock: Lock, staging: Path, override: Path, torch_cpu_from: str) -> list[str]:
-    args = ["pip", "compile", "--quiet", "--no-config", *COMPILE]
+    args = ["pip", "compile", "--quiet", "--no-config", *COMPILE, "--python-version", lock.python]
     if lock.project:
         args.append("pyproject.toml")
     for extra in lock.extras:

@@ -5,6 +5,8 @@
 # fetches and writes nothing: no bootstrap; .venv's Python when there is one, else PYTHON or
 # python3 with the checkout on its path.
 shim_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=/dev/null  # scripts/lib/python.bash, checked on its own
+source "$shim_root/scripts/lib/python.bash"
 
 wants_help() {
   local arg
@@ -28,7 +30,7 @@ shim_python() {
   if wants_help "$@"; then
     if [ ! -x "$shim_py" ]; then
       export PYTHONPATH="$shim_root${PYTHONPATH:+:$PYTHONPATH}"
-      shim_py=${PYTHON:-python3}
+      shim_py=$(which_python "${PYTHON:-python3}")
     fi
     return 0
   fi
