@@ -30,15 +30,47 @@ _GIT_ENV_KEEP = {
 NETWORK_ARGS = ("-c", "http.lowSpeedLimit=1024", "-c", "http.lowSpeedTime=60")
 
 
+# Every git this tool runs reads none of the user's or the system's configuration, runs no
+# hook and copies no template: `apply.whitespace=fix`, `core.hooksPath`, `init.templateDir`,
+# `url.*.insteadOf` or `core.sshCommand` set there would change what is pushed or run code
+# beside the push. What the tool needs it sets itself (identity, the credential helper).
+# `GIT_CONFIG_COUNT` is command-line config: it outranks a repository's own config too.
+ISOLATED = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_TEMPLATE_DIR": "",  # empty: `git init` and `git clone` copy no template (no hooks)
+    "GIT_CONFIG_COUNT": "2",
+    "GIT_CONFIG_KEY_0": "core.hooksPath",
+    "GIT_CONFIG_VALUE_0": os.devnull,
+    "GIT_CONFIG_KEY_1": "core.attributesFile",
+    "GIT_CONFIG_VALUE_1": os.devnull,
+}
+
+
 def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The current environment without stray GIT_* variables, never prompting, C locale."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _GIT_ENV_KEEP}
+    """The current environment without stray GIT_* variables or a token (`proc.environment`),
+    isolated from user and system configuration and hooks (`ISOLATED`), never prompting,
+    C locale."""
+    env = {
+        k: v
+        for k, v in proc.environment().items()
+        if not k.startswith("GIT_") or k in _GIT_ENV_KEEP
+    }
+    env.update(ISOLATED)
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["LC_ALL"] = "C"
     env["LANGUAGE"] = "C"
     if extra:
         env.update(extra)
     return env
+
+
+def _secrets(args: tuple[str, ...]) -> dict[str, str]:
+    """The token, for a git run that carries this tool's credential helper (`credential_args`)
+    and for no other: the helper reads it from its environment when git asks for it."""
+    token = os.environ.get("GITHUB_TOKEN")
+    return {"GITHUB_TOKEN": token} if token and _TOKEN_HELPER_ARG in "".join(args) else {}
 
 
 def git(
@@ -58,6 +90,7 @@ def git(
         check=check,
         stdin=stdin,
         stream_stderr=stream_stderr,
+        secrets=_secrets(args),
     )
 
 
@@ -70,7 +103,13 @@ def git_bytes(
 ) -> tuple[int, bytes, str]:
     """`git` for contents that must stay bytes (blobs, patch text): (code, stdout, stderr)."""
     return proc.cmd_output_bytes(
-        "git", *args, cwd=cwd, env=no_git_env(env_extra), check=check, stdin=stdin
+        "git",
+        *args,
+        cwd=cwd,
+        env=no_git_env(env_extra),
+        check=check,
+        stdin=stdin,
+        secrets=_secrets(args),
     )
 
 
@@ -83,9 +122,17 @@ def plain_tree_env(tree: Path) -> dict[str, str]:
     return {"GIT_CEILING_DIRECTORIES": str(Path(tree).resolve().parent)}
 
 
-def is_valid_branch_name(name: str, *, cwd: Path) -> bool:
-    """Whether `refs/heads/<name>` is a valid ref name (`git check-ref-format`)."""
-    code, _, _ = git("check-ref-format", f"refs/heads/{name}", cwd=cwd, check=False)
+def is_valid_branch_name(name: str) -> bool:
+    """Whether `refs/heads/<name>` is a valid ref name (`git check-ref-format`), asked in an
+    empty directory: no repository (the caller's least of all) is read for it."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-ref-") as tmp:
+        code, _, _ = git(
+            "check-ref-format",
+            f"refs/heads/{name}",
+            cwd=tmp,
+            check=False,
+            env_extra=plain_tree_env(Path(tmp) / "x"),
+        )
     return code == 0
 
 
@@ -111,6 +158,7 @@ _TOKEN_HELPER = (
     '!f() { test "$1" = get || return 0; echo username=x-access-token; '
     'echo "password=${GITHUB_TOKEN}"; }; f'
 )
+_TOKEN_HELPER_ARG = f".helper={_TOKEN_HELPER}"
 
 
 def credential_args(api: str | None = None) -> tuple[str, ...]:
@@ -211,19 +259,25 @@ LOCAL_UPLOAD_PACK = (
 )
 
 
-def ls_remote_refs(url: str, refs: list[str], *, cwd: Path) -> tuple[int, dict[str, str], str]:
-    """(code, {ref: sha} for the `refs` that exist at `url`, stderr); one round trip."""
-    code, out, err = git(
-        *NETWORK_ARGS,
-        "-c",
-        "protocol.version=2",
-        "ls-remote",
-        "--end-of-options",
-        url,
-        *refs,
-        cwd=cwd,
-        check=False,
-    )
+def ls_remote_refs(
+    url: str, refs: list[str], *, cwd: Path | None = None
+) -> tuple[int, dict[str, str], str]:
+    """(code, {ref: sha} for the `refs` that exist at `url`, stderr); one round trip. Without
+    `cwd` (a scratch repository of this tool's) it runs in an empty directory outside any
+    repository, never the caller's: that one's config could redirect the URL or run code."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-ls-remote-") as tmp:
+        code, out, err = git(
+            *NETWORK_ARGS,
+            "-c",
+            "protocol.version=2",
+            "ls-remote",
+            "--end-of-options",
+            url,
+            *refs,
+            cwd=cwd or tmp,
+            check=False,
+            env_extra=None if cwd else plain_tree_env(Path(tmp) / "x"),
+        )
     found: dict[str, str] = {}
     for line in out.splitlines():
         sha, _, ref = line.partition("\t")
@@ -306,14 +360,17 @@ SPECIAL_MODES = {"120000": "a symlink", "160000": "a submodule"}
 
 def special_paths(old: str, new: str, *, cwd: Path) -> list[tuple[str, str]]:
     """(path, what it is) for each path that differs between two trees or commits and is a
-    symlink or a submodule on either side: git's own tree modes (trees only, no blobs), so a
-    patch whose text hides the mode still cannot retarget a link."""
+    symlink or a submodule on either side, or whose mode changed (the executable bit): git's
+    own tree modes (trees only, no blobs), so a patch whose text hides the mode (a delete and
+    a create of one path) still cannot retarget a link or make a file executable."""
     _, out, _ = git_bytes("diff-tree", "-r", "-z", "--raw", "--no-renames", old, new, cwd=cwd)
     fields = out.split(b"\0")
     found = []
     for meta, path in zip(fields[0::2], fields[1::2], strict=False):
         modes = meta.decode().lstrip(":").split()[:2]
         kinds = [SPECIAL_MODES[m] for m in modes if m in SPECIAL_MODES]
+        if not kinds and "000000" not in modes and len(set(modes)) == 2:
+            kinds = [f"a mode change ({modes[0]} -> {modes[1]})"]
         if kinds:
             found.append((path.decode("utf-8", "surrogateescape"), kinds[0]))
     return found

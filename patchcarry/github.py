@@ -25,6 +25,7 @@ from fastcore.xtras import obj2dict  # type: ignore[import-untyped]
 from fasttransport.errors import APIError  # type: ignore[import-untyped]
 from ghapi.core import GhApi
 
+from patchcarry import retry_after
 from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.hosts import DEFAULT_API
 from patchcarry.hosts import api_host as api_host  # re-exported for callers and tests
@@ -255,9 +256,8 @@ class GitHub:
             return None
         if "secondary rate limit" not in response.text.lower():
             return None
-        if "Retry-After" in response.headers:
-            wait = float(response.headers["Retry-After"])
-        else:
+        wait = retry_after.seconds(response.headers.get("Retry-After"), time.time())
+        if wait is None:
             wait = min(60.0 * 2**tries, 900.0)
         if wait <= self.max_rate_wait and tries < 3:
             return wait
@@ -273,10 +273,10 @@ class GitHub:
         headers = response.headers
         if headers.get("X-RateLimit-Remaining") != "0" and "Retry-After" not in headers:
             return None
-        if "Retry-After" in headers:
-            wait = float(headers["Retry-After"])
-        else:
-            wait = max(0.0, float(headers.get("X-RateLimit-Reset", "0")) - time.time()) + 1
+        wait = retry_after.seconds(headers.get("Retry-After"), time.time())
+        if wait is None:
+            reset = retry_after.seconds(headers.get("X-RateLimit-Reset", "0"), 0.0) or 0.0
+            wait = max(0.0, reset - time.time()) + 1
         if wait <= self.max_rate_wait:
             return wait
         when = datetime.datetime.fromtimestamp(time.time() + wait, tz=datetime.UTC)

@@ -10,12 +10,26 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import urllib.parse
 
 from patchcarry.errors import BadInputError
 
 DEFAULT_API = "https://api.github.com"
 _DATA_RESIDENCY_SUFFIX = ".ghe.com"  # GitHub Enterprise Cloud with data residency
+
+
+def split(url: str, what: str) -> urllib.parse.SplitResult:
+    """`url` split as urllib reads it, its port read too; BadInputError (exit 5, the URL shown
+    without credentials) when it cannot be: a malformed IPv6 host (`http://[::1`), a port
+    that is not a number or out of range."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - reading it is the check (ValueError when malformed)
+    except ValueError as exc:
+        sep = "" if what.endswith("=") else " "
+        raise BadInputError(f"{what}{sep}{redact_url(url)}: not a valid URL ({exc})") from None
+    return parts
 
 
 def is_loopback(hostname: str) -> bool:
@@ -37,10 +51,11 @@ def api_host(value: str | None = None) -> str:
     if not host or host == "github.com":
         return DEFAULT_API
     if "://" not in host:
+        split(f"https://{host}", "GH_HOST=")  # a hostname urllib can read (`[::1` it cannot)
         if host.lower().endswith(_DATA_RESIDENCY_SUFFIX):
             return f"https://{host}" if host.lower().startswith("api.") else f"https://api.{host}"
         return f"https://{host}/api/v3"
-    parts = urllib.parse.urlsplit(host)
+    parts = split(host, "GH_HOST=")
     if parts.scheme not in ("https", "http") or not parts.hostname:
         raise BadInputError(f"GH_HOST={redact_url(host)}: not an http(s) URL or hostname")
     if parts.scheme == "http" and not is_loopback(parts.hostname):
@@ -68,8 +83,12 @@ def git_host(api: str) -> str:
 
 
 def redact_url(url: str) -> str:
-    """`url` without any user name or password (`https://user:secret@h/p` -> `https://h/p`)."""
-    parts = urllib.parse.urlsplit(url)
+    """`url` without any user name or password (`https://user:secret@h/p` -> `https://h/p`);
+    a URL urllib cannot split loses everything between `://` and the last `@` before the path."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return re.sub(r"(?<=://)[^/]*@", "", url)
     if "@" not in parts.netloc:
         return url
     return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
@@ -78,8 +97,10 @@ def redact_url(url: str) -> str:
 def refuse_url_credentials(url: str, what: str) -> None:
     """BadInputError when `url` carries a password, or any user name over http(s) (tokens
     are often passed as the user name): git would store it in config and echo it."""
-    parts = urllib.parse.urlsplit(url)
-    if "://" not in url or "@" not in parts.netloc:
+    if "://" not in url:
+        return
+    parts = split(url, what)
+    if "@" not in parts.netloc:
         return
     if parts.password is not None or parts.scheme in ("http", "https"):
         raise BadInputError(

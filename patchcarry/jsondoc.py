@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from patchcarry import inputs
 from patchcarry.errors import BadInputError
 
 
@@ -33,6 +34,8 @@ def write(doc: dict[str, Any], path: Path, schema: Path, *, indent: int, sort_ke
 
 def load(path: Path, schema: Path) -> dict[str, Any]:
     """Read and validate an evidence file."""
-    doc: dict[str, Any] = json.loads(Path(path).read_text())
+    doc = inputs.read_json(Path(path), "evidence file")
+    if not isinstance(doc, dict):
+        raise BadInputError(f"{path}: evidence file is not a JSON object")
     validate(doc, schema)
     return doc

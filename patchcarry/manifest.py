@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NewType
 
-from patchcarry import git, manifest_edit, patchrules
+from patchcarry import git, inputs, manifest_edit, patchrules
 from patchcarry.errors import BadInputError
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
@@ -269,8 +269,8 @@ def _patch_file(path: Path, where: str, label: str, name: str, staged: Staged) -
     return file
 
 
-def _branch(path: Path, where: str, label: str, key: str, value: str) -> str:
-    if value.startswith("-") or not git.is_valid_branch_name(value, cwd=path.parent):
+def _branch(where: str, label: str, key: str, value: str) -> str:
+    if value.startswith("-") or not git.is_valid_branch_name(value):
         raise _bad(
             where, f"{label}: {key} {value!r} is not a valid branch name (git check-ref-format)"
         )
@@ -321,7 +321,7 @@ def _entry(
     if not _SHA_RE.match(text["base_commit"]):
         raise _bad(where, f"{label}: base_commit must be a full 40-hex sha")
     for key in ("base_branch", "head_branch"):
-        _branch(path, where, label, key, text[key])
+        _branch(where, label, key, text[key])
     supersedes = _pr_numbers(where, label, "supersedes", merged.get("supersedes", []))
     pr = merged.get("pr")
     if pr is not None and not (type(pr) is int and pr > 0):
@@ -343,6 +343,10 @@ def _entry(
         raise _bad(where, f"{label}: {exc}") from None
     for patch in loaded:
         _check_paths(where, label, patch, allowed)
+    try:  # across the entry's patches, in the order git am applies them
+        patchrules.refuse_mode_flips(label, [c for p in loaded for c in p.changes])
+    except BadInputError as exc:
+        raise _bad(where, str(exc)) from None
     fixes, tests = loaded[: len(fix_names)], loaded[len(fix_names) :]
     return Entry(
         name=text["name"],
@@ -404,11 +408,9 @@ def load(
     and the entry's line). `text` and `staged` (patch name -> file) validate what a write
     would leave at `path` before anything is written, with messages that name `path`."""
     path = Path(path).absolute()  # patch paths must hold from any cwd (git am runs elsewhere)
+    source = inputs.read_text(path, "manifest") if text is None else text
     try:
-        source = path.read_text() if text is None else text
         data = tomllib.loads(source)
-    except FileNotFoundError:
-        raise _bad(path, "manifest not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise _bad(path, f"not valid TOML: {exc}") from None
     defaults = data.get("defaults", {})

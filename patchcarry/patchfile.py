@@ -19,7 +19,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from patchcarry import git, patchrules
+from patchcarry import git, inputs, patchnames, patchrules
 from patchcarry.errors import BadInputError
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -97,11 +97,7 @@ class Patch:
 def load(path: Path) -> Patch:
     """Read the patch file at `path` (the one place a patch file is read) and check it."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise BadInputError(f"{path.name}: patch file not found") from None
-    return parse(data, name=path.name, path=path)
+    return parse(inputs.read_bytes(path, "patch file", shown=path.name), name=path.name, path=path)
 
 
 def parse(text: str | bytes, *, name: str = "patch", path: Path | None = None) -> Patch:
@@ -225,6 +221,7 @@ def _change(section: bytes, line: int, name: str) -> Change:
             old_mode, new_mode = match["old"], match["new"]
         elif match["move"]:
             kind, old_path = match["move"], _old_name(match["names"], path)
+    patchnames.check(section, line, path, kind in ("rename", "copy"), name)
     index = _INDEX_MODE_RE.search(section)
     return Change(
         path=path,

@@ -3,7 +3,9 @@
 A patch is pushed to a fork and opened upstream, and `check` writes its paths into a temp
 tree. The rules run on what git reads in it (`patchfile`: `git mailinfo`, `git apply
 --numstat --summary`): every path relative, normalised, outside `.git/` and not a workflow
-file; no symlinks, submodules, mode changes, renames, copies or binary data; an author git can
+file or another file upstream's CI runs (`.github/**`, GitLab's CI); no symlinks, submodules,
+mode changes (a delete and a create of one path with another mode included), renames, copies
+or binary data; no section whose names disagree (`patchnames`); an author git can
 read and a `Signed-off-by:` from them (upstream requires the DCO); a UTF-8 header and message.
 Which paths an entry may touch is the manifest's (`allowed`, below).
 """
@@ -41,13 +43,26 @@ DEFAULT_PATHS = ("megatron/**", "tests/**")
 _SAFE_MODES = ("100644", "100755")
 # GitHub runs these with the repository's credentials; never pushed under the user's name.
 _WORKFLOWS = (".github/workflows/**",)
+# What else upstream's CI runs or obeys: composite actions, the scripts workflows call (the DCO
+# gate's), CODEOWNERS, dependabot; and GitLab's CI. Refused as workflow files are.
+_CI_FILES = (".github/**", ".gitlab/**", ".gitlab-ci.yml")
+
+
+# Lines format-patch writes itself, never with a CR: the mail header, and each diff section's
+# structure. A CR on one of them means the file was converted (wholly or from some line on).
+_STRUCTURE = (b"diff --git ", b"index ", b"@@ ")  # no hunk line starts so: it starts " +-"
 
 
 def check_bytes(data: bytes, name: str) -> None:
-    """A whole file converted to CRLF (its header lines end in CR) is an editor's doing, not
-    format-patch's: refused. CR inside a diff (a CRLF file's lines) is content and kept."""
-    first = data.split(b"\n", 1)[0]
-    if first.endswith(b"\r"):
+    """A file converted to CRLF (any line format-patch writes itself ends in CR: the mail
+    header, a `diff --git`, `index` or `@@` line) is an editor's doing, not format-patch's:
+    refused. CR inside a hunk (a CRLF file's lines) is content and kept."""
+    lines = data.split(b"\n")
+    blank = next((i for i, line in enumerate(lines) if not line.strip()), len(lines))
+    header = lines[:blank]
+    if any(line.endswith(b"\r") for line in header) or any(
+        line.endswith(b"\r") and line.startswith(_STRUCTURE) for line in lines[blank:]
+    ):
         raise BadInputError(
             f"{name}: has CRLF line endings (an editor or checkout converted it): "
             "re-export it with git format-patch, or run dos2unix on it"
@@ -117,8 +132,28 @@ def check(
             f"{name}: no `Signed-off-by:` from its author {author}{why} "
             "(upstream requires the DCO): git commit --amend -s, then re-export it"
         )
+    changes = list(changes)
     for change in changes:
         check_change(change, name)
+    refuse_mode_flips(name, changes)
+
+
+def refuse_mode_flips(name: str, changes: Iterable[Change]) -> None:
+    """A path deleted and created again (in one patch or across an entry's patches, in order)
+    must come back with the mode it had: a delete plus a create is how a mode change
+    (100644 -> 100755, the executable bit) can be written without a `mode change` line."""
+    deleted: dict[str, str] = {}
+    for change in changes:
+        if change.kind == "delete":
+            deleted[change.path] = change.old_mode
+        elif (
+            change.kind == "create" and deleted.get(change.path, change.new_mode) != change.new_mode
+        ):
+            raise BadInputError(
+                f"{name}: {change.path} is deleted and created again with another mode "
+                f"({deleted[change.path]} -> {change.new_mode}): a mode change; only text "
+                "edits are carried"
+            )
 
 
 def check_change(change: Change, name: str) -> None:
@@ -131,6 +166,12 @@ def check_change(change: Change, name: str) -> None:
             f"{name}: touches {path}: a GitHub Actions workflow, never carried (it would run "
             "with the fork's and upstream's credentials; an entry's `paths` cannot allow it): "
             "drop that commit, or send it by hand"
+        )
+    if any(_glob_re(w).match(p) for w in _CI_FILES for p in (change.old_path, path)):
+        raise BadInputError(
+            f"{name}: touches {path}: a file upstream's CI runs or obeys (actions, the scripts "
+            "workflows call, CODEOWNERS), never carried as workflow files are not (an entry's "
+            "`paths` cannot allow it): drop that commit, or send it by hand"
         )
     if change.kind in ("rename", "copy"):
         raise BadInputError(
@@ -179,8 +220,8 @@ def outside(paths: Iterable[str], allowed: Iterable[str]) -> list[str]:
 
 
 def refuse_special(name: str, found: list[tuple[str, str]]) -> None:
-    """`found`: git's (path, what) for the symlinks and submodules a built tree changes (the
-    tree's own modes, whatever the patch text says: `git.special_paths`)."""
+    """`found`: git's (path, what) for the symlinks, submodules and mode changes a built tree
+    has (the tree's own modes, whatever the patch text says: `git.special_paths`)."""
     if found:
         path, what = found[0]
         raise BadInputError(

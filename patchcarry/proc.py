@@ -1,12 +1,32 @@
-"""The one place that runs subprocesses."""
+"""The one place that runs subprocesses. No child sees a token: every environment passes
+through `environment`, which drops the token variables; the one caller that needs the token
+(git's credential helper, in `patchcarry.git`) hands it over as `secrets`, for that call."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from patchcarry.errors import FatalError
+
+# The variables a GitHub token lives in (this tool's, gh's and their Enterprise forms, and
+# the resubmit workflow's secret).
+TOKEN_VARS = frozenset(
+    {"GITHUB_TOKEN", "GH_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_ENTERPRISE_TOKEN", "RESUBMIT_TOKEN"}
+)
+
+
+def environment(
+    base: Mapping[str, str] | None = None, secrets: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """`base` (default: this process's environment) without the token variables, plus
+    `secrets`: what a child is started with. Measuring, audit and upstream-test children run
+    upstream's code, and hooks or helpers git starts would inherit the token: none need it."""
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in TOKEN_VARS}
+    env.update(secrets or {})
+    return env
 
 
 class CalledProcessError(FatalError):
@@ -46,14 +66,16 @@ def cmd_output(
     stdin: str | None = None,
     stream_stderr: bool = False,
     timeout: float | None = None,
+    secrets: Mapping[str, str] | None = None,
 ) -> tuple[int, str, str]:
     """Run `cmd`, return (code, stdout, stderr); raise CalledProcessError when check fails.
 
     With `stream_stderr`, stderr goes to the terminal (git's progress) and is returned empty.
     A command still running after `timeout` seconds is killed and reported as a FatalError.
+    `env` never carries a token to the child; `secrets` (git's credential helper alone) do.
     """
     try:
-        proc = _run(cmd, cwd, env, stdin, stream_stderr, timeout)
+        proc = _run(cmd, cwd, environment(env, secrets), stdin, stream_stderr, timeout)
     except subprocess.TimeoutExpired:
         raise FatalError(f"command timed out after {timeout:g} s: {' '.join(cmd)}") from None
     out, err = proc.stdout or "", proc.stderr or ""
@@ -68,13 +90,14 @@ def cmd_output_bytes(
     env: Mapping[str, str] | None = None,
     check: bool = True,
     stdin: bytes | None = None,
+    secrets: Mapping[str, str] | None = None,
 ) -> tuple[int, bytes, str]:
     """Run `cmd` on bytes: (code, stdout as bytes, stderr as text); for file contents and patch
     text, which must reach git and come back byte for byte (CRLF, any encoding)."""
     proc = subprocess.run(
         list(cmd),
         cwd=cwd,
-        env=dict(env) if env is not None else None,
+        env=environment(env, secrets),
         input=stdin,
         capture_output=True,
         check=False,
@@ -89,7 +112,7 @@ def cmd_output_bytes(
 def _run(
     cmd: Sequence[str],
     cwd: Path | str | None,
-    env: Mapping[str, str] | None,
+    env: Mapping[str, str],
     stdin: str | None,
     stream_stderr: bool,
     timeout: float | None,
@@ -97,7 +120,7 @@ def _run(
     return subprocess.run(
         list(cmd),
         cwd=cwd,
-        env=dict(env) if env is not None else None,
+        env=dict(env),
         input=stdin,
         stdout=subprocess.PIPE,
         stderr=None if stream_stderr else subprocess.PIPE,

@@ -56,6 +56,16 @@ def _unappliable_manifest(tmp: Path) -> Path:
     return series / "series.toml"
 
 
+def _crlf_from_line_two(tmp: Path) -> Path:
+    """patches/ with the first fix converted to CRLF on every line but its first."""
+    series = tmp / "crlf"
+    shutil.copytree(ROOT / "patches", series)
+    fix = next(series.glob("0001-*.patch"))
+    first, rest = fix.read_bytes().split(b"\n", 1)
+    fix.write_bytes(first + b"\n" + rest.replace(b"\n", b"\r\n"))
+    return series / "series.toml"
+
+
 def cases(tmp: Path, github_url: str) -> list[Case]:
     """The failures, with their inputs written under `tmp`; `github_url`: a loopback GitHub."""
     absent = tmp / "absent"
@@ -63,6 +73,11 @@ def cases(tmp: Path, github_url: str) -> list[Case]:
     (absent / "sitecustomize.py").write_text(_ABSENT)
     no_megatron = {"PYTHONPATH": str(absent)}
     bad = _unappliable_manifest(tmp)
+    latin1 = tmp / "latin1.toml"
+    latin1.write_bytes(b"# caf\xe9\n[defaults]\n")
+    not_json = tmp / "evidence.json"
+    not_json.write_text("measured: 0.27 GB\n")
+    crlf = _crlf_from_line_two(tmp)
     return [
         Case(1, ("check", "--offline", "--manifest", str(bad), "checkpoint-grad"), {}, "exit 1"),
         Case(2, ("check", "--json", "--bogus"), {}, "unrecognized arguments: --bogus", True, True),
@@ -83,6 +98,22 @@ def cases(tmp: Path, github_url: str) -> list[Case]:
             else []
         ),
         Case(5, ("check", "--manifest", str(tmp / "none.toml")), {}, "none.toml"),
+        # an input file that is not what it must be: not UTF-8, a directory, not JSON
+        Case(5, ("check", "--offline", "--manifest", str(latin1)), {}, "is not UTF-8 (byte 5)"),
+        Case(5, ("resubmit", "--offline", "--manifest", str(tmp)), {}, "is a directory"),
+        Case(5, ("resubmit", "--offline", "--evidence", str(not_json)), {}, "is not JSON"),
+        # a URL or host urllib cannot read (a malformed IPv6 literal), in any option or GH_HOST
+        Case(5, ("resubmit", "--dry-run"), {"GH_HOST": "http://[::1"}, "not a valid URL"),
+        Case(5, ("check", "--upstream", "http://[::1/x.git"), {}, "not a valid URL"),
+        # credentials in a URL are refused where it is ignored too (it would be printed)
+        Case(
+            5,
+            ("check", "--offline", "--upstream", "https://u:pw@example.com/x.git"),
+            {},
+            "credentials in the URL",
+        ),  # fmt: skip
+        # a patch converted to CRLF from its second line on
+        Case(5, ("check", "--offline", "--manifest", str(crlf)), {}, "CRLF"),
         Case(5, ("check", "--offline"), no_megatron, "megatron"),
         Case(5, ("measure", "--model", "synthetic"), no_megatron, "torch"),
         Case(
@@ -97,6 +128,8 @@ def cases(tmp: Path, github_url: str) -> list[Case]:
 def run(python: Sequence[str | Path], case: Case, *, cwd: Path, env: dict[str, str]) -> str:
     """Run `case` with `python -m patchcarry`; assert its code and its one clear line.
     Returns stderr (for the caller's own checks)."""
+    argv_paths = [Path(a) for a in case.argv if a.startswith(str(cwd.parent))]
+    inputs = {p for p in argv_paths if p.exists()}  # files and folders the case reads
     done = subprocess.run(
         [*map(str, python), "-m", "patchcarry", *case.argv],
         cwd=cwd,
@@ -126,8 +159,9 @@ def run(python: Sequence[str | Path], case: Case, *, cwd: Path, env: dict[str, s
         options = _options(case.argv[0])
         for named in re.findall(r"(?<![\w-])--[a-z][\w-]*", hint):
             assert named in options, f"{named}: {case.argv[0]} has no such option\n{said}"
-    written = [Path(a) for a in case.argv if a.startswith(str(cwd.parent))]
-    assert not any(p.exists() for p in written if p.suffix != ".toml"), said  # no output dir
+    written = [p for p in argv_paths if p not in inputs and p.suffix != ".toml"]
+    assert not any(p.exists() for p in written), said  # no output dir
+    assert "pw@" not in done.stdout + done.stderr, said  # a URL's credentials never printed
     if case.json_stdout:
         assert json.loads(done.stdout)["exit_code"] == case.code, said
     return done.stderr

@@ -163,7 +163,7 @@ class FakeGitHub:
         self.fail_next(method, path_regex, 403, body=body, headers=headers)  # fmt: skip
 
     def secondary_rate_limit_next(
-        self, method: str, path_regex: str, *, retry_after: int | None = None, times: int = 1
+        self, method: str, path_regex: str, *, retry_after: int | str | None = None, times: int = 1
     ) -> None:
         """GitHub's secondary rate-limit refusal: 403 while the primary quota remains (the
         server's usual X-RateLimit-Remaining > 0), GitHub's message, maybe Retry-After."""

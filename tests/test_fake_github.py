@@ -433,8 +433,10 @@ def test_fork_receive_pack_refuses_workflow_changes_and_hidden_refs_per_ref(
         "GIT_COMMITTER_EMAIL": "t@e"})  # fmt: skip
     gh.state.add_token("ghp_public", sc.OWNER, scopes=("public_repo",))
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_public")
-    code, out, err = git.git("push", "--porcelain", str(fork), "HEAD:refs/heads/ci",
-                             "HEAD:refs/pull/1/head", cwd=work, check=False)  # fmt: skip
+    # the token rides with the tool's credential helper (every other git run is without it)
+    code, out, err = git.git(*git.credential_args(), "push", "--porcelain", str(fork),
+                             "HEAD:refs/heads/ci", "HEAD:refs/pull/1/head", cwd=work,
+                             check=False)  # fmt: skip
     assert code != 0
     assert ("!\tHEAD:refs/heads/ci\t[remote rejected] (refusing to allow a Personal Access Token "
             "to create or update workflow `.github/workflows/x.yml` without `workflow` scope)"
@@ -497,11 +499,10 @@ def test_a_workflow_file_another_branch_already_holds_needs_no_scope_and_each_co
     commit("on: push\n", "the same file again, another commit")
     gh.state.add_token("ghp_public", sc.OWNER, scopes=("public_repo",))
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_public")
-    code, _, _ = git.git("push", "--porcelain", str(fork), "HEAD:refs/heads/again", cwd=work,
-                         check=False)  # fmt: skip
+    push = (*git.credential_args(), "push", "--porcelain", str(fork), "HEAD:refs/heads/again")
+    code, _, _ = git.git(*push, cwd=work, check=False)  # the token rides with the helper only
     assert code == 0  # path and contents exist on has-ci
     commit("on: pull_request\n", "changed")
     commit("on: push\n", "changed back")  # the tree ends as has-ci has it; a commit did not
-    code, out, _ = git.git("push", "--porcelain", str(fork), "HEAD:refs/heads/again", cwd=work,
-                           check=False)  # fmt: skip
+    code, out, _ = git.git(*push, cwd=work, check=False)
     assert code != 0 and "without `workflow` scope" in out

@@ -15,7 +15,14 @@ from patchcarry import cli, git
 from testing import github_scenarios as sc
 from testing import patch_corpus
 from testing.fake_github import FakeGitHub, GitHubState
-from testing.upstream_repos import FIX_0001, FIX_0003, UpstreamRepo, make_upstream, write_manifest
+from testing.upstream_repos import (
+    FIX_0001,
+    FIX_0003,
+    PINNED_ENV,
+    UpstreamRepo,
+    make_upstream,
+    write_manifest,
+)
 
 ENTRY = "checkpoint-grad"
 PULLS = f"/repos/{sc.UPSTREAM}/pulls"
@@ -511,7 +518,7 @@ def _workflow_on_dev(w: World) -> None:
     (work / ".github" / "workflows").mkdir(parents=True)
     (work / WORKFLOW).write_text("on: push\njobs: {}\n")
     git.git("add", "-A", cwd=work)
-    git.git("commit", "-q", "-m", "ci: add a workflow", cwd=work)
+    git.git("commit", "-q", "-m", "ci: add a workflow", cwd=work, env_extra=PINNED_ENV)
     git.git("push", "-q", "origin", "HEAD:refs/heads/dev", cwd=work)
 
 
@@ -704,7 +711,7 @@ def test_a_workflow_file_the_fork_already_holds_on_a_branch_needs_no_workflow_sc
     (work / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
     (work / WORKFLOW).write_text("on: push\njobs: {}\n")
     git.git("add", "-A", cwd=work)
-    git.git("commit", "-q", "-m", "a copy of the workflow", cwd=work)
+    git.git("commit", "-q", "-m", "a copy of the workflow", cwd=work, env_extra=PINNED_ENV)
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)  # the owner's own push, long ago
     git.git("push", "-q", str(w.fork_git), "HEAD:refs/heads/ci-copy", cwd=work)
     _token(w, "ghp_publiconly", monkeypatch, "public_repo")

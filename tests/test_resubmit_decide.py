@@ -171,15 +171,26 @@ def test_a_cross_link_already_there_is_not_planned_again():
     assert plan.links == () and not any("/comments" in w.call for w in plan.writes)
 
 
-def test_a_strangers_open_pr_reaches_decide_with_its_author():
-    """The observed PR carries its author: the token's user is not who opened it. Its head
-    holds the carried code and the tool did not publish it: the description is left as they
-    wrote it (only the missing cross-link is written); --update-live appends the section and
-    keeps the title."""
+def test_a_strangers_open_pr_on_the_fork_branch_is_refused():
+    """Anyone can open a PR from a public fork's branch: one the token's user did not open is
+    never refreshed, recorded or cross-linked (issue 28), --update-live or not."""
     entry = _entry(pr=None, supersedes=(OLD,))
     pull = _open_pull(7000, author="stranger", body="their words", title="their title")
     seen = _seen(entry, superseded=[DETACHED_OLD], pull=pull, live=LIVE, published=None)
     assert seen.pull_author == "stranger" != seen.token_login
+    for update_live in (False, True):
+        plan = _decide(seen, _holds_carried(), update_live=update_live)
+        assert plan.action == REFUSED and plan.refusal is not None and _calls(plan) == []
+        assert "#7000" in plan.refusal.reason and "opened by stranger" in plan.refusal.reason
+
+
+def test_the_users_own_pr_opened_by_hand_is_left_as_written_unless_update_live():
+    """The token's user opened it by hand and the tool did not publish its head: the
+    description is left as they wrote it (only the missing cross-link is written);
+    --update-live appends the section and keeps the title."""
+    entry = _entry(pr=None, supersedes=(OLD,))
+    pull = _open_pull(7000, author=LOGIN, body="their words", title="their title")
+    seen = _seen(entry, superseded=[DETACHED_OLD], pull=pull, live=LIVE, published=None)
     plan = _decide(seen, _holds_carried())
     assert plan.pr == 7000 and plan.pull is not None and plan.pull.title is None
     assert plan.pull.body == "their words"

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from patchcarry.patchfile import Patch
 
 _TEST_DIRS = {"test", "tests", "testing", "__tests__", "spec", "specs"}
 
@@ -46,3 +50,9 @@ def tests_only(files: Iterable[str]) -> bool:
     """True when every file is a test file (and there is at least one)."""
     listed = list(files)
     return bool(listed) and all(is_test_file(f) for f in listed)
+
+
+def executables(patches: Iterable[Patch]) -> list[str]:
+    """The files the patches create executable (mode 100755): named in the plan, since such a
+    file can run wherever upstream's tree lands."""
+    return sorted({c.path for p in patches for c in p.changes if c.new_mode == "100755"})

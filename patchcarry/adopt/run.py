@@ -23,7 +23,7 @@ from typing import Any
 
 import tomlkit
 
-from patchcarry import manifest, manifest_edit, patchrules
+from patchcarry import inputs, manifest, manifest_edit, patchrules
 from patchcarry import upstream as upstream_mod
 from patchcarry.adopt import commits as commits_mod
 from patchcarry.adopt import landed
@@ -60,7 +60,7 @@ def existing(path: Path) -> tuple[dict[str, Any], list[manifest.Entry]]:
             raise BadInputError(f"{path}: no such directory for the manifest")
         return {}, []
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = tomllib.loads(inputs.read_text(path, "manifest"))
     except tomllib.TOMLDecodeError as exc:
         raise BadInputError(f"{path}: not valid TOML: {exc}") from None
     loaded = manifest.load(path) if raw.get("entry") else None
@@ -240,6 +240,8 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
                 f"{line(commit.author)}: {line(commit.subject)}")  # fmt: skip
         whence = "--paths" if opts.paths else "the directories its commits touch"
         say(f"paths (from {whence}): {', '.join(paths)}")
+        for executable in paths_mod.executables(patches):
+            say(f"  adds an executable file: {line(executable)} (mode 100755)")
         for file in written:  # the real write refuses to overwrite: so does a dry run
             if (patches_dir / file.name).exists():
                 raise BadInputError(

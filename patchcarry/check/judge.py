@@ -164,13 +164,37 @@ def _plain_lines(lines: list[str]) -> list[str]:
     return kept
 
 
+def _positions(chunk: str) -> list[tuple[str, str]]:
+    """Where each changed code line sits: (its sign, the old file's code line just before it;
+    at a hunk's start with no code line yet, the hunk header's function context). Comment
+    and blank lines are neither counted nor used as places, so a comment's edit moves none."""
+    found: list[tuple[str, str]] = []
+    place = ""
+    for line in chunk.splitlines():
+        if line.startswith("@@"):
+            place = "@@" + line.rsplit("@@", 1)[-1].strip()
+            continue
+        if line[:1] not in (" ", "-", "+") or line.startswith(("+++ ", "--- ")):
+            continue
+        text = " ".join(line[1:].split())
+        if not text or text.startswith("#"):
+            continue
+        if line[0] != " ":
+            found.append((line[0], place))
+        if line[0] != "+":  # an old-side line: the place for what follows it
+            place = text
+    return found
+
+
 def same_code(path: str, ours: str, theirs: str) -> bool:
-    """Whether two diffs of `path` change the same code and differ only in comments and blank
-    lines. Leading indentation is code. A `.py` file is compared as Python token streams
-    (`tokenize`); a fragment tokenize cannot read, or bytes that are not UTF-8, are judged
+    """Whether two diffs of `path` change the same code in the same places and differ only in
+    comments and blank lines. Leading indentation is code. A `.py` file is compared as Python
+    token streams (`tokenize`); a fragment tokenize cannot read, or not UTF-8, is judged
     line by line, exactly (whitespace at line ends aside), never forgiven more."""
     if any("\udc80" <= ch <= "\udcff" for ch in ours + theirs):  # not UTF-8: bytes kept
         return _exact(ours) == _exact(theirs)
+    if _positions(ours) != _positions(theirs):  # the same line added in another place
+        return False
     for sign in "-+":
         a, b = _changed(ours, sign), _changed(theirs, sign)
         if path.endswith(".py"):

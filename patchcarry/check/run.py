@@ -88,14 +88,15 @@ def _upstream_entry(
     tip = fetched.branch_tips[entry.base_branch]
     patches = entry.patches(with_tests=True)  # test patches are checked even if not sent
     refs = []
+    touched = sorted({f for p in patches for f in p.files})
     for ref, commit, label in (
         ("base", base, base[:7]),
         ("tip", tip, f"{entry.base_branch} {tip[:7]}"),
     ):
+        # git's own modes of the touched paths first: a submodule is no blob to read
+        patchrules.refuse_special(entry.name, git.special_at(commit, touched, cwd=repo))
         applied = judge.apply_at(patches, functools.partial(fetched.show, commit))
         refs.append(RefApply(ref, label, commit, applied))
-        touched = sorted({f for p in patches for f in p.files})  # git's own modes of them
-        patchrules.refuse_special(entry.name, git.special_at(commit, touched, cwd=repo))
     drift = judge.drift(repo, base, tip, patches)
     identity = [_identity(repo, entry, n, fetched.pull_heads[n]) for n in entry.supersedes]
     fixes_at_tip = refs[1].patches[: len(entry.fixes)]

@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import manifest
+    from patchcarry import hosts, manifest
     from patchcarry.adopt import pull
     from patchcarry.adopt.run import Options, adopt
     from patchcarry.display import escape
@@ -69,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry.resubmit.run import token_from_env
 
     target = pull.parse_target(args.pull)
+    if args.upstream_url:  # before any read: a URL that cannot be used stops the run first
+        hosts.refuse_url_credentials(args.upstream_url, "--upstream-url")
     opts = Options(
         name=args.name,
         fork=manifest.check_repo(args.fork, "--fork") if args.fork is not None else None,

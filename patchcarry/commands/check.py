@@ -46,12 +46,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import manifest
+    from patchcarry import hosts, manifest
     from patchcarry.check import render
     from patchcarry.check.run import run_checks
     from patchcarry.display import escape
     from patchcarry.upstream import url_for_entries
 
+    if args.upstream is not None:  # refused even where it is not used: it would be printed
+        hosts.refuse_url_credentials(args.upstream, "--upstream")
     if args.offline and args.upstream is not None:
         print(f"note: --upstream {args.upstream} is ignored with --offline", file=sys.stderr)
     entries = manifest.load(manifest.find(args.manifest)).select(args.entries)

@@ -137,7 +137,7 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import manifest
+    from patchcarry import hosts, manifest
     from patchcarry.display import escape
     from patchcarry.github import GitHub
     from patchcarry.measure import impact
@@ -146,6 +146,8 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry.resubmit.options import Options
 
     args.manifest = manifest.find(args.manifest)
+    if args.upstream_url:  # refused even where it is not used: it would be printed
+        hosts.refuse_url_credentials(args.upstream_url, "--upstream-url")
     if args.offline and args.upstream_url:
         print(
             f"note: --upstream-url {args.upstream_url} is ignored with --offline", file=sys.stderr

@@ -14,7 +14,7 @@ from patchcarry import install
 from patchcarry.github import Json
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import body as bodies
-from patchcarry.resubmit import body_limit, branch_refs, classify, fork, hold, verdict
+from patchcarry.resubmit import body_limit, branch_refs, classify, fork, hold, ownership, verdict
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit.build import Built
 from patchcarry.resubmit.classify import Classification
@@ -135,6 +135,8 @@ def decide(seen: Observed, built: Built | None, opts: Options, *, today: str) ->
     if built.branch.kind == branches.REFUSED:
         return _refuse(plan, f"branch {entry.head_branch}: {built.branch.reason}")
     owner = status.full_name.split("/")[0]
+    if seen.pull is not None and not ownership.is_own_pr(seen.pull, seen.token_login):
+        return _refuse(plan, ownership.stranger_reason(seen.pull, seen.token_login))
     duplicate = _duplicate(seen, owner, opts.force)
     if duplicate:
         return _refuse(plan, duplicate)

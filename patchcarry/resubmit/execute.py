@@ -111,7 +111,7 @@ def execute(ctx: Context, plan: Plan) -> Record:
         _push(ctx, plan, step, status)
         made.append(push_call(status.full_name, entry, step.target))
     owner = status.full_name.split("/")[0]
-    pull, created = pull_writes.open_or_refresh(ctx.gh, entry, plan.pull, owner)
+    pull, created = pull_writes.open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login)
     number, url = pull["number"], pull.get("html_url")
     if step is not None and plan.pull.existing is not None:
         pull_writes.revision_comment(

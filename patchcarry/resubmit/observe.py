@@ -237,7 +237,7 @@ def _read_vetting(entry: Entry, head: str | None, upstream_url: str) -> Vetting 
     if entry.pr is None or head is None:
         return None
     ref = f"refs/heads/pull-request/{entry.pr}"
-    code, found, _ = git.ls_remote_refs(upstream_url, [ref], cwd=Path.cwd())
+    code, found, _ = git.ls_remote_refs(upstream_url, [ref])
     return Vetting(entry.pr, code == 0, found.get(ref) if code == 0 else None)
 
 

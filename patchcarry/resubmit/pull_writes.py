@@ -11,13 +11,16 @@ from patchcarry.errors import GitHubError
 from patchcarry.github import GitHub, Json, TransientError, UnprocessableError
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import body as bodies
+from patchcarry.resubmit import ownership
 from patchcarry.resubmit.classify import DETACHED, Classification
 from patchcarry.resubmit.decide import PullWrite
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.preflight import own_comments
 
 
-def open_or_refresh(gh: GitHub, entry: Entry, pull: PullWrite, owner: str) -> tuple[Json, bool]:
+def open_or_refresh(
+    gh: GitHub, entry: Entry, pull: PullWrite, owner: str, login: str
+) -> tuple[Json, bool]:
     """(the PR, whether this run created it). A create whose answer was lost is looked up
     (never blindly retried) and still reported as created."""
     existing = pull.existing
@@ -29,7 +32,7 @@ def open_or_refresh(gh: GitHub, entry: Entry, pull: PullWrite, owner: str) -> tu
                 base=entry.base_branch, body=pull.body,
             ), True  # fmt: skip
         except (UnprocessableError, TransientError) as exc:
-            return _found_after_create(gh, entry, pull, head, exc)
+            return _found_after_create(gh, entry, pull, head, exc, login)
     fields = {}
     if pull.title is not None and existing.get("title") != pull.title:
         fields["title"] = pull.title
@@ -41,7 +44,7 @@ def open_or_refresh(gh: GitHub, entry: Entry, pull: PullWrite, owner: str) -> tu
 
 
 def _found_after_create(
-    gh: GitHub, entry: Entry, pull: PullWrite, head: str, exc: Exception
+    gh: GitHub, entry: Entry, pull: PullWrite, head: str, exc: Exception, login: str
 ) -> tuple[Json, bool]:
     """The PR from `head` after a create that failed or lost its answer (the 422 lookup)."""
     found = None
@@ -55,6 +58,7 @@ def _found_after_create(
         ) from None
     if found is None:
         raise exc
+    ownership.refuse_stranger(found, login)  # a stranger's PR on our branch is not ours
     created = isinstance(exc, TransientError)
     if created:
         gh.writes.append(f"POST /repos/{entry.upstream}/pulls")

@@ -1,0 +1,60 @@
+"""adopt refuses a PR whose files run in or govern upstream's CI (composite actions, the
+scripts workflows call, GitLab's CI) as it refuses workflow files, and names a file the PR
+adds executable in its plan. Real fixture repos and the loopback GitHub."""
+
+from __future__ import annotations
+
+import pytest
+
+from patchcarry import git
+from testing import adopt_scenarios as ad
+from testing import github_scenarios as sc
+from testing.upstream_repos import PINNED_ENV
+from tests import test_adopt
+
+template_upstream = test_adopt.template_upstream  # the fixtures, shared
+world = test_adopt.world
+
+
+def _pull_adding(w: test_adopt.World, number: int, files: dict[str, tuple[str, int]]) -> None:
+    """refs/pull/N/head: the base plus `files` ({path: (text, mode)}), signed off; and the PR
+    on the fake GitHub, closed by detachment."""
+    work = w.upstream.work
+    git.git("checkout", "-q", "-B", f"pr-{number}", w.upstream.base_commit, cwd=work)
+    for path, (text, mode) in files.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text)
+        (work / path).chmod(mode)
+    git.git("add", "-A", cwd=work)
+    git.git("commit", "-q", "-s", "-m", "add files", cwd=work, env_extra=PINNED_ENV)
+    git.git("push", "-q", "-f", "origin", f"HEAD:refs/pull/{number}/head", cwd=work)
+    head = git.rev_parse("HEAD", cwd=work)
+    ad.closed_by_detachment(w.gh.state, sc.UPSTREAM, number, title="Files",
+                            branch=f"fix/files-{number}", head_sha=head)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "path", [".github/actions/setup/action.yml", ".github/scripts/dco_gate.py", ".gitlab-ci.yml"]
+)
+def test_adopt_refuses_a_pr_whose_files_run_in_upstreams_ci(world, path, capsys):
+    w = world
+    _pull_adding(w, 6301, {path: ("runs: x\n", 0o644), "megatron/core/x.py": ("x = 1\n", 0o644)})
+    before = w.manifest.read_text()
+    assert w.adopt(f"{sc.UPSTREAM}#6301", "--dry-run") == 5
+    assert "upstream's CI" in capsys.readouterr().err
+    assert w.manifest.read_text() == before and w.patches() == []
+
+
+def test_adopt_names_an_added_executable_file_in_the_plan(world, capsys):
+    w = world
+    _pull_adding(w, 6302, {"megatron/core/tool.sh": ("#!/bin/sh\necho hi\n", 0o755)})
+    w.adopt(f"{sc.UPSTREAM}#6302", "--dry-run")
+    out = capsys.readouterr().out
+    assert "adds an executable file: megatron/core/tool.sh (mode 100755)" in out
+
+
+def test_adopt_plan_names_no_executable_when_there_is_none(world, capsys):
+    w = world
+    _pull_adding(w, 6303, {"megatron/core/tool.py": ("x = 1\n", 0o644)})
+    w.adopt(f"{sc.UPSTREAM}#6303", "--dry-run")
+    assert "executable" not in capsys.readouterr().out
