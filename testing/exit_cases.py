@@ -77,6 +77,8 @@ def cases(tmp: Path, github_url: str) -> list[Case]:
     latin1.write_bytes(b"# caf\xe9\n[defaults]\n")
     not_json = tmp / "evidence.json"
     not_json.write_text("measured: 0.27 GB\n")
+    not_evidence = tmp / "list.json"
+    not_evidence.write_text("[1]\n")
     crlf = _crlf_from_line_two(tmp)
     return [
         Case(1, ("check", "--offline", "--manifest", str(bad), "checkpoint-grad"), {}, "exit 1"),
@@ -102,6 +104,9 @@ def cases(tmp: Path, github_url: str) -> list[Case]:
         Case(5, ("check", "--offline", "--manifest", str(latin1)), {}, "is not UTF-8 (byte 5)"),
         Case(5, ("resubmit", "--offline", "--manifest", str(tmp)), {}, "is a directory"),
         Case(5, ("resubmit", "--offline", "--evidence", str(not_json)), {}, "is not JSON"),
+        Case(
+            5, ("resubmit", "--offline", "--evidence", str(not_evidence)), {}, "not a JSON object"
+        ),
         # a URL or host urllib cannot read (a malformed IPv6 literal), in any option or GH_HOST
         Case(5, ("resubmit", "--dry-run"), {"GH_HOST": "http://[::1"}, "not a valid URL"),
         Case(5, ("check", "--upstream", "http://[::1/x.git"), {}, "not a valid URL"),

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from patchcarry import install
+from patchcarry import inputs, install
 from patchcarry.errors import BadInputError
 from patchcarry.units import human_bytes
 
@@ -65,7 +65,7 @@ def render_file(path: Path) -> str:
     """The impact text of one evidence file (training loop or this repository's harness)."""
     from patchcarry.measure import evidence, pretrain_evidence
 
-    doc = json.loads(Path(path).read_text())
+    doc = inputs.read_json(Path(path), "evidence file")  # one line, exit 5, when it is not
     if pretrain_evidence.is_pretrain(doc):
         doc = pretrain_evidence.load(path)
         return f"{gpu_sentence(doc)}\n\n{pretrain_evidence.render_markdown_table(doc)}"

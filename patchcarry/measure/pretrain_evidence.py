@@ -109,8 +109,9 @@ def build(
     }
 
 
-def is_pretrain(doc: dict[str, Any]) -> bool:
-    return doc.get("harness") == HARNESS
+def is_pretrain(doc: Any) -> bool:
+    """Whether a parsed evidence file is the training loop's (any JSON may be handed in)."""
+    return isinstance(doc, dict) and doc.get("harness") == HARNESS
 
 
 def write(doc: dict[str, Any], path: Path) -> Path:
