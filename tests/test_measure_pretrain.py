@@ -27,6 +27,7 @@ from testing import recorded_gpu
 SEED = model.pr_seed_shape()
 
 
+@pytest.mark.torch  # the measure stack (torch, matplotlib) answers first without it
 def test_without_a_gpu_it_refuses_in_one_line_and_writes_nothing(tmp_path, capsys) -> None:
     if pretrain.gpus():
         pytest.skip("a GPU is listed here")
@@ -93,6 +94,7 @@ def test_the_wrapper_reads_the_allocator_after_every_train_step() -> None:
     assert steps[0]["peak_bytes"] == 500 and steps[0]["reserved_bytes"] == 1000
 
 
+@pytest.mark.torch  # the plot needs matplotlib, in the torch test set
 def test_evidence_table_and_plot_from_recorded_steps(tmp_path) -> None:
     peaks = {"unpatched": [30 * 10**9, 31 * 10**9], "fix": [30 * 10**9] * 2,
              "both": [29 * 10**9] * 2}  # fmt: skip

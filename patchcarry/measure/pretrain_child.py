@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from patchcarry.measure.pretrain_args import SCRIPT
-from patchcarry.runtime.standins import standin_typing_override
+from patchcarry.runtime.standin_typing import standin_typing_override
 
 RESULT_MARKER = "PATCHCARRY-PRETRAIN-RESULT "
 

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 import torch
 
+from patchcarry.runtime.standin_typing import standin_typing_override
 from patchcarry.runtime.standins import (
     CpuStandInCudaGenerator,
     install_cuda_rng_state_standin,
     standin_cuda_seed_api,
     standin_current_device_cpu,
     standin_nvtx_ranges,
-    standin_typing_override,
 )
 
 # What `pytest_configure` installed, for the report header (empty when CUDA is present).

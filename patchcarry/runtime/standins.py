@@ -8,9 +8,7 @@ upstream unit tests (`patchcarry/runtime/pytest_standins.py`) also need the othe
 
 from __future__ import annotations
 
-import sys
 import types
-import typing
 from typing import Any
 
 import torch
@@ -75,10 +73,3 @@ def standin_nvtx_ranges() -> None:
     nvtx.range_push = lambda *_, **__: 0
     nvtx.range_pop = lambda *_, **__: 0
     nvtx.mark = lambda *_, **__: None
-
-
-def standin_typing_override() -> None:
-    """`typing.override` (Python 3.12) -> identity decorator on 3.11, as typing_extensions has
-    it. megatron.training (upstream's tests and training loop) imports it."""
-    if sys.version_info < (3, 12) and not hasattr(typing, "override"):
-        typing.override = lambda method: method  # type: ignore[attr-defined]

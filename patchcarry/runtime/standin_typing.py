@@ -1,0 +1,14 @@
+"""The one stand-in that is about Python, not CUDA: `typing.override` on 3.11. Its own module
+so that code which needs no torch (the training loop's argument builder) can import it."""
+
+from __future__ import annotations
+
+import sys
+import typing
+
+
+def standin_typing_override() -> None:
+    """`typing.override` (Python 3.12) -> identity decorator on 3.11, as typing_extensions has
+    it. megatron.training (upstream's tests and training loop) imports it."""
+    if sys.version_info < (3, 12) and not hasattr(typing, "override"):
+        typing.override = lambda method: method  # type: ignore[attr-defined]
