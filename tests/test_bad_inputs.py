@@ -36,6 +36,7 @@ def _http_date(offset: float) -> str:
 @pytest.mark.parametrize(
     ("retry_after", "waited"),
     [("-5", 0.0), (_http_date(-3600), 0.0), ("soon", 60.0), ("7", 7.0)],
+    ids=["negative", "past-date", "garbage", "seconds"],  # a date in an id differs per xdist worker
 )
 def test_retry_after_as_http_says_a_number_or_a_date_never_a_crash(fake, retry_after, waited):
     sleeps: list[float] = []
