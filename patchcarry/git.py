@@ -289,16 +289,19 @@ def fetch_partial(
     remote: str,
     refspecs: list[str],
     *,
-    depth: int,
     cwd: Path,
-    progress: bool,
+    depth: int | None = None,
+    since: int | None = None,
+    progress: bool = False,
     object_filter: str = "blob:none",
 ) -> tuple[int, str]:
     """Shallow, blob-less (or, with `object_filter="tree:0"`, tree-less) fetch of `refspecs`
-    (`<sha>:<local ref>`); (code, stderr).
+    (`<sha>:<local ref>`): `depth` commits, or every commit newer than the epoch `since`
+    (the landing check's history); (code, stderr).
 
     With `progress`, git's progress goes straight to the terminal (stderr comes back empty).
     """
+    shallow = f"--depth={depth}" if since is None else f"--shallow-since={since} +0000"
     code, _, err = git(
         *NETWORK_ARGS,
         "-c",
@@ -306,7 +309,7 @@ def fetch_partial(
         "fetch",
         "--no-tags",
         "--no-write-fetch-head",
-        f"--depth={depth}",
+        shallow,
         f"--filter={object_filter}",
         "--progress" if progress else "--quiet",
         "--end-of-options",
@@ -759,28 +762,6 @@ def trailers(message: bytes) -> list[tuple[str, str]]:
 
 # -- landing: the base branch's history since the pinned base (commits and trees, no blobs),
 # and what git says about where a fix's lines went.
-
-
-def fetch_since(remote: str, refspecs: list[str], since: int, *, cwd: Path) -> tuple[int, str]:
-    """Blob-less fetch of `refspecs` with every commit newer than the epoch `since` (trees
-    come, blobs are read lazily); (code, stderr)."""
-    code, _, err = git(
-        *NETWORK_ARGS,
-        "-c",
-        "protocol.version=2",
-        "fetch",
-        "--no-tags",
-        "--no-write-fetch-head",
-        "--quiet",
-        f"--shallow-since={since} +0000",
-        "--filter=blob:none",
-        "--end-of-options",
-        remote,
-        *refspecs,
-        cwd=cwd,
-        check=False,
-    )
-    return code, err
 
 
 def commit_time(rev: str, *, cwd: Path) -> int:

@@ -249,8 +249,8 @@ def fetch_branch_history(fetched: FetchedUpstream, base: str, branch: str) -> st
         if gap is None:
             return None
         since = git.commit_time(base, cwd=repo) - margin
-        code, err = git.fetch_since(
-            "origin", [f"+{tip}:refs/patchcarry/heads/{branch}"], since, cwd=repo
+        code, err = git.fetch_partial(
+            "origin", [f"+{tip}:refs/patchcarry/heads/{branch}"], since=since, cwd=repo
         )
         if code != 0 and "no commits selected for shallow requests" in err:
             break  # every commit of the tip is older than the base: it is not on its history
