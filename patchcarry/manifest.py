@@ -210,12 +210,14 @@ def _landed(where: str, label: str, value: Any) -> Landed | None:
             f"{', '.join(_LANDED_VERDICTS)}",
         )
     pr = value.get("pr")
+    if pr is not None and (type(pr) is not int or pr <= 0):
+        raise _bad(where, f"{label}: landed.pr must be a PR number, not {pr!r}")
     return Landed(
         str(value["verdict"]),
         str(value["commit"]),
         str(value["date"]),
         str(value.get("retired", "")),
-        int(pr) if pr else None,
+        pr,
         str(value.get("subject", "")),
     )
 

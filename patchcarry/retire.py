@@ -15,6 +15,7 @@ from typing import Any
 
 from patchcarry import manifest, manifest_edit
 from patchcarry.check import render
+from patchcarry.check.landing import SUPERSEDED
 from patchcarry.check.report import Landing
 from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, FatalError, UsageError
@@ -54,10 +55,13 @@ def comment_body(entry: Entry, landing: Landing) -> str:
     assert landing.commit is not None
     c = landing.commit
     subject = c.subject.replace("`", "'")  # text from outside: one code span, never markup
-    pr = f", #{c.pr}" if c.pr else ""
+    where = f"{c.sha} (`{subject}`{f', #{c.pr}' if c.pr else ''})"
+    if landing.verdict == SUPERSEDED:  # not landed: upstream removed what the fix changes
+        said = f"The code this change fixes was rewritten or removed upstream in {where}. "
+    else:
+        said = f"This change has {landing.verdict} upstream in {where}. "
     return (
-        f"{MARKER.format(name=entry.name)}\n"
-        f"This change has {landing.verdict} upstream in {c.sha} (`{subject}`{pr}). "
+        f"{MARKER.format(name=entry.name)}\n{said}"
         "There is nothing left to carry: patchcarry no longer refreshes this pull request."
     )
 

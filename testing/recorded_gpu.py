@@ -1,6 +1,8 @@
 """Recorded GPU figures for CPU tests of what surrounds a GPU run: training-loop steps as the
-allocator reported them on an H200 at the seed shape (issue 25, one run each), built into an
-evidence document by the real `pretrain_evidence.build`."""
+allocator reported them on an H200 at the seed shape, built into an evidence document by the
+real `pretrain_evidence.build`. The floors are quoted from issue 25's text (a run made outside
+this repository, one run each): fixture values for the shapes of the code around a GPU run,
+not evidence; the README quotes only committed evidence files."""
 
 from __future__ import annotations
 

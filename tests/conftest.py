@@ -24,6 +24,7 @@ TORCH_MODULES = {
     "test_fix_proof.py",
     "test_fix_proof_tp2.py",
     "test_measure.py",
+    "test_measure_bf16.py",
     "test_measure_upstream.py",
     "test_upstream_unit_tests.py",
 }

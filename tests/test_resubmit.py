@@ -717,3 +717,23 @@ def test_a_workflow_file_the_fork_already_holds_on_a_branch_needs_no_workflow_sc
     _token(w, "ghp_publiconly", monkeypatch, "public_repo")
     assert w.run("--rebase", ENTRY) == 0
     assert w.fork_branch() is not None
+
+
+def test_a_live_pr_on_the_tools_own_head_is_not_rebuilt_without_update_live(world, capsys):
+    """The tool published the PR's head; the manifest then gains the test patch. The head
+    already holds the fix, so a plain run does not force-push a rebuild (the PR's vetting
+    would start over): it is held until --update-live, which rebuilds it."""
+    w = world()
+    no_tests = {ENTRY: {"pr": None, "tests": None}, "hc-mlp-norm-manager": {"pr": None}}
+    write_manifest(w.tmp, base_commit=w.upstream.base_commit, overrides=no_tests)
+    assert w.run(ENTRY) == 0
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    published = w.fork_branch()
+    with_tests = {ENTRY: {"pr": number}, "hc-mlp-norm-manager": {"pr": None}}
+    write_manifest(w.tmp, base_commit=w.upstream.base_commit, overrides=with_tests)
+    capsys.readouterr()
+    assert w.run(ENTRY) == 0
+    assert w.fork_branch() == published
+    assert "Held back until you pass --update-live" in capsys.readouterr().out
+    assert w.run("--update-live", ENTRY) == 0
+    assert w.fork_branch() != published

@@ -56,4 +56,4 @@ def landing_since(
             (entry,) = manifest.load(path).entries
         except FatalError:  # a commit no manifest may carry: cannot be judged this way
             return None
-        return run_checks([entry], upstream=url).entries[0].landing
+        return run_checks([entry], upstream=url, work_dir=work_dir).entries[0].landing

@@ -314,13 +314,13 @@ def _verdict_for(
     if in_tip:
         evidence.append("the fix reverse-applies at the tip (git apply -R --check)")
         return Landing(LANDED, carrier.commit, evidence, partial=notes)
-    changers, gone, followed = _since(repo, carrier, ours, tip)
-    if followed and gone == followed and tip_applies:
+    if tip_applies:  # git applies the fix at the tip: whatever that commit did, it is not there
         notes.append(
-            f"{carrier.commit.sha[:12]} carried it, but every line it added is gone and "
-            "the fix applies again at the tip: undone since"
+            f"{carrier.commit.sha[:12]} has the fix's lines, but the fix still applies at the "
+            "tip (undone since, or made elsewhere)"
         )
-        return Landing(NOT_LANDED, None, [], [upstream_commit(repo, c) for c in changers], notes)
+        return Landing(NOT_LANDED, partial=notes)
+    changers, gone, followed = _since(repo, carrier, ours, tip)
     if changers:
         evidence.append(f"{gone}/{followed} of its added lines changed since (git blame --reverse)")
         return Landing(

@@ -21,10 +21,10 @@ from patchcarry import proc
 from patchcarry.errors import FatalError, MissingInstallError
 from patchcarry.measure import pretrain_args, variants
 from patchcarry.measure.model import Shape
+from patchcarry.measure.pretrain_child import RESULT_MARKER
 from patchcarry.measure.variants import VariantResult
 from patchcarry.runtime.child import free_loopback_port, probe_env, run_module
 
-RESULT_MARKER = "PATCHCARRY-PRETRAIN-RESULT "  # as in pretrain_child (torch-free here)
 HELPERS = Path("megatron", "core", "datasets")
 
 

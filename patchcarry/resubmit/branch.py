@@ -57,6 +57,10 @@ class BranchPlan:
     added: list[str] = dataclasses.field(default_factory=list)
     revises: revise.Revision | None = None  # the earlier revision of the fix it updates
     held: list[str] = dataclasses.field(default_factory=list)  # what waits for --update-live
+    # a rebuild of the tool's own publication whose head already holds every fix patch
+    # (only `added` is new): hold.keep_live_head holds it on an open PR, as it holds a commit
+    # on top of someone's head
+    rebuild_holds_fix: bool = False
 
     @property
     def pushes(self) -> bool:
@@ -117,7 +121,11 @@ def assess(
     # would drop their commits underneath. Only a head the tool built whole is.
     ours = live == published and by == entry.name and FAST_FORWARD_NOTE not in cache.message(live)
     if ours or rewrite:
-        return _rebuild(cache, entry, remote, base, live, published, ours=ours)
+        plan = _rebuild(cache, entry, remote, base, live, published, ours=ours)
+        fixes = {f.name for f in entry.fixes}
+        if ours and not rewrite and plan.kind == REWRITE and fixes <= set(on_live.contained):
+            plan = dataclasses.replace(plan, added=on_live.added, rebuild_holds_fix=True)
+        return plan
     return _on_top(cache, entry, remote, base, live, published, on_live)
 
 

@@ -23,7 +23,20 @@ FLAG = "--update-live"
 def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: bool) -> BranchPlan:
     """`decided` unchanged, or (an open PR whose head holds the fix, no `--update-live`) an
     `unchanged` plan naming what is held back and what pushing it would cost."""
-    if not live_pr or opt_in or decided.kind != FAST_FORWARD or decided.target is None:
+    if not live_pr or opt_in:
+        return decided
+    if decided.rebuild_holds_fix:  # the tool's own publication: a rebuild is a force-push
+        reason = (
+            f"the PR's head {(decided.live or '')[:12]} is what this tool published and already "
+            f"holds the carried fix; nothing is pushed. Held back until you pass {FLAG}: a "
+            f"rebuild of the branch that adds {', '.join(decided.added)}. Its cost: the PR's "
+            "head changes, so its CI vetting starts over; only one of upstream's PR vetters "
+            "(a maintainer) can re-vet it, by commenting `/ok to test <new head>`"
+        )
+        return dataclasses.replace(
+            decided, kind=UNCHANGED, reason=reason, target=None, added=[], held=decided.added
+        )
+    if decided.kind != FAST_FORWARD or decided.target is None:
         return decided
     fixes = {f.name for f in entry.fixes}
     if decided.revises is None and fixes & set(decided.added):
