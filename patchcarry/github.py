@@ -275,8 +275,7 @@ class GitHub:
             return None
         wait = retry_after.seconds(headers.get("Retry-After"), time.time())
         if wait is None:
-            reset = retry_after.seconds(headers.get("X-RateLimit-Reset", "0"), 0.0) or 0.0
-            wait = max(0.0, reset - time.time()) + 1
+            wait = retry_after.until_reset(headers.get("X-RateLimit-Reset"), time.time()) + 1
         if wait <= self.max_rate_wait:
             return wait
         when = datetime.datetime.fromtimestamp(time.time() + wait, tz=datetime.UTC)

@@ -5,6 +5,13 @@ garbage gets a wait (or the caller's own default), never a crash."""
 from __future__ import annotations
 
 import email.utils
+import re
+
+# RFC 9110 delay-seconds are ASCII digits (a leading minus is read as 0): float() would also
+# take "inf", "1e400" and "1_0". A wait longer than a day is capped at one: nothing a caller
+# would sit through, and a date that far never overflows a timestamp.
+_DELAY = re.compile(r"-?[0-9]+")
+MAX_WAIT_S = 86_400.0
 
 
 def seconds(value: str | None, now: float) -> float | None:
@@ -13,14 +20,21 @@ def seconds(value: str | None, now: float) -> float | None:
     if value is None:
         return None
     text = value.strip()
-    try:
-        return max(0.0, float(text))
-    except ValueError:
-        pass
+    if _DELAY.fullmatch(text):
+        return min(MAX_WAIT_S, max(0.0, float(text)))
     try:
         when = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:  # RFC 9110: an HTTP-date is GMT
         return None
-    return max(0.0, when.timestamp() - now)
+    return min(MAX_WAIT_S, max(0.0, when.timestamp() - now))
+
+
+def until_reset(value: str | None, now: float) -> float:
+    """Seconds from `now` to an `X-RateLimit-Reset` epoch (digits only, capped like a
+    Retry-After); 0 when the header is absent or not a number."""
+    text = (value or "").strip()
+    if not _DELAY.fullmatch(text):
+        return 0.0
+    return min(MAX_WAIT_S, max(0.0, float(text) - now))
