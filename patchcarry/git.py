@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tempfile
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import NewType
 
 from patchcarry import hosts, proc
-from patchcarry.errors import GitReadError, NetworkError
+from patchcarry.errors import GitReadError, MissingInstallError, NetworkError
 
 GitCommitHash = NewType("GitCommitHash", str)
 
@@ -48,10 +49,29 @@ ISOLATED = {
 }
 
 
+# GIT_CONFIG_GLOBAL needs git 2.32 (GIT_CONFIG_COUNT 2.31); an older git ignores both without
+# a word and would read ~/.gitconfig (hooks included) again.
+MIN_GIT = (2, 32)
+
+
+@functools.cache
+def require_isolating_git() -> None:
+    """Refuse (exit 5) a git too old to honour `ISOLATED`, once per process."""
+    with tempfile.TemporaryDirectory() as empty:
+        _, out, _ = proc.cmd_output("git", "--version", cwd=empty, env=proc.environment())
+    found = re.search(r"(\d+)\.(\d+)", out)
+    if found and (int(found[1]), int(found[2])) < MIN_GIT:
+        raise MissingInstallError(
+            f"{out.strip()} is older than {'.'.join(map(str, MIN_GIT))}: it would ignore the "
+            "isolation from your git configuration and hooks; install a newer git"
+        )
+
+
 def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The current environment without stray GIT_* variables or a token (`proc.environment`),
     isolated from user and system configuration and hooks (`ISOLATED`), never prompting,
     C locale."""
+    require_isolating_git()
     env = {
         k: v
         for k, v in proc.environment().items()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from patchcarry import git, proc
+from patchcarry.errors import MissingInstallError
 from patchcarry.runtime.child import probe_env
 from tests import test_resubmit
 from tests.test_resubmit import ENTRY, World
@@ -132,3 +133,15 @@ def test_git_init_copies_no_template(tmp_path, monkeypatch):
     _user_config(tmp_path, monkeypatch, "")
     git.init(tmp_path / "r")
     assert not (tmp_path / "r" / ".git" / "hooks").exists()
+
+
+def test_a_git_too_old_to_honour_the_isolation_is_refused(tmp_path, monkeypatch):
+    """An older git ignores GIT_CONFIG_GLOBAL silently (user hooks would run again): the real
+    git's version is read once and compared; here the minimum is raised above it."""
+    monkeypatch.setattr(git, "MIN_GIT", (999, 0))
+    git.require_isolating_git.cache_clear()
+    try:
+        with pytest.raises(MissingInstallError, match="older than 999.0"):
+            git.git("init", "-q", str(tmp_path / "r"), cwd=tmp_path)
+    finally:
+        git.require_isolating_git.cache_clear()
