@@ -258,10 +258,10 @@ def _judge(repo: Path, entry: Entry, tip: str, tip_applies: bool, partial: str |
         fix_file.write_bytes(git.encode(text))
         in_tip = series.reverse_applies(repo, tip, fix_file)
         carrier = None
-        commits = (
-            []
-            if partial and "not an ancestor" in partial
-            else git.first_parent_log(base, tip, sorted(ours), cwd=repo)
+        commits = (  # git says whether the base is on the tip's history, not a message's words
+            git.first_parent_log(base, tip, sorted(ours), cwd=repo)
+            if git.is_ancestor(base, tip, cwd=repo)
+            else []
         )
         if len(commits) > MAX_CANDIDATES:
             notes.append(
