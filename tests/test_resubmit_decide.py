@@ -11,7 +11,7 @@ import pytest
 
 from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
-from patchcarry.resubmit import assemble, classify, decide, fork
+from patchcarry.resubmit import assemble, classify, decide, fork, ownership
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit.build import Built
 from patchcarry.resubmit.classify import Classification
@@ -177,7 +177,7 @@ def test_a_strangers_open_pr_on_the_fork_branch_is_refused():
     entry = _entry(pr=None, supersedes=(OLD,))
     pull = _open_pull(7000, author="stranger", body="their words", title="their title")
     seen = _seen(entry, superseded=[DETACHED_OLD], pull=pull, live=LIVE, published=None)
-    assert seen.pull_author == "stranger" != seen.token_login
+    assert ownership.author_of(seen.pull) == "stranger" != seen.token_login
     for update_live in (False, True):
         plan = _decide(seen, _holds_carried(), update_live=update_live)
         assert plan.action == REFUSED and plan.refusal is not None and _calls(plan) == []
@@ -213,7 +213,6 @@ def test_a_pr_that_already_holds_the_carried_code_and_section_needs_no_write():
     assert first.pull is not None
     written = _open_pull(NEW_PR, body=first.pull.body, title=entry.title)
     again = _decide(dataclasses.replace(seen, pull=written), _holds_carried())
-    assert _holds_carried().holds_carried
     assert (again.action, again.writes, again.push) == (UNCHANGED, (), None)
     assert not again.executable
 

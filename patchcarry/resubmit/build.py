@@ -29,11 +29,6 @@ class Built:
     base_label: str = "pinned base"
     workflow: str | None = None  # why the push needs the `workflow` scope (None: it does not)
 
-    @property
-    def holds_carried(self) -> bool:
-        """Whether the live branch already holds the carried code (nothing to push)."""
-        return self.branch.kind == branches.UNCHANGED
-
 
 def build_entry(
     seen: Observed, facts: RunFacts, opts: Options, stack: contextlib.ExitStack

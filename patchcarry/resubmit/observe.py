@@ -97,11 +97,6 @@ class Observed:
     rules: tuple[Json, ...] | None = ()  # upstream's active rules (None: not readable)
     fork_side: ForkSide | None = None  # the fork's branches (for the workflow scope)
 
-    @property
-    def pull_author(self) -> str:
-        """The login of whoever opened the open PR ("" when there is none)."""
-        return str(((self.pull or {}).get("user") or {}).get("login") or "")
-
 
 def observe_run(
     entries: list[Entry], opts: Options, gh: GitHub, reads: Reads, *, token: str | None
