@@ -399,17 +399,22 @@ def special_paths(old: str, new: str, *, cwd: Path) -> list[tuple[str, str]]:
     return found
 
 
-def special_at(commit: str, paths: list[str], *, cwd: Path) -> list[tuple[str, str]]:
-    """(path, what it is) for each of `paths` that is a symlink or a submodule in `commit`'s
-    tree (`git ls-tree`: trees only, no blobs)."""
+def modes_at(commit: str, paths: list[str], *, cwd: Path) -> dict[str, str]:
+    """{path: mode} for each of `paths` in `commit`'s tree (`git ls-tree`: trees only, no
+    blobs); an absent path is left out."""
     _, out, _ = git_bytes("ls-tree", "-z", "--end-of-options", commit, "--", *paths, cwd=cwd)
-    found = []
+    found = {}
     for record in out.split(b"\0"):
         meta, _, path = record.partition(b"\t")
-        mode = meta.split(b" ")[0].decode() if meta else ""
-        if mode in SPECIAL_MODES:
-            found.append((path.decode("utf-8", "surrogateescape"), SPECIAL_MODES[mode]))
+        if meta:
+            found[path.decode("utf-8", "surrogateescape")] = meta.split(b" ")[0].decode()
     return found
+
+
+def special_at(modes: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(path, what it is) for each path of a `modes_at` answer that is a symlink or a
+    submodule."""
+    return [(path, SPECIAL_MODES[m]) for path, m in modes.items() if m in SPECIAL_MODES]
 
 
 def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 from patchcarry.errors import BadInputError
@@ -153,6 +153,21 @@ def refuse_mode_flips(name: str, changes: Iterable[Change]) -> None:
                 f"{name}: {change.path} is deleted and created again with another mode "
                 f"({deleted[change.path]} -> {change.new_mode}): a mode change; only text "
                 "edits are carried"
+            )
+
+
+def refuse_mode_against_tree(
+    name: str, changes: Iterable[Change], modes: Mapping[str, str]
+) -> None:
+    """A created path the tree already holds (a delete plus a create) must come back with the
+    tree's own mode: the patch's stated old mode is not what git applies against (git only
+    warns that the type differs), so a delete stated as 100755 hides a 100644 -> 100755."""
+    for change in changes:
+        had = modes.get(change.path)
+        if change.kind == "create" and had is not None and had != change.new_mode:
+            raise BadInputError(
+                f"{name}: {change.path} is {had} in the tree and the patch creates it again as "
+                f"{change.new_mode}: a mode change; only text edits are carried"
             )
 
 

@@ -95,3 +95,25 @@ def test_git_tree_modes_name_the_executable_bit(tmp_path) -> None:
     git.git(*ident, "commit", "-qam", "b", cwd=repo)
     found = git.special_paths("HEAD~1", "HEAD", cwd=repo)
     assert found == [("x.py", "a mode change (100644 -> 100755)")]
+
+
+def test_a_hidden_mode_change_is_judged_by_the_trees_own_mode(tmp_path) -> None:
+    """The patch states the old mode as 100755 (git apply only warns that the tree's file is
+    100644) and creates the file 100755 again: the stated modes agree, the tree's does not.
+    What check compares is git's `ls-tree` mode of the path at the commit it judges."""
+    from patchcarry import patchrules
+    from patchcarry.errors import BadInputError
+    from patchcarry.patchfile import parse
+
+    repo = tmp_path / "r"
+    git.init(repo)
+    (repo / "megatron" / "core").mkdir(parents=True)
+    (repo / TOOL).write_text("x\n")
+    git.git("add", TOOL, cwd=repo)
+    git.git("-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-qm", "a", cwd=repo)
+    patch = parse(_sections(_delete(TOOL, "100755"), _create(TOOL, "100755")), name="p")
+    patchrules.refuse_mode_flips("p", patch.changes)  # the stated modes agree: not caught there
+    modes = git.modes_at("HEAD", [TOOL], cwd=repo)
+    assert modes == {TOOL: "100644"}
+    with pytest.raises(BadInputError, match="is 100644 in the tree"):
+        patchrules.refuse_mode_against_tree("p", patch.changes, modes)

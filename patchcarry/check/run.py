@@ -93,8 +93,12 @@ def _upstream_entry(
         ("base", base, base[:7]),
         ("tip", tip, f"{entry.base_branch} {tip[:7]}"),
     ):
-        # git's own modes of the touched paths first: a submodule is no blob to read
-        patchrules.refuse_special(entry.name, git.special_at(commit, touched, cwd=repo))
+        # git's own modes of the touched paths first: a submodule is no blob to read, and a
+        # file a patch creates again must keep the mode the tree gives it
+        modes = git.modes_at(commit, touched, cwd=repo)
+        patchrules.refuse_special(entry.name, git.special_at(modes))
+        changes = [c for p in patches for c in p.changes]
+        patchrules.refuse_mode_against_tree(entry.name, changes, modes)
         applied = judge.apply_at(patches, functools.partial(fetched.show, commit))
         refs.append(RefApply(ref, label, commit, applied))
     drift = judge.drift(repo, base, tip, patches)
