@@ -181,9 +181,18 @@ _TOKEN_HELPER = (
 _TOKEN_HELPER_ARG = f".helper={_TOKEN_HELPER}"
 
 
-def credential_args(api: str | None = None) -> tuple[str, ...]:
+# ssh://, git://, ext:: and scp-like `user@host:path` or `host:path` (not http(s)/file URLs or
+# local paths, which the loopback world's forks are)
+_NOT_HTTP = re.compile(r"^(?!https?://|file://)([a-z][a-z0-9+.-]*://|[a-z]+::|[^/:]+:)", re.I)
+
+
+def credential_args(url: str | None = None, api: str | None = None) -> tuple[str, ...]:
     """`-c` options that give GITHUB_TOKEN to git for the API host's git host only (`api`
-    defaults to GH_HOST's), plus the network timeouts every remote call gets."""
+    defaults to GH_HOST's), plus the network timeouts every remote call gets. A `url` git
+    reaches through a program of the user's (ssh, git://, `user@host:path`) gets no helper, so
+    that run gets no token at all (`_secrets`): the ssh command never sees one."""
+    if url is not None and _NOT_HTTP.match(url):
+        return NETWORK_ARGS
     scope = hosts.git_host(hosts.api_host(api))
     return (
         "-c",
@@ -197,7 +206,7 @@ def credential_args(api: str | None = None) -> tuple[str, ...]:
 def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> GitCommitHash | None:
     """The commit `refs/heads/<branch>` has at `url`, or None when the branch is absent."""
     _, out, _ = git(
-        *credential_args(), "ls-remote", "--end-of-options", url, f"refs/heads/{branch}", cwd=cwd
+        *credential_args(url), "ls-remote", "--end-of-options", url, f"refs/heads/{branch}", cwd=cwd
     )
     for line in out.splitlines():
         sha, _, ref = line.partition("\t")
@@ -210,7 +219,7 @@ def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> Git
     """Fetch `ref` (a branch, a refs/... name or a full sha) from `url`; the commit it names."""
     depth = ("--depth=1",) if shallow else ()
     git(
-        *credential_args(),
+        *credential_args(url),
         "fetch",
         "-q",
         "--no-tags",
@@ -258,7 +267,7 @@ def push_with_lease(
     ref = f"refs/heads/{branch}"
     lease = f"--force-with-lease={ref}:{expected or ''}"
     code, out, err = git(
-        *credential_args(),
+        *credential_args(url),
         "push",
         "--porcelain",
         lease,
@@ -478,7 +487,7 @@ def unshallow(url: str, *, cwd: Path) -> None:
     """Deepen a shallow scratch repo to full history from `url` (when a push needs it)."""
     _remote_read(
         f"the history of {url}",
-        *credential_args(),
+        *credential_args(url),
         "fetch",
         "-q",
         "--no-tags",
@@ -608,7 +617,7 @@ def push_refs_with_lease(
     it still holds `expected` (absent when None). Returns (accepted, git's message)."""
     leases = [f"--force-with-lease={ref}:{expected or ''}" for _, ref, expected in updates]
     code, out, err = git(
-        *credential_args(),
+        *credential_args(url),
         "push",
         "--porcelain",
         "--atomic",
@@ -625,7 +634,7 @@ def push_refs_with_lease(
 def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, str]:
     """{ref: sha} for the `refs` that exist at `url` (token available for a private fork);
     raises CalledProcessError when the remote cannot be read."""
-    _, out, _ = git(*credential_args(), "ls-remote", "--end-of-options", url, *refs, cwd=cwd)
+    _, out, _ = git(*credential_args(url), "ls-remote", "--end-of-options", url, *refs, cwd=cwd)
     found: dict[str, str] = {}
     for line in out.splitlines():
         sha, _, ref = line.partition("\t")

@@ -145,3 +145,19 @@ def test_a_git_too_old_to_honour_the_isolation_is_refused(tmp_path, monkeypatch)
             git.git("init", "-q", str(tmp_path / "r"), cwd=tmp_path)
     finally:
         git.require_isolating_git.cache_clear()
+
+
+def test_a_read_from_an_ssh_upstream_gives_its_ssh_command_no_token(tmp_path, monkeypatch):
+    """`--upstream` may be ssh or a path: git starts the user's ssh command (or upload-pack)
+    for it, and only a run through the tool's https credential helper may carry the token."""
+    seen = tmp_path / "ssh-env.txt"
+    ssh = tmp_path / "ssh"
+    ssh.write_text(f"#!/bin/sh\nenv > {seen}\nexit 1\n")
+    ssh.chmod(0o755)
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_" + "s" * 36)
+    monkeypatch.setenv("GIT_SSH_COMMAND", str(ssh))
+    repo = tmp_path / "r"
+    git.init(repo)
+    with pytest.raises(proc.CalledProcessError):  # the stand-in ssh answers nothing
+        git.fetch_commit("ssh://git@127.0.0.1/x/y.git", "main", cwd=repo)
+    assert seen.is_file() and "ghp_" not in seen.read_text()
