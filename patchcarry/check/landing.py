@@ -239,7 +239,12 @@ def _superseded(repo: Path, base: str, tip: str, ours: dict[str, FileDiff]) -> l
 def judge(repo: Path, entry: Entry, tip: str, tip_applies: bool, partial: str | None) -> Landing:
     """The landing verdict for `entry` at `tip`, with what to do next."""
     landing = _judge(repo, entry, tip, tip_applies, partial)
-    if landing.verdict != NOT_LANDED:
+    if landing.verdict != NOT_LANDED and landing.commit is None:  # retire needs the commit
+        landing.next = (
+            "the fix is in the tip, but no commit since the pinned base was found carrying it "
+            "(partial history): keep carrying it until check names the commit"
+        )
+    elif landing.verdict != NOT_LANDED:
         landing.next = _next(entry, landing.verdict)
     return landing
 
