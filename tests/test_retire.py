@@ -112,3 +112,20 @@ def test_comment_without_token_is_refused_before_any_write(world, capsys) -> Non
     before = world.manifest.read_bytes()
     assert _retire(world, "--comment") == 2
     assert world.manifest.read_bytes() == before
+
+
+def test_retire_writes_one_line_through_a_symlink_and_keeps_every_other_line(world) -> None:
+    """The manifest is the user's file: retire adds its `landed = {...}` line and nothing else
+    changes, not a comment, not another key, and a symlinked manifest stays a link."""
+    world.squash("Clear detached grads in backward (#101)")
+    before = world.manifest.read_text() + "# the user's own closing comment\n"
+    world.manifest.write_text(before)
+    real = world.manifest.with_name("real-series.toml")
+    world.manifest.rename(real)
+    world.manifest.symlink_to(real.name)
+    assert _retire(world) == 0
+    assert world.manifest.is_symlink()
+    after = real.read_text().splitlines()
+    added = [line for line in after if line not in before.splitlines()]
+    assert len(added) == 1 and added[0].startswith("landed = {"), added
+    assert [line for line in after if line not in added] == before.splitlines()
