@@ -882,3 +882,86 @@ def first_parent_range(base: str, tip: str, *, cwd: Path) -> list[str]:
     """The first-parent commits of `base..tip`, newest first."""
     _, out, _ = git("rev-list", "--first-parent", f"{base}..{tip}", "--", cwd=cwd)
     return out.split()
+
+
+# -- landing through merges: commits with all their parents, paths read from git's -z forms
+# (a name git quotes, `megatron/core/naïve.py`, is read as the name itself), pathspecs literal.
+LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # a path with `*`, `?` or `[` names that file alone
+
+
+def _text(data: bytes) -> str:
+    """git's output about upstream's commits: any bytes allowed, kept (surrogateescape)."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def log_touching(
+    include: list[str], exclude: list[str], paths: list[str], *, first_parent: bool, cwd: Path
+) -> list[tuple[str, list[str], str]]:
+    """(sha, parents, subject) of each commit reachable from `include` and not from `exclude`
+    that changes `paths` (a merge: against any parent), oldest first. Trees only."""
+    _, out, _ = git_bytes(
+        "log",
+        *(["--first-parent"] if first_parent else []),
+        "--reverse",
+        "--no-renames",
+        "-z",
+        "--format=%H %P%x00%s",
+        *include,
+        *(f"^{sha}" for sha in exclude),
+        "--",
+        *paths,
+        cwd=cwd,
+        env_extra=LITERAL,
+    )
+    fields = out.split(b"\0")
+    found = []
+    for head, subject in zip(fields[0::2], fields[1::2], strict=False):
+        shas = _text(head).split()
+        if shas:
+            found.append((shas[0], shas[1:], _text(subject)))
+    return found
+
+
+def diff_files(
+    old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3
+) -> list[tuple[str, str]]:
+    """`git diff old new -- paths`, one (path, its section of the patch) per changed file: the
+    path from git's `--raw -z` record (the same order as the patch), never from the quoted
+    header. Only the blobs of `paths` are read."""
+    _, out, _ = git_bytes(
+        "diff",
+        "--no-color",
+        "--no-renames",
+        "--no-ext-diff",
+        "--raw",
+        "-p",
+        "-z",
+        f"-U{unified}",
+        old,
+        new,
+        "--",
+        *paths,
+        cwd=cwd,
+        env_extra=LITERAL,
+    )
+    raw, sep, patch = out.partition(b"\0\0")  # raw records end with NUL; then the patch
+    if not sep:
+        return []
+    fields = raw.split(b"\0")
+    records = list(zip(fields[0::2], fields[1::2], strict=False))
+    sections = re.split(rb"(?m)^(?=diff --git )", patch)
+    sections = [s for s in sections if s.startswith(b"diff --git ")]
+    found: list[tuple[str, str]] = []
+    for meta, path in records:
+        status = _text(meta).split()[-1][:1]
+        for _ in range(2 if status == "T" else 1):  # a type change: a delete and a create
+            if sections:
+                found.append((_text(path), _text(sections.pop(0))))
+    return found
+
+
+def changed_files(old: str, new: str, *, cwd: Path) -> list[str]:
+    """Paths that differ between two commits (`diff-tree -z`: names as stored, unquoted);
+    trees only."""
+    _, out, _ = git_bytes("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new, cwd=cwd)
+    return [_text(p) for p in out.split(b"\0") if p]

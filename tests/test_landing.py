@@ -53,6 +53,10 @@ def test_landing_verdict(shape: Shape, tmp_path: Path, capsys: pytest.CaptureFix
     assert [c["subject"] for c in landing["changed_since"]][: len(shape.changed_by)] == list(
         shape.changed_by
     )
+    merged_by = landing["merged_by"]
+    assert (merged_by and merged_by["subject"]) == shape.merge, landing
+    if shape.verdict == "undetermined":
+        assert landing["partial"] and landing["commit"] is None and code == 1
     if landing["verdict"].startswith("landed"):
         assert entry["status"] == "landed" and code == 0  # not a failure
         assert "retire widget-grads" in landing["next"]
@@ -146,21 +150,53 @@ def test_own_fix_squash_merged_reads_landed(
     assert other["verdict"] == "not landed"
 
 
-def test_a_deleted_file_keeps_its_name() -> None:
-    """A fix that deletes a file is read under the file's own name, never `/dev/null` (git
-    refuses such a pathspec)."""
-    text = (
-        "diff --git a/megatron/old.py b/megatron/old.py\ndeleted file mode 100644\n"
-        "index 1111111..0000000\n--- a/megatron/old.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n"
-        "-import os\n-VALUE = os.sep\n"
-        "diff --git a/megatron/new.py b/megatron/new.py\nnew file mode 100644\n"
-        "index 0000000..2222222\n--- /dev/null\n+++ b/megatron/new.py\n@@ -0,0 +1 @@\n"
-        "+VALUE = 1\n"
-    )
-    files = landing.parse_diff(text)
-    assert sorted(files) == ["megatron/new.py", "megatron/old.py"]
-    assert [t for _, t in files["megatron/old.py"].removed] == ["import os", "VALUE = os.sep"]
-    assert files["megatron/new.py"].added == [(1, "VALUE = 1")]
+# names git quotes in its diffs and lists: non-ASCII, a double quote, a space, glob characters
+QUOTED = "megatron/core/na\u00efve.py"
+CREATED = 'megatron/core/\u00fcber [v2] "grads".py'
+
+
+@pytest.mark.parametrize("later", [False, True], ids=["landed", "landed-then-changed"])
+def test_file_names_git_quotes_are_read_as_themselves(
+    later: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fix that changes `megatron/core/naïve.py` and creates a file whose name git quotes
+    (`"megatron/core/\303\274ber [v2] \"grads\".py"` in a diff header) reads landed with
+    its commit: every path comes from git's -z forms, never a quoted header (which once keyed
+    the created file as `/dev/null` and broke `check --json`)."""
+    world = LandingWorld.create(tmp_path, path=QUOTED, creates=CREATED)
+    sha = world.squash("Clear detached grads in backward (#101)")
+    if later:
+        world.commit("dev", {CREATED: {"t.grad = None": "t.grad = t.keep"}}, "Keep (#300)")
+    code, out = _check(world, capsys, "--json")
+    (entry,) = json.loads(out)["entries"]
+    landing = entry["landing"]
+    assert landing["verdict"] == ("landed, changed since" if later else "landed"), landing
+    assert landing["commit"]["sha"] == sha and code == 0
+    assert [d["path"] for d in entry["drift"]] == sorted([QUOTED, CREATED])
+
+
+def test_diff_files_names_each_section_by_git_s_own_record(tmp_path: Path) -> None:
+    """`git.diff_files` pairs each section with the path of git's -z record: a deleted, a
+    created and a modified file whose names git quotes, never `/dev/null`."""
+    work = tmp_path / "w"
+    git.init(work)
+    names = [QUOTED, CREATED, "megatron/plain.py"]
+    for name in names:
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text("VALUE = 1\n")
+    git.git("add", "-A", cwd=work)
+    git.git("commit", "-qm", "one", cwd=work, env_extra=PINNED_ENV)
+    (work / QUOTED).unlink()
+    (work / CREATED).write_text("VALUE = 2\n")
+    (work / "megatron/new \u00e9.py").write_text("NEW = 1\n")
+    git.git("add", "-A", cwd=work)
+    git.git("commit", "-qm", "two", cwd=work, env_extra=PINNED_ENV)
+    files = git.diff_files("HEAD~1", "HEAD", [], cwd=work)
+    assert sorted(p for p, _ in files) == sorted([QUOTED, CREATED, "megatron/new \u00e9.py"])
+    parsed = landing.parse_files(files)
+    assert [t for _, t in parsed[QUOTED].removed] == ["VALUE = 1"]
+    assert parsed["megatron/new \u00e9.py"].added == [(1, "NEW = 1")]
+    assert git.changed_files("HEAD~1", "HEAD", cwd=work) == sorted(p for p, _ in files)
 
 
 def test_rewritten_branch_history_is_partial_evidence(
