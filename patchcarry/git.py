@@ -14,6 +14,7 @@ from patchcarry import hosts, proc
 from patchcarry.errors import GitReadError, MissingInstallError, NetworkError
 
 GitCommitHash = NewType("GitCommitHash", str)
+LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # a path with `*`, `?` or `[` names that file alone
 
 # Variables that would redirect git away from the repository we name (set by hooks, `git
 # rebase -x`, or a parent git). Removing them keeps every call about its own cwd.
@@ -353,7 +354,9 @@ def fetch_partial(
 
 def path_exists(rev: str, path: str, *, cwd: Path) -> bool:
     """Whether `path` is in `rev`'s tree; reads trees only, so no blob is fetched."""
-    code, out, err = git("ls-tree", "--full-tree", rev, "--", path, cwd=cwd, check=False)
+    code, out, err = git(
+        "ls-tree", "--full-tree", rev, "--", path, cwd=cwd, check=False, env_extra=LITERAL
+    )
     if code != 0:
         raise GitReadError(f"git ls-tree {rev[:12]} -- {path} failed: {err.strip()}")
     return bool(out.strip())
@@ -382,9 +385,10 @@ def commit_parents(rev: str, *, cwd: Path) -> list[str]:
 
 
 def changed_paths(old: str, new: str, *, cwd: Path) -> list[str]:
-    """Paths that differ between two commits: compares trees only, fetches no blobs."""
-    _, out, _ = git("diff-tree", "-r", "--name-only", "--no-renames", old, new, cwd=cwd)
-    return out.splitlines()
+    """Paths that differ between two commits, as stored (`diff-tree -z`: a name git would
+    quote is read as itself); compares trees only, fetches no blobs."""
+    _, out, _ = git_bytes("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new, cwd=cwd)
+    return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
 
 SPECIAL_MODES = {"120000": "a symlink", "160000": "a submodule"}
@@ -411,7 +415,9 @@ def special_paths(old: str, new: str, *, cwd: Path) -> list[tuple[str, str]]:
 def modes_at(commit: str, paths: list[str], *, cwd: Path) -> dict[str, str]:
     """{path: mode} for each of `paths` in `commit`'s tree (`git ls-tree`: trees only, no
     blobs); an absent path is left out."""
-    _, out, _ = git_bytes("ls-tree", "-z", "--end-of-options", commit, "--", *paths, cwd=cwd)
+    _, out, _ = git_bytes(
+        "ls-tree", "-z", "--end-of-options", commit, "--", *paths, cwd=cwd, env_extra=LITERAL
+    )
     found = {}
     for record in out.split(b"\0"):
         meta, _, path = record.partition(b"\t")
@@ -430,7 +436,16 @@ def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int 
     """`git diff` between two commits limited to `paths` (only their blobs are fetched); bytes
     that are not UTF-8 come back as surrogates (`encode` restores them)."""
     _, out, _ = git_bytes(
-        "diff", "--no-color", "--no-renames", f"-U{unified}", old, new, "--", *paths, cwd=cwd
+        "diff",
+        "--no-color",
+        "--no-renames",
+        f"-U{unified}",
+        old,
+        new,
+        "--",
+        *paths,
+        cwd=cwd,
+        env_extra=LITERAL,
     )
     return out.decode("utf-8", "surrogateescape")
 
@@ -824,6 +839,7 @@ def first_parent_log(
         "--",
         *paths,
         cwd=cwd,
+        env_extra=LITERAL,
     )
     found = []
     for line in out.splitlines():
@@ -846,6 +862,7 @@ def deleted_by(base: str, tip: str, path: str, *, cwd: Path) -> str | None:
         "--",
         path,
         cwd=cwd,
+        env_extra=LITERAL,
     )
     shas = out.split()
     return shas[-1] if shas else None
@@ -863,7 +880,15 @@ def blame_reverse(
         return {n: (end, None) for n in lines}
     ranges = [arg for n in sorted(set(lines)) for arg in ("-L", f"{n},{n}")]
     _, out, _ = git(
-        "blame", "--reverse", "--line-porcelain", *ranges, f"{start}..{end}", "--", path, cwd=cwd
+        "blame",
+        "--reverse",
+        "--line-porcelain",
+        *ranges,
+        f"{start}..{end}",
+        "--",
+        path,
+        cwd=cwd,
+        env_extra=LITERAL,
     )
     result: dict[int, tuple[str, str | None]] = {}
     sha, number, previous = "", 0, None
@@ -886,7 +911,6 @@ def first_parent_range(base: str, tip: str, *, cwd: Path) -> list[str]:
 
 # -- landing through merges: commits with all their parents, paths read from git's -z forms
 # (a name git quotes, `megatron/core/naïve.py`, is read as the name itself), pathspecs literal.
-LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # a path with `*`, `?` or `[` names that file alone
 
 
 def _text(data: bytes) -> str:
@@ -958,10 +982,3 @@ def diff_files(
             if sections:
                 found.append((_text(path), _text(sections.pop(0))))
     return found
-
-
-def changed_files(old: str, new: str, *, cwd: Path) -> list[str]:
-    """Paths that differ between two commits (`diff-tree -z`: names as stored, unquoted);
-    trees only."""
-    _, out, _ = git_bytes("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new, cwd=cwd)
-    return [_text(p) for p in out.split(b"\0") if p]

@@ -196,7 +196,7 @@ def test_diff_files_names_each_section_by_git_s_own_record(tmp_path: Path) -> No
     parsed = landing.parse_files(files)
     assert [t for _, t in parsed[QUOTED].removed] == ["VALUE = 1"]
     assert parsed["megatron/new \u00e9.py"].added == [(1, "NEW = 1")]
-    assert git.changed_files("HEAD~1", "HEAD", cwd=work) == sorted(p for p, _ in files)
+    assert git.changed_paths("HEAD~1", "HEAD", cwd=work) == sorted(p for p, _ in files)
 
 
 def test_rewritten_branch_history_is_partial_evidence(

@@ -222,11 +222,11 @@ def identity(repo: Path, fix: Patch | list[tuple[str, str]], number: int, head: 
     ours_files = patch_files(fix) if isinstance(fix, Patch) else fix
     parents = git.commit_parents(head, cwd=repo)
     merge = len(parents) > 1
-    counts = {p: len(git.changed_files(p, head, cwd=repo)) for p in parents}
+    counts = {p: len(git.changed_paths(p, head, cwd=repo)) for p in parents}
     ours_text = "".join(section for _, section in ours_files)
     ours = dict(ours_files)
     for parent in sorted(parents, key=lambda p: counts[p]):
-        files = git.changed_files(parent, head, cwd=repo)
+        files = git.changed_paths(parent, head, cwd=repo)
         # identical means the same files first (trees only): a parent whose change has other
         # files (the base branch a merge brought in) is never diffed, so no blob is fetched
         if set(files) == set(ours) and git.patch_id(ours_text, cwd=repo) == git.patch_id(
@@ -234,7 +234,7 @@ def identity(repo: Path, fix: Patch | list[tuple[str, str]], number: int, head: 
         ):
             return Identity(number, head, merge, parent, "identical", None, [], files)
     parent = min(parents, key=lambda p: counts[p])
-    files = git.changed_files(parent, head, cwd=repo)
+    files = git.changed_paths(parent, head, cwd=repo)
     if len(files) > MAX_IDENTITY_FILES:
         return Identity(
             number, head, merge, parent, "different", False, sorted(set(files) ^ set(ours)), files
