@@ -281,6 +281,27 @@ def push_with_lease(
     return code == 0, (out + err).strip()
 
 
+# The tool's own caches are tidied by the tool alone: no git it runs there (a fetch, a lazy
+# blob fetch, a commit) starts `git gc --auto`, `git maintenance run --auto`, a repack or a
+# commit-graph write behind its back, detached, while the next command reads the repository
+# ("fatal: shallow file has changed since we read it"). Written into each cache's config, so
+# the git processes git itself starts there (lazy fetches) hold to it too.
+CACHE_CONFIG = {
+    "gc.auto": "0",
+    "gc.autoPackLimit": "0",
+    "gc.autoDetach": "false",
+    "maintenance.auto": "false",
+    "fetch.writeCommitGraph": "false",
+    "core.commitGraph": "true",
+}
+
+
+def own_cache_config(repo: Path) -> None:
+    """Write `CACHE_CONFIG` into the cache repository `repo`'s own config."""
+    for key, value in CACHE_CONFIG.items():
+        git("config", key, value, cwd=repo)
+
+
 # -- check: a cheap partial fetch of named commits, and read-only queries on trees and diffs.
 # Local upstreams (paths, file:// URLs) are served by a local upload-pack; these settings let
 # it honour --filter and wants by sha, as GitHub does. Never used for network URLs.

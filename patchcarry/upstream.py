@@ -109,6 +109,7 @@ def _scratch_repo(url: str, work_dir: Path) -> Path:
     if not (work_dir / "HEAD").is_file():
         git.git("init", "-q", "--bare", str(work_dir), cwd=work_dir)
     git.git("config", "remote.origin.url", url, cwd=work_dir)
+    git.own_cache_config(work_dir)  # no housekeeping runs here behind the tool's back
     for value in git.NETWORK_ARGS[1::2]:
         key, _, setting = value.partition("=")
         git.git("config", key, setting, cwd=work_dir)  # also bounds lazy blob fetches

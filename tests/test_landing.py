@@ -11,7 +11,7 @@ import pytest
 from patchcarry import git
 from patchcarry.check import landing
 from patchcarry.cli import main
-from testing.landing_history import SHAPES, LandingWorld, Shape
+from testing.landing_history import OTHER, SHAPES, LandingWorld, Shape
 from testing.upstream_repos import (
     FIX_0001,
     FIX_0003,
@@ -213,3 +213,36 @@ def test_rewritten_branch_history_is_partial_evidence(
     landing = json.loads(out)["entries"][0]["landing"]
     assert landing["verdict"] == "not landed"
     assert any("is not on dev's history" in p for p in landing["partial"]), landing
+
+
+def _packs(cache: Path) -> set[str]:
+    return {p.name for p in (cache / "objects" / "pack").glob("*.pack")}
+
+
+def test_no_git_housekeeping_runs_in_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cache whose git would tidy it at once (gc.auto=1, a pack limit of 2, maintenance on,
+    in the foreground so a test sees it) keeps every pack through a check that fetches: the
+    tool's git runs no gc, repack or maintenance there (issue 40: they ran detached and broke
+    the next read with "shallow file has changed since we read it")."""
+    world = LandingWorld.create(tmp_path)
+    world.squash("Clear detached grads in backward (#101)")
+    assert _check(world, capsys)[0] == 0
+    cache = world.root / "wd"
+    for key, value in {
+        "gc.auto": "1",
+        "gc.autoPackLimit": "2",
+        "gc.autoDetach": "false",
+        "maintenance.auto": "true",
+        "fetch.writeCommitGraph": "true",
+    }.items():
+        git.git("config", key, value, cwd=cache)
+    before = _packs(cache)
+    assert len(before) > 2  # gc --auto would repack these into one
+    world.commit("dev", {OTHER: {"VALUE = ": "VALUE = 7 + "}}, "Tune value (#930)")
+    assert _check(world, capsys)[0] == 0
+    assert before <= _packs(cache)
+    assert not (cache / "gc.log").exists()
+    assert not (cache / "objects" / "info" / "commit-graph").exists()
+    assert not (cache / "objects" / "info" / "commit-graphs").exists()
