@@ -1003,3 +1003,39 @@ def diff_files(
             if sections:
                 found.append((_text(path), _text(sections.pop(0))))
     return found
+
+
+_WALK_HEAD = re.compile(rb"^\x01([0-9a-f]{40,64}(?: [0-9a-f]{40,64})*)$")
+
+
+def walk(
+    include: list[str], exclude: list[str], *, first_parent: bool, cwd: Path
+) -> list[tuple[str, list[str], int, str, list[str]]]:
+    """One walk of `include ^exclude`, newest first: (sha, parents, committer time, subject,
+    the paths it changes against its first parent, from -z names), trees only. What the
+    landing judge reads of a base branch's history, once for every entry."""
+    _, out, _ = git_bytes(
+        "log",
+        *(["--first-parent"] if first_parent else []),
+        "-z",
+        "--no-renames",
+        "--name-only",
+        "--diff-merges=first-parent",
+        "--format=%x01%H %P%x00%ct%x00%s",
+        *include,
+        *(f"^{sha}" for sha in exclude),
+        "--",
+        cwd=cwd,
+    )
+    found: list[tuple[str, list[str], int, str, list[str]]] = []
+    tokens = iter(out.split(b"\0"))
+    for token in tokens:
+        head = _WALK_HEAD.match(token.lstrip(b"\n"))
+        if head is None:
+            if token.strip(b"\n") and found:
+                found[-1][4].append(_text(token.lstrip(b"\n")))
+            continue
+        shas = head.group(1).decode().split()
+        time, subject = next(tokens, b"0"), next(tokens, b"")
+        found.append((shas[0], shas[1:], int(time or 0), _text(subject), []))
+    return found

@@ -115,7 +115,7 @@ def test_json_shape(check_cli, upstream):
         "entries",
     }
     cost = data["cost"]  # what the run took: time and bytes, and one history read per branch
-    assert set(cost) == {"seconds", "bytes_fetched", "history_fetches", "entries"}
+    assert set(cost) == {"seconds", "bytes_fetched", "history_fetches", "history_walks", "entries"}
     assert cost["bytes_fetched"] == data["bytes_fetched"] and cost["seconds"] >= 0
     assert cost["history_fetches"] == {"dev": 1} and cost["entries"] == len(data["entries"])
     entry = _entry(data, "checkpoint-grad")

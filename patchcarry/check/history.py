@@ -6,6 +6,8 @@ it (less a margin); deeper (a longer margin) only while some entry's question to
 that is cut: the base branch's own first-parent history since its base, or the side of a merge
 that changed its fix's files (what "nightly sync main into dev" brought). What is still cut
 after the last margin is a `Gap` the landing judge turns into "undetermined", never a verdict.
+The history is walked once per branch (`BranchHistory`), and every entry looks its commits up
+there: the cost grows with the history and the files touched, not with entries x history.
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ class Gap:
 
 @dataclasses.dataclass
 class HistoryCost:
-    """What reading the history took: fetches made (one per base branch when nothing older is
-    needed) and the walks of it, per base branch."""
+    """What reading the history took, per base branch: fetches (one when nothing older is
+    needed) and walks of it (one, plus one per merge whose side an entry needed)."""
 
     fetches: dict[str, int] = dataclasses.field(default_factory=dict)
+    walks: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 def fix_paths(entry: Entry) -> list[str]:
@@ -46,25 +49,114 @@ def fix_paths(entry: Entry) -> list[str]:
     return sorted({f for p in entry.fixes for f in p.files})
 
 
-def _cut(repo: Path, entry: Entry, tip: str, shallow: set[str]) -> str | None:
-    """Why the history `entry`'s landing question reads is not all here (None: it is)."""
-    base, branch = entry.base_commit, entry.base_branch
-    if not git.is_ancestor(base, tip, cwd=repo):
-        return f"the pinned base {base[:12]} is not an ancestor of {branch} here"
-    cut = shallow & set(git.first_parent_range(base, tip, cwd=repo))
-    if cut:
-        return f"the history of {branch} since the pinned base is cut at {sorted(cut)[0][:12]}"
-    paths = fix_paths(entry)
-    for sha, parents, _ in git.log_touching([tip], [base], paths, first_parent=True, cwd=repo):
-        if len(parents) < 2:
-            continue
-        side = git.log_touching(parents[1:], parents[:1], paths, first_parent=False, cwd=repo)
-        side_cut = [c for c, _, _ in side if c in shallow]
-        if side_cut:
-            return (
-                f"the history merge {sha[:12]} brought to {branch} is cut at {side_cut[0][:12]}"
+@dataclasses.dataclass(frozen=True)
+class Commit:
+    """One commit of the history, as one walk of it read it (trees only)."""
+
+    sha: str
+    parents: tuple[str, ...]
+    time: int
+    subject: str
+    files: frozenset[str]  # the paths it changes against its first parent
+
+    @property
+    def merge(self) -> bool:
+        return len(self.parents) > 1
+
+
+def _commits(rows: list[tuple[str, list[str], int, str, list[str]]]) -> list[Commit]:
+    return [Commit(s, tuple(p), t, subj, frozenset(f)) for s, p, t, subj, f in rows]
+
+
+class BranchHistory:
+    """A base branch's history in the cache, walked once for every entry on it: its
+    first-parent commits with the files each changes, each merge's side (what it brought)
+    walked once, when some entry's files are among what the merge changed, and which
+    first-parent commits each pinned base leaves out (a rev-list per base, no trees)."""
+
+    def __init__(self, repo: Path, branch: str, tip: str) -> None:
+        self.repo, self.branch, self.tip = repo, branch, tip
+        self.walks = 0  # walks of the history made (the cost report and a test count them)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Forget what was read (after a fetch deepened the history)."""
+        self._first_parent: list[Commit] | None = None
+        self._since: dict[str, frozenset[str]] = {}
+        self._sides: dict[str, list[Commit]] = {}
+        self._ancestor: dict[str, bool] = {}
+        self._shallow: set[str] | None = None
+        self._by_sha: dict[str, Commit] = {}
+
+    @property
+    def shallow(self) -> set[str]:
+        if self._shallow is None:
+            self._shallow = git.shallow_commits(cwd=self.repo)
+        return self._shallow
+
+    def first_parent(self) -> list[Commit]:
+        """The tip's first-parent history that is here, oldest first (one walk)."""
+        if self._first_parent is None:
+            self.walks += 1
+            rows = git.walk([self.tip], [], first_parent=True, cwd=self.repo)
+            self._first_parent = _commits(rows)[::-1]
+            self._by_sha.update((c.sha, c) for c in self._first_parent)
+        return self._first_parent
+
+    def has_base(self, base: str) -> bool:
+        """Whether `base` is on the tip's history here (git merge-base --is-ancestor)."""
+        if base not in self._ancestor:
+            self._ancestor[base] = git.is_ancestor(base, self.tip, cwd=self.repo)
+        return self._ancestor[base]
+
+    def since(self, base: str) -> frozenset[str]:
+        """The first-parent commits of `base..tip`."""
+        if base not in self._since:
+            self._since[base] = frozenset(git.first_parent_range(base, self.tip, cwd=self.repo))
+        return self._since[base]
+
+    def candidates(self, base: str, paths: list[str]) -> list[Commit]:
+        """The first-parent commits of `base..tip` that change `paths`, oldest first."""
+        wanted, since = set(paths), self.since(base)
+        return [c for c in self.first_parent() if c.sha in since and c.files & wanted]
+
+    def side(self, merge: Commit, paths: list[str]) -> list[Commit]:
+        """The commits `merge` brought (reachable from its other parents, not from its first)
+        that change `paths` or whose parents were not fetched, oldest first."""
+        if merge.sha not in self._sides:
+            self.walks += 1
+            rows = git.walk(
+                list(merge.parents[1:]), list(merge.parents[:1]), first_parent=False, cwd=self.repo
             )
-    return None
+            self._sides[merge.sha] = _commits(rows)[::-1]
+            self._by_sha.update((c.sha, c) for c in self._sides[merge.sha])
+        wanted = set(paths)
+        return [c for c in self._sides[merge.sha] if c.files & wanted or c.sha in self.shallow]
+
+    def commit(self, sha: str) -> Commit | None:
+        """A commit a walk read (its subject and time without another git call)."""
+        return self._by_sha.get(sha)
+
+    def cut(self, base: str, paths: list[str]) -> str | None:
+        """Why the history a landing question on `paths` since `base` reads is not all here
+        (None: it is)."""
+        if not self.has_base(base):
+            return f"the pinned base {base[:12]} is not an ancestor of {self.branch} here"
+        cut = self.shallow & self.since(base)
+        if cut:
+            return (
+                f"the history of {self.branch} since the pinned base is cut at "
+                f"{sorted(cut)[0][:12]}"
+            )
+        for merge in self.candidates(base, paths):
+            if merge.merge:
+                side_cut = [c.sha for c in self.side(merge, paths) if c.sha in self.shallow]
+                if side_cut:
+                    return (
+                        f"the history merge {merge.sha[:12]} brought to {self.branch} is cut "
+                        f"at {side_cut[0][:12]}"
+                    )
+        return None
 
 
 def read(
@@ -74,23 +166,28 @@ def read(
     *,
     upstream: str,
     cost: HistoryCost | None = None,
-) -> dict[str, Gap | None]:
+) -> tuple[dict[str, BranchHistory], dict[str, Gap | None]]:
     """Bring each base branch's history since its entries' pinned bases into the cache `repo`
-    (one fetch per branch, deeper only as needed); per entry name, what is still missing."""
+    (one fetch per branch, deeper only as needed); the histories by branch, and per entry
+    name what is still missing."""
     gaps: dict[str, Gap | None] = {}
+    histories: dict[str, BranchHistory] = {}
     cost = cost if cost is not None else HistoryCost()
     for branch in sorted({e.base_branch for e in entries}):
         group = [e for e in entries if e.base_branch == branch]
-        gaps.update(_read_branch(repo, branch, tips[branch], group, upstream, cost))
-    return gaps
+        histories[branch] = BranchHistory(repo, branch, tips[branch])
+        gaps.update(_read_branch(histories[branch], group, upstream, cost))
+    return histories, gaps
 
 
 def _read_branch(
-    repo: Path, branch: str, tip: str, group: list[Entry], upstream: str, cost: HistoryCost
+    history: BranchHistory, group: list[Entry], upstream: str, cost: HistoryCost
 ) -> dict[str, Gap | None]:
+    repo, branch, tip = history.repo, history.branch, history.tip
+
     def missing() -> dict[str, str | None]:
-        shallow = git.shallow_commits(cwd=repo)
-        return {e.name: _cut(repo, e, tip, shallow) for e in group}
+        history.refresh()
+        return {e.name: history.cut(e.base_commit, fix_paths(e)) for e in group}
 
     found = missing()
     oldest = min(git.commit_time(b, cwd=repo) for b in {e.base_commit for e in group})
@@ -116,7 +213,7 @@ def _read_branch(
         why = found[entry.name]
         if why is None:
             gaps[entry.name] = None
-        elif rewritten and not git.is_ancestor(entry.base_commit, tip, cwd=repo):
+        elif rewritten and not history.has_base(entry.base_commit):
             base = entry.base_commit[:12]
             reason = f"the pinned base {base} is not on {branch}'s history (rewritten upstream?)"
             gaps[entry.name] = Gap(reason, cut=False)
@@ -125,4 +222,5 @@ def _read_branch(
             gaps[entry.name] = Gap(
                 f"{why} (read back to {days} days before the oldest pinned base)", cut=True
             )
+    cost.walks[branch] = history.walks
     return gaps

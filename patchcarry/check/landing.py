@@ -28,7 +28,7 @@ from pathlib import Path
 
 from patchcarry import git, install
 from patchcarry.check import series
-from patchcarry.check.history import Gap
+from patchcarry.check.history import BranchHistory, Commit, Gap
 from patchcarry.check.report import Landing, UpstreamCommit
 from patchcarry.manifest import Entry
 
@@ -115,11 +115,15 @@ def coverage(ours: dict[str, FileDiff], theirs: dict[str, FileDiff]) -> tuple[in
     return found, total
 
 
-def upstream_commit(repo: Path, sha: str, subject: str | None = None) -> UpstreamCommit:
+def upstream_commit(
+    repo: Path, sha: str, subject: str | None = None, known: Commit | None = None
+) -> UpstreamCommit:
+    """The commit as a verdict names it (`known`: as a walk of the history read it)."""
     if subject is None:
-        subject = git.commit_summary(sha, cwd=repo)[1]
+        subject = known.subject if known else git.commit_summary(sha, cwd=repo)[1]
     numbers = _PR_RE.findall(subject)
-    day = datetime.datetime.fromtimestamp(git.commit_time(sha, cwd=repo), datetime.UTC)
+    when = known.time if known else git.commit_time(sha, cwd=repo)
+    day = datetime.datetime.fromtimestamp(when, datetime.UTC)
     return UpstreamCommit(
         sha, subject, int(numbers[-1]) if numbers else None, day.date().isoformat()
     )
@@ -150,18 +154,17 @@ class _Fix:
         return sorted(self.ours)
 
 
-def _carried(
-    repo: Path, entry: Entry, fix: _Fix, c: tuple[str, str, str]
-) -> tuple[_Carrier | None, str | None]:
-    """Whether commit `c` (sha, first parent, subject) carries the fix; else a partial note."""
-    sha, parent, subject = c
+def _carried(repo: Path, entry: Entry, fix: _Fix, c: Commit) -> tuple[_Carrier | None, str | None]:
+    """Whether commit `c` (its change against its first parent) carries the fix; else a
+    partial note."""
+    sha, parent, subject = c.sha, c.parents[0], c.subject
     theirs_files = git.diff_files(parent, sha, fix.paths, cwd=repo)
     if not theirs_files:
         return None, None
     theirs_text = joined(theirs_files)
     theirs = parse_files(theirs_files)
     ours = fix.ours
-    commit = upstream_commit(repo, sha, subject)
+    commit = upstream_commit(repo, sha, subject, c)
     found, total = coverage(ours, theirs)
     named = sorted(
         set(map(int, _PR_RE.findall(subject)))
@@ -258,9 +261,19 @@ def _superseded(repo: Path, base: str, tip: str, ours: dict[str, FileDiff]) -> l
     return [sha for sha, _ in removers.most_common()] or None
 
 
-def judge(repo: Path, entry: Entry, tip: str, tip_applies: bool, gap: Gap | None) -> Landing:
-    """The landing verdict for `entry` at `tip`, with what to do next."""
-    landing = _judge(repo, entry, tip, tip_applies, gap)
+def judge(
+    repo: Path,
+    entry: Entry,
+    tip: str,
+    tip_applies: bool,
+    gap: Gap | None,
+    history: BranchHistory | None = None,
+) -> Landing:
+    """The landing verdict for `entry` at `tip`, with what to do next; `history` is the base
+    branch's history as every entry shares it (walked here when not given)."""
+    if history is None or history.tip != tip:
+        history = BranchHistory(repo, entry.base_branch, tip)
+    landing = _judge(repo, entry, history, tip_applies, gap)
     if landing.landed and landing.commit is None:  # retire needs the commit
         landing.next = (
             "the fix is in the tip, but no commit since the pinned base was found carrying it "
@@ -277,20 +290,20 @@ def judge(repo: Path, entry: Entry, tip: str, tip_applies: bool, gap: Gap | None
 
 
 def _through_merge(
-    repo: Path, entry: Entry, fix: _Fix, merge: tuple[str, list[str], str], shallow: set[str]
+    repo: Path, entry: Entry, fix: _Fix, merge: Commit, history: BranchHistory
 ) -> tuple[_Carrier | None, list[str], list[str]]:
     """A first-parent merge of the base branch that changes the fix's files: the commit on its
     other parents' side (not on the base branch's own history) that carried the fix, if one
     did; (that carrier, partial notes, why the side could not all be read)."""
-    sha, parents, subject = merge
-    side = git.log_touching(parents[1:], parents[:1], fix.paths, first_parent=False, cwd=repo)
+    sha, parents, subject = merge.sha, merge.parents, merge.subject
+    side = history.side(merge, fix.paths)
     notes: list[str] = []
-    for commit, commit_parents, commit_subject in side:
-        if commit in shallow or not commit_parents:
+    for commit in side:
+        if commit.sha in history.shallow or not commit.parents:
             continue  # its parents were not fetched: its change cannot be read
-        carrier, note = _carried(repo, entry, fix, (commit, commit_parents[0], commit_subject))
+        carrier, note = _carried(repo, entry, fix, commit)
         if carrier is not None:
-            carrier.merged_by = upstream_commit(repo, sha, subject)
+            carrier.merged_by = upstream_commit(repo, sha, subject, merge)
             carrier.evidence.append(
                 f"merge {sha[:12]} {subject!r} brought it to {entry.base_branch} (it is on the "
                 f"merge's side: git log ^{parents[0][:12]} {' '.join(p[:12] for p in parents[1:])})"
@@ -298,7 +311,7 @@ def _through_merge(
             return carrier, notes, []
         if note:
             notes.append(note)
-    cut = [c for c, _, _ in side if c in shallow]
+    cut = [c.sha for c in side if c.sha in history.shallow]
     why = (
         [
             f"the history merge {sha[:12]} {subject!r} brought to {entry.base_branch} is cut "
@@ -310,11 +323,13 @@ def _through_merge(
     return None, notes, why
 
 
-def _judge(repo: Path, entry: Entry, tip: str, tip_applies: bool, gap: Gap | None) -> Landing:
+def _judge(
+    repo: Path, entry: Entry, history: BranchHistory, tip_applies: bool, gap: Gap | None
+) -> Landing:
     """The landing verdict for `entry` at `tip` (its base branch's tip), given whether the fix
     applies there and why the history since the base is incomplete (`gap`). A "not landed"
     that rests on history that was not read is "undetermined" instead."""
-    base = entry.base_commit
+    base, tip = entry.base_commit, history.tip
     files = series.series_files(repo, base, list(entry.fixes))
     if files is None:
         return Landing(NOT_LANDED, partial=["the fix does not apply at its pinned base"])
@@ -326,30 +341,25 @@ def _judge(repo: Path, entry: Entry, tip: str, tip_applies: bool, gap: Gap | Non
         in_tip = series.reverse_applies(repo, tip, fix.file)
         carrier = None
         commits = (  # git says whether the base is on the tip's history, not a message's words
-            git.log_touching([tip], [base], fix.paths, first_parent=True, cwd=repo)
-            if git.is_ancestor(base, tip, cwd=repo)
-            else []
+            history.candidates(base, fix.paths) if history.has_base(base) else []
         )
-        shallow = git.shallow_commits(cwd=repo)
         if len(commits) > MAX_CANDIDATES:
             notes.append(
                 f"only the first {MAX_CANDIDATES} of {len(commits)} commits touching the "
                 "fix's files were read"
             )
             cuts.append(notes[-1])
-        for sha, parents, subject in commits[:MAX_CANDIDATES]:
-            if sha in shallow or not parents:
+        for commit in commits[:MAX_CANDIDATES]:
+            if commit.sha in history.shallow or not commit.parents:
                 continue  # its parents were not fetched (the gap says so)
-            if len(parents) > 1:
-                carrier, side_notes, side_cuts = _through_merge(
-                    repo, entry, fix, (sha, parents, subject), shallow
-                )
+            if commit.merge:
+                carrier, side_notes, side_cuts = _through_merge(repo, entry, fix, commit, history)
                 notes += side_notes
                 cuts += side_cuts
                 notes += side_cuts
                 if carrier is not None:
                     break
-            carrier, note = _carried(repo, entry, fix, (sha, parents[0], subject))
+            carrier, note = _carried(repo, entry, fix, commit)
             if carrier is not None:
                 break
             if note:

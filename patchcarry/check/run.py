@@ -83,6 +83,7 @@ def _upstream_entry(
     fetched: upstream_mod.FetchedUpstream,
     entry: Entry,
     gaps: dict[str, history.Gap | None] | None = None,
+    histories: dict[str, history.BranchHistory] | None = None,
 ) -> EntryResult:
     repo, base = fetched.repo, entry.base_commit
     tip = fetched.branch_tips[entry.base_branch]
@@ -107,7 +108,8 @@ def _upstream_entry(
     applies = all(p.status in STATUS_APPLIES for p in fixes_at_tip)
     unfetched = history.Gap("the base branch's history since the pinned base was not read", True)
     gap = gaps[entry.name] if gaps is not None else unfetched
-    judged = landing.judge(repo, entry, tip, applies, gap)
+    shared = (histories or {}).get(entry.base_branch)
+    judged = landing.judge(repo, entry, tip, applies, gap, shared)
     return EntryResult(entry.name, refs, drift, identity, landing=judged)
 
 
@@ -134,10 +136,10 @@ def run_checks(
             work_dir=work_dir,
         )
         cost = history.HistoryCost()
-        gaps = history.read(
+        histories, gaps = history.read(
             fetched.repo, fetched.branch_tips, entries, upstream=upstream, cost=cost
         )
-        results = [_upstream_entry(fetched, e, gaps) for e in entries]
+        results = [_upstream_entry(fetched, e, gaps, histories) for e in entries]
     report = CheckReport(
         upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo), fetched.cache_bytes
     )
@@ -145,6 +147,7 @@ def run_checks(
         "seconds": round(time.monotonic() - started, 3),
         "bytes_fetched": fetched.bytes_fetched,
         "history_fetches": cost.fetches,
+        "history_walks": {branch: h.walks for branch, h in histories.items()},
         "entries": len(entries),
     }
     return report
