@@ -205,12 +205,8 @@ class Manifest:
         return [p.entry() for p in self.pending if p.name in names]
 
 
-def landed_words(entry: Entry) -> str:
-    """Where a retired entry landed, from its record."""
-    return _landed_words(entry.landed)
-
-
 def _landed_words(rec: Landed | None) -> str:
+    """Where a retired entry landed, from its record."""
     if rec is None:
         return "not retired"
     pr = f" (PR #{rec.pr})" if rec.pr else ""

@@ -111,7 +111,6 @@ class LandingWorld:
     bare: Path
     work: Path
     base: str
-    pull_head: str
     manifest: Path
     path: str = PATH  # the file the fix changes
     creates: str | None = None  # a file the fix creates too
@@ -161,7 +160,7 @@ class LandingWorld:
             f'head_branch = "fix/widget-grads"\nfix = "{patch}"\nsupersedes = [{pr}]\n'
         )
         _g("checkout", "-q", "dev", cwd=work)
-        return cls(root, bare, work, base, head, manifest, path, creates)
+        return cls(root, bare, work, base, manifest, path, creates)
 
     def tip(self, branch: str = "dev") -> str:
         return _g("rev-parse", f"refs/heads/{branch}", cwd=self.bare)

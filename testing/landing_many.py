@@ -64,7 +64,14 @@ class ManyWorld:
             (work / "README.md").write_text(f"up {week}\n")
             _g("add", "-A", cwd=work)
             message = f"base: pinned upstream commit (#{week + 1})"
-            _g("commit", "-q", "-m", message, cwd=work, env=_dated(f"2026-02-{1 + 7 * week:02d}T00:00:00+0000"))
+            _g(
+                "commit",
+                "-q",
+                "-m",
+                message,
+                cwd=work,
+                env=_dated(f"2026-02-{1 + 7 * week:02d}T00:00:00+0000"),
+            )
             bases.append(_g("rev-parse", "HEAD", cwd=work))
         base = bases[0]
         _g("init", "-q", "--bare", str(bare), cwd=root)

@@ -37,11 +37,10 @@ class Gap:
 
 @dataclasses.dataclass
 class HistoryCost:
-    """What reading the history took, per base branch: fetches (one when nothing older is
-    needed) and walks of it (one, plus one per merge whose side an entry needed)."""
+    """What reading the history took: fetches per base branch (one when nothing older is
+    needed; the walks are each `BranchHistory.walks`)."""
 
     fetches: dict[str, int] = dataclasses.field(default_factory=dict)
-    walks: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 def fix_paths(entry: Entry) -> list[str]:
@@ -222,5 +221,4 @@ def _read_branch(
             gaps[entry.name] = Gap(
                 f"{why} (read back to {days} days before the oldest pinned base)", cut=True
             )
-    cost.walks[branch] = history.walks
     return gaps

@@ -33,12 +33,6 @@ def series_files(repo: Path, base: str, patches: list[Patch]) -> list[tuple[str,
     return git.diff_files(base, tree, files, cwd=repo)
 
 
-def series_text(repo: Path, base: str, patches: list[Patch]) -> str | None:
-    """The change `patches` make together on `base`, as one diff (None: they do not apply)."""
-    files = series_files(repo, base, patches)
-    return None if files is None else "".join(section for _, section in files)
-
-
 def reverse_applies(repo: Path, commit: str, diff: Path) -> bool:
     """Whether the change in `diff` is in `commit`'s tree: `git apply -R --check` on a scratch
     index of it (only the touched blobs are read)."""
