@@ -121,10 +121,19 @@ class LandingWorld:
 
     @classmethod
     def create(
-        cls, root: Path, *, pr: int = PR, path: str = PATH, creates: str | None = None
+        cls,
+        root: Path,
+        *,
+        pr: int = PR,
+        path: str = PATH,
+        creates: str | None = None,
+        base_on_main: bool = False,
     ) -> LandingWorld:
         """A world whose fix changes `path` (and creates `creates`): names git quotes
-        (`megatron/core/naïve.py`) are as good as any."""
+        (`megatron/core/naïve.py`) are as good as any. `base_on_main`: the PR and the pinned
+        base are on main, not yet on dev, and the commit both branches start from is years
+        older (as on Megatron-LM, dev's history before main reached it is no part of the
+        question, and is never fetched)."""
         work, bare = root / "work", root / "upstream.git"
         git.init(work)
         _g("checkout", "-q", "-b", "dev", cwd=work)
@@ -132,11 +141,23 @@ class LandingWorld:
             (work / name).parent.mkdir(parents=True, exist_ok=True)
             (work / name).write_text(text)
         _g("add", "-A", cwd=work)
-        _g("commit", "-q", "-m", "base: pinned upstream commit (#1)", cwd=work)
+        old = _dated("2020-01-01T00:00:00+0000") if base_on_main else ENV
+        _g("commit", "-q", "-m", "base: pinned upstream commit (#1)", cwd=work, env=old)
         base = _g("rev-parse", "HEAD", cwd=work)
         _g("init", "-q", "--bare", str(bare), cwd=root)
         _g("remote", "add", "origin", str(bare), cwd=work)
         _g("push", "-q", "origin", "dev", "dev:refs/heads/main", "dev:refs/heads/release", cwd=work)
+        if base_on_main:
+            for branch, name, subject in (
+                ("main", "README.md", "base: main's pinned commit (#2)"),
+                ("dev", OTHER, "Dev work (#3)"),
+            ):
+                _g("checkout", "-q", "-B", branch, base, cwd=work)
+                (work / name).write_text(f"VALUE = 1  # {branch}\n")
+                _g("commit", "-q", "-am", subject, cwd=work)
+                _g("push", "-q", "origin", f"HEAD:refs/heads/{branch}", cwd=work)
+            base = _g("rev-parse", "main", cwd=work)
+            _g("checkout", "-q", "dev", cwd=work)
         # the contributor's PR: base + the fix, signed off, as format-patch makes it
         _g("checkout", "-q", "-b", f"pr-{pr}", base, cwd=work)
         (work / path).write_text(edit(BASE_TEXT, FIX))
@@ -266,6 +287,7 @@ class Shape:
     pr: int | None = None
     changed_by: tuple[str, ...] = ()
     merge: str | None = None  # the subject of the merge that brought it to dev
+    world: Callable[[Path], LandingWorld] = LandingWorld.create  # builds the world first
 
 
 def _squash(w: LandingWorld) -> None:
@@ -441,6 +463,29 @@ def _merged_then_reverted(w: LandingWorld) -> None:
     w.revert(landed)
 
 
+def _based_on_main(root: Path) -> LandingWorld:
+    return LandingWorld.create(root, base_on_main=True)
+
+
+def _main_based_synced(w: LandingWorld) -> None:
+    w.squash(LANDING, branch="main")
+    w.merge("main", "dev", SYNC)
+    _noise(w, 1)
+
+
+def _main_based_not_landed(w: LandingWorld) -> None:
+    """main (with the pinned base) synced into dev; the fix never landed, and main changed the
+    line it changes (it no longer applies): dev's history before the sync is older than
+    anything read, and no part of the question, so this is "not landed", not undetermined."""
+    w.commit(
+        "main",
+        {PATH: {"    grads = run_backward(outputs, inputs)\n":
+                "    grads = run_backward(outputs, inputs, retain=False)\n"}},
+        "Do not retain the graph (#600)",
+    )  # fmt: skip
+    w.merge("main", "dev", SYNC)
+
+
 def _history_too_old(w: LandingWorld) -> None:
     """A commit of main older than any history the check reads (years before the pinned
     base) reaches dev by a merge: what it holds cannot be told."""
@@ -474,6 +519,8 @@ SHAPES = (
           LANDING, 101, ("Keep grads on request (#301)",), SYNC),
     Shape("release branch merged back, then synced", _release_merged_back, "landed", LANDING,
           101, merge=SYNC),
+    Shape("PR on main's base, synced into dev (old dev history unread)", _main_based_synced,
+          "landed", LANDING, 101, merge=SYNC, world=_based_on_main),
     # controls: never "landed"
     Shape("control: landed on another branch only", _other_branch_only, "not landed"),
     Shape("control: a commit names the PR but not its lines", _names_pr_without_lines,
@@ -487,4 +534,6 @@ SHAPES = (
           "not landed"),
     Shape("control: synced, then reverted", _merged_then_reverted, "not landed"),
     Shape("control: history too old to read", _history_too_old, "undetermined"),
+    Shape("control: PR on main's base, synced, never landed", _main_based_not_landed,
+          "not landed", world=_based_on_main),
 )  # fmt: skip

@@ -38,7 +38,7 @@ def _check(world: LandingWorld, capsys: pytest.CaptureFixture[str], *args: str) 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=[s.name for s in SHAPES])
 def test_landing_verdict(shape: Shape, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    world = LandingWorld.create(tmp_path)
+    world = shape.world(tmp_path)
     shape.build(world)
     code, out = _check(world, capsys, "--json")
     (entry,) = json.loads(out)["entries"]
@@ -197,6 +197,12 @@ def test_diff_files_names_each_section_by_git_s_own_record(tmp_path: Path) -> No
     assert [t for _, t in parsed[QUOTED].removed] == ["VALUE = 1"]
     assert parsed["megatron/new \u00e9.py"].added == [(1, "NEW = 1")]
     assert git.changed_paths("HEAD~1", "HEAD", cwd=work) == sorted(p for p, _ in files)
+    walked = git.walk(["HEAD"], [], first_parent=True, cwd=work)  # the root commit too
+    assert [(len(parents), subject) for _, parents, _, subject, _ in walked] == [
+        (1, "two"),
+        (0, "one"),
+    ]
+    assert sorted(walked[0][4]) == sorted(p for p, _ in files)  # names from -z, unquoted
 
 
 def test_rewritten_branch_history_is_partial_evidence(

@@ -82,6 +82,7 @@ class BranchHistory:
         """Forget what was read (after a fetch deepened the history)."""
         self._first_parent: list[Commit] | None = None
         self._since: dict[str, frozenset[str]] = {}
+        self._after: dict[str, frozenset[str]] = {}
         self._sides: dict[str, list[Commit]] = {}
         self._ancestor: dict[str, bool] = {}
         self._shallow: set[str] | None = None
@@ -109,19 +110,30 @@ class BranchHistory:
         return self._ancestor[base]
 
     def since(self, base: str) -> frozenset[str]:
-        """The first-parent commits of `base..tip`."""
+        """The first-parent commits since `base`: those of `base..tip` that descend from it
+        (a base on main counts from the merge that brought it to the branch)."""
         if base not in self._since:
-            self._since[base] = frozenset(git.first_parent_range(base, self.tip, cwd=self.repo))
+            first = {c.sha for c in self.first_parent()}
+            below = git.descendants(base, self.tip, cwd=self.repo)
+            self._since[base] = frozenset(sha for sha in below if sha in first)
         return self._since[base]
+
+    def after(self, base: str) -> frozenset[str]:
+        """Every commit of `base..tip`, all parents (what was made after the base, or beside
+        it: what a merge's side may hold of the fix; the base's own history cannot)."""
+        if base not in self._after:
+            self._after[base] = frozenset(git.rev_list(self.tip, base, cwd=self.repo))
+        return self._after[base]
 
     def candidates(self, base: str, paths: list[str]) -> list[Commit]:
         """The first-parent commits of `base..tip` that change `paths`, oldest first."""
         wanted, since = set(paths), self.since(base)
         return [c for c in self.first_parent() if c.sha in since and c.files & wanted]
 
-    def side(self, merge: Commit, paths: list[str]) -> list[Commit]:
-        """The commits `merge` brought (reachable from its other parents, not from its first)
-        that change `paths` or whose parents were not fetched, oldest first."""
+    def side(self, merge: Commit, paths: list[str], base: str) -> list[Commit]:
+        """The commits `merge` brought (reachable from its other parents, not from its first
+        one nor from `base`) that change `paths` or whose parents were not fetched, oldest
+        first."""
         if merge.sha not in self._sides:
             self.walks += 1
             rows = git.walk(
@@ -129,8 +141,12 @@ class BranchHistory:
             )
             self._sides[merge.sha] = _commits(rows)[::-1]
             self._by_sha.update((c.sha, c) for c in self._sides[merge.sha])
-        wanted = set(paths)
-        return [c for c in self._sides[merge.sha] if c.files & wanted or c.sha in self.shallow]
+        wanted, after = set(paths), self.after(base)
+        return [
+            c
+            for c in self._sides[merge.sha]
+            if c.sha in after and (c.files & wanted or c.sha in self.shallow)
+        ]
 
     def commit(self, sha: str) -> Commit | None:
         """A commit a walk read (its subject and time without another git call)."""
@@ -149,7 +165,8 @@ class BranchHistory:
             )
         for merge in self.candidates(base, paths):
             if merge.merge:
-                side_cut = [c.sha for c in self.side(merge, paths) if c.sha in self.shallow]
+                side = self.side(merge, paths, base)
+                side_cut = [c.sha for c in side if c.sha in self.shallow]
                 if side_cut:
                     return (
                         f"the history merge {merge.sha[:12]} brought to {self.branch} is cut "

@@ -296,7 +296,7 @@ def _through_merge(
     other parents' side (not on the base branch's own history) that carried the fix, if one
     did; (that carrier, partial notes, why the side could not all be read)."""
     sha, parents, subject = merge.sha, merge.parents, merge.subject
-    side = history.side(merge, fix.paths)
+    side = history.side(merge, fix.paths, entry.base_commit)
     notes: list[str] = []
     for commit in side:
         if commit.sha in history.shallow or not commit.parents:

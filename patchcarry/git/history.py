@@ -141,6 +141,14 @@ def first_parent_range(base: str, tip: str, *, cwd: Path) -> list[str]:
     return out.split()
 
 
+def descendants(base: str, tip: str, *, cwd: Path) -> list[str]:
+    """The commits of `base..tip` that descend from `base` (`--ancestry-path`, all parents):
+    a base made on another branch (main) reaches dev by a merge, and dev's commits before that
+    merge are no part of "since the base". No trees are read."""
+    _, out, _ = git("rev-list", "--ancestry-path", f"{base}..{tip}", "--", cwd=cwd)
+    return out.split()
+
+
 def deleted_by(base: str, tip: str, path: str, *, cwd: Path) -> str | None:
     """The first-parent commit of `base..tip` that deleted `path` (trees only)."""
     _, out, _ = git(
@@ -194,7 +202,7 @@ def blame_reverse(
     return result
 
 
-_WALK_HEAD = re.compile(rb"^\x01([0-9a-f]{40,64}(?: [0-9a-f]{40,64})*)$")
+_WALK_HEAD = re.compile(rb"^\x01([0-9a-f]{40,64}(?: [0-9a-f]{40,64})*) ?$")  # a root: no parents
 
 
 def walk(
