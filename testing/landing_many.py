@@ -37,6 +37,11 @@ def module(i: int) -> str:
     return f"megatron/core/m{i:03d}.py"
 
 
+def text(i: int) -> str:
+    """Module i's text at the base: its own content (its own blobs), the fix's lines alike."""
+    return f"{BASE_TEXT}\n\nMODULE = {i}\n"
+
+
 @dataclasses.dataclass
 class ManyWorld:
     root: Path
@@ -58,7 +63,7 @@ class ManyWorld:
         _g("init", "-q", "-b", "dev", cwd=work)
         for i in range(count):
             (work / module(i)).parent.mkdir(parents=True, exist_ok=True)
-            (work / module(i)).write_text(BASE_TEXT)
+            (work / module(i)).write_text(text(i))
         bases = []
         for week in range(BASES):
             (work / "README.md").write_text(f"up {week}\n")
@@ -80,7 +85,7 @@ class ManyWorld:
         # patch applies alone at the base; written by one format-patch
         _g("checkout", "-q", "-b", "carried", base, cwd=work)
         for i in range(count):
-            (work / module(i)).write_text(edit(BASE_TEXT, FIX))
+            (work / module(i)).write_text(edit(text(i), FIX))
             message = f"Clear detached grads in m{i:03d}\n\nSigned-off-by: {SIGNOFF}"
             _g("commit", "-q", "-am", message, cwd=work, env=CONTRIBUTOR)
         patches = root / "patches"
@@ -90,7 +95,7 @@ class ManyWorld:
         for branch, kind in (("dev", 0), ("main", 1)):
             _g("checkout", "-q", "-B", branch, bases[-1], cwd=work)
             for i in range(kind, count, 3):
-                (work / module(i)).write_text(edit(BASE_TEXT, FIX))
+                (work / module(i)).write_text(edit(text(i), FIX))
                 subject = f"Fix m{i:03d} (#{1000 + i})"
                 _g("commit", "-q", "-am", subject, cwd=work)
                 expected[f"fix-{i:03d}"] = ("landed", subject, SYNC if kind else None)

@@ -1,14 +1,18 @@
 """By hand, against a local mirror of NVIDIA/Megatron-LM (not in CI): carry the net change of
-recently squash-merged PRs as patches on their own bases and ask `check` at dev's tip whether
-each has landed, and with which commit; PRs that never reached dev serve as controls.
+recently merged PRs as patches on their own bases and ask `check` at dev's tip whether each
+has landed, with which commit and through which merge; PRs that never landed are controls.
 
-    python -m testing.landing_mirror /work/.mirror/NVIDIA+Megatron-LM/repo --count 10 --out x.json
+    python -m testing.landing_mirror /work/.mirror/NVIDIA+Megatron-LM/repo --count 10 \
+        --merged 10 --controls 5 --out x.json
 
-A squash commit on dev whose subject ends "(#N)" with `refs/pull/N/head` in the mirror is a
-case; the PR's change is `git diff` of its head against its merge-base with the commit's
-parent (PRs whose own commits hold a merge, or that touch files no manifest may carry, are
-skipped). Prints one line per case and saves the JSON (verdict, commit, expected commit,
-evidence, bytes fetched). Only reads the mirror.
+Cases: a squash commit on dev's first-parent history whose subject ends "(#N)"; a squash on
+main's that reached dev through a merge ("nightly sync main into dev"; expected: that squash,
+and the first merge of dev's first-parent history that holds it; skipped when that merge
+changed none of the PR's files, dev keeping its own version); a PR whose number no subject
+on dev or main ends with (a control). The PR's change is `git diff` of its head against its
+merge-base with the squash's parent (PRs whose own commits hold a merge, or that touch files
+no manifest may carry, are skipped). All cases go through one `check` (one history read).
+Prints one line per case and the run's cost, and saves the JSON. Only reads the mirror.
 """
 
 from __future__ import annotations
@@ -130,7 +134,9 @@ def pick(
         below = set(_g("rev-list", "--ancestry-path", f"{sha}..dev", repo=repo).split())
         path = [c for c in dev_first if c in below]
         case = _case(repo, int(match.group(1)), heads[int(match.group(1))], parent)
-        if case is not None:
+        brought = case and _g("diff", "--name-only", f"{path[-1]}^1", path[-1], "--",
+                              *case["files"], repo=repo).strip()  # fmt: skip
+        if case is not None and brought:  # else dev kept its own version of every file
             cases.append({**case, "expected": sha, "subject": subject, "merge": path[-1]})
             merged += 1
     landed = _numbers(repo, "dev", "main")

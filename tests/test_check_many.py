@@ -1,6 +1,7 @@
 """`check` on a manifest of 200 entries (testing/landing_many: real git): the base branch's
-history is fetched once and walked once for all of them, and every entry is judged against
-it. Counted at git's own door (a `git` on PATH that logs each call), never timed."""
+history is fetched once and walked once for all of them, the files they read come in one
+fetch, and every entry is judged against it. Counted at git's own door (a `git` on PATH that
+logs each call) and in the cache (a pack per fetch), never timed."""
 
 from __future__ import annotations
 
@@ -55,6 +56,9 @@ def test_200_entries_read_the_shared_history_once(
     walks = [c for c in calls if "--name-only" in c and "--diff-merges=first-parent" in c]
     assert len(history_fetches) == 1  # one fetch of dev's history for 200 entries
     assert len(walks) == 2  # dev's first-parent history, and the side of its one sync merge
+    # every fetch into the cache leaves one pack: the named commits, the history, and the
+    # blobs all 200 entries read at their base and tip, in one request (not a lazy fetch each)
+    assert len(list((tmp_path / "wd" / "objects" / "pack").glob("*.pack"))) == 3
     assert data["cost"]["history_fetches"] == {"dev": 1}
     assert data["cost"]["history_walks"] == {"dev": 2}
     assert data["cost"]["entries"] == COUNT and data["cost"]["bytes_fetched"] > 0

@@ -113,6 +113,23 @@ def _upstream_entry(
     return EntryResult(entry.name, refs, drift, identity, landing=judged)
 
 
+def _prefetch(fetched: upstream_mod.FetchedUpstream, entries: list[Entry]) -> None:
+    """Every blob the entries' checks read at their pinned base and their branch's tip (the
+    touched files; trees name them), in one fetch for all entries instead of a lazy fetch
+    each."""
+    wanted: dict[str, set[str]] = {}
+    for entry in entries:
+        touched = {f for p in entry.patches(with_tests=True) for f in p.files}
+        for commit in (entry.base_commit, fetched.branch_tips[entry.base_branch]):
+            wanted.setdefault(commit, set()).update(touched)
+    blobs = [
+        blob
+        for commit, paths in sorted(wanted.items())
+        for blob in git.blob_ids(commit, sorted(paths), cwd=fetched.repo)
+    ]
+    git.prefetch_blobs("origin", blobs, cwd=fetched.repo)
+
+
 def run_checks(
     entries: list[Entry],
     *,
@@ -139,6 +156,7 @@ def run_checks(
         histories, gaps = history.read(
             fetched.repo, fetched.branch_tips, entries, upstream=upstream, cost=cost
         )
+        _prefetch(fetched, entries)
         results = [_upstream_entry(fetched, e, gaps, histories) for e in entries]
     report = CheckReport(
         upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo), fetched.cache_bytes

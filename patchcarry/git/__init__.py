@@ -64,6 +64,7 @@ from patchcarry.git.remote import (
     ls_remote_branch,
     ls_remote_refs,
     ls_remote_with_token,
+    prefetch_blobs,
     push_refs_with_lease,
     unshallow,
 )
@@ -81,6 +82,7 @@ from patchcarry.git.repo import (
 from patchcarry.git.runner import GitCommitHash, git, git_bytes
 from patchcarry.git.trees import (
     SPECIAL_MODES,
+    blob_ids,
     blobs_under,
     changed_paths,
     changes_under,
@@ -111,6 +113,7 @@ __all__ = [
     "apply_numstat",
     "apply_to_index",
     "blame_reverse",
+    "blob_ids",
     "blobs_under",
     "changed_paths",
     "changes_under",
@@ -155,6 +158,7 @@ __all__ = [
     "patch_id",
     "path_exists",
     "plain_tree_env",
+    "prefetch_blobs",
     "prune_worktrees",
     "push_refs_with_lease",
     "range_or_tree_diff",
