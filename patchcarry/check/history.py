@@ -86,7 +86,6 @@ class BranchHistory:
         self._sides: dict[str, list[Commit]] = {}
         self._ancestor: dict[str, bool] = {}
         self._shallow: set[str] | None = None
-        self._by_sha: dict[str, Commit] = {}
 
     @property
     def shallow(self) -> set[str]:
@@ -100,7 +99,6 @@ class BranchHistory:
             self.walks += 1
             rows = git.walk([self.tip], [], first_parent=True, cwd=self.repo)
             self._first_parent = _commits(rows)[::-1]
-            self._by_sha.update((c.sha, c) for c in self._first_parent)
         return self._first_parent
 
     def has_base(self, base: str) -> bool:
@@ -140,17 +138,12 @@ class BranchHistory:
                 list(merge.parents[1:]), list(merge.parents[:1]), first_parent=False, cwd=self.repo
             )
             self._sides[merge.sha] = _commits(rows)[::-1]
-            self._by_sha.update((c.sha, c) for c in self._sides[merge.sha])
         wanted, after = set(paths), self.after(base)
         return [
             c
             for c in self._sides[merge.sha]
             if c.sha in after and (c.files & wanted or c.sha in self.shallow)
         ]
-
-    def commit(self, sha: str) -> Commit | None:
-        """A commit a walk read (its subject and time without another git call)."""
-        return self._by_sha.get(sha)
 
     def cut(self, base: str, paths: list[str]) -> str | None:
         """Why the history a landing question on `paths` since `base` reads is not all here
