@@ -5,8 +5,8 @@ repository forked from. A fork of such an upstream is attached (same network), w
 from __future__ import annotations
 
 from patchcarry.github import GitHub
+from patchcarry.pulls.reads import Reads, pull_state
 from patchcarry.resubmit import fork
-from patchcarry.resubmit.reads import Reads, pull_state
 from testing import github_scenarios as sc
 from testing.fake_github import FakeGitHub, GitHubState
 

@@ -8,7 +8,9 @@ from patchcarry.check.judge import Identity
 from patchcarry.check.render import sentences
 from patchcarry.check.report import EntryResult
 from patchcarry.manifest import load
-from patchcarry.resubmit import body, classify
+from patchcarry.pulls import classify
+from patchcarry.resubmit import body
+from patchcarry.resubmit import section as sections
 
 UP = "NVIDIA/Megatron-LM"
 
@@ -121,15 +123,15 @@ def test_body_is_deterministic_and_marked():
     assert first == second
     assert first.startswith("# What does this PR do?\n")  # the description: outside the section
     assert "<!-- patchcarry:begin entry=checkpoint-grad title=" in first
-    section = body.find_section(first, "checkpoint-grad")
-    assert section is not None and section.title_hash == body.title_hash(entry.title)
+    section = sections.find_section(first, "checkpoint-grad")
+    assert section is not None and section.title_hash == sections.title_hash(entry.title)
     assert "- [ ] I, the PR author" in first[section.end :]  # the checklist is outside it
     assert "# What does this PR do?" in first and "## Contribution process" in first
     assert "- [ ] I, the PR author, have personally reviewed" in first  # a human ticks it
     assert "Re-submission of #6117" in first and "no measured numbers" in first
     with_numbers = body.render(entry, **{**kwargs, "evidence_markdown": "| a | b |"})
     assert "| a | b |" in with_numbers and "no measured numbers" not in with_numbers
-    assert body.normalize(first.replace("\n", "\r\n") + "  \n") == body.normalize(first)
+    assert sections.normalize(first.replace("\n", "\r\n") + "  \n") == sections.normalize(first)
 
 
 def test_drift_sentences_tell_a_new_file_from_an_unchanged_one():
@@ -152,10 +154,10 @@ def test_merge_keeps_every_byte_outside_the_section():
     old = body.render_section(entry, **kwargs)
     new = body.render_section(entry, **{**kwargs, "check_lines": ["y"]})
     hand = "Hand text\r\n- [x] ticked\r\n\r\n"
-    merged = body.merge(hand + old + "\r\nA paragraph after.\r\n", new, entry.name)
+    merged = sections.merge(hand + old + "\r\nA paragraph after.\r\n", new, entry.name)
     assert merged == hand + new + "\r\nA paragraph after.\r\n"
-    assert body.merge(hand, new, entry.name) == hand + new  # first refresh: appended
-    assert body.merge(None, new, entry.name) == new
+    assert sections.merge(hand, new, entry.name) == hand + new  # first refresh: appended
+    assert sections.merge(None, new, entry.name) == new
 
 
 def test_a_series_of_fix_commits_is_described_commit_by_commit():
@@ -184,17 +186,17 @@ def test_locate_takes_only_the_one_pair_whose_id_matches():
     entry = load().select(["checkpoint-grad"])[0]
     section = body.render_section(entry, superseded=[], check_lines=["x"], evidence_markdown=None)
     hand = "Hand text\r\n"
-    found = body.locate(hand + section.replace("\n", "\r\n") + "\r\nafter\r\n", entry.name)
+    found = sections.locate(hand + section.replace("\n", "\r\n") + "\r\nafter\r\n", entry.name)
     assert found.section is not None and not found.problem  # GitHub's CRLF is the same text
-    twice = body.locate(hand + section + "\n\n> quoted:\n" + section, entry.name)
+    twice = sections.locate(hand + section + "\n\n> quoted:\n" + section, entry.name)
     assert twice.section is None and "2 copies" in twice.problem
-    no_begin = body.locate(hand + section[section.index("\n") :], entry.name)
+    no_begin = sections.locate(hand + section[section.index("\n") :], entry.name)
     assert no_begin.section is None and "a begin marker is missing" in no_begin.problem
     merged = hand + section + "\n\n> quoted:\n" + section
-    assert body.merge(merged, "new", entry.name) == merged  # a problem: left as it is
+    assert sections.merge(merged, "new", entry.name) == merged  # a problem: left as it is
     legacy = re.sub(r" id=[0-9a-f]{16}", "", section)  # written before ids: the only pair
-    assert body.locate(hand + legacy, entry.name).section is not None
-    assert body.merge(hand + legacy, section, entry.name) == hand + section
+    assert sections.locate(hand + legacy, entry.name).section is not None
+    assert sections.merge(hand + legacy, section, entry.name) == hand + section
 
 
 def test_a_close_without_an_identifiable_actor_is_unknown_never_a_detachment():

@@ -11,13 +11,13 @@ import pytest
 
 from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
-from patchcarry.resubmit import assemble, classify, decide, fork, ownership
+from patchcarry.pulls import classify, ownership
+from patchcarry.pulls.classify import Classification
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit.build import Built
-from patchcarry.resubmit.classify import Classification
+from patchcarry.resubmit import decide, fork, model
+from patchcarry.resubmit.build import Assembled, Built
+from patchcarry.resubmit.model import MERGED, PLANNED, REFUSED, UNCHANGED, Options
 from patchcarry.resubmit.observe import Observed
-from patchcarry.resubmit.options import Options
-from patchcarry.resubmit.plan import MERGED, PLANNED, REFUSED, UNCHANGED
 
 LOGIN = "htesd"
 FORK = "htesd/Megatron-LM-oss"
@@ -63,7 +63,7 @@ def _seen(entry: Entry, *, current=None, superseded=(), status=None, **more: Any
 
 def _new_branch() -> Built:
     plan = branches.BranchPlan(branches.NEW, "the fork has no such branch yet", None, None)
-    made = assemble.Branch(base=BASE, commit=TARGET, patches=2)
+    made = Assembled(base=BASE, commit=TARGET, patches=2)
     return Built(plan, target=TARGET, push_from=Path("scratch"), assembled=made)
 
 
@@ -80,11 +80,11 @@ def _open_pull(number: int, *, author: str = LOGIN, body: str = "", title: str =
     }  # fmt: skip
 
 
-def _decide(seen: Observed, built: Built | None, **opts: Any) -> decide.Plan:
+def _decide(seen: Observed, built: Built | None, **opts: Any) -> model.Plan:
     return decide.decide(seen, built, Options(dry_run=True, **opts), today="2026-12-04")
 
 
-def _calls(plan: decide.Plan) -> list[str]:
+def _calls(plan: model.Plan) -> list[str]:
     return [w.call.split(" ")[0] + " " + w.call.split(" ")[1] for w in plan.writes]
 
 
@@ -222,7 +222,7 @@ def test_a_refused_branch_is_the_entrys_one_refusal():
     why = "someone's commits would be dropped"
     built = Built(branches.BranchPlan(branches.REFUSED, why, LIVE, None))
     plan = _decide(_seen(entry, superseded=[DETACHED_OLD], live=LIVE), built)
-    assert plan.refusal == decide.Refusal(f"branch {entry.head_branch}: {why}")
+    assert plan.refusal == model.Refusal(f"branch {entry.head_branch}: {why}")
     assert not any(f.startswith("branch: REFUSED") for f in plan.facts)
 
 

@@ -36,7 +36,7 @@ from patchcarry.errors import BadInputError, FatalError, UpstreamError
 from patchcarry.github import GitHub
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
-from patchcarry.resubmit import classify
+from patchcarry.pulls import classify
 
 _NUMBERED_RE = re.compile(r"^(\d{4})-")
 

@@ -28,8 +28,48 @@ from __future__ import annotations
 import dataclasses
 
 from patchcarry.manifest import Entry
-from patchcarry.resubmit import revise
-from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Applied, Cache
+from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Applied, Cache, Revision, revise
+from patchcarry.resubmit.section import locate
+
+
+def record_ref(branch: str) -> str:
+    """The fork ref naming the commit this tool last published on `branch`."""
+    return f"refs/patchcarry/published/{branch}"
+
+
+PUBLISHER_PREFIX = "refs/patchcarry/publisher/"
+
+
+def publisher_ref(entry_name: str, branch: str) -> str:
+    """The fork ref naming which entry published the record's commit on `branch`."""
+    return f"{PUBLISHER_PREFIX}{entry_name}/{branch}"
+
+
+def publisher_pattern(branch: str) -> str:
+    """`git ls-remote` pattern for every entry's publisher ref of `branch`."""
+    return f"{PUBLISHER_PREFIX}*/{branch}"
+
+
+def publishers(found: dict[str, str], branch: str) -> dict[str, str]:
+    """{entry name: commit} from an ls-remote answer (entry names hold no slash, so a
+    longer branch ending in `/<branch>` does not count)."""
+    out = {}
+    for ref, sha in found.items():
+        name = ref.removeprefix(PUBLISHER_PREFIX).removesuffix(f"/{branch}")
+        if ref.startswith(PUBLISHER_PREFIX) and ref.endswith(f"/{branch}") and "/" not in name:
+            out[name] = sha
+    return out
+
+
+def published_by(entry_name: str, published: str | None, named: dict[str, str]) -> str | None:
+    """The entry the record names: this one when its publisher ref holds the record's
+    commit, else another that does, else None."""
+    if published is None:
+        return None
+    if named.get(entry_name) == published:
+        return entry_name
+    return next((name for name, sha in sorted(named.items()) if sha == published), None)
+
 
 NEW, UNCHANGED, FAST_FORWARD = "new", "unchanged", "fast-forward"
 LISTED = 50  # dropped commits the plan's text names one by one; the rest are counted
@@ -55,7 +95,7 @@ class BranchPlan:
     target: str | None = None  # the commit to push (fast-forward); a rebuild is made later
     dropped: list[Dropped] = dataclasses.field(default_factory=list)
     added: list[str] = dataclasses.field(default_factory=list)
-    revises: revise.Revision | None = None  # the earlier revision of the fix it updates
+    revises: Revision | None = None  # the earlier revision of the fix it updates
     held: list[str] = dataclasses.field(default_factory=list)  # what waits for --update-live
     # a rebuild of the tool's own publication whose head already holds every fix patch
     # (only `added` is new): hold.keep_live_head holds it on an open PR, as it holds a commit
@@ -100,7 +140,7 @@ def assess(
     by: str | None = None,
 ) -> BranchPlan:
     """Local git only: what to do with `entry.head_branch` given its live head and the
-    record (`by`: the entry the record names, see `branch_refs.published_by`)."""
+    record (`by`: the entry the record names, see `published_by`)."""
     patches = entry.patches()
     if live is None:
         return BranchPlan(NEW, "the fork has no such branch yet", live, published)
@@ -184,7 +224,7 @@ def _on_top(
         f" (it published {published[:12]})" if published else " (no publication record)"
     )
     if on_live.failed:
-        revised = revise.revise(cache, entry, remote=remote, live=live, stop=base)
+        revised = revise(cache, entry, remote=remote, live=live, stop=base)
         if revised is not None:
             return _revised(cache, entry, revised, why, live, published)
         files = sorted({f for p in on_live.failed for f in p.files})
@@ -218,7 +258,7 @@ def _on_top(
 def _revised(
     cache: Cache,
     entry: Entry,
-    revised: revise.Revision,
+    revised: Revision,
     why: str,
     live: str,
     published: str | None,
@@ -252,4 +292,66 @@ def _revised(
         target=target,
         added=[fix, *revised.added],
         revises=revised,
+    )
+
+
+# A live PR whose head already holds the carried fix is left as its author left it:
+# every push restarts upstream's CI vetting (only a maintainer's `/ok to test <sha>`
+# restarts it) and every body edit is a write on someone else's text; what else the
+# tool could add waits for an explicit `--update-live`, and the plan says what it costs.
+FLAG = "--update-live"
+
+
+def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: bool) -> BranchPlan:
+    """`decided` unchanged, or (an open PR whose head holds the fix, no `--update-live`) an
+    `unchanged` plan naming what is held back and what pushing it would cost."""
+    if not live_pr or opt_in:
+        return decided
+    if decided.rebuild_holds_fix:  # the tool's own publication: a rebuild is a force-push
+        reason = (
+            f"the PR's head {(decided.live or '')[:12]} is what this tool published and already "
+            f"holds the carried fix; nothing is pushed. Held back until you pass {FLAG}: a "
+            f"rebuild of the branch that adds {', '.join(decided.added)}. Its cost: the PR's "
+            "head changes, so its CI vetting starts over; only one of upstream's PR vetters "
+            "(a maintainer) can re-vet it, by commenting `/ok to test <new head>`"
+        )
+        return dataclasses.replace(
+            decided, kind=UNCHANGED, reason=reason, target=None, added=[], held=decided.added
+        )
+    if decided.kind != FAST_FORWARD or decided.target is None:
+        return decided
+    fixes = {f.name for f in entry.fixes}
+    if decided.revises is None and fixes & set(decided.added):
+        return decided  # the head lacks the fix's code: carrying it is the job itself
+    if decided.revises is not None:
+        what = (
+            f"an earlier revision of the fix ({decided.revises.why}) in {decided.revises.old[:12]}"
+        )
+    else:
+        what = "every fix patch"
+    held = ", ".join(decided.added)
+    live = decided.live or ""
+    reason = (
+        f"the PR's head {live[:12]} already holds the carried fix ({what}); nothing is pushed. "
+        f"Held back until you pass {FLAG}: one commit {decided.target[:12]} on top that adds "
+        f"{held}. Its cost: the PR's head changes, so its CI vetting starts over; only one of "
+        f"upstream's PR vetters (a maintainer) can re-vet it, by commenting "
+        f"`/ok to test {decided.target}`"
+    )
+    return dataclasses.replace(
+        decided, kind=UNCHANGED, reason=reason, target=None, added=[], held=decided.added
+    )
+
+
+def keep_body(
+    existing_body: str | None, entry: Entry, *, ours: bool, pushing: bool, opt_in: bool
+) -> str:
+    """Why the PR's description is left alone ("" when the tool may write its section): on
+    a head the tool did not publish (`ours` False), a body with no section of this tool is
+    its author's text, and with nothing pushed there is no revision to record in it."""
+    if pushing or opt_in or ours or locate(existing_body, entry.name).section is not None:
+        return ""
+    return (
+        f"body: left as its author wrote it (no patchcarry section in it); {FLAG} adds the "
+        "tool's section"
     )

@@ -10,12 +10,15 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from patchcarry import git
-from patchcarry.resubmit import assemble, branch_refs, fork, hold, workflow_scope
+from patchcarry import git, patchrules
+from patchcarry.errors import FatalError, UpstreamError
+from patchcarry.manifest import Entry
+from patchcarry.proc import CalledProcessError
 from patchcarry.resubmit import branch as branches
+from patchcarry.resubmit import fork
 from patchcarry.resubmit.live import Cache
-from patchcarry.resubmit.observe import Observed, RunFacts
-from patchcarry.resubmit.options import Options
+from patchcarry.resubmit.model import Options
+from patchcarry.resubmit.observe import ForkSide, Observed, RunFacts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,7 +28,7 @@ class Built:
     branch: branches.BranchPlan
     target: str | None = None  # the commit the branch moves to (None: it stays)
     push_from: Path | None = None  # the repo holding `target`
-    assembled: assemble.Branch | None = None  # a branch built new (base + patches)
+    assembled: Assembled | None = None  # a branch built new (base + patches)
     base_label: str = "pinned base"
     workflow: str | None = None  # why the push needs the `workflow` scope (None: it does not)
 
@@ -49,9 +52,9 @@ def build_entry(
         live=seen.live,
         published=seen.published,
         rewrite=opts.rewrite,
-        by=branch_refs.published_by(entry.name, seen.published, dict(seen.publishers)),
+        by=branches.published_by(entry.name, seen.published, dict(seen.publishers)),
     )
-    decided = hold.keep_live_head(decided, entry, live_pr=seen.pull is not None,
+    decided = branches.keep_live_head(decided, entry, live_pr=seen.pull is not None,
                                   opt_in=opts.update_live)  # fmt: skip
     label = f"{entry.base_branch} tip" if opts.rebase else "pinned base"
     built = Built(decided, base_label=label)
@@ -59,13 +62,153 @@ def build_entry(
         built = dataclasses.replace(built, target=decided.target, push_from=cache.repo)
     elif decided.kind in (branches.NEW, branches.REWRITE):
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="resubmit-")))
-        made = assemble.build(entry, facts.upstream_url, scratch / entry.name, rebase=opts.rebase)
+        made = assemble(entry, facts.upstream_url, scratch / entry.name, rebase=opts.rebase)
         built = dataclasses.replace(
             built, target=made.commit, push_from=scratch / entry.name, assembled=made
         )
     if built.target is None:
         return built
-    workflow = workflow_scope.needs_scope(
+    workflow = needs_scope(
         built.target, built.push_from, decided.kind, len(entry.patches()), cache, seen.fork_side
     )
     return dataclasses.replace(built, workflow=workflow)
+
+
+@dataclasses.dataclass
+class Assembled:
+    base: str  # the commit the patches were applied on
+    commit: str  # the branch tip to push
+    patches: int
+
+
+def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Assembled:
+    """In `scratch` (a fresh repo), check out the base and `git am` the entry's patches.
+
+    The base is the pinned `base_commit`, or with `rebase` the current `base_branch` tip.
+    The base is fetched shallow (Megatron-LM's history is large); `push` deepens the repo
+    only if the fork lacks the base's history (e.g. a fork made with default_branch_only).
+    """
+    git.init(scratch)
+    ref = f"refs/heads/{entry.base_branch}" if rebase else entry.base_commit
+    try:
+        base = git.fetch_commit(upstream_url, ref, cwd=scratch, shallow=True)
+    except CalledProcessError as exc:
+        raise UpstreamError(
+            f"could not fetch {ref} from {upstream_url} ({exc.err.strip().splitlines()[-1:]}); "
+            "check --upstream-url and that the commit exists upstream"
+        ) from None
+    git.git("checkout", "-q", "--detach", base, cwd=scratch)
+    name, email = entry.fix.author_name, entry.fix.author_email
+    patches = entry.patches()
+    try:
+        commit = git.am(
+            [p.path for p in patches], cwd=scratch, committer_name=name, committer_email=email
+        )
+    except CalledProcessError as exc:
+        where = f"{entry.base_branch} tip" if rebase else "the pinned base"
+        raise FatalError(
+            f"{entry.name}: the patches do not apply with `git am` on {where} {base[:12]}: "
+            f"{exc.err.strip().splitlines()[:1]}; run scripts/check {entry.name}"
+        ) from None
+    patchrules.refuse_special(entry.name, git.special_paths(base, commit, cwd=scratch))
+    return Assembled(base=base, commit=commit, patches=len(patches))
+
+
+# Whether GitHub will want the `workflow` scope for a push, judged as GitHub judges it.
+#
+# GitHub's receive-pack looks at each commit the push makes new to the fork and refuses one
+# that creates, updates or deletes a file under `.github/workflows/` unless the token has the
+# `workflow` scope; a file whose path and contents already exist on a branch of the fork needs
+# no scope (GitHub's documentation of the scope). So the judgement is per new commit, never a
+# comparison of whole trees: a branch at the pinned base pushed to a fork whose default branch
+# is at a newer dev makes no upstream commit new (that history is the fork's already), and a
+# commit that changes a workflow followed by one that changes it back still needs the scope.
+#
+# The commits this tool writes never touch a workflow (`patchrules` refuses such a patch, the
+# commit on a live branch is its tree plus the patches), so only the base's history can bring
+# one. The fork's heads are what the read phase observed; their commits and trees, and the
+# base's history (commits only), come into the check's cache by those ids.
+WORKFLOWS = ".github/workflows"
+MAX_HEADS = 20  # fork branches whose history is read to tell which commits are new to it
+MAX_NEW = 200  # new commits judged one by one (each reads its trees lazily)
+
+
+def _changes(commit: str, cwd: Path) -> list[tuple[str, str, str]]:
+    """(status, path, new blob) of each workflow file `commit` changes against its first
+    parent (all of them for a root commit)."""
+    _, out, _ = git.git(
+        "diff-tree", "--no-commit-id", "-r", "--root", commit, "--", WORKFLOWS, cwd=cwd
+    )
+    found = []
+    for line in out.splitlines():
+        meta, _, path = line.partition("\t")
+        fields = meta.split()
+        found.append((fields[4][:1], path, fields[3]))
+    return found
+
+
+def _held(heads: tuple[str, ...], cwd: Path) -> set[tuple[str, str]]:
+    """Every (path, blob) of a workflow file on the fork's branches (trees only)."""
+    held = set()
+    for sha in heads:
+        _, out, _ = git.git("ls-tree", "-r", sha, "--", f"{WORKFLOWS}/", cwd=cwd, check=False)
+        for line in out.splitlines():
+            meta, _, path = line.partition("\t")
+            held.add((path, meta.split()[2]))
+    return held
+
+
+def needs_scope(
+    target: str | None,
+    push_from: Path | None,
+    kind: str,
+    patches: int,
+    cache: Cache,
+    side: ForkSide | None,
+) -> str | None:
+    """Why the push of `target` (base + `patches` commits, or one commit on the live head)
+    needs the `workflow` scope, or None when it does not."""
+    if target is None or push_from is None or kind == branches.FAST_FORWARD:
+        return None  # nothing pushed, or one commit on the live head, which the fork has
+    base = git.rev_parse(f"{target}~{patches}", cwd=push_from)
+    heads = side.heads if side is not None else ()
+    name = side.where if side is not None else "the fork"
+    if not heads:
+        code, _, _ = git.git(
+            "rev-parse", "-q", "--verify", f"{base}:{WORKFLOWS}", cwd=push_from, check=False
+        )
+        if code != 0:
+            return None
+        return (
+            f"{name.split(',')[0]} has no branch yet: all of the pushed history is new to it, "
+            f"its {WORKFLOWS}/ included"
+        )
+    assert side is not None
+    remote = cache.add_fork(side.url)
+    for sha in heads:
+        cache.fetch_head(remote, sha)
+    for sha in heads[:MAX_HEADS]:
+        cache.fetch_history(remote, sha)
+    cache.fetch_history("origin", base)
+    _, out, _ = git.git("rev-list", base, *(f"^{h}" for h in heads[:MAX_HEADS]), "--",
+                        cwd=cache.repo)  # fmt: skip
+    new = out.split()[::-1]  # oldest first
+    if not new:
+        return None
+    owner = name.split(",")[0]
+    if len(new) > MAX_NEW:
+        return (
+            f"{len(new)} commits of the pushed history are new to {owner} (more than the "
+            f"{MAX_NEW} judged one by one); any of them may change {WORKFLOWS}/"
+        )
+    held = _held(heads, cache.repo)
+    for commit in new:
+        for status, path, blob in _changes(commit, cache.repo):
+            if status != "D" and (path, blob) in held:
+                continue
+            verb = {"A": "adds", "D": "deletes"}.get(status, "changes")
+            return (
+                f"commit {commit[:12]} of the pushed history {verb} {path}, which no branch "
+                f"of {owner} holds with those contents"
+            )
+    return None

@@ -24,12 +24,12 @@ from patchcarry.errors import BadInputError, NetworkError, UpstreamError, UsageE
 from patchcarry.github import Json, NotFoundError
 from patchcarry.manifest import Entry
 from patchcarry.proc import CalledProcessError
-from patchcarry.resubmit import body as bodies
-from patchcarry.resubmit import branch_refs, classify, fork, rules, verdict
-from patchcarry.resubmit.classify import Classification
-from patchcarry.resubmit.options import Options
-from patchcarry.resubmit.preflight import own_comments
-from patchcarry.resubmit.reads import Reads, pull_state
+from patchcarry.pulls import classify, ownership
+from patchcarry.pulls.classify import Classification
+from patchcarry.pulls.reads import Reads, pull_state
+from patchcarry.resubmit import branch as branches
+from patchcarry.resubmit import fork
+from patchcarry.resubmit.model import Options
 
 if TYPE_CHECKING:
     from patchcarry.github import GitHub
@@ -68,7 +68,7 @@ class Vetting:
 class ForkSide:
     """The fork's branches as git reads them (for a fork still to be made, upstream's default
     branch, the one GitHub gives it): what GitHub counts as already there when it judges the
-    workflow scope of a push (`workflow_scope`)."""
+    workflow scope of a push (`build.needs_scope`)."""
 
     url: str
     sha: str | None  # its default branch's head
@@ -180,11 +180,11 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         return seen
     if reads.repo(entry.upstream) is None:
         raise UpstreamError(f"{entry.upstream} not found; check --upstream/GH_HOST")
-    current, superseded = verdict.history(entry, facts.classes)
+    current, superseded = history(entry, facts.classes)
     seen = dataclasses.replace(
         seen, token_login=facts.login, current=current, superseded=superseded
     )
-    if verdict.settle(current, superseded, force=opts.force) is not None:
+    if settle(current, superseded, force=opts.force) is not None:
         return seen
     status = fork.inspect(reads, entry.fork, entry.upstream)
     seen = dataclasses.replace(seen, fork=status)
@@ -199,7 +199,7 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         vetting=_read_vetting(entry, live, facts.upstream_url),
         pull=_read_pull(reads, entry, status, current),
         linked=_read_links(reads, entry, superseded, opts.force, facts.login),
-        rules=rules.read(reads, entry.upstream, entry.base_branch),
+        rules=_read_rules(reads, entry.upstream, entry.base_branch),
         fork_side=_read_fork_side(reads, entry, status, facts),
     )
 
@@ -213,8 +213,8 @@ def _read_live(
         return None, None, {}
     refs = [
         f"refs/heads/{entry.head_branch}",
-        branch_refs.record_ref(entry.head_branch),
-        branch_refs.publisher_pattern(entry.head_branch),
+        branches.record_ref(entry.head_branch),
+        branches.publisher_pattern(entry.head_branch),
     ]
     try:
         found = git.ls_remote_with_token(status.clone_url, refs, cwd=cache)
@@ -223,7 +223,7 @@ def _read_live(
             f"could not read {status.full_name} with git (a fork's git side can lag its API "
             "for a minute after it is created): retry in a minute"
         ) from None
-    named = branch_refs.publishers(found, entry.head_branch)
+    named = branches.publishers(found, entry.head_branch)
     return found.get(refs[0]), found.get(refs[1]), named
 
 
@@ -259,9 +259,8 @@ def _read_links(
     for item in superseded:
         if item.state != classify.DETACHED and not force:
             continue
-        marker = bodies.link_marker(entry.name, item.number)
-        ours = own_comments(reads.comments(entry.upstream, item.number), login)
-        if any(bodies.has_marker(c.get("body"), marker) for c in ours):
+        marker = ownership.link_marker(entry.name, item.number)
+        if ownership.marked(reads.comments(entry.upstream, item.number), marker, login):
             linked.add(item.number)
     return frozenset(linked)
 
@@ -286,3 +285,56 @@ def _read_fork_side(
     if sha is None:
         return ForkSide(url, None, f"{owner}, which has no {default} branch yet", heads)
     return ForkSide(url, sha, owner, heads)
+
+
+# What the superseded and recorded PRs alone settle, before the fork is read: merged
+# (nothing to do) or a decision someone else made (refused without --force).
+_BLOCKING = (classify.MAINTAINER, classify.AUTHOR, classify.UNKNOWN, classify.OPEN)
+
+
+@dataclasses.dataclass(frozen=True)
+class Settled:
+    """The entry's outcome without any further read: merged (`merged` set) or refused."""
+
+    reason: str
+    merged: Classification | None = None
+
+
+def history(
+    entry: Entry, classes: Mapping[int, Classification]
+) -> tuple[Classification | None, tuple[Classification, ...]]:
+    """(the recorded PR if still open or merged, every PR this entry supersedes): a recorded PR
+    that closed without merge is superseded too."""
+    current = classes[entry.pr] if entry.pr else None
+    superseded = [classes[n] for n in entry.supersedes]
+    if current is not None and current.state not in (classify.OPEN, classify.MERGED):
+        superseded.append(current)
+    return current, tuple(superseded)
+
+
+def settle(
+    current: Classification | None, superseded: tuple[Classification, ...], *, force: bool
+) -> Settled | None:
+    """Merged / closed by someone / still open elsewhere; None when the entry goes on
+    (`current`, `superseded`: as `history` gives them)."""
+    if current is not None and current.state == classify.MERGED:
+        return Settled(f"#{current.number} is merged: nothing to do", current)
+    merged = [c for c in superseded if c.state == classify.MERGED]
+    if merged:
+        return Settled(f"#{merged[0].number} was merged: nothing to re-submit", merged[0])
+    blocking = [c for c in superseded if c.state in _BLOCKING]
+    if blocking and not force:
+        return Settled(
+            "; ".join(f"#{c.number} is {c.state}" for c in blocking)
+            + ": re-submitting would override that decision; pass --force if you mean it"
+        )
+    return None
+
+
+def _read_rules(reads: Reads, upstream: str, branch: str) -> tuple[Json, ...] | None:
+    """The base branch's active rules; None where GitHub serves no rulesets (a GitHub
+    Enterprise Server without them answers 404): not readable, never "none"."""
+    try:
+        return tuple(reads.branch_rules(upstream, branch))
+    except NotFoundError:
+        return None

@@ -10,18 +10,17 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from patchcarry import cachedir, manifest
+from patchcarry import cachedir, install, manifest
 from patchcarry import upstream as upstream_mod
+from patchcarry.check import render
+from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode
 from patchcarry.manifest import Entry
+from patchcarry.pulls.reads import Reads
 from patchcarry.resubmit import build, decide, execute, gate, observe
-from patchcarry.resubmit import offline as offline_mod
-from patchcarry.resubmit.landed import landed_journey
 from patchcarry.resubmit.live import Cache
-from patchcarry.resubmit.options import Options
-from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan
-from patchcarry.resubmit.reads import Reads
+from patchcarry.resubmit.model import REFUSED, EntryPlan, Options, Plan, Write
 
 if TYPE_CHECKING:
     from patchcarry.github import GitHub
@@ -55,7 +54,7 @@ def resubmit(
     if offline:
         report = run_checks(entries, offline=True)
         code = ExitCode.OK if report.ok else report.exit_code
-        return Outcome(offline_mod.offline_plan(entries, report), True, offline_mod.HEADLINE, code)
+        return Outcome(offline_plan(entries, report), True, OFFLINE_HEADLINE, code)
     gh = make_github(token)
     reads = Reads(gh)
     facts = observe.observe_run(entries, opts, gh, reads, token=token)
@@ -65,7 +64,7 @@ def resubmit(
         stack.enter_context(cachedir.locked(facts.cache))
         journeys = []
         for entry in entries:
-            if (landed := landed_journey(facts.report.entry(entry.name), entry)) is not None:
+            if (landed := decide.landed_journey(facts.report.entry(entry.name), entry)) is not None:
                 journeys.append(landed)  # landed upstream: no reads, never pushed
                 continue
             seen = observe.observe_entry(reads, facts, entry, opts)
@@ -92,9 +91,7 @@ def _cost(gh: GitHub, facts: observe.RunFacts) -> dict[str, int]:
     return {"api_reads": gh.reads, "bytes_fetched": (report.bytes_fetched or 0) + fetched}
 
 
-def _unwritten(
-    plans: list[decide.Plan], cost: dict[str, int], opts: Options, token: bool
-) -> Outcome:
+def _unwritten(plans: list[Plan], cost: dict[str, int], opts: Options, token: bool) -> Outcome:
     """A dry run, or a run a refusal stopped before its first write: the plans, printed."""
     shown = []
     for plan in plans:
@@ -112,4 +109,59 @@ def _unwritten(
     return Outcome(shown, True, head, ExitCode.FAILED if refused else ExitCode.OK)
 
 
-__all__ = ["Outcome", "PLANNED", "resubmit"]
+OFFLINE_HEADLINE = (
+    "OFFLINE: no GitHub API reads were made; the plan below follows from the manifest "
+    "alone and nothing was written."
+)
+
+
+def offline_plan(entries: list[Entry], report: CheckReport) -> list[EntryPlan]:
+    """Per entry: the check's sentences, what could not be verified, the implied writes."""
+    return [_entry(entry, report) for entry in entries]
+
+
+def _entry(entry: Entry, report: CheckReport) -> EntryPlan:
+    plan = EntryPlan(
+        entry.name, f"{entry.upstream} {entry.base_branch} <- {entry.fork}:{entry.head_branch}"
+    )
+    plan.facts.extend(f"check: {x}" for x in render.sentences(report.entry(entry.name), entry))
+    plan.pr = entry.pr
+    if report.entry(entry.name).status == "does not apply":
+        plan.action, plan.reason = (
+            REFUSED,
+            f"check failed: run {install.command('check')} --offline {entry.name}",
+        )
+    plan.unverified = [
+        "state of "
+        + ", ".join(f"#{n}" for n in (*entry.supersedes, *([entry.pr] if entry.pr else [])))
+        + " (open/merged/closed, and by whom)",
+        f"that {entry.fork} exists and is an attached fork of {entry.upstream}",
+        f"what the fork's {entry.head_branch} holds; the pinned base on {entry.upstream}",
+    ]
+    plan.writes.append(
+        Write(
+            f"git push {entry.fork} <update>:refs/heads/{entry.head_branch}",
+            "a new branch (pinned base + patches), or commits added on top of what is there; "
+            "no commit dropped without --rewrite; nothing when it already holds the patches, "
+            "nor on an open PR whose head holds the fix without --update-live",
+        )
+    )
+    if entry.pr:
+        plan.writes.append(
+            Write(
+                f"PATCH /repos/{entry.upstream}/pulls/{entry.pr}",
+                "only the tool's section of the body, the title only if the manifest's "
+                "changed; nothing when they are current, nor on a description without the "
+                "tool's section while nothing is pushed",
+            )
+        )
+    else:
+        plan.writes.append(Write(f"POST /repos/{entry.upstream}/pulls", "draft"))
+    plan.writes.extend(
+        Write(
+            f"POST /repos/{entry.upstream}/issues/{n}/comments",
+            "cross-link, only if not there yet",
+        )
+        for n in entry.supersedes
+    )
+    return plan

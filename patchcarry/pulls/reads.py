@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from patchcarry.github import GitHub, Json
-from patchcarry.resubmit import classify, network
+from patchcarry.pulls import classify
 
 T = TypeVar("T")
 
@@ -76,5 +76,11 @@ def pull_state(reads: Reads, upstream: str, number: int) -> classify.Classificat
         return classify.classify(pull, [], None, upstream)
     head = (pull.get("head") or {}).get("repo")
     head_repo = reads.repo(head["full_name"]) if head else None
-    top = network.root(reads, upstream) if head_repo and head_repo.get("fork") else None
+    top = classify.root(reads, upstream) if head_repo and head_repo.get("fork") else None
     return classify.classify(pull, reads.events(upstream, number), head_repo, upstream, top)
+
+
+def read_pull_state(gh: GitHub, upstream: str, number: int) -> tuple[Json, classify.Classification]:
+    """The PR and its classification, read once each."""
+    reads = Reads(gh)
+    return reads.pull(upstream, number), pull_state(reads, upstream, number)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 OPEN = "open"
 MERGED = "merged"
@@ -135,3 +135,27 @@ def add_sibling_evidence(classes: Iterable[Classification]) -> None:
             note = f"closed in the same second as {', '.join(f'#{n}' for n in same)} (same author)"
             if note not in item.evidence:
                 item.evidence.append(note)
+
+
+# Fork networks. GitHub names two repositories on a fork: `parent` (forked from) and
+# `source` (the network's root). Any repository of upstream's network can open a PR to it,
+# so "attached" means: a fork whose `source` is upstream's root (upstream, when no fork).
+
+
+class RepoReader(Protocol):
+    def repo(self, full_name: str) -> Json | None: ...
+
+
+def root(reader: RepoReader, upstream: str) -> str:
+    """The root of `upstream`'s network: its `source` when it is a fork, else itself (also
+    when it cannot be read: the caller reports that on its own)."""
+    repo = reader.repo(upstream)
+    if repo and repo.get("fork"):
+        return str((repo.get("source") or {}).get("full_name") or upstream)
+    return upstream
+
+
+def same_network(repo: Json, network_root: str) -> bool:
+    """Whether `repo` (a repository answer) is a fork in the network rooted at `network_root`."""
+    source = (repo.get("source") or {}).get("full_name")
+    return bool(repo.get("fork") and source and source.lower() == network_root.lower())
