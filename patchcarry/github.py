@@ -27,9 +27,19 @@ from ghapi.core import GhApi
 
 from patchcarry import retry_after
 from patchcarry.errors import ExitCode, GitHubError
+from patchcarry.github_types import (
+    CheckRun,
+    Comment,
+    IssueEvent,
+    Pull,
+    Repo,
+    Rule,
+    SearchItem,
+    User,
+)
 from patchcarry.hosts import api_host as api_host  # re-exported for callers and tests
 
-Json = dict[str, Any]
+Json = dict[str, Any]  # a request's query or body (answers: github_types)
 
 # The REST API version every request pins (`X-GitHub-Api-Version`): answers keep this shape
 # whatever GitHub's default becomes. The loopback GitHub in testing/ serves the same one.
@@ -326,11 +336,11 @@ class GitHub:
 
     MAX_PAGES = 30  # 3000 items of one list: past that a PR's history is not what we expect
 
-    def _pages(self, path: str, query: Json | None = None, *, max_pages: int = 0) -> list[Json]:
+    def _pages(self, path: str, query: Json | None = None, *, max_pages: int = 0) -> list[Any]:
         """Every item of a list, following `Link: rel="next"` to the end (GitHub's documented
         way; the URL it gives is used as is). More than `max_pages` pages is an error."""
         cap = max_pages or self.MAX_PAGES
-        items: list[Json] = []
+        items: list[Any] = []
         chunk = self.request("GET", path, query={**(query or {}), "per_page": 100})
         pages = 1
         while True:
@@ -347,27 +357,27 @@ class GitHub:
             pages += 1
 
     # -- verbs -------------------------------------------------------------------------------
-    def user(self) -> Json:
-        result: Json = self.request("GET", "/user")
+    def user(self) -> User:
+        result: User = self.request("GET", "/user")
         return result
 
-    def repo(self, full_name: str) -> Json | None:
+    def repo(self, full_name: str) -> Repo | None:
         """The repository, or None when it does not exist (404)."""
         try:
-            result: Json = self.request("GET", f"/repos/{full_name}")
+            result: Repo = self.request("GET", f"/repos/{full_name}")
         except NotFoundError:
             return None
         return result
 
-    def create_fork(self, upstream: str, *, name: str, organization: str | None = None) -> Json:
+    def create_fork(self, upstream: str, *, name: str, organization: str | None = None) -> Repo:
         body: Json = {"name": name, "default_branch_only": True}
         if organization:
             body["organization"] = organization
-        result: Json = self.request("POST", f"/repos/{upstream}/forks", body=body)
+        result: Repo = self.request("POST", f"/repos/{upstream}/forks", body=body)
         return result
 
-    def pull(self, repo: str, number: int) -> Json:
-        result: Json = self.request("GET", f"/repos/{repo}/pulls/{number}")
+    def pull(self, repo: str, number: int) -> Pull:
+        result: Pull = self.request("GET", f"/repos/{repo}/pulls/{number}")
         return result
 
     def pulls(
@@ -378,7 +388,7 @@ class GitHub:
         head: str | None = None,
         base: str | None = None,
         max_pages: int = 0,
-    ) -> list[Json]:
+    ) -> list[Pull]:
         query: Json = {"state": state}
         if head:
             query["head"] = head
@@ -400,9 +410,11 @@ class GitHub:
                 break
         return numbers
 
-    def search_issues(self, query: str, *, per_page: int = 100, max_pages: int = 10) -> list[Json]:
+    def search_issues(
+        self, query: str, *, per_page: int = 100, max_pages: int = 10
+    ) -> list[SearchItem]:
         """Every item the search API finds for `query`, page by page (it serves 1000 at most)."""
-        items: list[Json] = []
+        items: list[SearchItem] = []
         for page in range(1, max_pages + 1):
             found = self.request(
                 "GET", "/search/issues", query={"q": query, "per_page": per_page, "page": page}
@@ -413,24 +425,24 @@ class GitHub:
                 break
         return items
 
-    def issue_events(self, repo: str, number: int) -> list[Json]:
+    def issue_events(self, repo: str, number: int) -> list[IssueEvent]:
         return self._pages(f"/repos/{repo}/issues/{number}/events")
 
-    def issue_comments(self, repo: str, number: int) -> list[Json]:
+    def issue_comments(self, repo: str, number: int) -> list[Comment]:
         return self._pages(f"/repos/{repo}/issues/{number}/comments")
 
-    def branch_rules(self, repo: str, branch: str) -> list[Json]:
+    def branch_rules(self, repo: str, branch: str) -> list[Rule]:
         """The active rules for `branch` (rulesets of every level; public repos: no auth)."""
         return self._pages(f"/repos/{repo}/rules/branches/{branch}")
 
-    def check_runs(self, repo: str, sha: str) -> list[Json]:
+    def check_runs(self, repo: str, sha: str) -> list[CheckRun]:
         """The check runs reported for commit `sha` on `repo` (one page of 100)."""
         found = self.request("GET", f"/repos/{repo}/commits/{sha}/check-runs",
                              query={"per_page": 100, "filter": "latest"})  # fmt: skip
-        runs: list[Json] = (found or {}).get("check_runs") or []
+        runs: list[CheckRun] = (found or {}).get("check_runs") or []
         return runs
 
-    def create_pull(self, repo: str, *, title: str, head: str, base: str, body: str) -> Json:
+    def create_pull(self, repo: str, *, title: str, head: str, base: str, body: str) -> Pull:
         """A draft PR that maintainers may push to. Never retried: the caller re-queries."""
         payload: Json = {
             "title": title,
@@ -440,19 +452,19 @@ class GitHub:
             "draft": True,
             "maintainer_can_modify": True,
         }
-        result: Json = self.request("POST", f"/repos/{repo}/pulls", body=payload, retry=False)
+        result: Pull = self.request("POST", f"/repos/{repo}/pulls", body=payload, retry=False)
         return result
 
-    def update_pull(self, repo: str, number: int, **fields: str) -> Json:
+    def update_pull(self, repo: str, number: int, **fields: str) -> Pull:
         """PATCH title/body; idempotent, so retried like a read."""
-        result: Json = self.request(
+        result: Pull = self.request(
             "PATCH", f"/repos/{repo}/pulls/{number}", body=dict(fields), retry=True
         )
         return result
 
-    def create_comment(self, repo: str, number: int, body: str) -> Json:
+    def create_comment(self, repo: str, number: int, body: str) -> Comment:
         """Never retried: the caller re-reads the comments for its marker first."""
-        result: Json = self.request(
+        result: Comment = self.request(
             "POST", f"/repos/{repo}/issues/{number}/comments", body={"body": body}, retry=False
         )
         return result

@@ -15,7 +15,8 @@ from patchcarry.adopt.pull import default_name
 from patchcarry.check.render import commit_words
 from patchcarry.check.report import Landing
 from patchcarry.errors import FatalError
-from patchcarry.github import GitHub, Json
+from patchcarry.github import GitHub
+from patchcarry.github_types import Comment, Pull, SearchItem
 from patchcarry.pulls import classify
 from patchcarry.pulls.ownership import LINK_PREFIX, own_comments
 from patchcarry.pulls.reads import Reads, pull_state, read_pull_state
@@ -53,7 +54,7 @@ class Closed:
         }
 
 
-def _cross_linked(comments: list[Json], login: str) -> bool:
+def _cross_linked(comments: list[Comment], login: str) -> bool:
     """Whether `login` left a cross-link comment: re-submitted from another checkout."""
     return any(LINK_PREFIX in (c.get("body") or "") for c in own_comments(comments, login))
 
@@ -94,7 +95,7 @@ def scan(
         item = pull_state(reads, upstream, number)
         pull = reads.pull(upstream, number)
         classes.append(item)
-        if item.state != classify.DETACHED:
+        if item.state != classify.PullState.DETACHED:
             continue
         entry, new_pr = known.get(number, (None, None))
         by = f"#{new_pr} (manifest entry {entry})" if entry and new_pr else None
@@ -105,7 +106,7 @@ def scan(
     return sorted(found, key=lambda f: f.item.number)
 
 
-def repo_of(item: dict[str, object]) -> str:
+def repo_of(item: SearchItem) -> str:
     """OWNER/REPO of a search result, from its `repository_url` (.../repos/OWNER/REPO)."""
     url = str(item.get("repository_url") or "")
     return "/".join(url.rstrip("/").split("/")[-2:])
@@ -142,7 +143,7 @@ def scan_all(
         pull, item = read_pull_state(gh, upstream, number)
         by = carried.get((upstream.lower(), number))
         command = None
-        if item.state == classify.DETACHED:
+        if item.state == classify.PullState.DETACHED:
             if by is None and _cross_linked(gh.issue_comments(upstream, number), trusted or author):
                 by = "cross-link comment"
             if by is None:
@@ -156,7 +157,7 @@ def scan_all(
     return sorted(found, key=lambda c: (c.upstream.lower(), c.item.number))
 
 
-def _judge_landing(closed: Closed, pull: dict[str, Any], landed_since: Judge) -> None:
+def _judge_landing(closed: Closed, pull: Pull, landed_since: Judge) -> None:
     base = str((pull.get("base") or {}).get("ref") or "")
     try:
         closed.landing = landed_since(closed.upstream, closed.item.number, base)

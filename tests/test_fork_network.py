@@ -35,11 +35,14 @@ def test_the_fake_says_source_is_the_root_and_parent_the_forked_repository():
 def test_a_fork_of_an_upstream_that_is_itself_a_fork_is_attached():
     with FakeGitHub(GitHubState()) as gh:
         client = _world(gh)
-        assert fork.inspect(client, "htesd/Megatron-LM-mid", MID).kind == fork.ATTACHED
-        assert fork.inspect(client, "htesd/Megatron-LM-oss", MID).kind == fork.ATTACHED
+        assert fork.inspect(client, "htesd/Megatron-LM-mid", MID).kind == fork.ForkKind.ATTACHED
+        assert fork.inspect(client, "htesd/Megatron-LM-oss", MID).kind == fork.ForkKind.ATTACHED
         other = fork.inspect(client, "htesd/other-fork", MID)
-        assert other.kind == fork.DETACHED and "someone/other" in other.note
-        assert fork.inspect(client, "htesd/Megatron-LM-mid", sc.UPSTREAM).kind == fork.ATTACHED
+        assert other.kind == fork.ForkKind.DETACHED and "someone/other" in other.note
+        assert (
+            fork.inspect(client, "htesd/Megatron-LM-mid", sc.UPSTREAM).kind
+            == fork.ForkKind.ATTACHED
+        )
 
 
 def test_a_closed_pr_from_a_fork_of_a_fork_upstream_is_not_called_detached():

@@ -39,7 +39,7 @@ def _closed_by(login):
 
 def test_detachment_close_needs_a_detached_head_and_the_authors_close():
     c = classify.classify(_pull(), _closed_by("htesd"), None, UP)
-    assert c.state == classify.DETACHED
+    assert c.state == classify.PullState.DETACHED
     assert any("head.repo is null" in e for e in c.evidence)
     assert any("attributed to htesd" in e for e in c.evidence)
 
@@ -48,24 +48,27 @@ def test_head_repo_that_is_no_longer_a_fork_is_detachment():
     listed = {"full_name": "htesd/Megatron-LM"}
     now = {"full_name": "htesd/Megatron-LM", "fork": False}
     c = classify.classify(_pull(head_repo=listed), _closed_by("htesd"), now, UP)
-    assert c.state == classify.DETACHED and any("fork: false" in e for e in c.evidence)
+    assert c.state == classify.PullState.DETACHED and any("fork: false" in e for e in c.evidence)
     other = {"full_name": "htesd/Megatron-LM", "fork": True, "source": {"full_name": "a/b"}}
     assert (
         classify.classify(_pull(head_repo=listed), _closed_by("htesd"), other, UP).state
-        == classify.DETACHED
+        == classify.PullState.DETACHED
     )
 
 
 def test_maintainer_close_and_author_withdrawal_are_not_detachment():
     attached = {"full_name": "htesd/M", "fork": True, "source": {"full_name": UP}}
-    assert classify.classify(_pull(), _closed_by("yaox12"), None, UP).state == classify.MAINTAINER
+    assert (
+        classify.classify(_pull(), _closed_by("yaox12"), None, UP).state
+        == classify.PullState.MAINTAINER
+    )
     withdrawn = classify.classify(_pull(head_repo=attached), _closed_by("htesd"), attached, UP)
-    assert withdrawn.state == classify.AUTHOR
+    assert withdrawn.state == classify.PullState.AUTHOR
 
 
 def test_merged_and_open():
-    assert classify.classify(_pull(merged=True), [], None, UP).state == classify.MERGED
-    assert classify.classify(_pull(state="open"), [], None, UP).state == classify.OPEN
+    assert classify.classify(_pull(merged=True), [], None, UP).state == classify.PullState.MERGED
+    assert classify.classify(_pull(state="open"), [], None, UP).state == classify.PullState.OPEN
 
 
 def test_same_second_siblings_are_noted():
@@ -202,6 +205,6 @@ def test_locate_takes_only_the_one_pair_whose_id_matches():
 def test_a_close_without_an_identifiable_actor_is_unknown_never_a_detachment():
     for events in ([], [{"event": "closed", "actor": None}], _closed_by("ghost")):
         c = classify.classify(_pull(), events, None, UP)  # head.repo null: looks detached
-        assert c.state == classify.UNKNOWN
+        assert c.state == classify.PullState.UNKNOWN
         assert any("closer unknown" in e for e in c.evidence)
         assert any("head.repo is null" in e for e in c.evidence)  # the evidence is still shown

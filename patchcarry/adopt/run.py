@@ -185,7 +185,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
     state = facts.state
     say(f"{target}: {facts.title!r} by {line(facts.author)}: {state.state}")  # repr escapes
     say("\n".join(f"  - {line(text)}" for text in state.evidence))
-    if state.state == classify.MERGED:
+    if state.state == classify.PullState.MERGED:
         raise FatalError(f"{target} is merged: its change is upstream already, nothing to adopt")
     name = opts.name or pull_mod.default_name(facts.head_ref, target.number)
     _preflight_names(name, entries, path)

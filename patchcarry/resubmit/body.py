@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from patchcarry.github import Json
+from patchcarry.github_types import Pull
 from patchcarry.manifest import Entry
-from patchcarry.pulls.classify import DETACHED, Classification
+from patchcarry.pulls.classify import Classification, PullState
 from patchcarry.pulls.ownership import link_marker, revision_marker
 from patchcarry.resubmit import section as sections
 from patchcarry.resubmit.section import section_begin, section_end, section_id
@@ -86,7 +86,7 @@ def _closed_section(superseded: Sequence[Classification]) -> str:
     for item in superseded:
         why = (
             "it was auto-closed by GitHub when its fork left the fork network, not withdrawn"
-            if item.state == DETACHED
+            if item.state == PullState.DETACHED
             else f"state: {item.state}"
         )
         parts.append(f"#{item.number}: {why}. Evidence:")
@@ -163,7 +163,7 @@ def cross_link(
 
 def compose(
     entry: Entry,
-    existing: Json | None,
+    existing: Pull | None,
     *,
     superseded: Sequence[Classification],
     check_lines: Sequence[str],

@@ -26,6 +26,7 @@ record older than the names) is no licence to rebuild; another entry's branch is
 from __future__ import annotations
 
 import dataclasses
+import enum
 
 from patchcarry.manifest import Entry
 from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Applied, Cache, Revision, revise
@@ -71,9 +72,17 @@ def published_by(entry_name: str, published: str | None, named: dict[str, str]) 
     return next((name for name, sha in sorted(named.items()) if sha == published), None)
 
 
-NEW, UNCHANGED, FAST_FORWARD = "new", "unchanged", "fast-forward"
 LISTED = 50  # dropped commits the plan's text names one by one; the rest are counted
-REWRITE, REFUSED = "rewrite", "refused"
+
+
+class BranchKind(enum.StrEnum):
+    """What a refresh does to the fork branch (the table above)."""
+
+    NEW = "new"
+    UNCHANGED = "unchanged"
+    FAST_FORWARD = "fast-forward"
+    REWRITE = "rewrite"
+    REFUSED = "refused"
 
 
 @dataclasses.dataclass
@@ -88,7 +97,7 @@ class Dropped:
 
 @dataclasses.dataclass
 class BranchPlan:
-    kind: str
+    kind: BranchKind
     reason: str
     live: str | None  # the fork branch's head now (None: absent)
     published: str | None  # what the record says this tool last published
@@ -139,10 +148,10 @@ def assess(
     record (`by`: the entry the record names, see `published_by`)."""
     patches = entry.patches()
     if live is None:
-        return BranchPlan(NEW, "the fork has no such branch yet", live, published)
+        return BranchPlan(BranchKind.NEW, "the fork has no such branch yet", live, published)
     if by is not None and by != entry.name:
         return BranchPlan(
-            REFUSED,
+            BranchKind.REFUSED,
             f"the fork's record says entry {by!r} published this branch: two entries on one "
             f"branch would rebuild each other's PR, so nothing is pushed, not even with "
             f"--rewrite; give entry {entry.name!r} its own head_branch in the manifest",
@@ -152,14 +161,21 @@ def assess(
     cache.fetch_head(remote, live)
     on_live = cache.apply(live, patches)
     if live == published and not on_live.failed and not on_live.added:
-        return BranchPlan(UNCHANGED, "the head is what this tool last published", live, published)
+        return BranchPlan(
+            BranchKind.UNCHANGED, "the head is what this tool last published", live, published
+        )
     # A publication that was itself a commit on top of someone's work is not rebuilt: that
     # would drop their commits underneath. Only a head the tool built whole is.
     ours = live == published and by == entry.name and FAST_FORWARD_NOTE not in cache.message(live)
     if ours or rewrite:
         plan = _rebuild(cache, entry, remote, base, live, published, ours=ours)
         fixes = {f.name for f in entry.fixes}
-        if ours and not rewrite and plan.kind == REWRITE and fixes <= set(on_live.contained):
+        if (
+            ours
+            and not rewrite
+            and plan.kind == BranchKind.REWRITE
+            and fixes <= set(on_live.contained)
+        ):
             plan = dataclasses.replace(plan, added=on_live.added, rebuild_holds_fix=True)
         return plan
     return _on_top(cache, entry, remote, base, live, published, on_live)
@@ -181,14 +197,14 @@ def _rebuild(
     if wanted.failed:
         names = ", ".join(p.name for p in wanted.failed)
         return BranchPlan(
-            REFUSED,
+            BranchKind.REFUSED,
             f"{names} does not apply on the base {base[:12]}: run scripts/check {entry.name}",
             live,
             published,
         )
     if ours:
         return BranchPlan(
-            REWRITE,
+            BranchKind.REWRITE,
             "the head is exactly what this tool last published, so it is rebuilt "
             "(no one else's commit is dropped)",
             live,
@@ -198,7 +214,7 @@ def _rebuild(
         Dropped(sha, *cache.describe(sha)) for sha in cache.commits_between(remote, live, stop=base)
     ]
     return BranchPlan(
-        REWRITE,
+        BranchKind.REWRITE,
         "--rewrite: the branch is replaced by base + patches; the commits below leave it",
         live,
         published,
@@ -225,7 +241,7 @@ def _on_top(
             return _revised(cache, entry, revised, why, live, published)
         files = sorted({f for p in on_live.failed for f in p.files})
         return BranchPlan(
-            REFUSED,
+            BranchKind.REFUSED,
             f"{why}, and {', '.join(p.name for p in on_live.failed)} neither applies on it nor "
             f"is already in it: the branch holds a different edit of {', '.join(files)}. "
             "Nothing is dropped without --rewrite (its plan names what goes); or bring the "
@@ -235,14 +251,14 @@ def _on_top(
         )
     if not on_live.added:
         return BranchPlan(
-            UNCHANGED,
+            BranchKind.UNCHANGED,
             f"{why}; it already holds every patch of this entry: nothing to add",
             live,
             published,
         )
     target = cache.commit_on(live, on_live.tree, entry, on_live.added)
     return BranchPlan(
-        FAST_FORWARD,
+        BranchKind.FAST_FORWARD,
         f"{why}: one commit on top adds {', '.join(on_live.added)}; every commit stays",
         live,
         published,
@@ -263,7 +279,7 @@ def _revised(
     fix = entry.fix.name
     if revised.tree is None:
         return BranchPlan(
-            REFUSED,
+            BranchKind.REFUSED,
             f"{why}; {revised.line()} holds an earlier revision of {fix} ({revised.why}), but "
             f"it cannot be updated cleanly: {'; '.join(revised.conflicts)}. Nothing is dropped "
             "without --rewrite (its plan names what goes); or bring the branch in line by "
@@ -280,7 +296,7 @@ def _revised(
     )
     target = cache.commit_on(live, revised.tree, entry, [fix, *revised.added], revises=sentence)
     return BranchPlan(
-        FAST_FORWARD,
+        BranchKind.FAST_FORWARD,
         f"{why}: {revised.line()} holds an earlier revision of {fix} ({revised.why}); one "
         f"commit on top turns it into this repo's revision{extra}; every commit stays",
         live,
@@ -312,9 +328,14 @@ def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: 
             "(a maintainer) can re-vet it, by commenting `/ok to test <new head>`"
         )
         return dataclasses.replace(
-            decided, kind=UNCHANGED, reason=reason, target=None, added=[], held=decided.added
+            decided,
+            kind=BranchKind.UNCHANGED,
+            reason=reason,
+            target=None,
+            added=[],
+            held=decided.added,
         )
-    if decided.kind != FAST_FORWARD or decided.target is None:
+    if decided.kind != BranchKind.FAST_FORWARD or decided.target is None:
         return decided
     fixes = {f.name for f in entry.fixes}
     if decided.revises is None and fixes & set(decided.added):
@@ -335,7 +356,7 @@ def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: 
         f"`/ok to test {decided.target}`"
     )
     return dataclasses.replace(
-        decided, kind=UNCHANGED, reason=reason, target=None, added=[], held=decided.added
+        decided, kind=BranchKind.UNCHANGED, reason=reason, target=None, added=[], held=decided.added
     )
 
 

@@ -38,7 +38,7 @@ def build_entry(
 ) -> Built | None:
     """The branch for `seen.entry`; None when the reads settled it (no fork branch to work on)."""
     status, entry, cache = seen.fork, seen.entry, Cache(facts.cache)
-    if status is None or status.kind == fork.DETACHED:
+    if status is None or status.kind == fork.ForkKind.DETACHED:
         return None
     base = entry.base_commit
     if opts.rebase:
@@ -58,9 +58,9 @@ def build_entry(
                                   opt_in=opts.update_live)  # fmt: skip
     label = f"{entry.base_branch} tip" if opts.rebase else "pinned base"
     built = Built(decided, base_label=label)
-    if decided.kind == branches.FAST_FORWARD:
+    if decided.kind == branches.BranchKind.FAST_FORWARD:
         built = dataclasses.replace(built, target=decided.target, push_from=cache.repo)
-    elif decided.kind in (branches.NEW, branches.REWRITE):
+    elif decided.kind in (branches.BranchKind.NEW, branches.BranchKind.REWRITE):
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="resubmit-")))
         made = assemble(entry, facts.upstream_url, scratch / entry.name, rebase=opts.rebase)
         built = dataclasses.replace(
@@ -154,7 +154,7 @@ def needs_scope(
 ) -> str | None:
     """Why the push of `target` (base + `patches` commits, or one commit on the live head)
     needs the `workflow` scope, or None when it does not."""
-    if target is None or push_from is None or kind == branches.FAST_FORWARD:
+    if target is None or push_from is None or kind == branches.BranchKind.FAST_FORWARD:
         return None  # nothing pushed, or one commit on the live head, which the fork has
     base = git.rev_parse(f"{target}~{patches}", cwd=push_from)
     heads = side.heads if side is not None else ()

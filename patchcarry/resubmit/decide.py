@@ -17,7 +17,20 @@ from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit import fork
 from patchcarry.resubmit.build import Built
-from patchcarry.resubmit.model import Options, Plan, PullWrite, Push, Refusal, Write, push_call
+from patchcarry.resubmit.model import (
+    CreateFork,
+    CreatePull,
+    EditPull,
+    Options,
+    Outlook,
+    Plan,
+    PostComment,
+    PullWrite,
+    Push,
+    PushBranch,
+    Refusal,
+    Write,
+)  # fmt: skip
 from patchcarry.resubmit.observe import Observed, Vetting, settle
 from patchcarry.resubmit.section import TooLong, normalize
 
@@ -41,16 +54,13 @@ def decide(seen: Observed, built: Built | None, opts: Options, *, today: str) ->
     plan = dataclasses.replace(
         plan, fork=status, facts=(*plan.facts, f"fork: {status.describe(entry.upstream)}")
     )
-    if status.kind == fork.DETACHED:
+    if status.kind == fork.ForkKind.DETACHED:
         return _refuse(plan, str(fork.refuse_detached(status, entry.upstream)))
     assert built is not None  # built whenever the fork is not detached
-    if status.kind == fork.MISSING:
-        create = Write(
-            f"POST /repos/{entry.upstream}/forks", f"create {entry.fork}, default branch only"
-        )
-        plan = _add(plan, writes=[create])
+    if status.kind == fork.ForkKind.MISSING:
+        plan = _add(plan, writes=[CreateFork(entry.upstream, entry.fork)])
     plan = _branch_facts(plan, seen, built)
-    if built.branch.kind == branches.REFUSED:
+    if built.branch.kind == branches.BranchKind.REFUSED:
         return _refuse(plan, f"branch {entry.head_branch}: {built.branch.reason}")
     owner = status.full_name.split("/")[0]
     if seen.pull is not None and not ownership.is_own_pr(seen.pull, seen.token_login):
@@ -78,7 +88,7 @@ def vetting_line(vetting: Vetting | None, head: str | None) -> str:
     pr = vetting.pr
     if not vetting.readable:
         return f"CI gate: could not read upstream's pull-request/{pr}"
-    if vetting.sha == head:
+    if vetting.vets(head):
         return f"CI gate: head {head[:12]} is vetted (upstream's pull-request/{pr} points at it)"
     if vetting.sha:
         return (
@@ -90,8 +100,10 @@ def vetting_line(vetting: Vetting | None, head: str | None) -> str:
 
 def _branch_facts(plan: Plan, seen: Observed, built: Built) -> Plan:
     decided = built.branch
-    facts = []
-    if decided.kind != branches.REFUSED:  # a refusal's reason is printed once, as the reason
+    facts: list[str] = []
+    if (
+        decided.kind != branches.BranchKind.REFUSED
+    ):  # a refusal's reason is printed once, as the reason
         facts.append(f"branch: {decided.kind.upper()}: {decided.reason}")
     facts.append(vetting_line(seen.vetting, seen.live))
     live, published = seen.live, seen.published
@@ -101,7 +113,7 @@ def _branch_facts(plan: Plan, seen: Observed, built: Built) -> Plan:
     )
     facts.extend(decided.dropped_lines())
     made = built.assembled
-    if made is not None and decided.kind != branches.REFUSED:
+    if made is not None and decided.kind != branches.BranchKind.REFUSED:
         facts.append(
             f"branch: {made.commit[:12]} = {built.base_label} {made.base[:12]} + "
             f"{made.patches} patch(es)"
@@ -112,7 +124,7 @@ def _branch_facts(plan: Plan, seen: Observed, built: Built) -> Plan:
 def _duplicate(seen: Observed, owner: str, force: bool) -> str:
     """Why a new PR would duplicate the manifest's open one ("" when it would not)."""
     current, existing = seen.current, seen.pull
-    if current is None or current.state != classify.OPEN or force:
+    if current is None or current.state != classify.PullState.OPEN or force:
         return ""
     if existing is not None and existing["number"] == current.number:
         return ""
@@ -131,15 +143,11 @@ def _push(plan: Plan, seen: Observed, built: Built, today: str) -> tuple[Plan, s
     live = decided.live
     on = f" on `{live[:12]}`" if live else ""
     revision = f"{today} `{target[:12]}` {decided.kind}{on}"
-    record = branches.record_ref(entry.head_branch)
-    write = Write(
-        push_call(plan.fork.full_name, entry, target),
-        f"--atomic with {record}; lease: branch {live[:12] if live else 'absent'}",
-    )
-    facts = []
+    write = PushBranch(plan.fork.full_name, entry.head_branch, target, live)
+    facts: list[str] = []
     if seen.pull is not None:
-        facts.append(f"after the push: the new head needs `/ok to test {target}`")
-        if any("is vetted" in f for f in plan.facts):
+        facts.append(Outlook(f"after the push: the new head needs `/ok to test {target}`"))
+        if seen.vetting is not None and seen.vetting.vets(seen.live):
             facts.append(f"this {decided.kind} throws away the vetting of {live or ''}"[:200])
     push = Push(
         target, built.push_from, live, decided.published,
@@ -168,10 +176,7 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
         title, body = None, existing.get("body") or ""
     pull = PullWrite(existing, title, body, section)
     if existing is None:
-        create = Write(
-            f"POST /repos/{entry.upstream}/pulls",
-            f"draft PR {owner}:{entry.head_branch} -> {entry.base_branch}",
-        )
+        create = CreatePull(entry.upstream, f"{owner}:{entry.head_branch}", entry.base_branch)
         return dataclasses.replace(_add(plan, writes=[create]), pull=pull)
     pr = existing["number"]
     changed = (["title"] if title is not None else []) + (
@@ -179,13 +184,11 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
         if normalize(existing.get("body")) != normalize(body)
         else []
     )
-    writes = []
+    writes: list[Write] = []
     if changed:
-        writes.append(Write(f"PATCH /repos/{entry.upstream}/pulls/{pr}", " and ".join(changed)))
+        writes.append(EditPull(entry.upstream, pr, tuple(changed)))
     if plan.push is not None:
-        writes.append(
-            Write(f"POST /repos/{entry.upstream}/issues/{pr}/comments", "revision comment")
-        )
+        writes.append(PostComment(entry.upstream, pr, "revision"))
     plan = dataclasses.replace(plan, pr=pr, url=existing.get("html_url"), pull=pull)
     return _add(plan, writes=writes)
 
@@ -196,12 +199,9 @@ def _links(plan: Plan, seen: Observed, force: bool) -> Plan:
     needed = tuple(
         c.number
         for c in seen.superseded
-        if (c.state == classify.DETACHED or force) and c.number not in seen.linked
+        if (c.state == classify.PullState.DETACHED or force) and c.number not in seen.linked
     )
-    writes = [
-        Write(f"POST /repos/{entry.upstream}/issues/{n}/comments", "cross-link to the new PR")
-        for n in needed
-    ]
+    writes = [PostComment(entry.upstream, n, "cross-link") for n in needed]
     return dataclasses.replace(_add(plan, writes=writes), links=needed)
 
 

@@ -9,28 +9,31 @@ import dataclasses
 import re
 import time
 from collections.abc import Callable
-from typing import Any
 
 from patchcarry import git
 from patchcarry.errors import FatalError, GitHubError
-from patchcarry.github import GitHub, Json, TransientError, UnprocessableError
+from patchcarry.github import GitHub, TransientError, UnprocessableError
+from patchcarry.github_types import Pull
 from patchcarry.manifest import Entry, record_pr
 from patchcarry.pulls import ownership
-from patchcarry.pulls.classify import DETACHED, Classification
+from patchcarry.pulls.classify import Classification, PullState
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit import fork
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.model import (
-    CREATED,
-    REFRESHED,
-    UNCHANGED,
+    Action,
+    CreatePull,
+    DcoShown,
+    Made,
     Options,
+    Outlook,
     Plan,
     PullWrite,
     Push,
+    PushBranch,
     Record,
-    push_call,
+    Write,
 )  # fmt: skip
 from patchcarry.resubmit.section import merge, normalize
 
@@ -53,7 +56,7 @@ def _ensure_fork(ctx: Context, plan: Plan) -> tuple[fork.ForkStatus, list[str]]:
     note a created fork leaves in the record."""
     status, entry = plan.fork, plan.entry
     assert status is not None
-    if status.kind != fork.MISSING:
+    if status.kind != fork.ForkKind.MISSING:
         return status, []
     key, notes = entry.fork.lower(), []
     if key not in ctx.forks:
@@ -98,10 +101,10 @@ def execute(ctx: Context, plan: Plan) -> Record:
     assert plan.pull is not None
     before = len(ctx.gh.writes)
     status, facts = _ensure_fork(ctx, plan)
-    made: list[str] = []
+    made: list[Write] = []
     if step is not None:
         _push(ctx, plan, step, status)
-        made.append(push_call(status.full_name, entry, step.target))
+        made.append(PushBranch(status.full_name, entry.head_branch, step.target))
     owner = status.full_name.split("/")[0]
     pull, created = open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login)
     number, url = pull["number"], pull.get("html_url")
@@ -114,27 +117,29 @@ def execute(ctx: Context, plan: Plan) -> Record:
         ctx.gh, entry, plan.links, plan.superseded, login=ctx.login, pr=number,
         url=url or "", fork=status.full_name,
     )  # fmt: skip
-    made.extend(ctx.gh.writes[before:])
+    made.extend(Made(call) for call in ctx.gh.writes[before:])
     return _record(ctx, plan, [*plan.facts, *facts], made, number, url, created)
 
 
 def _record(
-    ctx: Context, plan: Plan, facts: list[str], made: list[str], number: int,
+    ctx: Context, plan: Plan, facts: list[str], made: list[Write], number: int,
     url: str | None, created: bool,
 ) -> Record:  # fmt: skip
     """After every write: the manifest's record, and the head's DCO result read once."""
     entry, step, rules = plan.entry, plan.push, plan.rules
     if step is not None:  # what the plan said would follow the push has happened
-        facts = [f for f in facts if not f.startswith("after the push:")]
+        facts = [f for f in facts if not isinstance(f, Outlook)]
         facts.append(f"CI gate: the new head {step.target[:12]} needs a maintainer's "
                      f"`/ok to test {step.target}`")  # fmt: skip
-    action = CREATED if created else (REFRESHED if made else UNCHANGED)
+    action = Action.CREATED if created else (Action.REFRESHED if made else Action.UNCHANGED)
     if ctx.opts.manifest_path is not None and number != entry.pr:
         record_pr(ctx.opts.manifest_path, entry.name, number)
         facts.append(f"manifest: recorded pr = {number}")
     if step is not None:  # after every write and the record: read once, a report
         shown, line = dco_result(ctx.gh, entry.upstream, step.target)
-        rules = {**(rules or {}), "after_push": shown}
+        assert rules is not None  # the gate judges the rules of every plan that pushes
+        rules = rules.copy()
+        rules["after_push"] = shown
         facts.append(line)
     return Record(plan, action, number, url, tuple(made), tuple(facts), rules)
 
@@ -151,12 +156,12 @@ class PushRefused(FatalError):
 
 @dataclasses.dataclass(frozen=True)
 class RefResult:
-    """One ref's line of `git push --porcelain`: `<flag>\t<from>:<to>\t<summary> (<reason>)`."""
+    """One ref's line of `git push --porcelain`: `<flag>\t<from>:<to>\t<summary> (<why>)`."""
 
     flag: str  # " " "+" "-" "*" "=" accepted; "!" refused
     ref: str
     summary: str  # "[rejected]", "[remote rejected]", "[new branch]", "abc..def", ...
-    reason: str  # the text in parentheses, if any
+    why: str  # the text in parentheses, if any
 
 
 _PORCELAIN = re.compile(r"^([ +\-*=!])\t[^\t]*:([^\t]+)\t(\S.*?)(?: \((.*)\))?$")
@@ -168,8 +173,8 @@ def parse_porcelain(output: str) -> list[RefResult]:
     for line in output.splitlines():
         match = _PORCELAIN.match(line)
         if match:
-            flag, ref, summary, reason = match.groups()
-            found.append(RefResult(flag, ref, summary, reason or ""))
+            flag, ref, summary, why = match.groups()
+            found.append(RefResult(flag, ref, summary, why or ""))
     return found
 
 
@@ -199,8 +204,8 @@ _REASONS = (
 _LEASE = ("stale info", "fetch first", "non-fast-forward")
 
 
-def _advice(reason: str) -> str:
-    return next((advice for key, advice in _REASONS if key.lower() in reason.lower()), "")
+def _advice(text: str) -> str:
+    return next((advice for key, advice in _REASONS if key.lower() in text.lower()), "")
 
 
 _REMOTE_CODE = re.compile(r"^remote:\s*(?:error:\s*)?(GH\d{3}: .*?)\s*$", re.MULTILINE)
@@ -220,18 +225,18 @@ def raise_push_failure(
     results = [r for r in parse_porcelain(message) if r.flag == "!"]
     # in an atomic push the refs the server did not object to say "atomic transaction
     # failed": the reason is the other ref's, so that one is quoted first
-    results.sort(key=lambda r: "atomic" in r.reason)
+    results.sort(key=lambda r: "atomic" in r.why)
     for result in results:
         if result.summary == "[remote rejected]":
             codes = remote_codes(message)
-            advice = _advice(result.reason) or _advice(" ".join(codes))
+            advice = _advice(result.why) or _advice(" ".join(codes))
             said = f" (remote: {codes[0][:200]!r})" if codes else ""
             raise PushRefused(
-                f"GitHub refused the push to {result.ref}: {result.reason!r}{said}"
+                f"GitHub refused the push to {result.ref}: {result.why!r}{said}"
                 + (f": {advice}" if advice else "")
                 + "; nothing after the push was written"
             )
-    if any(r.summary == "[rejected]" and r.reason in _LEASE for r in results):
+    if any(r.summary == "[rejected]" and r.why in _LEASE for r in results):
         raise LeaseRejected(
             f"push to {branch} refused by the lease: the fork branch is no longer at "
             f"{(expected or 'absent')[:12]} (someone pushed to it); inspect it, then re-run"
@@ -248,7 +253,7 @@ def raise_push_failure(
 # -- the API writes on upstream, each guarded by what was observed or by a marker
 def open_or_refresh(
     gh: GitHub, entry: Entry, pull: PullWrite, owner: str, login: str
-) -> tuple[Json, bool]:
+) -> tuple[Pull, bool]:
     """(the PR, whether this run created it). A create whose answer was lost is looked up
     (never blindly retried) and still reported as created."""
     existing = pull.existing
@@ -273,7 +278,7 @@ def open_or_refresh(
 
 def _found_after_create(
     gh: GitHub, entry: Entry, pull: PullWrite, head: str, exc: Exception, login: str
-) -> tuple[Json, bool]:
+) -> tuple[Pull, bool]:
     """The PR from `head` after a create that failed or lost its answer (the 422 lookup)."""
     found = None
     for candidate in gh.pulls(entry.upstream, state="open", head=head, base=entry.base_branch):
@@ -289,7 +294,7 @@ def _found_after_create(
     ownership.refuse_stranger(found, login)  # a stranger's PR on our branch is not ours
     created = isinstance(exc, TransientError)
     if created:
-        gh.writes.append(f"POST /repos/{entry.upstream}/pulls")
+        gh.writes.append(CreatePull(entry.upstream).call)
     # someone's PR (opened between the read and the POST), or ours whose answer was
     # lost: either way only the tool's section goes into the body found, title kept
     body = merge(found.get("body"), pull.section, entry.name)
@@ -331,7 +336,7 @@ def cross_links(
         marker = ownership.link_marker(entry.name, number)
         if marked(gh, entry.upstream, number, marker, login):
             continue
-        detached = any(c.number == number and c.state == DETACHED for c in superseded)
+        detached = any(c.number == number and c.state == PullState.DETACHED for c in superseded)
         text = bodies.cross_link(
             entry, superseded=number, new_pr=pr, new_url=url, fork=fork, detached=detached
         )
@@ -342,7 +347,7 @@ def cross_links(
                 raise GitHubError(f"{exc}; the cross-link was not posted; re-run") from None
 
 
-def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[dict[str, Any], str]:
+def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[DcoShown, str]:
     """The head's DCO check runs, read once after the push: (JSON, the plan's sentence). A
     report, never a failure: the writes are done, and GitHub answers 422 "No commit found" for
     a head its PR does not show yet."""

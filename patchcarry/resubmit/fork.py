@@ -5,6 +5,7 @@ creates forks asynchronously."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 import time
 from collections.abc import Callable
 
@@ -13,23 +14,25 @@ from patchcarry.github import GitHub
 from patchcarry.pulls import classify
 from patchcarry.pulls.reads import Reads
 
-ATTACHED = "attached"
-MISSING = "missing"
-DETACHED = "detached"
+
+class ForkKind(enum.StrEnum):
+    ATTACHED = "attached"
+    MISSING = "missing"
+    DETACHED = "detached"
 
 
 @dataclasses.dataclass
 class ForkStatus:
-    kind: str
+    kind: ForkKind
     full_name: str
     clone_url: str | None = None
     note: str = ""
     waited: float = 0.0  # seconds spent waiting for GitHub to create it (this run)
 
     def describe(self, upstream: str) -> str:
-        if self.kind == ATTACHED:
+        if self.kind == ForkKind.ATTACHED:
             return f"{self.full_name} is an attached fork of {upstream}"
-        if self.kind == MISSING:
+        if self.kind == ForkKind.MISSING:
             return f"{self.full_name} does not exist: it would be created as a fork of {upstream}"
         return f"{self.full_name} is NOT an attached fork of {upstream}: {self.note}"
 
@@ -38,14 +41,14 @@ def inspect(gh: GitHub | Reads, fork: str, upstream: str) -> ForkStatus:
     """Read-only: what `fork` is right now (fresh from `GitHub`, or the run's one read)."""
     repo = gh.repo(fork)
     if repo is None:
-        return ForkStatus(MISSING, fork)
+        return ForkStatus(ForkKind.MISSING, fork)
     source = (repo.get("source") or {}).get("full_name")
     top = classify.root(gh, upstream)
     if classify.same_network(repo, top):
-        return ForkStatus(ATTACHED, repo["full_name"], repo.get("clone_url"))
+        return ForkStatus(ForkKind.ATTACHED, repo["full_name"], repo.get("clone_url"))
     where = f" (the root of {upstream}'s network)" if top.lower() != upstream.lower() else ""
     why = "fork: false" if not repo.get("fork") else f"its source is {source}, not {top}{where}"
-    return ForkStatus(DETACHED, repo.get("full_name", fork), repo.get("clone_url"), why)
+    return ForkStatus(ForkKind.DETACHED, repo.get("full_name", fork), repo.get("clone_url"), why)
 
 
 def refuse_detached(status: ForkStatus, upstream: str) -> FatalError:
@@ -93,7 +96,7 @@ def create(gh: GitHub, name: str, upstream: str, *, login: str, wait: Backoff) -
     full_name = made.get("full_name", name)
     while True:
         status = inspect(gh, full_name, upstream)
-        if status.kind == ATTACHED:
+        if status.kind == ForkKind.ATTACHED:
             if full_name.lower() != name.lower():
                 status.note = (
                     f"GitHub returned the existing fork {full_name} instead of creating {name}: "

@@ -8,11 +8,11 @@ refused, so the run writes nothing); the base branch's rules are judged for each
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from patchcarry.errors import FatalError, GitHubError
-from patchcarry.github import ACTIONS, APP_USER, CLASSIC, FINE_GRAINED, OAUTH, Json
-from patchcarry.resubmit.model import PLANNED, UNCHANGED, Options, Plan, Refusal
+from patchcarry.github import ACTIONS, APP_USER, CLASSIC, FINE_GRAINED, OAUTH
+from patchcarry.github_types import Rule
+from patchcarry.resubmit.model import Action, Options, Plan, Refusal, RulesJudged, TokenShown
 from patchcarry.resubmit.observe import Observed, RunFacts
 
 
@@ -41,9 +41,9 @@ def gate(journeys: list[tuple[Observed, Plan]], facts: RunFacts, opts: Options) 
 
 def _judge(seen: Observed, plan: Plan, facts: RunFacts) -> Plan:
     """The token and the base branch's rules against one entry's planned writes."""
-    if plan.pull is None or plan.action not in (PLANNED, UNCHANGED):
+    if plan.pull is None or plan.action not in (Action.PLANNED, Action.UNCHANGED):
         return plan  # refused or merged before its writes were planned
-    api_writes = any(not w.call.startswith("git ") for w in plan.writes)
+    api_writes = any(w.api for w in plan.writes)
     workflow = plan.push.workflow if plan.push is not None else None
     shown, refusal = judge_token(
         facts.token_kind, facts.scopes, login=facts.login, upstream=plan.entry.upstream,
@@ -88,14 +88,14 @@ def judge_token(
     upstream: str,
     api_writes: bool,
     workflow: str | None,
-) -> tuple[dict[str, Any], str]:
+) -> tuple[TokenShown, str]:
     """(what the plan shows about the token, the one-line refusal or "")."""
     needed: list[str] = []
     if api_writes:
         needed.append(f"public_repo (open/refresh the PR on {upstream})")
     if workflow:
         needed.append(f"workflow ({workflow})")
-    shown: dict[str, Any] = {
+    shown: TokenShown = {
         "kind": kind,
         "scopes": sorted(scopes) if scopes is not None else None,
         "needs": needed,
@@ -144,7 +144,7 @@ _SIGNED_OFF = "satisfied: every commit the tool writes is signed off by its auth
 _CLASSIC = "classic branch protection: not readable without admin rights on upstream"
 
 
-def judge_rules(rules: list[Json] | None, branch: str) -> dict[str, Any]:
+def judge_rules(rules: list[Rule] | None, branch: str) -> RulesJudged:
     """What the new head needs on `branch`, and the verdict for the tool's own commits
     (`rules` None: they could not be read)."""
     readable = rules is not None
@@ -179,7 +179,7 @@ def judge_rules(rules: list[Json] | None, branch: str) -> dict[str, Any]:
     }
 
 
-def rule_lines(judged: dict[str, Any]) -> list[str]:
+def rule_lines(judged: RulesJudged) -> list[str]:
     """The plan's sentences for the judged rules."""
     head = f"rules for {judged['branch']}:"
     if not judged.get("readable", True):

@@ -21,7 +21,8 @@ from patchcarry.check import render
 from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, NetworkError, UpstreamError, UsageError
-from patchcarry.github import Json, NotFoundError
+from patchcarry.github import NotFoundError
+from patchcarry.github_types import Pull, Rule
 from patchcarry.manifest import Entry
 from patchcarry.proc import CalledProcessError
 from patchcarry.pulls import classify, ownership
@@ -63,6 +64,10 @@ class Vetting:
     readable: bool
     sha: str | None
 
+    def vets(self, head: str | None) -> bool:
+        """Whether upstream's CI gate points at `head`: it is vetted."""
+        return self.readable and head is not None and self.sha == head
+
 
 @dataclasses.dataclass(frozen=True)
 class ForkSide:
@@ -92,9 +97,9 @@ class Observed:
     published: str | None = None  # the publication record's commit
     publishers: Mapping[str, str] = dataclasses.field(default_factory=dict)
     vetting: Vetting | None = None
-    pull: Json | None = None  # the open PR from the fork branch
+    pull: Pull | None = None  # the open PR from the fork branch
     linked: frozenset[int] = frozenset()  # superseded PRs that hold our cross-link already
-    rules: tuple[Json, ...] | None = ()  # upstream's active rules (None: not readable)
+    rules: tuple[Rule, ...] | None = ()  # upstream's active rules (None: not readable)
     fork_side: ForkSide | None = None  # the fork's branches (for the workflow scope)
 
 
@@ -188,7 +193,7 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         return seen
     status = fork.inspect(reads, entry.fork, entry.upstream)
     seen = dataclasses.replace(seen, fork=status)
-    if status.kind == fork.DETACHED:
+    if status.kind == fork.ForkKind.DETACHED:
         return seen
     live, published, publishers = _read_live(status, entry, facts.cache)
     return dataclasses.replace(
@@ -209,7 +214,7 @@ def _read_live(
 ) -> tuple[str | None, str | None, dict[str, str]]:
     """(live head, published record, {entry: its publisher ref}) of the fork branch: one
     `git ls-remote`."""
-    if status.kind != fork.ATTACHED or not status.clone_url:
+    if status.kind != fork.ForkKind.ATTACHED or not status.clone_url:
         return None, None, {}
     refs = [
         f"refs/heads/{entry.head_branch}",
@@ -238,12 +243,16 @@ def _read_vetting(entry: Entry, head: str | None, upstream_url: str) -> Vetting 
 
 def _read_pull(
     reads: Reads, entry: Entry, status: fork.ForkStatus, current: Classification | None
-) -> Json | None:
+) -> Pull | None:
     """The open PR from the fork branch: the recorded one when it still comes from there."""
     label = f"{status.full_name.split('/')[0]}:{entry.head_branch}"
-    if current is not None and current.state == classify.OPEN and current.head_label == label:
+    if (
+        current is not None
+        and current.state == classify.PullState.OPEN
+        and current.head_label == label
+    ):
         return reads.pull(entry.upstream, current.number)
-    if status.kind != fork.ATTACHED:
+    if status.kind != fork.ForkKind.ATTACHED:
         return None
     for pull in reads.open_pulls(entry.upstream, label, entry.base_branch):
         if (pull.get("head") or {}).get("label") == label:
@@ -257,7 +266,7 @@ def _read_links(
     """The superseded PRs a cross-link may go to that already hold the token user's."""
     linked = set()
     for item in superseded:
-        if item.state != classify.DETACHED and not force:
+        if item.state != classify.PullState.DETACHED and not force:
             continue
         marker = ownership.link_marker(entry.name, item.number)
         if ownership.marked(reads.comments(entry.upstream, item.number), marker, login):
@@ -270,7 +279,7 @@ def _read_fork_side(
 ) -> ForkSide:
     """The fork's branch heads (one `git ls-remote`) and its default branch's; for a fork
     still to be made, upstream's default branch alone (GitHub forks that branch only)."""
-    if status.kind == fork.ATTACHED and status.clone_url:
+    if status.kind == fork.ForkKind.ATTACHED and status.clone_url:
         url, repo = status.clone_url, reads.repo(entry.fork)
         owner, pattern = entry.fork, "refs/heads/*"
     else:
@@ -289,7 +298,12 @@ def _read_fork_side(
 
 # What the superseded and recorded PRs alone settle, before the fork is read: merged
 # (nothing to do) or a decision someone else made (refused without --force).
-_BLOCKING = (classify.MAINTAINER, classify.AUTHOR, classify.UNKNOWN, classify.OPEN)
+_BLOCKING = (
+    classify.PullState.MAINTAINER,
+    classify.PullState.AUTHOR,
+    classify.PullState.UNKNOWN,
+    classify.PullState.OPEN,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -307,7 +321,10 @@ def history(
     that closed without merge is superseded too."""
     current = classes[entry.pr] if entry.pr else None
     superseded = [classes[n] for n in entry.supersedes]
-    if current is not None and current.state not in (classify.OPEN, classify.MERGED):
+    if current is not None and current.state not in (
+        classify.PullState.OPEN,
+        classify.PullState.MERGED,
+    ):
         superseded.append(current)
     return current, tuple(superseded)
 
@@ -317,9 +334,9 @@ def settle(
 ) -> Settled | None:
     """Merged / closed by someone / still open elsewhere; None when the entry goes on
     (`current`, `superseded`: as `history` gives them)."""
-    if current is not None and current.state == classify.MERGED:
+    if current is not None and current.state == classify.PullState.MERGED:
         return Settled(f"#{current.number} is merged: nothing to do", current)
-    merged = [c for c in superseded if c.state == classify.MERGED]
+    merged = [c for c in superseded if c.state == classify.PullState.MERGED]
     if merged:
         return Settled(f"#{merged[0].number} was merged: nothing to re-submit", merged[0])
     blocking = [c for c in superseded if c.state in _BLOCKING]
@@ -331,7 +348,7 @@ def settle(
     return None
 
 
-def _read_rules(reads: Reads, upstream: str, branch: str) -> tuple[Json, ...] | None:
+def _read_rules(reads: Reads, upstream: str, branch: str) -> tuple[Rule, ...] | None:
     """The base branch's active rules; None where GitHub serves no rulesets (a GitHub
     Enterprise Server without them answers 404): not readable, never "none"."""
     try:

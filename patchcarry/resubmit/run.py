@@ -20,7 +20,16 @@ from patchcarry.manifest import Entry
 from patchcarry.pulls.reads import Reads
 from patchcarry.resubmit import build, decide, execute, gate, observe
 from patchcarry.resubmit.live import Cache
-from patchcarry.resubmit.model import REFUSED, EntryPlan, Options, Plan, Write
+from patchcarry.resubmit.model import (
+    Action,
+    CreatePull,
+    EditPull,
+    EntryPlan,
+    Options,
+    Plan,
+    PostComment,
+    PushBranch,
+)  # fmt: skip
 
 if TYPE_CHECKING:
     from patchcarry.github import GitHub
@@ -72,7 +81,7 @@ def resubmit(
             journeys.append((seen, decide.decide(seen, built, opts, today=facts.today)))
         cost = _cost(gh, facts)
         plans = gate.gate(journeys, facts, opts)
-        if dry_run or any(p.action == REFUSED for p in plans):
+        if dry_run or any(p.action == Action.REFUSED for p in plans):
             return _unwritten(plans, cost, opts, token is not None)
         ctx = execute.Context(gh, opts, facts.login, facts.upstream_url, Cache(facts.cache), say)
         shown = [
@@ -101,7 +110,7 @@ def _unwritten(plans: list[Plan], cost: dict[str, int], opts: Options, token: bo
                 f"that a token for {plan.entry.fork_owner} can write (no GITHUB_TOKEN set)"
             )
         shown.append(plan.shown(cost, unverified))
-    refused = any(p.action == REFUSED for p in plans)
+    refused = any(p.action == Action.REFUSED for p in plans)
     why = "--dry-run" if opts.dry_run else "no GITHUB_TOKEN set"
     head = f"DRY RUN ({why}): every read was made; nothing was written."
     if refused and not opts.dry_run and token:
@@ -128,7 +137,7 @@ def _entry(entry: Entry, report: CheckReport) -> EntryPlan:
     plan.pr = entry.pr
     if report.entry(entry.name).status == "does not apply":
         plan.action, plan.reason = (
-            REFUSED,
+            Action.REFUSED,
             f"check failed: run {install.command('check')} --offline {entry.name}",
         )
     plan.unverified = [
@@ -138,30 +147,11 @@ def _entry(entry: Entry, report: CheckReport) -> EntryPlan:
         f"that {entry.fork} exists and is an attached fork of {entry.upstream}",
         f"what the fork's {entry.head_branch} holds; the pinned base on {entry.upstream}",
     ]
-    plan.writes.append(
-        Write(
-            f"git push {entry.fork} <update>:refs/heads/{entry.head_branch}",
-            "a new branch (pinned base + patches), or commits added on top of what is there; "
-            "no commit dropped without --rewrite; nothing when it already holds the patches, "
-            "nor on an open PR whose head holds the fix without --update-live",
-        )
-    )
+    up = entry.upstream
+    plan.writes.append(PushBranch(entry.fork, entry.head_branch, None, implied=True))
     if entry.pr:
-        plan.writes.append(
-            Write(
-                f"PATCH /repos/{entry.upstream}/pulls/{entry.pr}",
-                "only the tool's section of the body, the title only if the manifest's "
-                "changed; nothing when they are current, nor on a description without the "
-                "tool's section while nothing is pushed",
-            )
-        )
+        plan.writes.append(EditPull(up, entry.pr, implied=True))
     else:
-        plan.writes.append(Write(f"POST /repos/{entry.upstream}/pulls", "draft"))
-    plan.writes.extend(
-        Write(
-            f"POST /repos/{entry.upstream}/issues/{n}/comments",
-            "cross-link, only if not there yet",
-        )
-        for n in entry.supersedes
-    )
+        plan.writes.append(CreatePull(up, implied=True))
+    plan.writes.extend(PostComment(up, n, "cross-link", implied=True) for n in entry.supersedes)
     return plan
