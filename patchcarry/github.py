@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -61,6 +62,12 @@ def token_kind(token: str | None) -> str | None:
     if not token:
         return None
     return next((kind for prefix, kind in _PREFIXES if token.startswith(prefix)), CLASSIC)
+
+
+def token_from_env() -> str | None:
+    """GITHUB_TOKEN for the API client, never echoed, logged or stored (git gets it through
+    its credential helper, which reads it itself: git/env.py)."""
+    return os.environ.get("GITHUB_TOKEN") or None
 
 
 class PagingCapError(GitHubError):

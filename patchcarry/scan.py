@@ -65,7 +65,7 @@ class Found:
 
     item: classify.Classification
     title: str
-    resubmitted_by: str | None  # "#6339 (manifest entry X)" / "cross-link comment" / None
+    resubmitted_by: str | None  # "#N (manifest entry X)" / "cross-link comment" / None
     planned_in: str | None = None  # a manifest entry lists it but has no PR yet
 
     def to_json(self) -> dict[str, object]:

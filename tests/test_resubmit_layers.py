@@ -1,6 +1,6 @@
-"""resubmit's shape, read from its source: one entry's journey is observe -> build -> decide
--> gate -> execute, no module of a phase imports a later phase, and each module and function
-stays small enough to read (400 lines, 60 lines)."""
+"""resubmit's shape, read from its source: each module is a phase of the journey run.py
+describes or a value the phases share, no phase imports a later one, and modules and
+functions stay small enough to read (400 lines, 60 lines)."""
 
 from __future__ import annotations
 

@@ -76,8 +76,7 @@ def _landed_since(gh: GitHub) -> Judge:
 def _run_all(args: argparse.Namespace) -> int:
     from patchcarry.adopt.run import existing
     from patchcarry.errors import ExitCode, UsageError
-    from patchcarry.github import GitHub
-    from patchcarry.resubmit.run import token_from_env
+    from patchcarry.github import GitHub, token_from_env
     from patchcarry.scan import scan_all
 
     _, entries = existing(args.manifest)
@@ -119,8 +118,7 @@ def _run_all(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest
     from patchcarry.errors import ExitCode, UsageError
-    from patchcarry.github import GitHub
-    from patchcarry.resubmit.run import token_from_env
+    from patchcarry.github import GitHub, token_from_env
     from patchcarry.scan import scan
 
     args.manifest = manifest.find(args.manifest)

@@ -1,6 +1,5 @@
-"""The text the tool writes on GitHub: its section of a PR body (a pure function of its
-inputs, so an unchanged input never causes a PATCH), a new PR's whole body, the cross-link
-and revision comments. Where the section sits in a body: section.py."""
+"""The text the tool writes on GitHub: a pure function of its inputs, so an unchanged input
+never causes a PATCH. Where the section sits in a body: section.py."""
 
 from __future__ import annotations
 

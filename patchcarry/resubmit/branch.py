@@ -1,27 +1,8 @@
-"""Decides what a refresh does to the fork branch, which people other than this tool push to.
-
-The publication record is a ref on the fork itself, `refs/patchcarry/published/<branch>`,
-pushed atomically with the branch and naming the commit this tool last published there. A ref
-on the fork (rather than the manifest, a file on one machine, or a commit trailer, which
-anyone's rebase copies) is read by the same `git ls-remote` that reads the branch, from any
-clone or CI job that can read the fork, and no one else's push moves it. A branch head equal
-to that record holds nothing the tool did not publish, so it may be rebuilt (leased on that
-value); any other head holds someone's work, and the default only adds commits on top:
-
-  new           the branch does not exist: push `base + patches`
-  unchanged     the branch already holds this repo's change: nothing to push
-  fast-forward  one commit on the live head turns its tree into "live tree + the patches";
-                or, when the branch holds an earlier revision of the fix (revise.py), one
-                commit that turns that revision into this repo's (3-way, per file)
-  rewrite       replace the branch (own publication, or `--rewrite`): the plan names each
-                commit it drops
-  refused       the patches neither apply on the live head nor are already in it
-
-The record also names the entry that published it: beside it, `refs/patchcarry/publisher/
-<entry>/<branch>` holds the same commit, moved in the same atomic push. A record whose commit
-no publisher ref of this entry holds (another entry's, from another manifest or clone, or a
-record older than the names) is no licence to rebuild; another entry's branch is refused.
-"""
+"""What a refresh does to the fork branch, which others push to too. A ref on the fork
+records what the tool last published there (pushed atomically with the branch, so any clone
+reads it with the same `ls-remote` and nobody else's push moves it); only a head equal to it
+may be rebuilt, any other gets commits on top. A second ref names the publishing entry, so
+one entry never rebuilds another's branch."""
 
 from __future__ import annotations
 

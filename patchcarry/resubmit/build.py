@@ -1,7 +1,6 @@
-"""Phase 2 of an entry's journey: local git only. What the fork branch becomes (`branch.
-assess`: unchanged, a commit on top, a rebuild, or refused), the new branch built when one is
-needed (`assemble`), and whether the push changes .github/workflows (`capability`). Objects
-come into the cache by the ids the read phase observed; no ref or API is read here."""
+"""Phase 2 (see run.py): local git only, on objects the read phase named by id: what the
+fork branch becomes, the new branch when one is needed, and whether its push needs the
+`workflow` scope."""
 
 from __future__ import annotations
 
@@ -82,12 +81,9 @@ class Assembled:
 
 
 def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Assembled:
-    """In `scratch` (a fresh repo), check out the base and `git am` the entry's patches.
-
-    The base is the pinned `base_commit`, or with `rebase` the current `base_branch` tip.
-    The base is fetched shallow (Megatron-LM's history is large); `push` deepens the repo
-    only if the fork lacks the base's history (e.g. a fork made with default_branch_only).
-    """
+    """Base (pinned, or with `rebase` the branch tip) + `git am` of the patches in a fresh
+    repo. The base is fetched shallow, since upstream's history is large; the push deepens
+    it only when the fork lacks that history."""
     git.init(scratch)
     ref = f"refs/heads/{entry.base_branch}" if rebase else entry.base_commit
     try:
@@ -114,20 +110,10 @@ def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) ->
     return Assembled(base=base, commit=commit, patches=len(patches))
 
 
-# Whether GitHub will want the `workflow` scope for a push, judged as GitHub judges it.
-#
-# GitHub's receive-pack looks at each commit the push makes new to the fork and refuses one
-# that creates, updates or deletes a file under `.github/workflows/` unless the token has the
-# `workflow` scope; a file whose path and contents already exist on a branch of the fork needs
-# no scope (GitHub's documentation of the scope). So the judgement is per new commit, never a
-# comparison of whole trees: a branch at the pinned base pushed to a fork whose default branch
-# is at a newer dev makes no upstream commit new (that history is the fork's already), and a
-# commit that changes a workflow followed by one that changes it back still needs the scope.
-#
-# The commits this tool writes never touch a workflow (`patchrules` refuses such a patch, the
-# commit on a live branch is its tree plus the patches), so only the base's history can bring
-# one. The fork's heads are what the read phase observed; their commits and trees, and the
-# base's history (commits only), come into the check's cache by those ids.
+# Whether GitHub will want the `workflow` scope for a push, judged as it judges it: per commit
+# the push makes new to the fork, one that changes `.github/workflows/` needs the scope unless
+# a fork branch already holds that path with those contents. The tool's own commits never
+# touch a workflow (patchrules), so only the base's history can bring one.
 WORKFLOWS = ".github/workflows"
 MAX_HEADS = 20  # fork branches whose history is read to tell which commits are new to it
 MAX_NEW = 200  # new commits judged one by one (each reads its trees lazily)

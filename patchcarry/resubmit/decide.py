@@ -1,7 +1,5 @@
-"""Phase 3 of an entry's journey: a pure function from what was observed and built to the
-plan of writes (the push with its leases, the PR's create or edit, comments) or a refusal
-with its reason. No git, no HTTP: every input is a plain value, so each rule is a table test.
-"""
+"""Phase 3 (see run.py): a pure function from what was observed and built to the plan of
+writes or a refusal, so each rule is a table test."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Phase 5 of an entry's journey: the plan's writes, in order, each guarded by what was
-observed (the push's leases, the comments' markers, the 422 lookup), then the record: the PR
-number in the manifest and what was written, a value of its own (the plan is not rewritten).
-"""
+"""Phase 5 (see run.py): the plan's writes, in order, each guarded by what was observed
+(leases, markers, the 422 lookup) so a re-run after any failure resumes; then the record."""
 
 from __future__ import annotations
 
@@ -348,9 +346,8 @@ def cross_links(
 
 
 def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[DcoShown, str]:
-    """The head's DCO check runs, read once after the push: (JSON, the plan's sentence). A
-    report, never a failure: the writes are done, and GitHub answers 422 "No commit found" for
-    a head its PR does not show yet."""
+    """The head's DCO check runs, read once after the push: (shown, sentence). A report,
+    never a failure: the writes are done, and a head the PR does not show yet answers 422."""
     try:
         found_runs = gh.check_runs(repo, sha)
     except GitHubError as exc:

@@ -85,12 +85,9 @@ class Backoff:
 
 
 def create(gh: GitHub, name: str, upstream: str, *, login: str, wait: Backoff) -> ForkStatus:
-    """POST the fork, then poll with `wait`'s back-off until it answers as an attached fork
-    (GitHub creates forks asynchronously: it may 404 for a while).
-
-    GitHub may hand back an existing fork of the owner under another name: that one is used,
-    and `note` says so (the manifest's `fork` should then be updated).
-    """
+    """POST the fork, then poll with `wait` until it answers as attached (it may 404 for a
+    while). GitHub may hand back the owner's existing fork under another name: that one is
+    used, and `note` says so."""
     owner, repo = name.split("/", 1)
     made = gh.create_fork(upstream, name=repo, organization=None if owner == login else owner)
     full_name = made.get("full_name", name)

@@ -1,9 +1,5 @@
-"""Phase 4: the run-wide checks before any write, pure over the plans and the run's facts.
-
-The token must be the forks' owner's; no entry may push its fork's default branch (unless
-asked); the token's kind and scopes must cover every planned write (else that entry is
-refused, so the run writes nothing); the base branch's rules are judged for each new head.
-"""
+"""Phase 4 (see run.py): the run-wide checks before any write, pure over the plans: the
+token's owner, kind and scopes; the fork's default branch; the base branch's rules."""
 
 from __future__ import annotations
 
@@ -61,18 +57,11 @@ def _judge(seen: Observed, plan: Plan, facts: RunFacts) -> Plan:
     return dataclasses.replace(plan, rules=judged, facts=(*plan.facts, *rule_lines(judged)))
 
 
-# Whether the token can finish the run, judged before the first write from answers the run
-# reads anyway (GitHub's own rules, as its documentation states them):
-#
-# - the token's kind, from its prefix: a fine-grained personal access token, a GitHub App's
-#   token or an Actions `GITHUB_TOKEN` reaches only repositories its owner granted; upstream
-#   answers its writes (open the PR, edit it, comment) with 403 "Resource not accessible by
-#   personal access token" / "... by integration", after the fork push has already landed;
-# - a classic (or OAuth) token's scopes, from `X-OAuth-Scopes` on every answer: writes to a
-#   public repository need `public_repo` (or `repo`);
-# - GitHub's receive-pack refuses a push whose new commits create or update a file under
-#   `.github/workflows/` unless the token has the `workflow` scope (judged per pushed commit
-#   by `build.needs_scope`).
+# Whether the token can finish the run, from answers read anyway (GitHub's documented rules):
+# a fine-grained, App or Actions token reaches only repositories its owner granted (upstream
+# answers its writes 403, after the push has landed); a classic token's writes to a public
+# repository need `public_repo`; a push whose new commits touch `.github/workflows/` needs
+# `workflow` (judged per pushed commit by `build.needs_scope`).
 _NO_SCOPES = {
     FINE_GRAINED: "Resource not accessible by personal access token",
     APP_USER: "Resource not accessible by integration",
@@ -128,16 +117,10 @@ def judge_token(
     )
 
 
-# Upstream's active rules for the base branch (GitHub's `GET /repos/{owner}/{repo}/rules/
-# branches/{branch}`), and which of them the commits this tool writes satisfy, judged locally:
-#
-# - a required status check whose name says DCO: every commit the tool writes carries its
-#   author's `Signed-off-by:` (patches are loaded only with it; the added commit carries it);
-# - `required_signatures`: the tool signs nothing (no GPG/SSH key is ever given to it);
-# - `required_linear_history`: the tool writes no merge commit.
-#
-# Other checks are upstream CI's to decide after the push; after it, the write phase reads the
-# head's check runs once and reports the DCO result when it is there.
+# Upstream's active rules for the base branch, and which the tool's own commits satisfy:
+# a DCO check (every commit it writes carries its author's sign-off), signed commits (it
+# signs nothing), linear history (it writes no merge). Other checks are upstream CI's; the
+# write phase reports the head's DCO result once after the push.
 _SIGNED_OFF = "satisfied: every commit the tool writes is signed off by its author"
 # What the rulesets answer cannot show: a classic branch protection is read only with admin
 # rights on the repository (GET .../branches/{branch}/protection answers 404 to anyone else).

@@ -1,8 +1,5 @@
-"""The fork's live branch, read into the blob-less cache `check` already filled, and what
-"live branch + this repo's patches" is, worked out without a checkout: the fork is a second
-promisor remote of upstream.py's cache repo, heads are fetched `--depth=1 --filter=blob:none`
-once, and patches go to a scratch index, so only the blobs they touch are downloaded (a no-op
-refresh costs kilobytes). Also an EARLIER REVISION of the fix on the branch (`revise`)."""
+"""The fork's live branch, read into check's blob-less cache and patched in a scratch
+index, so a no-op refresh downloads kilobytes; and an earlier revision of the fix on it."""
 
 from __future__ import annotations
 
@@ -34,11 +31,9 @@ class Applied:
 
 
 def author_signoff(entry: Entry, author: Patch | None = None) -> str:
-    """The commit author's own `Signed-off-by:` value (`author`: the fix patch whose author
-    the commit takes, by default the entry's first), carried from the entry's patch that holds
-    it: the commit this tool writes in their name certifies the DCO with their own words
-    (upstream's DCO gate wants every non-merge commit signed off by its author). Never made
-    up: without one the commit is refused, before anything is pushed."""
+    """The `Signed-off-by:` of the commit's author (`author`, default the entry's first fix),
+    taken from a patch: a commit written in their name certifies the DCO in their own words,
+    never made up; without one the commit is refused before anything is pushed."""
     who = author if author is not None else entry.fix
     for patch in entry.patches():
         for value in patch.signoffs:
@@ -81,9 +76,8 @@ class Cache:
             git.fetch_blobless(remote, [f"+{sha}:{ref}"], cwd=self.repo)
 
     def first_parent_history(self, remote: str, sha: str, stop: str, limit: int = 50) -> list[str]:
-        """`sha`'s first-parent chain down to (not including) `stop`, at most `limit` commits:
-        the commits made on the branch itself (commits only, no trees). Fetched only for a
-        `--rewrite`, which must name what it drops."""
+        """`sha`'s first-parent chain down to (not including) `stop`, at most `limit`
+        commits: the commits made on the branch itself (commits only, no trees)."""
         ref = f"refs/patchcarry/history/{sha}"
         if not self._has_ref(ref):
             git.fetch_blobless(
@@ -97,9 +91,8 @@ class Cache:
         return out
 
     def commits_between(self, remote: str, sha: str, stop: str) -> list[str]:
-        """Every commit in `stop..sha`, all parents (a merged side branch's commits too),
-        newest first: what replacing the branch by `stop` + patches takes off it. Fetched
-        (commits only, no trees) only for a `--rewrite`, which must name what it drops."""
+        """Every commit in `stop..sha`, newest first (merged side branches too): what a
+        `--rewrite` drops, which it must name."""
         self.fetch_history(remote, sha)
         return git.rev_list(sha, stop, cwd=self.repo)
 

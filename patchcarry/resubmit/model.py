@@ -1,6 +1,5 @@
-"""The values resubmit's phases pass along (the journey itself: run.py): what the user asked
-(`Options`), one entry's decision (`Plan` and its writes), what the write phase did
-(`Record`), and the printed plan (`EntryPlan`, as text or JSON)."""
+"""The values resubmit's phases pass along: options, the plan and its typed writes, the
+record, and the printed plan."""
 
 from __future__ import annotations
 

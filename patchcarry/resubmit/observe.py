@@ -1,12 +1,5 @@
-"""Phase 1 of an entry's journey: every GitHub and git-remote read, once, into frozen values.
-
-The run's facts (the token's login and capability, the upstream URL, the check report, every
-superseded PR's state, the forks' default branches) are read once per run (`observe_run`);
-then each entry's own (`observe_entry`): its fork, the fork branch and its publication record
-(one `git ls-remote`), upstream's CI gate ref, the open PR, its cross-links, the base branch's
-rules. Reading stops where the reads already settle the entry (merged, refused, detached), so
-a settled entry costs no more reads. Nothing here writes anywhere; later phases never read.
-"""
+"""Phase 1 (see run.py): every GitHub and git-remote read, once, into frozen values, so
+later phases never read and a settled entry (merged, refused, detached) costs no more reads."""
 
 from __future__ import annotations
 

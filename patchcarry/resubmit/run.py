@@ -1,12 +1,12 @@
-"""Runs resubmit for the selected entries. Each entry's journey: observe (reads, once) ->
-build (local git) -> decide (pure); then the gate judges every plan at once before the first
-write, and only then does execute write, entry by entry. Returns what to print."""
+"""Runs resubmit: the one description of its journey. Per entry, observe (every read, once)
+-> build (local git) -> decide (pure); then the gate judges every plan before the first
+write, and only then does execute write, entry by entry. Modules that are no phase are the
+values the phases share (model, fork, live, branch, section, body)."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -16,6 +16,7 @@ from patchcarry.check import render
 from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode
+from patchcarry.github import token_from_env
 from patchcarry.manifest import Entry
 from patchcarry.pulls.reads import Reads
 from patchcarry.resubmit import build, decide, execute, gate, observe
@@ -41,11 +42,6 @@ class Outcome:
     dry_run: bool
     headline: str
     exit_code: int
-
-
-def token_from_env() -> str | None:
-    """GITHUB_TOKEN (the only place a token is read); never echoed, logged or stored."""
-    return os.environ.get("GITHUB_TOKEN") or None
 
 
 def resubmit(

@@ -1,13 +1,7 @@
-"""The tool's section of a PR body: it owns only the text between its own markers; the rest
-(a hand-written description, upstream's checklist, every box a person ticked) is kept byte
-for byte.
-
-The begin marker records what the tool last published that is not on the branch: the hash of
-the title it set (a maintainer's rename is never undone), whether the section carries the
-description, and an id, the hash of the section's own text. The section is edited only when
-the body holds exactly one begin/end pair whose id matches what is between them; anything
-else is left as it is, and the plan says why and how to repair it. GitHub's 65,536-character
-limit on a body is kept here too (`fit`)."""
+"""The tool's section of a PR body: it owns only the text between its markers, so a
+hand-written description and ticked boxes are kept byte for byte. The begin marker hashes
+the title the tool set and the section's own text, so a maintainer's rename or hand edit is
+seen and never undone."""
 
 from __future__ import annotations
 
