@@ -252,3 +252,13 @@ def test_no_git_housekeeping_runs_in_the_cache(
     assert not (cache / "gc.log").exists()
     assert not (cache / "objects" / "info" / "commit-graph").exists()
     assert not (cache / "objects" / "info" / "commit-graphs").exists()
+
+
+def test_whether_a_fix_landed_is_its_verdict_member_not_the_words_printed() -> None:
+    """`Landing.landed` (what adopt, scan and check act on) tests the verdict's member: the
+    words each verdict prints may change without changing a decision."""
+    from patchcarry.check.report import Landing, Verdict
+
+    landed = {v for v in Verdict if Landing(v).landed}
+    assert landed == {Verdict.LANDED, Verdict.CHANGED}
+    assert landing.NOT_LANDED is Verdict.NOT_LANDED and landing.SUPERSEDED is Verdict.SUPERSEDED

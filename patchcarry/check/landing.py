@@ -29,15 +29,15 @@ from pathlib import Path
 from patchcarry import git, install
 from patchcarry.check import series
 from patchcarry.check.history import BranchHistory, Commit, Gap
-from patchcarry.check.report import Landing, UpstreamCommit
+from patchcarry.check.report import Landing, UpstreamCommit, Verdict
 from patchcarry.manifest import Entry
 
 LANDED, CHANGED, SUPERSEDED, NOT_LANDED, UNDETERMINED = (
-    "landed",
-    "landed, changed since",
-    "superseded",
-    "not landed",
-    "undetermined",
+    Verdict.LANDED,
+    Verdict.CHANGED,
+    Verdict.SUPERSEDED,
+    Verdict.NOT_LANDED,
+    Verdict.UNDETERMINED,
 )
 MAX_CANDIDATES = 300  # commits touching the fix's files that are read; past it, evidence is partial
 _PR_RE = re.compile(r"\(#(\d+)\)")

@@ -5,6 +5,7 @@ machine form `check --json` prints."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 from typing import Any
 
 from patchcarry.errors import ExitCode
@@ -68,6 +69,16 @@ class UpstreamCommit:
     date: str = ""  # its committer date, YYYY-MM-DD
 
 
+class Verdict(enum.StrEnum):
+    """Where the fix stands on the base branch; its value is the word every output prints."""
+
+    LANDED = "landed"
+    CHANGED = "landed, changed since"
+    SUPERSEDED = "superseded"
+    NOT_LANDED = "not landed"
+    UNDETERMINED = "undetermined"  # the history the answer needs was not read
+
+
 @dataclasses.dataclass
 class Landing:
     """Whether the fix is on the base branch (`check.landing`): the verdict, the commit that
@@ -76,7 +87,7 @@ class Landing:
     changed it since, what could not be established, and what to do next. "undetermined":
     the history the answer needs could not be read (`partial` says why)."""
 
-    verdict: str  # landed | landed, changed since | superseded | not landed | undetermined
+    verdict: Verdict  # UNDETERMINED: `partial` says which history was not read
     commit: UpstreamCommit | None = None
     evidence: list[str] = dataclasses.field(default_factory=list)
     changed_since: list[UpstreamCommit] = dataclasses.field(default_factory=list)
@@ -86,7 +97,7 @@ class Landing:
 
     @property
     def landed(self) -> bool:
-        return self.verdict.startswith("landed")
+        return self.verdict in (Verdict.LANDED, Verdict.CHANGED)
 
 
 @dataclasses.dataclass
