@@ -60,13 +60,15 @@ def commit_words(landing: Landing) -> str:
     c = landing.commit
     if c is None:
         return "no single commit found"
-    return f"{c.sha[:12]} {c.subject!r}" + (f" (PR #{c.pr})" if c.pr else "")
+    words = f"{c.sha[:12]} {c.subject!r}" + (f" (PR #{c.pr})" if c.pr else "")
+    m = landing.merged_by
+    return words + (f", brought by merge {m.sha[:12]} {m.subject!r}" if m is not None else "")
 
 
 def landing_lines(landing: Landing) -> list[str]:
     """The landing verdict, the commit, how it was known, what changed since, what is partial."""
-    if landing.verdict == Verdict.NOT_LANDED:
-        lines = ["not landed"]
+    if landing.verdict in (Verdict.NOT_LANDED, Verdict.UNDETERMINED):
+        lines = [str(landing.verdict)]
     elif landing.verdict == Verdict.SUPERSEDED:
         lines = [f"superseded: its place was removed by {commit_words(landing)}"]
     else:
@@ -175,7 +177,9 @@ def sentences(result: EntryResult, entry: Entry) -> list[str]:
             )
         else:
             lines.append(f"differs from #{i.pr} in code ({', '.join(i.files_differ)})")
-    if result.landing is not None and result.landing.verdict != Verdict.NOT_LANDED:
+    if result.landing is not None and result.landing.verdict == Verdict.UNDETERMINED:
+        lines.append(f"landing undetermined: {'; '.join(result.landing.partial)}")
+    elif result.landing is not None and result.landing.verdict != Verdict.NOT_LANDED:
         lines.append(f"{result.landing.verdict} upstream: {commit_words(result.landing)}")
     if result.not_checked:
         lines.append(f"not checked here: {', '.join(result.not_checked)}")
