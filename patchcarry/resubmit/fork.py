@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from patchcarry import hosts
 from patchcarry.errors import FatalError
 from patchcarry.github import GitHub
 from patchcarry.resubmit import network
@@ -39,10 +40,11 @@ def inspect(gh: GitHub | Reads, fork: str, upstream: str) -> ForkStatus:
     source = (repo.get("source") or {}).get("full_name")
     top = network.root(gh, upstream)
     if network.same_network(repo, top):
-        return ForkStatus(ATTACHED, repo["full_name"], repo.get("clone_url"))
+        url = hosts.answered_git_url(gh.host, fork, repo.get("clone_url"))
+        return ForkStatus(ATTACHED, repo["full_name"], url)
     where = f" (the root of {upstream}'s network)" if top.lower() != upstream.lower() else ""
     why = "fork: false" if not repo.get("fork") else f"its source is {source}, not {top}{where}"
-    return ForkStatus(DETACHED, repo.get("full_name", fork), repo.get("clone_url"), why)
+    return ForkStatus(DETACHED, repo.get("full_name", fork), None, why)
 
 
 def refuse_detached(status: ForkStatus, upstream: str) -> FatalError:

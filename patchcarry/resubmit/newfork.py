@@ -3,6 +3,7 @@ an attached fork: GitHub creates forks asynchronously."""
 
 from __future__ import annotations
 
+from patchcarry import hosts
 from patchcarry.errors import GitHubError
 from patchcarry.github import GitHub
 from patchcarry.resubmit import fork
@@ -18,7 +19,12 @@ def create(gh: GitHub, name: str, upstream: str, *, login: str, wait: Backoff) -
     """
     owner, repo = name.split("/", 1)
     made = gh.create_fork(upstream, name=repo, organization=None if owner == login else owner)
-    full_name = made.get("full_name", name)
+    full_name = str(made.get("full_name") or name)
+    if full_name.split("/")[0].lower() != owner.lower():
+        raise hosts.ForeignGitURLError(
+            f"POST /repos/{upstream}/forks answered {hosts.shown(full_name)}, not a fork owned by "
+            f"{owner}: refusing to push where an API answer chose"
+        )
     while True:
         status = fork.inspect(gh, full_name, upstream)
         if status.kind == fork.ATTACHED:
