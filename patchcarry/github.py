@@ -25,7 +25,7 @@ from fastcore.xtras import obj2dict  # type: ignore[import-untyped]
 from fasttransport.errors import APIError  # type: ignore[import-untyped]
 from ghapi.core import GhApi
 
-from patchcarry import retry_after
+from patchcarry import http_transport, limits, retry_after
 from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.hosts import DEFAULT_API
 from patchcarry.hosts import api_host as api_host  # re-exported for callers and tests
@@ -82,7 +82,7 @@ class ConnectionFailed(TransientError):
 def _ghapi(host: str) -> GhApi:
     api = GhApi(gh_host=host, authenticate=False, sync=True)  # type: ignore[no-untyped-call]
     api.transport.retries = 0  # connection retries are decided here, per verb
-    api.transport.client = httpx2.Client(timeout=60.0, follow_redirects=True)
+    api.transport.client = http_transport.client(host)
     return api
 
 
@@ -176,6 +176,7 @@ class GitHub:
         label = f"{method} {path}"
         attempt = 0
         secondary = 0
+        waits = 0  # primary rate-limit waits: counted, like every other retry
         while True:
             if is_write:
                 self._space_writes()
@@ -192,8 +193,9 @@ class GitHub:
                     secondary += 1
                     self.sleep(wait)
                     continue
-                wait = self._rate_limit_wait(response, label)
+                wait = self._rate_limit_wait(response, label, waits)
                 if wait is not None:
+                    waits += 1
                     self.sleep(wait)
                     continue  # a rate-limited request was not performed: safe to repeat
                 error = self._status_error(status, response, label)
@@ -228,9 +230,12 @@ class GitHub:
                 f"{method} {there.scheme}://{there.netloc}/…: an answer sent this tool to another "
                 f"host than {here.netloc}; refusing to send the token there"
             )
-        return self._api.transport.request(  # type: ignore[no-untyped-call]
-            method, url, headers=self._headers, params=query, json=body, raw=True
-        )
+        with http_transport.exchange(
+            here.netloc, deadline_s=limits.HTTP_DEADLINE_S, max_bytes=limits.HTTP_MAX_BYTES
+        ):
+            return self._api.transport.request(  # type: ignore[no-untyped-call]
+                method, url, headers=self._headers, params=query, json=body, raw=True
+            )
 
     def _read_headers(self, response: httpx2.Response | None) -> None:
         """What every answer tells about the token and the list: scopes and the next page."""
@@ -267,7 +272,14 @@ class GitHub:
             "re-run in a few minutes"
         )
 
-    def _rate_limit_wait(self, response: httpx2.Response | None, label: str) -> float | None:
+    RATE_WAITS = 3  # rate-limit waits per request: an answer that says "wait" forever is refused
+
+    def _rate_limit_wait(
+        self, response: httpx2.Response | None, label: str, tries: int
+    ) -> float | None:
+        """A primary rate limit (403/429 with no quota left, or a Retry-After): wait as GitHub
+        says while the wait is short and this request has waited fewer than `RATE_WAITS` times,
+        else stop saying so (a server that keeps saying "wait 0 s" is not obeyed forever)."""
         if response is None or response.status_code not in (403, 429):
             return None
         headers = response.headers
@@ -276,12 +288,20 @@ class GitHub:
         wait = retry_after.seconds(headers.get("Retry-After"), time.time())
         if wait is None:
             wait = retry_after.until_reset(headers.get("X-RateLimit-Reset"), time.time()) + 1
-        if wait <= self.max_rate_wait:
+        if wait <= self.max_rate_wait and tries < self.RATE_WAITS:
             return wait
+        if tries >= self.RATE_WAITS:
+            return self._still_limited(response, label, tries)
         when = datetime.datetime.fromtimestamp(time.time() + wait, tz=datetime.UTC)
         raise GitHubError(
             f"{label}: GitHub rate limit exhausted; it resets at {when:%Y-%m-%d %H:%M:%S} UTC "
             f"(in {wait:.0f} s, over the {self.max_rate_wait:.0f} s wait limit): re-run after that"
+        )
+
+    def _still_limited(self, response: httpx2.Response, label: str, tries: int) -> float:
+        raise GitHubError(
+            f"{label}: GitHub still answers {response.status_code} (rate limited) after "
+            f"{tries} waits; re-run later"
         )
 
     def _status_error(
