@@ -6,11 +6,12 @@ import functools
 import os
 import re
 import tempfile
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NewType
 
-from patchcarry import hosts, proc
+from patchcarry import hosts, limits, proc
 from patchcarry.errors import GitReadError, MissingInstallError, NetworkError
 
 GitCommitHash = NewType("GitCommitHash", str)
@@ -79,11 +80,18 @@ def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     }
     env.update(ISOLATED)
     env["GIT_TERMINAL_PROMPT"] = "0"
+    # loopback is never reached through a proxy, whatever the proxy settings (git hands
+    # no_proxy to curl; CIDR needs curl 7.86, the named addresses any curl)
+    bypass = ",".join(filter(None, [env.get("no_proxy") or env.get("NO_PROXY"), _LOOPBACK]))
+    env["no_proxy"] = env["NO_PROXY"] = bypass
     env["LC_ALL"] = "C"
     env["LANGUAGE"] = "C"
     if extra:
         env.update(extra)
     return env
+
+
+_LOOPBACK = "localhost,127.0.0.1,::1,127.0.0.0/8"
 
 
 def _secrets(args: tuple[str, ...]) -> dict[str, str]:
@@ -101,7 +109,16 @@ def git(
     stdin: str | None = None,
     stream_stderr: bool = False,
 ) -> tuple[int, str, str]:
-    """Run `git ARGS` in `cwd`; (code, stdout, stderr). Raises CalledProcessError if `check`."""
+    """Run `git ARGS` in `cwd`; (code, stdout, stderr). Raises CalledProcessError if `check`.
+    A network call (`NETWORK_ARGS` among its options) is bounded (`_bounded`)."""
+    if _is_network(args):
+        code, out, err = _bounded(
+            args, cwd, env_extra, None if stdin is None else stdin.encode(), stream_stderr
+        )
+        text = out.decode("utf-8", "surrogateescape"), err.decode("utf-8", "replace")
+        if check and code != 0:
+            raise proc.CalledProcessError(["git", *args], code, *text)
+        return code, *text
     return proc.cmd_output(
         "git",
         *args,
@@ -122,6 +139,12 @@ def git_bytes(
     stdin: bytes | None = None,
 ) -> tuple[int, bytes, str]:
     """`git` for contents that must stay bytes (blobs, patch text): (code, stdout, stderr)."""
+    if _is_network(args):
+        code, out, raw_err = _bounded(args, cwd, env_extra, stdin, False)
+        err = raw_err.decode("utf-8", "replace")
+        if check and code != 0:
+            raise proc.CalledProcessError(["git", *args], code, out.decode("utf-8", "replace"), err)
+        return code, out, err
     return proc.cmd_output_bytes(
         "git",
         *args,
@@ -131,6 +154,61 @@ def git_bytes(
         stdin=stdin,
         secrets=_secrets(args),
     )
+
+
+def _is_network(args: tuple[str, ...]) -> bool:
+    return NETWORK_ARGS[1] in args
+
+
+def _bounded(
+    args: tuple[str, ...],
+    cwd: Path | str,
+    env_extra: Mapping[str, str] | None,
+    stdin: bytes | None,
+    stream_stderr: bool,
+) -> tuple[int, bytes, bytes]:
+    """A git network call under `limits`' total deadline and output cap; past either, git
+    (and its transport helper) is killed and the run stops: NetworkError naming the host."""
+    try:
+        return proc.cmd_output_bounded(
+            "git",
+            *args,
+            cwd=cwd,
+            env=no_git_env(env_extra),
+            deadline_s=limits.GIT_DEADLINE_S,
+            max_output=limits.GIT_MAX_OUTPUT,
+            stdin=stdin,
+            secrets=_secrets(args),
+            stream_stderr=stream_stderr,
+        )
+    except proc.OutOfBounds as exc:
+        verb = next((a for a in args if a in _NETWORK_VERBS), "network call")
+        raise NetworkError(
+            f"git {verb} from {_remote_host(args)}: {exc.what}, more than any real answer "
+            "needs; stopped. Check the URL and the network, then re-run"
+        ) from None
+
+
+_NETWORK_VERBS = ("fetch", "ls-remote", "push", "clone", "apply", "range-diff", "diff")
+
+
+def _remote_host(args: tuple[str, ...]) -> str:
+    """The host of the URL a git call names after `--end-of-options` (credentials dropped),
+    or the remote's name; "the remote" when it names none."""
+    words = list(args)
+    if "--end-of-options" not in words:
+        return "the remote"
+    where = words[words.index("--end-of-options") + 1 :][:1]
+    if not where:
+        return "the remote"
+    target = where[0]
+    if "://" in target:
+        try:
+            parts = urllib.parse.urlsplit(target)
+            return f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+        except ValueError:
+            return hosts.redact_url(target)
+    return ascii(target)[1:-1]
 
 
 def plain_tree_env(tree: Path) -> dict[str, str]:
