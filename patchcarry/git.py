@@ -561,19 +561,26 @@ def _remote_read(what: str, *args: str, cwd: Path) -> None:
         raise NetworkError(f"could not read {what}: {said[0]}; check the network, then re-run")
 
 
-def unshallow(url: str, *, cwd: Path) -> None:
-    """Deepen a shallow scratch repo to full history from `url` (when a push needs it)."""
+def deepen(url: str, branch: str, *, cwd: Path) -> bool:
+    """Fetch `branch` from `url` to its whole depth into a shallow scratch repo, so that
+    history the branch holds and a push needs (every shallow boundary under its tip) comes
+    in; True when the repo's shallow boundary changed (a retry has a reason to go through).
+    The branch is asked for by name: a server deepens from what a fetch wants, so fetching
+    another (upstream's default branch) would leave this one's boundary where it was."""
+    before = shallow_commits(cwd=cwd)
     _remote_read(
-        f"the history of {url}",
+        f"the history of {branch}",
         *credential_args(url),
         "fetch",
         "-q",
         "--no-tags",
-        "--unshallow",
+        f"--depth={DEEPEST}",
         "--end-of-options",
         url,
+        f"refs/heads/{branch}",
         cwd=cwd,
     )
+    return shallow_commits(cwd=cwd) != before
 
 
 def sparse_worktree(repo: Path, commit: str, paths: list[str], dest: Path) -> None:

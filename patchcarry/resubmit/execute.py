@@ -85,12 +85,16 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
         (step.target, branch_refs.publisher_ref(plan.entry.name, branch), step.own_record),
     ]
     wait = Backoff(opts.fork_wait, opts.sleep or time.sleep, first=2.0, spent=status.waited)
+    deepened = False  # one deepening, and only a push it changed something for is retried
     while True:
         accepted, message = git.push_refs_with_lease(
             str(status.clone_url), updates, cwd=step.push_from
         )
         if not accepted and "shallow update not allowed" in message:
-            git.unshallow(ctx.upstream_url, cwd=step.push_from)
+            base = plan.entry.base_branch
+            if deepened or not git.deepen(ctx.upstream_url, base, cwd=step.push_from):
+                raise push.shallow_refusal(branch, base)
+            deepened = True
             continue
         if accepted:
             return

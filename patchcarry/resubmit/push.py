@@ -81,6 +81,16 @@ def remote_codes(output: str) -> list[str]:
     return _REMOTE_CODE.findall(output)
 
 
+def shallow_refusal(branch: str, base: str) -> FatalError:
+    """The fork still refuses the push for its shallow history after `base` was fetched to
+    its whole depth: nothing this run can fetch would change that."""
+    return FatalError(
+        f"the fork refuses the push to {branch} for its shallow history even after the whole "
+        f"history of upstream's {base} was fetched; push the base branch to the fork (or sync "
+        "the fork on GitHub), then re-run"
+    )
+
+
 def raise_push_failure(
     message: str, branch: str, expected: str | None, *, lagging: bool = False
 ) -> None:
