@@ -70,11 +70,14 @@ def _read_body(h: BaseHTTPRequestHandler) -> bytes:
 
 class RewritingFront(_Server):
     """Forwards every request to `backend` (the loopback GitHub's URL); JSON answers have the
-    backend's URL replaced by the front's, then pass through `rewrite`."""
+    backend's URL replaced by the front's, then pass through `rewrite`. `seen` lists every
+    (method, path); past `max_requests` it answers 503 to everything (it stops by itself)."""
 
-    def __init__(self, backend: str, rewrite: Rewrite) -> None:
+    def __init__(self, backend: str, rewrite: Rewrite, *, max_requests: int = 1000) -> None:
         outer = self
         self.backend = urlsplit(backend)
+        self.seen: list[tuple[str, str]] = []
+        self.max_requests = max_requests
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
@@ -90,6 +93,12 @@ class RewritingFront(_Server):
 
     def _forward(self, h: BaseHTTPRequestHandler) -> None:
         body = _read_body(h)
+        self.seen.append((h.command, h.path))
+        if len(self.seen) > self.max_requests:
+            h.send_response(503)
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return
         conn = http.client.HTTPConnection(self.backend.hostname or "", self.backend.port)
         headers = {k: v for k, v in h.headers.items() if k.lower() not in _HOP}
         conn.request(h.command, h.path, body=body, headers=headers)

@@ -13,9 +13,15 @@ from patchcarry.hosts import api_host
 from testing import github_scenarios as sc
 from testing import hostile_github as hostile
 from testing.fake_github import FakeGitHub
-from tests.test_resubmit import ENTRY, template_upstream, world  # noqa: F401 (fixtures)
+from testing.upstream_repos import PINNED_ENV
+from tests import test_resubmit
 
 pytest_plugins = ["testing.fake_github"]
+
+# the resubmit world (an upstream, an attached fork, the loopback GitHub) and its entry
+ENTRY = test_resubmit.ENTRY
+template_upstream = test_resubmit.template_upstream
+world = test_resubmit.world
 
 SECRET = "sentinel-secret-in-gh-host-0123456789"
 
@@ -158,7 +164,7 @@ def test_a_clone_url_naming_anywhere_else_is_refused_before_any_write(
     kind,
     monkeypatch,
     capsys,
-    tmp_path,  # noqa: F811 (the fixture)
+    tmp_path,
 ):
     """The API's clone_url for the fork (where the push goes) or the upstream (what is
     fetched) names a local repository, ssh, another repository or host: exit 5 in one line,
@@ -190,7 +196,7 @@ def test_a_clone_url_naming_anywhere_else_is_refused_before_any_write(
 def test_a_fork_answered_under_another_owner_is_never_pushed_to(
     world,
     monkeypatch,
-    capsys,  # noqa: F811 (the fixture)
+    capsys,
 ):
     """POST .../forks answering a repository of another owner: refused, nothing pushed."""
     w = world(new_fork="none")
@@ -204,3 +210,38 @@ def test_a_fork_answered_under_another_owner_is_never_pushed_to(
     err = capsys.readouterr().err.strip()
     assert "someone/Megatron-LM" in err and "not a fork owned by htesd" in err
     assert [m for m, _ in w.writes()] == ["POST"]  # the fork request alone
+
+
+# -- a push retried only when its reason changed, a counted number of times -----------------
+def test_a_push_refused_for_shallow_history_deepens_what_it_needs_once(world, monkeypatch):
+    """Upstream's default branch is main, PRs go to dev, and dev moved by a merge of a branch
+    the fork lacks: `resubmit --rebase` builds on dev's tip from a shallow fetch, the fork
+    refuses the shallow push; one fetch that deepens dev (not main) lets the next push in."""
+    w = world()
+    work = w.upstream.work
+    dev = git.rev_parse("dev", cwd=w.upstream.bare)
+    git.git("checkout", "-q", "-B", "side", dev, cwd=work)
+    (work / "SIDE.md").write_text("a side branch the fork never saw\n")
+    git.git("add", "-A", cwd=work)
+    git.git("commit", "-q", "-m", "side: a commit", cwd=work, env_extra=PINNED_ENV)
+    git.git("checkout", "-q", "-B", "dev", dev, cwd=work)
+    git.git(
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "Merge side into dev",
+        "side",
+        cwd=work,
+        env_extra=PINNED_ENV,
+    )
+    git.git("push", "-q", "origin", "HEAD:refs/heads/dev", cwd=work)
+    # upstream's server deepens only from what a fetch wants (its own history is shallow at
+    # its root, as a mirror's may be): a fetch of main cannot deepen dev's merge
+    (w.upstream.bare / "shallow").write_text(w.upstream.base_commit + "\n")
+    with hostile.RewritingFront(w.gh.url, lambda m, p, b: b, max_requests=300) as front:
+        monkeypatch.setenv("GH_HOST", front.url)
+        assert w.run("--rebase", ENTRY) == 0
+    pushes = [p for m, p in front.seen if m == "POST" and p.endswith("/git-receive-pack")]
+    assert len(pushes) <= 2
+    assert w.fork_branch() is not None
