@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+import shutil
 import subprocess
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -35,6 +36,11 @@ _SERVER_CONFIG = {
     "uploadpack.allowAnySHA1InWant": "true",
     "safe.directory": "*",
 }
+
+
+# The server's own git, found once: a test that puts a wrapping `git` first on PATH (to watch
+# what the tool runs) must not see the server's git (http-backend, the receive hooks) too.
+_GIT = shutil.which("git") or "git"
 
 
 def is_git_path(path: str) -> bool:
@@ -67,7 +73,7 @@ def serve(state: GitHubState, h: BaseHTTPRequestHandler, path: str, query: str) 
         return
     env = _cgi_env(h, git_dir, found["rest"], query, token if known else None, len(body))
     done = subprocess.run(
-        ["git", "http-backend"], input=body, env=env, capture_output=True, check=False
+        [_GIT, "http-backend"], input=body, env=env, capture_output=True, check=False
     )
     head, _, payload = done.stdout.partition(b"\r\n\r\n")
     if not _:
@@ -86,7 +92,9 @@ def _cgi_env(
     h: BaseHTTPRequestHandler, git_dir: Path, rest: str, query: str, token: str | None, size: int
 ) -> dict[str, str]:
     env = {k: v for k, v in proc.environment().items() if not k.startswith("GIT_")}
+    path = os.pathsep.join([os.path.dirname(_GIT), env.get("PATH", os.defpath)])
     env.update(
+        PATH=path,
         GIT_HTTP_EXPORT_ALL="1",
         GIT_CONFIG_NOSYSTEM="1",
         GIT_CONFIG_GLOBAL=os.devnull,
