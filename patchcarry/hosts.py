@@ -16,6 +16,7 @@ import urllib.parse
 from patchcarry.errors import BadInputError
 
 DEFAULT_API = "https://api.github.com"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")  # OWNER/NAME as GitHub spells it
 _DATA_RESIDENCY_SUFFIX = ".ghe.com"  # GitHub Enterprise Cloud with data residency
 
 
@@ -124,9 +125,6 @@ def repo_git_url(api: str, full_name: str) -> str:
     if name in (".", "..") or not _NAME.fullmatch(full_name):
         raise ForeignGitURLError(f"{full_name!r} is not OWNER/NAME; refusing to derive a git URL")
     return f"{git_host(api)}/{owner}/{name}.git"
-
-
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
 
 
 def answered_git_url(api: str, full_name: str, answered: object) -> str:

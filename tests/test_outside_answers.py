@@ -245,3 +245,30 @@ def test_a_push_refused_for_shallow_history_deepens_what_it_needs_once(world, mo
     pushes = [p for m, p in front.seen if m == "POST" and p.endswith("/git-receive-pack")]
     assert len(pushes) <= 2
     assert w.fork_branch() is not None
+
+
+@pytest.mark.parametrize(
+    ("api", "name", "answer"),
+    [
+        (
+            "https://api.github.com",
+            "NVIDIA/Megatron-LM",
+            "https://github.com/NVIDIA/Megatron-LM.git",
+        ),
+        (
+            "https://api.github.com",
+            "nvidia/megatron-lm",
+            "https://github.com/NVIDIA/Megatron-LM.git",
+        ),
+        ("https://ghe.example.com/api/v3", "o/r", "https://ghe.example.com/o/r.git"),
+        ("https://api.tenant.ghe.com", "o/r", "https://tenant.ghe.com/o/r.git"),
+        ("https://api.github.com", "o/r", None),
+    ],  # fmt: skip
+)
+def test_githubs_own_clone_urls_are_the_derived_ones(api, name, answer):
+    """What github.com, GHE and data-residency hosts answer is accepted as is (names are
+    case-insensitive); the URL used is always the one derived from the host and the name."""
+    from patchcarry import hosts
+
+    assert hosts.answered_git_url(api, name, answer).lower() == (answer or
+        "https://github.com/o/r.git").lower()  # fmt: skip
