@@ -36,8 +36,9 @@ CODES: dict[int, str] = {
     "nor --author, `retire --comment` without GITHUB_TOKEN",
     ExitCode.UNEXPECTED: "unexpected failure (a bug; traceback printed)",
     ExitCode.NETWORK: "a network read failed: upstream or GitHub unreachable or the connection "
-    "dropped (by git or the API, a lazy blob fetch included), or a ref or commit missing "
-    "upstream; nothing was judged from it; re-run (`--offline` where the command has it)",
+    "dropped (by git or the API, a lazy blob fetch included), an answer past its deadline or "
+    "size cap (a stalled, dripping or endless server; the host is named), or a ref or commit "
+    "missing upstream; nothing was judged from it; re-run (`--offline` where the command has it)",
     ExitCode.BAD_INPUT: "bad or unsafe input: a malformed patch or manifest, an ENTRY the "
     "manifest does not hold or has retired (`landed = {...}`); a patch path outside the "
     "entry's `paths` (default `megatron/**`, "
@@ -50,7 +51,8 @@ CODES: dict[int, str] = {
     "header or message; an input file that cannot be read as what it must be (missing, a "
     "directory, not UTF-8, not JSON); a repository name that is not OWNER/REPO; two entries "
     "on one fork branch; a URL or `GH_HOST` that is not a valid URL (a malformed IPv6 host); "
-    "`GH_HOST=http://` to a non-loopback host; "
+    "`GH_HOST=http://` to a non-loopback host; credentials in `GH_HOST`; a `clone_url` (or a "
+    "created fork) in an API answer that is not the host's own URL for that OWNER/NAME; "
     "credentials in an `--upstream` URL (with `--offline` too); a `--work-dir` this tool did "
     "not make; a recorded "
     "`pr` that does not exist (the manifest line is named); an `adopt` name clash or a PR "

@@ -4,10 +4,14 @@ through `environment`, which drops the token variables; the one caller that need
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 from patchcarry.errors import FatalError
 
@@ -27,6 +31,15 @@ def environment(
     env = {k: v for k, v in (os.environ if base is None else base).items() if k not in TOKEN_VARS}
     env.update(secrets or {})
     return env
+
+
+class OutOfBounds(FatalError):
+    """A bounded command ran past its deadline or printed past its cap; it was killed. The
+    caller says what it was (the message here names only the limit)."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        super().__init__(what)
 
 
 class TimedOut(FatalError):
@@ -111,6 +124,74 @@ def cmd_output_bytes(
         out = proc.stdout.decode("utf-8", "replace")
         raise CalledProcessError(cmd, proc.returncode, out, err)
     return proc.returncode, proc.stdout, err
+
+
+def cmd_output_bounded(
+    *cmd: str,
+    cwd: Path | str | None,
+    env: Mapping[str, str],
+    deadline_s: float,
+    max_output: int,
+    stdin: bytes | None = None,
+    secrets: Mapping[str, str] | None = None,
+    stream_stderr: bool = False,
+) -> tuple[int, bytes, bytes]:
+    """Run `cmd` with a total deadline and a cap on what it prints (stdout and stderr each):
+    (code, stdout, stderr). Past either the child is killed and OutOfBounds is raised: a
+    network call (git's) must not wait or read without end, whatever the server does. With
+    `stream_stderr`, stderr goes to the terminal (git's progress) and comes back empty."""
+    child = subprocess.Popen(
+        list(cmd),
+        cwd=cwd,
+        env=environment(env, secrets),
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=None if stream_stderr else subprocess.PIPE,
+        process_group=0,  # its own group: git's helpers (git-remote-https) are killed with it
+    )
+    over: list[str] = []
+    outputs: list[bytearray] = [bytearray(), bytearray()]
+
+    def kill() -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+
+    def drain(stream: IO[bytes], into: bytearray) -> None:
+        while chunk := stream.read1(65536):  # type: ignore[attr-defined]
+            into += chunk
+            if len(into) > max_output:
+                over.append(f"printed more than {max_output} bytes")
+                kill()
+                return
+
+    streams = [child.stdout, child.stderr]
+    readers = [
+        threading.Thread(target=drain, args=(stream, into), daemon=True)
+        for stream, into in zip(streams, outputs, strict=True)
+        if stream is not None
+    ]
+    try:
+        for reader in readers:
+            reader.start()
+        if stdin is not None:
+            assert child.stdin is not None
+            with contextlib.suppress(BrokenPipeError):
+                child.stdin.write(stdin)
+                child.stdin.close()
+        try:
+            code = child.wait(timeout=deadline_s)
+        except subprocess.TimeoutExpired:
+            over.append(f"still running after {deadline_s:g} s")
+            kill()  # the helpers it started (git-remote-https) go with it
+            code = child.wait()
+        for reader in readers:
+            reader.join()
+    except BaseException:
+        kill()
+        raise
+    if over:
+        raise OutOfBounds(over[0])
+    return code, bytes(outputs[0]), bytes(outputs[1])
 
 
 def _run(

@@ -23,7 +23,7 @@ from typing import Any
 
 import tomlkit
 
-from patchcarry import inputs, manifest, manifest_edit, patchrules
+from patchcarry import hosts, inputs, manifest, manifest_edit, patchrules
 from patchcarry import upstream as upstream_mod
 from patchcarry.adopt import commits as commits_mod
 from patchcarry.adopt import landed
@@ -194,11 +194,9 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
     url = opts.upstream_url
     if url is None:
         repo = gh.repo(target.upstream)
-        if repo is None or not repo.get("clone_url"):
-            raise UpstreamError(
-                f"{target.upstream}: no clone_url on {gh.host}; pass --upstream-url"
-            )
-        url = str(repo["clone_url"])
+        if repo is None:
+            raise UpstreamError(f"{target.upstream}: not found on {gh.host}; pass --upstream-url")
+        url = hosts.answered_git_url(gh.host, target.upstream, repo.get("clone_url"))
     history = upstream_mod.fetch_history(
         url, branch=facts.base_branch, pull=target.number, work_dir=opts.work_dir
     )

@@ -61,14 +61,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _landed_since(gh: GitHub) -> Judge:
     """(upstream, N, base branch) -> the landing verdict of PR N's change, from the clone URL
     GitHub gives for the upstream."""
+    from patchcarry import hosts
     from patchcarry.adopt.landed import landing_since
     from patchcarry.errors import UpstreamError
 
     def judge(upstream: str, number: int, branch: str) -> Landing | None:
         repo = gh.repo(upstream)
-        if repo is None or not repo.get("clone_url"):
-            raise UpstreamError(f"{upstream}: no clone_url on {gh.host}")
-        return landing_since(upstream, number, branch, str(repo["clone_url"]))
+        if repo is None:
+            raise UpstreamError(f"{upstream}: not found on {gh.host}")
+        url = hosts.answered_git_url(gh.host, upstream, repo.get("clone_url"))
+        return landing_since(upstream, number, branch, url)
 
     return judge
 

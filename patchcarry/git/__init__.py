@@ -58,6 +58,7 @@ from patchcarry.git.mail import (
 from patchcarry.git.remote import (
     DEEPEST,
     LOCAL_UPLOAD_PACK,
+    deepen,
     fetch_blobless,
     fetch_commit,
     fetch_partial,
@@ -66,7 +67,6 @@ from patchcarry.git.remote import (
     ls_remote_with_token,
     prefetch_blobs,
     push_refs_with_lease,
-    unshallow,
 )
 from patchcarry.git.repo import (
     checkout_detached,
@@ -125,6 +125,7 @@ __all__ = [
     "commit_time",
     "commit_tree",
     "credential_args",
+    "deepen",
     "deleted_by",
     "descendants",
     "diff_files",
@@ -177,7 +178,6 @@ __all__ = [
     "special_paths",
     "trailers",
     "unset_config",
-    "unshallow",
     "walk",
     "write_blob_to_index",
     "write_tree",

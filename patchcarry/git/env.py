@@ -81,6 +81,9 @@ def require_isolating_git() -> None:
         )
 
 
+_LOOPBACK = "localhost,127.0.0.1,::1,127.0.0.0/8"
+
+
 def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The current environment without stray GIT_* variables or a token (`proc.environment`),
     isolated from user and system configuration and hooks (`ISOLATED`), never prompting,
@@ -93,6 +96,10 @@ def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     }
     env.update(ISOLATED)
     env["GIT_TERMINAL_PROMPT"] = "0"
+    # loopback is never reached through a proxy, whatever the proxy settings (git hands
+    # no_proxy to curl; CIDR needs curl 7.86, the named addresses any curl)
+    bypass = ",".join(filter(None, [env.get("no_proxy") or env.get("NO_PROXY"), _LOOPBACK]))
+    env["no_proxy"] = env["NO_PROXY"] = bypass
     env["LC_ALL"] = "C"
     env["LANGUAGE"] = "C"
     if extra:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from patchcarry.errors import NetworkError
 from patchcarry.git.env import NETWORK_ARGS, credential_args, plain_tree_env
-from patchcarry.git.history import rev_parse
+from patchcarry.git.history import rev_parse, shallow_commits
 from patchcarry.git.runner import GitCommitHash, git
 
 # Local upstreams (paths, file:// URLs) are served by a local upload-pack; these settings let
@@ -178,19 +178,26 @@ def prefetch_blobs(remote: str, blobs: list[str], *, cwd: Path) -> None:
         )
 
 
-def unshallow(url: str, *, cwd: Path) -> None:
-    """Deepen a shallow scratch repo to full history from `url` (when a push needs it)."""
+def deepen(url: str, branch: str, *, cwd: Path) -> bool:
+    """Fetch `branch` from `url` to its whole depth into a shallow scratch repo, so that
+    history the branch holds and a push needs (every shallow boundary under its tip) comes
+    in; True when the repo's shallow boundary changed (a retry has a reason to go through).
+    The branch is asked for by name: a server deepens from what a fetch wants, so fetching
+    another (upstream's default branch) would leave this one's boundary where it was."""
+    before = shallow_commits(cwd=cwd)
     _remote_read(
-        f"the history of {url}",
+        f"the history of {branch}",
         *credential_args(url),
         "fetch",
         "-q",
         "--no-tags",
-        "--unshallow",
+        f"--depth={DEEPEST}",
         "--end-of-options",
         url,
+        f"refs/heads/{branch}",
         cwd=cwd,
     )
+    return shallow_commits(cwd=cwd) != before
 
 
 def _remote_read(what: str, *args: str, cwd: Path) -> None:
