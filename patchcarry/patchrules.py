@@ -3,7 +3,7 @@
 A patch is pushed to a fork and opened upstream, and `check` writes its paths into a temp
 tree. The rules run on what git reads in it (`patchfile`: `git mailinfo`, `git apply
 --numstat --summary`): every path relative, normalised, outside `.git/` and not a workflow
-file or another file upstream's CI runs (`.github/**`, GitLab's CI); no symlinks, submodules,
+file or another file upstream's CI, forge or git obeys (`_CI_FILES`); no symlinks, submodules,
 mode changes (a delete and a create of one path with another mode included), renames, copies
 or binary data; no section whose names disagree (`patchnames`); an author git can
 read and a `Signed-off-by:` from them (upstream requires the DCO); a UTF-8 header and message.
@@ -43,9 +43,17 @@ DEFAULT_PATHS = ("megatron/**", "tests/**")
 _SAFE_MODES = ("100644", "100755")
 # GitHub runs these with the repository's credentials; never pushed under the user's name.
 _WORKFLOWS = (".github/workflows/**",)
-# What else upstream's CI runs or obeys: composite actions, the scripts workflows call (the DCO
-# gate's), CODEOWNERS, dependabot; and GitLab's CI. Refused as workflow files are.
-_CI_FILES = (".github/**", ".gitlab/**", ".gitlab-ci.yml")
+# What else upstream's CI, forge or git runs or obeys: composite actions, the scripts workflows
+# call (the DCO gate's), dependabot; CODEOWNERS wherever GitHub reads it; git's attributes
+# (filters, diff drivers: in any folder) and submodules; GitLab's and other hosted CIs.
+# Refused as workflow files are. Matched ignoring case: a `.GitHub/` is `.github/` on a
+# case-insensitive checkout (macOS, Windows), and GitHub reads CODEOWNERS by any case.
+_CI_FILES = (
+    ".github/**", "codeowners", "docs/codeowners",
+    ".gitattributes", "**/.gitattributes", ".gitmodules", "**/.gitmodules",
+    ".gitlab/**", ".gitlab-ci.yml", ".circleci/**", ".buildkite/**", ".travis.yml",
+    "jenkinsfile", "azure-pipelines.yml",
+)  # fmt: skip
 
 
 # Lines format-patch writes itself, never with a CR: the mail header, and each diff section's
@@ -176,17 +184,18 @@ def check_change(change: Change, name: str) -> None:
     path = change.path
     for side in (change.old_path, path):
         check_path(side, name)
-    if any(_glob_re(w).match(p) for w in _WORKFLOWS for p in (change.old_path, path)):
+    if _matches(_WORKFLOWS, change.old_path, path):
         raise BadInputError(
             f"{name}: touches {path}: a GitHub Actions workflow, never carried (it would run "
             "with the fork's and upstream's credentials; an entry's `paths` cannot allow it): "
             "drop that commit, or send it by hand"
         )
-    if any(_glob_re(w).match(p) for w in _CI_FILES for p in (change.old_path, path)):
+    if _matches(_CI_FILES, change.old_path, path):
         raise BadInputError(
-            f"{name}: touches {path}: a file upstream's CI runs or obeys (actions, the scripts "
-            "workflows call, CODEOWNERS), never carried as workflow files are not (an entry's "
-            "`paths` cannot allow it): drop that commit, or send it by hand"
+            f"{name}: touches {path}: a file upstream's CI, forge or git runs or obeys "
+            "(actions, the scripts workflows call, CODEOWNERS, .gitattributes, .gitmodules), "
+            "never carried as workflow files are not (an entry's `paths` cannot allow it): "
+            "drop that commit, or send it by hand"
         )
     if change.kind in ("rename", "copy"):
         raise BadInputError(
@@ -220,12 +229,17 @@ def check_path(path: str, name: str) -> None:
         raise BadInputError(f"{name}: refusing path {path!r} (absolute, not normalised, or .git)")
 
 
-def _glob_re(pattern: str) -> re.Pattern[str]:
+def _matches(patterns: Iterable[str], *paths: str) -> bool:
+    """Whether a glob in `patterns` matches one of `paths`, ignoring case."""
+    return any(_glob_re(g, re.IGNORECASE).match(p) for g in patterns for p in paths)
+
+
+def _glob_re(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """`**` spans directories, `*` and `?` stay inside one path component."""
     out = []
     for token in re.split(r"(\*\*|\*|\?)", pattern):
         out.append({"**": ".*", "*": "[^/]*", "?": "[^/]"}.get(token, re.escape(token)))
-    return re.compile("".join(out) + r"\Z")
+    return re.compile("".join(out) + r"\Z", flags)
 
 
 def outside(paths: Iterable[str], allowed: Iterable[str]) -> list[str]:

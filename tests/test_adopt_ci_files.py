@@ -34,8 +34,13 @@ def _pull_adding(w: test_adopt.World, number: int, files: dict[str, tuple[str, i
 
 
 @pytest.mark.parametrize(
-    "path", [".github/actions/setup/action.yml", ".github/scripts/dco_gate.py", ".gitlab-ci.yml"]
-)
+    "path",
+    [
+        ".github/actions/setup/action.yml", ".github/scripts/dco_gate.py", ".gitlab-ci.yml",
+        "CODEOWNERS", "docs/CODEOWNERS", ".GitHub/CODEOWNERS", ".gitattributes",
+        "megatron/core/.gitattributes", ".gitmodules", ".circleci/config.yml",
+    ],
+)  # fmt: skip
 def test_adopt_refuses_a_pr_whose_files_run_in_upstreams_ci(world, path, capsys):
     w = world
     _pull_adding(w, 6301, {path: ("runs: x\n", 0o644), "megatron/core/x.py": ("x = 1\n", 0o644)})

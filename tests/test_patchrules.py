@@ -50,6 +50,7 @@ def _new_file(path: str, mode: str = "100644", body: str = "+x") -> str:
         (_new_file(".git/hooks/post-checkout"), "refusing path '.git/hooks"),
         (_new_file("megatron/link", mode="120000", body="+/etc/passwd"), "is a symlink"),
         (_new_file(".github/workflows/x.yml"), "GitHub Actions workflow"),
+        (_new_file(".GitHub/Workflows/x.yml"), "GitHub Actions workflow"),  # case-insensitive FS
         (
             REAL.replace("\n-- \n", f"\n{RENAME}-- \n", 1),
             "rename of megatron/a/old.py to megatron/b/new.py: renames refused",
