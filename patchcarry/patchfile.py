@@ -112,6 +112,7 @@ def parse(text: str | bytes, *, name: str = "patch", path: Path | None = None) -
     patch = read(text, name=name, path=path)
     patchrules.check(patch.name, patch.author, patch.author_email, patch.signoffs, patch.changes,
                      author_name=patch.author_name)  # fmt: skip
+    patchrules.check_text(patch.name, patch.hunks)
     return patch
 
 

@@ -5,8 +5,9 @@ tree. The rules run on what git reads in it (`patchfile`: `git mailinfo`, `git a
 --numstat --summary`): every path relative, normalised, outside `.git/` and not a workflow
 file or another file upstream's CI, forge or git obeys (`_CI_FILES`); no symlinks, submodules,
 mode changes (a delete and a create of one path with another mode included), renames, copies
-or binary data; no section whose names disagree (`patchnames`); an author git can
-read and a `Signed-off-by:` from them (upstream requires the DCO); a UTF-8 header and message.
+or binary data (nor a NUL, or non-UTF-8 bytes added to a UTF-8 file, in a text hunk); no
+section whose names disagree (`patchnames`); an author git can read and a `Signed-off-by:`
+from them (upstream requires the DCO); a UTF-8 header and message.
 Which paths an entry may touch is the manifest's (`allowed`, below).
 """
 
@@ -75,6 +76,45 @@ def check_bytes(data: bytes, name: str) -> None:
             f"{name}: has CRLF line endings (an editor or checkout converted it): "
             "re-export it with git format-patch, or run dos2unix on it"
         )
+
+
+class Hunk(Protocol):
+    """One hunk as read (`patchfile.Hunk`): its file and its lines (non-UTF-8 bytes kept as
+    surrogates)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def old_start(self) -> int: ...
+    @property
+    def lines(self) -> tuple[str, ...]: ...
+
+
+def _utf8(line: str) -> bool:
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_text(name: str, hunks: Iterable[Hunk]) -> None:
+    """A text hunk holds text: no NUL (git reads a file holding one as binary, and
+    format-patch writes it as a binary diff), and no bytes that are not UTF-8 added to a file
+    whose lines the patch shows are UTF-8 (an 0xFF reaching a module makes it unreadable
+    to Python). A file already in another encoding (Latin-1) keeps it."""
+    hunks = list(hunks)
+    legacy = {h.path for h in hunks for ln in h.lines if ln[:1] != "+" and not _utf8(ln)}
+    for hunk in hunks:
+        for number, line in enumerate(hunk.lines, 1):
+            where = f"{name}: {hunk.path}, line {number} of its hunk at line {hunk.old_start}"
+            if "\0" in line:
+                raise BadInputError(f"{where}: holds a NUL byte (binary data in a text hunk)")
+            if line[:1] == "+" and hunk.path not in legacy and not _utf8(line):
+                raise BadInputError(
+                    f"{where}: adds bytes that are not UTF-8 to a UTF-8 file (binary data "
+                    "in a text hunk); refused"
+                )
 
 
 def utf8(data: bytes, name: str, what: str) -> str:

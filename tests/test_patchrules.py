@@ -79,6 +79,13 @@ def test_refused_patch_content(text, message):
     ("data", "message"),
     [
         (REAL.replace("Subject: [PATCH]", "Subject: [PATCH] caf\u00e9").encode("latin-1"), "UTF-8"),
+        (REAL.encode().replace(b"+        # Release", b"+        # Rel\0ease", 1), "NUL byte"),
+        (REAL.encode().replace(b"+        # Release", b"+        # Rel\xffease", 1), "not UTF-8"),
+        (
+            _new_file("megatron/data.txt", body="+\udcffx").encode("utf-8", "surrogateescape"),
+            "not UTF-8 to a UTF-8 file",
+        ),
+        (REAL.encode().replace(b"\n         ", b"\n         \0", 1), "NUL byte"),  # context
         (REAL.replace("\n", "\r\n").encode(), "CRLF"),
     ],
 )
