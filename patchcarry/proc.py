@@ -134,6 +134,7 @@ def _run(
         stdout=subprocess.PIPE,
         stderr=None if stream_stderr else subprocess.PIPE,
         text=True,
+        errors="surrogateescape",  # git prints what a commit holds: any bytes, kept as data
         check=False,
         timeout=timeout,
     )
