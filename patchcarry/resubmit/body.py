@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from patchcarry.manifest import Entry
+from patchcarry.resubmit import section_pairs
 from patchcarry.resubmit.classify import DETACHED, Classification
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -114,12 +115,11 @@ def locate(body: str | None, entry_name: str) -> Found:
         return Found(None)
     strict = re.compile(_BEGIN_RE.format(name=re.escape(entry_name)))
     matches = [m for m in (strict.match(text, pos) for pos in begins) if m is not None]
+    by_start = {m.start(): m for m in matches if m.group("id")}
     verified = [
         (m, end)
-        for m in matches
-        if m.group("id")
-        for end in ends
-        if end >= m.end() and section_id(text[m.end() : end]) == m.group("id")
+        for m, end in ((by_start.get(b), e) for b, e in section_pairs.adjacent(begins, ends))
+        if m is not None and end >= m.end() and section_id(text[m.end() : end]) == m.group("id")
     ]
     if len(verified) == 1:
         return Found(_section(text, *verified[0], entry_name))
@@ -244,6 +244,7 @@ def render_section(
         "evidence": evidence.strip(),
         "revisions": "\n".join(lines) or "- (none pushed by this tool yet)",
     }
+    values.update({k: section_pairs.defuse(v) for k, v in values.items() if k not in _OWN})
     text = string.Template(template.read_text()).safe_substitute(values)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     inner = text[text.index(placeholder) + len(placeholder) : text.rindex(values["end"])]
@@ -251,6 +252,9 @@ def render_section(
         entry.name, title=title or entry.title, summary=summary, section_id=section_id(inner)
     )
     return text.replace(placeholder, begin, 1)
+
+
+_OWN = ("begin", "end")  # the section's own markers; every other value may hold outside text
 
 
 def _closed_section(superseded: Sequence[Classification]) -> str:
