@@ -251,7 +251,7 @@ def _profile_events(data: bytes) -> int:
     """How many calls (Python and C) reading `data` makes: an operation count, not a time."""
     count = 0
 
-    def tally(frame: object, event: str, arg: object) -> None:
+    def tally(_frame: object, _event: str, _arg: object) -> None:
         nonlocal count
         count += 1
 
