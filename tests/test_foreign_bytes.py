@@ -16,7 +16,7 @@ from testing import adopt_scenarios as ad
 from testing import github_scenarios as sc
 from testing.foreign_bytes import LATIN1_NAME, LATIN1_SUBJECT, rewrite_head
 from testing.landing_history import LandingWorld
-from testing.upstream_repos import PINNED_ENV
+from testing.upstream_repos import FIX_0001, PINNED_ENV
 from tests import test_adopt
 
 template_upstream = test_adopt.template_upstream  # adopt's fixtures, shared
@@ -88,3 +88,21 @@ def test_adopt_reads_a_prs_latin1_commit_without_a_traceback(adopt_world, capsys
         assert err.startswith("error: ") and len(err.splitlines()) == 1
         assert "its From: author is not UTF-8" in err
         assert w.manifest.read_text() == before and w.patches() == []
+
+
+def test_scan_all_reads_a_latin1_landing_commit_and_prints_it_escaped(adopt_world, capsys):
+    """#6117's fix landed on dev in a commit whose subject and author are Latin-1 bytes."""
+    w = adopt_world
+    work = w.upstream.work
+    git.git("checkout", "-q", "-B", "dev", w.upstream.dev_tip, cwd=work)
+    git.git("apply", str(FIX_0001), cwd=work)
+    git.git("commit", "-q", "-am", "placeholder", cwd=work, env_extra=PINNED_ENV)
+    landed = rewrite_head(work, subject=b"Free grads, caf\xe9 (#7001)", author_name=LATIN1_NAME)
+    git.git("push", "-q", "origin", "HEAD:refs/heads/dev", cwd=work)
+    assert main(["scan", "--all", "--manifest", str(w.manifest)]) == 1  # #6017 still to adopt
+    out = capsys.readouterr().out
+    assert f"landed upstream since, as {landed[:12]} 'Free grads, caf\\udce9 (#7001)'" in out
+    main(["scan", "--all", "--json", "--manifest", str(w.manifest)])
+    rows = {r["pr"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    subject = rows[6117]["landing"]["commit"]["subject"]
+    assert subject.encode("utf-8", "surrogateescape") == b"Free grads, caf\xe9 (#7001)"
