@@ -56,7 +56,8 @@ CODES: dict[int, str] = {
     "credentials in an `--upstream` URL (with `--offline` too); a `--work-dir` this tool did "
     "not make; a recorded "
     "`pr` that does not exist (the manifest line is named); an `adopt` name clash, a PR "
-    "already carried or a PR title GitHub gives with a lone surrogate; a write to the manifest embedded in an installed package; a missing "
+    "already carried or a PR title GitHub gives with a lone surrogate; a write to the manifest "
+    "embedded in an installed package; a missing "
     "input file (`--evidence`); a destination that exists; an install that lacks what the "
     "command needs (the `proof` extra, a Megatron tree, a CUDA GPU for `measure --harness "
     "pretrain`: the message says how to get it)",
