@@ -8,7 +8,9 @@ from patchcarry.check.judge import Identity
 from patchcarry.check.render import sentences
 from patchcarry.check.report import EntryResult
 from patchcarry.manifest import load
-from patchcarry.resubmit import body, classify
+from patchcarry.pulls import classify
+from patchcarry.resubmit import body
+from patchcarry.resubmit import section as sections
 
 UP = "NVIDIA/Megatron-LM"
 
@@ -37,7 +39,7 @@ def _closed_by(login):
 
 def test_detachment_close_needs_a_detached_head_and_the_authors_close():
     c = classify.classify(_pull(), _closed_by("htesd"), None, UP)
-    assert c.state == classify.DETACHED
+    assert c.state == classify.PullState.DETACHED
     assert any("head.repo is null" in e for e in c.evidence)
     assert any("attributed to htesd" in e for e in c.evidence)
 
@@ -46,24 +48,27 @@ def test_head_repo_that_is_no_longer_a_fork_is_detachment():
     listed = {"full_name": "htesd/Megatron-LM"}
     now = {"full_name": "htesd/Megatron-LM", "fork": False}
     c = classify.classify(_pull(head_repo=listed), _closed_by("htesd"), now, UP)
-    assert c.state == classify.DETACHED and any("fork: false" in e for e in c.evidence)
+    assert c.state == classify.PullState.DETACHED and any("fork: false" in e for e in c.evidence)
     other = {"full_name": "htesd/Megatron-LM", "fork": True, "source": {"full_name": "a/b"}}
     assert (
         classify.classify(_pull(head_repo=listed), _closed_by("htesd"), other, UP).state
-        == classify.DETACHED
+        == classify.PullState.DETACHED
     )
 
 
 def test_maintainer_close_and_author_withdrawal_are_not_detachment():
     attached = {"full_name": "htesd/M", "fork": True, "source": {"full_name": UP}}
-    assert classify.classify(_pull(), _closed_by("yaox12"), None, UP).state == classify.MAINTAINER
+    assert (
+        classify.classify(_pull(), _closed_by("yaox12"), None, UP).state
+        == classify.PullState.MAINTAINER
+    )
     withdrawn = classify.classify(_pull(head_repo=attached), _closed_by("htesd"), attached, UP)
-    assert withdrawn.state == classify.AUTHOR
+    assert withdrawn.state == classify.PullState.AUTHOR
 
 
 def test_merged_and_open():
-    assert classify.classify(_pull(merged=True), [], None, UP).state == classify.MERGED
-    assert classify.classify(_pull(state="open"), [], None, UP).state == classify.OPEN
+    assert classify.classify(_pull(merged=True), [], None, UP).state == classify.PullState.MERGED
+    assert classify.classify(_pull(state="open"), [], None, UP).state == classify.PullState.OPEN
 
 
 def test_same_second_siblings_are_noted():
@@ -121,15 +126,15 @@ def test_body_is_deterministic_and_marked():
     assert first == second
     assert first.startswith("# What does this PR do?\n")  # the description: outside the section
     assert "<!-- patchcarry:begin entry=checkpoint-grad title=" in first
-    section = body.find_section(first, "checkpoint-grad")
-    assert section is not None and section.title_hash == body.title_hash(entry.title)
+    section = sections.find_section(first, "checkpoint-grad")
+    assert section is not None and section.title_hash == sections.title_hash(entry.title)
     assert "- [ ] I, the PR author" in first[section.end :]  # the checklist is outside it
     assert "# What does this PR do?" in first and "## Contribution process" in first
     assert "- [ ] I, the PR author, have personally reviewed" in first  # a human ticks it
     assert "Re-submission of #6117" in first and "no measured numbers" in first
     with_numbers = body.render(entry, **{**kwargs, "evidence_markdown": "| a | b |"})
     assert "| a | b |" in with_numbers and "no measured numbers" not in with_numbers
-    assert body.normalize(first.replace("\n", "\r\n") + "  \n") == body.normalize(first)
+    assert sections.normalize(first.replace("\n", "\r\n") + "  \n") == sections.normalize(first)
 
 
 def test_drift_sentences_tell_a_new_file_from_an_unchanged_one():
@@ -152,10 +157,10 @@ def test_merge_keeps_every_byte_outside_the_section():
     old = body.render_section(entry, **kwargs)
     new = body.render_section(entry, **{**kwargs, "check_lines": ["y"]})
     hand = "Hand text\r\n- [x] ticked\r\n\r\n"
-    merged = body.merge(hand + old + "\r\nA paragraph after.\r\n", new, entry.name)
+    merged = sections.merge(hand + old + "\r\nA paragraph after.\r\n", new, entry.name)
     assert merged == hand + new + "\r\nA paragraph after.\r\n"
-    assert body.merge(hand, new, entry.name) == hand + new  # first refresh: appended
-    assert body.merge(None, new, entry.name) == new
+    assert sections.merge(hand, new, entry.name) == hand + new  # first refresh: appended
+    assert sections.merge(None, new, entry.name) == new
 
 
 def test_a_series_of_fix_commits_is_described_commit_by_commit():
@@ -184,31 +189,31 @@ def test_locate_takes_only_the_one_pair_whose_id_matches():
     entry = load().select(["checkpoint-grad"])[0]
     section = body.render_section(entry, superseded=[], check_lines=["x"], evidence_markdown=None)
     hand = "Hand text\r\n"
-    found = body.locate(hand + section.replace("\n", "\r\n") + "\r\nafter\r\n", entry.name)
+    found = sections.locate(hand + section.replace("\n", "\r\n") + "\r\nafter\r\n", entry.name)
     assert found.section is not None and not found.problem  # GitHub's CRLF is the same text
-    twice = body.locate(hand + section + "\n\n> quoted:\n" + section, entry.name)
+    twice = sections.locate(hand + section + "\n\n> quoted:\n" + section, entry.name)
     assert twice.section is None and "2 copies" in twice.problem
-    no_begin = body.locate(hand + section[section.index("\n") :], entry.name)
+    no_begin = sections.locate(hand + section[section.index("\n") :], entry.name)
     assert no_begin.section is None and "a begin marker is missing" in no_begin.problem
     merged = hand + section + "\n\n> quoted:\n" + section
-    assert body.merge(merged, "new", entry.name) == merged  # a problem: left as it is
+    assert sections.merge(merged, "new", entry.name) == merged  # a problem: left as it is
     legacy = re.sub(r" id=[0-9a-f]{16}", "", section)  # written before ids: the only pair
-    assert body.locate(hand + legacy, entry.name).section is not None
-    assert body.merge(hand + legacy, section, entry.name) == hand + section
+    assert sections.locate(hand + legacy, entry.name).section is not None
+    assert sections.merge(hand + legacy, section, entry.name) == hand + section
 
 
 def test_a_close_without_an_identifiable_actor_is_unknown_never_a_detachment():
     for events in ([], [{"event": "closed", "actor": None}], _closed_by("ghost")):
         c = classify.classify(_pull(), events, None, UP)  # head.repo null: looks detached
-        assert c.state == classify.UNKNOWN
+        assert c.state == classify.PullState.UNKNOWN
         assert any("closer unknown" in e for e in c.evidence)
         assert any("head.repo is null" in e for e in c.evidence)  # the evidence is still shown
 
 
 def _crafted_body(entry_name: str) -> str:
     """65,520 characters of 280 begin and 504 end markers, each begin carrying an id."""
-    begin = body.section_begin(entry_name, title="t", summary=False, section_id="0" * 16)
-    end = body.section_end(entry_name)
+    begin = sections.section_begin(entry_name, title="t", summary=False, section_id="0" * 16)
+    end = sections.section_end(entry_name)
     parts = [begin + "\n" for _ in range(280)] + [end + "\n" for _ in range(504)]
     text = "".join(parts)
     return text + "y" * (65_520 - len(text))
@@ -218,11 +223,13 @@ def test_locating_the_section_hashes_each_character_of_the_body_at_most_once(mon
     """280 begin and 504 end markers: every begin tried with every end took 13 s; only a begin
     followed directly by an end can be the pair the tool wrote (counted, never timed)."""
     hashed = []
-    real = body.section_id
-    monkeypatch.setattr(body, "section_id", lambda inner: hashed.append(len(inner)) or real(inner))
+    real = sections.section_id
+    monkeypatch.setattr(
+        sections, "section_id", lambda inner: hashed.append(len(inner)) or real(inner)
+    )
     text = _crafted_body("checkpoint-grad")
     assert len(text) == 65_520
-    found = body.locate(text, "checkpoint-grad")
+    found = sections.locate(text, "checkpoint-grad")
     assert found.section is None and "280 begin and 504 end marker(s)" in found.problem
     assert sum(hashed) <= len(text)
 
@@ -233,12 +240,12 @@ def test_a_marker_in_outside_text_is_defused_so_the_section_is_found_again():
     import dataclasses
 
     entry = load().select(["checkpoint-grad"])[0]
-    begin = body.section_begin(entry.name, title="x", summary=True)
-    quoted = f"{body.section_end(entry.name)} and {begin}"
+    begin = sections.section_begin(entry.name, title="x", summary=True)
+    quoted = f"{sections.section_end(entry.name)} and {begin}"
     fix = dataclasses.replace(entry.fix, message=f"{entry.fix.message}\n\n{quoted}")
     entry = dataclasses.replace(entry, fixes=(fix,))
     section = body.render_section(entry, superseded=[], check_lines=["x"], evidence_markdown=None,
                                   summary=True)  # fmt: skip
     assert section.count("<!-- patchcarry:end ") == 1 and "patchcarry&#58;end" in section
-    found = body.locate("Hand text\n" + section, entry.name)
+    found = sections.locate("Hand text\n" + section, entry.name)
     assert found.section is not None and not found.problem
