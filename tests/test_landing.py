@@ -177,3 +177,13 @@ def test_rewritten_branch_history_is_partial_evidence(
     landing = json.loads(out)["entries"][0]["landing"]
     assert landing["verdict"] == "not landed"
     assert any("is not on dev's history" in p for p in landing["partial"]), landing
+
+
+def test_whether_a_fix_landed_is_its_verdict_member_not_the_words_printed() -> None:
+    """`Landing.landed` (what adopt, scan and check act on) tests the verdict's member: the
+    words each verdict prints may change without changing a decision."""
+    from patchcarry.check.report import Landing, Verdict
+
+    landed = {v for v in Verdict if Landing(v).landed}
+    assert landed == {Verdict.LANDED, Verdict.CHANGED}
+    assert landing.NOT_LANDED is Verdict.NOT_LANDED and landing.SUPERSEDED is Verdict.SUPERSEDED

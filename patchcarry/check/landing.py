@@ -28,14 +28,14 @@ from pathlib import Path
 
 from patchcarry import git, install
 from patchcarry.check import series
-from patchcarry.check.report import Landing, UpstreamCommit
+from patchcarry.check.report import Landing, UpstreamCommit, Verdict
 from patchcarry.manifest import Entry
 
 LANDED, CHANGED, SUPERSEDED, NOT_LANDED = (
-    "landed",
-    "landed, changed since",
-    "superseded",
-    "not landed",
+    Verdict.LANDED,
+    Verdict.CHANGED,
+    Verdict.SUPERSEDED,
+    Verdict.NOT_LANDED,
 )
 MAX_CANDIDATES = 300  # commits touching the fix's files that are read; past it, evidence is partial
 _PR_RE = re.compile(r"\(#(\d+)\)")

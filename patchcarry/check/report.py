@@ -5,6 +5,7 @@ machine form `check --json` prints."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 from typing import Any
 
 from patchcarry.errors import ExitCode
@@ -68,13 +69,22 @@ class UpstreamCommit:
     date: str = ""  # its committer date, YYYY-MM-DD
 
 
+class Verdict(enum.StrEnum):
+    """Where the fix stands on the base branch; its value is the word every output prints."""
+
+    LANDED = "landed"
+    CHANGED = "landed, changed since"
+    SUPERSEDED = "superseded"
+    NOT_LANDED = "not landed"
+
+
 @dataclasses.dataclass
 class Landing:
     """Whether the fix is on the base branch (`check.landing`): the verdict, the commit that
     carried it (or, for superseded, removed its place), how that was known, the commits that
     changed it since, what could not be established, and what to do next."""
 
-    verdict: str  # landed | landed, changed since | superseded | not landed
+    verdict: Verdict
     commit: UpstreamCommit | None = None
     evidence: list[str] = dataclasses.field(default_factory=list)
     changed_since: list[UpstreamCommit] = dataclasses.field(default_factory=list)
@@ -83,7 +93,7 @@ class Landing:
 
     @property
     def landed(self) -> bool:
-        return self.verdict.startswith("landed")
+        return self.verdict in (Verdict.LANDED, Verdict.CHANGED)
 
 
 @dataclasses.dataclass
