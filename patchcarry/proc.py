@@ -1,6 +1,8 @@
 """The one place that runs subprocesses. No child sees a token: every environment passes
 through `environment`, which drops the token variables; the one caller that needs the token
-(git's credential helper, in `patchcarry.git`) hands it over as `secrets`, for that call."""
+(git's credential helper, in `patchcarry.git`) hands it over as `secrets`, for that call.
+No Python child imports from its working folder: each is started as `PYTHON` (`-P`), and
+`environment` sets PYTHONSAFEPATH for the Pythons those start in turn (torchrun's workers)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,14 +24,20 @@ TOKEN_VARS = frozenset(
     {"GITHUB_TOKEN", "GH_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_ENTERPRISE_TOKEN", "RESUBMIT_TOKEN"}
 )
 
+# This interpreter, started so that neither the working folder nor a script's folder is put on
+# its import path: a `json.py` where the child runs is never imported (Python 3.11's -P).
+PYTHON = (sys.executable, "-P")
+
 
 def environment(
     base: Mapping[str, str] | None = None, secrets: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """`base` (default: this process's environment) without the token variables, plus
     `secrets`: what a child is started with. Measuring, audit and upstream-test children run
-    upstream's code, and hooks or helpers git starts would inherit the token: none need it."""
+    upstream's code, and hooks or helpers git starts would inherit the token: none need it.
+    PYTHONSAFEPATH makes any Python it starts import nothing from its working folder."""
     env = {k: v for k, v in (os.environ if base is None else base).items() if k not in TOKEN_VARS}
+    env["PYTHONSAFEPATH"] = "1"
     env.update(secrets or {})
     return env
 
@@ -210,6 +219,7 @@ def _run(
         stdout=subprocess.PIPE,
         stderr=None if stream_stderr else subprocess.PIPE,
         text=True,
+        errors="surrogateescape",  # git prints what a commit holds: any bytes, kept as data
         check=False,
         timeout=timeout,
     )

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from patchcarry import manifest, manifest_edit
+from patchcarry import display, manifest, manifest_edit
 from patchcarry.check import render
 from patchcarry.check.landing import NOT_LANDED, SUPERSEDED
 from patchcarry.check.report import Landing
@@ -47,14 +47,14 @@ def record(landing: Landing, today: datetime.date) -> dict[str, Any]:
     }
     if landing.commit.pr:
         fields["pr"] = landing.commit.pr
-    fields["subject"] = landing.commit.subject
+    fields["subject"] = display.line(landing.commit.subject)  # any bytes: text a file holds
     return fields
 
 
 def comment_body(entry: Entry, landing: Landing) -> str:
     assert landing.commit is not None
     c = landing.commit
-    subject = c.subject.replace("`", "'")  # text from outside: one code span, never markup
+    subject = display.line(c.subject).replace("`", "'")  # outside text: one code span
     where = f"{c.sha} (`{subject}`{f', #{c.pr}' if c.pr else ''})"
     if landing.verdict == SUPERSEDED:  # not landed: upstream removed what the fix changes
         said = f"The code this change fixes was rewritten or removed upstream in {where}. "

@@ -160,17 +160,18 @@ def fetch(
 def claimed(url: str, work_dir: Path | None) -> Iterator[Path]:
     """The cache directory for `url`, claimed and locked for the block. One this call made
     is removed again when the network read in the block fails: a run that reached nothing
-    leaves no empty cache behind."""
+    leaves no empty cache behind. It is removed with the lock held (a run waiting for it then
+    claims the directory anew: `cachedir.locked`)."""
     chosen = work_dir or default_work_dir(url)
     made = not chosen.exists()
     chosen = claim_work_dir(url, work_dir)
-    try:
-        with cachedir.locked(chosen):
+    with cachedir.locked(chosen):
+        try:
             yield chosen
-    except NetworkError:
-        if made:
-            shutil.rmtree(chosen, ignore_errors=True)
-        raise
+        except NetworkError:
+            if made:
+                shutil.rmtree(chosen, ignore_errors=True)
+            raise
 
 
 def claim_work_dir(url: str, work_dir: Path | None) -> Path:

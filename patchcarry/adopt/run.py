@@ -232,6 +232,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         _preflight_paths(target, opts, patches, paths)
         names = [p.name for p in written]
         fields = _fields(name, facts, target, series, names, fixes, paths, fork, defaults)
+        _preflight_text(target, fields)
         for i, (commit, patch) in enumerate(zip(series.commits, patches, strict=True)):
             role = "fix" if i < fixes else "tests (it touches tests only)"
             say(f"patch {patches_dir / patch.name} [{role}]\n    {commit.sha[:12]} "
@@ -260,6 +261,28 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
     say(f"wrote {len(written)} patch(es) and entry {name!r} in {path}:\n{entry_text.rstrip()}")
     say(render.table(report))
     return report.exit_code
+
+
+def _preflight_text(target: pull_mod.Target, fields: dict[str, Any]) -> None:
+    """What GitHub answered (a title, a branch) must be text a file can hold: JSON can carry
+    a lone surrogate (`\\ud800`), which no UTF-8 file, TOML included, can. Refused before the
+    first write, so a dry run says what the real run would."""
+    for key, value in fields.items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and not _encodable(text):
+                raise BadInputError(
+                    f"{target}: its {key} from GitHub, `{line(text)}`, holds a lone surrogate "
+                    "(not Unicode text): it cannot be written to the manifest; edit it on "
+                    "GitHub, then adopt again"
+                )
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _preflight_paths(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -105,7 +104,7 @@ def _one_child(
     was killed (a signal: the kernel's OOM killer, typically)."""
     try:
         code, out, err = proc.cmd_output(
-            sys.executable,
+            *proc.PYTHON,
             "-m",
             "patchcarry.audit.child",
             cwd=tree,

@@ -101,12 +101,14 @@ def _run_all(args: argparse.Namespace) -> int:
             print(json.dumps(closed.to_json(), sort_keys=True))
         return int(ExitCode.FAILED if todo else ExitCode.OK)
     print(
-        f"{author}'s closed, unmerged PRs on every repository: {len(found)}; "
+        f"{line(author)}'s closed, unmerged PRs on every repository: {len(found)}; "
         f"closed by fork detachment and not carried: {len(todo)}"
     )
     for closed in found:
         status = f"carried by {closed.carried_by}" if closed.carried_by else closed.item.state
-        print(f"  {line(closed.upstream)}#{closed.item.number} {line(closed.title)}  [{status}]")
+        print(
+            f"  {line(closed.upstream)}#{closed.item.number} {line(closed.title)}  [{line(status)}]"
+        )
         print("\n".join(f"      - {line(text)}" for text in closed.item.evidence))
         if closed.landed:
             print(f"      {line(closed.landed)}: nothing to adopt")
@@ -152,8 +154,8 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(item.to_json(), sort_keys=True))
     else:
         print(
-            f"{author}'s PRs on {upstream} closed by fork detachment: {len(found)}, "
-            f"not re-submitted: {len(pending)}"
+            f"{line(author)}'s PRs on {line(upstream)} closed by fork detachment: "
+            f"{len(found)}, not re-submitted: {len(pending)}"
         )
         for item in shown:
             if item.resubmitted_by:
@@ -162,6 +164,6 @@ def run(args: argparse.Namespace) -> int:
                 status = f"NOT re-submitted; manifest entry {item.planned_in}: run resubmit"
             else:
                 status = "NOT re-submitted; not in the manifest"
-            print(f"  #{item.item.number} {line(item.title)}  [{status}]")
+            print(f"  #{item.item.number} {line(item.title)}  [{line(status)}]")
             print("\n".join(f"      - {line(text)}" for text in item.item.evidence))
     return int(ExitCode.FAILED if pending else ExitCode.OK)

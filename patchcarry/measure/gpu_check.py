@@ -25,7 +25,6 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -79,11 +78,11 @@ def plan(
     out: Path, *, dry_run: bool, gpu_count: int, gpu_gib: int, has_gpu_tests: bool
 ) -> tuple[list[Step], list[Step]]:
     """(the steps run side by side, the measurements run alone, in order)."""
-    py = sys.executable
-    pc = (py, "-m", "patchcarry")
-    gpu_tests = (py, "-m", "pytest", "-m", "gpu", "-q", "-rs", f"--junitxml={out}/gpu-tests.xml")
+    py = proc.PYTHON
+    pc = (*py, "-m", "patchcarry")
+    gpu_tests = (*py, "-m", "pytest", "-m", "gpu", "-q", "-rs", f"--junitxml={out}/gpu-tests.xml")
     no_tests = None if has_gpu_tests else f"no {GPU_TESTS} here (run from a checkout)"
-    tests: tuple[str, ...] = (py, "-m", "patchcarry.measure.upstream_tests", "--out", str(out))
+    tests: tuple[str, ...] = (*py, "-m", "patchcarry.measure.upstream_tests", "--out", str(out))
     tests += ("--no-torchrun",) if dry_run else ("--nproc", str(gpu_count))
     device = "cpu" if dry_run else "cuda"
     audit: tuple[str, ...] = (

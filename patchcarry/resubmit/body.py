@@ -68,6 +68,7 @@ def render_section(
         "evidence": evidence.strip(),
         "revisions": "\n".join(lines) or "- (none pushed by this tool yet)",
     }
+    values.update({k: sections.defuse(v) for k, v in values.items() if k not in _OWN})
     text = string.Template(template.read_text()).safe_substitute(values)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     inner = text[text.index(placeholder) + len(placeholder) : text.rindex(values["end"])]
@@ -75,6 +76,9 @@ def render_section(
         entry.name, title=title or entry.title, summary=summary, section_id=section_id(inner)
     )
     return text.replace(placeholder, begin, 1)
+
+
+_OWN = ("begin", "end")  # the section's own markers; every other value may hold outside text
 
 
 def _closed_section(superseded: Sequence[Classification]) -> str:
