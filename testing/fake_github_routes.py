@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from testing import fake_github_push as push_rules
 from testing.fake_github_json import (
     Json,
     comment_json,
@@ -23,7 +24,6 @@ from testing.fake_github_json import (
     repo_json,
     search_item_json,
 )
-from testing import fake_github_push as push_rules
 from testing.fake_github_state import GitHubState, Pull, Repo
 
 

@@ -12,7 +12,11 @@ import pytest
 from patchcarry import git
 from testing import github_scenarios as sc
 from testing.fake_github import FakeGitHub
-from tests.test_fake_github import M, call, gh, repos  # noqa: F401 (fixtures)
+from tests import test_fake_github
+from tests.test_fake_github import M, call
+
+gh = test_fake_github.gh  # the fixtures, shared
+repos = test_fake_github.repos
 
 UP = f"/repos/{sc.UPSTREAM}"
 ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
