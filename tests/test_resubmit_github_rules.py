@@ -134,6 +134,17 @@ def test_scan_all_says_the_list_is_incomplete_when_github_leaves_sso_orgs_out(wo
     assert code != 0
 
 
+def test_scan_says_the_list_is_incomplete_too(world, capsys):
+    w: World = world()
+    _sso(w)
+    assert w.scan("--json") == 6
+    out, err = capsys.readouterr()
+    assert out == "" and "incomplete" in err  # stdout stays one JSON object per PR
+    w.state.sso_authorized.add((sc.TOKEN, "NVIDIA"))
+    assert w.scan("--json") == 1  # authorized: the whole list, #6117 and #6017 not resubmitted
+    assert len(capsys.readouterr().out.splitlines()) == 2
+
+
 def test_a_supersedes_line_github_hides_behind_sso_is_not_called_wrong(world, capsys):
     w: World = world()
     _sso(w, not_found=True)
@@ -268,7 +279,8 @@ def test_fork_collab_gets_its_hint_from_the_errors_field(world):
             cwd=w.upstream.bare)  # fmt: skip
     gh = GitHub(token=sc.TOKEN)
     with pytest.raises(GitHubError) as caught:
-        gh.create_pull(sc.UPSTREAM, title="t", head=f"{sc.OWNER}:x", base="dev", body="b")
+        gh.create_pull(sc.UPSTREAM, title="t", head=f"{sc.OWNER}:x", base="dev", body="b",
+                       maintainer_can_modify=True)  # fmt: skip
     assert "Fork collab can't be granted" in str(caught.value)
     assert "cannot grant maintainers push access" in str(caught.value)
 
