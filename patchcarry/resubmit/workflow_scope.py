@@ -30,12 +30,17 @@ MAX_HEADS = 20  # fork branches whose history is read to tell which commits are 
 MAX_NEW = 200  # new commits judged one by one (each reads its trees lazily)
 
 
-def _changes(commit: str, cwd: Path) -> list[tuple[str, str, str]]:
+def _changes(commit: str, parents: list[str], cwd: Path) -> list[tuple[str, str, str]]:
     """(status, path, new blob) of each workflow file `commit` changes against its first
-    parent (all of them for a root commit)."""
-    _, out, _ = git.git(
-        "diff-tree", "--no-commit-id", "-r", "--root", commit, "--", WORKFLOWS, cwd=cwd
-    )
+    parent (all of them for a root commit). A merge is compared with its first parent too:
+    without `-m`, `git diff-tree` prints nothing for a merge, which would pass a workflow
+    change that a (bot-resolved) merge alone makes."""
+    if len(parents) > 1:
+        _, out, _ = git.git("diff-tree", "-r", parents[0], commit, "--", WORKFLOWS, cwd=cwd)
+    else:
+        _, out, _ = git.git(
+            "diff-tree", "--no-commit-id", "-r", "--root", commit, "--", WORKFLOWS, cwd=cwd
+        )
     found = []
     for line in out.splitlines():
         meta, _, path = line.partition("\t")
@@ -87,9 +92,11 @@ def needs_scope(
     for sha in heads[:MAX_HEADS]:
         cache.fetch_history(remote, sha)
     cache.fetch_history("origin", base)
-    _, out, _ = git.git("rev-list", base, *(f"^{h}" for h in heads[:MAX_HEADS]), "--",
-                        cwd=cache.repo)  # fmt: skip
-    new = out.split()[::-1]  # oldest first
+    _, out, _ = git.git("rev-list", "--parents", base, *(f"^{h}" for h in heads[:MAX_HEADS]),
+                        "--", cwd=cache.repo)  # fmt: skip
+    listed = [line.split() for line in out.splitlines() if line.strip()][::-1]  # oldest first
+    parents = {sha: rest for sha, *rest in listed}
+    new = [sha for sha, *_ in listed]
     if not new:
         return None
     owner = name.split(",")[0]
@@ -100,12 +107,14 @@ def needs_scope(
         )
     held = _held(heads, cache.repo)
     for commit in new:
-        for status, path, blob in _changes(commit, cache.repo):
+        for status, path, blob in _changes(commit, parents[commit], cache.repo):
             if status != "D" and (path, blob) in held:
                 continue
             verb = {"A": "adds", "D": "deletes"}.get(status, "changes")
+            what = "merge commit" if len(parents[commit]) > 1 else "commit"
+            against = " (against its first parent)" if what == "merge commit" else ""
             return (
-                f"commit {commit[:12]} of the pushed history {verb} {path}, which no branch "
-                f"of {owner} holds with those contents"
+                f"{what} {commit[:12]} of the pushed history {verb} {path}{against}, which "
+                f"no branch of {owner} holds with those contents"
             )
     return None
