@@ -72,6 +72,24 @@ def _advice(reason: str) -> str:
     return next((advice for key, advice in _REASONS if key.lower() in reason.lower()), "")
 
 
+_SECRET_AT = re.compile(r"^remote:\s*-?\s*(commit|path):\s*(\S+)\s*$", re.MULTILINE)
+
+
+def _secret_advice(output: str) -> str:
+    """Secret scanning's push protection: GitHub answers with the ruleset's GH013 and reason,
+    but its `remote:` lines say "GITHUB PUSH PROTECTION" / "Push cannot contain secrets"
+    and where the secret is; the ruleset advice would be wrong for it."""
+    if "push cannot contain secrets" not in output.lower():
+        return ""
+    where = dict((k, v[:120]) for k, v in _SECRET_AT.findall(output))
+    at = f" (commit {where['commit'][:12]}, {where['path']})" if len(where) == 2 else ""
+    return (
+        f"GitHub's push protection found a secret in a pushed commit{at}: remove it from the "
+        "patch that carries it and re-run; if it is no secret, follow the URL on GitHub's "
+        "`remote:` lines to allow it"
+    )
+
+
 _REMOTE_CODE = re.compile(r"^remote:\s*(?:error:\s*)?(GH\d{3}: .*?)\s*$", re.MULTILINE)
 
 
@@ -93,7 +111,7 @@ def raise_push_failure(
     for result in results:
         if result.summary == "[remote rejected]":
             codes = remote_codes(message)
-            advice = _advice(result.reason) or _advice(" ".join(codes))
+            advice = _secret_advice(message) or _advice(result.reason) or _advice(" ".join(codes))
             said = f" (remote: {codes[0][:200]!r})" if codes else ""
             raise PushRefused(
                 f"GitHub refused the push to {result.ref}: {result.reason!r}{said}"
