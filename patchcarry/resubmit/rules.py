@@ -3,7 +3,8 @@ branches/{branch}`), and which of them the commits this tool writes satisfy, jud
 
 - a required status check whose name says DCO: every commit the tool writes carries its
   author's `Signed-off-by:` (patches are loaded only with it; the added commit carries it);
-- `required_signatures`: the tool signs nothing (no GPG/SSH key is ever given to it);
+- `required_signatures`: the tool signs nothing (no GPG/SSH key is ever given to it), and
+  GitHub's squash merge signs only for the PR's author (none on GitHub Enterprise Server);
 - `required_linear_history`: the tool writes no merge commit.
 
 Other checks are upstream CI's to decide after the push; after it, the write phase reads the
@@ -53,8 +54,9 @@ def judge(rules: list[Json] | None, branch: str) -> dict[str, Any]:
         verdicts[f"check {name}"] = _SIGNED_OFF if dco else "decided by upstream's CI"
     if "required_signatures" in kinds:
         verdicts["signed commits"] = (
-            "NOT satisfied: the tool's commits are unsigned (no key is given to it); a "
-            "maintainer's squash merge signs the result"
+            "NOT satisfied: the tool's commits are unsigned (no key is given to it); GitHub "
+            "lets only the PR's author squash-merge into such a branch (and GitHub Enterprise "
+            "Server no merge on GitHub at all): a maintainer would merge it locally, signed"
         )
     if "required_linear_history" in kinds:
         verdicts["linear history"] = "satisfied by the tool's commits (it writes no merges)"
