@@ -93,7 +93,7 @@ def test_a_locked_superseded_pr_gets_no_cross_link_a_line_and_the_pr_is_recorded
     assert f"pr = {number}" in w.manifest.read_text()
     assert not [c for c in w.state.comments if c.issue == 6117 and "cross-link" in c.body]
     out = capsys.readouterr().out
-    assert "#6117 is locked" in out and "scope" not in out
+    assert "#6117 is locked" in out and "lacks a scope" not in out
     writes = len(w.gh.writes())
     assert w.run(ENTRY) == 0 and len(w.gh.writes()) == writes  # a re-run writes nothing
 

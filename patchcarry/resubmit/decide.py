@@ -14,7 +14,16 @@ from patchcarry import install
 from patchcarry.github import Json
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import body as bodies
-from patchcarry.resubmit import body_limit, branch_refs, classify, fork, hold, ownership, verdict
+from patchcarry.resubmit import (
+    body_limit,
+    branch_refs,
+    classify,
+    fork,
+    hold,
+    maintainer_edits,
+    ownership,
+    verdict,
+)
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit.build import Built
 from patchcarry.resubmit.classify import Classification
@@ -51,6 +60,8 @@ class PullWrite:
     title: str | None  # None: the title is left as it is
     body: str
     section: str  # the tool's section alone (merged into a PR found after a create's 422)
+    edits: bool = False  # "Allow edits by maintainers" on a created PR (the stated choice)
+    edits_change: bool | None = None  # the value to PATCH on the existing PR (None: none)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +109,11 @@ class Plan:
             writes=list(self.writes), reason=self.refusal.reason if self.refusal else self.merged,
             branch=self.branch, cost=cost, token=self.token, rules=self.rules,
         )  # fmt: skip
+
+
+MAX_TITLE = 256  # GitHub's limit on a PR's title, in characters
+# GitHub: only those with write access to the repository may comment on a locked conversation
+LOCKED = "GitHub lets only upstream's collaborators comment on a locked conversation"
 
 
 def push_call(fork_name: str, entry: Entry, commit: str) -> str:
@@ -237,7 +253,14 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
         title, body, section, problem = _body(seen, opts, revision)
     except body_limit.TooLong as exc:
         return _refuse(plan, str(exc))
+    if title is not None and len(title) > MAX_TITLE:
+        return _refuse(plan, f"title: {len(title)} characters; GitHub refuses a PR title over "
+                       f'{MAX_TITLE} (422 "title is too long (maximum is {MAX_TITLE} '
+                       'characters)"): shorten the entry\'s title in the manifest')  # fmt: skip
     plan = _add(plan, facts=[f"body: {problem}"] if problem else [])
+    edits_change = maintainer_edits.change(existing, entry)
+    if existing is None or edits_change is not None:
+        plan = _add(plan, facts=[maintainer_edits.line(entry)])
     kept = hold.keep_body(
         existing.get("body") if existing else None, entry, pushing=plan.push is not None,
         ours=seen.live is not None and seen.live == seen.published, opt_in=opts.update_live,
@@ -245,7 +268,7 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
     if existing is not None and kept:
         plan = _add(plan, facts=[kept])
         title, body = None, existing.get("body") or ""
-    pull = PullWrite(existing, title, body, section)
+    pull = PullWrite(existing, title, body, section, maintainer_edits.wanted(entry), edits_change)
     if existing is None:
         create = Write(
             f"POST /repos/{entry.upstream}/pulls",
@@ -258,10 +281,14 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
         if bodies.normalize(existing.get("body")) != bodies.normalize(body)
         else []
     )
+    if edits_change is not None:
+        changed.append(f"maintainer edits {'on' if edits_change else 'off'}")
     writes = []
     if changed:
         writes.append(Write(f"PATCH /repos/{entry.upstream}/pulls/{pr}", " and ".join(changed)))
-    if plan.push is not None:
+    if plan.push is not None and existing.get("locked"):
+        plan = _add(plan, facts=[f"revision comment: not posted, #{pr} is locked ({LOCKED})"])
+    elif plan.push is not None:
         writes.append(
             Write(f"POST /repos/{entry.upstream}/issues/{pr}/comments", "revision comment")
         )
@@ -308,11 +335,14 @@ def _body(seen: Observed, opts: Options, revision: str | None) -> tuple[str | No
 def _links(plan: Plan, seen: Observed, force: bool) -> Plan:
     """A cross-link on each superseded PR that may get one and does not hold it yet."""
     entry = seen.entry
-    needed = tuple(
+    wanted = [
         c.number
         for c in seen.superseded
         if (c.state == classify.DETACHED or force) and c.number not in seen.linked
-    )
+    ]
+    needed = tuple(n for n in wanted if n not in seen.locked)
+    plan = _add(plan, facts=[f"cross-link: not posted, #{n} is locked ({LOCKED})"
+                             for n in wanted if n in seen.locked])  # fmt: skip
     writes = [
         Write(f"POST /repos/{entry.upstream}/issues/{n}/comments", "cross-link to the new PR")
         for n in needed

@@ -20,6 +20,9 @@ from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.options import Options
 from patchcarry.resubmit.plan import CREATED, REFRESHED, UNCHANGED, EntryPlan, Write
 
+# how long "No commits between" right after a push is re-checked (GitHub's compare view lags)
+COMPARE_WAIT = 60.0
+
 
 @dataclasses.dataclass(frozen=True)
 class Record:
@@ -111,19 +114,40 @@ def execute(ctx: Context, plan: Plan) -> Record:
         _push(ctx, plan, step, status)
         made.append(push_call(status.full_name, entry, step.target))
     owner = status.full_name.split("/")[0]
-    pull, created = pull_writes.open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login)
+    lag = None if step is None else Backoff(COMPARE_WAIT, ctx.opts.sleep or time.sleep, first=2.0)
+    pull, created = pull_writes.open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login, lag)
     number, url = pull["number"], pull.get("html_url")
-    if step is not None and plan.pull.existing is not None:
-        pull_writes.revision_comment(
+    facts += _record_number(ctx, plan, number)  # before any comment: a re-run finds the PR
+    if (
+        step is not None
+        and plan.pull.existing is not None
+        and _plans_revision_comment(plan, number)
+    ):
+        facts += pull_writes.revision_comment(
             ctx.gh, entry, number, login=ctx.login, cache=ctx.cache,
             clone_url=str(status.clone_url), old=step.live, new=step.target, kind=step.kind,
         )  # fmt: skip
-    pull_writes.cross_links(
+    facts += pull_writes.cross_links(
         ctx.gh, entry, plan.links, plan.superseded, login=ctx.login, pr=number,
         url=url or "", fork=status.full_name,
     )  # fmt: skip
     made.extend(ctx.gh.writes[before:])
     return _record(ctx, plan, [*plan.facts, *facts], made, number, url, created)
+
+
+def _plans_revision_comment(plan: Plan, number: int) -> bool:
+    """Whether the plan writes the revision comment on #number (not when it is locked)."""
+    return any(w.call == f"POST /repos/{plan.entry.upstream}/issues/{number}/comments"
+               for w in plan.writes)  # fmt: skip
+
+
+def _record_number(ctx: Context, plan: Plan, number: int) -> list[str]:
+    """The PR's number in the manifest, right after the PR is there and before any comment."""
+    entry = plan.entry
+    if ctx.opts.manifest_path is None or number == entry.pr:
+        return []
+    record_pr(ctx.opts.manifest_path, entry.name, number)
+    return [f"manifest: recorded pr = {number}"]
 
 
 def _record(
@@ -137,9 +161,6 @@ def _record(
         facts.append(f"CI gate: the new head {step.target[:12]} needs a maintainer's "
                      f"`/ok to test {step.target}`")  # fmt: skip
     action = CREATED if created else (REFRESHED if made else UNCHANGED)
-    if ctx.opts.manifest_path is not None and number != entry.pr:
-        record_pr(ctx.opts.manifest_path, entry.name, number)
-        facts.append(f"manifest: recorded pr = {number}")
     if step is not None:  # after every write and the record: read once, a report
         shown, line = pull_writes.dco_result(ctx.gh, entry.upstream, step.target)
         rules = {**(rules or {}), "after_push": shown}

@@ -8,10 +8,11 @@ from typing import Any
 
 from patchcarry import git
 from patchcarry.errors import GitHubError
-from patchcarry.github import GitHub, Json, TransientError, UnprocessableError
+from patchcarry.github import GitHub, Json, LockedError, TransientError, UnprocessableError
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import ownership
+from patchcarry.resubmit.backoff import Backoff
 from patchcarry.resubmit.classify import DETACHED, Classification
 from patchcarry.resubmit.decide import PullWrite
 from patchcarry.resubmit.live import Cache
@@ -19,25 +20,41 @@ from patchcarry.resubmit.preflight import own_comments
 
 
 def open_or_refresh(
-    gh: GitHub, entry: Entry, pull: PullWrite, owner: str, login: str
-) -> tuple[Json, bool]:
+    gh: GitHub, entry: Entry, pull: PullWrite, owner: str, login: str,
+    lag: Backoff | None = None,
+) -> tuple[Json, bool]:  # fmt: skip
     """(the PR, whether this run created it). A create whose answer was lost is looked up
-    (never blindly retried) and still reported as created."""
+    (never blindly retried) and still reported as created. With `lag` (this run pushed the
+    branch), "No commits between" is re-checked while it waits: GitHub's compare view can
+    lag a push (dotnet/buildtools#1140, hub#1258)."""
     existing = pull.existing
     if existing is None:
         head = f"{owner}:{entry.head_branch}"
-        try:
-            return gh.create_pull(
-                entry.upstream, title=pull.title or entry.title, head=head,
-                base=entry.base_branch, body=pull.body,
-            ), True  # fmt: skip
-        except (UnprocessableError, TransientError) as exc:
-            return _found_after_create(gh, entry, pull, head, exc, login)
-    fields = {}
+        while True:
+            try:
+                return gh.create_pull(
+                    entry.upstream, title=pull.title or entry.title, head=head,
+                    base=entry.base_branch, body=pull.body, maintainer_can_modify=pull.edits,
+                ), True  # fmt: skip
+            except UnprocessableError as exc:
+                if NO_COMMITS in str(exc).lower() and lag is not None:
+                    if lag.wait():
+                        continue  # a 422 created nothing: the create may be sent again
+                    raise GitHubError(
+                        f"{exc}. GitHub said so right after this run's push and still after "
+                        f"{lag.spent:.0f} s (its compare view can lag a push): re-run in a "
+                        "few minutes; the branch is pushed and the re-run opens the PR"
+                    ) from None
+                return _found_after_create(gh, entry, pull, head, exc, login)
+            except TransientError as exc:
+                return _found_after_create(gh, entry, pull, head, exc, login)
+    fields: dict[str, str | bool] = {}
     if pull.title is not None and existing.get("title") != pull.title:
         fields["title"] = pull.title
     if bodies.normalize(existing.get("body")) != bodies.normalize(pull.body):
         fields["body"] = pull.body
+    if pull.edits_change is not None:
+        fields["maintainer_can_modify"] = pull.edits_change
     if fields:
         existing = gh.update_pull(entry.upstream, existing["number"], **fields)
     return existing, False
@@ -70,6 +87,17 @@ def _found_after_create(
     return found, created
 
 
+NO_COMMITS = "no commits between"
+
+
+def locked_line(what: str, number: int) -> str:
+    """The fact for a comment a locked conversation refused (it was locked after the read)."""
+    return (
+        f'{what}: not posted, #{number} was locked before the write (403 "Unable to '
+        'create comment because issue is locked."); a re-run posts it once unlocked'
+    )
+
+
 def marked(gh: GitHub, upstream: str, number: int, marker: str, login: str) -> bool:
     """Whether the token's user already left a comment with `marker` on #number."""
     ours = own_comments(gh.issue_comments(upstream, number), login)
@@ -79,11 +107,12 @@ def marked(gh: GitHub, upstream: str, number: int, marker: str, login: str) -> b
 def revision_comment(
     gh: GitHub, entry: Entry, number: int, *, login: str, cache: Cache, clone_url: str,
     old: str | None, new: str, kind: str,
-) -> None:  # fmt: skip
-    """The one comment per new revision on the PR: what changed since the previous head."""
+) -> list[str]:  # fmt: skip
+    """The one comment per new revision on the PR: what changed since the previous head
+    (the facts to record: a comment a locked conversation refused)."""
     marker = bodies.revision_marker(entry.name, new)
     if marked(gh, entry.upstream, number, marker, login):
-        return
+        return []
     paths = sorted({f for p in entry.patches() for f in p.files})
     diff = ""
     if old is not None:  # both heads' histories into the cache (the new one is on the fork)
@@ -92,14 +121,20 @@ def revision_comment(
             cache.fetch_history(remote, head)
         diff = git.range_or_tree_diff(old, new, paths, cwd=cache.repo)
     text = bodies.revision_comment(entry, head=new, old=old, kind=kind, diff=diff or "(no diff)")
-    gh.create_comment(entry.upstream, number, text)
+    try:
+        gh.create_comment(entry.upstream, number, text)
+    except LockedError:
+        return [locked_line("revision comment", number)]
+    return []
 
 
 def cross_links(
     gh: GitHub, entry: Entry, numbers: tuple[int, ...], superseded: tuple[Classification, ...],
     *, login: str, pr: int, url: str, fork: str,
-) -> None:  # fmt: skip
-    """A cross-link on each superseded PR in `numbers` that does not hold it yet."""
+) -> list[str]:  # fmt: skip
+    """A cross-link on each superseded PR in `numbers` that does not hold it yet (the facts
+    to record: links a conversation locked since the read refused)."""
+    facts = []
     for number in numbers:
         marker = bodies.link_marker(entry.name, number)
         if marked(gh, entry.upstream, number, marker, login):
@@ -110,9 +145,12 @@ def cross_links(
         )
         try:
             gh.create_comment(entry.upstream, number, text)
+        except LockedError:
+            facts.append(locked_line("cross-link", number))
         except TransientError as exc:  # never blind-retry: did it land?
             if not marked(gh, entry.upstream, number, marker, login):
                 raise GitHubError(f"{exc}; the cross-link was not posted; re-run") from None
+    return facts
 
 
 def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[dict[str, Any], str]:
