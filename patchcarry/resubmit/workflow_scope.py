@@ -35,29 +35,13 @@ def _changes(commit: str, parents: list[str], cwd: Path) -> list[tuple[str, str,
     parent (all of them for a root commit). A merge is compared with its first parent too:
     without `-m`, `git diff-tree` prints nothing for a merge, which would pass a workflow
     change that a (bot-resolved) merge alone makes."""
-    if len(parents) > 1:
-        _, out, _ = git.git("diff-tree", "-r", parents[0], commit, "--", WORKFLOWS, cwd=cwd)
-    else:
-        _, out, _ = git.git(
-            "diff-tree", "--no-commit-id", "-r", "--root", commit, "--", WORKFLOWS, cwd=cwd
-        )
-    found = []
-    for line in out.splitlines():
-        meta, _, path = line.partition("\t")
-        fields = meta.split()
-        found.append((fields[4][:1], path, fields[3]))
-    return found
+    first = parents[0] if len(parents) > 1 else None
+    return git.changes_under(commit, WORKFLOWS, cwd=cwd, first_parent=first)
 
 
 def _held(heads: tuple[str, ...], cwd: Path) -> set[tuple[str, str]]:
     """Every (path, blob) of a workflow file on the fork's branches (trees only)."""
-    held = set()
-    for sha in heads:
-        _, out, _ = git.git("ls-tree", "-r", sha, "--", f"{WORKFLOWS}/", cwd=cwd, check=False)
-        for line in out.splitlines():
-            meta, _, path = line.partition("\t")
-            held.add((path, meta.split()[2]))
-    return held
+    return {held for sha in heads for held in git.blobs_under(sha, WORKFLOWS, cwd=cwd)}
 
 
 def needs_scope(
@@ -76,10 +60,7 @@ def needs_scope(
     heads = side.heads if side is not None else ()
     name = side.where if side is not None else "the fork"
     if not heads:
-        code, _, _ = git.git(
-            "rev-parse", "-q", "--verify", f"{base}:{WORKFLOWS}", cwd=push_from, check=False
-        )
-        if code != 0:
+        if not git.rev_exists(f"{base}:{WORKFLOWS}", cwd=push_from):
             return None
         return (
             f"{name.split(',')[0]} has no branch yet: all of the pushed history is new to it, "
@@ -92,11 +73,9 @@ def needs_scope(
     for sha in heads[:MAX_HEADS]:
         cache.fetch_history(remote, sha)
     cache.fetch_history("origin", base)
-    _, out, _ = git.git("rev-list", "--parents", base, *(f"^{h}" for h in heads[:MAX_HEADS]),
-                        "--", cwd=cache.repo)  # fmt: skip
-    listed = [line.split() for line in out.splitlines() if line.strip()][::-1]  # oldest first
-    parents = {sha: rest for sha, *rest in listed}
-    new = [sha for sha, *_ in listed]
+    listed = git.rev_list_with_parents(base, *heads[:MAX_HEADS], cwd=cache.repo)[::-1]
+    parents = dict(listed)  # oldest first, each with its parents
+    new = [sha for sha, _ in listed]
     if not new:
         return None
     owner = name.split(",")[0]
