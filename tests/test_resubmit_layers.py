@@ -18,7 +18,7 @@ PREFIX = "patchcarry.resubmit."
 PHASES: dict[str, tuple[str, ...]] = {
     "shared": (
         "__init__", "options", "classify", "verdict", "body", "plan", "preflight", "rules",
-        "branch_refs", "network", "backoff", "body_limit", "ownership",
+        "branch_refs", "network", "backoff", "body_limit", "ownership", "maintainer_edits",
     ),
     "observe": ("reads", "fork", "observe", "scan"),
     "build": ("live", "revise", "branch", "assemble", "capability", "hold", "workflow_scope",

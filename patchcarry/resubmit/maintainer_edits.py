@@ -12,7 +12,8 @@ from patchcarry.manifest import Entry
 
 GRANTS = (
     'GitHub: "Allow edits and access to secrets by maintainers" lets upstream\'s maintainers '
-    "push to the branch; it can reveal values of secrets and grant access to other branches"
+    'push to the branch and "can potentially reveal values of secrets and grant access to '
+    'other branches"'
 )
 
 
