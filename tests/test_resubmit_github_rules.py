@@ -115,6 +115,25 @@ def test_a_conversation_locked_after_the_read_is_skipped_and_the_pr_recorded_fir
     assert sum(1 for r in w.gh.requests if (r.method, r.path) == ("POST", PULLS)) == 1
 
 
+def test_a_locked_pr_of_ours_gets_its_new_head_but_no_revision_comment(world, capsys):
+    w: World = world()
+    _manifest(w, tests=None)
+    assert w.run(ENTRY) == 0
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    first = w.fork_branch()
+    w.state.pulls[(sc.UPSTREAM, number)].locked = True
+    write_manifest(
+        w.tmp,
+        base_commit=w.upstream.base_commit,
+        overrides={ENTRY: {"pr": number}, "hc-mlp-norm-manager": {"pr": None}},
+    )
+    capsys.readouterr()
+    assert w.run("--update-live", ENTRY) == 0
+    assert w.fork_branch() != first  # the new revision is pushed
+    assert not [c for c in w.state.comments if c.issue == number]
+    assert f"revision comment: not posted, #{number} is locked" in capsys.readouterr().out
+
+
 # -- SAML SSO: partial results, 404 instead of 403 -----------------------------------------
 
 

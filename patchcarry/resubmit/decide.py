@@ -62,6 +62,7 @@ class PullWrite:
     section: str  # the tool's section alone (merged into a PR found after a create's 422)
     edits: bool = False  # "Allow edits by maintainers" on a created PR (the stated choice)
     edits_change: bool | None = None  # the value to PATCH on the existing PR (None: none)
+    locked: bool = False  # the existing PR's conversation is locked: no revision comment
 
 
 @dataclasses.dataclass(frozen=True)
@@ -268,7 +269,9 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
     if existing is not None and kept:
         plan = _add(plan, facts=[kept])
         title, body = None, existing.get("body") or ""
-    pull = PullWrite(existing, title, body, section, maintainer_edits.wanted(entry), edits_change)
+    locked = bool(existing is not None and existing.get("locked"))
+    pull = PullWrite(existing, title, body, section, maintainer_edits.wanted(entry), edits_change,
+                     locked)  # fmt: skip
     if existing is None:
         create = Write(
             f"POST /repos/{entry.upstream}/pulls",
@@ -286,7 +289,7 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
     writes = []
     if changed:
         writes.append(Write(f"PATCH /repos/{entry.upstream}/pulls/{pr}", " and ".join(changed)))
-    if plan.push is not None and existing.get("locked"):
+    if plan.push is not None and locked:
         plan = _add(plan, facts=[f"revision comment: not posted, #{pr} is locked ({LOCKED})"])
     elif plan.push is not None:
         writes.append(

@@ -118,11 +118,7 @@ def execute(ctx: Context, plan: Plan) -> Record:
     pull, created = pull_writes.open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login, lag)
     number, url = pull["number"], pull.get("html_url")
     facts += _record_number(ctx, plan, number)  # before any comment: a re-run finds the PR
-    if (
-        step is not None
-        and plan.pull.existing is not None
-        and _plans_revision_comment(plan, number)
-    ):
+    if step is not None and plan.pull.existing is not None and not plan.pull.locked:
         facts += pull_writes.revision_comment(
             ctx.gh, entry, number, login=ctx.login, cache=ctx.cache,
             clone_url=str(status.clone_url), old=step.live, new=step.target, kind=step.kind,
@@ -133,12 +129,6 @@ def execute(ctx: Context, plan: Plan) -> Record:
     )  # fmt: skip
     made.extend(ctx.gh.writes[before:])
     return _record(ctx, plan, [*plan.facts, *facts], made, number, url, created)
-
-
-def _plans_revision_comment(plan: Plan, number: int) -> bool:
-    """Whether the plan writes the revision comment on #number (not when it is locked)."""
-    return any(w.call == f"POST /repos/{plan.entry.upstream}/issues/{number}/comments"
-               for w in plan.writes)  # fmt: skip
 
 
 def _record_number(ctx: Context, plan: Plan, number: int) -> list[str]:
