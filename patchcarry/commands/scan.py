@@ -7,7 +7,9 @@ and for each one closed by fork detachment that no manifest entry carries yet, t
 verdict, as `check` gives it), the commit that landed it.
 
 Needs GITHUB_TOKEN (to know who you are) or --author. Exit 0 when every one found is
-re-submitted (with --all: carried), 1 when some are not; the other codes below.
+re-submitted (with --all: carried), 1 when some are not, 6 when the list is incomplete
+(GitHub left out organisations that enforce SAML SSO the token is not authorized for: it
+says which); the other codes below.
 """
 
 from __future__ import annotations
