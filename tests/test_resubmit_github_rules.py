@@ -269,7 +269,7 @@ def test_a_title_over_256_characters_is_refused_before_the_first_write(world, ca
 
 
 def test_push_protection_gets_the_secret_advice_not_the_rulesets(world, monkeypatch):
-    from patchcarry.resubmit import push
+    from patchcarry.resubmit import execute
 
     w: World = world()
     work = w.tmp / "leak"
@@ -283,8 +283,8 @@ def test_push_protection_gets_the_secret_advice_not_the_rulesets(world, monkeypa
         str(w.fork_git), [(head, "refs/heads/leak", None)], cwd=work
     )
     assert not accepted
-    with pytest.raises(push.PushRefused) as caught:
-        push.raise_push_failure(message, "leak", None)
+    with pytest.raises(execute.PushRefused) as caught:
+        execute.raise_push_failure(message, "leak", None)
     said = str(caught.value)
     assert "secret" in said and "push protection" in said.lower()
     assert "change the ruleset" not in said
@@ -305,10 +305,10 @@ def test_fork_collab_gets_its_hint_from_the_errors_field(world):
 
 
 def test_required_signatures_line_says_a_squash_merge_is_the_pr_authors_alone():
-    from patchcarry.resubmit import rules
+    from patchcarry.resubmit import gate
 
-    judged = rules.judge([{"type": "required_signatures"}], "dev")
-    said = " ".join(rules.lines(judged))
+    judged = gate.judge_rules([{"type": "required_signatures"}], "dev")
+    said = " ".join(gate.rule_lines(judged))
     assert "a maintainer's squash merge signs the result" not in said
     assert "author" in said and "Enterprise Server" in said
 
@@ -317,7 +317,7 @@ def test_the_strangers_pr_rule_is_what_keeps_the_fork_owner_from_taking_it_over(
     """GitHub lets the head's writers edit a PR from it (the loopback one enforces that now:
     a stranger cannot edit ours), so a stranger's PR on the fork's branch is kept from us by
     the tool's own rule alone: without it, the run would edit theirs."""
-    from patchcarry.resubmit import ownership
+    from patchcarry.pulls import ownership
 
     w: World = world()
     w.state.add_token("fake-token-mallory", "mallory")
