@@ -252,7 +252,7 @@ class GitHub:
             )
             return response
 
-        return self._with_retries(f"{method} {path}", send, retry=retry)
+        return self._with_retries(method, f"{method} {path}", send, retry=retry)
 
     def _op(
         self,
@@ -266,6 +266,7 @@ class GitHub:
         Retries and waits as `_with_retries`."""
         op, path = self._operation(operation, route)
         return self._with_retries(
+            op.verb,
             f"{op.verb} {path}",
             lambda: op(**route, **params, headers_=self._headers, raw_=True),
             retry=retry,
@@ -278,12 +279,12 @@ class GitHub:
         return op, op.path.format(**route)
 
     def _with_retries(
-        self, label: str, send: Callable[[], httpx2.Response], *, retry: bool | None
+        self, method: str, label: str, send: Callable[[], httpx2.Response], *, retry: bool | None
     ) -> Any:
         """`send()` once, or again after a short rate-limit wait, and (reads, and writes marked
         `retry`) after a 5xx or a dropped connection, a bounded number of times. The body as
         plain data; raises GitHubError subclasses."""
-        is_write = not label.startswith("GET ")
+        is_write = method != "GET"
         may_retry = (not is_write) if retry is None else retry
         attempt = 0
         secondary = 0

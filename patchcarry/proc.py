@@ -29,6 +29,10 @@ def environment(
     return env
 
 
+class TimedOut(FatalError):
+    """A command still running after its timeout, killed."""
+
+
 class CalledProcessError(FatalError):
     """A command exited non-zero; the message carries the command, code, stdout and stderr."""
 
@@ -77,7 +81,7 @@ def cmd_output(
     try:
         proc = _run(cmd, cwd, environment(env, secrets), stdin, stream_stderr, timeout)
     except subprocess.TimeoutExpired:
-        raise FatalError(f"command timed out after {timeout:g} s: {' '.join(cmd)}") from None
+        raise TimedOut(f"command timed out after {timeout:g} s: {' '.join(cmd)}") from None
     out, err = proc.stdout or "", proc.stderr or ""
     if check and proc.returncode != 0:
         raise CalledProcessError(cmd, proc.returncode, out, err)

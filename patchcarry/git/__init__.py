@@ -6,7 +6,9 @@ Callers use `from patchcarry import git; git.name(...)`."""
 from __future__ import annotations
 
 from patchcarry.git.env import (
+    CACHE_CONFIG,
     ISOLATED,
+    LITERAL,
     NETWORK_ARGS,
     credential_args,
     no_git_env,
@@ -21,6 +23,7 @@ from patchcarry.git.history import (
     commit_summary,
     commit_time,
     deleted_by,
+    descendants,
     first_parent,
     first_parent_log,
     first_parent_range,
@@ -34,6 +37,7 @@ from patchcarry.git.history import (
     rev_list_with_parents,
     rev_parse,
     shallow_commits,
+    walk,
 )
 from patchcarry.git.index import (
     apply_to_index,
@@ -61,6 +65,7 @@ from patchcarry.git.remote import (
     ls_remote_branch,
     ls_remote_refs,
     ls_remote_with_token,
+    prefetch_blobs,
     push_refs_with_lease,
     unshallow,
 )
@@ -69,6 +74,7 @@ from patchcarry.git.repo import (
     init,
     init_bare,
     is_valid_branch_name,
+    own_cache_config,
     prune_worktrees,
     set_config,
     sparse_worktree,
@@ -77,9 +83,11 @@ from patchcarry.git.repo import (
 from patchcarry.git.runner import GitCommitHash, git, git_bytes
 from patchcarry.git.trees import (
     SPECIAL_MODES,
+    blob_ids,
     blobs_under,
     changed_paths,
     changes_under,
+    diff_files,
     diff_paths,
     encode,
     hunk_ranges,
@@ -93,9 +101,11 @@ from patchcarry.git.trees import (
 )
 
 __all__ = [
+    "CACHE_CONFIG",
     "DEEPEST",
     "GitCommitHash",
     "ISOLATED",
+    "LITERAL",
     "LOCAL_UPLOAD_PACK",
     "NETWORK_ARGS",
     "SPECIAL_MODES",
@@ -104,6 +114,7 @@ __all__ = [
     "apply_numstat",
     "apply_to_index",
     "blame_reverse",
+    "blob_ids",
     "blobs_under",
     "changed_paths",
     "changes_under",
@@ -116,6 +127,8 @@ __all__ = [
     "commit_tree",
     "credential_args",
     "deleted_by",
+    "descendants",
+    "diff_files",
     "diff_paths",
     "encode",
     "fetch_blobless",
@@ -142,9 +155,11 @@ __all__ = [
     "merge_file",
     "modes_at",
     "no_git_env",
+    "own_cache_config",
     "patch_id",
     "path_exists",
     "plain_tree_env",
+    "prefetch_blobs",
     "prune_worktrees",
     "push_refs_with_lease",
     "range_or_tree_diff",
@@ -165,6 +180,7 @@ __all__ = [
     "trailers",
     "unset_config",
     "unshallow",
+    "walk",
     "write_blob_to_index",
     "write_tree",
 ]

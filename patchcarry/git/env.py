@@ -28,6 +28,22 @@ _GIT_ENV_KEEP = {
 # the API client has its timeout. The check's cache also stores them for lazy blob fetches.
 NETWORK_ARGS = ("-c", "http.lowSpeedLimit=1024", "-c", "http.lowSpeedTime=60")
 
+# A path handed to git as a pathspec names that file alone (`[v2]`, `*`, `?` are no globs).
+LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
+
+# The tool's own caches are tidied by the tool alone: no git it runs there (a fetch, a lazy
+# blob fetch, a commit) starts `git gc --auto`, `git maintenance run --auto`, a repack or a
+# commit-graph write behind its back, detached, while the next command reads the repository
+# ("fatal: shallow file has changed since we read it"). Written into each cache's own config
+# (`repo.own_cache_config`), so the git processes git itself starts there hold to it too.
+CACHE_CONFIG = {
+    "gc.auto": "0",
+    "gc.autoPackLimit": "0",
+    "gc.autoDetach": "false",
+    "maintenance.auto": "false",
+    "fetch.writeCommitGraph": "false",
+}
+
 
 # Every git this tool runs reads none of the user's or the system's configuration, runs no
 # hook and copies no template: `apply.whitespace=fix`, `core.hooksPath`, `init.templateDir`,

@@ -146,6 +146,38 @@ def fetch_blobless(
     )
 
 
+def prefetch_blobs(remote: str, blobs: list[str], *, cwd: Path) -> None:
+    """Fetch `blobs` (object ids) from the promisor `remote` in one request, as a lazy fetch
+    asks for one: what many entries read at their base and tip comes in one round trip, not
+    one each. Blobs already here are not sent again."""
+    if not blobs:
+        return
+    code, _, err = git(
+        *credential_args(),
+        "-c",
+        "protocol.version=2",
+        "-c",
+        "fetch.negotiationAlgorithm=noop",
+        "fetch",
+        "-q",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--recurse-submodules=no",
+        "--filter=blob:none",
+        "--stdin",
+        remote,
+        cwd=cwd,
+        check=False,
+        stdin="".join(f"{oid}\n" for oid in sorted(set(blobs))),
+    )
+    if code != 0:
+        said = err.strip().splitlines()[-1:] or [f"git exited {code}"]
+        raise NetworkError(
+            f"could not read {len(set(blobs))} file(s) from {remote}: {said[0]}; "
+            "check the network, then re-run"
+        )
+
+
 def unshallow(url: str, *, cwd: Path) -> None:
     """Deepen a shallow scratch repo to full history from `url` (when a push needs it)."""
     _remote_read(

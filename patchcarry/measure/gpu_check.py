@@ -152,14 +152,14 @@ def _source_tree(upstream_url: str, say: Callable[[str], None]) -> str:
 def _run_step(step: Step, logs: Path, say: Callable[[str], None]) -> gpu_summary.Outcome:
     if step.skip_reason:
         say(f"{step.name}: skipped ({step.skip_reason})")
-        return gpu_summary.Outcome(step.name, None, 0.0, None, step.skip_reason)
+        return gpu_summary.Outcome(step.name, None, 0.0, None, step.skip_reason, step.key)
     say(f"{step.name}: started")
     start = time.monotonic()
     code, out, err = proc.cmd_output(*step.argv, check=False)
     seconds = time.monotonic() - start
     (logs / step.log).write_text(f"$ {' '.join(step.argv)}\n{out}\n{err}")
     say(f"{step.name}: exit {code} in {seconds:.0f} s (log: logs/{step.log})")
-    return gpu_summary.Outcome(step.name, code == 0, seconds, f"logs/{step.log}", None)
+    return gpu_summary.Outcome(step.name, code == 0, seconds, f"logs/{step.log}", None, step.key)
 
 
 def run_steps(
