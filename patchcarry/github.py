@@ -84,6 +84,21 @@ class UnprocessableError(GitHubError):
     """422 from GitHub (validation failed, e.g. a pull request that already exists)."""
 
 
+class ForbiddenError(GitHubError):
+    """403 from GitHub (not a rate limit, not SAML SSO): a permission the token lacks."""
+
+
+class TokenKindError(GitHubError):
+    """A token whose kind cannot do what the run needs, whatever its scopes."""
+
+    exit_code = ExitCode.FAILED
+
+
+class LockedError(ForbiddenError):
+    """403 "Unable to create comment because issue is locked.": the conversation is locked
+    (only those with write access to the repository may comment); no scope fixes it."""
+
+
 class TransientError(GitHubError):
     """A 5xx answer or a dropped connection: the request may or may not have taken effect."""
 
@@ -115,9 +130,23 @@ _HINTS_422 = (
 )  # fmt: skip
 
 
-def _hint_422(message: str) -> str:
-    low = message.lower()
+def _hint_422(message: str, fields: tuple[str, ...] = ()) -> str:
+    """The hint for a 422 whose message or whose errors' `field` names one of `_HINTS_422`
+    (GitHub's `fork_collab` error says "Fork collab can't be granted ...")."""
+    low = " ".join((message, *fields)).lower()
     return next((hint for key, hint in _HINTS_422 if key in low), "")
+
+
+def sso_partial(response: httpx2.Response | None) -> tuple[str, ...]:
+    """The organisation ids of GitHub's `X-GitHub-SSO: partial-results; organizations=<ids>`:
+    an answer that could come from several organisations left out those enforcing SAML SSO
+    the token is not authorized for (docs: "Authenticating to the REST API")."""
+    value = response.headers.get("X-GitHub-SSO") if response is not None else None
+    if not value or not value.strip().lower().startswith("partial-results"):
+        return ()
+    parts = dict(p.strip().partition("=")[::2] for p in value.split(";") if "=" in p)
+    ids = (i.strip() for i in parts.get("organizations", "").split(","))
+    return tuple(_one_line(i)[:20] for i in ids if i)
 
 
 def _sso_url(response: httpx2.Response | None) -> str | None:
@@ -183,6 +212,9 @@ class GitHub:
         self._auth = {"Authorization": f"token {token}"} if token else {}
         self._headers = {**self._auth, "X-GitHub-Api-Version": API_VERSION}
         self.scopes: frozenset[str] | None = None  # X-OAuth-Scopes of the last answer
+        # organisations (ids) whose results an answer left out for SAML SSO: a list read
+        # through this client is incomplete while this is not empty
+        self.sso_left_out: tuple[str, ...] = ()
         self._next: str | None = None  # the last answer's Link rel="next"
         self.max_rate_wait = max_rate_wait
         self.read_retries = read_retries
@@ -310,6 +342,9 @@ class GitHub:
         scopes = response.headers.get("X-OAuth-Scopes")
         if scopes is not None:
             self.scopes = frozenset(s.strip() for s in scopes.split(",") if s.strip())
+        left_out = sso_partial(response)
+        if left_out:
+            self.sso_left_out = tuple(dict.fromkeys((*self.sso_left_out, *left_out)))
         self._next = response.links.get("next", {}).get("url")
 
     def _space_writes(self) -> None:
@@ -374,11 +409,15 @@ class GitHub:
         self, status: int, response: httpx2.Response | None, label: str
     ) -> GitHubError:
         message = ""
+        fields: tuple[str, ...] = ()
         if response is not None:
             try:
                 data = response.json()
                 message = data.get("message", "") if isinstance(data, dict) else ""
                 errors = data.get("errors") if isinstance(data, dict) else None
+                if isinstance(errors, list):
+                    fields = tuple(str(e.get("field")) for e in errors
+                                   if isinstance(e, dict) and e.get("field"))  # fmt: skip
                 if errors:
                     message += " " + "; ".join(
                         str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors
@@ -397,8 +436,13 @@ class GitHub:
                 f"the token is not authorized for it: authorize it at {sso or '(no URL given)'} "
                 "(or Settings > Developer settings > your token > Configure SSO), then re-run"
             )
+        if status == 403 and "issue is locked" in message.lower():
+            return LockedError(
+                f"{label}: 403 Forbidden{said}: the conversation is locked; only those with "
+                "write access to the repository may comment"
+            )
         if status == 403:
-            return GitHubError(
+            return ForbiddenError(
                 f"{label}: 403 Forbidden{said}: the token lacks a scope (classic: public_repo; "
                 "fine-grained: Contents, Pull requests, Administration write) or an org blocks it"
             )
@@ -408,7 +452,8 @@ class GitHub:
                 "or the token cannot see it"
             )
         if status == 422:
-            return UnprocessableError(f"{label}: 422 Unprocessable{said}{_hint_422(message)}")
+            hint = _hint_422(message, fields)
+            return UnprocessableError(f"{label}: 422 Unprocessable{said}{hint}")
         if status >= 500:
             return TransientError(f"{label}: GitHub answered {status}{said}; re-run later")
         return GitHubError(f"{label}: GitHub answered {status}{said}")
@@ -450,7 +495,21 @@ class GitHub:
 
     # -- verbs -------------------------------------------------------------------------------
     def user(self) -> User:
-        result: User = self._op("users.get_authenticated", {})
+        """The token's user. An installation token (`ghs_`) acts as its app, not as a user:
+        GitHub answers 403 "Resource not accessible by integration", which is the token's
+        kind speaking, not a missing scope."""
+        try:
+            result: User = self._op("users.get_authenticated", {})
+        except ForbiddenError:
+            if self.token_kind == ACTIONS:
+                raise TokenKindError(
+                    "GITHUB_TOKEN is a GitHub App installation token (ghs_): it acts as the "
+                    'app, not as a user, so GitHub answers GET /user with 403 "Resource not '
+                    'accessible by integration" and its writes reach only repositories the '
+                    "app is installed on; use a classic token with the public_repo and "
+                    "workflow scopes (docs/operations.md)"
+                ) from None
+            raise
         return result
 
     def repo(self, full_name: str) -> Repo | None:
@@ -527,8 +586,13 @@ class GitHub:
         runs: list[CheckRun] = (found or {}).get("check_runs") or []
         return runs
 
-    def create_pull(self, repo: str, *, title: str, head: str, base: str, body: str) -> Pull:
-        """A draft PR that maintainers may push to. Never retried: the caller re-queries."""
+    def create_pull(
+        self, repo: str, *, title: str, head: str, base: str, body: str,
+        maintainer_can_modify: bool = False,
+    ) -> Pull:  # fmt: skip
+        """A draft PR; upstream's maintainers may push to its branch only when the caller
+        says so (`maintainer_can_modify`, sent either way). Never retried: the caller
+        re-queries."""
         result: Pull = self._op(
             "pulls.create",
             _route(repo),
@@ -538,12 +602,12 @@ class GitHub:
             base=base,
             body=body,
             draft=True,
-            maintainer_can_modify=True,
+            maintainer_can_modify=maintainer_can_modify,
         )
         return result
 
-    def update_pull(self, repo: str, number: int, **fields: str) -> Pull:
-        """PATCH title/body; idempotent, so retried like a read."""
+    def update_pull(self, repo: str, number: int, **fields: str | bool) -> Pull:
+        """PATCH title/body/maintainer_can_modify; idempotent, so retried like a read."""
         result: Pull = self._op(
             "pulls.update", _route(repo, pull_number=number), retry=True, body_=dict(fields)
         )

@@ -42,6 +42,8 @@ class Pull(TypedDict, total=False):
     user: User | None
     head: Ref
     base: Ref
+    locked: bool  # a locked conversation: only collaborators may comment
+    maintainer_can_modify: bool  # the whole PR only (not in a list's items)
 
 
 class IssueEvent(TypedDict, total=False):

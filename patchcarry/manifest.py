@@ -85,6 +85,7 @@ _REQUIRED = (
 _KNOWN = set(_REQUIRED) | {
     "tests",
     "include_tests",
+    "maintainer_can_modify",
     "supersedes",
     "pr",
     "offline",
@@ -145,6 +146,8 @@ class Entry:
     offline: str | None
     measure: str | None = None  # which `measure` variant this entry's fix is: fix | reset
     landed: Landed | None = None  # retired: where it landed (no longer carried)
+    # "Allow edits by maintainers" on the PR, as the user stated it (None: not stated)
+    maintainer_can_modify: bool | None = None
 
     @property
     def fix(self) -> Patch:
@@ -347,6 +350,7 @@ def _entry(
     if pr is not None and not (type(pr) is int and pr > 0):
         raise _bad(where, f"{label}: pr must be a positive PR number, got {pr!r}")
     include_tests = _typed(where, label, merged, "include_tests", bool)
+    maintainer_edits = _typed(where, label, merged, "maintainer_can_modify", bool)
     measure = text["measure"]
     if measure is not None and measure not in _MEASURE_ROLES:
         raise _bad(where, f"{label}: measure must be one of {', '.join(_MEASURE_ROLES)}")
@@ -377,6 +381,7 @@ def _entry(
             offline=text["offline"] or None,
             measure=measure,
             landed=_landed(where, label, raw.get("landed")),
+            maintainer_can_modify=maintainer_edits,
         ),
     )
 

@@ -248,15 +248,22 @@ class FakeGitHub:
                 "X-Accepted-OAuth-Scopes": "repo"}  # fmt: skip
 
     def _saml_refusal(self, path: str, token: str) -> Reply | None:
-        """GitHub's answer to a token not authorized for an organisation that enforces SAML
-        SSO, on any request to its repositories (public ones too): 403, this message, and
-        `X-GitHub-SSO: required; url=<where to authorize it>`."""
+        """GitHub's answer to a member's token not authorized for an organisation that
+        enforces SAML SSO, on any request to its repositories (public ones too): 403, this
+        message, and `X-GitHub-SSO: required; url=<where to authorize it>`; or a bare 404
+        (`GitHubState.sso_not_found`). Outside collaborators and non-members are not asked."""
         match = re.match(r"^/(?:repos|orgs)/([^/]+)", path)
         if match is None:
             return None
         org = next((o for o in self.state.saml_orgs if o.casefold() == match[1].casefold()), None)
         if org is None or (token, org) in self.state.sso_authorized:
             return None
+        user = self.state.tokens.get(token, "")
+        members = {m.casefold() for m in self.state.org_members.get(org, set())}
+        if user.casefold() not in members:
+            return None
+        if org in self.state.sso_not_found:
+            return Reply(404, error_json(404, "Not Found"))
         body = error_json(403, "Resource protected by organization SAML enforcement. You must "
                           "grant your Personal Access token access to this organization.",
                           "/authentication/authenticating-with-saml-single-sign-on")  # fmt: skip
@@ -319,7 +326,9 @@ class FakeGitHub:
             if refused is not None:
                 return user, refused, body
         try:
-            reply = handler(self.state, Request(method, path, query, body, user, base), **params)
+            kind = self.state.token_kind(token) if token is not None else None
+            request = Request(method, path, query, body, user, base, kind, token)
+            reply = handler(self.state, request, **params)
         except HttpError as err:
             reply = Reply(err.status, err.body, err.headers)
         after = self._take_fault(method, path, {"after"})

@@ -18,6 +18,17 @@ takes over every ref update so it can answer `ng <ref> <reason>` per ref, as Git
   "Block command line pushes that expose my email" on): "push declined due to email privacy
   restrictions", `GH007: Your push would publish a private email address.`
 
+- a pusher without write access to the fork (its owner, an organisation's members, its
+  collaborators) is refused, but for a branch some open PR comes from with "Allow edits by
+  maintainers" on, which the base repository's writers may push to: "Permission to
+  <repo>.git denied to <login>." (GitHub answers that at the HTTP level, with a 403);
+- secret scanning's push protection (on by default for public repositories): a new commit
+  adding a GitHub token (`ghp_` + 36 characters) is refused, "push declined due to repository
+  rule violations", with `GH013` and `- GITHUB PUSH PROTECTION` ... `- Push cannot contain
+  secrets` on `remote:` lines;
+- a merge commit is judged by the workflow files it results in, against its first parent
+  (`git diff-tree` without `-m` prints nothing for a merge).
+
 The GHxxx codes appear only in `remote:` lines (the hook's stderr), as on github.com.
 
 The pusher is identified the way GitHub's credential is: `GITHUB_TOKEN` in its environment
@@ -61,7 +72,7 @@ def digest(token: str) -> str:
 
 _HOOK = r'''#!{python}
 """proc-receive of the fake GitHub (testing/fake_github_push.py)."""
-import json, os, subprocess, sys
+import json, os, re, subprocess, sys
 
 ZERO = "0" * 40
 IN, OUT = sys.stdin.buffer, sys.stdout.buffer
@@ -123,12 +134,20 @@ def on_a_branch(path, blob):
     return False
 
 
+def changed(commit, *paths):
+    """`git diff-tree` raw lines of `commit` against its first parent: a merge's too (without
+    `-m`, diff-tree prints nothing for a merge)."""
+    parents = git("rev-list", "--parents", "-n", "1", commit).split()[1:]
+    if len(parents) > 1:
+        return git("diff-tree", "-r", parents[0], commit, "--", *paths).splitlines()
+    return git("diff-tree", "--no-commit-id", "-r", "--root", commit, "--", *paths).splitlines()
+
+
 def workflow_touched(new):
     """The first workflow file a commit new to the repository creates, updates or deletes,
     judged commit by commit (a change undone by a later commit still counts)."""
     for commit in git("rev-list", "--reverse", new, "--not", "--all").split():
-        raw = git("diff-tree", "--no-commit-id", "-r", "--root", commit,
-                  "--", ".github/workflows/").splitlines()
+        raw = changed(commit, ".github/workflows/")
         for line in sorted(raw, key=lambda x: x.split("\t", 1)[-1]):
             meta, _, path = line.partition("\t")
             blob, status = meta.split()[3], meta.split()[4]
@@ -138,10 +157,41 @@ def workflow_touched(new):
     return None
 
 
+SECRET = re.compile(r"ghp_[A-Za-z0-9]{{36}}")
+
+
+def secret_in(new):
+    """(commit, path:line) of the first GitHub token a new commit adds, or None."""
+    for commit in git("rev-list", "--reverse", new, "--not", "--all").split():
+        path, line = None, 0
+        for text in git("diff-tree", "-p", "--no-commit-id", "-r", "--root", commit).splitlines():
+            if text.startswith("+++ "):
+                path = text[6:] if text.startswith("+++ b/") else None
+            elif text.startswith("@@"):
+                line = int(text.split("+", 1)[1].split(",")[0].split(" ")[0]) - 1
+            elif text.startswith("+") and path:
+                line += 1
+                if SECRET.search(text):
+                    return commit, f"{{path}}:{{line}}"
+            elif not text.startswith("-"):
+                line += 1
+    return None
+
+
+def may_push(login, branch):
+    if login.lower() in (w.lower() for w in rules.get("writers", [])):
+        return True
+    allowed = rules.get("maintainer_branches", {{}}).get(branch or "", [])
+    return login.lower() in (w.lower() for w in allowed)
+
+
 def refusal(old, new, ref):
     if ref.startswith("refs/pull/"):
         return "deny updating a hidden ref"
     branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None
+    if info is not None and info.get("login") and not may_push(info["login"], branch):
+        say(f"Permission to {{rules.get('repo', '')}}.git denied to {{info['login']}}.")
+        return "permission denied"
     if branch in rules.get("protected", []):
         say(f"error: GH006: Protected branch update failed for {{ref}}.",
             "error: Changes must be made through a pull request.")
@@ -159,6 +209,22 @@ def refusal(old, new, ref):
             "You can make your email public or disable this protection by visiting:",
             "https://github.com/settings/emails")
         return "push declined due to email privacy restrictions"
+    found = secret_in(new)
+    if found is not None:
+        commit, where = found
+        say(f"error: GH013: Repository rule violations found for {{ref}}.", "",
+            "- GITHUB PUSH PROTECTION",
+            "  " + "\u2014" * 41,
+            "    Resolve the following violations before pushing again", "",
+            "    - Push cannot contain secrets", "", "",
+            "     (?) Learn how to resolve a blocked push",
+            "     https://docs.github.com/code-security/secret-scanning/"
+            "pushing-a-branch-blocked-by-push-protection", "", "",
+            "      \u2014\u2014 GitHub Personal Access Token " + "\u2014" * 22,
+            "       locations:", f"         - commit: {{commit}}", f"           path: {{where}}",
+            "", "       (?) To push, remove secret from commit(s) or follow this URL to "
+            "allow the secret.", "")
+        return "push declined due to repository rule violations"
     path = workflow_touched(new)
     if path is None:
         return None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from testing import fake_github_push as push_rules
 from testing.fake_github_json import (
     Json,
     comment_json,
@@ -44,6 +45,8 @@ class Request:
     body: Any
     user: str | None
     base: str  # scheme://host:port plus the /api/v3 prefix if the client used one
+    token_kind: str | None = None  # GitHub's kind of the token (by its prefix), if any
+    token: str | None = field(default=None, repr=False)  # for SSO authorization lookups
 
 
 @dataclass
@@ -127,6 +130,15 @@ def _invalid(doc: str, *errors: Json) -> HttpError:
 
 
 MAX_BODY = 65_536  # GitHub's limit on a PR's, an issue's or a comment's body, in characters
+MAX_TITLE = 256  # GitHub's limit on a PR's or an issue's title, in characters
+
+
+def _check_title(doc: str, title: object) -> None:
+    """GitHub's 422 for a title over 256 characters."""
+    if isinstance(title, str) and len(title) > MAX_TITLE:
+        message = f"title is too long (maximum is {MAX_TITLE} characters)"
+        raise _invalid(doc, {"resource": "PullRequest", "code": "custom", "field": "title",
+                             "message": message})  # fmt: skip
 
 
 def _check_body_size(doc: str, resource: str, text: object) -> None:
@@ -142,6 +154,8 @@ def get_authenticated_user(state: GitHubState, req: Request) -> Reply:
     doc = "/users/users#get-the-authenticated-user"
     if req.user is None:
         raise HttpError(401, error_json(401, "Requires authentication", doc))
+    if req.token_kind == push_rules.APP:  # an installation token acts as the app, no user
+        raise HttpError(403, error_json(403, "Resource not accessible by integration", doc))
     return Reply(200, public_user_json(req.base, state.users[req.user], private=True))
 
 
@@ -222,6 +236,7 @@ def create_pull(state: GitHubState, req: Request, owner: str, repo: str) -> Repl
         if not body.get(name):
             raise _invalid(doc, {"resource": "PullRequest", "field": name, "code": "missing_field"})
     _check_body_size(doc, "PullRequest", body.get("body"))
+    _check_title(doc, body.get("title"))
     head_owner, _, branch = body["head"].rpartition(":")
     head_owner = head_owner or base_repo.owner
     head_repo = _head_repo(state, base_repo, head_owner, body.get("head_repo"))
@@ -232,9 +247,20 @@ def create_pull(state: GitHubState, req: Request, owner: str, repo: str) -> Repl
     if base_sha is None:
         raise _invalid(doc, {"resource": "PullRequest", "field": "base", "code": "invalid"})
     label = f"{head_repo.owner}:{branch}"
-    if head_sha == base_sha:
+    lagging = state.compare_lag > 0
+    state.compare_lag = max(state.compare_lag - 1, 0)
+    if head_sha == base_sha or lagging:
         message = f"No commits between {body['base']} and {label}"
         raise _invalid(doc, {"resource": "PullRequest", "code": "custom", "message": message})
+    may_modify = bool(body.get("maintainer_can_modify", True))
+    owner_user = state.users.get(head_repo.owner)
+    if may_modify and (
+        not state.may_write(req.user, head_repo.full_name)
+        or (owner_user is not None and owner_user.type == "Organization")
+    ):  # only someone with write access to a user's fork can grant maintainers its branch
+        message = "Fork collab can't be granted by someone without permission"
+        raise _invalid(doc, {"resource": "PullRequest", "code": "custom", "field": "fork_collab",
+                             "message": message})  # fmt: skip
     if state.find_open_pull(base_repo.full_name, label, body["base"]) is not None:
         message = f"A pull request already exists for {label}."
         raise _invalid(doc, {"resource": "PullRequest", "code": "custom", "message": message})
@@ -251,7 +277,7 @@ def create_pull(state: GitHubState, req: Request, owner: str, repo: str) -> Repl
         base_ref=body["base"],
         base_sha=base_sha,
         draft=bool(body.get("draft", False)),
-        maintainer_can_modify=bool(body.get("maintainer_can_modify", True)),
+        maintainer_can_modify=may_modify,
     )
     if state.list_lag:
         state.hidden_from_lists[(pull.repo, pull.number)] = state.list_lag
@@ -281,8 +307,15 @@ def update_pull(state: GitHubState, req: Request, owner: str, repo: str, number:
     pull = _pull(state, req, owner, repo, number, doc)
     body = req.body or {}
     assert req.user is not None
+    if req.user != pull.user and not (
+        state.may_write(req.user, pull.repo) or state.may_write(req.user, pull.head_repo)
+    ):  # GitHub: "To open or update a pull request in a public repository, you must have
+        # write access to the head or the source branch"
+        raise HttpError(403, error_json(403, "Must have write access to the head or the base "
+                                        "repository to update a pull request.", doc))  # fmt: skip
     new_state = body.get("state")
     _check_body_size(doc, "PullRequest", body.get("body"))
+    _check_title(doc, body.get("title"))
     if new_state not in (None, "open", "closed"):
         raise _invalid(doc, {"resource": "PullRequest", "field": "state", "code": "invalid"})
     if new_state and new_state != pull.state and pull.head_repo is None:
@@ -298,6 +331,7 @@ def update_pull(state: GitHubState, req: Request, owner: str, repo: str, number:
         if key in body:
             setattr(pull, key, body[key])
     pull.updated_at = state.now()
+    state.sync_push_rules()  # "Allow edits by maintainers" may have changed
     if new_state == "closed" and pull.state == "open":
         state.close_pull(pull.repo, pull.number, actor=req.user)
     elif new_state == "open" and pull.state == "closed" and not pull.merged:
@@ -322,6 +356,10 @@ def create_comment(state: GitHubState, req: Request, owner: str, repo: str, numb
         raise _invalid(doc, {"resource": "IssueComment", "field": "body", "code": "missing_field"})
     _check_body_size(doc, "IssueComment", text)
     assert req.user is not None
+    if pull.locked and not state.may_write(req.user, pull.repo):
+        raise HttpError(403, {"message": "Unable to create comment because issue is locked.",
+                              "documentation_url": "https://help.github.com/articles/"
+                              "locking-conversations/"})  # fmt: skip
     comment = state.add_comment(pull.repo, pull.number, user=req.user, body=text)
     headers = {"Location": f"{req.base}/repos/{pull.repo}/issues/comments/{comment.id}"}
     return Reply(201, comment_json(req.base, state, comment), headers)
@@ -380,7 +418,9 @@ def search_issues(state: GitHubState, req: Request) -> Reply:
     if not query:
         raise _invalid(doc, {"resource": "Search", "field": "q", "code": "missing"})
     terms = query.split()
-    found = [p for p in state.pulls.values() if _search_matches(state, req, p, terms)]
+    hidden = _sso_hidden_orgs(state, req)
+    found = [p for p in state.pulls.values() if _search_matches(state, req, p, terms)
+             and state.repos[p.repo].owner not in hidden]  # fmt: skip
     sort_key = {"updated": "updated_at", "created": "created_at"}.get(req.query.get("sort") or "")
     found.sort(key=lambda p: (getattr(p, sort_key or "created_at"), p.number),
                reverse=(req.query.get("order") or "desc") == "desc")  # fmt: skip
@@ -388,4 +428,19 @@ def search_issues(state: GitHubState, req: Request) -> Reply:
     items = [search_item_json(req.base, state, p) for p in chunk]
     body = {"total_count": len(found), "incomplete_results": False, "items": items,
             "search_type": "lexical"}  # fmt: skip
+    if hidden:  # docs: "the API will not return results from the organizations that require
+        # SAML SSO"; the header names them by id
+        ids = ",".join(str(state.users[o].id) for o in sorted(hidden))
+        headers["X-GitHub-SSO"] = f"partial-results; organizations={ids}"
     return Reply(200, body, headers)
+
+
+def _sso_hidden_orgs(state: GitHubState, req: Request) -> set[str]:
+    """Organisations enforcing SAML SSO whose member `req.user` sent a token not authorized
+    for them: their results are left out of what could come from several organisations."""
+    hidden = set()
+    for org in state.saml_orgs:
+        members = {m.casefold() for m in state.org_members.get(org, set())}
+        if (req.user or "").casefold() in members and (req.token, org) not in state.sso_authorized:
+            hidden.add(org)
+    return hidden

@@ -85,6 +85,10 @@ class Pull:
     closed_at: str | None = None
     maintainer_can_modify: bool = True
     author_association: str = "CONTRIBUTOR"
+    # a locked conversation: only those with write access to the base may comment (GitHub:
+    # "Locking conversations"); others get 403 "Unable to create comment because issue is locked."
+    locked: bool = False
+    active_lock_reason: str | None = None  # "off-topic", "too heated", "resolved", "spam"
 
 
 @dataclass
@@ -150,6 +154,22 @@ class GitHubState:
         # SAML single sign-on"); any other token gets 403 + X-GitHub-SSO, reads included
         self.saml_orgs: dict[str, str] = {}
         self.sso_authorized: set[tuple[str, str]] = set()
+        # GitHub enforces SAML SSO for an organisation's members only: outside collaborators
+        # and non-members reading or forking its public repositories are not asked (docs:
+        # "About authentication with SAML single sign-on"). `sso_not_found`: organisations
+        # whose single resources answer such a token 404, not 403 (docs: "you may receive a
+        # 404 Not Found or a 403 Forbidden error"); a search leaves their results out and says
+        # so in `X-GitHub-SSO: partial-results; organizations=<ids>`.
+        self.org_members: dict[str, set[str]] = {}
+        self.sso_not_found: set[str] = set()
+        # write access beyond ownership: repository full_name -> collaborators' logins
+        # (GitHub: "To open or update a pull request in a public repository, you must have
+        # write access to the head or the source branch")
+        self.collaborators: dict[str, set[str]] = {}
+        # GitHub's lag between a push and its compare view: the next `compare_lag` creates
+        # of a PR answer 422 "No commits between ..." although the head is ahead of the base
+        # (dotnet/buildtools#1140, hub#1258)
+        self.compare_lag = 0
         self.now = clock or (lambda: _ts(dt.datetime.now(dt.UTC)))
         self.lock = threading.RLock()
         self._next_number = 500
@@ -185,6 +205,7 @@ class GitHubState:
             push_rules.digest(t): {
                 "kind": push_rules.token_kind(t), "scopes": list(s),
                 "private_email": self.private_emails.get(self.tokens.get(t, "")),
+                "login": self.tokens.get(t, ""),
             }
             for t, s in self.token_scopes.items()
         }  # fmt: skip
@@ -196,8 +217,33 @@ class GitHubState:
                     "repo": name,
                     "protected": sorted(b for r, b in self.protected_branches if r == name),
                     "rulesets": sorted(b for r, b in self.ruleset_branches if r == name),
+                    "writers": sorted(self.writers(name)),
+                    "maintainer_branches": self._maintainer_branches(name),
                 }
                 push_rules.install(git_dir, tokens, rules)
+
+    def writers(self, full_name: str) -> set[str]:
+        """Logins with write access to a repository: its owner (an organisation's members),
+        its collaborators."""
+        repo = self.repos.get(full_name)
+        if repo is None:
+            return set()
+        found = {repo.owner} | self.org_members.get(repo.owner, set())
+        return found | self.collaborators.get(full_name, set())
+
+    def may_write(self, login: str | None, full_name: str | None) -> bool:
+        if login is None or full_name is None:
+            return False
+        return login.casefold() in {w.casefold() for w in self.writers(full_name)}
+
+    def _maintainer_branches(self, fork: str) -> dict[str, list[str]]:
+        """Branch of `fork` -> who else may push to it: the base's writers, for each open PR
+        from it with "Allow edits by maintainers" (`maintainer_can_modify`) on."""
+        out: dict[str, list[str]] = {}
+        for pull in self.pulls.values():
+            if pull.head_repo == fork and pull.state == "open" and pull.maintainer_can_modify:
+                out.setdefault(pull.head_ref, []).extend(sorted(self.writers(pull.repo)))
+        return out
 
     # -- repositories --
     def add_repo(
@@ -328,6 +374,7 @@ class GitHubState:
             author_association="OWNER" if user == base.owner else "CONTRIBUTOR",
         )
         self.pulls[(repo, number)] = pull
+        self.sync_push_rules()  # maintainers may push to its head branch (if allowed)
         return pull
 
     def close_pull(
@@ -337,6 +384,7 @@ class GitHubState:
         when = at or self.now()
         pull.state, pull.closed_at, pull.updated_at = "closed", when, when
         self.add_event(repo, number, actor=actor, event="closed", created_at=when)
+        self.sync_push_rules()
         return pull
 
     def reopen_pull(self, repo: str, number: int, *, actor: str) -> Pull:

@@ -187,6 +187,7 @@ def test_saml_sso_403_says_to_authorize_the_token_for_the_org_with_githubs_url(f
     repositories too: the tool names the org's SSO URL, never a missing scope."""
     url = "https://github.com/orgs/NVIDIA/sso?authorization_request=AbC123"
     fake.state.saml_orgs["NVIDIA"] = url
+    fake.state.org_members["NVIDIA"] = {sc.OWNER}  # SSO is enforced for members only
     with pytest.raises(GitHubError) as caught:
         client(fake, []).repo(sc.UPSTREAM)
     message = str(caught.value)

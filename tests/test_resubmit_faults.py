@@ -152,11 +152,15 @@ def test_recorded_pr_that_404s_names_the_manifest_line(world, capsys):
         ),
     ],
 )  # fmt: skip
-def test_422_a_rerun_cannot_fix_gets_its_own_message(world, capsys, error, says):
+def test_422_a_rerun_cannot_fix_gets_its_own_message(world, capsys, monkeypatch, error, says):
+    from patchcarry.resubmit import execute
+
     w: World = world()
     body = {"message": "Validation Failed", "errors": [error],
             "documentation_url": "https://docs.github.com/rest/pulls/pulls"}  # fmt: skip
-    w.gh.fail_next("POST", r"/pulls$", 422, body=body)
+    # "No commits between" right after the push is re-checked a while (GitHub's lag): it lasts
+    w.gh.fail_next("POST", r"/pulls$", 422, body=body, times=20)
+    monkeypatch.setattr(execute, "time", types.SimpleNamespace(sleep=lambda s: None))
     assert w.run(ENTRY) == 6
     err = capsys.readouterr().err
     assert "422" in err and says in err and "re-run to try again" not in err

@@ -91,6 +91,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="override every entry's fork (the PR's head repository)",
     )
     parser.add_argument(
+        "--maintainer-edits",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help='tick (or untick) "Allow edits by maintainers" on the PR: upstream\'s '
+        'maintainers may push to head_branch, which GitHub says grants "edits and access to '
+        "secrets by maintainers\" (default: each entry's maintainer_can_modify, else off)",
+    )
+    parser.add_argument(
         "--evidence",
         type=Path,
         metavar="PATH",
@@ -133,7 +141,14 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         manifest.check_repo(value, flag) if value is not None else None
         for flag, value in (("--upstream", args.upstream), ("--fork", args.fork))
     )
-    return [dataclasses.replace(e, upstream=up or e.upstream, fork=fork or e.fork) for e in entries]
+    edits = args.maintainer_edits  # the flag states the choice for every entry
+    return [
+        dataclasses.replace(
+            e, upstream=up or e.upstream, fork=fork or e.fork,
+            maintainer_can_modify=e.maintainer_can_modify if edits is None else edits,
+        )
+        for e in entries
+    ]  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:

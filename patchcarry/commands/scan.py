@@ -7,13 +7,16 @@ and for each one closed by fork detachment that no manifest entry carries yet, t
 verdict, as `check` gives it), the commit that landed it.
 
 Needs GITHUB_TOKEN (to know who you are) or --author. Exit 0 when every one found is
-re-submitted (with --all: carried), 1 when some are not; the other codes below.
+re-submitted (with --all: carried), 1 when some are not, 6 when the list is incomplete
+(GitHub left out organisations that enforce SAML SSO the token is not authorized for: it
+says which); the other codes below.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,6 +78,30 @@ def _landed_since(gh: GitHub) -> Judge:
     return judge
 
 
+def _incomplete(gh: GitHub) -> str | None:
+    """The line saying the list is incomplete when GitHub left out organisations that enforce
+    SAML SSO the token is not authorized for (`X-GitHub-SSO: partial-results`), else None."""
+    if not gh.sso_left_out:
+        return None
+    return (
+        "this list is incomplete: GitHub left out the results of organisation(s) "
+        f"{', '.join(gh.sso_left_out)} (ids), which enforce SAML single sign-on and for which "
+        "the token is not authorized: authorize it for them (Settings > Developer settings > "
+        "your token > Configure SSO), then re-run"
+    )
+
+
+def _finish(gh: GitHub, code: int, *, json_mode: bool) -> int:
+    """`code`, or GitHub's refusal code when the list is incomplete (it is then said)."""
+    from patchcarry.errors import ExitCode
+
+    note = _incomplete(gh)
+    if note is None:
+        return code
+    print(line(note), file=sys.stderr if json_mode else sys.stdout)
+    return int(ExitCode.GITHUB)
+
+
 def _run_all(args: argparse.Namespace) -> int:
     from patchcarry.adopt.run import existing
     from patchcarry.errors import ExitCode, UsageError
@@ -99,7 +126,7 @@ def _run_all(args: argparse.Namespace) -> int:
     if args.json:
         for closed in found:
             print(json.dumps(closed.to_json(), sort_keys=True))
-        return int(ExitCode.FAILED if todo else ExitCode.OK)
+        return _finish(gh, int(ExitCode.FAILED if todo else ExitCode.OK), json_mode=True)
     print(
         f"{line(author)}'s closed, unmerged PRs on every repository: {len(found)}; "
         f"closed by fork detachment and not carried: {len(todo)}"
@@ -116,7 +143,7 @@ def _run_all(args: argparse.Namespace) -> int:
             print(f"      {line(closed.landing_note)}")
         if closed.adopt:
             print(f"      adopt: {line(closed.adopt)}")
-    return int(ExitCode.FAILED if todo else ExitCode.OK)
+    return _finish(gh, int(ExitCode.FAILED if todo else ExitCode.OK), json_mode=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -166,4 +193,4 @@ def run(args: argparse.Namespace) -> int:
                 status = "NOT re-submitted; not in the manifest"
             print(f"  #{item.item.number} {line(item.title)}  [{line(status)}]")
             print("\n".join(f"      - {line(text)}" for text in item.item.evidence))
-    return int(ExitCode.FAILED if pending else ExitCode.OK)
+    return _finish(gh, int(ExitCode.FAILED if pending else ExitCode.OK), json_mode=args.json)

@@ -89,6 +89,12 @@ def rev_list(include: str, *exclude: str, cwd: Path) -> list[str]:
     return out.split()
 
 
+def rev_list_with_parents(include: str, *exclude: str, cwd: Path) -> list[tuple[str, list[str]]]:
+    """`rev_list`, each commit with its parents (newest first)."""
+    _, out, _ = git("rev-list", "--parents", include, *(f"^{e}" for e in exclude), "--", cwd=cwd)
+    return [(line.split()[0], line.split()[1:]) for line in out.splitlines() if line.strip()]
+
+
 def rev_list_parents(include: str, exclude: str, *, cwd: Path) -> list[tuple[str, list[str]]]:
     """Commits reachable from `include` but not from `exclude`, oldest first (topological),
     each with its parents."""

@@ -52,10 +52,16 @@ def changed_paths(old: str, new: str, *, cwd: Path) -> list[str]:
     return [text(p) for p in out.split(b"\0") if p]
 
 
-def changes_under(commit: str, path: str, *, cwd: Path) -> list[tuple[str, str, str]]:
+def changes_under(
+    commit: str, path: str, *, cwd: Path, first_parent: str | None = None
+) -> list[tuple[str, str, str]]:
     """(status letter, path, new blob) of each file under `path` that `commit` changes against
-    its first parent (all of them for a root commit): trees only."""
-    _, out, _ = git("diff-tree", "--no-commit-id", "-r", "--root", commit, "--", path, cwd=cwd)
+    its first parent (all of them for a root commit): trees only. A merge needs its
+    `first_parent` named: without `-m`, `git diff-tree` prints nothing for a merge."""
+    if first_parent is not None:
+        _, out, _ = git("diff-tree", "-r", first_parent, commit, "--", path, cwd=cwd)
+    else:
+        _, out, _ = git("diff-tree", "--no-commit-id", "-r", "--root", commit, "--", path, cwd=cwd)
     found = []
     for line in out.splitlines():
         meta, _, name = line.partition("\t")

@@ -119,10 +119,13 @@ MAX_HEADS = 20  # fork branches whose history is read to tell which commits are 
 MAX_NEW = 200  # new commits judged one by one (each reads its trees lazily)
 
 
-def _changes(commit: str, cwd: Path) -> list[tuple[str, str, str]]:
+def _changes(commit: str, parents: list[str], cwd: Path) -> list[tuple[str, str, str]]:
     """(status, path, new blob) of each workflow file `commit` changes against its first
-    parent (all of them for a root commit)."""
-    return git.changes_under(commit, WORKFLOWS, cwd=cwd)
+    parent (all of them for a root commit). A merge is compared with its first parent too:
+    without `-m`, `git diff-tree` prints nothing for a merge, which would pass a workflow
+    change that a (bot-resolved) merge alone makes."""
+    first = parents[0] if len(parents) > 1 else None
+    return git.changes_under(commit, WORKFLOWS, cwd=cwd, first_parent=first)
 
 
 def _held(heads: tuple[str, ...], cwd: Path) -> set[tuple[str, str]]:
@@ -159,7 +162,9 @@ def needs_scope(
     for sha in heads[:MAX_HEADS]:
         cache.fetch_history(remote, sha)
     cache.fetch_history("origin", base)
-    new = git.rev_list(base, *heads[:MAX_HEADS], cwd=cache.repo)[::-1]  # oldest first
+    listed = git.rev_list_with_parents(base, *heads[:MAX_HEADS], cwd=cache.repo)[::-1]
+    parents = dict(listed)  # oldest first, each with its parents
+    new = [sha for sha, _ in listed]
     if not new:
         return None
     owner = name.split(",")[0]
@@ -170,12 +175,14 @@ def needs_scope(
         )
     held = _held(heads, cache.repo)
     for commit in new:
-        for status, path, blob in _changes(commit, cache.repo):
+        for status, path, blob in _changes(commit, parents[commit], cache.repo):
             if status != "D" and (path, blob) in held:
                 continue
             verb = {"A": "adds", "D": "deletes"}.get(status, "changes")
+            what = "merge commit" if len(parents[commit]) > 1 else "commit"
+            against = " (against its first parent)" if what == "merge commit" else ""
             return (
-                f"commit {commit[:12]} of the pushed history {verb} {path}, which no branch "
-                f"of {owner} holds with those contents"
+                f"{what} {commit[:12]} of the pushed history {verb} {path}{against}, which "
+                f"no branch of {owner} holds with those contents"
             )
     return None

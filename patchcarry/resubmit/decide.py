@@ -10,7 +10,7 @@ from patchcarry import install
 from patchcarry.check import render
 from patchcarry.check.report import EntryResult
 from patchcarry.manifest import Entry
-from patchcarry.pulls import classify, ownership
+from patchcarry.pulls import classify, locked, maintainer_edits, ownership
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit import fork
@@ -31,6 +31,8 @@ from patchcarry.resubmit.model import (
 )  # fmt: skip
 from patchcarry.resubmit.observe import Observed, Vetting, settle
 from patchcarry.resubmit.section import TooLong, normalize
+
+MAX_TITLE = 256  # GitHub's limit on a PR's title, in characters
 
 
 def decide(seen: Observed, built: Built | None, opts: Options, *, today: str) -> Plan:
@@ -164,7 +166,14 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
         )  # fmt: skip
     except TooLong as exc:
         return _refuse(plan, str(exc))
+    if title is not None and len(title) > MAX_TITLE:
+        return _refuse(plan, f"title: {len(title)} characters; GitHub refuses a PR title over "
+                       f'{MAX_TITLE} (422 "title is too long (maximum is {MAX_TITLE} '
+                       'characters)"): shorten the entry\'s title in the manifest')  # fmt: skip
     plan = _add(plan, facts=[f"body: {problem}"] if problem else [])
+    edits_change = maintainer_edits.change(existing, entry)
+    if existing is None or edits_change is not None:
+        plan = _add(plan, facts=[maintainer_edits.line(entry)])
     kept = branches.keep_body(
         existing.get("body") if existing else None, entry, pushing=plan.push is not None,
         ours=seen.live is not None and seen.live == seen.published, opt_in=opts.update_live,
@@ -172,7 +181,9 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
     if existing is not None and kept:
         plan = _add(plan, facts=[kept])
         title, body = None, existing.get("body") or ""
-    pull = PullWrite(existing, title, body, section)
+    is_locked = bool(existing is not None and existing.get("locked"))
+    pull = PullWrite(existing, title, body, section, maintainer_edits.wanted(entry), edits_change,
+                     is_locked)  # fmt: skip
     if existing is None:
         create = CreatePull(entry.upstream, f"{owner}:{entry.head_branch}", entry.base_branch)
         return dataclasses.replace(_add(plan, writes=[create]), pull=pull)
@@ -182,10 +193,14 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
         if normalize(existing.get("body")) != normalize(body)
         else []
     )
+    if edits_change is not None:
+        changed.append(f"maintainer edits {'on' if edits_change else 'off'}")
     writes: list[Write] = []
     if changed:
         writes.append(EditPull(entry.upstream, pr, tuple(changed)))
-    if plan.push is not None:
+    if plan.push is not None and is_locked:
+        plan = _add(plan, facts=[locked.skipped("revision comment", pr)])
+    elif plan.push is not None:
         writes.append(PostComment(entry.upstream, pr, "revision"))
     plan = dataclasses.replace(plan, pr=pr, url=existing.get("html_url"), pull=pull)
     return _add(plan, writes=writes)
@@ -194,11 +209,14 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
 def _links(plan: Plan, seen: Observed, force: bool) -> Plan:
     """A cross-link on each superseded PR that may get one and does not hold it yet."""
     entry = seen.entry
-    needed = tuple(
+    wanted = [
         c.number
         for c in seen.superseded
         if (c.state == classify.PullState.DETACHED or force) and c.number not in seen.linked
-    )
+    ]
+    needed = tuple(n for n in wanted if n not in seen.locked)
+    plan = _add(plan, facts=[locked.skipped("cross-link", n) for n in wanted
+                             if n in seen.locked])  # fmt: skip
     writes = [PostComment(entry.upstream, n, "cross-link") for n in needed]
     return dataclasses.replace(_add(plan, writes=writes), links=needed)
 

@@ -8,12 +8,12 @@ import re
 import time
 from collections.abc import Callable
 
-from patchcarry import git
+from patchcarry import git, push_protection
 from patchcarry.errors import FatalError, GitHubError
-from patchcarry.github import GitHub, TransientError, UnprocessableError
+from patchcarry.github import GitHub, LockedError, TransientError, UnprocessableError
 from patchcarry.github_types import Pull
 from patchcarry.manifest import Entry, record_pr
-from patchcarry.pulls import ownership
+from patchcarry.pulls import locked, ownership
 from patchcarry.pulls.classify import Classification, PullState
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import branch as branches
@@ -108,19 +108,29 @@ def execute(ctx: Context, plan: Plan) -> Record:
         _push(ctx, plan, step, status)
         made.append(PushBranch(status.full_name, entry.head_branch, step.target))
     owner = status.full_name.split("/")[0]
-    pull, created = open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login)
+    lag = None if step is None else fork.Backoff(COMPARE_WAIT, ctx.opts.sleep or time.sleep, 2.0)
+    pull, created = open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login, lag)
     number, url = pull["number"], pull.get("html_url")
-    if step is not None and plan.pull.existing is not None:
-        revision_comment(
+    facts += _record_number(ctx, entry, number)  # before any comment: a re-run finds the PR
+    if step is not None and plan.pull.existing is not None and not plan.pull.locked:
+        facts += revision_comment(
             ctx.gh, entry, number, login=ctx.login, cache=ctx.cache,
             clone_url=str(status.clone_url), old=step.live, new=step.target, kind=step.kind,
         )  # fmt: skip
-    cross_links(
+    facts += cross_links(
         ctx.gh, entry, plan.links, plan.superseded, login=ctx.login, pr=number,
         url=url or "", fork=status.full_name,
     )  # fmt: skip
     made.extend(Made(call) for call in ctx.gh.writes[before:])
     return _record(ctx, plan, [*plan.facts, *facts], made, number, url, created)
+
+
+def _record_number(ctx: Context, entry: Entry, number: int) -> list[str]:
+    """The PR's number in the manifest, right after the PR is there and before any comment."""
+    if ctx.opts.manifest_path is None or number == entry.pr:
+        return []
+    record_pr(ctx.opts.manifest_path, entry.name, number)
+    return [f"manifest: recorded pr = {number}"]
 
 
 def _record(
@@ -134,9 +144,6 @@ def _record(
         facts.append(f"CI gate: the new head {step.target[:12]} needs a maintainer's "
                      f"`/ok to test {step.target}`")  # fmt: skip
     action = Action.CREATED if created else (Action.REFRESHED if made else Action.UNCHANGED)
-    if ctx.opts.manifest_path is not None and number != entry.pr:
-        record_pr(ctx.opts.manifest_path, entry.name, number)
-        facts.append(f"manifest: recorded pr = {number}")
     if step is not None:  # after every write and the record: read once, a report
         shown, line = dco_result(ctx.gh, entry.upstream, step.target)
         assert rules is not None  # the gate judges the rules of every plan that pushes
@@ -241,7 +248,9 @@ def raise_push_failure(
     for result in results:
         if result.summary == "[remote rejected]":
             codes = remote_codes(message)
-            advice = _advice(result.why) or _advice(" ".join(codes))
+            advice = (
+                push_protection.advice(message) or _advice(result.why) or _advice(" ".join(codes))
+            )
             said = f" (remote: {codes[0][:200]!r})" if codes else ""
             raise PushRefused(
                 f"GitHub refused the push to {result.ref}: {result.why!r}{said}"
@@ -263,26 +272,44 @@ def raise_push_failure(
 
 
 # -- the API writes on upstream, each guarded by what was observed or by a marker
+COMPARE_WAIT = 60.0  # seconds "No commits between" right after a push is re-checked
+
+
 def open_or_refresh(
-    gh: GitHub, entry: Entry, pull: PullWrite, owner: str, login: str
-) -> tuple[Pull, bool]:
+    gh: GitHub, entry: Entry, pull: PullWrite, owner: str, login: str,
+    lag: fork.Backoff | None = None,
+) -> tuple[Pull, bool]:  # fmt: skip
     """(the PR, whether this run created it). A create whose answer was lost is looked up
-    (never blindly retried) and still reported as created."""
+    (never blindly retried) and still reported as created. With `lag` (this run pushed),
+    "No commits between" is re-checked while it waits: GitHub's compare view can lag a push
+    (dotnet/buildtools#1140, hub#1258); a 422 created nothing, so the create is sent again."""
     existing = pull.existing
     if existing is None:
         head = f"{owner}:{entry.head_branch}"
-        try:
-            return gh.create_pull(
-                entry.upstream, title=pull.title or entry.title, head=head,
-                base=entry.base_branch, body=pull.body,
-            ), True  # fmt: skip
-        except (UnprocessableError, TransientError) as exc:
-            return _found_after_create(gh, entry, pull, head, exc, login)
-    fields = {}
+        while True:
+            try:
+                return gh.create_pull(
+                    entry.upstream, title=pull.title or entry.title, head=head,
+                    base=entry.base_branch, body=pull.body, maintainer_can_modify=pull.edits,
+                ), True  # fmt: skip
+            except UnprocessableError as exc:
+                if lag is None or "no commits between" not in str(exc).lower():
+                    return _found_after_create(gh, entry, pull, head, exc, login)
+                if not lag.wait():
+                    raise GitHubError(
+                        f"{exc}. GitHub said so right after this run's push and still after "
+                        f"{lag.spent:.0f} s (its compare view can lag a push): re-run in a "
+                        "few minutes; the branch is pushed and the re-run opens the PR"
+                    ) from None
+            except TransientError as exc:
+                return _found_after_create(gh, entry, pull, head, exc, login)
+    fields: dict[str, str | bool] = {}
     if pull.title is not None and existing.get("title") != pull.title:
         fields["title"] = pull.title
     if normalize(existing.get("body")) != normalize(pull.body):
         fields["body"] = pull.body
+    if pull.edits_change is not None:
+        fields["maintainer_can_modify"] = pull.edits_change
     if fields:
         existing = gh.update_pull(entry.upstream, existing["number"], **fields)
     return existing, False
@@ -323,11 +350,12 @@ def marked(gh: GitHub, upstream: str, number: int, marker: str, login: str) -> b
 def revision_comment(
     gh: GitHub, entry: Entry, number: int, *, login: str, cache: Cache, clone_url: str,
     old: str | None, new: str, kind: str,
-) -> None:  # fmt: skip
-    """The one comment per new revision on the PR: what changed since the previous head."""
+) -> list[str]:  # fmt: skip
+    """The one comment per new revision on the PR: what changed since the previous head
+    (the facts: a comment a locked conversation refused)."""
     marker = ownership.revision_marker(entry.name, new)
     if marked(gh, entry.upstream, number, marker, login):
-        return
+        return []
     paths = sorted({f for p in entry.patches() for f in p.files})
     diff = ""
     if old is not None:  # both heads' histories into the cache (the new one is on the fork)
@@ -336,14 +364,20 @@ def revision_comment(
             cache.fetch_history(remote, head)
         diff = git.range_or_tree_diff(old, new, paths, cwd=cache.repo)
     text = bodies.revision_comment(entry, head=new, old=old, kind=kind, diff=diff or "(no diff)")
-    gh.create_comment(entry.upstream, number, text)
+    try:
+        gh.create_comment(entry.upstream, number, text)
+    except LockedError:
+        return [locked.refused("revision comment", number)]
+    return []
 
 
 def cross_links(
     gh: GitHub, entry: Entry, numbers: tuple[int, ...], superseded: tuple[Classification, ...],
     *, login: str, pr: int, url: str, fork: str,
-) -> None:  # fmt: skip
-    """A cross-link on each superseded PR in `numbers` that does not hold it yet."""
+) -> list[str]:  # fmt: skip
+    """A cross-link on each superseded PR in `numbers` that does not hold it yet (the facts:
+    links a conversation locked since the read refused)."""
+    facts = []
     for number in numbers:
         marker = ownership.link_marker(entry.name, number)
         if marked(gh, entry.upstream, number, marker, login):
@@ -354,9 +388,12 @@ def cross_links(
         )
         try:
             gh.create_comment(entry.upstream, number, text)
+        except LockedError:
+            facts.append(locked.refused("cross-link", number))
         except TransientError as exc:  # never blind-retry: did it land?
             if not marked(gh, entry.upstream, number, marker, login):
                 raise GitHubError(f"{exc}; the cross-link was not posted; re-run") from None
+    return facts
 
 
 def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[DcoShown, str]:

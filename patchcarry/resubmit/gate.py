@@ -145,8 +145,9 @@ def judge_rules(rules: list[Rule] | None, branch: str) -> RulesJudged:
         verdicts[f"check {name}"] = _SIGNED_OFF if dco else "decided by upstream's CI"
     if "required_signatures" in kinds:
         verdicts["signed commits"] = (
-            "NOT satisfied: the tool's commits are unsigned (no key is given to it); a "
-            "maintainer's squash merge signs the result"
+            "NOT satisfied: the tool's commits are unsigned (no key is given to it); GitHub "
+            "lets only the PR's author squash-merge into such a branch (and GitHub Enterprise "
+            "Server no merge on GitHub at all): a maintainer would merge it locally, signed"
         )
     if "required_linear_history" in kinds:
         verdicts["linear history"] = "satisfied by the tool's commits (it writes no merges)"

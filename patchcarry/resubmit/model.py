@@ -297,6 +297,9 @@ class PullWrite:
     title: str | None  # None: the title is left as it is
     body: str
     section: str  # the tool's section alone (merged into a PR found after a create's 422)
+    edits: bool = False  # "Allow edits by maintainers" on a created PR (the stated choice)
+    edits_change: bool | None = None  # the value to PATCH on the existing PR (None: none)
+    locked: bool = False  # the existing PR's conversation is locked: no revision comment
 
 
 @dataclasses.dataclass(frozen=True)

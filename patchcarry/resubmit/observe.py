@@ -92,6 +92,7 @@ class Observed:
     vetting: Vetting | None = None
     pull: Pull | None = None  # the open PR from the fork branch
     linked: frozenset[int] = frozenset()  # superseded PRs that hold our cross-link already
+    locked: frozenset[int] = frozenset()  # superseded PRs whose conversation is locked
     rules: tuple[Rule, ...] | None = ()  # upstream's active rules (None: not readable)
     fork_side: ForkSide | None = None  # the fork's branches (for the workflow scope)
 
@@ -116,10 +117,19 @@ def observe_run(
     )  # fmt: skip
 
 
+# GitHub's documentation: a token not authorized for an organisation that enforces SAML SSO
+# "may receive a 404 Not Found or a 403 Forbidden error" on its resources
+_HIDDEN = (
+    "If its organisation enforces SAML single sign-on, GitHub answers a token not authorized "
+    "for it with 404: authorize the token for the organisation (Settings > Developer settings "
+    "> your token > Configure SSO); otherwise check the name"
+)
+
+
 def _clone_url(reads: Reads, upstream: str, host: str) -> str:
     repo = reads.repo(upstream)
     if repo is None:
-        raise UpstreamError(f"{upstream} not found on {host}")
+        raise UpstreamError(f"{upstream} not found on {host}. {_HIDDEN}")
     return hosts.answered_git_url(reads.host, upstream, repo.get("clone_url"))
 
 
@@ -159,6 +169,11 @@ def _classify_all(
             except NotFoundError:
                 key = "pr" if number == entry.pr else "supersedes"
                 where = f"{_manifest_line(path, entry.name, key, number)}: " if path else ""
+                if reads.repo(entry.upstream) is None:  # not even the repository: unknowable
+                    raise UpstreamError(
+                        f"{where}entry {entry.name!r}: `{key}` names #{number}, but the token "
+                        f"sees neither it nor {entry.upstream} (404). {_HIDDEN}"
+                    ) from None
                 raise BadInputError(
                     f"{where}entry {entry.name!r}: `{key}` names #{number}, which "
                     f"{entry.upstream} does not have: fix that line of the manifest"
@@ -194,6 +209,9 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         vetting=_read_vetting(entry, live, facts.upstream_url),
         pull=_read_pull(reads, entry, status, current),
         linked=_read_links(reads, entry, superseded, opts.force, facts.login),
+        locked=frozenset(
+            c.number for c in superseded if reads.pull(entry.upstream, c.number).get("locked")
+        ),  # fmt: skip
         rules=_read_rules(reads, entry.upstream, entry.base_branch),
         fork_side=_read_fork_side(reads, entry, status, facts),
     )
@@ -245,8 +263,8 @@ def _read_pull(
     if status.kind != fork.ForkKind.ATTACHED:
         return None
     for pull in reads.open_pulls(entry.upstream, label, entry.base_branch):
-        if (pull.get("head") or {}).get("label") == label:
-            return pull
+        if (pull.get("head") or {}).get("label") == label:  # the whole PR: a list item
+            return reads.pull(entry.upstream, pull["number"])  # lacks maintainer_can_modify
     return None
 
 

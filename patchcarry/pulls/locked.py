@@ -1,0 +1,21 @@
+"""Locked conversations (GitHub: "Locking conversations"): only those with write access to
+the repository may comment; anyone else's comment is 403 "Unable to create comment because
+issue is locked." The tool reads `locked`, skips that comment with a line, and records the
+PR before any comment, so a re-run resumes."""
+
+from __future__ import annotations
+
+WHY = "GitHub lets only upstream's collaborators comment on a locked conversation"
+
+
+def skipped(what: str, number: int) -> str:
+    """The plan's line for a comment not planned: the conversation was read locked."""
+    return f"{what}: not posted, #{number} is locked ({WHY})"
+
+
+def refused(what: str, number: int) -> str:
+    """The record's line for a comment refused: the conversation was locked after the read."""
+    return (
+        f'{what}: not posted, #{number} was locked before the write (403 "Unable to create '
+        'comment because issue is locked."); a re-run posts it once unlocked'
+    )

@@ -1,0 +1,42 @@
+""" "Allow edits by maintainers" (`maintainer_can_modify`) as the user states it: never sent
+on by default, and the plan says what it grants in GitHub's words (docs: "Allowing changes
+to a pull request branch created from a fork"): on a fork that carries workflows it lets
+upstream's maintainers push to the branch, and GitHub calls it "Allow edits and access to
+secrets by maintainers", which "can potentially reveal values of secrets and grant access
+to other branches"."""
+
+from __future__ import annotations
+
+from patchcarry.github_types import Pull
+from patchcarry.manifest import Entry
+
+GRANTS = (
+    'GitHub: "Allow edits and access to secrets by maintainers" lets upstream\'s maintainers '
+    'push to the branch and "can potentially reveal values of secrets and grant access to '
+    'other branches"'
+)
+
+
+def wanted(entry: Entry) -> bool:
+    """What the PR is opened with: only a stated yes ticks it."""
+    return entry.maintainer_can_modify is True
+
+
+def change(existing: Pull | None, entry: Entry) -> bool | None:
+    """The value to PATCH on an existing PR whose setting differs from the stated choice
+    (None: nothing to change, or no choice stated: a PR's own setting is left as it is)."""
+    stated = entry.maintainer_can_modify
+    if existing is None or stated is None or existing.get("maintainer_can_modify") is None:
+        return None
+    return stated if bool(existing.get("maintainer_can_modify")) != stated else None
+
+
+def line(entry: Entry) -> str:
+    """The plan's sentence: the choice, where it comes from, and what it grants."""
+    if entry.maintainer_can_modify is None:
+        return (
+            "maintainer edits: off (not stated; set maintainer_can_modify = true in the "
+            f"manifest or pass --maintainer-edits to allow them). {GRANTS}"
+        )
+    state = "on" if entry.maintainer_can_modify else "off"
+    return f"maintainer edits: {state} (stated). {GRANTS}"
