@@ -211,6 +211,8 @@ def render_markdown_table(evidence: dict[str, Any]) -> str:
         "No speed figure is drawn: each variant runs in its own process, one after another, so "
         "their step times (kept per iteration in the JSON) are not a side-by-side comparison."
     )
+    if evidence.get("command"):
+        blocks.append(f"Produced by: `{evidence['command']}`.")
     x = evidence["extrapolation"]
     blocks.append(
         f"Extrapolation ({x['label']}): {x['shape']['layers']} layers, seq {x['shape']['seq']}, "
