@@ -589,25 +589,28 @@ def commit_fields(rev: str, *, cwd: Path) -> tuple[str, str, str, list[str]]:
 
 
 def range_or_tree_diff(old: str, new: str, paths: list[str], *, cwd: Path) -> str:
-    """`git range-diff old...new` (each side's own commits, matched up: a rebuilt patch shows
-    its interdiff, a dropped commit its line) when the two heads share history; the tree diff
-    of `paths` (with a stat line) only when their histories are unrelated."""
+    """What changed from head `old` to head `new`, its changed lines included. A fast-forward
+    (`old` an ancestor of `new`): the diff of `paths` between them, since `git range-diff`
+    shows an added commit as its header line alone. Heads that share history otherwise:
+    `git range-diff old...new` (each side's commits matched up: a rebuilt patch shows its
+    interdiff), followed by the diff of `paths` when it shows header lines only. Unrelated
+    histories: the diff of `paths`, with a stat line."""
+
+    def tree_diff() -> str:
+        _, out, _ = git(
+            *credential_args(), "diff", "--no-color", "--stat", "-p", old, new, "--", *paths,
+            cwd=cwd,
+        )  # fmt: skip
+        return out
+
+    if is_ancestor(old, new, cwd=cwd):
+        return tree_diff()
     if merge_base(old, new, cwd=cwd) is not None:
         _, out, _ = git(*credential_args(), "range-diff", "--no-color", f"{old}...{new}", cwd=cwd)
-        return out
-    _, out, _ = git(
-        *credential_args(),
-        "diff",
-        "--no-color",
-        "--stat",
-        "-p",
-        old,
-        new,
-        "--",
-        *paths,
-        cwd=cwd,
-    )
-    return out
+        if any(line.startswith("    ") for line in out.splitlines()):
+            return out  # it carries an interdiff
+        return f"{out.rstrip()}\n\n{tree_diff()}" if out.strip() else tree_diff()
+    return tree_diff()
 
 
 def push_refs_with_lease(
@@ -882,3 +885,11 @@ def first_parent_range(base: str, tip: str, *, cwd: Path) -> list[str]:
     """The first-parent commits of `base..tip`, newest first."""
     _, out, _ = git("rev-list", "--first-parent", f"{base}..{tip}", "--", cwd=cwd)
     return out.split()
+
+
+def commit_dates(shas: list[str], *, cwd: Path) -> dict[str, str]:
+    """{sha: committer date YYYY-MM-DD} of commits present here (absent ones are left out)."""
+    if not shas:
+        return {}
+    code, out, _ = git("log", "--no-walk", "--format=%H %cs", *shas, "--", cwd=cwd, check=False)
+    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line) if code == 0 else {}
