@@ -114,6 +114,7 @@ def freed(shape: Shape, variant: str) -> int:
 # The PR (#6117/#6339) measured a 0.27 GB floor drop for the fix alone on a 2-layer GPT, 4
 # streams, bf16, mbs 1, seq 8192; it does not state the hidden size.
 PR_MEASURED_FIX_FREED_BYTES = int(0.27 * GB)
+PR_MEASURED_IN = 6117  # the PR whose H200 run gave that figure (#6339 quotes it)
 PR_SEED = {"layers": 2, "seq": 8192, "mbs": 1, "streams": 4, "dtype": "bf16"}
 PR_EXTRAPOLATION = {"layers": 9, "seq": 16384}  # "a 9-layer pipeline stage at seq 16384"
 

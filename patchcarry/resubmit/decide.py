@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from patchcarry import install
+from patchcarry import carried_tests, install
 from patchcarry.github import Json
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import body as bodies
@@ -287,15 +287,21 @@ def _body(seen: Observed, opts: Options, revision: str | None) -> tuple[str | No
         if title is not None and existing.get("title") == title:
             title = None
     sections: dict[str, str] = {}
+    test_command = carried_tests.command(entry.tests) if entry.include_tests else None
+    # a person's description: a body the tool first found without its section, or one whose
+    # section says so; a body the tool opened the PR with is its own
+    person = existing is not None and (old.person if old else True)
+    handwritten = bodies.outside(existing.get("body"), old) if person and existing else None
 
     def make(listed: list[str]) -> str:
         section = sections["last"] = bodies.render_section(
-            entry, superseded=seen.superseded, check_lines=seen.check_lines,
-            evidence_markdown=opts.evidence_markdown, base=entry.base_commit, title=entry.title,
+            entry, superseded=seen.superseded, check_lines=seen.review_lines,
+            impact=opts.impacts.get(entry.name), test_command=test_command,
+            handwritten=handwritten, base=entry.base_commit, title=entry.title,
             summary=old is not None and old.summary, revisions=listed, history=history,
         )  # fmt: skip
         if existing is None:
-            return bodies.render_new(entry, section)
+            return bodies.render_new(entry, section, seen.pr_template)
         return bodies.merge(existing.get("body"), section, entry.name)
 
     body = body_limit.fit(

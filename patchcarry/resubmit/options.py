@@ -4,8 +4,10 @@ token's login, the upstream URL it resolved, today's date) are `observe.RunFacts
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+
+from patchcarry.measure.impact import Impact
 
 
 @dataclasses.dataclass(frozen=True)
@@ -15,7 +17,7 @@ class Options:
     rebase: bool = False
     rewrite: bool = False
     upstream_url: str | None = None  # --upstream-url (None: the API's clone_url)
-    evidence_markdown: str | None = None
+    impacts: Mapping[str, Impact | None] = dataclasses.field(default_factory=dict)  # by entry
     manifest_path: Path | None = None
     allow_default_branch: bool = False
     update_live: bool = False  # push tests/a revision onto a live PR whose head holds the fix
