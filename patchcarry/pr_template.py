@@ -33,11 +33,7 @@ def fetch(cache: Path, branch: str) -> str | None:
 def read(cache: Path, rev: str) -> str | None:
     """The template at `rev`, from the first of GitHub's places that holds one."""
     for folder in FOLDERS:
-        spec = f"{rev}:{folder}" if folder else f"{rev}:"
-        code, out, _ = git.git("ls-tree", "--name-only", spec, cwd=cache, check=False)
-        if code != 0:
-            continue
-        for name in out.splitlines():
+        for name in git.names_in(rev, folder, cwd=cache) or []:
             if name.lower() == NAME:
                 data = git.show_file(rev, f"{folder}/{name}" if folder else name, cwd=cache)
                 if data is not None:

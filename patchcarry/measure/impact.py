@@ -166,19 +166,14 @@ def evidence_link(path: Path) -> str:
     """`[evidence/x.json](web URL at commit) at abc1234`: the file and the commit of this
     repository that holds it, linked when git's `origin` is a web host; the path alone when
     git knows no commit of it (or it changed since)."""
-    folder = path.resolve().parent
-    code, top, _ = git.git("rev-parse", "--show-toplevel", cwd=folder, check=False)
-    if code != 0:
+    root = git.toplevel(path.resolve().parent)
+    if root is None:
         return f"`{path.parent.name}/{path.name}`"
-    root = Path(top.strip())
     rel = path.resolve().relative_to(root).as_posix()
-    _, sha, _ = git.git("log", "-1", "--format=%H", "--", rel, cwd=root, check=False)
-    _, dirty, _ = git.git("status", "--porcelain", "--", rel, cwd=root, check=False)
-    sha = sha.strip()
-    if not sha or dirty.strip():
+    sha = git.last_commit_of(rel, cwd=root)
+    if sha is None or git.is_modified(rel, cwd=root):
         return f"`{rel}` (not committed)"
-    _, remote, _ = git.git("remote", "get-url", "origin", cwd=root, check=False)
-    web = web_url(remote.strip())
+    web = web_url(git.remote_url_of("origin", cwd=root) or "")
     name = f"[`{rel}`]({web}/blob/{sha}/{rel})" if web else f"`{rel}`"
     return f"{name} at {sha[:7]}"
 

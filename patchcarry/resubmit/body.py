@@ -32,11 +32,6 @@ from patchcarry.resubmit.classify import DETACHED, Classification
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "pr_body.md"
 
 
-def body_marker(entry_name: str) -> str:
-    """The marker of bodies written before sections existed (kept as hand-written text)."""
-    return f"<!-- patchcarry:resubmit entry={entry_name} -->"
-
-
 def section_end(entry_name: str) -> str:
     return f"<!-- patchcarry:end entry={entry_name} -->"
 
@@ -209,10 +204,6 @@ def normalize(text: str | None) -> str:
     """Compare bodies as GitHub stores them: CRLF folded, trailing blanks ignored."""
     lines = (text or "").replace("\r\n", "\n").split("\n")
     return "\n".join(line.rstrip() for line in lines).strip()
-
-
-def _refs(numbers: Sequence[int]) -> str:
-    return ", ".join(f"#{n}" for n in numbers)
 
 
 # A byte figure as people write one ("0.27 GB", "131 kB", "268,435,456 B"), or a heading
