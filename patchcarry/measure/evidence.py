@@ -215,7 +215,8 @@ def render_markdown_table(evidence: dict[str, Any]) -> str:
         blocks.append(f"Produced by: `{evidence['command']}`.")
     x = evidence["extrapolation"]
     blocks.append(
-        f"Extrapolation ({x['label']}): {x['shape']['layers']} layers, seq {x['shape']['seq']}, "
+        f"{x['label'][:1].upper()}{x['label'][1:]}: {x['shape']['layers']} layers, "
+        f"seq {x['shape']['seq']}, "
         f"hidden {x['shape']['hidden']} (derived: {x['hidden_derivation']}): the fix frees "
         f"{human_bytes(x['fix_freed_bytes'])}; both fixes free "
         f"{human_bytes(x['both_freed_bytes'])}."

@@ -151,7 +151,8 @@ def pr_extrapolation() -> dict[str, object]:
         "label": "extrapolation from the analytic model, not a measurement",
         "hidden_derived": True,
         "hidden_derivation": (
-            f"the PR gives no hidden size; 0.27e9 B / (2 layers x 8192 x 1 x 4 streams x 2 B) = "
+            f"#{PR_MEASURED_IN} gives no hidden size; 0.27e9 B / (2 layers x 8192 x 1 x 4 streams "
+            "x 2 B) = "
             f"{exact:.1f}, nearest multiple of 128: {hidden}"
         ),
         "seed_shape": dataclasses.asdict(seed),
