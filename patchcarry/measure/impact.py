@@ -30,8 +30,8 @@ CPU_EVIDENCE = "hc-gpt-cpu.json"
 FREES = {
     "fix": "the detached inputs' `.grad`, one `[seq, mbs, streams × hidden]` tensor per "
     "checkpointed layer",
-    "reset": "the recomputed graph each layer's `mlp_norm_manager` kept alive: the detached "
-    "input, its `.grad` and the manager's `[seq, mbs, hidden]` tensor, per checkpointed layer",
+    "reset": "the recomputed graph each layer's `mlp_norm_manager` kept alive, with the detached "
+    "input, its `.grad` and the manager's `[seq, mbs, hidden]` tensor per checkpointed layer",
     "both": "everything the recomputed graphs kept alive between iterations",
 }
 
@@ -141,15 +141,18 @@ def cpu_paragraphs(doc: dict[str, Any], variant: str) -> str:
     grads = {True: " Gradients are bit-identical to the unpatched run's.",
              False: " Gradients DIFFER from the unpatched run's."}  # fmt: skip
     text = (
-        f"{where}, this change frees {_exact(freed)} of live tensors between iterations: "
-        f"{FREES.get(variant, 'what the unpatched run kept')} ({agrees})."
+        f"{where}, this change frees {_exact(freed)} of live tensors between iterations, "
+        f"{agrees}: {FREES.get(variant, 'what the unpatched run kept')}."
         f"{grads.get(own['grads_identical_to_unpatched'], '')}"
     )
     seed = model.Shape(**doc["extrapolation"]["seed_shape"])
     at_seed, seed_config = model.freed(seed, variant), _config(dataclasses.asdict(seed))
-    if variant != "fix":
-        return f"{text} At {seed_config} the same count is {_exact(at_seed)}."
     pr = model.PR_MEASURED_IN
+    if variant != "fix":
+        return (
+            f"{text} At the configuration #{pr} measured on an H200 ({seed_config}; the hidden "
+            f"size is derived) the same count is {_exact(at_seed)}."
+        )
     gpu = (
         f"the drop of the allocator floor #{pr} measured on an H200 for this change, since on "
         "a GPU these tensors' blocks are what that floor holds between iterations"
