@@ -15,7 +15,7 @@ import pytest
 from patchcarry import cli, git
 from patchcarry.install import CHECKOUT
 from patchcarry.measure import evidence, impact
-from patchcarry.resubmit import body as bodies
+from patchcarry.resubmit.section import section_end
 from testing import github_scenarios as sc
 from testing import patch_corpus
 from testing import pr_bodies as pb
@@ -569,12 +569,12 @@ def test_fine_grained_token_is_refused_before_any_write(world, monkeypatch, caps
 def test_server_refused_push_quotes_githubs_reason_and_writes_nothing_after(
     world, monkeypatch, capsys
 ):
-    from patchcarry.resubmit import workflow_scope
+    from patchcarry.resubmit import build
 
     w = world()
     _workflow_on_dev(w)
     _token(w, "ghp_publiconly", monkeypatch, "public_repo")
-    monkeypatch.setattr(workflow_scope, "needs_scope", lambda *a: None)  # the preflight misses
+    monkeypatch.setattr(build, "needs_scope", lambda *a: None)  # the preflight misses
     assert w.run("--rebase", ENTRY) == 1
     err = capsys.readouterr().err
     assert (
@@ -749,7 +749,7 @@ def test_a_live_pr_on_the_tools_own_head_is_not_rebuilt_without_update_live(worl
 
 def _section(body: str) -> str:
     start = body.index(f"<!-- patchcarry:begin entry={ENTRY} ")
-    end = body.index(bodies.section_end(ENTRY)) + len(bodies.section_end(ENTRY))
+    end = body.index(section_end(ENTRY)) + len(section_end(ENTRY))
     return body[start:end]
 
 

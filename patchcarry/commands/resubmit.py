@@ -141,9 +141,9 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry.display import escape
     from patchcarry.github import GitHub
     from patchcarry.measure import impact
-    from patchcarry.resubmit import plan
+    from patchcarry.resubmit import model
     from patchcarry.resubmit import run as runner
-    from patchcarry.resubmit.options import Options
+    from patchcarry.resubmit.model import Options
 
     args.manifest = manifest.find(args.manifest)
     if args.upstream_url:  # refused even where it is not used: it would be printed
@@ -180,8 +180,8 @@ def run(args: argparse.Namespace) -> int:
         make_github=lambda token: GitHub(token=token, max_rate_wait=args.max_rate_wait),
     )
     if args.json:
-        sys.stdout.write(plan.render_json(outcome.plans))
+        sys.stdout.write(model.render_json(outcome.plans))
     else:
-        text = plan.render_text(outcome.plans, dry_run=outcome.dry_run, headline=outcome.headline)
+        text = model.render_text(outcome.plans, dry_run=outcome.dry_run, headline=outcome.headline)
         sys.stdout.write(escape(text))
     return outcome.exit_code

@@ -75,10 +75,9 @@ def _landed_since(gh: GitHub) -> Judge:
 
 def _run_all(args: argparse.Namespace) -> int:
     from patchcarry.adopt.run import existing
-    from patchcarry.adopt.scan_all import scan_all
     from patchcarry.errors import ExitCode, UsageError
-    from patchcarry.github import GitHub
-    from patchcarry.resubmit.run import token_from_env
+    from patchcarry.github import GitHub, token_from_env
+    from patchcarry.scan import scan_all
 
     _, entries = existing(args.manifest)
     carried = {
@@ -119,9 +118,8 @@ def _run_all(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest
     from patchcarry.errors import ExitCode, UsageError
-    from patchcarry.github import GitHub
-    from patchcarry.resubmit.run import token_from_env
-    from patchcarry.resubmit.scan import scan
+    from patchcarry.github import GitHub, token_from_env
+    from patchcarry.scan import scan
 
     args.manifest = manifest.find(args.manifest)
     if args.all:
