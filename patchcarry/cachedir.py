@@ -48,6 +48,41 @@ def _stale_git_locks(path: Path) -> list[Path]:
     return [p for p in found if p.is_file()]
 
 
+def _acquire(key: Path) -> int:
+    """The lock of `key`, held: a descriptor of the lock file that is still the one at `key`.
+    The run holding it may remove the directory (a new cache its network read failed to
+    fill) before it lets go: the waiter then holds a removed file, so it claims `key` anew
+    and locks again."""
+    waited = False
+    while True:
+        try:
+            fd = os.open(key / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # removed after this run claimed it
+            claim(key)
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not waited:
+                print(f"waiting for another patchcarry run using {key} ...", file=sys.stderr)
+            waited = True
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        if _is_current(fd, key / LOCK):
+            return fd
+        os.close(fd)
+        claim(key)
+
+
+def _is_current(fd: int, path: Path) -> bool:
+    """Whether the open file `fd` is still the file at `path` (not removed or replaced)."""
+    try:
+        here = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (here.st_dev, here.st_ino) == (held.st_dev, held.st_ino)
+
+
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
     """Hold the cache's lock (waiting for another run if needed); reentrant in one process.
@@ -61,13 +96,8 @@ def locked(path: Path) -> Iterator[None]:
         finally:
             _held[key] = (fd, _held[key][1] - 1)
         return
-    fd = os.open(key / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _acquire(key)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"waiting for another patchcarry run using {key} ...", file=sys.stderr)
-            fcntl.flock(fd, fcntl.LOCK_EX)
         for stale in _stale_git_locks(key):
             stale.unlink(missing_ok=True)
             print(f"removed {stale.relative_to(key)} left by an interrupted run", file=sys.stderr)

@@ -1,6 +1,8 @@
 """Outside text (commit subjects, author names, PR titles, comment bodies, git's stderr) as
 it may be printed: a control character would move the cursor, clear the screen or set the
-terminal's title (ESC, OSC, C1), or overwrite a line (CR), so each is shown escaped."""
+terminal's title (ESC, OSC, C1), or overwrite a line (CR), so each is shown escaped. git's
+output is read with surrogateescape (a commit may hold any bytes): a byte that is not UTF-8
+is shown as `\\xNN`, and a lone surrogate from JSON as `\\uNNNN`."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ def escape(text: str) -> str:
     for ch in text:
         if ch in "\n\t":
             out.append(ch)
+        elif 0xDC80 <= ord(ch) <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+            out.append(f"\\x{ord(ch) - 0xDC00:02x}")
         elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
             code = ord(ch)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")

@@ -27,7 +27,7 @@ import httpx2
 from fasttransport.errors import APIError  # type: ignore[import-untyped]
 from ghapi.core import GhApi
 
-from patchcarry import retry_after
+from patchcarry import http_transport, limits, retry_after
 from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.github_types import (
     CheckRun,
@@ -98,7 +98,7 @@ class ConnectionFailed(TransientError):
 def _ghapi(host: str) -> GhApi:
     api = GhApi(gh_host=host, authenticate=False, sync=True)  # type: ignore[no-untyped-call]
     api.transport.retries = 0  # connection retries are decided here, per verb
-    api.transport.client = httpx2.Client(timeout=60.0, follow_redirects=True)
+    api.transport.client = http_transport.client(host)
     return api
 
 
@@ -220,7 +220,7 @@ class GitHub:
             )
             return response
 
-        return self._with_retries(f"{method} {path}", send, retry=retry)
+        return self._with_retries(method, f"{method} {path}", send, retry=retry)
 
     def _op(
         self,
@@ -234,6 +234,7 @@ class GitHub:
         Retries and waits as `_with_retries`."""
         op, path = self._operation(operation, route)
         return self._with_retries(
+            op.verb,
             f"{op.verb} {path}",
             lambda: op(**route, **params, headers_=self._headers, raw_=True),
             retry=retry,
@@ -246,22 +247,28 @@ class GitHub:
         return op, op.path.format(**route)
 
     def _with_retries(
-        self, label: str, send: Callable[[], httpx2.Response], *, retry: bool | None
+        self, method: str, label: str, send: Callable[[], httpx2.Response], *, retry: bool | None
     ) -> Any:
         """`send()` once, or again after a short rate-limit wait, and (reads, and writes marked
         `retry`) after a 5xx or a dropped connection, a bounded number of times. The body as
         plain data; raises GitHubError subclasses."""
-        is_write = not label.startswith("GET ")
+        is_write = method != "GET"
         may_retry = (not is_write) if retry is None else retry
         attempt = 0
         secondary = 0
+        waits = 0  # primary rate-limit waits: counted, like every other retry
         while True:
             if is_write:
                 self._space_writes()
             else:
                 self.reads += 1
             try:
-                response = _exchange(send)
+                with http_transport.exchange(
+                    urlsplit(self.host).netloc,
+                    deadline_s=limits.HTTP_DEADLINE_S,
+                    max_bytes=limits.HTTP_MAX_BYTES,
+                ):
+                    response = _exchange(send)
             except (httpx2.HTTPStatusError, APIError) as exc:
                 response = exc.response
                 self._read_headers(response)
@@ -271,8 +278,9 @@ class GitHub:
                     secondary += 1
                     self.sleep(wait)
                     continue
-                wait = self._rate_limit_wait(response, label)
+                wait = self._rate_limit_wait(response, label, waits)
                 if wait is not None:
+                    waits += 1
                     self.sleep(wait)
                     continue  # a rate-limited request was not performed: safe to repeat
                 error = self._status_error(status, response, label)
@@ -330,7 +338,14 @@ class GitHub:
             "re-run in a few minutes"
         )
 
-    def _rate_limit_wait(self, response: httpx2.Response | None, label: str) -> float | None:
+    RATE_WAITS = 3  # rate-limit waits per request: an answer that says "wait" forever is refused
+
+    def _rate_limit_wait(
+        self, response: httpx2.Response | None, label: str, tries: int
+    ) -> float | None:
+        """A primary rate limit (403/429 with no quota left, or a Retry-After): wait as GitHub
+        says while the wait is short and this request has waited fewer than `RATE_WAITS` times,
+        else stop saying so (a server that keeps saying "wait 0 s" is not obeyed forever)."""
         if response is None or response.status_code not in (403, 429):
             return None
         headers = response.headers
@@ -339,12 +354,20 @@ class GitHub:
         wait = retry_after.seconds(headers.get("Retry-After"), time.time())
         if wait is None:
             wait = retry_after.until_reset(headers.get("X-RateLimit-Reset"), time.time()) + 1
-        if wait <= self.max_rate_wait:
+        if wait <= self.max_rate_wait and tries < self.RATE_WAITS:
             return wait
+        if tries >= self.RATE_WAITS:
+            return self._still_limited(response, label, tries)
         when = datetime.datetime.fromtimestamp(time.time() + wait, tz=datetime.UTC)
         raise GitHubError(
             f"{label}: GitHub rate limit exhausted; it resets at {when:%Y-%m-%d %H:%M:%S} UTC "
             f"(in {wait:.0f} s, over the {self.max_rate_wait:.0f} s wait limit): re-run after that"
+        )
+
+    def _still_limited(self, response: httpx2.Response, label: str, tries: int) -> float:
+        raise GitHubError(
+            f"{label}: GitHub still answers {response.status_code} (rate limited) after "
+            f"{tries} waits; re-run later"
         )
 
     def _status_error(

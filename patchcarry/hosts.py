@@ -16,6 +16,7 @@ import urllib.parse
 from patchcarry.errors import BadInputError
 
 DEFAULT_API = "https://api.github.com"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")  # OWNER/NAME as GitHub spells it
 _DATA_RESIDENCY_SUFFIX = ".ghe.com"  # GitHub Enterprise Cloud with data residency
 
 
@@ -52,10 +53,12 @@ def api_host(value: str | None = None) -> str:
         return DEFAULT_API
     if "://" not in host:
         split(f"https://{host}", "GH_HOST=")  # a hostname urllib can read (`[::1` it cannot)
+        refuse_url_credentials(f"https://{host}", "GH_HOST=")
         if host.lower().endswith(_DATA_RESIDENCY_SUFFIX):
             return f"https://{host}" if host.lower().startswith("api.") else f"https://api.{host}"
         return f"https://{host}/api/v3"
     parts = split(host, "GH_HOST=")
+    refuse_url_credentials(host, "GH_HOST=")
     if parts.scheme not in ("https", "http") or not parts.hostname:
         raise BadInputError(f"GH_HOST={redact_url(host)}: not an http(s) URL or hostname")
     if parts.scheme == "http" and not is_loopback(parts.hostname):
@@ -103,7 +106,58 @@ def refuse_url_credentials(url: str, what: str) -> None:
     if "@" not in parts.netloc:
         return
     if parts.password is not None or parts.scheme in ("http", "https"):
+        sep = "" if what.endswith("=") else " "
         raise BadInputError(
-            f"{what} {redact_url(url)}: credentials in the URL are not accepted (they would be "
+            f"{what}{sep}{redact_url(url)}: credentials in the URL are not accepted (they would be "
             "stored in git config and printed); drop them and use a git credential helper"
         )
+
+
+class ForeignGitURLError(BadInputError):
+    """An API answer named a git URL that is not the configured host's own URL for the
+    repository: fetching or pushing there would let the answer choose where the tool writes."""
+
+
+def repo_git_url(api: str, full_name: str) -> str:
+    """The git URL of `full_name` (OWNER/NAME) on API base `api`'s git host: the only URL this
+    tool fetches from or pushes to for a repository it learnt about from the API."""
+    owner, _, name = full_name.partition("/")
+    if name in (".", "..") or not _NAME.fullmatch(full_name):
+        raise ForeignGitURLError(f"{full_name!r} is not OWNER/NAME; refusing to derive a git URL")
+    return f"{git_host(api)}/{owner}/{name}.git"
+
+
+def answered_git_url(api: str, full_name: str, answered: object) -> str:
+    """`repo_git_url(api, full_name)` when the API's `clone_url` for it (`answered`) is that URL
+    or absent; any other answer (a path, another host, ssh, another repository, credentials in
+    it) is refused in one line, before anything is fetched or pushed. GitHub's names are
+    case-insensitive, so is the comparison of the path."""
+    own = repo_git_url(api, full_name)
+    if answered is None or answered == "" or _same_url(str(answered), own):
+        return own
+    raise ForeignGitURLError(
+        f"the API's clone_url for {full_name} is {shown(answered)}, not {own}: refusing to "
+        "fetch from or push to a URL an API answer chose; check GH_HOST and the repository"
+    )
+
+
+def _same_url(answered: str, own: str) -> bool:
+    try:
+        there, here = urllib.parse.urlsplit(answered), urllib.parse.urlsplit(own)
+        ports = there.port == here.port
+    except ValueError:
+        return False
+    return (
+        ports
+        and there.scheme == here.scheme
+        and there.netloc.lower() == here.netloc.lower()
+        and there.path.lower() == here.path.lower()
+        and not there.query
+        and not there.fragment
+    )
+
+
+def shown(value: object) -> str:
+    """An answer as one safe line: without credentials, control characters escaped, short."""
+    text = redact_url(str(value))
+    return ascii(text[:200])[1:-1]

@@ -10,12 +10,13 @@ read-only (`check_writable` refuses writes to it and says what to do instead).""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NewType
+from typing import Any, NewType, TypeVar
 
 from patchcarry import git, inputs, manifest_edit, patchrules
 from patchcarry.errors import BadInputError
@@ -162,33 +163,50 @@ class Entry:
 
 @dataclasses.dataclass(frozen=True)
 class Manifest:
+    """The manifest's entries, validated; each entry's patch files are read when a command
+    asks for that entry (`select`, `entries`), so checking one entry of hundreds reads one."""
+
     path: Path
-    entries: tuple[Entry, ...]  # the entries carried
-    retired: tuple[Entry, ...] = ()  # landed upstream (`retire`): kept as a record only
+    pending: tuple[_Pending, ...]  # the entries carried
+    pending_retired: tuple[_Pending, ...] = ()  # landed upstream (`retire`): a record only
+
+    @property
+    def entries(self) -> tuple[Entry, ...]:
+        """Every entry carried, its patches read."""
+        return tuple(p.entry() for p in self.pending)
+
+    @property
+    def retired(self) -> tuple[Entry, ...]:
+        return tuple(p.entry() for p in self.pending_retired)
+
+    @property
+    def names(self) -> list[str]:
+        """The entries carried, by name (no patch is read)."""
+        return [p.name for p in self.pending]
 
     def select(self, names: list[str] | tuple[str, ...]) -> list[Entry]:
-        """Entries named on the command line, in manifest order; all when none are named."""
+        """Entries named on the command line, in manifest order; all when none are named.
+        Only their patches are read (and checked: a bad one stops the command here)."""
         if not names:
             return list(self.entries)
-        for entry in self.retired:
-            if entry.name in names:
+        for pending in self.pending_retired:
+            if pending.name in names:
                 raise BadInputError(
-                    f"{self.path}: entry {entry.name!r} is retired: "
-                    f"{landed_words(entry)}; it is no longer carried"
+                    f"{self.path}: entry {pending.name!r} is retired: "
+                    f"{_landed_words(pending.landed)}; it is no longer carried"
                 )
-        known = {e.name for e in self.entries}
+        known = set(self.names)
         unknown = [n for n in names if n not in known]
         if unknown:
             known_list = ", ".join(sorted(known))
             raise BadInputError(
                 f"unknown entry {', '.join(unknown)} in {self.path}; known: {known_list}"
             )
-        return [e for e in self.entries if e.name in names]
+        return [p.entry() for p in self.pending if p.name in names]
 
 
-def landed_words(entry: Entry) -> str:
+def _landed_words(rec: Landed | None) -> str:
     """Where a retired entry landed, from its record."""
-    rec = entry.landed
     if rec is None:
         return "not retired"
     pr = f" (PR #{rec.pr})" if rec.pr else ""
@@ -302,7 +320,7 @@ def _check_paths(where: str, label: str, patch: Patch, allowed: list[str]) -> No
 
 def _entry(
     path: Path, raw: dict[str, Any], defaults: dict[str, Any], line: int | None, staged: Staged
-) -> Entry:
+) -> _Pending:
     where = f"{path}:{line}" if line else str(path)
     if not isinstance(raw, dict):
         raise _bad(where, f"each [[entry]] must be a table, got {raw!r}")
@@ -339,37 +357,89 @@ def _entry(
     if len(set(names)) != len(names):
         raise _bad(where, f"{label}: a patch is named twice in fix/tests")
     files = [_patch_file(path, where, label, name, staged) for name in names]
-    try:
-        loaded = [load_patch(file) for file in files]
-    except BadInputError as exc:  # named where the user edits: the manifest line and entry
-        raise _bad(where, f"{label}: {exc}") from None
-    for patch in loaded:
-        _check_paths(where, label, patch, allowed)
-    try:  # across the entry's patches, in the order git am applies them
-        patchrules.refuse_mode_flips(label, [c for p in loaded for c in p.changes])
-    except BadInputError as exc:
-        raise _bad(where, str(exc)) from None
-    fixes, tests = loaded[: len(fix_names)], loaded[len(fix_names) :]
-    return Entry(
-        name=text["name"],
-        title=text["title"],
-        upstream=text["upstream"],
-        base_branch=text["base_branch"],
-        base_commit=text["base_commit"],
-        fork=text["fork"],
-        head_branch=text["head_branch"],
-        fixes=tuple(fixes),
-        tests=tuple(tests),
-        include_tests=True if include_tests is None else include_tests,
-        supersedes=supersedes,
-        pr=PullNumber(pr) if pr is not None else None,
-        offline=text["offline"] or None,
-        measure=measure,
-        landed=_landed(where, label, raw.get("landed")),
+    return _Pending(
+        where,
+        label,
+        tuple(files),
+        len(fix_names),
+        tuple(allowed),
+        dict(
+            name=text["name"],
+            title=text["title"],
+            upstream=text["upstream"],
+            base_branch=text["base_branch"],
+            base_commit=text["base_commit"],
+            fork=text["fork"],
+            head_branch=text["head_branch"],
+            include_tests=True if include_tests is None else include_tests,
+            supersedes=supersedes,
+            pr=PullNumber(pr) if pr is not None else None,
+            offline=text["offline"] or None,
+            measure=measure,
+            landed=_landed(where, label, raw.get("landed")),
+        ),
     )
 
 
-def branch_owner(entries: Sequence[Entry], fork: str, head_branch: str) -> Entry | None:
+_PARSED: dict[tuple[Path, bytes], Patch] = {}  # (file, its sha256) -> the patch read from it
+
+
+def _load_patch(file: Path) -> Patch:
+    """`patchfile.load`, once per file content in this process: entries that share a patch,
+    and a manifest loaded again (validated before a write, then read), parse it once."""
+    digest = hashlib.sha256(inputs.read_bytes(file, "patch file", shown=file.name)).digest()
+    key = (file.resolve(), digest)
+    if key not in _PARSED:
+        _PARSED[key] = load_patch(file)
+    return _PARSED[key]
+
+
+@dataclasses.dataclass
+class _Pending:
+    """An entry whose fields are validated and whose patch files are found, not yet read:
+    a command reads the patches of the entries it works on alone (`Manifest.select`)."""
+
+    where: str
+    label: str
+    files: tuple[Path, ...]
+    fix_count: int
+    allowed: tuple[str, ...]
+    fields: dict[str, Any]
+    built: Entry | None = None
+
+    @property
+    def name(self) -> str:
+        return str(self.fields["name"])
+
+    @property
+    def landed(self) -> Landed | None:
+        value = self.fields["landed"]
+        return value if isinstance(value, Landed) else None
+
+    def entry(self) -> Entry:
+        """The entry with its patches read and checked (once); BadInputError names the
+        manifest line and the entry."""
+        if self.built is None:
+            self.built = self._build()
+        return self.built
+
+    def _build(self) -> Entry:
+        where, label = self.where, self.label
+        try:
+            loaded = [_load_patch(file) for file in self.files]
+        except BadInputError as exc:  # named where the user edits: the manifest line and entry
+            raise _bad(where, f"{label}: {exc}") from None
+        for patch in loaded:
+            _check_paths(where, label, patch, list(self.allowed))
+        try:  # across the entry's patches, in the order git am applies them
+            patchrules.refuse_mode_flips(label, [c for p in loaded for c in p.changes])
+        except BadInputError as exc:
+            raise _bad(where, str(exc)) from None
+        fixes, tests = loaded[: self.fix_count], loaded[self.fix_count :]
+        return Entry(**self.fields, fixes=tuple(fixes), tests=tuple(tests))
+
+
+def branch_owner(entries: Sequence[_Owner], fork: str, head_branch: str) -> _Owner | None:
     """The entry that publishes from `fork`'s `head_branch`, if one does. Two entries on one
     branch would rebuild each other's PR, so a (fork, head_branch) pair names one entry;
     GitHub's owner and repository names are case-insensitive, branch names are not."""
@@ -379,7 +449,21 @@ def branch_owner(entries: Sequence[Entry], fork: str, head_branch: str) -> Entry
     return None
 
 
-def _unique_branches(path: Path, entries: Sequence[Entry]) -> None:
+class _Publishes:
+    """What an entry publishes to (fork branch, PR): all `_unique_branches` reads."""
+
+    def __init__(self, **fields: Any) -> None:
+        self.name: str = fields["name"]
+        self.upstream: str = fields["upstream"]
+        self.fork: str = fields["fork"]
+        self.head_branch: str = fields["head_branch"]
+        self.pr: PullNumber | None = fields["pr"]
+
+
+_Owner = TypeVar("_Owner", Entry, _Publishes)
+
+
+def _unique_branches(path: Path, entries: Sequence[_Publishes]) -> None:
     """One entry per fork branch, and per recorded PR (two entries on one PR would each
     refresh it as their own)."""
     for n, entry in enumerate(entries):
@@ -430,7 +514,7 @@ def load(
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
         raise _bad(path, "entry names must be unique")
-    _unique_branches(path, entries)
+    _unique_branches(path, [_Publishes(**e.fields) for e in entries])
     carried = tuple(e for e in entries if e.landed is None)
     return Manifest(path, carried, tuple(e for e in entries if e.landed is not None))
 

@@ -31,6 +31,12 @@ _SUMMARY_RE = re.compile(
 )
 _INDEX_MODE_RE = re.compile(rb"^index [0-9a-f]+\.\.[0-9a-f]+ (\d{6})$", re.MULTILINE)
 _SIGNOFF = "signed-off-by"
+# Bounds no real patch meets, checked before git reads it: a fix carried upstream is kilobytes
+# (a generated file added whole may be a few MB), and a `diff --git` line names two paths of at
+# most PATH_MAX (4096) bytes each, C-quoted at worst four bytes a byte. git's own reading of that
+# line is quadratic in its spaces (200 KB took git 13 s), so it is bounded too.
+MAX_PATCH_BYTES = 8 * 1024 * 1024
+MAX_HEADER_BYTES = 2 * 4 * 4096 + 64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +112,7 @@ def parse(text: str | bytes, *, name: str = "patch", path: Path | None = None) -
     patch = read(text, name=name, path=path)
     patchrules.check(patch.name, patch.author, patch.author_email, patch.signoffs, patch.changes,
                      author_name=patch.author_name)  # fmt: skip
+    patchrules.check_text(patch.name, patch.hunks)
     return patch
 
 
@@ -113,6 +120,11 @@ def read(text: str | bytes, *, name: str = "patch", path: Path | None = None) ->
     """The facts git reads in format-patch `text`, with no rule on what it may carry beyond
     "git reads exactly its own `diff --git` sections" (so a rename or a mode change is read)."""
     data = text if isinstance(text, bytes) else git.encode(text)
+    if len(data) > MAX_PATCH_BYTES:
+        raise BadInputError(
+            f"{name}: {len(data):,} bytes, over the {MAX_PATCH_BYTES:,} a patch may have "
+            "(a fix carried upstream is far smaller); refused"
+        )
     patchrules.check_bytes(data, name)
     mails = git.mailsplit(data)
     if len(mails) != 1 or b"\nSubject: " not in data:
@@ -181,13 +193,15 @@ def _sections(body: bytes, name: str, offset: int) -> list[tuple[int, bytes]]:
             )
     if first == len(lines):
         raise BadInputError(f"{name}: contains no `diff --git` section")
-    out: list[tuple[int, bytes]] = []
-    for i in range(first, len(lines)):
-        if lines[i].startswith(b"diff --git "):
-            out.append((offset + i + 1, b""))
-        line_no, section = out[-1]
-        out[-1] = (line_no, section + lines[i])
-    return out
+    starts = [i for i in range(first, len(lines)) if lines[i].startswith(b"diff --git ")]
+    for i in starts:
+        if len(lines[i]) > MAX_HEADER_BYTES:
+            raise BadInputError(
+                f"{name}: line {offset + i + 1} (a `diff --git` line of {len(lines[i]):,} "
+                f"bytes) names paths longer than any file system allows; refused"
+            )
+    ends = [*starts[1:], len(lines)]
+    return [(offset + i + 1, b"".join(lines[i:end])) for i, end in zip(starts, ends, strict=True)]
 
 
 def _change(section: bytes, line: int, name: str) -> Change:
@@ -250,7 +264,7 @@ def _hunks(section: bytes, change: Change) -> list[Hunk]:
     hunks: list[Hunk] = []
     header: tuple[int, int, int, int] | None = None
     current: list[str] = []
-    want = (0, 0)
+    old_left = new_left = 0  # the lines each side still owes (counted once, as read: linear)
     for raw in section.decode("utf-8", "surrogateescape").split("\n"):
         line = raw[:-1] if raw.endswith("\r") and header is None else raw
         if header is None:
@@ -258,14 +272,15 @@ def _hunks(section: bytes, change: Change) -> list[Hunk]:
             if match:
                 o, ol, n, nl = match.groups()
                 header = (int(o), int(ol or 1), int(n), int(nl or 1))
-                current, want = [], (header[1], header[3])
+                current, old_left, new_left = [], header[1], header[3]
             continue
         if line.startswith("\\"):
             continue
-        current.append(line if line else " ")
-        old_seen = sum(1 for t in current if not t.startswith("+"))
-        new_seen = sum(1 for t in current if not t.startswith("-"))
-        if (old_seen, new_seen) == want:
+        text = line if line else " "
+        current.append(text)
+        old_left -= not text.startswith("+")
+        new_left -= not text.startswith("-")
+        if old_left == new_left == 0:
             hunks.append(Hunk(change.path, *header, tuple(current)))
             header = None
     return hunks

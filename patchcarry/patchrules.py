@@ -3,10 +3,11 @@
 A patch is pushed to a fork and opened upstream, and `check` writes its paths into a temp
 tree. The rules run on what git reads in it (`patchfile`: `git mailinfo`, `git apply
 --numstat --summary`): every path relative, normalised, outside `.git/` and not a workflow
-file or another file upstream's CI runs (`.github/**`, GitLab's CI); no symlinks, submodules,
+file or another file upstream's CI, forge or git obeys (`_CI_FILES`); no symlinks, submodules,
 mode changes (a delete and a create of one path with another mode included), renames, copies
-or binary data; no section whose names disagree (`patchnames`); an author git can
-read and a `Signed-off-by:` from them (upstream requires the DCO); a UTF-8 header and message.
+or binary data (nor a NUL, or non-UTF-8 bytes added to a UTF-8 file, in a text hunk); no
+section whose names disagree (`patchnames`); an author git can read and a `Signed-off-by:`
+from them (upstream requires the DCO); a UTF-8 header and message.
 Which paths an entry may touch is the manifest's (`allowed`, below).
 """
 
@@ -43,9 +44,17 @@ DEFAULT_PATHS = ("megatron/**", "tests/**")
 _SAFE_MODES = ("100644", "100755")
 # GitHub runs these with the repository's credentials; never pushed under the user's name.
 _WORKFLOWS = (".github/workflows/**",)
-# What else upstream's CI runs or obeys: composite actions, the scripts workflows call (the DCO
-# gate's), CODEOWNERS, dependabot; and GitLab's CI. Refused as workflow files are.
-_CI_FILES = (".github/**", ".gitlab/**", ".gitlab-ci.yml")
+# What else upstream's CI, forge or git runs or obeys: composite actions, the scripts workflows
+# call (the DCO gate's), dependabot; CODEOWNERS wherever GitHub reads it; git's attributes
+# (filters, diff drivers: in any folder) and submodules; GitLab's and other hosted CIs.
+# Refused as workflow files are. Matched ignoring case: a `.GitHub/` is `.github/` on a
+# case-insensitive checkout (macOS, Windows), and GitHub reads CODEOWNERS by any case.
+_CI_FILES = (
+    ".github/**", "codeowners", "docs/codeowners",
+    ".gitattributes", "**/.gitattributes", ".gitmodules", "**/.gitmodules",
+    ".gitlab/**", ".gitlab-ci.yml", ".circleci/**", ".buildkite/**", ".travis.yml",
+    "jenkinsfile", "azure-pipelines.yml",
+)  # fmt: skip
 
 
 # Lines format-patch writes itself, never with a CR: the mail header, and each diff section's
@@ -67,6 +76,45 @@ def check_bytes(data: bytes, name: str) -> None:
             f"{name}: has CRLF line endings (an editor or checkout converted it): "
             "re-export it with git format-patch, or run dos2unix on it"
         )
+
+
+class Hunk(Protocol):
+    """One hunk as read (`patchfile.Hunk`): its file and its lines (non-UTF-8 bytes kept as
+    surrogates)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def old_start(self) -> int: ...
+    @property
+    def lines(self) -> tuple[str, ...]: ...
+
+
+def _utf8(line: str) -> bool:
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_text(name: str, hunks: Iterable[Hunk]) -> None:
+    """A text hunk holds text: no NUL (git reads a file holding one as binary, and
+    format-patch writes it as a binary diff), and no bytes that are not UTF-8 added to a file
+    whose lines the patch shows are UTF-8 (an 0xFF reaching a module makes it unreadable
+    to Python). A file already in another encoding (Latin-1) keeps it."""
+    hunks = list(hunks)
+    legacy = {h.path for h in hunks for ln in h.lines if ln[:1] != "+" and not _utf8(ln)}
+    for hunk in hunks:
+        for number, line in enumerate(hunk.lines, 1):
+            where = f"{name}: {hunk.path}, line {number} of its hunk at line {hunk.old_start}"
+            if "\0" in line:
+                raise BadInputError(f"{where}: holds a NUL byte (binary data in a text hunk)")
+            if line[:1] == "+" and hunk.path not in legacy and not _utf8(line):
+                raise BadInputError(
+                    f"{where}: adds bytes that are not UTF-8 to a UTF-8 file (binary data "
+                    "in a text hunk); refused"
+                )
 
 
 def utf8(data: bytes, name: str, what: str) -> str:
@@ -176,17 +224,18 @@ def check_change(change: Change, name: str) -> None:
     path = change.path
     for side in (change.old_path, path):
         check_path(side, name)
-    if any(_glob_re(w).match(p) for w in _WORKFLOWS for p in (change.old_path, path)):
+    if _matches(_WORKFLOWS, change.old_path, path):
         raise BadInputError(
             f"{name}: touches {path}: a GitHub Actions workflow, never carried (it would run "
             "with the fork's and upstream's credentials; an entry's `paths` cannot allow it): "
             "drop that commit, or send it by hand"
         )
-    if any(_glob_re(w).match(p) for w in _CI_FILES for p in (change.old_path, path)):
+    if _matches(_CI_FILES, change.old_path, path):
         raise BadInputError(
-            f"{name}: touches {path}: a file upstream's CI runs or obeys (actions, the scripts "
-            "workflows call, CODEOWNERS), never carried as workflow files are not (an entry's "
-            "`paths` cannot allow it): drop that commit, or send it by hand"
+            f"{name}: touches {path}: a file upstream's CI, forge or git runs or obeys "
+            "(actions, the scripts workflows call, CODEOWNERS, .gitattributes, .gitmodules), "
+            "never carried as workflow files are not (an entry's `paths` cannot allow it): "
+            "drop that commit, or send it by hand"
         )
     if change.kind in ("rename", "copy"):
         raise BadInputError(
@@ -220,12 +269,17 @@ def check_path(path: str, name: str) -> None:
         raise BadInputError(f"{name}: refusing path {path!r} (absolute, not normalised, or .git)")
 
 
-def _glob_re(pattern: str) -> re.Pattern[str]:
+def _matches(patterns: Iterable[str], *paths: str) -> bool:
+    """Whether a glob in `patterns` matches one of `paths`, ignoring case."""
+    return any(_glob_re(g, re.IGNORECASE).match(p) for g in patterns for p in paths)
+
+
+def _glob_re(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """`**` spans directories, `*` and `?` stay inside one path component."""
     out = []
     for token in re.split(r"(\*\*|\*|\?)", pattern):
         out.append({"**": ".*", "*": "[^/]*", "?": "[^/]"}.get(token, re.escape(token)))
-    return re.compile("".join(out) + r"\Z")
+    return re.compile("".join(out) + r"\Z", flags)
 
 
 def outside(paths: Iterable[str], allowed: Iterable[str]) -> list[str]:

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from patchcarry import manifest, manifest_edit
+from patchcarry import display, manifest, manifest_edit
 from patchcarry.check import render
-from patchcarry.check.landing import SUPERSEDED
+from patchcarry.check.landing import NOT_LANDED, SUPERSEDED
 from patchcarry.check.report import Landing
 from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, FatalError, UsageError
@@ -47,14 +47,14 @@ def record(landing: Landing, today: datetime.date) -> dict[str, Any]:
     }
     if landing.commit.pr:
         fields["pr"] = landing.commit.pr
-    fields["subject"] = landing.commit.subject
+    fields["subject"] = display.line(landing.commit.subject)  # any bytes: text a file holds
     return fields
 
 
 def comment_body(entry: Entry, landing: Landing) -> str:
     assert landing.commit is not None
     c = landing.commit
-    subject = c.subject.replace("`", "'")  # text from outside: one code span, never markup
+    subject = display.line(c.subject).replace("`", "'")  # outside text: one code span
     where = f"{c.sha} (`{subject}`{f', #{c.pr}' if c.pr else ''})"
     if landing.verdict == SUPERSEDED:  # not landed: upstream removed what the fix changes
         said = f"The code this change fixes was rewritten or removed upstream in {where}. "
@@ -70,12 +70,12 @@ def _judge(entry: Entry, opts: Options, say: Callable[[str], None]) -> Landing:
     report = run_checks([entry], upstream=opts.upstream, work_dir=opts.work_dir)
     say(render.table(report))
     landing = report.entries[0].landing
-    if landing is None or landing.verdict == "not landed" or landing.commit is None:
+    if landing is None or landing.verdict == NOT_LANDED or landing.commit is None:
         raise FatalError(
             f"{entry.name}: check does not find its fix landed upstream: nothing to retire "
             "(keep carrying it; `resubmit` refreshes its PR)"
         )
-    if landing.verdict == "superseded" and not opts.moot:
+    if landing.verdict == SUPERSEDED and not opts.moot:
         raise FatalError(
             f"{entry.name}: superseded upstream by {render.commit_words(landing)}, not landed: "
             "retire it with --moot once you have judged the fix no longer needed"

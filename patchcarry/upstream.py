@@ -109,6 +109,7 @@ def _scratch_repo(url: str, work_dir: Path) -> Path:
     if not (work_dir / "HEAD").is_file():
         git.init_bare(work_dir)
     git.set_config("remote.origin.url", url, cwd=work_dir)
+    git.own_cache_config(work_dir)  # no housekeeping runs here behind the tool's back
     for value in git.NETWORK_ARGS[1::2]:
         key, _, setting = value.partition("=")
         git.set_config(key, setting, cwd=work_dir)  # also bounds lazy blob fetches
@@ -159,17 +160,18 @@ def fetch(
 def claimed(url: str, work_dir: Path | None) -> Iterator[Path]:
     """The cache directory for `url`, claimed and locked for the block. One this call made
     is removed again when the network read in the block fails: a run that reached nothing
-    leaves no empty cache behind."""
+    leaves no empty cache behind. It is removed with the lock held (a run waiting for it then
+    claims the directory anew: `cachedir.locked`)."""
     chosen = work_dir or default_work_dir(url)
     made = not chosen.exists()
     chosen = claim_work_dir(url, work_dir)
-    try:
-        with cachedir.locked(chosen):
+    with cachedir.locked(chosen):
+        try:
             yield chosen
-    except NetworkError:
-        if made:
-            shutil.rmtree(chosen, ignore_errors=True)
-        raise
+        except NetworkError:
+            if made:
+                shutil.rmtree(chosen, ignore_errors=True)
+            raise
 
 
 def claim_work_dir(url: str, work_dir: Path | None) -> Path:
@@ -217,48 +219,6 @@ def _fetch_locked(
     heads = {f"refs/patchcarry/pull/{n}": sha for n, sha in fetched.pull_heads.items()}
     _fetch(fetched, heads, 2, "PR heads " + ", ".join(f"#{n}" for n in pulls))
     return fetched
-
-
-# Landing: the base branch's first-parent history since the pinned base, commits and trees only
-# (`--shallow-since` the base's date, less a margin; a month more if dates are out of order).
-HISTORY_MARGINS = (86_400, 31 * 86_400)
-
-
-def _history_gap(repo: Path, base: str, tip: str, branch: str) -> str | None:
-    """Why `base..tip` is not all here (None: it is)."""
-    if not git.is_ancestor(base, tip, cwd=repo):
-        return f"the pinned base {base[:12]} is not an ancestor of {branch} here"
-    cut = git.shallow_commits(cwd=repo) & set(git.first_parent_range(base, tip, cwd=repo))
-    return (
-        f"the history of {branch} since the pinned base is cut at {sorted(cut)[0][:12]}"
-        if cut
-        else None
-    )
-
-
-def fetch_branch_history(fetched: FetchedUpstream, base: str, branch: str) -> str | None:
-    """Bring `base..tip` of `branch` into the cache (commits and trees, no blobs); None when
-    all of it is here, else why the landing evidence is partial."""
-    repo, tip = fetched.repo, fetched.branch_tips[branch]
-    gap = _history_gap(repo, base, tip, branch)
-    for margin in HISTORY_MARGINS:
-        if gap is None:
-            return None
-        since = git.commit_time(base, cwd=repo) - margin
-        code, err = git.fetch_partial(
-            "origin", [f"+{tip}:refs/patchcarry/heads/{branch}"], since=since, cwd=repo
-        )
-        if code != 0 and "no commits selected for shallow requests" in err:
-            break  # every commit of the tip is older than the base: it is not on its history
-        if code != 0:
-            raise UpstreamError(
-                f"could not fetch the history of {branch} since {base[:12]} from "
-                f"{fetched.upstream}: {err.strip() or 'see git output above'}"
-            )
-        gap = _history_gap(repo, base, tip, branch)
-    if gap is not None and not git.is_ancestor(base, tip, cwd=repo):
-        return f"the pinned base {base[:12]} is not on {branch}'s history (rewritten upstream?)"
-    return gap
 
 
 # What an importable upstream source tree needs: the package and upstream's unit tests.

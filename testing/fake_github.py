@@ -27,6 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from testing import fake_github_checks as _checks  # noqa: F401 (registers its routes)
+from testing import fake_github_git as git_side
 from testing import fake_github_push as push_rules
 from testing import fake_github_routes as routes
 from testing.fake_github_json import DOCS, error_json
@@ -189,6 +190,9 @@ class FakeGitHub:
     # -- request handling --
     def _serve(self, h: BaseHTTPRequestHandler) -> None:
         split = urlsplit(h.path)
+        if git_side.is_git_path(split.path):  # GitHub's git side, at the API's clone_url
+            git_side.serve(self.state, h, split.path, split.query)
+            return
         prefix = "/api/v3" if split.path.startswith("/api/v3/") else ""
         path = split.path[len(prefix) :]
         query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}

@@ -136,7 +136,8 @@ def repo_json(api: str, state: GitHubState, repo: Repo, *, full: bool = False) -
         **{key: base + suffix for key, suffix in _REPO_URLS.items()},
         "git_url": f"git://github.com/{repo.full_name}.git",
         "ssh_url": f"git@github.com:{repo.full_name}.git",
-        "clone_url": repo.clone_url,
+        # GitHub's git side on the server's own host (testing/fake_github_git.py serves it)
+        "clone_url": f"{api.removesuffix('/api/v3')}/{repo.full_name}.git",
         "svn_url": f"{WEB}/{repo.full_name}",
         "mirror_url": None,
         "homepage": None,

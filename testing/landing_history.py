@@ -83,6 +83,16 @@ FIX = {
 }
 
 
+def _dated(date: str | None) -> Mapping[str, str]:
+    return ENV if date is None else {**ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+
+
+CREATED_TEXT = (
+    '"""Grad helpers."""\n\n\ndef clear_grads(tensors):\n    for t in tensors:\n'
+    "        t.grad = None\n"
+)
+
+
 def _g(*args: str, cwd: Path, env: Mapping[str, str] = ENV, stdin: str | None = None) -> str:
     _, out, _ = git.git(*args, cwd=cwd, env_extra=env, stdin=stdin)
     return out.strip()
@@ -102,28 +112,58 @@ class LandingWorld:
     work: Path
     base: str
     manifest: Path
+    path: str = PATH  # the file the fix changes
+    creates: str | None = None  # a file the fix creates too
 
     @property
     def url(self) -> str:
         return self.bare.resolve().as_uri()
 
     @classmethod
-    def create(cls, root: Path, *, pr: int = PR) -> LandingWorld:
+    def create(
+        cls,
+        root: Path,
+        *,
+        pr: int = PR,
+        path: str = PATH,
+        creates: str | None = None,
+        base_on_main: bool = False,
+    ) -> LandingWorld:
+        """A world whose fix changes `path` (and creates `creates`): names git quotes
+        (`megatron/core/naïve.py`) are as good as any. `base_on_main`: the PR and the pinned
+        base are on main, not yet on dev, and the commit both branches start from is years
+        older (as on Megatron-LM, dev's history before main reached it is no part of the
+        question, and is never fetched)."""
         work, bare = root / "work", root / "upstream.git"
         git.init(work)
         _g("checkout", "-q", "-b", "dev", cwd=work)
-        for path, text in {PATH: BASE_TEXT, OTHER: "VALUE = 1\n", "README.md": "up\n"}.items():
-            (work / path).parent.mkdir(parents=True, exist_ok=True)
-            (work / path).write_text(text)
+        for name, text in {path: BASE_TEXT, OTHER: "VALUE = 1\n", "README.md": "up\n"}.items():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            (work / name).write_text(text)
         _g("add", "-A", cwd=work)
-        _g("commit", "-q", "-m", "base: pinned upstream commit (#1)", cwd=work)
+        old = _dated("2020-01-01T00:00:00+0000") if base_on_main else ENV
+        _g("commit", "-q", "-m", "base: pinned upstream commit (#1)", cwd=work, env=old)
         base = _g("rev-parse", "HEAD", cwd=work)
         _g("init", "-q", "--bare", str(bare), cwd=root)
         _g("remote", "add", "origin", str(bare), cwd=work)
-        _g("push", "-q", "origin", "dev", "dev:refs/heads/main", cwd=work)
+        _g("push", "-q", "origin", "dev", "dev:refs/heads/main", "dev:refs/heads/release", cwd=work)
+        if base_on_main:
+            for branch, name, subject in (
+                ("main", "README.md", "base: main's pinned commit (#2)"),
+                ("dev", OTHER, "Dev work (#3)"),
+            ):
+                _g("checkout", "-q", "-B", branch, base, cwd=work)
+                (work / name).write_text(f"VALUE = 1  # {branch}\n")
+                _g("commit", "-q", "-am", subject, cwd=work)
+                _g("push", "-q", "origin", f"HEAD:refs/heads/{branch}", cwd=work)
+            base = _g("rev-parse", "main", cwd=work)
+            _g("checkout", "-q", "dev", cwd=work)
         # the contributor's PR: base + the fix, signed off, as format-patch makes it
         _g("checkout", "-q", "-b", f"pr-{pr}", base, cwd=work)
-        (work / PATH).write_text(edit(BASE_TEXT, FIX))
+        (work / path).write_text(edit(BASE_TEXT, FIX))
+        if creates:
+            (work / creates).write_text(CREATED_TEXT)
+        _g("add", "-A", cwd=work)
         message = f"Clear detached grads in backward\n\nSigned-off-by: {SIGNOFF}"
         _g("commit", "-q", "-am", message, cwd=work, env=CONTRIBUTOR)
         head = _g("rev-parse", "HEAD", cwd=work)
@@ -141,7 +181,7 @@ class LandingWorld:
             f'head_branch = "fix/widget-grads"\nfix = "{patch}"\nsupersedes = [{pr}]\n'
         )
         _g("checkout", "-q", "dev", cwd=work)
-        return cls(root, bare, work, base, manifest)
+        return cls(root, bare, work, base, manifest, path, creates)
 
     def tip(self, branch: str = "dev") -> str:
         return _g("rev-parse", f"refs/heads/{branch}", cwd=self.bare)
@@ -151,10 +191,19 @@ class LandingWorld:
         branch: str,
         changes: Mapping[str, Mapping[str, str] | None],
         message: str,
+        *,
+        date: str | None = None,
     ) -> str:
         """One commit on `branch` (pushed): per path, {old: new} replacements, or None to
-        delete the file."""
+        delete the file. `date` (ISO 8601) is its author and committer date."""
         _g("checkout", "-q", "-B", branch, self.tip(branch), cwd=self.work)
+        self._edit(changes)
+        _g("add", "-A", cwd=self.work)
+        _g("commit", "-q", "-m", message, cwd=self.work, env=_dated(date))
+        _g("push", "-q", "origin", f"HEAD:refs/heads/{branch}", cwd=self.work)
+        return self.tip(branch)
+
+    def _edit(self, changes: Mapping[str, Mapping[str, str] | None]) -> None:
         for path, change in changes.items():
             file = self.work / path
             if change is None:
@@ -162,10 +211,25 @@ class LandingWorld:
             else:
                 file.parent.mkdir(parents=True, exist_ok=True)
                 file.write_text(edit(file.read_text() if file.exists() else "", change))
+
+    def merge(
+        self,
+        source: str,
+        into: str,
+        message: str,
+        *,
+        resolve: Mapping[str, Mapping[str, str] | None] | None = None,
+    ) -> str:
+        """A two-parent merge of `source`'s tip into `into` (pushed), as upstream's "nightly
+        sync main into dev" makes them; `resolve` edits the merged files before it is committed
+        (a resolution that leaves part of what `source` brought)."""
+        _g("checkout", "-q", "-B", into, self.tip(into), cwd=self.work)
+        _g("merge", "-q", "--no-ff", "--no-commit", self.tip(source), cwd=self.work)
+        self._edit(resolve or {})
         _g("add", "-A", cwd=self.work)
         _g("commit", "-q", "-m", message, cwd=self.work)
-        _g("push", "-q", "origin", f"HEAD:refs/heads/{branch}", cwd=self.work)
-        return self.tip(branch)
+        _g("push", "-q", "origin", f"HEAD:refs/heads/{into}", cwd=self.work)
+        return self.tip(into)
 
     def squash(
         self,
@@ -174,13 +238,17 @@ class LandingWorld:
         branch: str = "dev",
         also: Mapping[str, Mapping[str, str]] | None = None,
         after: Mapping[str, str] | None = None,
+        date: str | None = None,
     ) -> str:
         """The fix as one commit on `branch`; `after` edits the fixed file further in the same
         commit (a maintainer's edits), `also` changes other files in it."""
         fixed = {**FIX}
         if after:
             fixed = {old: edit(new, after) for old, new in FIX.items()}
-        return self.commit(branch, {PATH: fixed, **(also or {})}, message)
+        created = {self.creates: {"": CREATED_TEXT}} if self.creates else {}
+        return self.commit(
+            branch, {self.path: fixed, **created, **(also or {})}, message, date=date
+        )
 
     def cherry_pick(self, sha: str, branch: str) -> str:
         _g("checkout", "-q", "-B", branch, self.tip(branch), cwd=self.work)
@@ -218,6 +286,8 @@ class Shape:
     subject: str | None = None
     pr: int | None = None
     changed_by: tuple[str, ...] = ()
+    merge: str | None = None  # the subject of the merge that brought it to dev
+    world: Callable[[Path], LandingWorld] = LandingWorld.create  # builds the world first
 
 
 def _squash(w: LandingWorld) -> None:
@@ -321,6 +391,108 @@ def _conflict_not_gone(w: LandingWorld) -> None:
     )  # fmt: skip
 
 
+# Landed on main, brought to dev by a merge (Megatron-LM's "nightly sync main into dev").
+SYNC = "chore: nightly sync main into dev (#950)"
+LANDING = "Clear detached grads in backward (#101)"
+
+
+def _merged(w: LandingWorld) -> None:
+    _noise(w, 1)
+    w.squash(LANDING, branch="main")
+    w.merge("main", "dev", SYNC)
+    _noise(w, 2)
+
+
+def _merged_with_more(w: LandingWorld) -> None:
+    """The sync brings other work on the fix's file too: the merge's own diff is not the fix."""
+    w.squash(LANDING, branch="main")
+    w.commit(
+        "main", {PATH: {"    state.closed = True\n": "    state.closed = bool(state)\n"}},
+        "Teardown flag (#120)",
+    )  # fmt: skip
+    _noise(w, 1)
+    w.merge("main", "dev", SYNC)
+
+
+def _merged_then_edited(w: LandingWorld) -> None:
+    w.squash(LANDING, branch="main")
+    w.merge("main", "dev", SYNC)
+    w.commit(
+        "dev", {PATH: {GRAD_LINE: "        detached.grad = ctx.keep_grad\n"}},
+        "Keep grads on request (#300)",
+    )  # fmt: skip
+
+
+def _edited_on_main_first(w: LandingWorld) -> None:
+    """Changed on main after it landed there, before the sync brought both."""
+    w.squash(LANDING, branch="main")
+    w.commit(
+        "main", {PATH: {GRAD_LINE: "        detached.grad = ctx.keep_grad\n"}},
+        "Keep grads on request (#301)",
+    )  # fmt: skip
+    _noise(w, 1)
+    w.merge("main", "dev", SYNC)
+
+
+def _release_merged_back(w: LandingWorld) -> None:
+    """Landed on a release branch, merged into main, and main synced into dev."""
+    w.squash(LANDING, branch="release")
+    w.merge("release", "main", "Merge release into main (#960)")
+    _noise(w, 1)
+    w.merge("main", "dev", SYNC)
+
+
+def _merge_drops_part(w: LandingWorld) -> None:
+    """The sync's resolution keeps part of the fix's lines only."""
+    w.squash(LANDING, branch="main")
+    w.merge("main", "dev", SYNC, resolve={PATH: {GRAD_LINE: ""}})
+
+
+def _synced_before_landing(w: LandingWorld) -> None:
+    """main was synced into dev, then the fix landed on main and was never merged."""
+    w.commit("main", {OTHER: {"VALUE = ": "VALUE = 5 * "}}, "Main work (#130)")
+    w.merge("main", "dev", SYNC)
+    w.squash(LANDING, branch="main")
+    _noise(w, 1)
+
+
+def _merged_then_reverted(w: LandingWorld) -> None:
+    landed = w.squash(LANDING, branch="main")
+    w.merge("main", "dev", SYNC)
+    _noise(w, 1)
+    w.revert(landed)
+
+
+def _based_on_main(root: Path) -> LandingWorld:
+    return LandingWorld.create(root, base_on_main=True)
+
+
+def _main_based_synced(w: LandingWorld) -> None:
+    w.squash(LANDING, branch="main")
+    w.merge("main", "dev", SYNC)
+    _noise(w, 1)
+
+
+def _main_based_not_landed(w: LandingWorld) -> None:
+    """main (with the pinned base) synced into dev; the fix never landed, and main changed the
+    line it changes (it no longer applies): dev's history before the sync is older than
+    anything read, and no part of the question, so this is "not landed", not undetermined."""
+    w.commit(
+        "main",
+        {PATH: {"    grads = run_backward(outputs, inputs)\n":
+                "    grads = run_backward(outputs, inputs, retain=False)\n"}},
+        "Do not retain the graph (#600)",
+    )  # fmt: skip
+    w.merge("main", "dev", SYNC)
+
+
+def _history_too_old(w: LandingWorld) -> None:
+    """A commit of main older than any history the check reads (years before the pinned
+    base) reaches dev by a merge: what it holds cannot be told."""
+    w.squash(LANDING, branch="main", date="2021-01-01T00:00:00+0000")
+    w.merge("main", "dev", SYNC)
+
+
 SHAPES = (
     Shape("squash merge naming the PR", _squash, "landed",
           "Clear detached grads in backward (#101)", 101),
@@ -337,6 +509,18 @@ SHAPES = (
     Shape("fix made moot by a rewrite", _superseded, "superseded",
           "Move backward onto the engine (#400)", 400),
     Shape("file removed", _deleted, "superseded", "Remove the widget module (#401)", 401),
+    Shape("landed on main, synced into dev by a merge", _merged, "landed", LANDING, 101,
+          merge=SYNC),
+    Shape("synced with other work on its file", _merged_with_more, "landed", LANDING, 101,
+          merge=SYNC),
+    Shape("synced, then edited on dev", _merged_then_edited, "landed, changed since", LANDING,
+          101, ("Keep grads on request (#300)",), SYNC),
+    Shape("edited on main before the sync", _edited_on_main_first, "landed, changed since",
+          LANDING, 101, ("Keep grads on request (#301)",), SYNC),
+    Shape("release branch merged back, then synced", _release_merged_back, "landed", LANDING,
+          101, merge=SYNC),
+    Shape("PR on main's base, synced into dev (old dev history unread)", _main_based_synced,
+          "landed", LANDING, 101, merge=SYNC, world=_based_on_main),
     # controls: never "landed"
     Shape("control: landed on another branch only", _other_branch_only, "not landed"),
     Shape("control: a commit names the PR but not its lines", _names_pr_without_lines,
@@ -345,4 +529,11 @@ SHAPES = (
     Shape("control: landed, then reverted", _reverted, "not landed"),
     Shape("control: upstream edited the fixed line", _conflict_not_gone, "not landed"),
     Shape("control: nothing happened upstream", lambda w: _noise(w, 1), "not landed"),
+    Shape("control: a sync that brings part of its lines", _merge_drops_part, "not landed"),
+    Shape("control: landed on main after the last sync", _synced_before_landing,
+          "not landed"),
+    Shape("control: synced, then reverted", _merged_then_reverted, "not landed"),
+    Shape("control: history too old to read", _history_too_old, "undetermined"),
+    Shape("control: PR on main's base, synced, never landed", _main_based_not_landed,
+          "not landed", world=_based_on_main),
 )  # fmt: skip

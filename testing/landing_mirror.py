@@ -1,14 +1,18 @@
 """By hand, against a local mirror of NVIDIA/Megatron-LM (not in CI): carry the net change of
-recently squash-merged PRs as patches on their own bases and ask `check` at dev's tip whether
-each has landed, and with which commit; PRs that never reached dev serve as controls.
+recently merged PRs as patches on their own bases and ask `check` at dev's tip whether each
+has landed, with which commit and through which merge; PRs that never landed are controls.
 
-    python -m testing.landing_mirror /work/.mirror/NVIDIA+Megatron-LM/repo --count 10 --out x.json
+    python -m testing.landing_mirror /work/.mirror/NVIDIA+Megatron-LM/repo --count 10 \
+        --merged 10 --controls 5 --out x.json
 
-A squash commit on dev whose subject ends "(#N)" with `refs/pull/N/head` in the mirror is a
-case; the PR's change is `git diff` of its head against its merge-base with the commit's
-parent (PRs whose own commits hold a merge, or that touch files no manifest may carry, are
-skipped). Prints one line per case and saves the JSON (verdict, commit, expected commit,
-evidence, bytes fetched). Only reads the mirror.
+Cases: a squash commit on dev's first-parent history whose subject ends "(#N)"; a squash on
+main's that reached dev through a merge ("nightly sync main into dev"; expected: that squash,
+and the first merge of dev's first-parent history that holds it; skipped when that merge
+changed none of the PR's files, dev keeping its own version); a PR whose number no subject
+on dev or main ends with (a control). The PR's change is `git diff` of its head against its
+merge-base with the squash's parent (PRs whose own commits hold a merge, or that touch files
+no manifest may carry, are skipped). All cases go through one `check` (one history read).
+Prints one line per case and the run's cost, and saves the JSON. Only reads the mirror.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Any
 
 from patchcarry import git, manifest
 from patchcarry.check.run import run_checks
-from patchcarry.errors import FatalError
+from patchcarry.errors import BadInputError, FatalError
 
 _PR_END = re.compile(r"\(#(\d+)\)$")
 AUTHOR = "Hand Test <hand@example.invalid>"
@@ -89,32 +93,61 @@ def _write(dest: Path, cases: list[dict[str, Any]]) -> Path:
     return path
 
 
-def pick(repo: Path, count: int, controls: int, skip: int) -> list[dict[str, Any]]:
-    """`count` recent squash-merged PRs (skipping the newest `skip`) and `controls` PRs whose
-    number no dev subject ends with."""
+def _numbers(repo: Path, *revs: str) -> set[int]:
+    """The PR numbers the subjects of `revs`' history end with (all parents)."""
+    subjects = _g("log", "--format=%s", *revs, repo=repo).splitlines()
+    return {int(m.group(1)) for s in subjects if (m := _PR_END.search(s))}
+
+
+def pick(
+    repo: Path, count: int, controls: int, skip: int, merged_count: int = 0
+) -> list[dict[str, Any]]:
+    """`count` recent squash-merged PRs on dev (skipping the newest `skip`), `merged_count`
+    PRs squashed on main and brought to dev by a merge ("nightly sync main into dev"), and
+    `controls` PRs whose number no subject on dev's or main's history ends with."""
     heads = _pull_heads(repo)
     log = _g("log", "--first-parent", "--format=%H %P%x00%s", "dev", "-800", repo=repo)
-    merged: dict[int, str] = {}
     cases: list[dict[str, Any]] = []
     for line in log.splitlines():
         shas, _, subject = line.partition("\0")
         sha, parent = shas.split()[:2]
         match = _PR_END.search(subject)
-        if match:
-            merged[int(match.group(1))] = sha
-            if len(cases) < count + skip and int(match.group(1)) in heads:
-                case = _case(repo, int(match.group(1)), heads[int(match.group(1))], parent)
-                if case is not None:
-                    cases.append({**case, "expected": sha, "subject": subject})
+        if match and len(cases) < count + skip and int(match.group(1)) in heads:
+            case = _case(repo, int(match.group(1)), heads[int(match.group(1))], parent)
+            if case is not None:
+                cases.append({**case, "expected": sha, "subject": subject, "merge": None})
     cases = cases[skip:]
-    newest = sorted((n for n in heads if n not in merged), reverse=True)
+    dev_first = _g("rev-list", "--first-parent", "dev", repo=repo).split()
+    on_dev = set(dev_first)
+    main_log = _g("log", "--first-parent", "--format=%H %P%x00%s", "main", "-1500", repo=repo)
+    merged = 0
+    for line in main_log.splitlines():
+        if merged >= merged_count:
+            break
+        shas, _, subject = line.partition("\0")
+        sha, parent = shas.split()[:2]
+        match = _PR_END.search(subject)
+        if not match or int(match.group(1)) not in heads or sha in on_dev:
+            continue
+        if not git.is_ancestor(sha, "dev", cwd=repo):
+            continue  # not synced into dev yet
+        below = set(_g("rev-list", "--ancestry-path", f"{sha}..dev", repo=repo).split())
+        path = [c for c in dev_first if c in below]
+        case = _case(repo, int(match.group(1)), heads[int(match.group(1))], parent)
+        brought = case and _g("diff", "--name-only", f"{path[-1]}^1", path[-1], "--",
+                              *case["files"], repo=repo).strip()  # fmt: skip
+        if case is not None and brought:  # else dev kept its own version of every file
+            cases.append({**case, "expected": sha, "subject": subject, "merge": path[-1]})
+            merged += 1
+    landed = _numbers(repo, "dev", "main")
+    newest = sorted((n for n in heads if n not in landed), reverse=True)
     tip = _g("rev-parse", "dev", repo=repo).strip()
     for number in newest:
         if len([c for c in cases if c.get("expected") is None]) >= controls:
             break
         case = _case(repo, number, heads[number], tip)
         if case is not None:
-            cases.append({**case, "expected": None, "subject": None})
+            cases.append({**case, "expected": None, "subject": None, "merge": None})
     return cases
 
 
@@ -122,56 +155,71 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mirror", type=Path)
     parser.add_argument("--count", type=int, default=10)
+    parser.add_argument("--merged", type=int, default=10, help="PRs landed on main, synced")
     parser.add_argument("--controls", type=int, default=5)
     parser.add_argument("--skip", type=int, default=0, help="skip the newest N merged PRs")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     repo = args.mirror.resolve()
-    cases = pick(repo, args.count, args.controls, args.skip)
+    cases = pick(repo, args.count, args.controls, args.skip, args.merged)
     results = []
     with tempfile.TemporaryDirectory(prefix="landing-mirror-") as tmp:
         path = _write(Path(tmp), cases)
-        entries = manifest.load(path).entries
-        for n, (case, entry) in enumerate(zip(cases, entries, strict=True)):
-            try:  # each case in its own cache: what it fetches is its own
-                report = run_checks([entry], upstream=str(repo), work_dir=Path(tmp) / f"wd{n}")
-            except FatalError as exc:
-                results.append({"pr": case["number"], "error": str(exc)})
-                print(f"#{case['number']}: error {exc}")
-                continue
-            landing = report.entries[0].landing
+        loaded, entries, kept = manifest.load(path), [], []
+        for case, name in zip(cases, loaded.names, strict=True):
+            try:  # a PR touching what no manifest may carry (CI files) is no case
+                entries += loaded.select([name])
+                kept.append(case)
+            except BadInputError as exc:
+                print(f"skipped #{case['number']}: {str(exc).splitlines()[0][-120:]}")
+        cases = kept
+        try:  # every case in one run: the shared history is read once
+            report = run_checks(list(entries), upstream=str(repo), work_dir=Path(tmp) / "wd")
+        except FatalError as exc:
+            print(f"error: {exc}")
+            return 1
+        for case, result in zip(cases, report.entries, strict=True):
+            landing = result.landing
             assert landing is not None
             found = landing.commit.sha if landing.commit else None
+            merge = landing.merged_by.sha if landing.merged_by else None
             expected = case["expected"]
-            ok = (found == expected and landing.landed) if expected else landing.verdict != "landed"
+            ok = (
+                found == expected and merge == case["merge"] and landing.landed
+                if expected
+                else not landing.landed
+            )
             results.append(
                 {
                     "pr": case["number"],
                     "base": case["base"],
                     "expected": expected,
                     "expected_subject": case["subject"],
+                    "expected_merge": case["merge"],
                     "verdict": landing.verdict,
                     "commit": found,
                     "subject": landing.commit.subject if landing.commit else None,
+                    "merged_by": merge,
                     "evidence": landing.evidence,
                     "changed_since": [c.sha for c in landing.changed_since],
                     "partial": landing.partial,
-                    "bytes_fetched": report.bytes_fetched,
                     "ok": ok,
                 }
             )
             what = f"{found[:12]} {landing.commit.subject!r}" if found and landing.commit else "-"
+            via = f" via {merge[:12]}" if merge else ""
             mark = "ok " if ok else "BAD"
             print(
-                f"{mark} #{case['number']}: {landing.verdict}: {what}"
-                f" (expected {expected[:12] if expected else 'not landed'};"
-                f" {report.bytes_fetched} B fetched)"
+                f"{mark} #{case['number']}: {landing.verdict}: {what}{via}"
+                f" (expected {expected[:12] if expected else 'not landed'})"
             )
     summary = {
         "mirror_dev": _g("rev-parse", "dev", repo=repo).strip(),
+        "cost": report.cost,
         "cases": results,
         "ok": all(r.get("ok") for r in results),
     }
+    print(json.dumps(report.cost))
     if args.out:
         args.out.write_text(json.dumps(summary, indent=2) + "\n")
     return 0 if summary["ok"] else 1

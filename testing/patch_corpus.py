@@ -131,3 +131,17 @@ def reauthored(
     git.git("commit", "-q", "--amend", "--reset-author", "-F", "-", cwd=work, env_extra=env,
             stdin=new)  # fmt: skip
     return git.rev_parse("HEAD", cwd=work)
+
+
+def large_hunk_patch(tmp: Path, lines: int) -> Path:
+    """A real format-patch of one commit adding `megatron/generated.py` with `lines` lines:
+    one hunk of `lines` added lines (what adopting a PR that adds a generated file makes)."""
+    repo = tmp / f"large-{lines}"
+    git.init(repo)
+    (repo / "megatron").mkdir(parents=True)
+    (repo / "megatron/__init__.py").write_bytes(b"")
+    _commit(repo, LATIN, "jose@example.invalid", "Base")
+    body = "".join(f"value_{i} = {i}  # generated\n" for i in range(lines))
+    (repo / "megatron/generated.py").write_text(body)
+    sha = _commit(repo, LATIN, "jose@example.invalid", "Add a generated table")
+    return format_patch(repo, sha, tmp / f"out-{lines}")

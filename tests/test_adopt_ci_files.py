@@ -34,8 +34,13 @@ def _pull_adding(w: test_adopt.World, number: int, files: dict[str, tuple[str, i
 
 
 @pytest.mark.parametrize(
-    "path", [".github/actions/setup/action.yml", ".github/scripts/dco_gate.py", ".gitlab-ci.yml"]
-)
+    "path",
+    [
+        ".github/actions/setup/action.yml", ".github/scripts/dco_gate.py", ".gitlab-ci.yml",
+        "CODEOWNERS", "docs/CODEOWNERS", ".GitHub/CODEOWNERS", ".gitattributes",
+        "megatron/core/.gitattributes", ".gitmodules", ".circleci/config.yml",
+    ],
+)  # fmt: skip
 def test_adopt_refuses_a_pr_whose_files_run_in_upstreams_ci(world, path, capsys):
     w = world
     _pull_adding(w, 6301, {path: ("runs: x\n", 0o644), "megatron/core/x.py": ("x = 1\n", 0o644)})
@@ -58,3 +63,17 @@ def test_adopt_plan_names_no_executable_when_there_is_none(world, capsys):
     _pull_adding(w, 6303, {"megatron/core/tool.py": ("x = 1\n", 0o644)})
     w.adopt(f"{sc.UPSTREAM}#6303", "--dry-run")
     assert "executable" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_adopt_refuses_a_title_no_file_can_hold_before_writing(world, dry_run, capsys):
+    """A lone surrogate in the PR's title (JSON's `\\ud800`): refused in one line by the dry
+    run as by the real one, before the first write (it crashed after copying the patches)."""
+    w = world
+    _pull_adding(w, 6304, {"megatron/core/x.py": ("x = 1\n", 0o644)})
+    w.gh.state.pulls[(sc.UPSTREAM, 6304)].title = "Fix \ud800 retention"
+    before = w.manifest.read_text()
+    assert w.adopt(f"{sc.UPSTREAM}#6304", *(["--dry-run"] if dry_run else [])) == 5
+    err = capsys.readouterr().err
+    assert "its title from GitHub, `Fix \\ud800 retention`, holds a lone surrogate" in err
+    assert w.manifest.read_text() == before and w.patches() == []

@@ -213,7 +213,9 @@ BASELINE = REPO / "evidence" / "audit-hc-gpt-cpu.json"
 
 def test_drift_runs_the_judge_against_the_committed_baseline() -> None:
     drift = (REPO / ".github" / "workflows" / "drift.yml").read_text()
-    assert "python -m patchcarry.audit.judge out/audit.json evidence/audit-hc-gpt-cpu.json" in drift
+    assert (
+        "python -P -m patchcarry.audit.judge out/audit.json evidence/audit-hc-gpt-cpu.json" in drift
+    )
     baseline = evidence.load(BASELINE)
     assert judge.judge(baseline, baseline) == []
     # the committed sweep: with every carried patch, no layer holds anything

@@ -23,6 +23,7 @@ for name in GITHUB_TOKEN GH_TOKEN RESUBMIT_TOKEN MY_SECRET AWS_SECRET_ACCESS_KEY
   [ -z "${!name:-}" ] || creds="TOKEN:$name"
 done
 printf '%s|%s|%s\n' "$(basename "$0")" "$*" "$creds" >>"$FAKE_LOG"
+[ "$1" != -P ] || shift  # the tests check that every call has it
 if [ "$1" = -m ] && [ "$2" = venv ]; then
   dir=${*: -1}
   mkdir -p "$dir/bin" "$dir/lib/site-packages"
@@ -153,12 +154,13 @@ def test_resubmit_sh_installs_without_the_token_then_runs_the_venv_with_it(repo:
     *install, last = repo.calls()
     assert repo.installs(install) == [MAIN]
     assert {creds for _, _, creds in install} == {"clean"}
-    assert last[0] == "python" and last[1] == "-m patchcarry resubmit --dry-run"
+    assert all(argv.startswith("-P ") for _, argv, _ in [*install, last])  # no import from cwd
+    assert last[0] == "python" and last[1] == "-P -m patchcarry resubmit --dry-run"
     assert last[2].startswith("TOKEN:")  # the token step itself still has it
 
     # .venv current: nothing but the venv's python runs
     assert repo.run("resubmit.sh", "scan", GITHUB_TOKEN="sentinel").returncode == 0
-    assert [(p, a) for p, a, _ in repo.calls()] == [("python", "-m patchcarry scan")]
+    assert [(p, a) for p, a, _ in repo.calls()] == [("python", "-P -m patchcarry scan")]
 
 
 def test_a_failure_names_the_phase_and_shows_the_end_of_the_log(repo: Repo) -> None:
@@ -173,7 +175,7 @@ def test_a_failure_names_the_phase_and_shows_the_end_of_the_log(repo: Repo) -> N
     # the next run starts from nothing (no main stamp: the half-built venv is not trusted)
     assert repo.run("bootstrap", "main").returncode == 0
     calls = repo.calls()
-    assert any(argv.startswith("-m venv") for _, argv, _ in calls)
+    assert any(argv.startswith("-P -m venv") for _, argv, _ in calls)
     assert repo.installs(calls) == [MAIN]
 
 
@@ -199,7 +201,7 @@ def test_a_changed_lock_rebuilds_the_venv_with_every_set_it_held(repo: Repo) -> 
     main.write_text(main.read_text() + "# changed\n")
     assert repo.run("bootstrap", "main").returncode == 0
     calls = repo.calls()
-    assert any(argv.startswith("-m venv") for _, argv, _ in calls)
+    assert any(argv.startswith("-P -m venv") for _, argv, _ in calls)
     assert repo.installs(calls) == [MAIN, ["requirements/test-cpu.txt"]]
     assert not (repo.root / ".venv" / "stray-file").exists()
 
@@ -208,7 +210,7 @@ def test_a_venv_bootstrap_did_not_make_is_rebuilt(repo: Repo) -> None:
     (repo.root / ".venv" / "bin").mkdir(parents=True)
     (repo.root / ".venv" / ".patchcarry-installed").write_text("the old single stamp")
     assert repo.run("bootstrap", "main").returncode == 0
-    assert any(argv.startswith("-m venv") for _, argv, _ in repo.calls())
+    assert any(argv.startswith("-P -m venv") for _, argv, _ in repo.calls())
     assert not (repo.root / ".venv" / ".patchcarry-installed").exists()
 
 
@@ -253,7 +255,7 @@ def test_another_python_rebuilds_the_venv_and_an_unsupported_one_is_refused(
     repo.calls()
     assert repo.run("bootstrap", "main", PYTHON=str(other), FAKE_VERSION="3.13.0").returncode == 0
     calls = repo.calls()
-    assert any(p == "python3.13" and a.startswith("-m venv") for p, a, _ in calls)
+    assert any(p == "python3.13" and a.startswith("-P -m venv") for p, a, _ in calls)
     assert "version = 3.13.0" in (repo.root / ".venv" / "pyvenv.cfg").read_text()
     old = tmp_path / "bin" / "python3.10"
     shutil.copy2(repo.python, old)

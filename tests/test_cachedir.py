@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import fcntl
 import os
+import subprocess
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from patchcarry import cachedir, cli, git
+from patchcarry import cachedir, cli, git, proc
+from patchcarry import upstream as upstream_mod
+from patchcarry.errors import NetworkError
 from testing.upstream_repos import FIX_0001, FIX_0003, UpstreamRepo, make_upstream, write_manifest
 
 
@@ -88,3 +91,30 @@ def test_cache_config_bounds_lazy_fetches(upstream, tmp_path):
     _, out, _ = git.git("config", "http.lowSpeedLimit", cwd=work_dir)
     assert int(out) > 0
     assert "http.lowSpeedTime=60" in git.credential_args("github.com")
+
+
+_SECOND_RUN = """
+import sys
+from pathlib import Path
+from patchcarry import upstream
+with upstream.claimed(sys.argv[1], Path(sys.argv[2])) as chosen:
+    (chosen / "second-run-was-here").write_text("yes")
+"""
+
+
+def test_a_run_waiting_on_a_new_cache_its_maker_removes_claims_it_anew(tmp_path: Path) -> None:
+    """Two runs on a new cache: the first one's network read fails, so it removes the cache it
+    made; the second, waiting for its lock, works in the directory anew (it got exit 3,
+    FileNotFoundError, when the lock was let go before the directory was removed)."""
+    work, url = tmp_path / "cache", "file:///nowhere/upstream.git"
+    with pytest.raises(NetworkError), upstream_mod.claimed(url, work):
+        second = subprocess.Popen(
+            [*proc.PYTHON, "-c", _SECOND_RUN, url, str(work)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert second.stderr is not None
+        assert "waiting for another patchcarry run" in second.stderr.readline()
+        raise NetworkError("upstream is unreachable")
+    _, err = second.communicate(timeout=120)
+    assert second.returncode == 0, err
+    assert (work / "second-run-was-here").is_file() and (work / cachedir.MARKER).is_file()

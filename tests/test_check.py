@@ -111,8 +111,13 @@ def test_json_shape(check_cli, upstream):
         "bytes_fetched",
         "cache",
         "cache_bytes",
+        "cost",
         "entries",
     }
+    cost = data["cost"]  # what the run took: time and bytes, and one history read per branch
+    assert set(cost) == {"seconds", "bytes_fetched", "history_fetches", "history_walks", "entries"}
+    assert cost["bytes_fetched"] == data["bytes_fetched"] and cost["seconds"] >= 0
+    assert cost["history_fetches"] == {"dev": 1} and cost["entries"] == len(data["entries"])
     entry = _entry(data, "checkpoint-grad")
     assert set(entry) == {
         "name",

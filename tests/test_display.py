@@ -25,3 +25,10 @@ def test_escape(text, shown):
 
 def test_line_also_shows_newlines():
     assert line("subject\nInjected: line") == "subject\\nInjected: line"
+
+
+def test_a_byte_git_printed_that_is_not_utf8_is_shown_as_its_byte():
+    """git's output is read with surrogateescape: `caf\\xe9` (Latin-1) shows as that byte;
+    a lone surrogate from JSON stays `\\uNNNN`."""
+    assert escape(b"caf\xe9".decode("utf-8", "surrogateescape")) == "caf\\xe9"
+    assert line("a\ud800b") == "a\\ud800b"

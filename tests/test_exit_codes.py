@@ -78,10 +78,10 @@ def _snapshot(*roots: Path) -> dict[str, tuple[int, int]]:
     return seen
 
 
-SHIMS = ["adopt", "audit", "audit-sweep", "audit-walk-bench", "bootstrap", "check", "demo-adopt",
-         "demo-dry-run", "device-gpu-check", "gpu-check.sh", "lock", "measure",
-         "measure-bootstrap", "render-docs", "resubmit.sh", "retire", "test", "time-clean-clone",
-         "upstream-tree"]  # fmt: skip
+SHIMS = ["adopt", "audit", "audit-sweep", "audit-walk-bench", "bootstrap", "check", "check-bench",
+         "demo-adopt", "demo-dry-run", "device-gpu-check", "gpu-check.sh", "lock", "measure",
+         "measure-bootstrap", "patch-parse-bench", "render-docs", "resubmit.sh", "retire", "test",
+         "time-clean-clone", "upstream-tree"]  # fmt: skip
 
 
 def test_every_script_help_is_its_own_and_changes_nothing() -> None:

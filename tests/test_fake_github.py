@@ -368,14 +368,15 @@ def test_fork_creates_a_bare_clone_renamed_past_the_old_repo(
     up = "/repos/NVIDIA/Megatron-LM"
     status, _, body = call(fake_github, "POST", f"{up}/forks", token=sc.TOKEN, body={})
     assert (status, body["full_name"], body["fork"]) == (202, "htesd/Megatron-LM-1", True)
-    assert git.rev_parse("dev", cwd=Path(body["clone_url"]))  # GitHub copies the branches
+    assert body["clone_url"] == f"{fake_github.url}/htesd/Megatron-LM-1.git"  # its git side
+    assert git.ls_remote_refs(body["clone_url"], ["refs/heads/dev"])[1]  # the branches copied
     named = call(fake_github, "POST", f"{up}/forks", token=sc.TOKEN, body={"name": "x"})[2]
     assert named["full_name"] == "htesd/Megatron-LM-1"  # one fork per owner and network
     fake_github.state.add_token("fake-token-other", "other")
     only = call(fake_github, "POST", f"{up}/forks", token="fake-token-other",
                 body={"default_branch_only": True})[2]  # fmt: skip
-    code, heads, _ = git.git("for-each-ref", "--format=%(refname)", cwd=Path(only["clone_url"]))
-    assert (only["full_name"], heads.split()) == ("other/Megatron-LM", ["refs/heads/main"])
+    heads = git.ls_remote_refs(only["clone_url"], ["refs/heads/*"])[1]
+    assert (only["full_name"], list(heads)) == ("other/Megatron-LM", ["refs/heads/main"])
 
 
 def test_scenario_6117_and_6017_closed_in_the_same_second_by_the_owner(gh: FakeGitHub) -> None:

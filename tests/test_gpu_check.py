@@ -100,3 +100,12 @@ def test_steps_selects_and_an_unknown_step_is_a_usage_error(tmp_path) -> None:
         ExitCode.USAGE
     )
     assert not (tmp_path / "o").exists()
+
+
+def test_the_gpu_tests_line_follows_the_step_key_not_its_title(tmp_path) -> None:
+    """The summary finds the GPU tests' log by the step's key; a reworded title keeps it."""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "gpu-tests.log").write_text("...\n3 passed in 9.1s\n")
+    renamed = gpu_summary.Outcome("GPU checks", True, 9.0, "logs/gpu-tests.log", None, "gpu-tests")
+    text = gpu_summary.render(tmp_path, "t", [renamed], wall_s=10, budget_s=600)
+    assert "GPU tests: 3 passed in 9.1s" in text

@@ -11,7 +11,7 @@ import pytest
 from patchcarry import git
 from patchcarry.check import landing
 from patchcarry.cli import main
-from testing.landing_history import SHAPES, LandingWorld, Shape
+from testing.landing_history import OTHER, SHAPES, LandingWorld, Shape
 from testing.upstream_repos import (
     FIX_0001,
     FIX_0003,
@@ -38,7 +38,7 @@ def _check(world: LandingWorld, capsys: pytest.CaptureFixture[str], *args: str) 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=[s.name for s in SHAPES])
 def test_landing_verdict(shape: Shape, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    world = LandingWorld.create(tmp_path)
+    world = shape.world(tmp_path)
     shape.build(world)
     code, out = _check(world, capsys, "--json")
     (entry,) = json.loads(out)["entries"]
@@ -53,6 +53,10 @@ def test_landing_verdict(shape: Shape, tmp_path: Path, capsys: pytest.CaptureFix
     assert [c["subject"] for c in landing["changed_since"]][: len(shape.changed_by)] == list(
         shape.changed_by
     )
+    merged_by = landing["merged_by"]
+    assert (merged_by and merged_by["subject"]) == shape.merge, landing
+    if shape.verdict == "undetermined":
+        assert landing["partial"] and landing["commit"] is None and code == 1
     if landing["verdict"].startswith("landed"):
         assert entry["status"] == "landed" and code == 0  # not a failure
         assert "retire widget-grads" in landing["next"]
@@ -146,21 +150,59 @@ def test_own_fix_squash_merged_reads_landed(
     assert other["verdict"] == "not landed"
 
 
-def test_a_deleted_file_keeps_its_name() -> None:
-    """A fix that deletes a file is read under the file's own name, never `/dev/null` (git
-    refuses such a pathspec)."""
-    text = (
-        "diff --git a/megatron/old.py b/megatron/old.py\ndeleted file mode 100644\n"
-        "index 1111111..0000000\n--- a/megatron/old.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n"
-        "-import os\n-VALUE = os.sep\n"
-        "diff --git a/megatron/new.py b/megatron/new.py\nnew file mode 100644\n"
-        "index 0000000..2222222\n--- /dev/null\n+++ b/megatron/new.py\n@@ -0,0 +1 @@\n"
-        "+VALUE = 1\n"
-    )
-    files = landing.parse_diff(text)
-    assert sorted(files) == ["megatron/new.py", "megatron/old.py"]
-    assert [t for _, t in files["megatron/old.py"].removed] == ["import os", "VALUE = os.sep"]
-    assert files["megatron/new.py"].added == [(1, "VALUE = 1")]
+# names git quotes in its diffs and lists: non-ASCII, a double quote, a space, glob characters
+QUOTED = "megatron/core/na\u00efve.py"
+CREATED = 'megatron/core/\u00fcber [v2] "grads".py'
+
+
+@pytest.mark.parametrize("later", [False, True], ids=["landed", "landed-then-changed"])
+def test_file_names_git_quotes_are_read_as_themselves(
+    later: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fix that changes `megatron/core/naïve.py` and creates a file whose name git quotes
+    (`"megatron/core/\303\274ber [v2] \"grads\".py"` in a diff header) reads landed with
+    its commit: every path comes from git's -z forms, never a quoted header (which once keyed
+    the created file as `/dev/null` and broke `check --json`)."""
+    world = LandingWorld.create(tmp_path, path=QUOTED, creates=CREATED)
+    sha = world.squash("Clear detached grads in backward (#101)")
+    if later:
+        world.commit("dev", {CREATED: {"t.grad = None": "t.grad = t.keep"}}, "Keep (#300)")
+    code, out = _check(world, capsys, "--json")
+    (entry,) = json.loads(out)["entries"]
+    landing = entry["landing"]
+    assert landing["verdict"] == ("landed, changed since" if later else "landed"), landing
+    assert landing["commit"]["sha"] == sha and code == 0
+    assert [d["path"] for d in entry["drift"]] == sorted([QUOTED, CREATED])
+
+
+def test_diff_files_names_each_section_by_git_s_own_record(tmp_path: Path) -> None:
+    """`git.diff_files` pairs each section with the path of git's -z record: a deleted, a
+    created and a modified file whose names git quotes, never `/dev/null`."""
+    work = tmp_path / "w"
+    git.init(work)
+    names = [QUOTED, CREATED, "megatron/plain.py"]
+    for name in names:
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text("VALUE = 1\n")
+    git.git("add", "-A", cwd=work)
+    git.git("commit", "-qm", "one", cwd=work, env_extra=PINNED_ENV)
+    (work / QUOTED).unlink()
+    (work / CREATED).write_text("VALUE = 2\n")
+    (work / "megatron/new \u00e9.py").write_text("NEW = 1\n")
+    git.git("add", "-A", cwd=work)
+    git.git("commit", "-qm", "two", cwd=work, env_extra=PINNED_ENV)
+    files = git.diff_files("HEAD~1", "HEAD", [], cwd=work)
+    assert sorted(p for p, _ in files) == sorted([QUOTED, CREATED, "megatron/new \u00e9.py"])
+    parsed = landing.parse_files(files)
+    assert [t for _, t in parsed[QUOTED].removed] == ["VALUE = 1"]
+    assert parsed["megatron/new \u00e9.py"].added == [(1, "NEW = 1")]
+    assert git.changed_paths("HEAD~1", "HEAD", cwd=work) == sorted(p for p, _ in files)
+    walked = git.walk(["HEAD"], [], first_parent=True, cwd=work)  # the root commit too
+    assert [(len(parents), subject) for _, parents, _, subject, _ in walked] == [
+        (1, "two"),
+        (0, "one"),
+    ]
+    assert sorted(walked[0][4]) == sorted(p for p, _ in files)  # names from -z, unquoted
 
 
 def test_rewritten_branch_history_is_partial_evidence(
@@ -177,3 +219,46 @@ def test_rewritten_branch_history_is_partial_evidence(
     landing = json.loads(out)["entries"][0]["landing"]
     assert landing["verdict"] == "not landed"
     assert any("is not on dev's history" in p for p in landing["partial"]), landing
+
+
+def _packs(cache: Path) -> set[str]:
+    return {p.name for p in (cache / "objects" / "pack").glob("*.pack")}
+
+
+def test_no_git_housekeeping_runs_in_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cache whose git would tidy it at once (gc.auto=1, a pack limit of 2, maintenance on,
+    in the foreground so a test sees it) keeps every pack through a check that fetches: the
+    tool's git runs no gc, repack or maintenance there (issue 40: they ran detached and broke
+    the next read with "shallow file has changed since we read it")."""
+    world = LandingWorld.create(tmp_path)
+    world.squash("Clear detached grads in backward (#101)")
+    assert _check(world, capsys)[0] == 0
+    cache = world.root / "wd"
+    for key, value in {
+        "gc.auto": "1",
+        "gc.autoPackLimit": "2",
+        "gc.autoDetach": "false",
+        "maintenance.auto": "true",
+        "fetch.writeCommitGraph": "true",
+    }.items():
+        git.git("config", key, value, cwd=cache)
+    before = _packs(cache)
+    assert len(before) > 2  # gc --auto would repack these into one
+    world.commit("dev", {OTHER: {"VALUE = ": "VALUE = 7 + "}}, "Tune value (#930)")
+    assert _check(world, capsys)[0] == 0
+    assert before <= _packs(cache)
+    assert not (cache / "gc.log").exists()
+    assert not (cache / "objects" / "info" / "commit-graph").exists()
+    assert not (cache / "objects" / "info" / "commit-graphs").exists()
+
+
+def test_whether_a_fix_landed_is_its_verdict_member_not_the_words_printed() -> None:
+    """`Landing.landed` (what adopt, scan and check act on) tests the verdict's member: the
+    words each verdict prints may change without changing a decision."""
+    from patchcarry.check.report import Landing, Verdict
+
+    landed = {v for v in Verdict if Landing(v).landed}
+    assert landed == {Verdict.LANDED, Verdict.CHANGED}
+    assert landing.NOT_LANDED is Verdict.NOT_LANDED and landing.SUPERSEDED is Verdict.SUPERSEDED

@@ -79,7 +79,7 @@ def test_select():
 def test_validation_errors(tmp_path: Path, overrides, message):
     path = write_manifest(tmp_path, base_commit=BASE, overrides={"checkpoint-grad": overrides})
     with pytest.raises(BadInputError, match=message):
-        manifest.load(path)
+        manifest.load(path).select(["checkpoint-grad"])  # its patch is read when it is used
 
 
 def test_file_level_errors(tmp_path: Path):
@@ -166,7 +166,7 @@ def test_a_workflow_file_is_never_carried_whatever_paths_say(tmp_path: Path):
     )
     patch.write_text(text)
     with pytest.raises(BadInputError) as caught:
-        manifest.load(path)
+        manifest.load(path).select([])
     assert "touches .github/workflows/ci.yml: a GitHub Actions workflow, never carried" in str(
         caught.value
     )
@@ -194,3 +194,18 @@ def test_the_embedded_copy_is_read_only(tmp_path, monkeypatch):
     with pytest.raises(BadInputError, match="inside the installed package \\(read-only\\)"):
         manifest.check_writable(tmp_path / "_series" / "series.toml")
     manifest.check_writable(tmp_path / "patches" / "series.toml")  # elsewhere: fine
+
+
+def test_a_command_reads_the_patches_of_the_entries_it_uses_alone(tmp_path: Path):
+    """One entry of a manifest whose other entry's patch is unreadable: selecting it reads
+    its own patch only (a manifest of hundreds is not parsed whole to check one entry); the
+    whole manifest still stops at the bad patch, with its line and entry named, before any
+    command that uses every entry does anything."""
+    path = write_manifest(tmp_path, base_commit=BASE)
+    (path.parent / FIX_0003.name).write_text("not a patch\n")
+    loaded = manifest.load(path)
+    assert loaded.names == ["checkpoint-grad", "hc-mlp-norm-manager"]
+    (entry,) = loaded.select(["checkpoint-grad"])
+    assert entry.fix.name == FIX_0001.name
+    with pytest.raises(BadInputError, match=r"entry 'hc-mlp-norm-manager': .*format-patch"):
+        loaded.select([])

@@ -3,14 +3,18 @@ them (a round-trip corpus; smuggled diff sections refused)."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+
 import pytest
 
 from patchcarry import git
 from patchcarry.check import judge
 from patchcarry.errors import BadInputError
-from patchcarry.patchfile import load, parse, read
+from patchcarry.patchfile import MAX_HEADER_BYTES, MAX_PATCH_BYTES, load, parse, read
 from testing import patch_corpus
-from testing.upstream_repos import FIX_0001, FIX_0003, LAYER_PY, RANDOM_PY
+from testing.upstream_repos import FIX_0001, FIX_0003, LAYER_PY, PATCHES_DIR, RANDOM_PY
 
 MINIMAL = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
 From: A U Thor <a@example.invalid>
@@ -241,3 +245,61 @@ def test_a_transfer_encoded_diff_is_refused():
     text = f"{head}\nContent-Transfer-Encoding: quoted-printable\n\n{message}{sep}{encoded}"
     with pytest.raises(BadInputError, match="transfer-encoded"):
         parse(text, name="qp.patch")
+
+
+def _profile_events(data: bytes) -> int:
+    """How many calls (Python and C) reading `data` makes: an operation count, not a time."""
+    count = 0
+
+    def tally(_frame: object, _event: str, _arg: object) -> None:
+        nonlocal count
+        count += 1
+
+    sys.setprofile(tally)
+    try:
+        read(data, name="large.patch")
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+def test_reading_a_hunk_costs_in_proportion_to_its_lines(tmp_path):
+    """Four times the lines cost about four times the operations (quadratic: sixteen)."""
+    small = patch_corpus.large_hunk_patch(tmp_path, 500).read_bytes()
+    large = patch_corpus.large_hunk_patch(tmp_path, 2000).read_bytes()
+    assert _profile_events(large) < 6 * _profile_events(small)
+
+
+def test_a_generated_file_of_fifty_thousand_lines_is_read_whole(tmp_path):
+    """What took minutes (quadratic in the hunk's lines) is one pass: every line is kept."""
+    patch = load(patch_corpus.large_hunk_patch(tmp_path, 50_000))
+    [hunk] = patch.hunks
+    assert (hunk.old_start, hunk.old_len, hunk.new_len) == (0, 0, 50_000)
+    assert len(hunk.lines) == 50_000 and hunk.lines[-1] == "+value_49999 = 49999  # generated"
+
+
+def test_a_patch_over_the_size_cap_is_one_line_exit_5(tmp_path):
+    """Refused by its size before git reads it: one line naming the file, exit 5."""
+    series = tmp_path / "series"
+    shutil.copytree(PATCHES_DIR, series)
+    fix = next(series.glob("0001-*.patch"))
+    head, sep, rest = fix.read_bytes().partition(b"\n---\n")
+    padding = b"A long message line.\n" * (MAX_PATCH_BYTES // 21 + 1)
+    fix.write_bytes(head + b"\n\n" + padding + sep + rest)
+    with pytest.raises(BadInputError, match=f"{fix.name}: .* over the {MAX_PATCH_BYTES:,}"):
+        load(fix)
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "patchcarry", "check", "--offline", "--manifest",
+         str(series / "series.toml")],
+        capture_output=True, text=True, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert done.returncode == 5, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "over the" in done.stderr
+
+
+def test_a_diff_header_longer_than_any_path_is_refused_before_git_reads_it():
+    """git's own reading of a `diff --git` line is quadratic in its spaces: bounded first."""
+    name = "megatron/" + "a " * (MAX_HEADER_BYTES // 2)
+    text = MINIMAL.replace("x.py", name)
+    with pytest.raises(BadInputError, match=r"line \d+ \(a `diff --git` line of [\d,]+ bytes\)"):
+        parse(text, name="long.patch")

@@ -49,6 +49,7 @@ def _new_file(path: str, mode: str = "100644", body: str = "+x") -> str:
         (_new_file(".git/hooks/post-checkout"), "refusing path '.git/hooks"),
         (_new_file("megatron/link", mode="120000", body="+/etc/passwd"), "is a symlink"),
         (_new_file(".github/workflows/x.yml"), "GitHub Actions workflow"),
+        (_new_file(".GitHub/Workflows/x.yml"), "GitHub Actions workflow"),  # case-insensitive FS
         (
             REAL.replace("\n-- \n", f"\n{RENAME}-- \n", 1),
             "rename of megatron/a/old.py to megatron/b/new.py: renames refused",
@@ -77,6 +78,13 @@ def test_refused_patch_content(text, message):
     ("data", "message"),
     [
         (REAL.replace("Subject: [PATCH]", "Subject: [PATCH] caf\u00e9").encode("latin-1"), "UTF-8"),
+        (REAL.encode().replace(b"+        # Release", b"+        # Rel\0ease", 1), "NUL byte"),
+        (REAL.encode().replace(b"+        # Release", b"+        # Rel\xffease", 1), "not UTF-8"),
+        (
+            _new_file("megatron/data.txt", body="+\udcffx").encode("utf-8", "surrogateescape"),
+            "not UTF-8 to a UTF-8 file",
+        ),
+        (REAL.encode().replace(b"\n         ", b"\n         \0", 1), "NUL byte"),  # context
         (REAL.replace("\n", "\r\n").encode(), "CRLF"),
     ],
 )

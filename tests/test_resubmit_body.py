@@ -231,3 +231,44 @@ def test_a_close_without_an_identifiable_actor_is_unknown_never_a_detachment():
         assert c.state == classify.PullState.UNKNOWN
         assert any("closer unknown" in e for e in c.evidence)
         assert any("head.repo is null" in e for e in c.evidence)  # the evidence is still shown
+
+
+def _crafted_body(entry_name: str) -> str:
+    """65,520 characters of 280 begin and 504 end markers, each begin carrying an id."""
+    begin = sections.section_begin(entry_name, title="t", summary=False, section_id="0" * 16)
+    end = sections.section_end(entry_name)
+    parts = [begin + "\n" for _ in range(280)] + [end + "\n" for _ in range(504)]
+    text = "".join(parts)
+    return text + "y" * (65_520 - len(text))
+
+
+def test_locating_the_section_hashes_each_character_of_the_body_at_most_once(monkeypatch):
+    """280 begin and 504 end markers: every begin tried with every end took 13 s; only a begin
+    followed directly by an end can be the pair the tool wrote (counted, never timed)."""
+    hashed = []
+    real = sections.section_id
+    monkeypatch.setattr(
+        sections, "section_id", lambda inner: hashed.append(len(inner)) or real(inner)
+    )
+    text = _crafted_body("checkpoint-grad")
+    assert len(text) == 65_520
+    found = sections.locate(text, "checkpoint-grad")
+    assert found.section is None and "280 begin and 504 end marker(s)" in found.problem
+    assert sum(hashed) <= len(text)
+
+
+def test_a_marker_in_outside_text_is_defused_so_the_section_is_found_again():
+    """A commit message quoting the section's end marker: the section shows it defused, and
+    the pair the tool wrote is still the one found."""
+    import dataclasses
+
+    entry = load().select(["checkpoint-grad"])[0]
+    begin = sections.section_begin(entry.name, title="x", summary=True)
+    quoted = f"{sections.section_end(entry.name)} and {begin}"
+    fix = dataclasses.replace(entry.fix, message=f"{entry.fix.message}\n\n{quoted}")
+    entry = dataclasses.replace(entry, fixes=(fix,))
+    section = body.render_section(entry, superseded=[], check_lines=["x"], evidence_markdown=None,
+                                  summary=True)  # fmt: skip
+    assert section.count("<!-- patchcarry:end ") == 1 and "patchcarry&#58;end" in section
+    found = sections.locate("Hand text\n" + section, entry.name)
+    assert found.section is not None and not found.problem

@@ -123,3 +123,19 @@ def test_titles_are_printed_with_control_characters_escaped(
     cli.main(["scan", "--all", "--manifest", str(tmp_path / "none.toml")])
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\\x1b[2J\\x1b]0;pwned\\x07fix" in out
+
+
+@pytest.mark.parametrize("scan_all_repositories", [True, False])
+def test_the_apis_login_is_printed_with_control_characters_escaped(
+    gh: FakeGitHub, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch, scan_all_repositories: bool,
+) -> None:  # fmt: skip
+    """A hostile API's `login` (whose PRs: the header line) reaches no terminal as escapes."""
+    gh.state.add_token("ghp_escapes", "\x1b[2J\x1b]0;pwned\x07htesd")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_escapes")
+    manifest = tmp_path / "series.toml"
+    manifest.write_text("[defaults]\n")
+    argv = ["--all", "--manifest", str(manifest)] if scan_all_repositories else []
+    cli.main(["scan", *argv])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and out.startswith("\\x1b[2J\\x1b]0;pwned\\x07htesd's ")

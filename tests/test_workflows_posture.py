@@ -572,7 +572,7 @@ def test_gpu_runs_only_vetted_commits_from_the_default_branch_definition() -> No
     authorize, gpu = jobs["authorize"], jobs["gpu-check"]
     assert not posture.may_be_self_hosted(authorize)
     assert authorize["permissions"] == {"contents": "read", "pull-requests": "read"}
-    assert any(s.get("run") == "python3 .github/scripts/gpu_gate.py" for s in authorize["steps"])
+    assert any(s.get("run") == "python3 -P .github/scripts/gpu_gate.py" for s in authorize["steps"])
     assert posture.runs_on_labels(gpu) == ["self-hosted", "gpu"]
     assert gpu["needs"] == "authorize" and "if" not in gpu
     checkout, verify = gpu["steps"][0], gpu["steps"][1]
@@ -618,7 +618,7 @@ def test_resubmit_installs_before_the_token_step_and_the_token_step_only_runs_th
     token_step = with_token[0]
     install = next(s for s in steps if "scripts/bootstrap main" in str(s.get("run")))
     assert steps.index(install) < steps.index(token_step) and "env" not in install
-    assert ".venv/bin/python -m patchcarry resubmit" in token_step["run"]
+    assert ".venv/bin/python -P -m patchcarry resubmit" in token_step["run"]
     for word in ("pip", "bootstrap", "resubmit.sh", "uv "):
         assert word not in token_step["run"], word
 

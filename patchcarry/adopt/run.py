@@ -23,7 +23,7 @@ from typing import Any
 
 import tomlkit
 
-from patchcarry import inputs, manifest, manifest_edit, patchrules
+from patchcarry import hosts, inputs, manifest, manifest_edit, patchrules
 from patchcarry import upstream as upstream_mod
 from patchcarry.adopt import commits as commits_mod
 from patchcarry.adopt import landed
@@ -194,11 +194,9 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
     url = opts.upstream_url
     if url is None:
         repo = gh.repo(target.upstream)
-        if repo is None or not repo.get("clone_url"):
-            raise UpstreamError(
-                f"{target.upstream}: no clone_url on {gh.host}; pass --upstream-url"
-            )
-        url = str(repo["clone_url"])
+        if repo is None:
+            raise UpstreamError(f"{target.upstream}: not found on {gh.host}; pass --upstream-url")
+        url = hosts.answered_git_url(gh.host, target.upstream, repo.get("clone_url"))
     history = upstream_mod.fetch_history(
         url, branch=facts.base_branch, pull=target.number, work_dir=opts.work_dir
     )
@@ -234,6 +232,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         _preflight_paths(target, opts, patches, paths)
         names = [p.name for p in written]
         fields = _fields(name, facts, target, series, names, fixes, paths, fork, defaults)
+        _preflight_text(target, fields)
         for i, (commit, patch) in enumerate(zip(series.commits, patches, strict=True)):
             role = "fix" if i < fixes else "tests (it touches tests only)"
             say(f"patch {patches_dir / patch.name} [{role}]\n    {commit.sha[:12]} "
@@ -262,6 +261,28 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
     say(f"wrote {len(written)} patch(es) and entry {name!r} in {path}:\n{entry_text.rstrip()}")
     say(render.table(report))
     return report.exit_code
+
+
+def _preflight_text(target: pull_mod.Target, fields: dict[str, Any]) -> None:
+    """What GitHub answered (a title, a branch) must be text a file can hold: JSON can carry
+    a lone surrogate (`\\ud800`), which no UTF-8 file, TOML included, can. Refused before the
+    first write, so a dry run says what the real run would."""
+    for key, value in fields.items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and not _encodable(text):
+                raise BadInputError(
+                    f"{target}: its {key} from GitHub, `{line(text)}`, holds a lone surrogate "
+                    "(not Unicode text): it cannot be written to the manifest; edit it on "
+                    "GitHub, then adopt again"
+                )
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _preflight_paths(

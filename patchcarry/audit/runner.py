@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -105,7 +104,7 @@ def _one_child(
     was killed (a signal: the kernel's OOM killer, typically)."""
     try:
         code, out, err = proc.cmd_output(
-            sys.executable,
+            *proc.PYTHON,
             "-m",
             "patchcarry.audit.child",
             cwd=tree,
@@ -114,10 +113,8 @@ def _one_child(
             stdin=json.dumps(request.child_request(configs)),
             timeout=request.config_timeout_s * len(configs) + 30 * (len(configs) > 1),
         )
-    except FatalError as exc:
-        if "timed out" in str(exc):
-            return f"did not finish within {request.config_timeout_s:g} s on {request.device}"
-        raise
+    except proc.TimedOut:
+        return f"did not finish within {request.config_timeout_s:g} s on {request.device}"
     if code < 0:
         return f"killed by signal {-code} on {request.device}"
     return child_result(tree, code, out, err, RESULT_MARKER, AuditError)

@@ -121,15 +121,14 @@ def drift(repo: Path, base: str, tip: str, patches: list[Patch]) -> list[FileDri
     return result
 
 
-def _split_by_file(diff_text: str) -> dict[str, str]:
-    body = diff_text.split("\n-- \n", 1)[0]  # drop format-patch's signature trailer
-    chunks = re.split(r"(?m)^(?=diff --git )", body)
-    out = {}
-    for chunk in chunks:
-        match = re.match(r"diff --git a/(\S+) b/(\S+)", chunk)
-        if match:
-            out[match.group(2)] = chunk
-    return out
+def patch_files(patch: Patch) -> list[tuple[str, str]]:
+    """A patch file's `diff --git` sections, each with the path git applies from it (its
+    `changes`, read with `git apply --numstat -z`: one per section, in order), never a name
+    read from the quoted header."""
+    end = patch.text.find("\n-- \n")  # format-patch's signature trailer: not the diff
+    body = patch.text if end < 0 else patch.text[: end + 1]
+    chunks = [c for c in re.split(r"(?m)^(?=diff --git )", body) if c.startswith("diff --git ")]
+    return [(change.path, chunk) for change, chunk in zip(patch.changes, chunks, strict=False)]
 
 
 def _changed(chunk: str, sign: str) -> list[str]:
@@ -214,22 +213,24 @@ def _exact(chunk: str) -> list[str]:
     return [line.rstrip() for sign in "-+" for line in _changed(chunk, sign)]
 
 
-def identity(repo: Path, fix: Patch, number: int, head: str) -> Identity:
-    """Compare our fix with PR `number`'s change (`git patch-id --verbatim`, then per file). A
+def identity(repo: Path, fix: Patch | list[tuple[str, str]], number: int, head: str) -> Identity:
+    """Compare our fix (a patch, or its per-file diff sections) with PR `number`'s change
+    (`git patch-id --verbatim`, then per file). A
     merge head's change is taken against the parent it is identical to, if any (a merge of
     the base branch into the PR; only a parent whose change has the fix's files is diffed),
     else against the parent with the fewest changed files."""
+    ours_files = patch_files(fix) if isinstance(fix, Patch) else fix
     parents = git.commit_parents(head, cwd=repo)
     merge = len(parents) > 1
     counts = {p: len(git.changed_paths(p, head, cwd=repo)) for p in parents}
-    ours_text = fix.text
-    ours = _split_by_file(ours_text)
+    ours_text = "".join(section for _, section in ours_files)
+    ours = dict(ours_files)
     for parent in sorted(parents, key=lambda p: counts[p]):
         files = git.changed_paths(parent, head, cwd=repo)
         # identical means the same files first (trees only): a parent whose change has other
         # files (the base branch a merge brought in) is never diffed, so no blob is fetched
         if set(files) == set(ours) and git.patch_id(ours_text, cwd=repo) == git.patch_id(
-            git.diff_paths(parent, head, files, cwd=repo), cwd=repo
+            "".join(t for _, t in git.diff_files(parent, head, files, cwd=repo)), cwd=repo
         ):
             return Identity(number, head, merge, parent, "identical", None, [], files)
     parent = min(parents, key=lambda p: counts[p])
@@ -238,8 +239,7 @@ def identity(repo: Path, fix: Patch, number: int, head: str) -> Identity:
         return Identity(
             number, head, merge, parent, "different", False, sorted(set(files) ^ set(ours)), files
         )
-    theirs_text = git.diff_paths(parent, head, files, cwd=repo)
-    theirs = _split_by_file(theirs_text)
+    theirs = dict(git.diff_files(parent, head, files, cwd=repo))
     differ = sorted(
         path
         for path in set(ours) | set(theirs)

@@ -28,14 +28,16 @@ from pathlib import Path
 
 from patchcarry import git, install
 from patchcarry.check import series
-from patchcarry.check.report import Landing, UpstreamCommit
+from patchcarry.check.history import BranchHistory, Commit, Gap
+from patchcarry.check.report import Landing, UpstreamCommit, Verdict
 from patchcarry.manifest import Entry
 
-LANDED, CHANGED, SUPERSEDED, NOT_LANDED = (
-    "landed",
-    "landed, changed since",
-    "superseded",
-    "not landed",
+LANDED, CHANGED, SUPERSEDED, NOT_LANDED, UNDETERMINED = (
+    Verdict.LANDED,
+    Verdict.CHANGED,
+    Verdict.SUPERSEDED,
+    Verdict.NOT_LANDED,
+    Verdict.UNDETERMINED,
 )
 MAX_CANDIDATES = 300  # commits touching the fix's files that are read; past it, evidence is partial
 _PR_RE = re.compile(r"\(#(\d+)\)")
@@ -55,24 +57,16 @@ class FileDiff:
     )  # per hunk: (removed, context) old-side lines
 
 
-def parse_diff(text: str) -> dict[str, FileDiff]:
-    """`git diff` text -> per path (the new side's name) its added/removed/context lines."""
-    files: dict[str, FileDiff] = {}
-    current: FileDiff | None = None
+def parse_section(text: str) -> FileDiff:
+    """One file's `git diff` section -> its added/removed/context lines (its name is not read
+    here: `git.diff_files` gives it from git's -z records)."""
+    current = FileDiff()
     old = new = 0
-    old_name = ""
     for line in text.split("\n"):
-        if line.startswith("diff --git "):
-            current = None
-        elif line.startswith("--- ") and current is None:
-            old_name = line[6:] if line.startswith("--- a/") else line[4:]
-        elif line.startswith("+++ ") and current is None:
-            name = line[6:] if line.startswith("+++ b/") else old_name  # deleted: its old name
-            current = files.setdefault(name, FileDiff())
-        elif (match := _HUNK_RE.match(line)) and current is not None:
+        if match := _HUNK_RE.match(line):
             old, new = int(match.group(1)), int(match.group(3))
             current.hunks.append(([], []))
-        elif current is not None and current.hunks and line[:1] in ("+", "-", " "):
+        elif current.hunks and line[:1] in ("+", "-", " "):
             removed, context = current.hunks[-1]
             if line.startswith("+"):
                 current.added.append((new, line[1:]))
@@ -84,7 +78,17 @@ def parse_diff(text: str) -> dict[str, FileDiff]:
             else:
                 context.append((old, line[1:]))
                 old, new = old + 1, new + 1
-    return files
+    return current
+
+
+def parse_files(files: list[tuple[str, str]]) -> dict[str, FileDiff]:
+    """`git.diff_files` answer -> per path its added/removed/context lines."""
+    return {path: parse_section(section) for path, section in files}
+
+
+def joined(files: list[tuple[str, str]]) -> str:
+    """The sections as one diff text (what `git patch-id` and `git apply` read)."""
+    return "".join(section for _, section in files)
 
 
 def key(line: str) -> str | None:
@@ -111,11 +115,15 @@ def coverage(ours: dict[str, FileDiff], theirs: dict[str, FileDiff]) -> tuple[in
     return found, total
 
 
-def upstream_commit(repo: Path, sha: str, subject: str | None = None) -> UpstreamCommit:
+def upstream_commit(
+    repo: Path, sha: str, subject: str | None = None, known: Commit | None = None
+) -> UpstreamCommit:
+    """The commit as a verdict names it (`known`: as a walk of the history read it)."""
     if subject is None:
-        subject = git.commit_summary(sha, cwd=repo)[1]
+        subject = known.subject if known else git.commit_summary(sha, cwd=repo)[1]
     numbers = _PR_RE.findall(subject)
-    day = datetime.datetime.fromtimestamp(git.commit_time(sha, cwd=repo), datetime.UTC)
+    when = known.time if known else git.commit_time(sha, cwd=repo)
+    day = datetime.datetime.fromtimestamp(when, datetime.UTC)
     return UpstreamCommit(
         sha, subject, int(numbers[-1]) if numbers else None, day.date().isoformat()
     )
@@ -126,34 +134,47 @@ class _Carrier:
     commit: UpstreamCommit
     evidence: list[str]
     diff: dict[str, FileDiff]
+    merged_by: UpstreamCommit | None = None  # the base branch's merge that brought it
 
 
-def _carried(
-    repo: Path,
-    entry: Entry,
-    ours_text: str,
-    ours: dict[str, FileDiff],
-    fix_file: Path,
-    c: tuple[str, str, str],
-) -> tuple[_Carrier | None, str | None]:
-    """Whether commit `c` (sha, first parent, subject) carries the fix; else a partial note."""
-    sha, parent, subject = c
-    files = sorted(ours)
-    theirs_text = git.diff_paths(parent, sha, files, cwd=repo)
-    if not theirs_text.strip():
+@dataclasses.dataclass
+class _Fix:
+    """The entry's fix as the judge compares it: its net diff on the pinned base, per file."""
+
+    files: list[tuple[str, str]]
+    ours: dict[str, FileDiff]
+    file: Path  # the same diff on disk, for `git apply`
+
+    @property
+    def text(self) -> str:
+        return joined(self.files)
+
+    @property
+    def paths(self) -> list[str]:
+        return sorted(self.ours)
+
+
+def _carried(repo: Path, entry: Entry, fix: _Fix, c: Commit) -> tuple[_Carrier | None, str | None]:
+    """Whether commit `c` (its change against its first parent) carries the fix; else a
+    partial note."""
+    sha, parent, subject = c.sha, c.parents[0], c.subject
+    theirs_files = git.diff_files(parent, sha, fix.paths, cwd=repo)
+    if not theirs_files:
         return None, None
-    theirs = parse_diff(theirs_text)
-    commit = upstream_commit(repo, sha, subject)
+    theirs_text = joined(theirs_files)
+    theirs = parse_files(theirs_files)
+    ours = fix.ours
+    commit = upstream_commit(repo, sha, subject, c)
     found, total = coverage(ours, theirs)
     named = sorted(
         set(map(int, _PR_RE.findall(subject)))
         & {*entry.supersedes, *([entry.pr] if entry.pr else [])}
     )
     evidence = []
-    if git.patch_id(theirs_text, cwd=repo) == git.patch_id(ours_text, cwd=repo):
+    if git.patch_id(theirs_text, cwd=repo) == git.patch_id(fix.text, cwd=repo):
         evidence.append("same git patch-id --verbatim over the fix's files")
-    elif series.reverse_applies(repo, sha, fix_file) and not series.reverse_applies(
-        repo, parent, fix_file
+    elif series.reverse_applies(repo, sha, fix.file) and not series.reverse_applies(
+        repo, parent, fix.file
     ):  # the change arrived in this very commit
         evidence.append("the fix reverse-applies at it (git apply -R --check)")
     elif total >= 2 and found == total:  # one line alone could sit anywhere: not enough
@@ -177,18 +198,20 @@ def _carried(
 
 def _changers(
     repo: Path, start: str, tip: str, path: str, lines: list[int]
-) -> tuple[set[int], list[str]]:
-    """Of `lines` (in `start`'s `path`), those gone at `tip`, and the commits that changed them
-    (`git blame --reverse`), oldest first."""
+) -> tuple[dict[int, str | None], list[str]]:
+    """Of `lines` (in `start`'s `path`), those gone at `tip` with the commit that changed each
+    (`git blame --reverse`, which follows merges: None when git names none), and those
+    commits, oldest first."""
     blamed = git.blame_reverse(start, tip, path, lines, cwd=repo)
-    gone, by = set(), []
+    gone: dict[int, str | None] = {}
+    by: list[str] = []
     for number, (last, changer) in sorted(blamed.items()):
         if last == tip:
             continue
-        gone.add(number)
         if changer is None:  # the next commit that touched the file after the last one it lived in
             after = git.first_parent_log(last, tip, [path], cwd=repo)
             changer = after[0][0] if after else None
+        gone[number] = changer
         if changer is not None and changer not in by:
             by.append(changer)
     return gone, by
@@ -196,19 +219,21 @@ def _changers(
 
 def _since(
     repo: Path, carrier: _Carrier, ours: dict[str, FileDiff], tip: str
-) -> tuple[list[str], int, int]:
-    """Commits after the carrier that changed the fix's added lines; (changers, lines gone, lines
-    followed)."""
+) -> tuple[list[str], int, int, int]:
+    """Commits after the carrier that changed the fix's added lines; (changers, lines gone,
+    lines followed, lines the merge that brought the carrier did not bring)."""
     changers: list[str] = []
-    gone = followed = 0
+    gone = followed = dropped = 0
+    merge = carrier.merged_by.sha if carrier.merged_by else None
     for path, mine in ours.items():
         want = _keys(mine.added)
         lines = [n for n, text in carrier.diff.get(path, FileDiff()).added if key(text) in want]
         followed += len(lines)
         lost, by = _changers(repo, carrier.commit.sha, tip, path, lines)
         gone += len(lost)
+        dropped += sum(1 for changer in lost.values() if merge is not None and changer == merge)
         changers += [c for c in by if c not in changers]
-    return changers, gone, followed
+    return changers, gone, followed, dropped
 
 
 def _superseded(repo: Path, base: str, tip: str, ours: dict[str, FileDiff]) -> list[str] | None:
@@ -236,51 +261,117 @@ def _superseded(repo: Path, base: str, tip: str, ours: dict[str, FileDiff]) -> l
     return [sha for sha, _ in removers.most_common()] or None
 
 
-def judge(repo: Path, entry: Entry, tip: str, tip_applies: bool, partial: str | None) -> Landing:
-    """The landing verdict for `entry` at `tip`, with what to do next."""
-    landing = _judge(repo, entry, tip, tip_applies, partial)
-    if landing.verdict != NOT_LANDED and landing.commit is None:  # retire needs the commit
+def judge(
+    repo: Path,
+    entry: Entry,
+    tip: str,
+    tip_applies: bool,
+    gap: Gap | None,
+    history: BranchHistory | None = None,
+) -> Landing:
+    """The landing verdict for `entry` at `tip`, with what to do next; `history` is the base
+    branch's history as every entry shares it (walked here when not given)."""
+    if history is None or history.tip != tip:
+        history = BranchHistory(repo, entry.base_branch, tip)
+    landing = _judge(repo, entry, history, tip_applies, gap)
+    if landing.landed and landing.commit is None:  # retire needs the commit
         landing.next = (
             "the fix is in the tip, but no commit since the pinned base was found carrying it "
             "(partial history): keep carrying it until check names the commit"
         )
-    elif landing.verdict != NOT_LANDED:
+    elif landing.verdict in (LANDED, CHANGED, SUPERSEDED):
         landing.next = _next(entry, landing.verdict)
+    elif landing.verdict == UNDETERMINED:
+        landing.next = (
+            "keep carrying it; check again when the history it needs can be read "
+            "(the reason is above)"
+        )
     return landing
 
 
-def _judge(repo: Path, entry: Entry, tip: str, tip_applies: bool, partial: str | None) -> Landing:
+def _through_merge(
+    repo: Path, entry: Entry, fix: _Fix, merge: Commit, history: BranchHistory
+) -> tuple[_Carrier | None, list[str], list[str]]:
+    """A first-parent merge of the base branch that changes the fix's files: the commit on its
+    other parents' side (not on the base branch's own history) that carried the fix, if one
+    did; (that carrier, partial notes, why the side could not all be read)."""
+    sha, parents, subject = merge.sha, merge.parents, merge.subject
+    side = history.side(merge, fix.paths, entry.base_commit)
+    notes: list[str] = []
+    for commit in side:
+        if commit.sha in history.shallow or not commit.parents:
+            continue  # its parents were not fetched: its change cannot be read
+        carrier, note = _carried(repo, entry, fix, commit)
+        if carrier is not None:
+            carrier.merged_by = upstream_commit(repo, sha, subject, merge)
+            carrier.evidence.append(
+                f"merge {sha[:12]} {subject!r} brought it to {entry.base_branch} (it is on the "
+                f"merge's side: git log ^{parents[0][:12]} {' '.join(p[:12] for p in parents[1:])})"
+            )
+            return carrier, notes, []
+        if note:
+            notes.append(note)
+    cut = [c.sha for c in side if c.sha in history.shallow]
+    why = (
+        [
+            f"the history merge {sha[:12]} {subject!r} brought to {entry.base_branch} is cut "
+            f"at {cut[0][:12]} (not fetched): what it carried cannot all be read"
+        ]
+        if cut
+        else []
+    )
+    return None, notes, why
+
+
+def _judge(
+    repo: Path, entry: Entry, history: BranchHistory, tip_applies: bool, gap: Gap | None
+) -> Landing:
     """The landing verdict for `entry` at `tip` (its base branch's tip), given whether the fix
-    applies there and why the history since the base is incomplete (`partial`)."""
-    base = entry.base_commit
-    text = series.series_text(repo, base, list(entry.fixes))
-    if text is None:
+    applies there and why the history since the base is incomplete (`gap`). A "not landed"
+    that rests on history that was not read is "undetermined" instead."""
+    base, tip = entry.base_commit, history.tip
+    files = series.series_files(repo, base, list(entry.fixes))
+    if files is None:
         return Landing(NOT_LANDED, partial=["the fix does not apply at its pinned base"])
-    ours = parse_diff(text)
-    notes = [partial] if partial else []
+    notes = [gap.reason] if gap else []
+    cuts = [gap.reason] if gap and gap.cut else []
     with tempfile.TemporaryDirectory(prefix="patchcarry-landing-") as tmp:
-        fix_file = Path(tmp) / "fix.diff"
-        fix_file.write_bytes(git.encode(text))
-        in_tip = series.reverse_applies(repo, tip, fix_file)
+        fix = _Fix(files, parse_files(files), Path(tmp) / "fix.diff")
+        fix.file.write_bytes(git.encode(fix.text))
+        in_tip = series.reverse_applies(repo, tip, fix.file)
         carrier = None
         commits = (  # git says whether the base is on the tip's history, not a message's words
-            git.first_parent_log(base, tip, sorted(ours), cwd=repo)
-            if git.is_ancestor(base, tip, cwd=repo)
-            else []
+            history.candidates(base, fix.paths) if history.has_base(base) else []
         )
         if len(commits) > MAX_CANDIDATES:
             notes.append(
                 f"only the first {MAX_CANDIDATES} of {len(commits)} commits touching the "
                 "fix's files were read"
             )
-        for c in commits[:MAX_CANDIDATES]:
-            carrier, note = _carried(repo, entry, text, ours, fix_file, c)
+            cuts.append(notes[-1])
+        for commit in commits[:MAX_CANDIDATES]:
+            if commit.sha in history.shallow or not commit.parents:
+                continue  # its parents were not fetched (the gap says so)
+            if commit.merge:
+                carrier, side_notes, side_cuts = _through_merge(repo, entry, fix, commit, history)
+                notes += side_notes
+                cuts += side_cuts
+                notes += side_cuts
+                if carrier is not None:
+                    break
+            carrier, note = _carried(repo, entry, fix, commit)
             if carrier is not None:
                 break
             if note:
                 notes.append(note)
         if carrier is not None:
-            return _verdict_for(repo, carrier, ours, tip, in_tip, tip_applies, notes)
+            return _verdict_for(repo, carrier, fix.ours, tip, in_tip, tip_applies, notes)
+        if in_tip and not tip_applies and cuts:
+            return Landing(
+                UNDETERMINED,
+                evidence=["the fix reverse-applies at the tip (git apply -R --check)"],
+                partial=[*notes, "the commit that brought it is in history that was not read"],
+            )
         if in_tip and not tip_applies:
             return Landing(
                 LANDED,
@@ -288,8 +379,10 @@ def _judge(repo: Path, entry: Entry, tip: str, tip_applies: bool, partial: str |
                 ["the fix reverse-applies at the tip (git apply -R --check)"],
                 partial=[*notes, "no commit since the pinned base was found carrying it"],
             )
+        if not tip_applies and cuts:
+            return Landing(UNDETERMINED, partial=notes)
         if not tip_applies:
-            removers = _superseded(repo, base, tip, ours)
+            removers = _superseded(repo, base, tip, fix.ours)
             if removers:
                 first = upstream_commit(repo, removers[0])
                 rest = [upstream_commit(repo, s) for s in removers[1:]]
@@ -316,23 +409,36 @@ def _verdict_for(
     notes: list[str],
 ) -> Landing:
     evidence = list(carrier.evidence)
+    merged_by = carrier.merged_by
     if in_tip:
         evidence.append("the fix reverse-applies at the tip (git apply -R --check)")
-        return Landing(LANDED, carrier.commit, evidence, partial=notes)
+        return Landing(LANDED, carrier.commit, evidence, partial=notes, merged_by=merged_by)
     if tip_applies:  # git applies the fix at the tip: whatever that commit did, it is not there
         notes.append(
             f"{carrier.commit.sha[:12]} has the fix's lines, but the fix still applies at the "
             "tip (undone since, or made elsewhere)"
         )
         return Landing(NOT_LANDED, partial=notes)
-    changers, gone, followed = _since(repo, carrier, ours, tip)
+    changers, gone, followed, dropped = _since(repo, carrier, ours, tip)
+    if merged_by is not None and dropped:  # the merge's resolution left part of it behind
+        notes.append(
+            f"{carrier.commit.sha[:12]} {carrier.commit.subject!r} carried the fix, but merge "
+            f"{merged_by.sha[:12]} {merged_by.subject!r} brought {followed - dropped}/{followed} "
+            "of its added lines (git blame --reverse)"
+        )
+        return Landing(NOT_LANDED, partial=notes)
     if changers:
         evidence.append(f"{gone}/{followed} of its added lines changed since (git blame --reverse)")
         return Landing(
-            CHANGED, carrier.commit, evidence, [upstream_commit(repo, c) for c in changers], notes
+            CHANGED,
+            carrier.commit,
+            evidence,
+            [upstream_commit(repo, c) for c in changers],
+            notes,
+            merged_by=merged_by,
         )
     evidence.append("every line it added is unchanged at the tip (git blame --reverse)")
-    return Landing(LANDED, carrier.commit, evidence, partial=notes)
+    return Landing(LANDED, carrier.commit, evidence, partial=notes, merged_by=merged_by)
 
 
 def _next(entry: Entry, verdict: str) -> str:

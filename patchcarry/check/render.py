@@ -14,6 +14,7 @@ from patchcarry.check.report import (
     Landing,
     PatchApply,
     RefApply,
+    Verdict,
 )
 from patchcarry.manifest import Entry
 from patchcarry.units import human_bytes
@@ -61,20 +62,22 @@ def commit_words(landing: Landing) -> str:
     c = landing.commit
     if c is None:
         return "no single commit found"
-    return f"{c.sha[:12]} {c.subject!r}" + (f" (PR #{c.pr})" if c.pr else "")
+    words = f"{c.sha[:12]} {c.subject!r}" + (f" (PR #{c.pr})" if c.pr else "")
+    m = landing.merged_by
+    return words + (f", brought by merge {m.sha[:12]} {m.subject!r}" if m is not None else "")
 
 
 def landing_lines(landing: Landing) -> list[str]:
     """The landing verdict, the commit, how it was known, what changed since, what is partial."""
-    if landing.verdict == "not landed":
-        lines = ["not landed"]
-    elif landing.verdict == "superseded":
+    if landing.verdict in (Verdict.NOT_LANDED, Verdict.UNDETERMINED):
+        lines = [str(landing.verdict)]
+    elif landing.verdict == Verdict.SUPERSEDED:
         lines = [f"superseded: its place was removed by {commit_words(landing)}"]
     else:
         lines = [f"{landing.verdict}: {commit_words(landing)}"]
     lines += [f"  by: {e}" for e in landing.evidence]
     if landing.changed_since:
-        what = "also" if landing.verdict == "superseded" else "changed since by"
+        what = "also" if landing.verdict == Verdict.SUPERSEDED else "changed since by"
         lines += [f"  {what}: {c.sha[:12]} {c.subject!r}" for c in landing.changed_since]
     lines += [f"  partial: {p}" for p in landing.partial]
     if landing.next:
@@ -176,7 +179,9 @@ def sentences(result: EntryResult, entry: Entry) -> list[str]:
             )
         else:
             lines.append(f"differs from #{i.pr} in code ({', '.join(i.files_differ)})")
-    if result.landing is not None and result.landing.verdict != "not landed":
+    if result.landing is not None and result.landing.verdict == Verdict.UNDETERMINED:
+        lines.append(f"landing undetermined: {'; '.join(result.landing.partial)}")
+    elif result.landing is not None and result.landing.verdict != Verdict.NOT_LANDED:
         lines.append(f"{result.landing.verdict} upstream: {commit_words(result.landing)}")
     if result.not_checked:
         lines.append(f"not checked here: {', '.join(result.not_checked)}")

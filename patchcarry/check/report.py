@@ -5,6 +5,7 @@ machine form `check --json` prints."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 from typing import Any
 
 from patchcarry.errors import ExitCode
@@ -68,22 +69,35 @@ class UpstreamCommit:
     date: str = ""  # its committer date, YYYY-MM-DD
 
 
+class Verdict(enum.StrEnum):
+    """Where the fix stands on the base branch; its value is the word every output prints."""
+
+    LANDED = "landed"
+    CHANGED = "landed, changed since"
+    SUPERSEDED = "superseded"
+    NOT_LANDED = "not landed"
+    UNDETERMINED = "undetermined"  # the history the answer needs was not read
+
+
 @dataclasses.dataclass
 class Landing:
     """Whether the fix is on the base branch (`check.landing`): the verdict, the commit that
-    carried it (or, for superseded, removed its place), how that was known, the commits that
-    changed it since, what could not be established, and what to do next."""
+    carried it (or, for superseded, removed its place) and the merge that brought that commit
+    to the base branch when it landed elsewhere first, how that was known, the commits that
+    changed it since, what could not be established, and what to do next. "undetermined":
+    the history the answer needs could not be read (`partial` says why)."""
 
-    verdict: str  # landed | landed, changed since | superseded | not landed
+    verdict: Verdict  # UNDETERMINED: `partial` says which history was not read
     commit: UpstreamCommit | None = None
     evidence: list[str] = dataclasses.field(default_factory=list)
     changed_since: list[UpstreamCommit] = dataclasses.field(default_factory=list)
     partial: list[str] = dataclasses.field(default_factory=list)
     next: str = ""
+    merged_by: UpstreamCommit | None = None  # the base branch's merge that brought `commit`
 
     @property
     def landed(self) -> bool:
-        return self.verdict.startswith("landed")
+        return self.verdict in (Verdict.LANDED, Verdict.CHANGED)
 
 
 @dataclasses.dataclass
@@ -113,6 +127,8 @@ class CheckReport:
     bytes_fetched: int | None = None  # added to the scratch repo by this run
     cache: str | None = None
     cache_bytes: int | None = None  # all the scratch repo holds (earlier runs included)
+    # what the run took: seconds, bytes fetched, history fetches per base branch, entries
+    cost: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -154,5 +170,6 @@ class CheckReport:
             "bytes_fetched": self.bytes_fetched,
             "cache": self.cache,
             "cache_bytes": self.cache_bytes,
+            "cost": self.cost,
             "entries": entries,
         }

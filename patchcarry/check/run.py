@@ -9,13 +9,13 @@ Reused by resubmit's preflight and the pre-commit hook:
 
 from __future__ import annotations
 
-import dataclasses
 import functools
+import time
 from pathlib import Path
 
 from patchcarry import git, patchrules
 from patchcarry import upstream as upstream_mod
-from patchcarry.check import judge, landing, series
+from patchcarry.check import history, judge, landing, series
 from patchcarry.check.report import CheckReport, EntryResult, Identity, RefApply
 from patchcarry.manifest import Entry
 
@@ -65,14 +65,14 @@ def _identity(repo: Path, entry: Entry, number: int, head: str) -> Identity:
     candidates = [list(entry.fixes)] + ([[*entry.fixes, *entry.tests]] if entry.tests else [])
     verdicts: list[Identity] = []
     for patches in candidates:
-        text = (
-            patches[0].text
+        files = (
+            judge.patch_files(patches[0])
             if len(patches) == 1
-            else series.series_text(repo, entry.base_commit, patches)
+            else series.series_files(repo, entry.base_commit, patches)
         )
-        if text is None and verdicts:  # fixes and tests do not apply together: judged already
+        if files is None and verdicts:  # fixes and tests do not apply together: judged already
             continue
-        ours = dataclasses.replace(entry.fix, text=text if text is not None else entry.fix.text)
+        ours = files if files is not None else judge.patch_files(entry.fix)
         verdicts.append(judge.identity(repo, ours, number, head))
         if verdicts[-1].result == "identical":
             return verdicts[-1]
@@ -82,7 +82,8 @@ def _identity(repo: Path, entry: Entry, number: int, head: str) -> Identity:
 def _upstream_entry(
     fetched: upstream_mod.FetchedUpstream,
     entry: Entry,
-    gaps: dict[tuple[str, str], str | None] | None = None,
+    gaps: dict[str, history.Gap | None] | None = None,
+    histories: dict[str, history.BranchHistory] | None = None,
 ) -> EntryResult:
     repo, base = fetched.repo, entry.base_commit
     tip = fetched.branch_tips[entry.base_branch]
@@ -105,10 +106,28 @@ def _upstream_entry(
     identity = [_identity(repo, entry, n, fetched.pull_heads[n]) for n in entry.supersedes]
     fixes_at_tip = refs[1].patches[: len(entry.fixes)]
     applies = all(p.status in STATUS_APPLIES for p in fixes_at_tip)
-    unfetched = "the base branch's history since the pinned base was not fetched"
-    gap = gaps[(base, entry.base_branch)] if gaps is not None else unfetched
-    judged = landing.judge(repo, entry, tip, applies, gap)
+    unfetched = history.Gap("the base branch's history since the pinned base was not read", True)
+    gap = gaps[entry.name] if gaps is not None else unfetched
+    shared = (histories or {}).get(entry.base_branch)
+    judged = landing.judge(repo, entry, tip, applies, gap, shared)
     return EntryResult(entry.name, refs, drift, identity, landing=judged)
+
+
+def _prefetch(fetched: upstream_mod.FetchedUpstream, entries: list[Entry]) -> None:
+    """Every blob the entries' checks read at their pinned base and their branch's tip (the
+    touched files; trees name them), in one fetch for all entries instead of a lazy fetch
+    each."""
+    wanted: dict[str, set[str]] = {}
+    for entry in entries:
+        touched = {f for p in entry.patches(with_tests=True) for f in p.files}
+        for commit in (entry.base_commit, fetched.branch_tips[entry.base_branch]):
+            wanted.setdefault(commit, set()).update(touched)
+    blobs = [
+        blob
+        for commit, paths in sorted(wanted.items())
+        for blob in git.blob_ids(commit, sorted(paths), cwd=fetched.repo)
+    ]
+    git.prefetch_blobs("origin", blobs, cwd=fetched.repo)
 
 
 def run_checks(
@@ -121,6 +140,7 @@ def run_checks(
     """Check `entries` against `upstream` (URL or local path), or offline against the
     installed megatron-core. Raises BadInputError (5) / UpstreamError (4); a patch that does
     not apply is a result (`report.exit_code == 1`), not an exception."""
+    started = time.monotonic()
     if offline:
         return run_offline(entries)
     # held while blobs are read lazily, too
@@ -132,13 +152,20 @@ def run_checks(
             pulls=sorted({n for e in entries for n in e.supersedes}),
             work_dir=work_dir,
         )
-        gaps = {
-            (e.base_commit, e.base_branch): upstream_mod.fetch_branch_history(
-                fetched, e.base_commit, e.base_branch
-            )
-            for e in entries
-        }
-        results = [_upstream_entry(fetched, e, gaps) for e in entries]
-    return CheckReport(
+        cost = history.HistoryCost()
+        histories, gaps = history.read(
+            fetched.repo, fetched.branch_tips, entries, upstream=upstream, cost=cost
+        )
+        _prefetch(fetched, entries)
+        results = [_upstream_entry(fetched, e, gaps, histories) for e in entries]
+    report = CheckReport(
         upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo), fetched.cache_bytes
     )
+    report.cost = {
+        "seconds": round(time.monotonic() - started, 3),
+        "bytes_fetched": fetched.bytes_fetched,
+        "history_fetches": cost.fetches,
+        "history_walks": {branch: h.walks for branch, h in histories.items()},
+        "entries": len(entries),
+    }
+    return report

@@ -23,13 +23,14 @@ def series_tree(repo: Path, base: str, patches: list[Patch]) -> str | None:
         return git.write_tree(index=index, cwd=repo)
 
 
-def series_text(repo: Path, base: str, patches: list[Patch]) -> str | None:
-    """The change `patches` make together on `base`, as one diff (None: they do not apply)."""
+def series_files(repo: Path, base: str, patches: list[Patch]) -> list[tuple[str, str]] | None:
+    """The change `patches` make together on `base`, one (path, diff section) per file, the
+    path as git stores it (`git.diff_files`); None: they do not apply."""
     tree = series_tree(repo, base, patches)
     if tree is None:
         return None
     files = sorted({f for p in patches for f in p.files})
-    return git.diff_paths(base, tree, files, cwd=repo)
+    return git.diff_files(base, tree, files, cwd=repo)
 
 
 def reverse_applies(repo: Path, commit: str, diff: Path) -> bool:

@@ -61,14 +61,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _landed_since(gh: GitHub) -> Judge:
     """(upstream, N, base branch) -> the landing verdict of PR N's change, from the clone URL
     GitHub gives for the upstream."""
+    from patchcarry import hosts
     from patchcarry.adopt.landed import landing_since
     from patchcarry.errors import UpstreamError
 
     def judge(upstream: str, number: int, branch: str) -> Landing | None:
         repo = gh.repo(upstream)
-        if repo is None or not repo.get("clone_url"):
-            raise UpstreamError(f"{upstream}: no clone_url on {gh.host}")
-        return landing_since(upstream, number, branch, str(repo["clone_url"]))
+        if repo is None:
+            raise UpstreamError(f"{upstream}: not found on {gh.host}")
+        url = hosts.answered_git_url(gh.host, upstream, repo.get("clone_url"))
+        return landing_since(upstream, number, branch, url)
 
     return judge
 
@@ -99,12 +101,14 @@ def _run_all(args: argparse.Namespace) -> int:
             print(json.dumps(closed.to_json(), sort_keys=True))
         return int(ExitCode.FAILED if todo else ExitCode.OK)
     print(
-        f"{author}'s closed, unmerged PRs on every repository: {len(found)}; "
+        f"{line(author)}'s closed, unmerged PRs on every repository: {len(found)}; "
         f"closed by fork detachment and not carried: {len(todo)}"
     )
     for closed in found:
         status = f"carried by {closed.carried_by}" if closed.carried_by else closed.item.state
-        print(f"  {line(closed.upstream)}#{closed.item.number} {line(closed.title)}  [{status}]")
+        print(
+            f"  {line(closed.upstream)}#{closed.item.number} {line(closed.title)}  [{line(status)}]"
+        )
         print("\n".join(f"      - {line(text)}" for text in closed.item.evidence))
         if closed.landed:
             print(f"      {line(closed.landed)}: nothing to adopt")
@@ -150,8 +154,8 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(item.to_json(), sort_keys=True))
     else:
         print(
-            f"{author}'s PRs on {upstream} closed by fork detachment: {len(found)}, "
-            f"not re-submitted: {len(pending)}"
+            f"{line(author)}'s PRs on {line(upstream)} closed by fork detachment: "
+            f"{len(found)}, not re-submitted: {len(pending)}"
         )
         for item in shown:
             if item.resubmitted_by:
@@ -160,6 +164,6 @@ def run(args: argparse.Namespace) -> int:
                 status = f"NOT re-submitted; manifest entry {item.planned_in}: run resubmit"
             else:
                 status = "NOT re-submitted; not in the manifest"
-            print(f"  #{item.item.number} {line(item.title)}  [{status}]")
+            print(f"  #{item.item.number} {line(item.title)}  [{line(status)}]")
             print("\n".join(f"      - {line(text)}" for text in item.item.evidence))
     return int(ExitCode.FAILED if pending else ExitCode.OK)

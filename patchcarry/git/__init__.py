@@ -6,7 +6,9 @@ Callers use `from patchcarry import git; git.name(...)`."""
 from __future__ import annotations
 
 from patchcarry.git.env import (
+    CACHE_CONFIG,
     ISOLATED,
+    LITERAL,
     NETWORK_ARGS,
     credential_args,
     no_git_env,
@@ -22,6 +24,7 @@ from patchcarry.git.history import (
     commit_summary,
     commit_time,
     deleted_by,
+    descendants,
     first_parent,
     first_parent_log,
     first_parent_range,
@@ -35,6 +38,7 @@ from patchcarry.git.history import (
     rev_list_parents,
     rev_parse,
     shallow_commits,
+    walk,
 )
 from patchcarry.git.index import (
     apply_to_index,
@@ -56,14 +60,15 @@ from patchcarry.git.mail import (
 from patchcarry.git.remote import (
     DEEPEST,
     LOCAL_UPLOAD_PACK,
+    deepen,
     fetch_blobless,
     fetch_commit,
     fetch_partial,
     ls_remote_branch,
     ls_remote_refs,
     ls_remote_with_token,
+    prefetch_blobs,
     push_refs_with_lease,
-    unshallow,
 )
 from patchcarry.git.repo import (
     checkout_detached,
@@ -71,6 +76,7 @@ from patchcarry.git.repo import (
     init_bare,
     is_modified,
     is_valid_branch_name,
+    own_cache_config,
     prune_worktrees,
     remote_url_of,
     set_config,
@@ -81,9 +87,11 @@ from patchcarry.git.repo import (
 from patchcarry.git.runner import GitCommitHash, git, git_bytes
 from patchcarry.git.trees import (
     SPECIAL_MODES,
+    blob_ids,
     blobs_under,
     changed_paths,
     changes_under,
+    diff_files,
     diff_paths,
     encode,
     hunk_ranges,
@@ -98,9 +106,11 @@ from patchcarry.git.trees import (
 )
 
 __all__ = [
+    "CACHE_CONFIG",
     "DEEPEST",
     "GitCommitHash",
     "ISOLATED",
+    "LITERAL",
     "LOCAL_UPLOAD_PACK",
     "NETWORK_ARGS",
     "SPECIAL_MODES",
@@ -109,6 +119,7 @@ __all__ = [
     "apply_numstat",
     "apply_to_index",
     "blame_reverse",
+    "blob_ids",
     "blobs_under",
     "changed_paths",
     "changes_under",
@@ -121,7 +132,10 @@ __all__ = [
     "commit_time",
     "commit_tree",
     "credential_args",
+    "deepen",
     "deleted_by",
+    "descendants",
+    "diff_files",
     "diff_paths",
     "encode",
     "fetch_blobless",
@@ -151,9 +165,11 @@ __all__ = [
     "modes_at",
     "names_in",
     "no_git_env",
+    "own_cache_config",
     "patch_id",
     "path_exists",
     "plain_tree_env",
+    "prefetch_blobs",
     "prune_worktrees",
     "push_refs_with_lease",
     "range_or_tree_diff",
@@ -174,7 +190,7 @@ __all__ = [
     "toplevel",
     "trailers",
     "unset_config",
-    "unshallow",
+    "walk",
     "write_blob_to_index",
     "write_tree",
 ]

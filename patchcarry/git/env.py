@@ -28,6 +28,22 @@ _GIT_ENV_KEEP = {
 # the API client has its timeout. The check's cache also stores them for lazy blob fetches.
 NETWORK_ARGS = ("-c", "http.lowSpeedLimit=1024", "-c", "http.lowSpeedTime=60")
 
+# A path handed to git as a pathspec names that file alone (`[v2]`, `*`, `?` are no globs).
+LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
+
+# The tool's own caches are tidied by the tool alone: no git it runs there (a fetch, a lazy
+# blob fetch, a commit) starts `git gc --auto`, `git maintenance run --auto`, a repack or a
+# commit-graph write behind its back, detached, while the next command reads the repository
+# ("fatal: shallow file has changed since we read it"). Written into each cache's own config
+# (`repo.own_cache_config`), so the git processes git itself starts there hold to it too.
+CACHE_CONFIG = {
+    "gc.auto": "0",
+    "gc.autoPackLimit": "0",
+    "gc.autoDetach": "false",
+    "maintenance.auto": "false",
+    "fetch.writeCommitGraph": "false",
+}
+
 
 # Every git this tool runs reads none of the user's or the system's configuration, runs no
 # hook and copies no template: `apply.whitespace=fix`, `core.hooksPath`, `init.templateDir`,
@@ -65,6 +81,9 @@ def require_isolating_git() -> None:
         )
 
 
+_LOOPBACK = "localhost,127.0.0.1,::1,127.0.0.0/8"
+
+
 def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The current environment without stray GIT_* variables or a token (`proc.environment`),
     isolated from user and system configuration and hooks (`ISOLATED`), never prompting,
@@ -77,6 +96,10 @@ def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     }
     env.update(ISOLATED)
     env["GIT_TERMINAL_PROMPT"] = "0"
+    # loopback is never reached through a proxy, whatever the proxy settings (git hands
+    # no_proxy to curl; CIDR needs curl 7.86, the named addresses any curl)
+    bypass = ",".join(filter(None, [env.get("no_proxy") or env.get("NO_PROXY"), _LOOPBACK]))
+    env["no_proxy"] = env["NO_PROXY"] = bypass
     env["LC_ALL"] = "C"
     env["LANGUAGE"] = "C"
     if extra:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from patchcarry.git.env import plain_tree_env
-from patchcarry.git.runner import GitCommitHash, git
+from patchcarry.git.env import LITERAL, plain_tree_env
+from patchcarry.git.runner import GitCommitHash, git, git_bytes
 
 
 def rev_parse(rev: str, *, cwd: Path) -> GitCommitHash:
@@ -123,6 +124,7 @@ def first_parent_log(
         "--",
         *paths,
         cwd=cwd,
+        env_extra=LITERAL,
     )
     found = []
     for line in out.splitlines():
@@ -139,6 +141,14 @@ def first_parent_range(base: str, tip: str, *, cwd: Path) -> list[str]:
     return out.split()
 
 
+def descendants(base: str, tip: str, *, cwd: Path) -> list[str]:
+    """The commits of `base..tip` that descend from `base` (`--ancestry-path`, all parents):
+    a base made on another branch (main) reaches dev by a merge, and dev's commits before that
+    merge are no part of "since the base". No trees are read."""
+    _, out, _ = git("rev-list", "--ancestry-path", f"{base}..{tip}", "--", cwd=cwd)
+    return out.split()
+
+
 def deleted_by(base: str, tip: str, path: str, *, cwd: Path) -> str | None:
     """The first-parent commit of `base..tip` that deleted `path` (trees only)."""
     _, out, _ = git(
@@ -151,6 +161,7 @@ def deleted_by(base: str, tip: str, path: str, *, cwd: Path) -> str | None:
         "--",
         path,
         cwd=cwd,
+        env_extra=LITERAL,
     )
     shas = out.split()
     return shas[-1] if shas else None
@@ -168,7 +179,15 @@ def blame_reverse(
         return {n: (end, None) for n in lines}
     ranges = [arg for n in sorted(set(lines)) for arg in ("-L", f"{n},{n}")]
     _, out, _ = git(
-        "blame", "--reverse", "--line-porcelain", *ranges, f"{start}..{end}", "--", path, cwd=cwd
+        "blame",
+        "--reverse",
+        "--line-porcelain",
+        *ranges,
+        f"{start}..{end}",
+        "--",
+        path,
+        cwd=cwd,
+        env_extra=LITERAL,
     )
     result: dict[int, tuple[str, str | None]] = {}
     sha, number, previous = "", 0, None
@@ -195,3 +214,41 @@ def last_commit_of(path: str, *, cwd: Path) -> str | None:
     """The newest commit of HEAD's history that changed `path` (relative to the top)."""
     code, out, _ = git("log", "-1", "--format=%H", "--", path, cwd=cwd, check=False)
     return out.strip() or None if code == 0 else None
+
+
+_WALK_HEAD = re.compile(rb"^\x01([0-9a-f]{40,64}(?: [0-9a-f]{40,64})*) ?$")  # a root: no parents
+
+
+def walk(
+    include: list[str], exclude: list[str], *, first_parent: bool, cwd: Path
+) -> list[tuple[str, list[str], int, str, list[str]]]:
+    """One walk of `include ^exclude`, newest first: (sha, parents, committer time, subject,
+    the paths it changes against its first parent, from -z names), trees only: what the
+    landing judge reads of a base branch's history, once for every entry."""
+    _, out, _ = git_bytes(
+        "log",
+        *(["--first-parent"] if first_parent else []),
+        "-z",
+        "--no-renames",
+        "--name-only",
+        "--diff-merges=first-parent",
+        "--format=%x01%H %P%x00%ct%x00%s",
+        *include,
+        *(f"^{sha}" for sha in exclude),
+        "--",
+        cwd=cwd,
+    )
+    found: list[tuple[str, list[str], int, str, list[str]]] = []
+    tokens = iter(out.split(b"\0"))
+    for token in tokens:
+        head = _WALK_HEAD.match(token.lstrip(b"\n"))
+        if head is None:
+            if token.strip(b"\n") and found:
+                found[-1][4].append(token.lstrip(b"\n").decode("utf-8", "surrogateescape"))
+            continue
+        shas = head.group(1).decode().split()
+        time, subject = next(tokens, b"0"), next(tokens, b"")
+        found.append(
+            (shas[0], shas[1:], int(time or 0), subject.decode("utf-8", "surrogateescape"), [])
+        )
+    return found

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from patchcarry.errors import NetworkError
 from patchcarry.git.env import NETWORK_ARGS, credential_args, plain_tree_env
-from patchcarry.git.history import rev_parse
+from patchcarry.git.history import rev_parse, shallow_commits
 from patchcarry.git.runner import GitCommitHash, git
 
 # Local upstreams (paths, file:// URLs) are served by a local upload-pack; these settings let
@@ -146,19 +146,58 @@ def fetch_blobless(
     )
 
 
-def unshallow(url: str, *, cwd: Path) -> None:
-    """Deepen a shallow scratch repo to full history from `url` (when a push needs it)."""
+def prefetch_blobs(remote: str, blobs: list[str], *, cwd: Path) -> None:
+    """Fetch `blobs` (object ids) from the promisor `remote` in one request, as a lazy fetch
+    asks for one: what many entries read at their base and tip comes in one round trip, not
+    one each. Blobs already here are not sent again."""
+    if not blobs:
+        return
+    code, _, err = git(
+        *credential_args(),
+        "-c",
+        "protocol.version=2",
+        "-c",
+        "fetch.negotiationAlgorithm=noop",
+        "fetch",
+        "-q",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--recurse-submodules=no",
+        "--filter=blob:none",
+        "--stdin",
+        remote,
+        cwd=cwd,
+        check=False,
+        stdin="".join(f"{oid}\n" for oid in sorted(set(blobs))),
+    )
+    if code != 0:
+        said = err.strip().splitlines()[-1:] or [f"git exited {code}"]
+        raise NetworkError(
+            f"could not read {len(set(blobs))} file(s) from {remote}: {said[0]}; "
+            "check the network, then re-run"
+        )
+
+
+def deepen(url: str, branch: str, *, cwd: Path) -> bool:
+    """Fetch `branch` from `url` to its whole depth into a shallow scratch repo, so that
+    history the branch holds and a push needs (every shallow boundary under its tip) comes
+    in; True when the repo's shallow boundary changed (a retry has a reason to go through).
+    The branch is asked for by name: a server deepens from what a fetch wants, so fetching
+    another (upstream's default branch) would leave this one's boundary where it was."""
+    before = shallow_commits(cwd=cwd)
     _remote_read(
-        f"the history of {url}",
+        f"the history of {branch}",
         *credential_args(url),
         "fetch",
         "-q",
         "--no-tags",
-        "--unshallow",
+        f"--depth={DEEPEST}",
         "--end-of-options",
         url,
+        f"refs/heads/{branch}",
         cwd=cwd,
     )
+    return shallow_commits(cwd=cwd) != before
 
 
 def _remote_read(what: str, *args: str, cwd: Path) -> None:

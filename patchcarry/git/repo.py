@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from patchcarry.git.env import plain_tree_env
+from patchcarry.git.env import CACHE_CONFIG, plain_tree_env
 from patchcarry.git.runner import git
 
 
@@ -23,6 +23,13 @@ def init_bare(path: Path) -> None:
 def set_config(key: str, value: str, *, cwd: Path) -> None:
     """Set `key` in the repository's own config (`git config key value`)."""
     git("config", key, value, cwd=cwd)
+
+
+def own_cache_config(repo: Path) -> None:
+    """Write `env.CACHE_CONFIG` (no housekeeping behind the tool's back) into the cache
+    repository `repo`'s own config."""
+    for key, value in CACHE_CONFIG.items():
+        set_config(key, value, cwd=repo)
 
 
 def unset_config(key: str, *, cwd: Path) -> None:

@@ -8,14 +8,16 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from patchcarry.errors import GitReadError
-from patchcarry.git.env import credential_args
+from patchcarry.git.env import LITERAL, credential_args
 from patchcarry.git.history import is_ancestor, merge_base
 from patchcarry.git.runner import git, git_bytes
 
 
 def path_exists(rev: str, path: str, *, cwd: Path) -> bool:
     """Whether `path` is in `rev`'s tree; reads trees only, so no blob is fetched."""
-    code, out, err = git("ls-tree", "--full-tree", rev, "--", path, cwd=cwd, check=False)
+    code, out, err = git(
+        "ls-tree", "--full-tree", rev, "--", path, cwd=cwd, check=False, env_extra=LITERAL
+    )
     if code != 0:
         raise GitReadError(f"git ls-tree {rev[:12]} -- {path} failed: {err.strip()}")
     return bool(out.strip())
@@ -37,10 +39,17 @@ def show_file(rev: str, path: str, *, cwd: Path) -> bytes | None:
     return out
 
 
+def text(data: bytes) -> str:
+    """git's output about upstream's files and commits: any bytes allowed, kept
+    (surrogateescape; `encode` restores them)."""
+    return data.decode("utf-8", "surrogateescape")
+
+
 def changed_paths(old: str, new: str, *, cwd: Path) -> list[str]:
-    """Paths that differ between two commits: compares trees only, fetches no blobs."""
-    _, out, _ = git("diff-tree", "-r", "--name-only", "--no-renames", old, new, cwd=cwd)
-    return out.splitlines()
+    """Paths that differ between two commits, as stored (`diff-tree -z`: a name git would
+    quote is read as itself); compares trees only, fetches no blobs."""
+    _, out, _ = git_bytes("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new, cwd=cwd)
+    return [text(p) for p in out.split(b"\0") if p]
 
 
 def changes_under(commit: str, path: str, *, cwd: Path) -> list[tuple[str, str, str]]:
@@ -90,12 +99,28 @@ def special_paths(old: str, new: str, *, cwd: Path) -> list[tuple[str, str]]:
 def modes_at(commit: str, paths: list[str], *, cwd: Path) -> dict[str, str]:
     """{path: mode} for each of `paths` in `commit`'s tree (`git ls-tree`: trees only, no
     blobs); an absent path is left out."""
-    _, out, _ = git_bytes("ls-tree", "-z", "--end-of-options", commit, "--", *paths, cwd=cwd)
+    _, out, _ = git_bytes(
+        "ls-tree", "-z", "--end-of-options", commit, "--", *paths, cwd=cwd, env_extra=LITERAL
+    )
     found = {}
     for record in out.split(b"\0"):
         meta, _, path = record.partition(b"\t")
         if meta:
             found[path.decode("utf-8", "surrogateescape")] = meta.split(b" ")[0].decode()
+    return found
+
+
+def blob_ids(commit: str, paths: list[str], *, cwd: Path) -> list[str]:
+    """The blob id of each of `paths` that is a file in `commit`'s tree (`git ls-tree -z`:
+    trees only, no blob is fetched)."""
+    _, out, _ = git_bytes(
+        "ls-tree", "-z", "--end-of-options", commit, "--", *paths, cwd=cwd, env_extra=LITERAL
+    )
+    found = []
+    for record in out.split(b"\0"):
+        meta = record.partition(b"\t")[0].split(b" ")
+        if len(meta) == 3 and meta[1] == b"blob":
+            found.append(meta[2].decode())
     return found
 
 
@@ -109,9 +134,56 @@ def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int 
     """`git diff` between two commits limited to `paths` (only their blobs are fetched); bytes
     that are not UTF-8 come back as surrogates (`encode` restores them)."""
     _, out, _ = git_bytes(
-        "diff", "--no-color", "--no-renames", f"-U{unified}", old, new, "--", *paths, cwd=cwd
+        "diff",
+        "--no-color",
+        "--no-renames",
+        f"-U{unified}",
+        old,
+        new,
+        "--",
+        *paths,
+        cwd=cwd,
+        env_extra=LITERAL,
     )
-    return out.decode("utf-8", "surrogateescape")
+    return text(out)
+
+
+def diff_files(
+    old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3
+) -> list[tuple[str, str]]:
+    """`git diff old new -- paths`, one (path, its section of the patch) per changed file: the
+    path from git's `--raw -z` record (the same order as the patch), never from the quoted
+    header. Only the blobs of `paths` are read."""
+    _, out, _ = git_bytes(
+        "diff",
+        "--no-color",
+        "--no-renames",
+        "--no-ext-diff",
+        "--raw",
+        "-p",
+        "-z",
+        f"-U{unified}",
+        old,
+        new,
+        "--",
+        *paths,
+        cwd=cwd,
+        env_extra=LITERAL,
+    )
+    raw, sep, patch = out.partition(b"\0\0")  # raw records end with NUL; then the patch
+    if not sep:
+        return []
+    fields = raw.split(b"\0")
+    sections = [
+        s for s in re.split(rb"(?m)^(?=diff --git )", patch) if s.startswith(b"diff --git ")
+    ]
+    found: list[tuple[str, str]] = []
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        status = text(meta).split()[-1][:1]
+        for _ in range(2 if status == "T" else 1):  # a type change: a delete and a create
+            if sections:
+                found.append((text(path), text(sections.pop(0))))
+    return found
 
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.MULTILINE)

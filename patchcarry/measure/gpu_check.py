@@ -25,7 +25,6 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -79,11 +78,11 @@ def plan(
     out: Path, *, dry_run: bool, gpu_count: int, gpu_gib: int, has_gpu_tests: bool
 ) -> tuple[list[Step], list[Step]]:
     """(the steps run side by side, the measurements run alone, in order)."""
-    py = sys.executable
-    pc = (py, "-m", "patchcarry")
-    gpu_tests = (py, "-m", "pytest", "-m", "gpu", "-q", "-rs", f"--junitxml={out}/gpu-tests.xml")
+    py = proc.PYTHON
+    pc = (*py, "-m", "patchcarry")
+    gpu_tests = (*py, "-m", "pytest", "-m", "gpu", "-q", "-rs", f"--junitxml={out}/gpu-tests.xml")
     no_tests = None if has_gpu_tests else f"no {GPU_TESTS} here (run from a checkout)"
-    tests: tuple[str, ...] = (py, "-m", "patchcarry.measure.upstream_tests", "--out", str(out))
+    tests: tuple[str, ...] = (*py, "-m", "patchcarry.measure.upstream_tests", "--out", str(out))
     tests += ("--no-torchrun",) if dry_run else ("--nproc", str(gpu_count))
     device = "cpu" if dry_run else "cuda"
     audit: tuple[str, ...] = (
@@ -152,14 +151,14 @@ def _source_tree(upstream_url: str, say: Callable[[str], None]) -> str:
 def _run_step(step: Step, logs: Path, say: Callable[[str], None]) -> gpu_summary.Outcome:
     if step.skip_reason:
         say(f"{step.name}: skipped ({step.skip_reason})")
-        return gpu_summary.Outcome(step.name, None, 0.0, None, step.skip_reason)
+        return gpu_summary.Outcome(step.name, None, 0.0, None, step.skip_reason, step.key)
     say(f"{step.name}: started")
     start = time.monotonic()
     code, out, err = proc.cmd_output(*step.argv, check=False)
     seconds = time.monotonic() - start
     (logs / step.log).write_text(f"$ {' '.join(step.argv)}\n{out}\n{err}")
     say(f"{step.name}: exit {code} in {seconds:.0f} s (log: logs/{step.log})")
-    return gpu_summary.Outcome(step.name, code == 0, seconds, f"logs/{step.log}", None)
+    return gpu_summary.Outcome(step.name, code == 0, seconds, f"logs/{step.log}", None, step.key)
 
 
 def run_steps(

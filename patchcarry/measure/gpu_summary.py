@@ -22,6 +22,7 @@ class Outcome:
     seconds: float
     log: str | None
     skip_reason: str | None
+    key: str = ""  # the step's --steps name (gpu_check.STEP_KEYS)
 
 
 def _steps(outcomes: Sequence[Outcome], wall_s: float, budget_s: int) -> list[str]:
@@ -84,7 +85,7 @@ def render(
     """summary.md's text (without the closing exit status)."""
     parts = [tree_line, "", *_steps(outcomes, wall_s, budget_s), *_tables(out)]
     log = out / "gpu-tests.xml"
-    gpu_log = next((o.log for o in outcomes if o.step.startswith("GPU tests") and o.log), None)
+    gpu_log = next((o.log for o in outcomes if o.key == "gpu-tests" and o.log), None)
     if gpu_log and (out / gpu_log).is_file():
         lines = (out / gpu_log).read_text().strip().splitlines()
         parts += [f"GPU tests: {lines[-1] if lines else '(no output)'}", ""]

@@ -133,14 +133,14 @@ def run_group(
     )
     launcher = (
         [
-            sys.executable,
+            *proc.PYTHON,
             "-m",
             "torch.distributed.run",
             f"--nproc-per-node={nproc}",
             f"--master-port={env['MASTER_PORT']}",
         ]
         if torchrun
-        else [sys.executable]
+        else [*proc.PYTHON]
     )
     if not torchrun:
         env.update(WORLD_SIZE="1", RANK="0", LOCAL_RANK="0")

@@ -23,7 +23,6 @@ Scenario names and shapes: `patchcarry.proof.scenarios.SCENARIOS`, `BATCH`, `HID
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -56,7 +55,7 @@ def run_probe(
         raise ProbeError(f"{tree} has no megatron/core/__init__.py; pass a prepared tree copy")
     batch_args = [arg for batch in batches for arg in ("--batch", batch)]
     code, out, err = proc.cmd_output(
-        sys.executable,
+        *proc.PYTHON,
         "-m",
         "patchcarry.proof.child",
         *batch_args,

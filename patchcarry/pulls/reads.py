@@ -22,6 +22,7 @@ class Reads:
 
     def __init__(self, gh: GitHub) -> None:
         self.gh = gh
+        self.host = gh.host
         self._memo: dict[tuple[str, ...], Any] = {}
 
     def _once(self, key: tuple[str, ...], read: Callable[[], T]) -> T:

@@ -80,6 +80,7 @@ def render_section(
         "checks": "\n".join(f"- {line}" for line in check_lines) or "- (no check results)",
         "revisions": "\n".join(lines) or "- (none pushed by this tool yet)",
     }
+    values.update({k: sections.defuse(v) for k, v in values.items() if k not in _OWN})
     text = string.Template(template.read_text()).safe_substitute(values)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     inner = text[text.index(placeholder) + len(placeholder) : text.rindex(values["end"])]
@@ -88,6 +89,9 @@ def render_section(
         person=handwritten is not None,
     )  # fmt: skip
     return text.replace(placeholder, begin, 1)
+
+
+_OWN = ("begin", "end")  # the section's own markers; every other value may hold outside text
 
 
 def _resubmission(entry: Entry, superseded: Sequence[Classification], base: str) -> str:

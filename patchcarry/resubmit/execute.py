@@ -78,12 +78,16 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
         (step.target, branches.publisher_ref(plan.entry.name, branch), step.own_record),
     ]
     wait = fork.Backoff(opts.fork_wait, opts.sleep or time.sleep, first=2.0, spent=status.waited)
+    deepened = False  # one deepening, and only a push it changed something for is retried
     while True:
         accepted, message = git.push_refs_with_lease(
             str(status.clone_url), updates, cwd=step.push_from
         )
         if not accepted and "shallow update not allowed" in message:
-            git.unshallow(ctx.upstream_url, cwd=step.push_from)
+            base = plan.entry.base_branch
+            if deepened or not git.deepen(ctx.upstream_url, base, cwd=step.push_from):
+                raise _shallow_refusal(branch, base)
+            deepened = True
             continue
         if accepted:
             return
@@ -213,6 +217,16 @@ def remote_codes(output: str) -> list[str]:
     """GitHub's `GHxxx: text` lines among the `remote:` lines of a push (its error codes
     appear nowhere else)."""
     return _REMOTE_CODE.findall(output)
+
+
+def _shallow_refusal(branch: str, base: str) -> FatalError:
+    """The fork still refuses the push for its shallow history after `base` was fetched to
+    its whole depth: nothing this run can fetch would change that."""
+    return FatalError(
+        f"the fork refuses the push to {branch} for its shallow history even after the whole "
+        f"history of upstream's {base} was fetched; push the base branch to the fork (or sync "
+        "the fork on GitHub), then re-run"
+    )
 
 
 def raise_push_failure(

@@ -9,6 +9,7 @@ import enum
 import time
 from collections.abc import Callable
 
+from patchcarry import hosts
 from patchcarry.errors import FatalError, GitHubError
 from patchcarry.github import GitHub
 from patchcarry.pulls import classify
@@ -45,10 +46,11 @@ def inspect(gh: GitHub | Reads, fork: str, upstream: str) -> ForkStatus:
     source = (repo.get("source") or {}).get("full_name")
     top = classify.root(gh, upstream)
     if classify.same_network(repo, top):
-        return ForkStatus(ForkKind.ATTACHED, repo["full_name"], repo.get("clone_url"))
+        url = hosts.answered_git_url(gh.host, fork, repo.get("clone_url"))
+        return ForkStatus(ForkKind.ATTACHED, repo["full_name"], url)
     where = f" (the root of {upstream}'s network)" if top.lower() != upstream.lower() else ""
     why = "fork: false" if not repo.get("fork") else f"its source is {source}, not {top}{where}"
-    return ForkStatus(ForkKind.DETACHED, repo.get("full_name", fork), repo.get("clone_url"), why)
+    return ForkStatus(ForkKind.DETACHED, repo.get("full_name", fork), None, why)
 
 
 def refuse_detached(status: ForkStatus, upstream: str) -> FatalError:
@@ -90,7 +92,12 @@ def create(gh: GitHub, name: str, upstream: str, *, login: str, wait: Backoff) -
     used, and `note` says so."""
     owner, repo = name.split("/", 1)
     made = gh.create_fork(upstream, name=repo, organization=None if owner == login else owner)
-    full_name = made.get("full_name", name)
+    full_name = str(made.get("full_name") or name)
+    if full_name.split("/")[0].lower() != owner.lower():
+        raise hosts.ForeignGitURLError(
+            f"POST /repos/{upstream}/forks answered {hosts.shown(full_name)}, not a fork owned by "
+            f"{owner}: refusing to push where an API answer chose"
+        )
     while True:
         status = inspect(gh, full_name, upstream)
         if status.kind == ForkKind.ATTACHED:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchcarry import git, pr_template
+from patchcarry import git, hosts, pr_template
 from patchcarry.check import render
 from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
@@ -132,10 +132,7 @@ def _clone_url(reads: Reads, upstream: str, host: str) -> str:
     repo = reads.repo(upstream)
     if repo is None:
         raise UpstreamError(f"{upstream} not found on {host}")
-    url = repo.get("clone_url")
-    if not url:
-        raise UpstreamError(f"{upstream} has no clone_url; pass --upstream-url")
-    return str(url)
+    return hosts.answered_git_url(reads.host, upstream, repo.get("clone_url"))
 
 
 def _default_branch(reads: Reads, entry: Entry) -> str | None:

@@ -86,6 +86,29 @@ def _positions(text: str, needle: str) -> list[int]:
     return [m.start() for m in re.finditer(re.escape(needle), text)]
 
 
+def _adjacent(begins: Sequence[int], ends: Sequence[int]) -> list[tuple[int, int]]:
+    """The (begin, end) marker positions with no other marker between them, in order: the
+    pair the tool wrote is one (it writes no marker inside its section: `defuse`). Only these
+    are hashed, and they never overlap, so each character of a body is hashed at most once
+    (every begin tried with every end took 13 s on 65,520 characters of 280 begin and 504 end
+    markers)."""
+    events = sorted([(p, 0) for p in begins] + [(p, 1) for p in ends])
+    pairs = zip(events, events[1:], strict=False)
+    return [(a, b) for (a, ka), (b, kb) in pairs if (ka, kb) == (0, 1)]
+
+
+def defuse(text: str) -> str:
+    """`text` (outside text the section shows, such as a commit message) with no section
+    marker left in it: each one's colon is written as an HTML entity, inside a comment that
+    never renders."""
+    for marker in _MARKER_STARTS:
+        text = text.replace(marker, marker.replace(":", "&#58;", 1))
+    return text
+
+
+_MARKER_STARTS = ("<!-- patchcarry:begin ", "<!-- patchcarry:end ")
+
+
 def locate(body: str | None, entry_name: str) -> Found:
     """The tool's section of `entry_name` in `body`: the one begin/end pair whose id matches
     the text between them (a quoted marker never does). No marker at all: no section (one is
@@ -98,12 +121,11 @@ def locate(body: str | None, entry_name: str) -> Found:
         return Found(None)
     strict = re.compile(_BEGIN_RE.format(name=re.escape(entry_name)))
     matches = [m for m in (strict.match(text, pos) for pos in begins) if m is not None]
+    by_start = {m.start(): m for m in matches if m.group("id")}
     verified = [
         (m, end)
-        for m in matches
-        if m.group("id")
-        for end in ends
-        if end >= m.end() and section_id(text[m.end() : end]) == m.group("id")
+        for m, end in ((by_start.get(b), e) for b, e in _adjacent(begins, ends))
+        if m is not None and end >= m.end() and section_id(text[m.end() : end]) == m.group("id")
     ]
     if len(verified) == 1:
         return Found(_section(text, *verified[0], entry_name))

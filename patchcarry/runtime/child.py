@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +72,7 @@ def run_module(
 ) -> dict[str, Any]:
     """`python -m module` in `tree` with `request` as JSON on stdin; its result (`child_result`)."""
     code, out, err = proc.cmd_output(
-        sys.executable,
+        *proc.PYTHON,
         "-m",
         module,
         cwd=tree,

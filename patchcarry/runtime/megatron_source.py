@@ -83,7 +83,7 @@ def fetched_tree() -> Path:
 
 def _download(into: Path, version: str) -> Path:
     code, out, err = proc.cmd_output(
-        sys.executable,
+        *proc.PYTHON,
         *("-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--require-hashes"),
         *("--disable-pip-version-check", "--no-input", "--progress-bar", "off"),
         *("-r", str(lock_file()), "-d", str(into)),

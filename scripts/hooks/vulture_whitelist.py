@@ -42,6 +42,8 @@ _.do_POST  # BaseHTTPRequestHandler dispatches a POST to it
 _.do_PUT  # BaseHTTPRequestHandler dispatches a PUT to it
 _.daemon_threads  # ThreadingMixIn reads it
 _.close_connection  # BaseHTTPRequestHandler reads it after each request
+_.protocol_version  # BaseHTTPRequestHandler reads it (testing/hostile_github: HTTP/1.1 answers)
+_.allow_reuse_address  # socketserver.TCPServer reads it when it binds
 
 # ghapi's transport (httpx2): read by the transport when it sends
 _.retries  # github.py sets it to 0: retries are decided there, per verb

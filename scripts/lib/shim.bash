@@ -43,7 +43,7 @@ shim() {
   local set=$1 command=$2
   shift 2
   shim_python "$set" "$@"
-  exec "$shim_py" -m patchcarry "$command" "$@"
+  exec "$shim_py" -P -m patchcarry "$command" "$@"
 }
 
 # shim_module SET MODULE ARGS...: the same for a repository tool, `python -m MODULE` in the
@@ -53,6 +53,6 @@ shim_module() {
   shift 2
   shim_python "$set" "$@"
   cd "$shim_root" || exit 1
-  exec "$shim_py" -m "$module" "$@"
+  exec "$shim_py" -P -m "$module" "$@"
 }
 

@@ -1,0 +1,234 @@
+"""The base branches' history since the pinned bases, read once per base branch for every
+entry (commits and trees, no blobs), and what of it each entry's landing question still lacks.
+
+One shallow fetch per base branch, `--shallow-since` the oldest pinned base of the entries on
+it (less a margin); deeper (a longer margin) only while some entry's question touches history
+that is cut: the base branch's own first-parent history since its base, or the side of a merge
+that changed its fix's files (what "nightly sync main into dev" brought). What is still cut
+after the last margin is a `Gap` the landing judge turns into "undetermined", never a verdict.
+The history is walked once per branch (`BranchHistory`), and every entry looks its commits up
+there: the cost grows with the history and the files touched, not with entries x history.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from patchcarry import git
+from patchcarry.errors import UpstreamError
+from patchcarry.manifest import Entry
+
+# How far before the oldest pinned base the history is read: a day (the usual case), a month,
+# a year; past that an entry whose question needs older history is undetermined.
+HISTORY_MARGINS = (86_400, 31 * 86_400, 366 * 86_400)
+
+
+@dataclasses.dataclass(frozen=True)
+class Gap:
+    """Why an entry's history is incomplete. `cut`: history that may hold the answer was not
+    read (the verdict is "undetermined" unless the fix is found all the same); otherwise a fact
+    about upstream (its branch no longer holds the pinned base)."""
+
+    reason: str
+    cut: bool
+
+
+@dataclasses.dataclass
+class HistoryCost:
+    """What reading the history took: fetches per base branch (one when nothing older is
+    needed; the walks are each `BranchHistory.walks`)."""
+
+    fetches: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+def fix_paths(entry: Entry) -> list[str]:
+    """The files the entry's fix commits touch (what its landing question reads)."""
+    return sorted({f for p in entry.fixes for f in p.files})
+
+
+@dataclasses.dataclass(frozen=True)
+class Commit:
+    """One commit of the history, as one walk of it read it (trees only)."""
+
+    sha: str
+    parents: tuple[str, ...]
+    time: int
+    subject: str
+    files: frozenset[str]  # the paths it changes against its first parent
+
+    @property
+    def merge(self) -> bool:
+        return len(self.parents) > 1
+
+
+def _commits(rows: list[tuple[str, list[str], int, str, list[str]]]) -> list[Commit]:
+    return [Commit(s, tuple(p), t, subj, frozenset(f)) for s, p, t, subj, f in rows]
+
+
+class BranchHistory:
+    """A base branch's history in the cache, walked once for every entry on it: its
+    first-parent commits with the files each changes, each merge's side (what it brought)
+    walked once, when some entry's files are among what the merge changed, and which
+    first-parent commits each pinned base leaves out (a rev-list per base, no trees)."""
+
+    def __init__(self, repo: Path, branch: str, tip: str) -> None:
+        self.repo, self.branch, self.tip = repo, branch, tip
+        self.walks = 0  # walks of the history made (the cost report and a test count them)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Forget what was read (after a fetch deepened the history)."""
+        self._first_parent: list[Commit] | None = None
+        self._since: dict[str, frozenset[str]] = {}
+        self._after: dict[str, frozenset[str]] = {}
+        self._sides: dict[str, list[Commit]] = {}
+        self._ancestor: dict[str, bool] = {}
+        self._shallow: set[str] | None = None
+
+    @property
+    def shallow(self) -> set[str]:
+        if self._shallow is None:
+            self._shallow = git.shallow_commits(cwd=self.repo)
+        return self._shallow
+
+    def first_parent(self) -> list[Commit]:
+        """The tip's first-parent history that is here, oldest first (one walk)."""
+        if self._first_parent is None:
+            self.walks += 1
+            rows = git.walk([self.tip], [], first_parent=True, cwd=self.repo)
+            self._first_parent = _commits(rows)[::-1]
+        return self._first_parent
+
+    def has_base(self, base: str) -> bool:
+        """Whether `base` is on the tip's history here (git merge-base --is-ancestor)."""
+        if base not in self._ancestor:
+            self._ancestor[base] = git.is_ancestor(base, self.tip, cwd=self.repo)
+        return self._ancestor[base]
+
+    def since(self, base: str) -> frozenset[str]:
+        """The first-parent commits since `base`: those of `base..tip` that descend from it
+        (a base on main counts from the merge that brought it to the branch)."""
+        if base not in self._since:
+            first = {c.sha for c in self.first_parent()}
+            below = git.descendants(base, self.tip, cwd=self.repo)
+            self._since[base] = frozenset(sha for sha in below if sha in first)
+        return self._since[base]
+
+    def after(self, base: str) -> frozenset[str]:
+        """Every commit of `base..tip`, all parents (what was made after the base, or beside
+        it: what a merge's side may hold of the fix; the base's own history cannot)."""
+        if base not in self._after:
+            self._after[base] = frozenset(git.rev_list(self.tip, base, cwd=self.repo))
+        return self._after[base]
+
+    def candidates(self, base: str, paths: list[str]) -> list[Commit]:
+        """The first-parent commits of `base..tip` that change `paths`, oldest first."""
+        wanted, since = set(paths), self.since(base)
+        return [c for c in self.first_parent() if c.sha in since and c.files & wanted]
+
+    def side(self, merge: Commit, paths: list[str], base: str) -> list[Commit]:
+        """The commits `merge` brought (reachable from its other parents, not from its first
+        one nor from `base`) that change `paths` or whose parents were not fetched, oldest
+        first."""
+        if merge.sha not in self._sides:
+            self.walks += 1
+            rows = git.walk(
+                list(merge.parents[1:]), list(merge.parents[:1]), first_parent=False, cwd=self.repo
+            )
+            self._sides[merge.sha] = _commits(rows)[::-1]
+        wanted, after = set(paths), self.after(base)
+        return [
+            c
+            for c in self._sides[merge.sha]
+            if c.sha in after and (c.files & wanted or c.sha in self.shallow)
+        ]
+
+    def cut(self, base: str, paths: list[str]) -> str | None:
+        """Why the history a landing question on `paths` since `base` reads is not all here
+        (None: it is)."""
+        if not self.has_base(base):
+            return f"the pinned base {base[:12]} is not an ancestor of {self.branch} here"
+        cut = self.shallow & self.since(base)
+        if cut:
+            return (
+                f"the history of {self.branch} since the pinned base is cut at "
+                f"{sorted(cut)[0][:12]}"
+            )
+        for merge in self.candidates(base, paths):
+            if merge.merge:
+                side = self.side(merge, paths, base)
+                side_cut = [c.sha for c in side if c.sha in self.shallow]
+                if side_cut:
+                    return (
+                        f"the history merge {merge.sha[:12]} brought to {self.branch} is cut "
+                        f"at {side_cut[0][:12]}"
+                    )
+        return None
+
+
+def read(
+    repo: Path,
+    tips: dict[str, str],
+    entries: Sequence[Entry],
+    *,
+    upstream: str,
+    cost: HistoryCost | None = None,
+) -> tuple[dict[str, BranchHistory], dict[str, Gap | None]]:
+    """Bring each base branch's history since its entries' pinned bases into the cache `repo`
+    (one fetch per branch, deeper only as needed); the histories by branch, and per entry
+    name what is still missing."""
+    gaps: dict[str, Gap | None] = {}
+    histories: dict[str, BranchHistory] = {}
+    cost = cost if cost is not None else HistoryCost()
+    for branch in sorted({e.base_branch for e in entries}):
+        group = [e for e in entries if e.base_branch == branch]
+        histories[branch] = BranchHistory(repo, branch, tips[branch])
+        gaps.update(_read_branch(histories[branch], group, upstream, cost))
+    return histories, gaps
+
+
+def _read_branch(
+    history: BranchHistory, group: list[Entry], upstream: str, cost: HistoryCost
+) -> dict[str, Gap | None]:
+    repo, branch, tip = history.repo, history.branch, history.tip
+
+    def missing() -> dict[str, str | None]:
+        history.refresh()
+        return {e.name: history.cut(e.base_commit, fix_paths(e)) for e in group}
+
+    found = missing()
+    oldest = min(git.commit_time(b, cwd=repo) for b in {e.base_commit for e in group})
+    rewritten = False
+    for margin in HISTORY_MARGINS:
+        if all(why is None for why in found.values()):
+            break
+        code, err = git.fetch_partial(
+            "origin", [f"+{tip}:refs/patchcarry/heads/{branch}"], since=oldest - margin, cwd=repo
+        )
+        cost.fetches[branch] = cost.fetches.get(branch, 0) + 1
+        if code != 0 and "no commits selected for shallow requests" in err:
+            rewritten = True  # every commit of the tip is older than the bases: not its history
+            break
+        if code != 0:
+            raise UpstreamError(
+                f"could not fetch the history of {branch} since {oldest - margin} from "
+                f"{upstream}: {err.strip() or 'see git output above'}"
+            )
+        found = missing()
+    gaps: dict[str, Gap | None] = {}
+    for entry in group:
+        why = found[entry.name]
+        if why is None:
+            gaps[entry.name] = None
+        elif rewritten and not history.has_base(entry.base_commit):
+            base = entry.base_commit[:12]
+            reason = f"the pinned base {base} is not on {branch}'s history (rewritten upstream?)"
+            gaps[entry.name] = Gap(reason, cut=False)
+        else:
+            days = HISTORY_MARGINS[-1] // 86_400
+            gaps[entry.name] = Gap(
+                f"{why} (read back to {days} days before the oldest pinned base)", cut=True
+            )
+    return gaps

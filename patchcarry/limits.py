@@ -1,0 +1,19 @@
+"""How long and how much: the total deadline and the size cap of every network exchange.
+
+Each is far beyond what a real answer needs, so only a broken or hostile server meets one;
+past it the run stops (exit 4) in one line naming the host. Tests lower them.
+"""
+
+from __future__ import annotations
+
+# One HTTP exchange with the API: GitHub answers in seconds; its largest answer (a page of
+# 100 pull requests with their bodies) is a few MiB.
+HTTP_DEADLINE_S = 120.0
+HTTP_MAX_BYTES = 64 * 1024 * 1024
+HTTP_READ_TIMEOUT_S = 60.0  # one socket read (httpx's own, per-read timeout)
+
+# One git network call (fetch, ls-remote, push, a lazy blob fetch): a blob-less fetch of a
+# large project's whole history takes minutes, not half an hour. What git prints is read into
+# memory: a ref list of every pull request of a large project is a few MiB.
+GIT_DEADLINE_S = 1800.0
+GIT_MAX_OUTPUT = 256 * 1024 * 1024

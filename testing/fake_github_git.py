@@ -1,0 +1,157 @@
+"""The loopback GitHub's git side over smart HTTP, where GitHub serves it: the `clone_url` its
+API gives, `<host>/OWNER/NAME.git`, answered by real `git http-backend` (CGI) on the
+repository's local directory.
+
+As on github.com: fetching a public repository needs no credentials; a push, or any read of a
+private repository, is answered `401` with `WWW-Authenticate: Basic` until git's credential
+helper sends a token the fake knows (`GitHubState.tokens`); the pusher's token reaches the
+fork's receive hooks (`fake_github_push`) as `GITHUB_TOKEN`, as a local push gave it before.
+Unknown repositories are `404 Repository not found.`
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+import subprocess
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from patchcarry import proc
+
+if TYPE_CHECKING:
+    from testing.fake_github_state import GitHubState
+
+# `/OWNER/NAME.git/<service path>`: what git asks of a smart-HTTP remote.
+_GIT_PATH = re.compile(
+    r"^/(?P<owner>[^/]+)/(?P<name>[^/]+?)\.git(?P<rest>/(?:info/refs|git-upload-pack|git-receive-pack))$"
+)
+
+# What GitHub's upload-pack allows and a local one needs to be told (partial and by-sha fetch).
+_SERVER_CONFIG = {
+    "uploadpack.allowFilter": "true",
+    "uploadpack.allowAnySHA1InWant": "true",
+    "safe.directory": "*",
+}
+
+
+# The server's own git, found once: a test that puts a wrapping `git` first on PATH (to watch
+# what the tool runs) must not see the server's git (http-backend, the receive hooks) too.
+_GIT = shutil.which("git") or "git"
+
+
+def is_git_path(path: str) -> bool:
+    return _GIT_PATH.match(path) is not None
+
+
+def serve(state: GitHubState, h: BaseHTTPRequestHandler, path: str, query: str) -> None:
+    """Answer one smart-HTTP request for `path` (`is_git_path`) from `h`."""
+    from testing.fake_github_state import _local_git_dir
+
+    found = _GIT_PATH.match(path)
+    assert found is not None
+    body = _read_body(h)
+    with state.lock:
+        key = next(
+            (k for k in state.repos if k.lower() == f"{found['owner']}/{found['name']}".lower()),
+            None,
+        )
+        repo = state.repos[key] if key else None
+        git_dir = _local_git_dir(repo.clone_url) if repo else None
+        token = _basic_token(h.headers.get("Authorization"))
+        known = token is not None and token in state.tokens
+    if repo is None or git_dir is None or not git_dir.exists():
+        _answer(h, 404, {"Content-Type": "text/plain"}, b"Repository not found.\n")
+        return
+    push = found["rest"] == "/git-receive-pack" or "service=git-receive-pack" in query
+    if (push or repo.private) and not known:
+        headers = {"WWW-Authenticate": 'Basic realm="GitHub"', "Content-Type": "text/plain"}
+        _answer(h, 401, headers, b"Invalid username or token.\n")
+        return
+    env = _cgi_env(h, git_dir, found["rest"], query, token if known else None, len(body))
+    done = subprocess.run(
+        [_GIT, "http-backend"], input=body, env=env, capture_output=True, check=False
+    )
+    head, _, payload = done.stdout.partition(b"\r\n\r\n")
+    if not _:
+        head, _, payload = done.stdout.partition(b"\n\n")
+    status, headers = 200, {}
+    for line in head.decode("latin-1").splitlines():
+        key, _, value = line.partition(":")
+        if key.lower() == "status":
+            status = int(value.split()[0])
+        elif key:
+            headers[key.strip()] = value.strip()
+    _answer(h, status, headers, payload)
+
+
+def _cgi_env(
+    h: BaseHTTPRequestHandler, git_dir: Path, rest: str, query: str, token: str | None, size: int
+) -> dict[str, str]:
+    env = {k: v for k, v in proc.environment().items() if not k.startswith("GIT_")}
+    path = os.pathsep.join([os.path.dirname(_GIT), env.get("PATH", os.defpath)])
+    env.update(
+        PATH=path,
+        GIT_HTTP_EXPORT_ALL="1",
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        PATH_TRANSLATED=f"{git_dir}{rest}",
+        PATH_INFO=rest,
+        REQUEST_METHOD=h.command,
+        QUERY_STRING=query,
+        CONTENT_TYPE=h.headers.get("Content-Type", ""),
+        CONTENT_LENGTH=str(size),
+        REMOTE_ADDR=h.client_address[0],
+        GIT_CONFIG_COUNT=str(len(_SERVER_CONFIG) + (1 if token else 0)),
+    )
+    config = dict(_SERVER_CONFIG, **({"http.receivepack": "true"} if token else {}))
+    for i, (key, value) in enumerate(config.items()):
+        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    if h.headers.get("Content-Encoding"):
+        env["HTTP_CONTENT_ENCODING"] = h.headers["Content-Encoding"]
+    if h.headers.get("Git-Protocol"):
+        env["GIT_PROTOCOL"] = h.headers["Git-Protocol"]
+    if token:
+        env["REMOTE_USER"] = "x-access-token"
+        env["GITHUB_TOKEN"] = token  # the pusher, as the receive hooks identify it
+    return env
+
+
+def _read_body(h: BaseHTTPRequestHandler) -> bytes:
+    if h.headers.get("Transfer-Encoding", "").lower() == "chunked":
+        parts = []
+        while True:
+            size = int(h.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                h.rfile.readline()
+                return b"".join(parts)
+            parts.append(h.rfile.read(size))
+            h.rfile.readline()
+    length = int(h.headers.get("Content-Length") or 0)
+    return h.rfile.read(length) if length else b""
+
+
+def _basic_token(auth: str | None) -> str | None:
+    """The password of a Basic credential (GitHub reads the token there), or a `token X`."""
+    if not auth:
+        return None
+    kind, _, value = auth.partition(" ")
+    if kind.lower() == "basic":
+        try:
+            return base64.b64decode(value).decode().partition(":")[2] or None
+        except ValueError:
+            return None
+    return value or None
+
+
+def _answer(h: BaseHTTPRequestHandler, status: int, headers: dict[str, str], data: bytes) -> None:
+    h.send_response(status)
+    for key, value in headers.items():
+        if key.lower() != "content-length":
+            h.send_header(key, value)
+    h.send_header("Content-Length", str(len(data)))
+    h.end_headers()
+    h.wfile.write(data)

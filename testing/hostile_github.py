@@ -1,0 +1,275 @@
+"""Hostile or broken servers on loopback, for what the tool must survive from outside answers.
+
+Each binds 127.0.0.1 (or another 127.0.0.0/8 address), answers with a fixed misbehaviour and
+stops by itself: every misbehaviour has a bound of its own (a number of requests, of bytes,
+of drips), so a client that does not protect itself makes a test slow and failing, never hung.
+
+- `RewritingFront`: a forwarder in front of the loopback GitHub that rewrites chosen JSON
+  answers (an API whose `clone_url` names somewhere else) and passes everything else, git's
+  smart HTTP included, through unchanged.
+- `Misbehaving`: one behaviour for every request: `retry_after` (429 + Retry-After, N times),
+  `drip` (the answer one byte at a time), `endless_body` (a chunked body that goes on),
+  `endless_refs` (a git ref advertisement that goes on).
+- `ProxyTrap`: an HTTP proxy that records what reaches it and forwards nothing.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socketserver
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+Json = Any
+Rewrite = Callable[[str, str, Json], Json]  # (method, path, answer) -> answer
+Behaviour = Callable[[BaseHTTPRequestHandler, int], None]  # (request, its number from 1)
+
+_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
+
+
+class _Server:
+    """A ThreadingHTTPServer on `address` run in a daemon thread; `with` starts and stops it."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], address: str = "127.0.0.1") -> None:
+        self._server = ThreadingHTTPServer((address, 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> Any:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _read_body(h: BaseHTTPRequestHandler) -> bytes:
+    if h.headers.get("Transfer-Encoding", "").lower() == "chunked":
+        parts = []
+        while size := int(h.rfile.readline().split(b";")[0].strip() or b"0", 16):
+            parts.append(h.rfile.read(size))
+            h.rfile.readline()
+        h.rfile.readline()
+        return b"".join(parts)
+    length = int(h.headers.get("Content-Length") or 0)
+    return h.rfile.read(length) if length else b""
+
+
+class RewritingFront(_Server):
+    """Forwards every request to `backend` (the loopback GitHub's URL); JSON answers have the
+    backend's URL replaced by the front's, then pass through `rewrite`. `seen` lists every
+    (method, path); past `max_requests` it answers 503 to everything (it stops by itself)."""
+
+    def __init__(self, backend: str, rewrite: Rewrite, *, max_requests: int = 1000) -> None:
+        outer = self
+        self.backend = urlsplit(backend)
+        self.seen: list[tuple[str, str]] = []
+        self.max_requests = max_requests
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+                outer._forward(self)
+
+            do_POST = do_PATCH = do_PUT = do_DELETE = do_GET
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        super().__init__(Handler)
+        self.rewrite = rewrite
+
+    def _forward(self, h: BaseHTTPRequestHandler) -> None:
+        body = _read_body(h)
+        self.seen.append((h.command, h.path))
+        if len(self.seen) > self.max_requests:
+            h.send_response(503)
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return
+        conn = http.client.HTTPConnection(self.backend.hostname or "", self.backend.port)
+        headers = {k: v for k, v in h.headers.items() if k.lower() not in _HOP}
+        conn.request(h.command, h.path, body=body, headers=headers)
+        answer = conn.getresponse()
+        data = answer.read()
+        kind = answer.getheader("Content-Type") or ""
+        if "json" in kind and data:
+            text = data.decode().replace(self.backend.geturl().rstrip("/"), self.url)
+            data = json.dumps(self.rewrite(h.command, h.path, json.loads(text))).encode()
+        h.send_response(answer.status)
+        for key, value in answer.getheaders():
+            if key.lower() not in _HOP:
+                h.send_header(key, value)
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+        conn.close()
+
+
+class Misbehaving(_Server):
+    """Answers every request with `behaviour(handler, n)` (n counts from 1); `requests` is how
+    many came, `finished` how many answers ran to their own end (the client did not hang up)."""
+
+    def __init__(self, behaviour: Behaviour) -> None:
+        outer = self
+        self.requests = 0
+        self.finished = 0
+        self._lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # noqa: N802
+                _read_body(self)
+                with outer._lock:
+                    outer.requests += 1
+                    n = outer.requests
+                try:
+                    behaviour(self, n)
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client hung up: what a protected client does
+                with outer._lock:
+                    outer.finished += 1
+
+            do_POST = do_PATCH = do_GET
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        super().__init__(Handler)
+
+
+def _json_answer(h: BaseHTTPRequestHandler, status: int, body: Json, **headers: str) -> None:
+    data = json.dumps(body).encode()
+    h.send_response(status)
+    h.send_header("Content-Type", "application/json; charset=utf-8")
+    for key, value in headers.items():
+        h.send_header(key.replace("_", "-"), value)
+    h.send_header("Content-Length", str(len(data)))
+    h.end_headers()
+    h.wfile.write(data)
+
+
+def retry_after(seconds: str, *, times: int) -> Behaviour:
+    """429 with `Retry-After: <seconds>` to the first `times` requests, then a user."""
+
+    def behave(h: BaseHTTPRequestHandler, n: int) -> None:
+        if n <= times:
+            message = {"message": "API rate limit exceeded", "documentation_url": "https://docs"}
+            _json_answer(h, 429, message, Retry_After=seconds)
+        else:
+            _json_answer(h, 200, {"login": "patient", "id": 1})
+
+    return behave
+
+
+def drip(every_s: float, *, count: int) -> Behaviour:
+    """A valid answer sent one byte each `every_s` seconds, from its status line on, `count`
+    bytes at most (then the connection closes, the answer unfinished)."""
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"." * count
+
+    def behave(h: BaseHTTPRequestHandler, n: int) -> None:
+        for byte in head[:count]:
+            h.wfile.write(bytes([byte]))
+            h.wfile.flush()
+            time.sleep(every_s)
+        h.close_connection = True
+
+    return behave
+
+
+def endless_body(
+    *, total: int, chunk: int = 65536
+) -> Callable[[BaseHTTPRequestHandler, int], None]:
+    """200 with a chunked JSON body that goes on for `total` bytes, then ends (valid JSON)."""
+
+    def behave(h: BaseHTTPRequestHandler, n: int) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json; charset=utf-8")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        parts = [b'{"login": "x", "pad": "'] + [b"." * chunk] * (total // chunk) + [b'"}']
+        for part in parts:
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+        h.wfile.write(b"0\r\n\r\n")
+
+    return behave
+
+
+def _pkt(line: bytes) -> bytes:
+    return b"%04x" % (len(line) + 4) + line
+
+
+def endless_refs(
+    *, count: int, every_s: float = 0.0
+) -> Callable[[BaseHTTPRequestHandler, int], None]:
+    """A smart-HTTP ref advertisement (`info/refs?service=git-upload-pack`) of `count` refs,
+    one each `every_s` seconds, chunked; a real server's would end much sooner."""
+
+    def behave(h: BaseHTTPRequestHandler, n: int) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "application/x-git-upload-pack-advertisement")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+
+        def send(data: bytes) -> None:
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            h.wfile.flush()
+
+        send(_pkt(b"# service=git-upload-pack\n") + b"0000")
+        sha = b"1" * 40
+        send(_pkt(sha + b" HEAD\0multi_ack symref=HEAD:refs/heads/main\n"))
+        for i in range(count):
+            send(_pkt(sha + b" refs/heads/b%d\n" % i))
+            if every_s:
+                time.sleep(every_s)
+        send(b"0000")
+        h.wfile.write(b"0\r\n\r\n")
+
+    return behave
+
+
+class ProxyTrap(socketserver.ThreadingTCPServer):
+    """An HTTP proxy on `address` that records the first bytes of every connection made to it
+    (`seen`) and answers 502: anything here reached a proxy."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: str = "127.0.0.2") -> None:
+        self.seen: list[bytes] = []
+        outer = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                data = self.request.recv(65536)
+                outer.seen.append(data)
+                self.request.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+
+        super().__init__((address, 0), Handler)
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> ProxyTrap:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+        self.server_close()

@@ -1,0 +1,64 @@
+"""`check` on a manifest of 200 entries (testing/landing_many: real git): the base branch's
+history is fetched once and walked once for all of them, the files they read come in one
+fetch, and every entry is judged against it. Counted at git's own door (a `git` on PATH that
+logs each call) and in the cache (a pack per fetch), never timed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from patchcarry.cli import main
+from testing.landing_many import ManyWorld
+
+COUNT = 200
+
+
+def _logging_git(tmp_path: Path) -> Path:
+    """A `git` first on PATH that writes each call's arguments to a log, then runs git."""
+    real = shutil.which("git")
+    assert real is not None
+    log, folder = tmp_path / "git-calls.log", tmp_path / "bin"
+    folder.mkdir()
+    shim = folder / "git"
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    return log
+
+
+def test_200_entries_read_the_shared_history_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world = ManyWorld.create(tmp_path / "world", COUNT)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    log = _logging_git(tmp_path)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    argv = ["check", "--json", "--manifest", str(world.manifest), "--upstream", world.url]
+    code = main([*argv, "--work-dir", str(tmp_path / "wd")])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0  # landed entries are nothing to carry; the others still apply
+    judged = {
+        e["name"]: (
+            e["landing"]["verdict"],
+            (e["landing"]["commit"] or {}).get("subject"),
+            (e["landing"]["merged_by"] or {}).get("subject"),
+        )
+        for e in data["entries"]
+    }
+    assert judged == world.expected and len(judged) == COUNT
+    calls = log.read_text().splitlines()
+    history_fetches = [c for c in calls if "--shallow-since" in c]
+    walks = [c for c in calls if "--name-only" in c and "--diff-merges=first-parent" in c]
+    assert len(history_fetches) == 1  # one fetch of dev's history for 200 entries
+    assert len(walks) == 2  # dev's first-parent history, and the side of its one sync merge
+    # every fetch into the cache leaves one pack: the named commits, the history, and the
+    # blobs all 200 entries read at their base and tip, in one request (not a lazy fetch each)
+    assert len(list((tmp_path / "wd" / "objects" / "pack").glob("*.pack"))) == 3
+    assert data["cost"]["history_fetches"] == {"dev": 1}
+    assert data["cost"]["history_walks"] == {"dev": 2}
+    assert data["cost"]["entries"] == COUNT and data["cost"]["bytes_fetched"] > 0

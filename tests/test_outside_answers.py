@@ -1,0 +1,274 @@
+"""What outside answers may do: hostile or broken API and git servers on loopback, against
+real ghapi over real HTTP and real git. Each server stops by itself (testing/hostile_github);
+the limits are lowered here so that a protected client stops long before it does."""
+
+from __future__ import annotations
+
+import pytest
+
+from patchcarry import cli, git, limits
+from patchcarry.errors import BadInputError, GitHubError, NetworkError
+from patchcarry.github import GitHub
+from patchcarry.hosts import api_host
+from testing import github_scenarios as sc
+from testing import hostile_github as hostile
+from testing.fake_github import FakeGitHub
+from testing.upstream_repos import PINNED_ENV
+from tests import test_resubmit
+
+pytest_plugins = ["testing.fake_github"]
+
+# the resubmit world (an upstream, an attached fork, the loopback GitHub) and its entry
+ENTRY = test_resubmit.ENTRY
+template_upstream = test_resubmit.template_upstream
+world = test_resubmit.world
+
+SECRET = "sentinel-secret-in-gh-host-0123456789"
+
+
+def _never_sleep(seconds: float) -> None:
+    return None
+
+
+# -- retries: each one counted --------------------------------------------------------------
+@pytest.mark.parametrize("wait", ["0", "1"])
+def test_a_server_that_always_says_retry_after_is_obeyed_a_counted_number_of_times(wait):
+    """429 + Retry-After: 0 (or 1) to 50 requests: the client gives up after its own count of
+    waits, long before the server would give in."""
+    with hostile.Misbehaving(hostile.retry_after(wait, times=50)) as server:
+        gh = GitHub(host=server.url, token="t", sleep=_never_sleep)
+        with pytest.raises(GitHubError, match="rate limited.* after 3 waits"):
+            gh.user()
+        assert server.requests == GitHub.RATE_WAITS + 1
+
+
+# -- a deadline and a size cap on every answer ----------------------------------------------
+def test_a_dripping_api_server_is_left_at_the_deadline_with_exit_4(monkeypatch, capsys):
+    """An answer dripped a byte at a time (each read well within the per-read timeout) is
+    given up at the exchange's total deadline: exit 4, one line naming the host."""
+    monkeypatch.setattr(limits, "HTTP_DEADLINE_S", 0.5)
+    with hostile.Misbehaving(hostile.drip(0.05, count=200)) as server:
+        monkeypatch.setenv("GH_HOST", server.url)
+        monkeypatch.setenv("GITHUB_TOKEN", "t")
+        assert cli.main(["scan"]) == 4
+        err = capsys.readouterr().err.strip()
+        assert server.url.removeprefix("http://") in err and "within 0.5 s" in err
+        assert len(err.splitlines()) == 1
+        assert server.requests == 1 and server.finished == 0  # it hung up mid-drip
+
+
+def test_an_endless_api_answer_is_cut_at_the_size_cap(monkeypatch):
+    monkeypatch.setattr(limits, "HTTP_MAX_BYTES", 1 << 20)
+    with hostile.Misbehaving(hostile.endless_body(total=32 << 20)) as server:
+        gh = GitHub(host=server.url, token="t", sleep=_never_sleep)
+        with pytest.raises(NetworkError, match=r"passed 1048576 bytes"):
+            gh.user()
+        assert server.finished == 0
+
+
+def test_a_git_server_with_an_endless_ref_list_stops_check_at_the_deadline(
+    monkeypatch, tmp_path, capsys
+):
+    monkeypatch.setattr(limits, "GIT_DEADLINE_S", 1.0)
+    with hostile.Misbehaving(hostile.endless_refs(count=5000, every_s=0.005)) as server:
+        url = f"{server.url}/NVIDIA/Megatron-LM.git"
+        code = cli.main(["check", "--upstream", url, "--work-dir", str(tmp_path / "wd")])
+        err = capsys.readouterr().err.strip()
+        assert code == 4, err
+        assert server.url in err and "still running after 1 s" in err
+        assert server.finished == 0
+
+
+def test_git_output_past_its_cap_is_refused(monkeypatch):
+    monkeypatch.setattr(limits, "GIT_MAX_OUTPUT", 10_000)
+    with hostile.Misbehaving(hostile.endless_refs(count=2000)) as server:
+        with pytest.raises(NetworkError, match=r"ls-remote from .*printed more than 10000"):
+            git.ls_remote_refs(f"{server.url}/x.git", ["refs/heads/*"])
+
+
+# -- loopback never through a proxy; no credentials in GH_HOST -------------------------------
+def test_loopback_traffic_never_reaches_a_proxy(monkeypatch, fake_github: FakeGitHub, tmp_path):
+    """With every proxy variable naming a proxy on 127.0.0.2, the API call and git's call to
+    the loopback GitHub go straight there: the token reaches no proxy."""
+    sc.detached_fork_close(fake_github.state, tmp_path / "none.git", new_fork="none")
+    with hostile.ProxyTrap("127.0.0.2") as trap:
+        for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "ALL_PROXY",
+                     "all_proxy"):  # fmt: skip
+            monkeypatch.setenv(name, trap.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.setenv("GH_HOST", fake_github.url)
+        monkeypatch.setenv("GITHUB_TOKEN", sc.TOKEN)
+        assert GitHub(host=fake_github.url, token=sc.TOKEN).user()["login"] == sc.OWNER
+        code, _, _ = git.ls_remote_refs(f"{fake_github.url}/nobody/none.git", ["HEAD"])
+        assert code != 0  # the fake's 404, not the proxy's 502
+        assert trap.seen == []
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        f"http://x-access-token:{SECRET}@127.0.0.1:9",
+        f"{SECRET}@ghe.example.com",
+        f"https://user:{SECRET}@ghe.example.com/api/v3",
+    ],  # fmt: skip
+)
+def test_credentials_in_gh_host_are_refused_never_echoed(value, monkeypatch, capsys):
+    with pytest.raises(BadInputError, match="credentials in the URL") as caught:
+        api_host(value)
+    assert SECRET not in str(caught.value)
+    monkeypatch.setenv("GH_HOST", value)
+    monkeypatch.setenv("GITHUB_TOKEN", "t")
+    assert cli.main(["scan", "--json"]) == 5
+    captured = capsys.readouterr()
+    assert SECRET not in captured.out + captured.err
+
+
+# -- where the tool writes is never an API answer's choice ----------------------------------
+def _rewriting(name: str, field: str, value: str) -> hostile.Rewrite:
+    """Every repository object named `name` in any answer gets `field` = `value`."""
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if str(node.get("full_name", "")).lower() == name.lower():
+                node[field] = value
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    def rewrite(method: str, path: str, body: object) -> object:
+        walk(body)
+        return body
+
+    return rewrite
+
+
+@pytest.mark.parametrize(
+    ("target", "kind"),
+    [
+        ("fork", "path"),
+        ("fork", "file"),
+        ("fork", "ssh"),
+        ("fork", "other-repo"),
+        ("fork", "other-host"),
+        ("fork", "credentials"),
+        ("upstream", "path"),
+        ("upstream", "other-repo"),
+    ],  # fmt: skip
+)
+def test_a_clone_url_naming_anywhere_else_is_refused_before_any_write(
+    world,
+    target,
+    kind,
+    monkeypatch,
+    capsys,
+    tmp_path,
+):
+    """The API's clone_url for the fork (where the push goes) or the upstream (what is
+    fetched) names a local repository, ssh, another repository or host: exit 5 in one line,
+    nothing written on GitHub, nothing pushed anywhere."""
+    w = world()
+    victim = tmp_path / "victim.git"
+    git.git("init", "-q", "--bare", str(victim), cwd=tmp_path)
+    name = sc.NEW_FORK if target == "fork" else sc.UPSTREAM
+    holder: dict[str, str] = {}
+    with hostile.RewritingFront(w.gh.url, lambda m, p, b: holder["rewrite"](m, p, b)) as front:
+        answer = {
+            "path": str(victim),
+            "file": victim.as_uri(),
+            "ssh": f"git@127.0.0.2:{name}.git",
+            "other-repo": f"{front.url}/someone/other.git",
+            "other-host": f"http://127.0.0.2:9/{name}.git",
+            "credentials": f"http://x:{SECRET}@{front.url.removeprefix('http://')}/{name}.git",
+        }[kind]
+        holder["rewrite"] = _rewriting(name, "clone_url", answer)
+        monkeypatch.setenv("GH_HOST", front.url)
+        assert w.run(ENTRY) == 5
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "clone_url" in err and SECRET not in err
+    assert w.writes() == []
+    assert git.git("for-each-ref", cwd=victim)[1] == ""  # nothing pushed there
+    assert w.fork_branch() is None
+
+
+def test_a_fork_answered_under_another_owner_is_never_pushed_to(
+    world,
+    monkeypatch,
+    capsys,
+):
+    """POST .../forks answering a repository of another owner: refused, nothing pushed."""
+    w = world(new_fork="none")
+    w.state.add_repo("someone/Megatron-LM", fork_of=sc.UPSTREAM)
+    rewrite = _rewriting(sc.NEW_FORK, "full_name", "someone/Megatron-LM")
+    with hostile.RewritingFront(
+        w.gh.url, lambda m, p, b: rewrite(m, p, b) if m == "POST" else b
+    ) as front:
+        monkeypatch.setenv("GH_HOST", front.url)
+        assert w.run(ENTRY) == 5
+    err = capsys.readouterr().err.strip()
+    assert "someone/Megatron-LM" in err and "not a fork owned by htesd" in err
+    assert [m for m, _ in w.writes()] == ["POST"]  # the fork request alone
+
+
+# -- a push retried only when its reason changed, a counted number of times -----------------
+def test_a_push_refused_for_shallow_history_deepens_what_it_needs_once(world, monkeypatch):
+    """Upstream's default branch is main, PRs go to dev, and dev moved by a merge of a branch
+    the fork lacks: `resubmit --rebase` builds on dev's tip from a shallow fetch, the fork
+    refuses the shallow push; one fetch that deepens dev (not main) lets the next push in."""
+    w = world()
+    work = w.upstream.work
+    dev = git.rev_parse("dev", cwd=w.upstream.bare)
+    git.git("checkout", "-q", "-B", "side", dev, cwd=work)
+    (work / "SIDE.md").write_text("a side branch the fork never saw\n")
+    git.git("add", "-A", cwd=work)
+    git.git("commit", "-q", "-m", "side: a commit", cwd=work, env_extra=PINNED_ENV)
+    git.git("checkout", "-q", "-B", "dev", dev, cwd=work)
+    git.git(
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "Merge side into dev",
+        "side",
+        cwd=work,
+        env_extra=PINNED_ENV,
+    )
+    git.git("push", "-q", "origin", "HEAD:refs/heads/dev", cwd=work)
+    # upstream's server deepens only from what a fetch wants (its own history is shallow at
+    # its root, as a mirror's may be): a fetch of main cannot deepen dev's merge
+    (w.upstream.bare / "shallow").write_text(w.upstream.base_commit + "\n")
+    with hostile.RewritingFront(w.gh.url, lambda m, p, b: b, max_requests=300) as front:
+        monkeypatch.setenv("GH_HOST", front.url)
+        assert w.run("--rebase", ENTRY) == 0
+    pushes = [p for m, p in front.seen if m == "POST" and p.endswith("/git-receive-pack")]
+    assert len(pushes) <= 2
+    assert w.fork_branch() is not None
+
+
+@pytest.mark.parametrize(
+    ("api", "name", "answer"),
+    [
+        (
+            "https://api.github.com",
+            "NVIDIA/Megatron-LM",
+            "https://github.com/NVIDIA/Megatron-LM.git",
+        ),
+        (
+            "https://api.github.com",
+            "nvidia/megatron-lm",
+            "https://github.com/NVIDIA/Megatron-LM.git",
+        ),
+        ("https://ghe.example.com/api/v3", "o/r", "https://ghe.example.com/o/r.git"),
+        ("https://api.tenant.ghe.com", "o/r", "https://tenant.ghe.com/o/r.git"),
+        ("https://api.github.com", "o/r", None),
+    ],  # fmt: skip
+)
+def test_githubs_own_clone_urls_are_the_derived_ones(api, name, answer):
+    """What github.com, GHE and data-residency hosts answer is accepted as is (names are
+    case-insensitive); the URL used is always the one derived from the host and the name."""
+    from patchcarry import hosts
+
+    assert hosts.answered_git_url(api, name, answer).lower() == (answer or
+        "https://github.com/o/r.git").lower()  # fmt: skip
