@@ -267,7 +267,7 @@ def test_a_marker_in_outside_text_is_defused_so_the_section_is_found_again():
     quoted = f"{sections.section_end(entry.name)} and {begin}"
     fix = dataclasses.replace(entry.fix, message=f"{entry.fix.message}\n\n{quoted}")
     entry = dataclasses.replace(entry, fixes=(fix,))
-    section = body.render_section(entry, superseded=[], check_lines=["x"], evidence_markdown=None,
+    section = body.render_section(entry, superseded=[], check_lines=["x"], impact=None,
                                   summary=True)  # fmt: skip
     assert section.count("<!-- patchcarry:end ") == 1 and "patchcarry&#58;end" in section
     found = sections.locate("Hand text\n" + section, entry.name)
