@@ -29,7 +29,7 @@ from patchcarry import proc
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = ("README.md", "docs/adopt.md", "docs/check.md", "docs/resubmit-demo.md",
-         "docs/live-refresh-demo.md")  # fmt: skip
+         "docs/live-refresh-demo.md", "docs/pr-bodies.md")  # fmt: skip
 PY = sys.executable
 # The command a block names -> the argv that produces it ($MIRROR: the upstream mirror).
 COMMANDS: dict[str, list[str]] = {
@@ -44,8 +44,13 @@ COMMANDS: dict[str, list[str]] = {
     "scripts/check --upstream $MIRROR": [PY, "-m", "patchcarry", "check", "--upstream", "$MIRROR"],
     "python -m testing.demo_live_refresh --mirror $MIRROR": [
         PY, "-m", "testing.demo_live_refresh", "--mirror", "$MIRROR"],
+    "python -m testing.demo_bodies --mirror $MIRROR": [
+        PY, "-m", "testing.demo_bodies", "--mirror", "$MIRROR"],
 }  # fmt: skip
-BLOCK_RE = re.compile(r"(<!-- output: (.+?) -->\n```text\n)(.*?)(```\n<!-- /output -->)", re.S)
+# A longer fence (````text) holds output that has ``` lines of its own.
+BLOCK_RE = re.compile(
+    r"(<!-- output: (.+?) -->\n(?P<fence>`{3,})text\n)(.*?)((?P=fence)\n<!-- /output -->)", re.S
+)
 _NOISE = (
     (re.compile(r"/tmp/[A-Za-z0-9_.-]+"), "$TMP"),
     (re.compile(r"(127\.0\.0\.\d+|localhost):\d+"), r"\1:PORT"),
@@ -88,7 +93,7 @@ def render(text: str, mirror: Path | None = None) -> str:
         command = match.group(2)
         if needs_mirror(command) and mirror is None:
             return match.group(0)
-        return f"{match.group(1)}{run(command, mirror)}{match.group(4)}"
+        return f"{match.group(1)}{run(command, mirror)}{match.group(5)}"
 
     return BLOCK_RE.sub(block, text)
 

@@ -53,6 +53,29 @@ PINNED_ENV = {
     "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+0000",
 }
 _DRIFT_LINES = ["# dev: new import block added above the patched code", "import os", ""]
+# The fixture's PR template, on its default branch only (where GitHub reads it), in the shape
+# of Megatron-LM's: the author's own box first, the "What" heading with its placeholder, the
+# linked issue, the pre-check boxes.
+PR_TEMPLATE_PATH = ".github/pull_request_template.md"
+PR_TEMPLATE = """- [ ] I, the PR author, have personally reviewed every line of this PR.
+
+# What does this PR do?
+<!-- Add a one line overview of what this PR aims to accomplish. -->
+
+## Issue tracking
+
+Linked issue: <!-- e.g. Fixes #1234 / Related to #1234 -->
+
+## Contribution process
+
+### Pre-checks
+
+- [ ] I have added relevant unit tests
+- [ ] I have added relevant functional tests
+- [ ] I have added relevant documentation
+
+All PRs start as **draft**.
+"""
 
 
 def _g(*args: str, cwd: Path, stdin: str | None = None) -> str:
@@ -188,7 +211,13 @@ def make_upstream(
     _g("commit", "-q", "-am", "dev: add imports above the patched code", cwd=work)
     _g("init", "-q", "--bare", str(bare), cwd=tmp_path)
     _g("remote", "add", "origin", str(bare), cwd=work)
-    _g("push", "-q", "origin", "dev", f"{base}:refs/heads/main", cwd=work)
+    _g("checkout", "-q", "-b", "main", base, cwd=work)  # the default branch: the template
+    (work / PR_TEMPLATE_PATH).parent.mkdir(parents=True)
+    (work / PR_TEMPLATE_PATH).write_text(PR_TEMPLATE)
+    _g("add", "-A", cwd=work)
+    _g("commit", "-q", "-m", "main: the pull request template", cwd=work)
+    _g("checkout", "-q", "dev", cwd=work)
+    _g("push", "-q", "origin", "dev", "main", cwd=work)
     # Like Megatron-LM: the default branch is `main` (behind `dev`); a fork made with
     # default_branch_only holds just that one.
     _g("symbolic-ref", "HEAD", "refs/heads/main", cwd=bare)

@@ -31,7 +31,7 @@ def test_every_block_names_a_known_command() -> None:
 @pytest.mark.parametrize(("name", "command"), LOOPBACK_BLOCKS)
 def test_block_is_what_its_command_prints(name: str, command: str) -> None:
     text = (docs_outputs.ROOT / name).read_text()
-    shown = next(m.group(3) for m in docs_outputs.BLOCK_RE.finditer(text) if m.group(2) == command)
+    shown = next(m.group(4) for m in docs_outputs.BLOCK_RE.finditer(text) if m.group(2) == command)
     assert shown == docs_outputs.run(command), (
         f"{name} is stale for `{command}`: run scripts/render-docs"
     )

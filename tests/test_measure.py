@@ -201,3 +201,25 @@ def test_upstream_side_by_side_flags_only_pass_to_fail(tmp_path) -> None:
     ]
     table = ut.render_markdown([before, worse])
     assert "| `c` | passed | missing |" in table
+
+
+def test_the_evidence_records_the_one_line_that_makes_it_again(synthetic_run, monkeypatch) -> None:
+    _, doc, _, _ = synthetic_run
+    shape = " ".join(f"--{k} {v}" for k, v in SHAPE.items())
+    assert doc["command"].startswith("scripts/measure --upstream ")
+    assert doc["command"].endswith(
+        f"--model synthetic {shape} --dtype fp32 --variants unpatched,fix,reset,both --iterations 2"
+    )
+    assert f"Produced by: `{doc['command']}`." in evidence.render_markdown_table(doc)
+    monkeypatch.delenv("GH_HOST", raising=False)
+    import argparse
+
+    args = argparse.Namespace(
+        model="hc-gpt", device="cpu", seed_config=False, variants="unpatched,fix", iterations=3
+    )
+    bf16 = model.Shape(layers=2, seq=512, mbs=1, hidden=256, streams=4, dtype="bf16")
+    assert setup.reproduce_command(args, bf16, "NVIDIA/Megatron-LM") == (
+        "scripts/measure --upstream https://github.com/NVIDIA/Megatron-LM.git --layers 2 "
+        "--seq 512 --mbs 1 --hidden 256 --streams 4 --dtype bf16 --variants unpatched,fix "
+        "--iterations 3"
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,13 +13,18 @@ from pathlib import Path
 import pytest
 
 from patchcarry import cli, git
+from patchcarry.install import CHECKOUT
+from patchcarry.measure import evidence, impact
+from patchcarry.resubmit.section import section_end
 from testing import github_scenarios as sc
 from testing import patch_corpus
+from testing import pr_bodies as pb
 from testing.fake_github import FakeGitHub, GitHubState
 from testing.upstream_repos import (
     FIX_0001,
     FIX_0003,
     PINNED_ENV,
+    PR_TEMPLATE_PATH,
     UpstreamRepo,
     make_upstream,
     write_manifest,
@@ -440,7 +446,8 @@ def test_head_branch_that_is_the_forks_default_branch_is_refused(world, capsys):
     assert "--allow-default-branch" in capsys.readouterr().err
     assert w.writes() == []
     _, main_tip, _ = git.git("rev-parse", "refs/heads/main", cwd=w.fork_git)
-    assert main_tip.strip() == w.upstream.base_commit and w.fork_branch() == before
+    upstream_main = git.rev_parse("refs/heads/main", cwd=w.upstream.bare)
+    assert main_tip.strip() == upstream_main and w.fork_branch() == before
     assert w.run("--allow-default-branch", "--dry-run", ENTRY) == 0
 
 
@@ -591,8 +598,9 @@ def test_measured_impact_comes_from_the_repositorys_committed_gpu_evidence(world
     pull = w.state.pulls[(sc.UPSTREAM, number)]
     assert "No evidence file was given" not in pull.body
     assert "On NVIDIA H200, upstream's own `pretrain_gpt.py` at c76ff61" in pull.body
-    assert "the fix frees 268435456 B (268.44 MB) of the allocator floor" in pull.body
-    assert recorded_gpu.COMMAND in pull.body and "step-time ratio 1.000" in pull.body
+    assert "this change frees 268435456 B (268.44 MB) of the allocator floor" in pull.body
+    assert f"reproduce: `{recorded_gpu.COMMAND}`" in pull.body
+    assert "step-time ratio 1.000" in pull.body and "both fixes free" not in pull.body
 
 
 @pytest.mark.parametrize(
@@ -638,7 +646,7 @@ def test_a_body_near_githubs_limit_keeps_the_newest_revisions_within_it(world):
     while True:
         revisions.append(f"2026-08-{len(revisions) % 28 + 1:02d} `{len(revisions):012x}` rewrite")
         section = body.render_section(entry, superseded=[], check_lines=[],
-                                      evidence_markdown=None, revisions=revisions)  # fmt: skip
+                                      impact=None, revisions=revisions)  # fmt: skip
         text = body.render_new(entry, section)
         if len(text) > 65_536 - 200:
             break
@@ -737,3 +745,45 @@ def test_a_live_pr_on_the_tools_own_head_is_not_rebuilt_without_update_live(worl
     assert "Held back until you pass --update-live" in capsys.readouterr().out
     assert w.run("--update-live", ENTRY) == 0
     assert w.fork_branch() != published
+
+
+def _section(body: str) -> str:
+    start = body.index(f"<!-- patchcarry:begin entry={ENTRY} ")
+    end = body.index(section_end(ENTRY)) + len(section_end(ENTRY))
+    return body[start:end]
+
+
+def test_a_new_pr_reads_as_upstreams_template_with_its_own_fix_measured_and_a_test_line(world):
+    w = world()
+    sha = pb.commit_evidence(w.manifest.parent.parent, "https://github.com/carrier/patches.git")
+    assert w.run(ENTRY) == 0
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    body = w.state.pulls[(sc.UPSTREAM, number)].body
+    section = _section(body)
+
+    impact_block = section.split("### Measured impact", 1)[1].split("\n### ", 1)[0]
+    doc = evidence.load(CHECKOUT / "evidence" / impact.CPU_EVIDENCE)
+    fix = next(v for v in doc["runs"][-1]["variants"] if v["name"] == "fix")
+    s = doc["runs"][-1]["shape"]
+    assert f"this change frees {fix['freed']['live_tensor_bytes']:,} B" in impact_block
+    assert f"({s['layers']} layers, 4 residual streams, bf16, micro-batch 1, " in impact_block
+    assert "the same count is 268,435,456 B (0.27 GB)" in impact_block
+    assert not re.search(r"\breset\b|\bboth\b", impact_block)  # #6338's rows are not here
+    link = f"https://github.com/carrier/patches/blob/{sha}/evidence/{impact.CPU_EVIDENCE}"
+    assert f"[`evidence/{impact.CPU_EVIDENCE}`]({link}) at {sha[:7]}" in impact_block
+    assert "; reproduce: `scripts/measure --upstream " in impact_block
+    assert "--variants unpatched,fix " in impact_block
+
+    assert f"- The test this PR adds: `{pb.TEST_COMMAND}`" in section
+    assert f"applies cleanly to dev at {w.upstream.base_commit[:7]} (2026-01-01)" in section
+    assert not any(words in body for words in pb.TOOL_WORDS)
+
+    assert section.count("Re-submission of #6117") == 1 and "re-submits" not in body
+    assert "<details><summary>How #6117's close was read</summary>" in section
+
+    template = (git.show_file("refs/heads/main", PR_TEMPLATE_PATH, cwd=w.upstream.bare)
+                or b"").decode()  # fmt: skip
+    assert pb.BOXES.findall(body) == pb.BOXES.findall(template)  # upstream's own items, in order
+    assert re.findall(r"^- \[x\] (.*)$", body, re.MULTILINE) == ["I have added relevant unit tests"]
+    assert body.startswith(template.split("\n", 1)[0])  # its first line first, as upstream's
+    assert body.index("# What does this PR do?") < body.index(section) < body.index("Linked issue")

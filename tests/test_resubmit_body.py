@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from patchcarry.check.judge import Identity
 from patchcarry.check.render import sentences
 from patchcarry.check.report import EntryResult
 from patchcarry.manifest import load
+from patchcarry.measure.impact import Impact, Source
 from patchcarry.pulls import classify
 from patchcarry.resubmit import body
 from patchcarry.resubmit import section as sections
+from testing.upstream_repos import PR_TEMPLATE
 
 UP = "NVIDIA/Megatron-LM"
 
@@ -119,22 +122,42 @@ def test_body_is_deterministic_and_marked():
     item = classify.classify(_pull(), _closed_by("htesd"), None, UP)
     kwargs = dict(
         superseded=[item],
-        check_lines=["applies cleanly at the pinned base c76ff61"],
-        evidence_markdown=None,
+        check_lines=["applies cleanly to dev at c76ff61 (2026-08-05)"],
+        impact=None,
+        pr_template=PR_TEMPLATE,
     )
     first, second = body.render(entry, **kwargs), body.render(entry, **kwargs)
     assert first == second
-    assert first.startswith("# What does this PR do?\n")  # the description: outside the section
+    assert first.startswith("- [ ] I, the PR author, have personally reviewed")  # as upstream's
+    what = first.index("# What does this PR do?\n")
+    assert first.index(entry.fix.message.strip()[:40]) > what  # the description, under it
     assert "<!-- patchcarry:begin entry=checkpoint-grad title=" in first
     section = sections.find_section(first, "checkpoint-grad")
     assert section is not None and section.title_hash == sections.title_hash(entry.title)
-    assert "- [ ] I, the PR author" in first[section.end :]  # the checklist is outside it
-    assert "# What does this PR do?" in first and "## Contribution process" in first
-    assert "- [ ] I, the PR author, have personally reviewed" in first  # a human ticks it
+    assert "## Contribution process" in first[section.end :]  # the checklist is outside it
+    assert "Linked issue: <!-- e.g. Fixes #1234 / Related to #1234 -->" in first
     assert "Re-submission of #6117" in first and "no measured numbers" in first
-    with_numbers = body.render(entry, **{**kwargs, "evidence_markdown": "| a | b |"})
+    impact = Impact("| a | b |", (Source("counted on CPU", "`evidence/x.json`", "cmd"),))
+    with_numbers = body.render(entry, **{**kwargs, "impact": impact})
     assert "| a | b |" in with_numbers and "no measured numbers" not in with_numbers
+    assert "Evidence (counted on CPU): `evidence/x.json`; reproduce: `cmd`." in with_numbers
     assert sections.normalize(first.replace("\n", "\r\n") + "  \n") == sections.normalize(first)
+
+
+def test_the_checklist_is_the_templates_with_only_true_boxes_ticked():
+    entry = load().select(["checkpoint-grad"])[0]
+    kwargs = dict(superseded=[], check_lines=[], impact=None, pr_template=PR_TEMPLATE)
+    boxes = re.compile(r"^- \[[ x]\] (.*)$", re.MULTILINE)
+    text = body.render(entry, **kwargs)
+    assert boxes.findall(text) == boxes.findall(PR_TEMPLATE)  # the template's items, in order
+    assert re.findall(r"^- \[x\] .*$", text, re.MULTILINE) == [
+        "- [x] I have added relevant unit tests"  # 0002 adds one; nothing else is known true
+    ]
+    without = dataclasses.replace(entry, include_tests=False)
+    assert "[x]" not in body.render(without, **kwargs)  # the PR carries no test: no tick
+    assert body.render(entry, **{**kwargs, "pr_template": None}).startswith(
+        "# What does this PR do?\n"
+    )  # an upstream without a template: the description and the section
 
 
 def test_drift_sentences_tell_a_new_file_from_an_unchanged_one():
@@ -153,7 +176,7 @@ def test_drift_sentences_tell_a_new_file_from_an_unchanged_one():
 
 def test_merge_keeps_every_byte_outside_the_section():
     entry = load().select(["checkpoint-grad"])[0]
-    kwargs = dict(superseded=[], check_lines=["x"], evidence_markdown=None)
+    kwargs = dict(superseded=[], check_lines=["x"], impact=None)
     old = body.render_section(entry, **kwargs)
     new = body.render_section(entry, **{**kwargs, "check_lines": ["y"]})
     hand = "Hand text\r\n- [x] ticked\r\n\r\n"
@@ -187,7 +210,7 @@ def test_revision_comment_fence_is_longer_than_any_backtick_run_in_the_diff():
 
 def test_locate_takes_only_the_one_pair_whose_id_matches():
     entry = load().select(["checkpoint-grad"])[0]
-    section = body.render_section(entry, superseded=[], check_lines=["x"], evidence_markdown=None)
+    section = body.render_section(entry, superseded=[], check_lines=["x"], impact=None)
     hand = "Hand text\r\n"
     found = sections.locate(hand + section.replace("\n", "\r\n") + "\r\nafter\r\n", entry.name)
     assert found.section is not None and not found.problem  # GitHub's CRLF is the same text
@@ -244,7 +267,7 @@ def test_a_marker_in_outside_text_is_defused_so_the_section_is_found_again():
     quoted = f"{sections.section_end(entry.name)} and {begin}"
     fix = dataclasses.replace(entry.fix, message=f"{entry.fix.message}\n\n{quoted}")
     entry = dataclasses.replace(entry, fixes=(fix,))
-    section = body.render_section(entry, superseded=[], check_lines=["x"], evidence_markdown=None,
+    section = body.render_section(entry, superseded=[], check_lines=["x"], impact=None,
                                   summary=True)  # fmt: skip
     assert section.count("<!-- patchcarry:end ") == 1 and "patchcarry&#58;end" in section
     found = sections.locate("Hand text\n" + section, entry.name)

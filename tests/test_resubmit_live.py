@@ -14,7 +14,9 @@ import pytest
 
 from patchcarry import cli, git
 from patchcarry.errors import FatalError
+from patchcarry.resubmit import body as bodies
 from testing import github_scenarios as sc
+from testing import pr_bodies as pb
 from testing.fake_github import FakeGitHub, GitHubState
 from testing.upstream_repos import (
     FIX_0001,
@@ -395,3 +397,38 @@ def test_the_added_commit_carries_the_authors_own_signoff_or_is_refused():
     )
     with pytest.raises(FatalError, match="no patch carries a `Signed-off-by:` of"):
         author_signoff(unsigned)
+
+
+def _carried_fix(upstream: UpstreamRepo) -> dict[str, str]:
+    """random.py with exactly the carried fix: #6339's head holds the fix and no test."""
+    work = upstream.bare.parent / "carried"
+    if not work.exists():
+        git.git("clone", "-q", str(upstream.bare), str(work), cwd=upstream.bare.parent)
+    git.git("checkout", "-q", "--detach", upstream.base_commit, cwd=work)
+    git.git("apply", str(FIX_0001), cwd=work)
+    text = (work / RANDOM_PY).read_text()
+    git.git("checkout", "-q", "--", ".", cwd=work)
+    return {RANDOM_PY: text}
+
+
+def test_update_live_on_6339s_real_description_adds_only_what_it_lacks(live):
+    w = live(ckpt_commits=[(AUTHOR, sc.CHECKPOINT_TITLE, _carried_fix)])
+    pb.commit_evidence(w.tmp, "git@github.com:carrier/patches.git")
+    w.pull(6339).body = pb.REAL_6339
+    old = w.head(sc.CHECKPOINT_BRANCH)
+    assert w.run("--update-live", CKPT) == 0
+    body = w.pull(6339).body
+    assert body.startswith(pb.REAL_6339)  # the hand-written description, whole
+    added = body[len(pb.REAL_6339) :]
+    assert not pb.paragraphs(added) & pb.paragraphs(pb.REAL_6339)  # no paragraph of it again
+    assert not bodies.states_impact(added)  # no figure: the description states its own
+    assert "Re-submission" not in added and "Measured impact" not in added
+    assert f"- The test this PR adds: `{pb.TEST_COMMAND}`" in added  # what it lacked
+    assert "- Evidence (counted on CPU): [`evidence/hc-gpt-cpu.json`](https://github.com/" in added
+    assert not any(words in body for words in pb.TOOL_WORDS)
+
+    new = w.head(sc.CHECKPOINT_BRANCH)
+    assert git.commit_parents(new, cwd=w.fork_git) == [old]  # the test, one commit on top
+    (comment,) = w.comments(6339, "patchcarry:revision")
+    assert "+def test_checkpoint_clears_detached_input_grad():" in comment  # the added lines
+    assert "+    assert torch.equal(input1.grad, input2.grad)" in comment

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from patchcarry import manifest, proc
+from patchcarry import carried_tests, manifest, proc
 from patchcarry.patchfile import Patch
 from patchcarry.runtime import tree as megatron_tree
 from patchcarry.runtime.child import free_loopback_port
@@ -32,21 +32,9 @@ from patchcarry.runtime.child import free_loopback_port
 REPO = Path(__file__).resolve().parent.parent
 ENTRIES = [e for e in manifest.load().entries if e.tests]
 
-# A module-level test function or test class that a patch adds.
-_ADDED_TEST_RE = re.compile(r"^\+(?:def (test_\w+)\(|class (Test\w+)\b)")
-
 
 def added_test_ids(patch: Patch) -> list[str]:
-    """pytest node ids of the test functions/classes a test patch adds under tests/."""
-    ids = []
-    for hunk in patch.hunks:
-        if not (hunk.path.startswith("tests/") and hunk.path.endswith(".py")):
-            continue
-        for line in hunk.lines:
-            match = _ADDED_TEST_RE.match(line)
-            if match:
-                ids.append(f"{hunk.path}::{match.group(1) or match.group(2)}")
-    return ids
+    return carried_tests.added_test_ids([patch])
 
 
 @dataclass(frozen=True)
@@ -170,8 +158,21 @@ def test_upstream_unit_test_proves_fix(
         # Fails on the test's own assertion: not an import error, setup error or a
         # CUDA-only call that the stand-ins missed (those raise elsewhere).
         assert case.outcome == "failed", f"{case.node}: {case.outcome}\n{output}"
-        assert case.message.startswith("AssertionError"), f"{case.node}: {case.message}"
+        # pytest reports a bare `assert` (upstream's style) as "assert ...", one with a
+        # message as "AssertionError: ..."; the last frame below says which line raised it
+        assert case.message.startswith(("AssertionError", "assert ")), (
+            f"{case.node}: {case.message}"
+        )
         last_frame = case.text.strip().splitlines()[-1]
         assert re.fullmatch(
             rf"({'|'.join(map(re.escape, test_files))}):\d+: AssertionError", last_frame
         ), f"{case.node}: assertion raised outside the test file: {last_frame}"
+
+
+def test_the_one_line_command_runs_exactly_the_tests_an_entry_carries() -> None:
+    entry = manifest.load().select(["checkpoint-grad"])[0]
+    assert carried_tests.command(entry.tests) == (
+        "pytest tests/unit_tests/tensor_parallel/test_random.py"
+        "::test_checkpoint_clears_detached_input_grad"
+    )
+    assert carried_tests.command([entry.fix]) is None  # the fix adds no test

@@ -1,8 +1,10 @@
-"""`check`'s results for people: the table `check` prints, and the short sentences per entry
-that resubmit's plan and PR body state (`--json` is for machines: `CheckReport.to_json`).
-The sentences name no moving sha, so a PR body only changes when a result does."""
+"""`check`'s results for people: the table `check` prints, the short sentences per entry
+resubmit's plan states (no moving sha), and the same results in a reviewer's words for the PR
+body (`--json` is for machines: `CheckReport.to_json`)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from patchcarry.check.report import (
     CheckReport,
@@ -180,6 +182,64 @@ def sentences(result: EntryResult, entry: Entry) -> list[str]:
     if result.landing is not None and result.landing.verdict == Verdict.UNDETERMINED:
         lines.append(f"landing undetermined: {'; '.join(result.landing.partial)}")
     elif result.landing is not None and result.landing.verdict != Verdict.NOT_LANDED:
+        lines.append(f"{result.landing.verdict} upstream: {commit_words(result.landing)}")
+    if result.not_checked:
+        lines.append(f"not checked here: {', '.join(result.not_checked)}")
+    return lines
+
+
+def _at(ref: RefApply, entry: Entry, dates: Mapping[str, str]) -> str:
+    """`dev at d48bd6b (2026-08-21)`: the branch, the commit and its date."""
+    if ref.commit is None:
+        return ref.label
+    when = f" ({dates[ref.commit]})" if dates.get(ref.commit) else ""
+    return f"{entry.base_branch} at {ref.commit[:7]}{when}"
+
+
+def _applies(status: str, offsets: list[int], at: str) -> str:
+    if status == "clean":
+        return f"applies cleanly to {at}"
+    if status == "offset":
+        moved = "/".join(f"{o:+d}" for o in offsets)
+        return f"applies to {at} without fuzz (its hunks moved {moved} lines)"
+    if status == "fuzz":
+        return f"applies to {at} only with fuzz: the lines around a hunk changed"
+    return f"does not apply to {at} ({status}): it needs a rebase"
+
+
+def review_sentences(result: EntryResult, entry: Entry, dates: Mapping[str, str]) -> list[str]:
+    """What the check established, in a reviewer's words (the PR body's check results): where
+    the change applies, named by branch, commit and date (`dates`: commit -> YYYY-MM-DD), what
+    upstream changed in its files since, and how it compares with the PRs it re-submits. It
+    names the tip's commit, so the body says so again when the branch moves."""
+    if not result.refs:
+        return [f"not checked: {result.reason}"]
+    lines, seen = [], set()
+    for ref in result.refs:
+        if ref.commit is not None and ref.commit in seen:
+            continue  # the tip is the base: said once
+        seen.add(ref.commit or "")
+        lines.append(_applies(ref.status, ref.offsets, _at(ref, entry, dates)))
+    since = f"{entry.base_branch} since {entry.base_commit[:7]}"
+    for d in result.drift or []:
+        if d.new_file:
+            lines.append(f"{d.path} is a new file")
+        elif not d.changed:
+            lines.append(f"{d.path} is unchanged on {since}")
+        elif d.overlaps:
+            lines.append(f"{d.path}: lines this PR changes were also changed on {since}")
+        else:
+            lines.append(
+                f"{d.path} changed on {since}, but none of the lines this PR changes "
+                f"(the nearest change is {d.nearest} lines away)"
+            )
+    for i in result.identity or []:
+        if i.result == "identical":
+            lines.append(f"the change is identical to #{i.pr}'s")
+        else:
+            what = "only in comments or whitespace" if i.comments_only else "in code"
+            lines.append(f"the change differs from #{i.pr}'s {what} ({', '.join(i.files_differ)})")
+    if result.landing is not None and result.landing.verdict != "not landed":
         lines.append(f"{result.landing.verdict} upstream: {commit_words(result.landing)}")
     if result.not_checked:
         lines.append(f"not checked here: {', '.join(result.not_checked)}")

@@ -175,7 +175,10 @@ def run(args: argparse.Namespace) -> int:
         rewrite=args.rewrite,
         update_live=args.update_live,
         upstream_url=args.upstream_url,
-        evidence_markdown=impact.measured_impact(args.evidence, args.manifest),
+        impacts={
+            e.name: impact.measured_impact(args.evidence, args.manifest, e.measure or "fix")
+            for e in entries
+        },  # fmt: skip
         manifest_path=args.manifest,
         allow_default_branch=args.allow_default_branch,
         fork_wait=args.fork_wait,

@@ -208,6 +208,20 @@ def blame_reverse(
     return result
 
 
+def commit_dates(shas: list[str], *, cwd: Path) -> dict[str, str]:
+    """{sha: committer date YYYY-MM-DD} of commits present here (absent ones are left out)."""
+    if not shas:
+        return {}
+    code, out, _ = git("log", "--no-walk", "--format=%H %cs", *shas, "--", cwd=cwd, check=False)
+    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line) if code == 0 else {}
+
+
+def last_commit_of(path: str, *, cwd: Path) -> str | None:
+    """The newest commit of HEAD's history that changed `path` (relative to the top)."""
+    code, out, _ = git("log", "-1", "--format=%H", "--", path, cwd=cwd, check=False)
+    return out.strip() or None if code == 0 else None
+
+
 _WALK_HEAD = re.compile(rb"^\x01([0-9a-f]{40,64}(?: [0-9a-f]{40,64})*) ?$")  # a root: no parents
 
 

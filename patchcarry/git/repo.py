@@ -67,3 +67,21 @@ def prune_worktrees(repo: Path) -> None:
 def checkout_detached(commit: str, *, cwd: Path) -> None:
     """Check out `commit` at `cwd` with a detached HEAD."""
     git("checkout", "-q", "--detach", commit, cwd=cwd)
+
+
+def toplevel(path: Path) -> Path | None:
+    """The top of the work tree holding `path` (a directory); None outside any."""
+    code, out, _ = git("rev-parse", "--show-toplevel", cwd=path, check=False)
+    return Path(out.strip()) if code == 0 and out.strip() else None
+
+
+def remote_url_of(name: str, *, cwd: Path) -> str | None:
+    """The URL of remote `name` as configured here; None when there is no such remote."""
+    code, out, _ = git("remote", "get-url", name, cwd=cwd, check=False)
+    return out.strip() or None if code == 0 else None
+
+
+def is_modified(path: str, *, cwd: Path) -> bool:
+    """Whether `path` (relative to the top) differs from HEAD or is not tracked."""
+    code, out, _ = git("status", "--porcelain", "--", path, cwd=cwd, check=False)
+    return code != 0 or bool(out.strip())

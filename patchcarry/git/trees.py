@@ -9,7 +9,7 @@ from pathlib import Path
 
 from patchcarry.errors import GitReadError
 from patchcarry.git.env import LITERAL, credential_args
-from patchcarry.git.history import merge_base
+from patchcarry.git.history import is_ancestor, merge_base
 from patchcarry.git.runner import git, git_bytes
 
 
@@ -203,25 +203,35 @@ def hunk_ranges(old: str, new: str, path: str, *, cwd: Path) -> list[tuple[int, 
 
 
 def range_or_tree_diff(old: str, new: str, paths: list[str], *, cwd: Path) -> str:
-    """`git range-diff old...new` (each side's own commits, matched up: a rebuilt patch shows
-    its interdiff, a dropped commit its line) when the two heads share history; the tree diff
-    of `paths` (with a stat line) only when their histories are unrelated."""
+    """What changed from head `old` to head `new`, its changed lines included. A fast-forward
+    (`old` an ancestor of `new`): the diff of `paths` between them, since `git range-diff`
+    shows an added commit as its header line alone. Heads that share history otherwise:
+    `git range-diff old...new` (each side's commits matched up: a rebuilt patch shows its
+    interdiff), followed by the diff of `paths` when it shows header lines only. Unrelated
+    histories: the diff of `paths`, with a stat line."""
+
+    def tree_diff() -> str:
+        _, out, _ = git(
+            *credential_args(), "diff", "--no-color", "--stat", "-p", old, new, "--", *paths,
+            cwd=cwd,
+        )  # fmt: skip
+        return out
+
+    if is_ancestor(old, new, cwd=cwd):
+        return tree_diff()
     if merge_base(old, new, cwd=cwd) is not None:
         _, out, _ = git(*credential_args(), "range-diff", "--no-color", f"{old}...{new}", cwd=cwd)
-        return out
-    _, out, _ = git(
-        *credential_args(),
-        "diff",
-        "--no-color",
-        "--stat",
-        "-p",
-        old,
-        new,
-        "--",
-        *paths,
-        cwd=cwd,
-    )
-    return out
+        if any(line.startswith("    ") for line in out.splitlines()):
+            return out  # it carries an interdiff
+        return f"{out.rstrip()}\n\n{tree_diff()}" if out.strip() else tree_diff()
+    return tree_diff()
+
+
+def names_in(rev: str, folder: str, *, cwd: Path) -> list[str] | None:
+    """The entry names of `folder` ("" for the root) in `rev`'s tree; None when it has no
+    such folder. Trees only: no blob is fetched."""
+    code, out, _ = git("ls-tree", "--name-only", f"{rev}:{folder}", cwd=cwd, check=False)
+    return out.splitlines() if code == 0 else None
 
 
 def patch_id(diff_text: str | bytes, *, cwd: Path) -> str | None:

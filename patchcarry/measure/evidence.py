@@ -211,9 +211,12 @@ def render_markdown_table(evidence: dict[str, Any]) -> str:
         "No speed figure is drawn: each variant runs in its own process, one after another, so "
         "their step times (kept per iteration in the JSON) are not a side-by-side comparison."
     )
+    if evidence.get("command"):
+        blocks.append(f"Produced by: `{evidence['command']}`.")
     x = evidence["extrapolation"]
     blocks.append(
-        f"Extrapolation ({x['label']}): {x['shape']['layers']} layers, seq {x['shape']['seq']}, "
+        f"{x['label'][:1].upper()}{x['label'][1:]}: {x['shape']['layers']} layers, "
+        f"seq {x['shape']['seq']}, "
         f"hidden {x['shape']['hidden']} (derived: {x['hidden_derivation']}): the fix frees "
         f"{human_bytes(x['fix_freed_bytes'])}; both fixes free "
         f"{human_bytes(x['both_freed_bytes'])}."

@@ -114,6 +114,7 @@ def freed(shape: Shape, variant: str) -> int:
 # The fix's upstream PR measured a 0.27 GB floor drop for the fix alone on a 2-layer GPT, 4
 # streams, bf16, mbs 1, seq 8192; it does not state the hidden size.
 PR_MEASURED_FIX_FREED_BYTES = int(0.27 * GB)
+PR_MEASURED_IN = 6117  # the PR whose H200 run gave that figure (#6339 quotes it)
 PR_SEED = {"layers": 2, "seq": 8192, "mbs": 1, "streams": 4, "dtype": "bf16"}
 PR_EXTRAPOLATION = {"layers": 9, "seq": 16384}  # "a 9-layer pipeline stage at seq 16384"
 
@@ -150,7 +151,8 @@ def pr_extrapolation() -> dict[str, object]:
         "label": "extrapolation from the analytic model, not a measurement",
         "hidden_derived": True,
         "hidden_derivation": (
-            f"the PR gives no hidden size; 0.27e9 B / (2 layers x 8192 x 1 x 4 streams x 2 B) = "
+            f"#{PR_MEASURED_IN} gives no hidden size; 0.27e9 B / (2 layers x 8192 x 1 x 4 streams "
+            "x 2 B) = "
             f"{exact:.1f}, nearest multiple of 128: {hidden}"
         ),
         "seed_shape": dataclasses.asdict(seed),

@@ -13,7 +13,7 @@ import dataclasses
 import datetime
 import platform
 import statistics
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -137,14 +137,17 @@ def headline(doc: dict[str, Any]) -> str:
     )
 
 
-def render_markdown_table(doc: dict[str, Any]) -> str:
-    """The training-loop table: floor per variant, freed vs predicted, peak, reserved, speed."""
+def render_markdown_table(doc: dict[str, Any], only: Collection[str] = ()) -> str:
+    """The training-loop table: floor per variant, freed vs predicted, peak, reserved, speed
+    (`only`: those variants' rows, e.g. unpatched and one PR's own fix)."""
     rows = [
         "| variant | allocator floor between iterations | floor freed | predicted freed "
         "| measured / predicted | peak | reserved | step time (median) | step-time ratio |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for v in doc["variants"]:
+        if only and v["name"] not in only:
+            continue
         if v["status"] == "skipped":
             rows.append(f"| {v['name']} | skipped: {v['skip_reason']} |" + " |" * 7)
             continue

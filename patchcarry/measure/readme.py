@@ -38,7 +38,7 @@ def render_gpu(folder: Path) -> str:
     for path in impact.gpu_files(folder):
         doc = pretrain_evidence.load(path)
         parts.append(
-            f"From `{path.name}`: {impact.gpu_sentence(doc)}\n\n"
+            f"From `{path.name}`: {impact.gpu_sentence(doc)} Produced by `{doc['command']}`.\n\n"
             f"{pretrain_evidence.render_markdown_table(doc).strip()}\n\n"
             f"![{path.stem}]({folder.name}/{path.stem}.png)"
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -76,6 +77,23 @@ def tree_info(tree: Path) -> dict[str, Any]:
     }
 
 
+def reproduce_command(args: Options, shape: Shape, upstream_repo: str) -> str:
+    """The one line that re-runs this measurement on any machine: every shape option spelled
+    out, the tree fetched at the manifest's pinned base (no path of this machine)."""
+    parts = ["scripts/measure", "--upstream", upstream.git_url(upstream_repo)]
+    if args.model != "hc-gpt":
+        parts += ["--model", args.model]
+    if args.device != "cpu":
+        parts += ["--device", args.device]
+    if args.seed_config:
+        parts += ["--seed-config", "--seq", str(shape.seq)]
+    else:
+        parts += [w for name in CPU_DEFAULTS for w in (f"--{name}", str(getattr(shape, name)))]
+        parts += ["--dtype", shape.dtype]
+    parts += ["--variants", args.variants, "--iterations", str(args.iterations)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
 def fix_meets_prediction(evidence: dict[str, Any], tolerance: float) -> bool:
     """True when the fix frees at least (1-tolerance) x predicted in every run."""
     key = "allocated_floor_bytes" if evidence["device"] == "cuda" else "live_tensor_bytes"
@@ -141,6 +159,7 @@ def run(args: Options) -> int:
         seed_config=args.seed_config,
         model_shapes=[model.shape_for(args.model, shape)],
     )
+    doc["command"] = reproduce_command(args, shape, loaded.entries[0].upstream)
     json_path = evidence.write(doc, out / f"{stem}.json")
     png_path = plot.write_png(doc, out / f"{stem}.png")
     held = args.require_predicted is None or fix_meets_prediction(doc, args.require_predicted)

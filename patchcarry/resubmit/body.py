@@ -9,20 +9,35 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from patchcarry import carried_tests
+from patchcarry import pr_template as templates
 from patchcarry.github_types import Pull
 from patchcarry.manifest import Entry
+from patchcarry.measure.impact import Impact
 from patchcarry.pulls.classify import Classification, PullState
 from patchcarry.pulls.ownership import link_marker, revision_marker
 from patchcarry.resubmit import section as sections
 from patchcarry.resubmit.section import section_begin, section_end, section_id
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-TEMPLATE = TEMPLATES / "pr_body.md"
-CHECKLIST = TEMPLATES / "pr_checklist.md"
+TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "pr_body.md"
 
 
-def _refs(numbers: Sequence[int]) -> str:
-    return ", ".join(f"#{n}" for n in numbers)
+# A byte figure as people write one ("0.27 GB", "131 kB", "268,435,456 B"), or a heading
+# that says the description already measures something.
+_FIGURE_RE = re.compile(
+    r"\b\d[\d,]*(?:\.\d+)?\s?(?:[kKMGT]i?B|B)\b|^#*\s*measured impact\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def mentions(text: str, number: int) -> bool:
+    """Whether `text` refers to PR #number (not #numberN)."""
+    return re.search(rf"#{number}(?!\d)", text) is not None
+
+
+def states_impact(text: str) -> bool:
+    """Whether a description already states a measured impact (a byte figure or its heading)."""
+    return _FIGURE_RE.search(text) is not None
 
 
 def render_section(
@@ -30,7 +45,9 @@ def render_section(
     *,
     superseded: Sequence[Classification],
     check_lines: Sequence[str],
-    evidence_markdown: str | None,
+    impact: Impact | None,
+    test_command: str | None = None,
+    handwritten: str | None = None,
     base: str | None = None,
     title: str | None = None,
     summary: bool = False,
@@ -40,19 +57,15 @@ def render_section(
 ) -> str:
     """This tool's section of `entry`'s PR body, markers included. `title` is the title the
     tool stands behind (recorded as a hash); `summary` puts the patch's description in it
-    (off when a person wrote the description); `history` lists earlier PRs then this one."""
-    numbers = [c.number for c in superseded]
-    if numbers:
-        resubmission = (
-            f"Re-submission of {_refs(numbers)} from an attached fork ({entry.fork}), "
-            f"on `{entry.base_branch}` at {(base or entry.base_commit)[:7]}."
-        )
-        linked = f"This PR re-submits {_refs(numbers)}."
-    else:
-        resubmission, linked = "", ""
-    closed = _closed_section(superseded)
-    evidence = evidence_markdown or (
-        "No evidence file was given (`--evidence PATH`), so this body states no measured numbers."
+    (off when a person wrote the description); `history` lists earlier PRs then this one.
+    `handwritten`: the description a person wrote around the section (None: the tool wrote
+    the body); the section then adds only what it lacks: no re-submission line when it names
+    the superseded PRs, no figures when it states an impact (only where the evidence lives
+    and how to reproduce it)."""
+    said = handwritten or ""
+    numbers = [c.number for c in superseded if not mentions(said, c.number)]
+    resubmission = _resubmission(
+        entry, [c for c in superseded if c.number in numbers], base or entry.base_commit
     )
     trail = " → ".join(history)
     lines = ([f"PRs: {trail}"] if trail else []) + [f"- {line}" for line in revisions]
@@ -62,10 +75,9 @@ def render_section(
         "end": section_end(entry.name),
         "summary": render_description(entry) if summary else "",
         "resubmission": resubmission,
-        "linked": linked,
-        "closed_section": closed,
+        "impact": "" if impact and states_impact(said) else _impact(impact),
+        "reproduce": _reproduce(test_command, impact if states_impact(said) else None),
         "checks": "\n".join(f"- {line}" for line in check_lines) or "- (no check results)",
-        "evidence": evidence.strip(),
         "revisions": "\n".join(lines) or "- (none pushed by this tool yet)",
     }
     values.update({k: sections.defuse(v) for k, v in values.items() if k not in _OWN})
@@ -73,29 +85,55 @@ def render_section(
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     inner = text[text.index(placeholder) + len(placeholder) : text.rindex(values["end"])]
     begin = section_begin(
-        entry.name, title=title or entry.title, summary=summary, section_id=section_id(inner)
-    )
+        entry.name, title=title or entry.title, summary=summary, section_id=section_id(inner),
+        person=handwritten is not None,
+    )  # fmt: skip
     return text.replace(placeholder, begin, 1)
 
 
 _OWN = ("begin", "end")  # the section's own markers; every other value may hold outside text
 
 
-def _closed_section(superseded: Sequence[Classification]) -> str:
-    """Why each superseded PR closed, with its evidence ("" when none is superseded)."""
+def _resubmission(entry: Entry, superseded: Sequence[Classification], base: str) -> str:
+    """One line per superseded PR: what this PR is and why the original closed; how that
+    was told from a withdrawal, folded away."""
     if not superseded:
         return ""
-    parts = ["### Why the original PR closed", ""]
+    parts = []
     for item in superseded:
         why = (
-            "it was auto-closed by GitHub when its fork left the fork network, not withdrawn"
+            "GitHub closed it when its fork left the fork network; it was not withdrawn"
             if item.state == PullState.DETACHED
-            else f"state: {item.state}"
+            else f"its state: {item.state}"
         )
-        parts.append(f"#{item.number}: {why}. Evidence:")
-        parts.extend(f"- {line}" for line in item.evidence)
-        parts.append("")
-    return "\n".join(parts) + "\n"
+        parts.append(
+            f"Re-submission of #{item.number} ({why}), from an attached fork, {entry.fork}, "
+            f"on `{entry.base_branch}` at {base[:7]}."
+        )
+        if item.evidence:
+            facts = "\n".join(f"- {line}" for line in item.evidence)
+            parts.append(
+                f"<details><summary>How #{item.number}'s close was read</summary>\n\n"
+                f"{facts}\n\n</details>"
+            )
+    return "\n\n".join(parts)
+
+
+def _impact(impact: Impact | None) -> str:
+    if impact is None:
+        return (
+            "### Measured impact\n\nNo evidence file was given (`--evidence PATH`), so this "
+            "body states no measured numbers."
+        )
+    return f"### Measured impact\n\n{impact.markdown().strip()}"
+
+
+def _reproduce(test_command: str | None, impact: Impact | None) -> str:
+    """How a reviewer checks it: the carried test's one line; with `impact` (a description
+    that states the figures itself), where the measurement lives, without its numbers."""
+    lines = [f"- The test this PR adds: `{test_command}`"] if test_command else []
+    lines += [f"- {s.sentence()}" for s in (impact.sources if impact else ())]
+    return "### How to reproduce\n\n" + "\n".join(lines) if lines else ""
 
 
 def render_description(entry: Entry) -> str:
@@ -112,22 +150,26 @@ def _summary(entry: Entry) -> str:
     return f"{entry.title}, in {len(parts)} commits:\n\n" + "\n\n".join(parts)
 
 
-def render_checklist(entry: Entry, template: Path = CHECKLIST) -> str:
-    """Upstream's checklist: written once when the PR is created, then left to people."""
-    box = "x" if entry.tests and entry.include_tests else " "
-    return string.Template(template.read_text()).safe_substitute({"tests_box": box}).strip()
+def carries_unit_tests(entry: Entry) -> bool:
+    """Whether the PR adds unit tests: test patches it carries that add a test."""
+    return entry.include_tests and carried_tests.command(entry.tests) is not None
 
 
-def render(entry: Entry, **kwargs: Any) -> str:
-    """The whole body of a PR this tool opens: the description, its section, then upstream's
-    checklist."""
+def render(entry: Entry, *, pr_template: str | None = None, **kwargs: Any) -> str:
+    """The whole body of a PR this tool opens: upstream's template, the description and the
+    tool's section under its "What does this PR do?" heading."""
     section = render_section(entry, **kwargs)
-    return render_new(entry, section)
+    return render_new(entry, section, pr_template)
 
 
-def render_new(entry: Entry, section: str) -> str:
-    """A new PR's body around the tool's `section`: the rest is people's from then on."""
-    return f"{render_description(entry)}\n\n{section}\n\n{render_checklist(entry)}\n"
+def render_new(entry: Entry, section: str, pr_template: str | None = None) -> str:
+    """A new PR's body around the tool's `section`: upstream's PR template as its default
+    branch holds it (GitHub's own starting point), filled in; without one, the description
+    and the section alone. The rest is people's from then on."""
+    if pr_template is None or not pr_template.strip():
+        return f"{render_description(entry)}\n\n{section}\n"
+    ticks = ["unit tests"] if carries_unit_tests(entry) else []
+    return templates.fill(pr_template, f"{_summary(entry)}\n\n{section}", ticks=ticks)
 
 
 def revision_comment(entry: Entry, *, head: str, old: str | None, kind: str, diff: str) -> str:
@@ -170,7 +212,8 @@ def compose(
     *,
     superseded: Sequence[Classification],
     check_lines: Sequence[str],
-    evidence_markdown: str | None,
+    impact: Impact | None,
+    pr_template: str | None,
     revision: str | None,
 ) -> tuple[str | None, str, str, str]:
     """(title to set or None, body, the tool's section, why the body is left alone or ""):
@@ -189,15 +232,21 @@ def compose(
         if title is not None and existing.get("title") == title:
             title = None
     made: dict[str, str] = {}
+    test_command = carried_tests.command(entry.tests) if entry.include_tests else None
+    # a person's description: a body the tool first found without its section, or one whose
+    # section says so; a body the tool opened the PR with is its own
+    person = existing is not None and (old.person if old else True)
+    handwritten = sections.outside(existing.get("body"), old) if person and existing else None
 
     def make(listed: list[str]) -> str:
         section = made["last"] = render_section(
-            entry, superseded=superseded, check_lines=check_lines,
-            evidence_markdown=evidence_markdown, base=entry.base_commit, title=entry.title,
-            summary=old is not None and old.summary, revisions=listed, history=history,
+            entry, superseded=superseded, check_lines=check_lines, impact=impact,
+            test_command=test_command, handwritten=handwritten, base=entry.base_commit,
+            title=entry.title, summary=old is not None and old.summary, revisions=listed,
+            history=history,
         )  # fmt: skip
         if existing is None:
-            return render_new(entry, section)
+            return render_new(entry, section, pr_template)
         return sections.merge(existing.get("body"), section, entry.name)
 
     body = sections.fit(

@@ -161,8 +161,9 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
     entry, existing = seen.entry, seen.pull
     try:
         title, body, section, problem = bodies.compose(
-            entry, existing, superseded=seen.superseded, check_lines=seen.check_lines,
-            evidence_markdown=opts.evidence_markdown, revision=revision,
+            entry, existing, superseded=seen.superseded, check_lines=seen.review_lines,
+            impact=opts.impacts.get(entry.name), pr_template=seen.pr_template,
+            revision=revision,
         )  # fmt: skip
     except TooLong as exc:
         return _refuse(plan, str(exc))

@@ -6,12 +6,13 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import ClassVar, Literal, NotRequired, TypedDict
 
 from patchcarry.github_types import Pull
 from patchcarry.manifest import Entry
+from patchcarry.measure.impact import Impact
 from patchcarry.pulls.classify import Classification
 from patchcarry.resubmit import fork
 from patchcarry.resubmit.branch import BranchKind, record_ref
@@ -24,7 +25,7 @@ class Options:
     rebase: bool = False
     rewrite: bool = False
     upstream_url: str | None = None  # --upstream-url (None: the API's clone_url)
-    evidence_markdown: str | None = None
+    impacts: Mapping[str, Impact | None] = dataclasses.field(default_factory=dict)  # by entry
     manifest_path: Path | None = None
     allow_default_branch: bool = False
     update_live: bool = False  # push tests/a revision onto a live PR whose head holds the fix

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchcarry import git, hosts
+from patchcarry import git, hosts, pr_template
 from patchcarry.check import render
 from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
@@ -47,6 +47,8 @@ class RunFacts:
     cache: Path  # the check's blob-less cache repo: the live branches are read there
     classes: Mapping[int, Classification]  # every superseded and recorded PR, classified
     defaults: Mapping[str, str | None]  # entry name -> its fork's default branch
+    # upstream -> its PR template, as its default branch holds it (None: it has none)
+    templates: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +84,8 @@ class Observed:
     entry: Entry
     check_lines: tuple[str, ...]
     applies: bool
+    review_lines: tuple[str, ...] = ()  # the check's results in a reviewer's words (PR body)
+    pr_template: str | None = None  # upstream's PR template (its default branch)
     token_login: str = ""  # the run's token user, so `decide` needs this value alone
     current: Classification | None = None  # the manifest's recorded PR
     superseded: tuple[Classification, ...] = ()
@@ -111,9 +115,10 @@ def observe_run(
     defaults = {e.name: _default_branch(reads, e) for e in entries}
     classes = _classify_all(reads, entries, opts.manifest_path)
     cache = Path(report.cache)
+    templates = {u: _pr_template(reads, u, cache) for u in upstreams}
     return RunFacts(
         token is not None, login, gh.token_kind, gh.scopes, url, today(), report, cache,
-        classes, defaults,
+        classes, defaults, templates,
     )  # fmt: skip
 
 
@@ -124,6 +129,13 @@ _HIDDEN = (
     "for it with 404: authorize the token for the organisation (Settings > Developer settings "
     "> your token > Configure SSO); otherwise check the name"
 )
+
+
+def _pr_template(reads: Reads, upstream: str, cache: Path) -> str | None:
+    """Upstream's PR template as its default branch holds it (where GitHub reads it)."""
+    branch = (reads.repo(upstream) or {}).get("default_branch")
+    ref = pr_template.fetch(cache, str(branch)) if branch else None
+    return pr_template.read(cache, ref) if ref else None
 
 
 def _clone_url(reads: Reads, upstream: str, host: str) -> str:
@@ -184,8 +196,12 @@ def _classify_all(
 
 def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) -> Observed:
     """One entry's reads, in the order they settle it."""
-    lines = tuple(render.sentences(facts.report.entry(entry.name), entry))
-    seen = Observed(entry, lines, facts.report.entry(entry.name).status != "does not apply")
+    result = facts.report.entry(entry.name)
+    lines = tuple(render.sentences(result, entry))
+    dates = git.commit_dates([r.commit for r in result.refs if r.commit], cwd=facts.cache)
+    review = tuple(render.review_sentences(result, entry, dates))
+    template = facts.templates.get(entry.upstream)
+    seen = Observed(entry, lines, result.status != "does not apply", review, template)
     if not seen.applies:
         return seen
     if reads.repo(entry.upstream) is None:

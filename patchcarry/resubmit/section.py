@@ -17,12 +17,17 @@ def section_end(entry_name: str) -> str:
     return f"<!-- patchcarry:end entry={entry_name} -->"
 
 
-def section_begin(entry_name: str, *, title: str, summary: bool, section_id: str = "") -> str:
+def section_begin(
+    entry_name: str, *, title: str, summary: bool, section_id: str = "", person: bool = False
+) -> str:
+    """`person`: the body around the section is a person's description (the tool added its
+    section to it), so the section says only what that description lacks."""
     flag = "yes" if summary else "no"
+    around = " around=person" if person else ""
     ident = f" id={section_id}" if section_id else ""
     return (
         f"<!-- patchcarry:begin entry={entry_name} title={title_hash(title)} summary={flag}"
-        f"{ident} -->"
+        f"{around}{ident} -->"
     )
 
 
@@ -41,7 +46,7 @@ def section_id(inner: str) -> str:
 # before ids existed have none (such a section is taken when it is the body's only pair).
 _BEGIN_RE = (
     r"<!-- patchcarry:begin entry={name} title=(?P<title>[0-9a-f]+) "
-    r"summary=(?P<summary>yes|no)(?: id=(?P<id>[0-9a-f]{{16}}))? -->"
+    r"summary=(?P<summary>yes|no)(?P<person> around=person)?(?: id=(?P<id>[0-9a-f]{{16}}))? -->"
 )
 _REVISION_RE = re.compile(r"^- (?P<line>\d{4}-\d{2}-\d{2} .*?)\s*$", re.MULTILINE)
 
@@ -56,6 +61,7 @@ class Section:
     summary: bool
     revisions: tuple[str, ...]  # "2026-08-10 `abc1234` fast-forward ..." lines, oldest first
     text: str
+    person: bool = False  # the body around it is a person's description
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +78,8 @@ def _section(text: str, begin: re.Match[str], end: int, entry_name: str) -> Sect
     inner = text[begin.start() : stop]
     revisions = tuple(m.group("line") for m in _REVISION_RE.finditer(inner.replace("\r\n", "\n")))
     summary = begin.group("summary") == "yes"
-    return Section(begin.start(), stop, begin.group("title"), summary, revisions, inner)
+    person = begin.group("person") is not None
+    return Section(begin.start(), stop, begin.group("title"), summary, revisions, inner, person)
 
 
 def _positions(text: str, needle: str) -> list[int]:
@@ -149,6 +156,12 @@ def locate(body: str | None, entry_name: str) -> Found:
         f"section ({what}): left as is; repair it by hand so exactly one pair {markers} "
         "remains (or delete every marker: the tool then appends a fresh section), then re-run",
     )
+
+
+def outside(body: str | None, section: Section | None) -> str:
+    """What people wrote: the body without the tool's section."""
+    text = body or ""
+    return text if section is None else text[: section.start] + text[section.end :]
 
 
 def find_section(body: str | None, entry_name: str) -> Section | None:

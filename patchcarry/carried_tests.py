@@ -1,0 +1,33 @@
+"""The tests an entry's test patches add, as pytest node ids, and the one command a reviewer
+runs them with: read from the patch text, so it names exactly what the branch carries."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable
+
+from patchcarry.patchfile import Patch
+
+# A module-level test function or test class a patch adds.
+_ADDED_TEST_RE = re.compile(r"^\+(?:def (test_\w+)\(|class (Test\w+)\b)")
+
+
+def added_test_ids(patches: Iterable[Patch]) -> list[str]:
+    """pytest node ids of the test functions/classes the patches add under tests/."""
+    ids = []
+    for patch in patches:
+        for hunk in patch.hunks:
+            if not (hunk.path.startswith("tests/") and hunk.path.endswith(".py")):
+                continue
+            for line in hunk.lines:
+                match = _ADDED_TEST_RE.match(line)
+                if match:
+                    ids.append(f"{hunk.path}::{match.group(1) or match.group(2)}")
+    return ids
+
+
+def command(patches: Iterable[Patch]) -> str | None:
+    """`pytest FILE::TEST ...` for the tests the patches add (None: they add none)."""
+    ids = added_test_ids(patches)
+    return "pytest " + " ".join(shlex.quote(i) for i in ids) if ids else None

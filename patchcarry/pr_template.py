@@ -1,0 +1,61 @@
+"""Upstream's pull request template, as GitHub fills a new PR's body from it: read from the
+upstream's default branch (where GitHub reads it) in the check's cache, never copied into this
+repository, and filled in: the tool's description under its "What does this PR do?" heading,
+and a box ticked only where the PR makes it true."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from pathlib import Path
+
+from patchcarry import git
+
+# GitHub's documented places for one PR template, in the order it looks; the name is not
+# case sensitive.
+FOLDERS = (".github", "", "docs")
+NAME = "pull_request_template.md"
+REF = "refs/patchcarry/template/{branch}"
+
+_WHAT_RE = re.compile(r"^#+[ \t]*what does this pr do\??[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_COMMENT_LINE_RE = re.compile(r"(?:[ \t]*<!--.*?-->[ \t]*\n)+", re.DOTALL)
+_BOX_RE = re.compile(r"^(?P<lead>[ \t]*[-*+] \[) \](?P<text>.*)$", re.MULTILINE)
+
+
+def fetch(cache: Path, branch: str) -> str | None:
+    """The default branch's tip in the check's cache (one commit, trees, no blobs); None
+    when upstream has no such branch (then there is no template to follow)."""
+    ref = REF.format(branch=branch)
+    code, _ = git.fetch_partial("origin", [f"+refs/heads/{branch}:{ref}"], depth=1, cwd=cache)
+    return ref if code == 0 else None
+
+
+def read(cache: Path, rev: str) -> str | None:
+    """The template at `rev`, from the first of GitHub's places that holds one."""
+    for folder in FOLDERS:
+        for name in git.names_in(rev, folder, cwd=cache) or []:
+            if name.lower() == NAME:
+                data = git.show_file(rev, f"{folder}/{name}" if folder else name, cwd=cache)
+                if data is not None:
+                    return data.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    return None
+
+
+def fill(template: str, what: str, *, ticks: Collection[str] = ()) -> str:
+    """`template` with `what` under its "What does this PR do?" heading (after the
+    placeholder comment there; on top when it has no such heading), and each unticked box
+    whose text holds one of `ticks` (case-insensitive) ticked. Nothing else changes."""
+
+    def box(match: re.Match[str]) -> str:
+        text = match.group("text")
+        ticked = any(t.lower() in text.lower() for t in ticks)
+        return f"{match.group('lead')}{'x' if ticked else ' '}]{text}"
+
+    template = _BOX_RE.sub(box, template.strip("\n"))
+    heading = _WHAT_RE.search(template)
+    if heading is None:
+        return f"{what.strip()}\n\n{template}\n"
+    at = heading.end() + 1 if template[heading.end() : heading.end() + 1] == "\n" else heading.end()
+    placeholder = _COMMENT_LINE_RE.match(template, at)
+    at = placeholder.end() if placeholder else at
+    return f"{template[:at].rstrip()}\n\n{what.strip()}\n\n{template[at:].lstrip()}\n"

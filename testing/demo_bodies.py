@@ -1,0 +1,95 @@
+"""The two pull request bodies a maintainer reads, as the real `resubmit` writes them on a
+loopback GitHub over a local mirror of NVIDIA/Megatron-LM (its real history, its real PR
+template on `main`):
+
+    python -m testing.demo_bodies --mirror PATH
+
+1. #6117's situation (closed by fork detachment, an attached fork, no PR yet): the new PR's
+   body. 2. #6339 open with its real hand-written description (testing/pr_6339_description.txt)
+   and the fork branch at its real head (the fix alone): `resubmit --update-live`, then the
+   body and the revision comment. Both runs are given this repository's committed evidence
+   (`--evidence evidence/hc-gpt-cpu.json`). Prints the bodies and the comment as written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import tempfile
+from pathlib import Path
+
+from patchcarry import cli, git, manifest
+from patchcarry.install import CHECKOUT
+from patchcarry.measure import impact
+from testing import github_scenarios as sc
+from testing import pr_bodies
+from testing.demo_6117 import _environ
+from testing.demo_live_refresh import MIRROR, _fork_from_mirror
+from testing.fake_github import FakeGitHub, GitHubState
+from testing.upstream_repos import write_manifest
+
+ENTRY = "checkpoint-grad"
+EVIDENCE = CHECKOUT / "evidence" / impact.CPU_EVIDENCE
+
+
+def _resubmit(series: Path, *args: str) -> int:
+    """The real command; its plan is in docs/resubmit-demo.md, so only its exit code here."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return cli.main(["resubmit", "--evidence", str(EVIDENCE), "--manifest", str(series),
+                         *args, ENTRY])  # fmt: skip
+
+
+def new_pr(mirror: Path, tmp: Path) -> str:
+    fork_git = tmp / "fork.git"
+    git.git("init", "-q", "--bare", str(fork_git), cwd=tmp)
+    base = manifest.load().entries[0].base_commit
+    unrecorded = {e.name: {"pr": None} for e in manifest.load().entries}
+    series = write_manifest(tmp, base_commit=base, overrides=unrecorded)
+    (tmp / "forks").mkdir()
+    with FakeGitHub(GitHubState(fork_storage=tmp / "forks")) as gh:
+        sc.detached_fork_close(gh.state, mirror, fork_git, new_fork="attached")
+        env = {"GH_HOST": gh.url, "GITHUB_TOKEN": sc.TOKEN, "XDG_CACHE_HOME": str(tmp / "c")}
+        with _environ(env):
+            code = _resubmit(series)
+        opened = [p for p in gh.state.pulls.values() if p.state == "open"]
+        (pull,) = [p for p in opened if p.head_label.endswith(sc.CHECKPOINT_BRANCH)]
+        return (
+            f"$ resubmit {ENTRY}  # exit {code}: PR #{pull.number} opened, its body:\n\n{pull.body}"
+        )
+
+
+def update_live(mirror: Path, tmp: Path) -> str:
+    fork_git = tmp / "fork.git"
+    _fork_from_mirror(mirror, fork_git)
+    series = write_manifest(tmp, base_commit=manifest.load().entries[0].base_commit)
+    (tmp / "forks").mkdir()
+    with FakeGitHub(GitHubState(fork_storage=tmp / "forks")) as gh:
+        sc.detached_fork_close(gh.state, mirror, fork_git)
+        gh.state.add_pull(sc.UPSTREAM, number=6339, title=sc.CHECKPOINT_TITLE, user=sc.OWNER,
+                          head_ref=sc.CHECKPOINT_BRANCH, head_repo=sc.NEW_FORK, base_ref="dev",
+                          body=pr_bodies.REAL_6339)  # fmt: skip
+        env = {"GH_HOST": gh.url, "GITHUB_TOKEN": sc.TOKEN, "XDG_CACHE_HOME": str(tmp / "c")}
+        with _environ(env):
+            code = _resubmit(series, "--update-live")
+        body = gh.state.pulls[(sc.UPSTREAM, 6339)].body
+        comments = [c.body for c in gh.state.comments if c.issue == 6339]
+        return (
+            f"$ resubmit --update-live {ENTRY}  # exit {code}: #6339's body:\n\n{body}\n\n"
+            f"#6339's new comment:\n\n" + "\n\n".join(comments)
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mirror", type=Path, default=MIRROR)
+    args = parser.parse_args(argv)
+    mirror = args.mirror.resolve()
+    for make in (new_pr, update_live):
+        with tempfile.TemporaryDirectory(prefix="demo-bodies-") as tmp:
+            print(make(mirror, Path(tmp)).rstrip() + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
