@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NewType
 
-from patchcarry import hosts, proc
+from patchcarry import hosts, proc, tokens
 from patchcarry.errors import GitReadError, MissingInstallError, NetworkError
 
 GitCommitHash = NewType("GitCommitHash", str)
@@ -89,7 +89,7 @@ def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 def _secrets(args: tuple[str, ...]) -> dict[str, str]:
     """The token, for a git run that carries this tool's credential helper (`credential_args`)
     and for no other: the helper reads it from its environment when git asks for it."""
-    token = os.environ.get("GITHUB_TOKEN")
+    token = tokens.token()
     return {"GITHUB_TOKEN": token} if token and _TOKEN_HELPER_ARG in "".join(args) else {}
 
 

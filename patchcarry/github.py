@@ -25,7 +25,7 @@ from fastcore.xtras import obj2dict  # type: ignore[import-untyped]
 from fasttransport.errors import APIError  # type: ignore[import-untyped]
 from ghapi.core import GhApi
 
-from patchcarry import retry_after
+from patchcarry import retry_after, tokens
 from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.hosts import DEFAULT_API
 from patchcarry.hosts import api_host as api_host  # re-exported for callers and tests
@@ -302,7 +302,8 @@ class GitHub:
         said = f" ({_one_line(message)})" if message.strip() else ""
         if status == 401:
             return GitHubError(
-                f"{label}: 401 Bad credentials{said}: GITHUB_TOKEN is missing, expired or revoked"
+                f"{label}: 401 Bad credentials{said}: {tokens.variable(self.host)} is missing, expired "
+                "or revoked"
             )
         sso = _sso_url(response)
         if status == 403 and sso is not None:

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from patchcarry import tokens
 from patchcarry.display import line
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="repository to scan (default: the manifest's upstream)",
     )
     parser.add_argument(
-        "--author", metavar="LOGIN", help="whose PRs (default: the GITHUB_TOKEN's user)"
+        "--author", metavar="LOGIN", help="whose PRs (default: the token's user)"
     )
     parser.add_argument(
         "--include-resubmitted",
@@ -91,7 +92,9 @@ def _run_all(args: argparse.Namespace) -> int:
     login = gh.user().get("login") if token else None  # whose cross-link comments count
     author = args.author or login
     if not author:
-        raise UsageError("scan needs GITHUB_TOKEN (to know whose PRs) or --author LOGIN")
+        raise UsageError(
+            f"scan needs {tokens.variable()} (to know whose PRs) or --author LOGIN"
+        )
     found = scan_all(gh, author, carried, {e.name for e in entries}, trusted=login,
                      landed_since=_landed_since(gh))  # fmt: skip
     todo = [c for c in found if c.adopt]
@@ -143,7 +146,9 @@ def run(args: argparse.Namespace) -> int:
     login = gh.user().get("login") if token else None  # whose cross-link comments count
     author = args.author or login
     if not author:
-        raise UsageError("scan needs GITHUB_TOKEN (to know whose PRs) or --author LOGIN")
+        raise UsageError(
+            f"scan needs {tokens.variable()} (to know whose PRs) or --author LOGIN"
+        )
     found = scan(gh, upstream, author, known, trusted=login)
     pending = [f for f in found if f.resubmitted_by is None]
     shown = found if args.include_resubmitted else pending

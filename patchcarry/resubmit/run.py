@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from patchcarry import cachedir, manifest
+from patchcarry import cachedir, manifest, tokens
 from patchcarry import upstream as upstream_mod
 from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode
@@ -36,8 +35,8 @@ class Outcome:
 
 
 def token_from_env() -> str | None:
-    """GITHUB_TOKEN (the only place a token is read); never echoed, logged or stored."""
-    return os.environ.get("GITHUB_TOKEN") or None
+    """The token for GH_HOST's API host, as gh reads it (`patchcarry.tokens`)."""
+    return tokens.token()
 
 
 def resubmit(
@@ -101,11 +100,11 @@ def _unwritten(
         unverified = []
         if not token:
             unverified.append(
-                f"that a token for {plan.entry.fork_owner} can write (no GITHUB_TOKEN set)"
+                f"that a token for {plan.entry.fork_owner} can write (no {tokens.variable()} set)"
             )
         shown.append(plan.shown(cost, unverified))
     refused = any(p.action == REFUSED for p in plans)
-    why = "--dry-run" if opts.dry_run else "no GITHUB_TOKEN set"
+    why = "--dry-run" if opts.dry_run else f"no {tokens.variable()} set"
     head = f"DRY RUN ({why}): every read was made; nothing was written."
     if refused and not opts.dry_run and token:
         head = "REFUSED: a preflight failed, so nothing was written (see reasons)."
