@@ -1,5 +1,5 @@
 """Errors the user can act on, and the exit code each one maps to: the one table of codes
-that the README's table and every command's --help are made from (`CODES`)."""
+(`CODES`) that docs/exit-codes.md and `patchcarry help exit-codes` are made from."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ class ExitCode(enum.IntEnum):
     INTERRUPTED = 130
 
 
-# code -> what it means; README.md's "Exit codes" table and each --help are generated from it
-# (tests/test_exit_codes.py holds them to it).
+# code -> what it means; docs/exit-codes.md's table and `patchcarry help exit-codes` are
+# generated from it (tests/test_exit_codes.py holds them to it).
 CODES: dict[int, str] = {
     ExitCode.OK: "success (all patches apply; PR created / refreshed / unchanged; plan printed)",
     ExitCode.FAILED: "a check failed (a patch does not apply) or an action was refused "
@@ -109,11 +109,31 @@ class GitReadError(FatalError):
     exit_code = ExitCode.NETWORK
 
 
+# code -> a few words: the line every --help ends with (the whole table is a help topic).
+SHORT: dict[int, str] = {
+    ExitCode.OK: "ok",
+    ExitCode.FAILED: "failed/refused",
+    ExitCode.USAGE: "usage",
+    ExitCode.UNEXPECTED: "bug",
+    ExitCode.NETWORK: "network",
+    ExitCode.BAD_INPUT: "bad input",
+    ExitCode.GITHUB: "GitHub API",
+    ExitCode.INTERRUPTED: "interrupted",
+}
+
+
 def help_epilog() -> str:
-    """The exit-code lines every command's --help ends with."""
+    """The two lines every command's --help ends with: the codes in a word each, and where
+    the whole table is (as gh keeps its codes in one help topic)."""
+    *first, last = (f"{code} {SHORT[code]}" for code in CODES)
+    return f"exit codes: {', '.join(first)},\n{last}; what each means: patchcarry help exit-codes"
+
+
+def help_table() -> str:
+    """`patchcarry help exit-codes`: every code and what it means, wrapped for a terminal."""
     import textwrap
 
-    lines = ["exit codes:"]
+    lines = ["Exit codes of every patchcarry command:", ""]
     for code, meaning in CODES.items():
         text = meaning.replace("`", "")
         lines += textwrap.wrap(
@@ -122,8 +142,8 @@ def help_epilog() -> str:
     return "\n".join(lines)
 
 
-def readme_table() -> str:
-    """README.md's "Exit codes" table."""
+def docs_table() -> str:
+    """docs/exit-codes.md's table."""
     rows = ["| code | meaning |", "| --- | --- |"]
     rows += [f"| {code} | {meaning} |" for code, meaning in CODES.items()]
     return "\n".join(rows)

@@ -36,10 +36,10 @@ def variables(api: str | None = None) -> tuple[str, str]:
 
 
 def variable(api: str | None = None) -> str:
-    """The variable the token comes from (the first one set), else the first one read: the
-    name a message gives the user."""
+    """The variable the token comes from (the first one set), else both names: what a message
+    calls the token."""
     names = variables(api)
-    return next((name for name in names if os.environ.get(name)), names[0])
+    return next((name for name in names if os.environ.get(name)), " or ".join(names))
 
 
 def token(api: str | None = None) -> str | None:

@@ -36,7 +36,7 @@ def test_an_enterprise_server_reads_the_enterprise_variables(
     monkeypatch.setenv("GH_TOKEN", "a github.com token")
     monkeypatch.setenv("GITHUB_TOKEN", "another github.com token")
     assert tokens.token() is None  # a github.com token never goes to another host
-    assert tokens.variable() == "GH_ENTERPRISE_TOKEN"
+    assert tokens.variable() == "GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN"
     monkeypatch.setenv("GITHUB_ENTERPRISE_TOKEN", "late")
     assert tokens.token() == "late"
     monkeypatch.setenv("GH_ENTERPRISE_TOKEN", "first")
