@@ -25,7 +25,7 @@ from fastcore.xtras import obj2dict  # type: ignore[import-untyped]
 from fasttransport.errors import APIError  # type: ignore[import-untyped]
 from ghapi.core import GhApi
 
-from patchcarry import retry_after, tokens
+from patchcarry import retry_after, tokens, trace
 from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.hosts import DEFAULT_API
 from patchcarry.hosts import api_host as api_host  # re-exported for callers and tests
@@ -82,7 +82,9 @@ class ConnectionFailed(TransientError):
 def _ghapi(host: str) -> GhApi:
     api = GhApi(gh_host=host, authenticate=False, sync=True)  # type: ignore[no-untyped-call]
     api.transport.retries = 0  # connection retries are decided here, per verb
-    api.transport.client = httpx2.Client(timeout=60.0, follow_redirects=True)
+    api.transport.client = httpx2.Client(
+        timeout=60.0, follow_redirects=True, event_hooks={"response": [trace.response]}
+    )
     return api
 
 
@@ -203,6 +205,7 @@ class GitHub:
                     continue
                 raise error from None
             except httpx2.RequestError as exc:
+                trace.no_answer(method, path, type(exc).__name__)
                 if may_retry and attempt < self.read_retries:
                     attempt += 1
                     self.sleep(self.backoff * 2 ** (attempt - 1))
@@ -302,8 +305,8 @@ class GitHub:
         said = f" ({_one_line(message)})" if message.strip() else ""
         if status == 401:
             return GitHubError(
-                f"{label}: 401 Bad credentials{said}: {tokens.variable(self.host)} is missing, expired "
-                "or revoked"
+                f"{label}: 401 Bad credentials{said}: {tokens.variable(self.host)} is missing, "
+                "expired or revoked"
             )
         sso = _sso_url(response)
         if status == 403 and sso is not None:

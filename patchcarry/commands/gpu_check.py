@@ -9,7 +9,7 @@ frees less than 95% of the predicted bytes, an upstream test regressed or a carr
 not flip, the audit found a site, or there is no GPU (use --dry-run on CPU). Tests failing
 the same way in both trees are listed with their cause (Transformer Engine missing, world
 size), not counted.
-OUT is made only once there is something to write in it. The other codes below.
+OUT is made only once there is something to write in it.
 """
 
 from __future__ import annotations

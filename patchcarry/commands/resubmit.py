@@ -1,19 +1,11 @@
 """Open or refresh each entry's upstream PR from an attached fork.
 
-Per entry: preflight (manifest, check at the pinned base and the branch tip, token owner);
-classify the superseded PRs (merged -> done; closed by a maintainer -> refused without --force;
-closed by fork detachment -> re-submit); make sure the fork is attached (create it if missing,
-stop if detached); bring the fork branch up to date without dropping anyone's commit (fast-
-forward only unless --rewrite; a branch holding only what this tool published is rebuilt; an
-open PR whose head already holds the fix is left as it is unless --update-live), leased, with
-the publication record refs/patchcarry/published/<branch>; open a draft PR, or PATCH only this
-tool's section of its body (the title only when the manifest's title changed); cross-link each
-superseded PR once; record the PR number in the manifest.
-Nothing is written before every selected entry's preflight passes.
-
-Without GITHUB_TOKEN it is a dry run. GH_HOST (a full URL, ghapi's convention) points at
-another API host. Exit 0 when done or planned, 1 when refused or a check failed; the other
-codes below.
+Per entry: preflight (check, token owner); classify the superseded PRs; make sure the fork is
+attached (create it if missing); bring the fork branch up to date without dropping anyone's
+commit; open a draft PR or refresh this tool's section of its body; cross-link each superseded
+PR once; record the PR number in the manifest. Nothing is written before every preflight
+passes; without a token (patchcarry help environment) it is a dry run. Exit 0 when done or
+planned, 1 when refused or a check failed. How each step decides: the README's Resubmit.
 """
 
 from __future__ import annotations
@@ -25,101 +17,87 @@ from pathlib import Path
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
 
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "entries", nargs="*", metavar="ENTRY", help="manifest entries to re-submit (default: all)"
     )
     parser.add_argument(
         "--dry-run",
         action="store_true",
-        help="make every read, print each write it would make, write nothing "
-        "(the default when GITHUB_TOKEN is unset)",
+        help="read all, print each write, write nothing (default without a token)",
     )
     parser.add_argument(
         "--json",
         action="store_true",
-        help="one JSON object per entry per line: action, pr, url, superseded, writes",
+        help="one JSON object per entry per line",
     )
     parser.add_argument(
         "--force",
         action="store_true",
-        help="re-submit even over a PR closed by a maintainer or its author, or still open",
+        help="re-submit over a PR closed by a maintainer or its author, or still open",
     )
     parser.add_argument(
         "--rewrite",
         action="store_true",
-        help="replace a fork branch that holds commits this tool did not publish (the plan "
-        "names each commit it drops); without it a live branch only gets commits on top",
+        help="replace a fork branch holding others' commits (the plan names them)",
     )
     parser.add_argument(
         "--update-live",
         action="store_true",
-        help="also change an open PR whose head already holds the fix: push the test patches "
-        "or this repo's revision of the fix on top, and write the tool's section of its body "
-        "(the head's CI vetting starts over: a maintainer must `/ok to test` the new head); "
-        "without it such a PR only gets missing cross-links",
+        help="also push onto an open PR whose head holds the fix (CI re-vetting)",
     )
     parser.add_argument(
         "--allow-default-branch",
         action="store_true",
-        help="allow a head_branch that is the fork's default branch (refused otherwise: "
-        "the push rewrites it)",
+        help="allow pushing the fork's default branch as head_branch",
     )
     parser.add_argument(
         "--rebase",
         action="store_true",
-        help="build the branch on the base branch's tip instead of the pinned base_commit",
+        help="build on the base branch's tip instead of the pinned base_commit",
     )
     parser.add_argument(
         "--offline",
         action="store_true",
-        help="no GitHub API reads at all: offline check (installed "
-        "megatron-core) and the plan the manifest implies, marked unverified",
+        help="no GitHub reads: the plan the manifest implies, marked unverified",
     )
     parser.add_argument(
         "--upstream-url",
         metavar="URL",
-        help="git URL or path to fetch upstream from (default: the upstream "
-        "repository's clone_url from the API)",
+        help="git URL or path to fetch upstream from (default: its clone_url)",
     )
     parser.add_argument(
-        "--upstream", metavar="OWNER/NAME", help="override every entry's upstream repository"
+        "--upstream", metavar="OWNER/NAME", help="every entry's upstream repository"
     )
     parser.add_argument(
         "--fork",
         metavar="OWNER/NAME",
-        help="override every entry's fork (the PR's head repository)",
+        help="every entry's fork (the PR's head repository)",
     )
     parser.add_argument(
         "--evidence",
         type=Path,
         metavar="PATH",
-        help="evidence file from scripts/measure; its numbers go in the PR body "
-        "(without it the body states no numbers)",
+        help="evidence JSON from `measure`: its numbers go in the PR body",
     )
     parser.add_argument(
         "--manifest",
         type=Path,
         default=None,
-        help="manifest to read and record the PR number in "
-        "(default: patches/series.toml here or in a parent, "
-        "else $XDG_CONFIG_HOME/patchcarry/series.toml)",
+        help="default: patches/series.toml here or above, else $XDG_CONFIG_HOME's",
     )
     parser.add_argument(
         "--fork-wait",
         type=float,
         default=300.0,
         metavar="SECONDS",
-        help="wait at most this long, backing off, for a fork GitHub is still creating "
-        "(it creates forks asynchronously; default %(default)s: its documentation says to "
-        "contact support after five minutes)",
+        help="wait this long for a new fork to appear (default %(default)s)",
     )
     parser.add_argument(
         "--max-rate-wait",
         type=float,
         default=60.0,
         metavar="SECONDS",
-        help="wait for a rate-limit reset at most this long, else stop (default %(default)s)",
+        help="wait this long for a rate-limit reset (default %(default)s)",
     )
 
 

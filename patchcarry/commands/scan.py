@@ -6,8 +6,8 @@ and for each one closed by fork detachment that no manifest entry carries yet, t
 `adopt` command to run, or, when its change has landed on its base branch since (git's
 verdict, as `check` gives it), the commit that landed it.
 
-Needs GITHUB_TOKEN (to know who you are) or --author. Exit 0 when every one found is
-re-submitted (with --all: carried), 1 when some are not; the other codes below.
+Needs a token (to know who you are: patchcarry help environment) or --author. Exit 0 when
+every one found is re-submitted (with --all: carried), 1 when some are not.
 """
 
 from __future__ import annotations
@@ -28,19 +28,16 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
 
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "--upstream",
         metavar="OWNER/NAME",
         help="repository to scan (default: the manifest's upstream)",
     )
-    parser.add_argument(
-        "--author", metavar="LOGIN", help="whose PRs (default: the token's user)"
-    )
+    parser.add_argument("--author", metavar="LOGIN", help="whose PRs (default: the token's user)")
     parser.add_argument(
         "--include-resubmitted",
         action="store_true",
-        help="also list the ones already re-submitted (this was --all before adopt)",
+        help="also list the ones already re-submitted",
     )
     parser.add_argument(
         "--all",
@@ -92,9 +89,7 @@ def _run_all(args: argparse.Namespace) -> int:
     login = gh.user().get("login") if token else None  # whose cross-link comments count
     author = args.author or login
     if not author:
-        raise UsageError(
-            f"scan needs {tokens.variable()} (to know whose PRs) or --author LOGIN"
-        )
+        raise UsageError(f"scan needs {tokens.variable()} (to know whose PRs) or --author LOGIN")
     found = scan_all(gh, author, carried, {e.name for e in entries}, trusted=login,
                      landed_since=_landed_since(gh))  # fmt: skip
     todo = [c for c in found if c.adopt]
@@ -146,9 +141,7 @@ def run(args: argparse.Namespace) -> int:
     login = gh.user().get("login") if token else None  # whose cross-link comments count
     author = args.author or login
     if not author:
-        raise UsageError(
-            f"scan needs {tokens.variable()} (to know whose PRs) or --author LOGIN"
-        )
+        raise UsageError(f"scan needs {tokens.variable()} (to know whose PRs) or --author LOGIN")
     found = scan(gh, upstream, author, known, trusted=login)
     pending = [f for f in found if f.resubmitted_by is None]
     shown = found if args.include_resubmitted else pending
