@@ -336,3 +336,22 @@ def test_same_code_forgives_only_comments_and_blank_lines(ours, theirs, same):
 def test_same_code_outside_python_keeps_indentation():
     assert not judge.same_code("a.yml", _diff("+a:", "+  b: 1"), _diff("+a:", "+b: 1"))
     assert judge.same_code("a.yml", _diff("+a:", "+  b: 1"), _diff("+a:", "+  # c", "+  b: 1"))
+
+
+def test_the_table_stays_aligned_for_a_60_character_entry_name():
+    """`adopt` names entries after branch names: a long one keeps its own column."""
+    from patchcarry.check.render import table
+    from patchcarry.check.report import CheckReport, EntryResult, PatchApply, RefApply
+
+    long_name = "x" * 60
+    refs = [RefApply("base", "c76ff61", "c" * 40, [PatchApply("0001-a.patch", "clean", [])])]
+    report = CheckReport(
+        "acme/widgets", "offline", [EntryResult(long_name, refs), EntryResult("short", refs)]
+    )
+    lines = table(report).splitlines()
+    header = next(line for line in lines if line.startswith("ENTRY"))
+    rows = [line for line in lines if line.startswith((long_name, "short "))]
+    column = header.index("REF")
+    assert column > len(long_name) and len(rows) == 2
+    for row in rows:
+        assert row[column - 1] == " " and row[column:].startswith("base c76ff61"), lines
