@@ -130,8 +130,8 @@ def table(report: CheckReport) -> str:
             f"upstream: {report.upstream}",
             f"fetched {fetched} this run; cache {report.cache} holds {cached}",
         ]
-    first, second = widths = _widths(report.entries)
-    out.append(f"{'ENTRY':<{first}}{'REF':<{second}}STATUS")
+    widths = _widths(report.entries)
+    out.append(f"{'ENTRY':<{widths[0]}}{'REF':<{widths[1]}}STATUS")
     for e in report.entries:
         out += _entry_lines(e, widths)
     bad = [e.name for e in report.entries if e.status == "does not apply"]
