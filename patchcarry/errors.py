@@ -32,8 +32,9 @@ CODES: dict[int, str] = {
     "(`retire`; a superseded one without --moot)); refusals come before the first write. A "
     "fix that landed upstream is not a failure: `check` exits 0 for it",
     ExitCode.USAGE: "bad command line (the command's usage is printed): an unknown option, "
-    "a missing argument, options that do not go together, `scan` with neither GITHUB_TOKEN "
-    "nor --author, `retire --comment` without GITHUB_TOKEN",
+    "a missing argument, options that do not go together, a PR or repository that is not "
+    "OWNER/REPO#N or OWNER/REPO, `scan` with neither a token nor --author, `retire --comment` "
+    "without a token",
     ExitCode.UNEXPECTED: "unexpected failure (a bug; traceback printed)",
     ExitCode.NETWORK: "a network read failed: upstream or GitHub unreachable or the connection "
     "dropped (by git or the API, a lazy blob fetch included), or a ref or commit missing "
@@ -48,8 +49,9 @@ CODES: dict[int, str] = {
     "`---`/`+++` names disagree with its header, or a message line git reads as the start of a "
     "diff; no `From:` or author `Signed-off-by:`; a patch converted to CRLF or a non-UTF-8 "
     "header or message; an input file that cannot be read as what it must be (missing, a "
-    "directory, not UTF-8, not JSON); a repository name that is not OWNER/REPO; two entries "
-    "on one fork branch; a URL or `GH_HOST` that is not a valid URL (a malformed IPv6 host); "
+    "directory, not UTF-8, not JSON); a manifest's repository that is not OWNER/REPO; two "
+    "entries on one fork branch; a URL or `GH_HOST` that is not a valid URL (a malformed IPv6 "
+    "host); "
     "`GH_HOST=http://` to a non-loopback host; "
     "credentials in an `--upstream` URL (with `--offline` too); a `--work-dir` this tool did "
     "not make; a recorded "

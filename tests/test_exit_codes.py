@@ -141,9 +141,23 @@ def test_a_shim_that_does_more_than_its_command_says_what_it_does() -> None:
     assert "The retention audit over every configuration" not in audit.stdout
 
 
-def test_scan_upstream_is_checked_as_owner_repo_like_every_repository_name(capsys) -> None:
-    assert cli.main(["scan", "--upstream", "htesd/..", "--author", "someone"]) == 5
-    assert "--upstream must be OWNER/REPO" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["scan", "--upstream", "htesd/..", "--author", "someone"],
+        ["adopt", "foo"],
+        ["adopt", "acme/widgets#x"],
+        ["adopt", "acme/widgets#7", "--fork", "htesd"],
+        ["resubmit", "--dry-run", "--upstream", "a/b/c"],
+    ],
+)
+def test_a_malformed_pr_or_repository_on_the_command_line_is_a_usage_mistake(capsys, argv) -> None:
+    """Exit 2 with the command's usage, as every other command-line mistake; nothing read."""
+    with pytest.raises(SystemExit) as done:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.startswith(f"usage: patchcarry {argv[0]}")
+    assert "OWNER/REPO" in err.splitlines()[-1]
 
 
 def test_check_offline_needs_no_single_upstream_url(tmp_path, capsys) -> None:

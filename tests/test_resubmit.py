@@ -492,8 +492,11 @@ def test_a_non_ascii_author_is_author_and_committer_on_the_fork(world, tmp_path,
 @pytest.mark.parametrize("value", ["htesd/..", "htesd/.", "htesd/x y", "htesd/x/y", "htesd"])
 def test_a_repository_override_that_is_not_owner_repo_is_refused(world, capsys, flag, value):
     w = world()
-    assert w.run(ENTRY, f"{flag}={value}") == 5
-    assert f"{flag} must be OWNER/REPO" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:  # a command-line mistake: exit 2 and the usage
+        w.run(ENTRY, f"{flag}={value}")
+    assert usage.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: patchcarry resubmit") and f"{flag}: must be OWNER/REPO" in err
     assert w.writes() == []
 
 

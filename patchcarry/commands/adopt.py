@@ -14,15 +14,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from patchcarry.commands import argtypes
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("pull", metavar="OWNER/REPO#N", help="the PR to adopt")
+    parser.add_argument("pull", metavar="OWNER/REPO#N", type=argtypes.pull, help="the PR to adopt")
     parser.add_argument(
         "--name", help="entry name (default: from the PR's head branch, e.g. fix/x-y -> x-y)"
     )
     parser.add_argument(
         "--fork",
         metavar="OWNER/REPO",
+        type=argtypes.repo,
         help="fork the new PR will come from (default: the manifest's, else AUTHOR/REPO)",
     )
     parser.add_argument(

@@ -14,6 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from patchcarry.commands import argtypes
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
 
@@ -66,11 +68,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="git URL or path to fetch upstream from (default: its clone_url)",
     )
     parser.add_argument(
-        "--upstream", metavar="OWNER/NAME", help="every entry's upstream repository"
+        "--upstream",
+        metavar="OWNER/NAME",
+        type=argtypes.repo,
+        help="every entry's upstream repository",
     )
     parser.add_argument(
         "--fork",
         metavar="OWNER/NAME",
+        type=argtypes.repo,
         help="every entry's fork (the PR's head repository)",
     )
     parser.add_argument(

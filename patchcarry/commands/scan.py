@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from patchcarry import tokens
+from patchcarry.commands import argtypes
 from patchcarry.display import line
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--upstream",
         metavar="OWNER/NAME",
+        type=argtypes.repo,
         help="repository to scan (default: the manifest's upstream)",
     )
     parser.add_argument("--author", metavar="LOGIN", help="whose PRs (default: the token's user)")
