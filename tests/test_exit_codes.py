@@ -101,9 +101,9 @@ def _snapshot(*roots: Path) -> dict[str, tuple[int, int]]:
 
 
 SHIMS = ["adopt", "audit", "audit-sweep", "audit-walk-bench", "bootstrap", "check", "demo-adopt",
-         "demo-dry-run", "device-gpu-check", "gpu-check.sh", "lock", "measure",
-         "measure-bootstrap", "render-docs", "resubmit.sh", "retire", "test", "time-clean-clone",
-         "upstream-tree"]  # fmt: skip
+         "demo-dry-run", "device-gpu-check", "gpu-check", "lock", "measure",
+         "measure-bootstrap", "render-docs", "resubmit", "retire", "scan", "test",
+         "time-clean-clone", "tree"]  # fmt: skip
 
 
 def test_every_script_help_is_its_own_and_changes_nothing() -> None:

@@ -36,7 +36,7 @@ def test_ci_runs_the_readme_test_command():
 
 def test_first_screen_holds_what_the_two_commands_layout_and_exit_codes():
     first = "\n".join((ROOT / "README.md").read_text().splitlines()[:60])
-    for needed in ("fork network", "## Two commands", "scripts/resubmit.sh --dry-run --offline",
+    for needed in ("fork network", "## Two commands", "scripts/resubmit --dry-run --offline",
                    "scripts/test", "## Layout", "## Exit codes", "| 130 |"):  # fmt: skip
         assert needed in first, f"README's first 60 lines lack {needed!r}"
 

@@ -24,7 +24,7 @@ _BLOCK_RE = re.compile(r"(<!-- evidence: (\S+) -->\n)(.*?)(<!-- /evidence -->)",
 _GPU_RE = re.compile(r"(<!-- gpu-evidence: (\S+) -->\n)(.*?)(<!-- /gpu-evidence -->)", re.DOTALL)
 NO_GPU_EVIDENCE = (
     "No GPU evidence is committed in this repository yet: no figure measured on a GPU is "
-    "quoted here. `scripts/gpu-check.sh` on a GPU machine writes it "
+    "quoted here. `scripts/gpu-check` on a GPU machine writes it "
     "([docs/operations.md](docs/operations.md#a-lent-gpu-machine)); commit its "
     "`hc-gpt-pretrain-cuda-*.json` and `.png` to `evidence/`."
 )
