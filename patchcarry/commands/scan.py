@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,6 +74,22 @@ def _landed_since(gh: GitHub) -> Judge:
     return judge
 
 
+def _adopt_command(manifest_path: Path) -> tuple[str, ...]:
+    """`adopt` as this install runs it; with no manifest of the user's (the example found
+    instead), it makes theirs here, and a note on stderr says so."""
+    from patchcarry import install, manifest
+
+    command = install.command("adopt")
+    if not manifest.is_example(manifest_path):
+        return (command,)
+    print(
+        f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: each adopt "
+        f"command below makes {manifest.SEARCHED} in this folder",
+        file=sys.stderr,
+    )
+    return (command, "--manifest", str(manifest.SEARCHED))
+
+
 def _run_all(args: argparse.Namespace) -> int:
     from patchcarry.adopt.run import existing
     from patchcarry.adopt.scan_all import scan_all
@@ -92,8 +109,9 @@ def _run_all(args: argparse.Namespace) -> int:
     author = args.author or login
     if not author:
         raise UsageError(f"scan needs {tokens.variable()} (to know whose PRs) or --author LOGIN")
+    adopt = _adopt_command(args.manifest)
     found = scan_all(gh, author, carried, {e.name for e in entries}, trusted=login,
-                     landed_since=_landed_since(gh))  # fmt: skip
+                     landed_since=_landed_since(gh), adopt=adopt)  # fmt: skip
     todo = [c for c in found if c.adopt]
     if args.json:
         for closed in found:
