@@ -21,9 +21,11 @@ def in_checkout() -> bool:
 
 
 def command(name: str) -> str:
-    """How a user of this install runs `name`: `scripts/NAME` in a clone, else the console
-    script's `patchcarry NAME` (the scripts are a clone's)."""
-    return f"scripts/{name}" if in_checkout() else f"patchcarry {name}"
+    """How a user of this install runs `name`: as they ran this one when that was the
+    `patchcarry` command (a console script, or a checkout's .venv/bin/patchcarry), else
+    `scripts/NAME` in a clone, else `patchcarry NAME` (the scripts are a clone's)."""
+    ran_as_command = Path(sys.argv[0]).name == "patchcarry" if sys.argv else False
+    return f"scripts/{name}" if in_checkout() and not ran_as_command else f"patchcarry {name}"
 
 
 def _pinned(distribution: str) -> str:
