@@ -107,6 +107,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+PLAN_WIDTH = 120  # columns: the printed plan fits a terminal whatever its entries hold
+
+
 def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     import dataclasses
 
@@ -122,7 +125,7 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def run(args: argparse.Namespace) -> int:
     from patchcarry import hosts, manifest
-    from patchcarry.display import escape
+    from patchcarry.display import escape, fit
     from patchcarry.github import GitHub
     from patchcarry.measure import impact
     from patchcarry.resubmit import plan
@@ -164,5 +167,5 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(plan.render_json(outcome.plans))
     else:
         text = plan.render_text(outcome.plans, dry_run=outcome.dry_run, headline=outcome.headline)
-        sys.stdout.write(escape(text))
+        sys.stdout.write(fit(escape(text), PLAN_WIDTH))
     return outcome.exit_code
