@@ -23,7 +23,7 @@ from typing import Any
 
 import tomlkit
 
-from patchcarry import inputs, manifest, manifest_edit, patchrules
+from patchcarry import inputs, install, manifest, manifest_edit, patchrules
 from patchcarry import upstream as upstream_mod
 from patchcarry.adopt import commits as commits_mod
 from patchcarry.adopt import landed
@@ -264,6 +264,10 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         _write(path, patches_dir, written, fields)
     say(f"wrote {len(written)} patch(es) and entry {name!r} in {path}:\n{entry_text.rstrip()}")
     say(render.table(report))
+    if report.exit_code == 0:
+        found_here = manifest.find().resolve() == path.resolve()  # as resubmit, run here, finds
+        again = "" if found_here else f" --manifest {path}"
+        say(f"next: {install.command('resubmit')} --dry-run {name}{again}")
     return report.exit_code
 
 
