@@ -27,10 +27,8 @@ from ghapi.core import GhApi
 
 from patchcarry import retry_after, tokens, trace
 from patchcarry.errors import ExitCode, GitHubError
-from patchcarry.hosts import DEFAULT_API
 from patchcarry.hosts import api_host as api_host  # re-exported for callers and tests
 
-DEFAULT_HOST = DEFAULT_API
 Json = dict[str, Any]
 
 # The REST API version every request pins (`X-GitHub-Api-Version`): answers keep this shape
@@ -144,7 +142,6 @@ class GitHub:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.host = api_host(host)
-        self.has_token = bool(token)
         self.token_kind = token_kind(token)
         self._api = _ghapi(self.host)
         self._auth = {"Authorization": f"token {token}"} if token else {}

@@ -30,15 +30,6 @@ def _read(path: Path) -> str:
         return handle.read()
 
 
-def _parse(path: Path) -> tomlkit.TOMLDocument:
-    try:
-        return tomlkit.parse(_read(path))
-    except FileNotFoundError:
-        raise BadInputError(f"{path}: manifest not found") from None
-    except TOMLKitError as exc:
-        raise BadInputError(f"{path}: not valid TOML: {exc}") from None
-
-
 def _entries(doc: tomlkit.TOMLDocument) -> list[Table]:
     entries = doc.get("entry")
     if entries is None:
@@ -46,11 +37,6 @@ def _entries(doc: tomlkit.TOMLDocument) -> list[Table]:
     if not isinstance(entries, AoT):
         raise BadInputError("`entry` must be an array of [[entry]] tables")
     return list(entries)
-
-
-def entry_names(path: Path) -> list[str]:
-    """Names of the manifest's entries (an empty manifest has none)."""
-    return [str(t.get("name", "")) for t in _entries(_parse(path))]
 
 
 def write_atomic(path: Path, text: str, *, validate: Validator | None = None) -> None:

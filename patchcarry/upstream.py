@@ -107,25 +107,21 @@ class FetchedUpstream:
 def _scratch_repo(url: str, work_dir: Path) -> Path:
     """The cache's bare repo, set up for `url`; the caller holds `cachedir.locked`."""
     if not (work_dir / "HEAD").is_file():
-        git.git("init", "-q", "--bare", str(work_dir), cwd=work_dir)
-    git.git("config", "remote.origin.url", url, cwd=work_dir)
+        git.init_bare(work_dir)
+    git.set_config("remote.origin.url", url, cwd=work_dir)
     for value in git.NETWORK_ARGS[1::2]:
         key, _, setting = value.partition("=")
-        git.git("config", key, setting, cwd=work_dir)  # also bounds lazy blob fetches
+        git.set_config(key, setting, cwd=work_dir)  # also bounds lazy blob fetches
     if url.startswith("file://"):
-        git.git("config", "remote.origin.uploadpack", git.LOCAL_UPLOAD_PACK, cwd=work_dir)
+        git.set_config("remote.origin.uploadpack", git.LOCAL_UPLOAD_PACK, cwd=work_dir)
     else:
-        git.git("config", "--unset-all", "remote.origin.uploadpack", cwd=work_dir, check=False)
+        git.unset_config("remote.origin.uploadpack", cwd=work_dir)
     return work_dir
 
 
 def _have(repo: Path) -> dict[str, str]:
-    """Our refs already in the cache: {refname: sha}. Never asks for a missing object (in a
-    partial clone that would trigger an unbounded lazy fetch)."""
-    _, out, _ = git.git(
-        "for-each-ref", "--format=%(refname) %(objectname)", "refs/patchcarry/", cwd=repo
-    )
-    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    """Our refs already in the cache: {refname: sha}."""
+    return git.refs_under("refs/patchcarry/", cwd=repo)
 
 
 def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: str) -> None:
@@ -276,8 +272,7 @@ def checkout_tree(
     usable as MEGATRON_SRC. Reused when `dest` already holds that commit."""
     dest = dest.resolve()
     if (dest / ".git").exists():
-        code, out, _ = git.git("rev-parse", "HEAD", cwd=dest, check=False)
-        if code == 0 and out.strip() == commit:
+        if git.head_commit(dest) == commit:
             return dest
         raise BadInputError(f"{dest} already holds another checkout; remove it or pick another")
     if dest.exists() and any(dest.iterdir()):
@@ -285,7 +280,7 @@ def checkout_tree(
     if dest.exists():
         dest.rmdir()
     with cachedir.locked(fetched.repo):
-        git.git("worktree", "prune", cwd=fetched.repo)
+        git.prune_worktrees(fetched.repo)
         try:
             git.sparse_worktree(fetched.repo, commit, paths, dest)
         except CalledProcessError as exc:

@@ -150,12 +150,3 @@ def merged(state: GitHubState, upstream_clone_url: str | Path, *, number: int = 
     ensure_upstream(state, upstream_clone_url)
     pull = _fork_pull(state, NEW_FORK, number, "Merged change", "fix/merged")
     return state.merge_pull(UPSTREAM, pull.number, actor=MAINTAINER)
-
-
-def already_resubmitted(
-    state: GitHubState, upstream_clone_url: str | Path, *, number: int = 6339
-) -> Pull:
-    """After `detached_fork_close`: the re-submission is open from the attached fork (a rerun
-    of `resubmit` must find and update it, not open another)."""
-    ensure_upstream(state, upstream_clone_url)
-    return _fork_pull(state, NEW_FORK, number, CHECKPOINT_TITLE, CHECKPOINT_BRANCH)

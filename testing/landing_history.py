@@ -101,7 +101,6 @@ class LandingWorld:
     bare: Path
     work: Path
     base: str
-    pull_head: str
     manifest: Path
 
     @property
@@ -142,7 +141,7 @@ class LandingWorld:
             f'head_branch = "fix/widget-grads"\nfix = "{patch}"\nsupersedes = [{pr}]\n'
         )
         _g("checkout", "-q", "dev", cwd=work)
-        return cls(root, bare, work, base, head, manifest)
+        return cls(root, bare, work, base, manifest)
 
     def tip(self, branch: str = "dev") -> str:
         return _g("rev-parse", f"refs/heads/{branch}", cwd=self.bare)

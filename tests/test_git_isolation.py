@@ -138,7 +138,7 @@ def test_git_init_copies_no_template(tmp_path, monkeypatch):
 def test_a_git_too_old_to_honour_the_isolation_is_refused(tmp_path, monkeypatch):
     """An older git ignores GIT_CONFIG_GLOBAL silently (user hooks would run again): the real
     git's version is read once and compared; here the minimum is raised above it."""
-    monkeypatch.setattr(git, "MIN_GIT", (999, 0))
+    monkeypatch.setattr(git.env, "MIN_GIT", (999, 0))
     git.require_isolating_git.cache_clear()
     try:
         with pytest.raises(MissingInstallError, match="older than 999.0"):

@@ -170,3 +170,41 @@ def test_every_package_folder_ships() -> None:
     listed = set(pyproject["tool"]["setuptools"]["packages"])
     folders = {_module_name(p.parent / "__init__.py") for p in PACKAGE.rglob("*.py")}
     assert folders - listed == set()
+
+
+RAW_RUNNERS = {"git", "git_bytes"}  # patchcarry/git/runner.py: only the git package runs them
+
+
+def _raw_git_calls(path: Path) -> list[str]:
+    """Where `path` runs git itself: a call of the git package's raw runner (`git.git(...)`,
+    `git_bytes(...)` imported by name) or of the process door with "git" as the program."""
+    tree = ast.parse(path.read_text())
+    imported = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("patchcarry.git")
+        for alias in node.names
+        if alias.name in RAW_RUNNERS
+    }
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        raw = (isinstance(func, ast.Attribute) and func.attr in RAW_RUNNERS) or (
+            isinstance(func, ast.Name) and func.id in imported
+        )
+        program = node.args[0] if node.args else None
+        runs_git = isinstance(program, ast.Constant) and program.value == "git"
+        if raw or (runs_git and isinstance(func, ast.Attribute) and func.attr.startswith("cmd")):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def test_only_the_git_package_runs_git() -> None:
+    """Every git command the product runs is a named function of patchcarry/git/: no module
+    outside it calls the raw runner (or runs "git" through the process door)."""
+    outside = [p for p in PACKAGE.rglob("*.py") if not p.is_relative_to(PACKAGE / "git")]
+    assert [where for p in outside for where in _raw_git_calls(p)] == []
+    inside = [w for p in (PACKAGE / "git").rglob("*.py") for w in _raw_git_calls(p)]
+    assert inside  # the rule sees the calls it forbids elsewhere

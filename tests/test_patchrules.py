@@ -15,11 +15,10 @@ from patchcarry.check import judge
 from patchcarry.errors import BadInputError
 from patchcarry.patchfile import load, parse
 from testing.patch_corpus import SMUGGLED
-from testing.upstream_repos import FIX_0001, RANDOM_PY, write_manifest
+from testing.upstream_repos import FIX_0001, write_manifest
 
 REAL = FIX_0001.read_text()
 BASE = "c76ff610bfa064d4af3035daa594d8c41ca7fce6"
-HEADER = f"diff --git a/{RANDOM_PY} b/{RANDOM_PY}"
 
 
 RENAME = (

@@ -85,13 +85,6 @@ def load(path: Path) -> dict[str, Any]:
     return jsondoc.load(path, SCHEMA_PATH)
 
 
-def site_bytes(config: dict[str, Any], iteration: int = -1) -> dict[str, int]:
-    """{site: bytes} of one audited configuration at one iteration (the last by default)."""
-    if not config["iterations"]:
-        return {}
-    return {s["site"]: s["bytes"] for s in config["iterations"][iteration]["sites"]}
-
-
 def _cells(values: tuple[int, ...]) -> str:
     return "  ".join(f"{b:>11} B" for b in values)
 

@@ -25,8 +25,6 @@ from typing import Any
 
 from patchcarry.audit import evidence, findings
 
-TITLE = "Retention audit: a Megatron layer keeps more alive between iterations at upstream's tip"
-
 
 @dataclasses.dataclass(frozen=True)
 class Finding:

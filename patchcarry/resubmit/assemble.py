@@ -34,7 +34,7 @@ def build(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Br
             f"could not fetch {ref} from {upstream_url} ({exc.err.strip().splitlines()[-1:]}); "
             "check --upstream-url and that the commit exists upstream"
         ) from None
-    git.git("checkout", "-q", "--detach", base, cwd=scratch)
+    git.checkout_detached(base, cwd=scratch)
     name, email = entry.fix.author_name, entry.fix.author_email
     patches = entry.patches()
     try:

@@ -31,11 +31,6 @@ TEMPLATE = TEMPLATES / "pr_body.md"
 CHECKLIST = TEMPLATES / "pr_checklist.md"
 
 
-def body_marker(entry_name: str) -> str:
-    """The marker of bodies written before sections existed (kept as hand-written text)."""
-    return f"<!-- patchcarry:resubmit entry={entry_name} -->"
-
-
 def section_end(entry_name: str) -> str:
     return f"<!-- patchcarry:end entry={entry_name} -->"
 

@@ -62,10 +62,6 @@ class BranchPlan:
     # on top of someone's head
     rebuild_holds_fix: bool = False
 
-    @property
-    def pushes(self) -> bool:
-        return self.kind in (NEW, FAST_FORWARD, REWRITE)
-
     def dropped_lines(self) -> list[str]:
         """The plan's text for a rewrite: a total, each commit up to LISTED, then a count."""
         if not self.dropped:

@@ -68,14 +68,13 @@ class Cache:
             ("promisor", "true"),
             ("partialclonefilter", "blob:none"),
         ):
-            git.git("config", f"remote.{name}.{key}", value, cwd=self.repo)
+            git.set_config(f"remote.{name}.{key}", value, cwd=self.repo)
         if url.startswith("file://"):
-            git.git("config", f"remote.{name}.uploadpack", git.LOCAL_UPLOAD_PACK, cwd=self.repo)
+            git.set_config(f"remote.{name}.uploadpack", git.LOCAL_UPLOAD_PACK, cwd=self.repo)
         return name
 
     def _has_ref(self, ref: str) -> bool:
-        code, _, _ = git.git("rev-parse", "-q", "--verify", ref, cwd=self.repo, check=False)
-        return code == 0
+        return git.rev_exists(ref, cwd=self.repo)
 
     def fetch_head(self, remote: str, sha: str) -> None:
         """The commit `sha` and its trees (no blobs, no history), once per cache."""
@@ -96,10 +95,7 @@ class Cache:
         current: str | None = sha
         while current and current != stop and len(out) < limit:
             out.append(current)
-            code, text, _ = git.git(
-                "rev-parse", "-q", "--verify", f"{current}^1", cwd=self.repo, check=False
-            )
-            current = text.strip() if code == 0 else None
+            current = git.first_parent(current, cwd=self.repo)
         return out
 
     def commits_between(self, remote: str, sha: str, stop: str) -> list[str]:
@@ -124,8 +120,7 @@ class Cache:
         return author, subject
 
     def message(self, sha: str) -> str:
-        _, out, _ = git.git("log", "-1", "--format=%B", sha, "--", cwd=self.repo)
-        return out
+        return git.commit_message(sha, cwd=self.repo)
 
     def apply(self, commit: str, patches: list[Patch]) -> Applied:
         """Apply each patch to `commit`'s tree unless the tree already holds it."""

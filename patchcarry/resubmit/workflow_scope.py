@@ -33,26 +33,12 @@ MAX_NEW = 200  # new commits judged one by one (each reads its trees lazily)
 def _changes(commit: str, cwd: Path) -> list[tuple[str, str, str]]:
     """(status, path, new blob) of each workflow file `commit` changes against its first
     parent (all of them for a root commit)."""
-    _, out, _ = git.git(
-        "diff-tree", "--no-commit-id", "-r", "--root", commit, "--", WORKFLOWS, cwd=cwd
-    )
-    found = []
-    for line in out.splitlines():
-        meta, _, path = line.partition("\t")
-        fields = meta.split()
-        found.append((fields[4][:1], path, fields[3]))
-    return found
+    return git.changes_under(commit, WORKFLOWS, cwd=cwd)
 
 
 def _held(heads: tuple[str, ...], cwd: Path) -> set[tuple[str, str]]:
     """Every (path, blob) of a workflow file on the fork's branches (trees only)."""
-    held = set()
-    for sha in heads:
-        _, out, _ = git.git("ls-tree", "-r", sha, "--", f"{WORKFLOWS}/", cwd=cwd, check=False)
-        for line in out.splitlines():
-            meta, _, path = line.partition("\t")
-            held.add((path, meta.split()[2]))
-    return held
+    return {held for sha in heads for held in git.blobs_under(sha, WORKFLOWS, cwd=cwd)}
 
 
 def needs_scope(
@@ -71,10 +57,7 @@ def needs_scope(
     heads = side.heads if side is not None else ()
     name = side.where if side is not None else "the fork"
     if not heads:
-        code, _, _ = git.git(
-            "rev-parse", "-q", "--verify", f"{base}:{WORKFLOWS}", cwd=push_from, check=False
-        )
-        if code != 0:
+        if not git.rev_exists(f"{base}:{WORKFLOWS}", cwd=push_from):
             return None
         return (
             f"{name.split(',')[0]} has no branch yet: all of the pushed history is new to it, "
@@ -87,9 +70,7 @@ def needs_scope(
     for sha in heads[:MAX_HEADS]:
         cache.fetch_history(remote, sha)
     cache.fetch_history("origin", base)
-    _, out, _ = git.git("rev-list", base, *(f"^{h}" for h in heads[:MAX_HEADS]), "--",
-                        cwd=cache.repo)  # fmt: skip
-    new = out.split()[::-1]  # oldest first
+    new = git.rev_list(base, *heads[:MAX_HEADS], cwd=cache.repo)[::-1]  # oldest first
     if not new:
         return None
     owner = name.split(",")[0]

@@ -57,10 +57,7 @@ def tree_label(tree: Path) -> str:
 
 def tree_commit(tree: Path) -> str | None:
     """The commit of an upstream git checkout, or None for a plain tree."""
-    code, out, _ = git.git(
-        "rev-parse", "HEAD", cwd=tree, check=False, env_extra=git.plain_tree_env(tree)
-    )
-    return out.strip() if code == 0 else None
+    return git.head_commit(tree, plain_tree=True)
 
 
 def _top_dirs(patches: list[Patch]) -> set[str]:
@@ -90,14 +87,7 @@ def prepared_copy(src: Path, patches: list[Patch], dest: Path) -> Path:
             source = dest / rel
             for cached in source.parent.glob(f"__pycache__/{source.stem}.*.pyc"):
                 cached.unlink()
-        code, _, err = git.git(
-            "apply",
-            "--whitespace=nowarn",
-            str(patch.path.resolve()),
-            cwd=dest,
-            check=False,
-            env_extra=git.plain_tree_env(dest),
-        )
+        code, err = git.apply_in_tree(patch.path, tree=dest, check_only=False, verbose=False)
         if code != 0:
             raise BadInputError(f"{patch.name} does not apply to a copy of {src}:\n{err.strip()}")
     return dest

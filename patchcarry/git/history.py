@@ -1,0 +1,183 @@
+"""Reads of commits and their history: rev-parse, log, rev-list, merge-base, blame."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from patchcarry.git.env import plain_tree_env
+from patchcarry.git.runner import GitCommitHash, git
+
+
+def rev_parse(rev: str, *, cwd: Path) -> GitCommitHash:
+    """The full hash `rev` names in the repository at `cwd`."""
+    _, out, _ = git("rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}", cwd=cwd)
+    return GitCommitHash(out.strip())
+
+
+def rev_exists(rev: str, *, cwd: Path) -> bool:
+    """Whether `rev` (a ref, `sha^1`, `commit:path`) names an object present at `cwd`."""
+    code, _, _ = git("rev-parse", "-q", "--verify", rev, cwd=cwd, check=False)
+    return code == 0
+
+
+def head_commit(cwd: Path, *, plain_tree: bool = False) -> str | None:
+    """HEAD's commit of the checkout at `cwd`, or None when there is none; `plain_tree`: look
+    for no repository above `cwd` (`plain_tree_env`)."""
+    env = plain_tree_env(cwd) if plain_tree else None
+    code, out, _ = git("rev-parse", "HEAD", cwd=cwd, check=False, env_extra=env)
+    return out.strip() if code == 0 else None
+
+
+def first_parent(rev: str, *, cwd: Path) -> str | None:
+    """The first parent of commit `rev`, or None for a root or a shallow boundary."""
+    code, out, _ = git("rev-parse", "-q", "--verify", f"{rev}^1", cwd=cwd, check=False)
+    return out.strip() if code == 0 else None
+
+
+def refs_under(prefix: str, *, cwd: Path) -> dict[str, str]:
+    """{refname: sha} of the refs under `prefix`. Never asks for a missing object (in a
+    partial clone that would trigger an unbounded lazy fetch)."""
+    _, out, _ = git("for-each-ref", "--format=%(refname) %(objectname)", prefix, cwd=cwd)
+    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+
+
+def commit_parents(rev: str, *, cwd: Path) -> list[str]:
+    """Parents of commit `rev` (its trees/parents must be present)."""
+    _, out, _ = git("rev-list", "--parents", "-n1", "--end-of-options", rev, cwd=cwd)
+    return out.split()[1:]
+
+
+def commit_fields(rev: str, *, cwd: Path) -> tuple[str, str, str, list[str]]:
+    """(tree, author "Name <email>", subject, parents) of a commit that is present locally."""
+    _, out, _ = git("log", "-1", "--format=%T%x00%an <%ae>%x00%s%x00%P", rev, "--", cwd=cwd)
+    tree, author, subject, parents = out.rstrip("\n").split("\x00")
+    return tree, author, subject, parents.split()
+
+
+def commit_summary(rev: str, *, cwd: Path) -> tuple[str, str]:
+    """(`Author Name <email>`, subject) of commit `rev`."""
+    _, out, _ = git("log", "-1", "--format=%an <%ae>%n%s", "--end-of-options", rev, cwd=cwd)
+    author, _, subject = out.rstrip("\n").partition("\n")
+    return author, subject
+
+
+def commit_message(rev: str, *, cwd: Path) -> str:
+    """The whole message of commit `rev` (`%B`)."""
+    _, out, _ = git("log", "-1", "--format=%B", rev, "--", cwd=cwd)
+    return out
+
+
+def commit_time(rev: str, *, cwd: Path) -> int:
+    """Committer time of `rev` (epoch seconds)."""
+    _, out, _ = git("log", "-1", "--format=%ct", "--end-of-options", rev, cwd=cwd)
+    return int(out.strip())
+
+
+# format-patch files. Read-only on the repo except format-patch's output directory.
+def shallow_commits(*, cwd: Path) -> set[str]:
+    """Commits at the shallow boundary of the repository at `cwd` (parents not fetched)."""
+    _, out, _ = git("rev-parse", "--git-path", "shallow", cwd=cwd)
+    path = Path(cwd) / out.strip()
+    return set(path.read_text().split()) if path.is_file() else set()
+
+
+def rev_list(include: str, *exclude: str, cwd: Path) -> list[str]:
+    """`git rev-list include ^exclude...`: every commit reachable from one and from none of
+    the others (all parents), newest first."""
+    _, out, _ = git("rev-list", include, *(f"^{e}" for e in exclude), "--", cwd=cwd)
+    return out.split()
+
+
+def rev_list_parents(include: str, exclude: str, *, cwd: Path) -> list[tuple[str, list[str]]]:
+    """Commits reachable from `include` but not from `exclude`, oldest first (topological),
+    each with its parents."""
+    _, out, _ = git(
+        "rev-list", "--topo-order", "--reverse", "--parents", include, f"^{exclude}", "--", cwd=cwd
+    )
+    return [(line.split()[0], line.split()[1:]) for line in out.splitlines() if line.strip()]
+
+
+def merge_base(a: str, b: str, *, cwd: Path) -> str | None:
+    """The best common ancestor of `a` and `b`, or None when the local history has none."""
+    code, out, _ = git("merge-base", "--end-of-options", a, b, cwd=cwd, check=False)
+    return out.strip() if code == 0 and out.strip() else None
+
+
+def is_ancestor(a: str, b: str, *, cwd: Path) -> bool:
+    code, _, _ = git("merge-base", "--is-ancestor", "--end-of-options", a, b, cwd=cwd, check=False)
+    return code == 0
+
+
+def first_parent_log(
+    base: str, tip: str, paths: list[str], *, cwd: Path
+) -> list[tuple[str, str, str]]:
+    """(sha, first parent, subject) of each first-parent commit of `base..tip` that touches
+    `paths`, oldest first: trees only, no blob is read. A merge stands for what it brought."""
+    _, out, _ = git(
+        "log",
+        "--first-parent",
+        "--reverse",
+        "--no-renames",
+        "--format=%H %P%x00%s",
+        f"{base}..{tip}",
+        "--",
+        *paths,
+        cwd=cwd,
+    )
+    found = []
+    for line in out.splitlines():
+        head, _, subject = line.partition("\0")
+        shas = head.split()
+        if len(shas) >= 2:  # a root commit has no change to compare
+            found.append((shas[0], shas[1], subject))
+    return found
+
+
+def first_parent_range(base: str, tip: str, *, cwd: Path) -> list[str]:
+    """The first-parent commits of `base..tip`, newest first."""
+    _, out, _ = git("rev-list", "--first-parent", f"{base}..{tip}", "--", cwd=cwd)
+    return out.split()
+
+
+def deleted_by(base: str, tip: str, path: str, *, cwd: Path) -> str | None:
+    """The first-parent commit of `base..tip` that deleted `path` (trees only)."""
+    _, out, _ = git(
+        "log",
+        "--first-parent",
+        "--no-renames",
+        "--diff-filter=D",
+        "--format=%H",
+        f"{base}..{tip}",
+        "--",
+        path,
+        cwd=cwd,
+    )
+    shas = out.split()
+    return shas[-1] if shas else None
+
+
+def blame_reverse(
+    start: str, end: str, path: str, lines: list[int], *, cwd: Path
+) -> dict[int, tuple[str, str | None]]:
+    """`git blame --reverse start..end`: for each of `lines` (numbers in `start`'s `path`),
+    (the last commit it existed in, the commit that changed it, None when it lives on to
+    `end`). Reads the blobs of each version of `path` in between."""
+    if not lines:
+        return {}
+    if rev_parse(start, cwd=cwd) == rev_parse(end, cwd=cwd):  # nothing since: all live on
+        return {n: (end, None) for n in lines}
+    ranges = [arg for n in sorted(set(lines)) for arg in ("-L", f"{n},{n}")]
+    _, out, _ = git(
+        "blame", "--reverse", "--line-porcelain", *ranges, f"{start}..{end}", "--", path, cwd=cwd
+    )
+    result: dict[int, tuple[str, str | None]] = {}
+    sha, number, previous = "", 0, None
+    for row in out.splitlines():
+        parts = row.split()
+        if row.startswith("\t"):
+            result[number] = (sha, previous)
+        elif len(parts) >= 3 and len(parts[0]) >= 40 and parts[2].isdigit():
+            sha, number, previous = parts[0], int(parts[2]), None  # the line in `start`
+        elif row.startswith("previous "):
+            previous = parts[1]
+    return result

@@ -1,0 +1,85 @@
+"""Trees built in a scratch index of the blob-less cache (no work tree, no checkout), so
+only the blobs the patches touch are ever fetched (lazily, from a promisor remote).
+credential_args() ride along: a lazy fetch from the fork may need them."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from patchcarry.errors import GitReadError
+from patchcarry.git.env import credential_args
+from patchcarry.git.runner import GitCommitHash, git, git_bytes
+
+
+def read_tree(commit: str, *, index: Path, cwd: Path) -> None:
+    """Load `commit`'s tree into the scratch index file `index` (trees only, no blobs)."""
+    git("read-tree", "--end-of-options", commit, cwd=cwd, env_extra={"GIT_INDEX_FILE": str(index)})
+
+
+def apply_to_index(patch: Path, *, index: Path, cwd: Path, reverse: bool, check: bool) -> bool:
+    """`git apply --cached` (`-R`, `--check` as told) of `patch` on the scratch index; whether
+    it applied. Reads only the touched blobs (fetched lazily in a partial clone)."""
+    args = ["apply", "--cached", *(["-R"] if reverse else []), *(["--check"] if check else [])]
+    code, _, _ = git(
+        *credential_args(),
+        *args,
+        str(patch.resolve()),
+        cwd=cwd,
+        check=False,
+        env_extra={"GIT_INDEX_FILE": str(index)},
+    )
+    return code == 0
+
+
+def merge_file(ours: bytes, base: bytes, theirs: bytes, *, cwd: Path) -> tuple[bool, bytes]:
+    """`git merge-file -p`: the 3-way merge of one file's three contents (bytes, so CRLF and
+    any encoding survive); (clean, merged). Conflict markers are in it when not clean; the
+    caller then refuses."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-merge-") as tmp:
+        paths = []
+        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = Path(tmp) / name
+            path.write_bytes(data)
+            paths.append(str(path))
+        code, out, err = git_bytes("merge-file", "-p", "--", *paths, cwd=cwd, check=False)
+    if code < 0 or code > 127:
+        raise GitReadError(f"git merge-file failed: {err.strip()[:300]}")
+    return code == 0, out
+
+
+def write_blob_to_index(data: bytes, path: str, *, index: Path, cwd: Path) -> None:
+    """Store `data` as a blob (as is: no filters) and put it at `path` in the scratch index,
+    keeping its mode."""
+    env = {"GIT_INDEX_FILE": str(index)}
+    _, raw, _ = git_bytes("hash-object", "-w", "--no-filters", "--stdin", cwd=cwd, stdin=data)
+    blob = raw.decode()
+    _, entry, _ = git("ls-files", "-s", "--", path, cwd=cwd, env_extra=env)
+    mode = entry.split()[0] if entry.strip() else "100644"
+    git("update-index", "--cacheinfo", f"{mode},{blob.strip()},{path}", cwd=cwd, env_extra=env)
+
+
+def write_tree(*, index: Path, cwd: Path) -> str:
+    """The tree of the scratch index. `--missing-ok`: the blobs it names but never read stay
+    on the promisor remote (without it git checks each one exists, fetching the whole tree)."""
+    _, out, _ = git("write-tree", "--missing-ok", cwd=cwd, env_extra={"GIT_INDEX_FILE": str(index)})
+    return out.strip()
+
+
+def commit_tree(
+    tree: str, parents: list[str], message: str, *, author: tuple[str, str, str], cwd: Path
+) -> GitCommitHash:
+    """A commit of `tree` on `parents`; `author` = (name, email, date) is also the committer,
+    so the same inputs give the same hash on every run and machine."""
+    name, email, date = author
+    env = {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_AUTHOR_DATE": date,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+        "GIT_COMMITTER_DATE": date,
+    }
+    parent_args = [a for p in parents for a in ("-p", p)]
+    _, out, _ = git("commit-tree", tree, *parent_args, cwd=cwd, env_extra=env, stdin=message)
+    return GitCommitHash(out.strip())

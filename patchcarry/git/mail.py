@@ -1,0 +1,148 @@
+"""Patches as git reads and writes them: am, format-patch, apply, and what git itself
+reads in a patch file (mailsplit, mailinfo, numstat, trailers; each of those runs in an
+empty temp dir that git may not leave: no repository is involved)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from patchcarry import proc
+from patchcarry.errors import GitReadError
+from patchcarry.git.env import plain_tree_env
+from patchcarry.git.history import rev_parse
+from patchcarry.git.runner import GitCommitHash, git, git_bytes
+
+
+def am(
+    patches: list[Path], *, cwd: Path, committer_name: str, committer_email: str
+) -> GitCommitHash:
+    """`git am` the patches on HEAD, keeping authorship and message (sign-off included).
+    `--keep-cr`: a line of a CRLF file keeps its CR (as `patchfile` reads the patch).
+
+    The committer is given and its date is the author date, so the same patches on the same
+    base give the same commit hash on every run (a re-run sees "already pushed").
+    """
+    env = {"GIT_COMMITTER_NAME": committer_name, "GIT_COMMITTER_EMAIL": committer_email}
+    code, out, err = git(
+        "am",
+        "-q",
+        "--keep-cr",
+        "--committer-date-is-author-date",
+        "--no-3way",
+        *(str(p) for p in patches),
+        cwd=cwd,
+        env_extra=env,
+        check=False,
+    )
+    if code != 0:
+        git("am", "--abort", cwd=cwd, check=False)
+        raise proc.CalledProcessError(["git", "am", *(p.name for p in patches)], code, out, err)
+    return rev_parse("HEAD", cwd=cwd)
+
+
+def format_patch(commit: str, *, number: int, out_dir: Path, cwd: Path) -> Path:
+    """`git format-patch` of the one commit `commit` into `out_dir`, named `NNNN-subject.patch`
+    from `number`. Authorship, date and message (sign-offs) are the commit's; nothing added."""
+    _, out, _ = git(
+        "format-patch",
+        "-1",
+        "--no-signoff",
+        "--no-numbered",
+        "--no-thread",
+        "--no-to",
+        "--no-cc",
+        "--no-add-header",
+        "--suffix=.patch",
+        f"--start-number={number}",
+        "-o",
+        str(out_dir),
+        "--end-of-options",
+        commit,
+        cwd=cwd,
+    )
+    return Path(out.strip())
+
+
+def apply_in_tree(
+    patch: Path,
+    *,
+    tree: Path,
+    context: int | None = None,
+    check_only: bool = True,
+    verbose: bool = True,
+) -> tuple[int, str]:
+    """`git apply` (`-v` and `--check` unless told) of `patch` in the plain tree `tree`;
+    (code, git's messages: "Hunk #1 succeeded at X (offset N lines)", rejected context)."""
+    args = ["apply", *(["-v"] if verbose else []), "--whitespace=nowarn"]
+    if check_only:
+        args.append("--check")
+    if context is not None:
+        args.append(f"-C{context}")
+    code, out, err = git(
+        *args, str(patch.resolve()), cwd=tree, check=False, env_extra=plain_tree_env(tree)
+    )
+    return code, out + err
+
+
+# Each runs in an empty temp dir that git may not leave (no repository is involved).
+def mailsplit(data: bytes) -> list[bytes]:
+    """The mails `git am` would split `data` into (`git mailsplit --keep-cr`, as am runs it);
+    none when git reads no mailbox in it."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-mail-") as tmp:
+        env = plain_tree_env(Path(tmp) / "x")
+        code, _, _ = git_bytes(
+            "mailsplit", "--keep-cr", f"-o{tmp}", cwd=tmp, stdin=data, env_extra=env, check=False
+        )
+        return [path.read_bytes() for path in sorted(Path(tmp).iterdir())] if code == 0 else []
+
+
+def mailinfo(mail: bytes) -> tuple[dict[str, str], bytes, bytes]:
+    """`git mailinfo -u` of one mail: (its header fields as git decodes them: Author, Email,
+    Subject, Date; the commit message; the patch part, from git's own patch break)."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-mailinfo-") as tmp:
+        env = plain_tree_env(Path(tmp) / "x")
+        code, out, err = git_bytes(
+            "mailinfo", "-u", "msg", "patch", cwd=tmp, stdin=mail, env_extra=env, check=False
+        )
+        if code != 0:
+            raise GitReadError(f"git mailinfo failed: {' '.join(err.split())[:300]}")
+        info: dict[str, str] = {}
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            key, sep, value = line.partition(": ")
+            if sep:
+                info[key] = value
+        return info, (Path(tmp) / "msg").read_bytes(), (Path(tmp) / "patch").read_bytes()
+
+
+def apply_numstat(patch: bytes) -> tuple[int, bytes, str]:
+    """`git apply --numstat --summary -z` of `patch`: every file git would apply, with its line
+    counts (`-` for binary), then the creations, deletions, mode changes, renames and copies.
+    (code, git's output, git's stderr). Reads no tree."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-numstat-") as tmp:
+        return git_bytes(
+            "apply",
+            "--numstat",
+            "--summary",
+            "-z",
+            cwd=tmp,
+            stdin=patch,
+            check=False,
+            env_extra=plain_tree_env(Path(tmp) / "x"),
+        )
+
+
+def trailers(message: bytes) -> list[tuple[str, str]]:
+    """The trailers (`Signed-off-by: ...`) `git interpret-trailers --parse` reads in a commit
+    message, in order, as (key, value)."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-trailers-") as tmp:
+        env = plain_tree_env(Path(tmp) / "x")
+        _, out, _ = git_bytes(
+            "interpret-trailers", "--parse", cwd=tmp, stdin=message, env_extra=env
+        )
+    found = []
+    for line in out.decode("utf-8", "surrogateescape").splitlines():
+        key, sep, value = line.partition(": ")
+        if sep:
+            found.append((key, value))
+    return found

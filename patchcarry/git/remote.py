@@ -1,0 +1,191 @@
+"""The network: ls-remote, fetch and push (the token rides only with `credential_args`)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from patchcarry.errors import NetworkError
+from patchcarry.git.env import NETWORK_ARGS, credential_args, plain_tree_env
+from patchcarry.git.history import rev_parse
+from patchcarry.git.runner import GitCommitHash, git
+
+# Local upstreams (paths, file:// URLs) are served by a local upload-pack; these settings let
+# it honour --filter and wants by sha, as GitHub does. Never used for network URLs.
+LOCAL_UPLOAD_PACK = (
+    "git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack"
+)
+
+
+DEEPEST = 2147483647  # git's "infinite" depth: a fetch at it deepens every shallow boundary
+
+
+def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> GitCommitHash | None:
+    """The commit `refs/heads/<branch>` has at `url`, or None when the branch is absent."""
+    _, out, _ = git(
+        *credential_args(url), "ls-remote", "--end-of-options", url, f"refs/heads/{branch}", cwd=cwd
+    )
+    for line in out.splitlines():
+        sha, _, ref = line.partition("\t")
+        if ref == f"refs/heads/{branch}":
+            return GitCommitHash(sha)
+    return None
+
+
+def ls_remote_refs(
+    url: str, refs: list[str], *, cwd: Path | None = None
+) -> tuple[int, dict[str, str], str]:
+    """(code, {ref: sha} for the `refs` that exist at `url`, stderr); one round trip. Without
+    `cwd` (a scratch repository of this tool's) it runs in an empty directory outside any
+    repository, never the caller's: that one's config could redirect the URL or run code."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-ls-remote-") as tmp:
+        code, out, err = git(
+            *NETWORK_ARGS,
+            "-c",
+            "protocol.version=2",
+            "ls-remote",
+            "--end-of-options",
+            url,
+            *refs,
+            cwd=cwd or tmp,
+            check=False,
+            env_extra=None if cwd else plain_tree_env(Path(tmp) / "x"),
+        )
+    found: dict[str, str] = {}
+    for line in out.splitlines():
+        sha, _, ref = line.partition("\t")
+        found[ref] = sha
+    return code, found, err
+
+
+def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, str]:
+    """{ref: sha} for the `refs` that exist at `url` (token available for a private fork);
+    raises CalledProcessError when the remote cannot be read."""
+    _, out, _ = git(*credential_args(url), "ls-remote", "--end-of-options", url, *refs, cwd=cwd)
+    found: dict[str, str] = {}
+    for line in out.splitlines():
+        sha, _, ref = line.partition("\t")
+        found[ref] = sha
+    return found
+
+
+def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> GitCommitHash:
+    """Fetch `ref` (a branch, a refs/... name or a full sha) from `url`; the commit it names."""
+    depth = ("--depth=1",) if shallow else ()
+    git(
+        *credential_args(url),
+        "fetch",
+        "-q",
+        "--no-tags",
+        *depth,
+        "--end-of-options",
+        url,
+        ref,
+        cwd=cwd,
+    )
+    return rev_parse("FETCH_HEAD", cwd=cwd)
+
+
+def fetch_partial(
+    remote: str,
+    refspecs: list[str],
+    *,
+    cwd: Path,
+    depth: int | None = None,
+    since: int | None = None,
+    progress: bool = False,
+    object_filter: str = "blob:none",
+) -> tuple[int, str]:
+    """Shallow, blob-less (or, with `object_filter="tree:0"`, tree-less) fetch of `refspecs`
+    (`<sha>:<local ref>`): `depth` commits, or every commit newer than the epoch `since`
+    (the landing check's history); (code, stderr).
+
+    With `progress`, git's progress goes straight to the terminal (stderr comes back empty).
+    """
+    shallow = f"--depth={depth}" if since is None else f"--shallow-since={since} +0000"
+    code, _, err = git(
+        *NETWORK_ARGS,
+        "-c",
+        "protocol.version=2",
+        "fetch",
+        "--no-tags",
+        "--no-write-fetch-head",
+        shallow,
+        f"--filter={object_filter}",
+        "--progress" if progress else "--quiet",
+        "--end-of-options",
+        remote,
+        *refspecs,
+        cwd=cwd,
+        check=False,
+        stream_stderr=progress,
+    )
+    return code, err
+
+
+def fetch_blobless(
+    remote: str, refspecs: list[str], *, cwd: Path, depth: int = 1, filter: str = "blob:none"
+) -> None:
+    """Fetch `refspecs` from the named promisor `remote`, shallow (`depth` commits; DEEPEST:
+    the whole history, deepening what an earlier shallow fetch cut) and without blobs."""
+    _remote_read(
+        f"{', '.join(r.rpartition(':')[0].lstrip('+')[:12] for r in refspecs)} from {remote}",
+        *credential_args(),
+        "-c",
+        "protocol.version=2",
+        "fetch",
+        "-q",
+        "--no-tags",
+        "--no-write-fetch-head",
+        f"--depth={depth}",
+        f"--filter={filter}",
+        "--end-of-options",
+        remote,
+        *refspecs,
+        cwd=cwd,
+    )
+
+
+def unshallow(url: str, *, cwd: Path) -> None:
+    """Deepen a shallow scratch repo to full history from `url` (when a push needs it)."""
+    _remote_read(
+        f"the history of {url}",
+        *credential_args(url),
+        "fetch",
+        "-q",
+        "--no-tags",
+        "--unshallow",
+        "--end-of-options",
+        url,
+        cwd=cwd,
+    )
+
+
+def _remote_read(what: str, *args: str, cwd: Path) -> None:
+    """A git read over the network: its failure is NetworkError (exit 4) in one line that
+    names `what` and git's last word, never the command line (it holds -c options, URLs)."""
+    code, _, err = git(*args, cwd=cwd, check=False)
+    if code != 0:
+        said = err.strip().splitlines()[-1:] or [f"git exited {code}"]
+        raise NetworkError(f"could not read {what}: {said[0]}; check the network, then re-run")
+
+
+def push_refs_with_lease(
+    url: str, updates: list[tuple[str, str, str | None]], *, cwd: Path
+) -> tuple[bool, str]:
+    """Push each (commit, ref, expected) atomically: all refs move, or none does; each only if
+    it still holds `expected` (absent when None). Returns (accepted, git's message)."""
+    leases = [f"--force-with-lease={ref}:{expected or ''}" for _, ref, expected in updates]
+    code, out, err = git(
+        *credential_args(url),
+        "push",
+        "--porcelain",
+        "--atomic",
+        *leases,
+        "--end-of-options",
+        url,
+        *(f"{commit}:{ref}" for commit, ref, _ in updates),
+        cwd=cwd,
+        check=False,
+    )
+    return code == 0, (out + err).strip()

@@ -1,0 +1,159 @@
+"""Reads of trees and diffs: which paths, which modes, what content (blobs only when
+needed: in a partial clone each one is a lazy fetch)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from patchcarry.errors import GitReadError
+from patchcarry.git.env import credential_args
+from patchcarry.git.history import merge_base
+from patchcarry.git.runner import git, git_bytes
+
+
+def path_exists(rev: str, path: str, *, cwd: Path) -> bool:
+    """Whether `path` is in `rev`'s tree; reads trees only, so no blob is fetched."""
+    code, out, err = git("ls-tree", "--full-tree", rev, "--", path, cwd=cwd, check=False)
+    if code != 0:
+        raise GitReadError(f"git ls-tree {rev[:12]} -- {path} failed: {err.strip()}")
+    return bool(out.strip())
+
+
+def show_file(rev: str, path: str, *, cwd: Path) -> bytes | None:
+    """Content of `path` at `rev` as stored (bytes: CRLF and any encoding kept; the blob is
+    fetched lazily in a partial clone); None only when the path does not exist there. A read
+    that fails (a lazy fetch that fails) is GitReadError,
+    never "absent": a guess would report a conflict that is not there."""
+    if not path_exists(rev, path, cwd=cwd):
+        return None
+    code, out, err = git_bytes("cat-file", "blob", f"{rev}:{path}", cwd=cwd, check=False)
+    if code != 0:
+        raise GitReadError(
+            f"could not read {path} at {rev[:12]}: {' '.join(err.split())[:300]}; "
+            "upstream may be unreachable (a lazy blob fetch failed): re-run"
+        )
+    return out
+
+
+def changed_paths(old: str, new: str, *, cwd: Path) -> list[str]:
+    """Paths that differ between two commits: compares trees only, fetches no blobs."""
+    _, out, _ = git("diff-tree", "-r", "--name-only", "--no-renames", old, new, cwd=cwd)
+    return out.splitlines()
+
+
+def changes_under(commit: str, path: str, *, cwd: Path) -> list[tuple[str, str, str]]:
+    """(status letter, path, new blob) of each file under `path` that `commit` changes against
+    its first parent (all of them for a root commit): trees only."""
+    _, out, _ = git("diff-tree", "--no-commit-id", "-r", "--root", commit, "--", path, cwd=cwd)
+    found = []
+    for line in out.splitlines():
+        meta, _, name = line.partition("\t")
+        fields = meta.split()
+        found.append((fields[4][:1], name, fields[3]))
+    return found
+
+
+def blobs_under(commit: str, folder: str, *, cwd: Path) -> set[tuple[str, str]]:
+    """Every (path, blob) under `folder` in `commit`'s tree (trees only); none when the
+    commit's tree cannot be read."""
+    _, out, _ = git("ls-tree", "-r", commit, "--", f"{folder}/", cwd=cwd, check=False)
+    held = set()
+    for line in out.splitlines():
+        meta, _, path = line.partition("\t")
+        held.add((path, meta.split()[2]))
+    return held
+
+
+SPECIAL_MODES = {"120000": "a symlink", "160000": "a submodule"}
+
+
+def special_paths(old: str, new: str, *, cwd: Path) -> list[tuple[str, str]]:
+    """(path, what it is) for each path that differs between two trees or commits and is a
+    symlink or a submodule on either side, or whose mode changed (the executable bit): git's
+    own tree modes (trees only, no blobs), so a patch whose text hides the mode (a delete and
+    a create of one path) still cannot retarget a link or make a file executable."""
+    _, out, _ = git_bytes("diff-tree", "-r", "-z", "--raw", "--no-renames", old, new, cwd=cwd)
+    fields = out.split(b"\0")
+    found = []
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        modes = meta.decode().lstrip(":").split()[:2]
+        kinds = [SPECIAL_MODES[m] for m in modes if m in SPECIAL_MODES]
+        if not kinds and "000000" not in modes and len(set(modes)) == 2:
+            kinds = [f"a mode change ({modes[0]} -> {modes[1]})"]
+        if kinds:
+            found.append((path.decode("utf-8", "surrogateescape"), kinds[0]))
+    return found
+
+
+def modes_at(commit: str, paths: list[str], *, cwd: Path) -> dict[str, str]:
+    """{path: mode} for each of `paths` in `commit`'s tree (`git ls-tree`: trees only, no
+    blobs); an absent path is left out."""
+    _, out, _ = git_bytes("ls-tree", "-z", "--end-of-options", commit, "--", *paths, cwd=cwd)
+    found = {}
+    for record in out.split(b"\0"):
+        meta, _, path = record.partition(b"\t")
+        if meta:
+            found[path.decode("utf-8", "surrogateescape")] = meta.split(b" ")[0].decode()
+    return found
+
+
+def special_at(modes: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(path, what it is) for each path of a `modes_at` answer that is a symlink or a
+    submodule."""
+    return [(path, SPECIAL_MODES[m]) for path, m in modes.items() if m in SPECIAL_MODES]
+
+
+def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3) -> str:
+    """`git diff` between two commits limited to `paths` (only their blobs are fetched); bytes
+    that are not UTF-8 come back as surrogates (`encode` restores them)."""
+    _, out, _ = git_bytes(
+        "diff", "--no-color", "--no-renames", f"-U{unified}", old, new, "--", *paths, cwd=cwd
+    )
+    return out.decode("utf-8", "surrogateescape")
+
+
+_HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.MULTILINE)
+
+
+def hunk_ranges(old: str, new: str, path: str, *, cwd: Path) -> list[tuple[int, int]]:
+    """Old-side (start, line count) of each hunk of `git diff -U0 old new -- path`: where
+    in the file each change sits (a count of 0 is an insertion after line `start`)."""
+    text = diff_paths(old, new, [path], cwd=cwd, unified=0)
+    return [(int(m.group(1)), int(m.group(2) or 1)) for m in _HUNK_RE.finditer(text)]
+
+
+def range_or_tree_diff(old: str, new: str, paths: list[str], *, cwd: Path) -> str:
+    """`git range-diff old...new` (each side's own commits, matched up: a rebuilt patch shows
+    its interdiff, a dropped commit its line) when the two heads share history; the tree diff
+    of `paths` (with a stat line) only when their histories are unrelated."""
+    if merge_base(old, new, cwd=cwd) is not None:
+        _, out, _ = git(*credential_args(), "range-diff", "--no-color", f"{old}...{new}", cwd=cwd)
+        return out
+    _, out, _ = git(
+        *credential_args(),
+        "diff",
+        "--no-color",
+        "--stat",
+        "-p",
+        old,
+        new,
+        "--",
+        *paths,
+        cwd=cwd,
+    )
+    return out
+
+
+def patch_id(diff_text: str | bytes, *, cwd: Path) -> str | None:
+    """`git patch-id --verbatim` (the stable id, whitespace kept: indentation is code) of a
+    diff or format-patch text; None when it has no changes."""
+    data = diff_text if isinstance(diff_text, bytes) else encode(diff_text)
+    _, out, _ = git_bytes("patch-id", "--verbatim", cwd=cwd, stdin=data)
+    return out.split()[0].decode() if out.strip() else None
+
+
+def encode(text: str) -> bytes:
+    """Text that came from bytes (decoded with surrogateescape) back to those exact bytes."""
+    return text.encode("utf-8", "surrogateescape")
