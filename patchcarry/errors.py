@@ -26,11 +26,12 @@ CODES: dict[int, str] = {
     ExitCode.FAILED: "a check failed (a patch does not apply) or an action was refused "
     "(maintainer-closed PR, detached fork or a closer that cannot be told, lease rejected, a "
     "push GitHub refused (its reason quoted), a token whose kind or scopes cannot finish the "
-    "run, a branch another entry published, a commit that could not carry its author's "
-    "sign-off, a PR on the fork's branch that someone other than the token's user opened, a "
-    "PR whose change has landed upstream since (`adopt`), a fix `check` does not find landed "
-    "(`retire`; a superseded one without --moot)); refusals come before the first write. A "
-    "fix that landed upstream is not a failure: `check` exits 0 for it",
+    "run or that is not the fork owner's, a branch another entry published, a commit that "
+    "could not carry its author's sign-off, a PR on the fork's branch that someone other than "
+    "the token's user opened, a PR whose change has landed upstream since (`adopt`), a fix "
+    "`check` does not find landed (`retire`; a superseded one without --moot)); refusals "
+    "come before the first write. A fix that landed upstream is not a failure: `check` exits "
+    "0 for it",
     ExitCode.USAGE: "bad command line (the command's usage is printed): an unknown option, "
     "a missing argument, options that do not go together, a PR or repository that is not "
     "OWNER/REPO#N or OWNER/REPO, `scan` with neither a token nor --author, `retire --comment` "

@@ -54,6 +54,13 @@ def test_a_new_user_reaches_a_plan_for_their_own_pr_from_the_readme(
             )  # fmt: skip
 
         scan, adopt, dry_run, write = _readme_steps()
+        # before they have a manifest, the example one is found: said so, never taken as theirs
+        # (offline: this loopback GitHub holds no Megatron-LM)
+        example = patchcarry(f"{dry_run} --offline")
+        assert example.returncode == 0, example.stderr
+        assert "is the example manifest inside the installed package" in example.stderr
+        assert "checkpoint-grad: PLANNED" in example.stdout and gh.requests == []
+
         found = patchcarry(scan)
         assert found.returncode == 1, found.stderr  # one of theirs is not carried yet
         assert f"acme/widgets#{wd.NUMBER}" in found.stdout

@@ -140,8 +140,17 @@ def run(args: argparse.Namespace) -> int:
             f"note: --upstream-url {args.upstream_url} is ignored with --offline", file=sys.stderr
         )
     entries = _entries(args)
+    example = manifest.is_example(args.manifest)
+    if example:  # never acted on as the user's: planned without their token, nothing written
+        print(
+            f"note: {args.manifest} is the example manifest inside the installed package "
+            "(this repository's Megatron-LM fixes), not yours: its plan follows and nothing is "
+            f"written. {manifest.make_your_own()[0].upper()}{manifest.make_your_own()[1:]}; "
+            "`patchcarry scan --all` lists your closed PRs",
+            file=sys.stderr,
+        )
     opts = Options(
-        dry_run=args.dry_run,
+        dry_run=args.dry_run or example,
         force=args.force,
         rebase=args.rebase,
         rewrite=args.rewrite,

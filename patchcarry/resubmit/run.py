@@ -47,7 +47,8 @@ def resubmit(
     make_github: Callable[[str | None], GitHub],
     say: Callable[[str], None],
 ) -> Outcome:
-    token = token_from_env()
+    example = opts.manifest_path is not None and manifest.is_example(opts.manifest_path)
+    token = None if example else token_from_env()  # the user's token never acts on the example
     dry_run = opts.dry_run or token is None
     if not dry_run and opts.manifest_path is not None:
         manifest.check_writable(opts.manifest_path)  # before any read: it records the PR
@@ -99,9 +100,7 @@ def _unwritten(
     for plan in plans:
         unverified = []
         if not token:
-            unverified.append(
-                f"that a token for {plan.entry.fork_owner} can write (no {tokens.variable()} set)"
-            )
+            unverified.append(f"that a token for {plan.entry.fork_owner} can write (no token used)")
         shown.append(plan.shown(cost, unverified))
     refused = any(p.action == REFUSED for p in plans)
     why = "--dry-run" if opts.dry_run else f"no {tokens.variable()} set"
