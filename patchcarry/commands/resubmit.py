@@ -160,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
         manifest_path=args.manifest,
         allow_default_branch=args.allow_default_branch,
         fork_wait=args.fork_wait,
+        progress=None if args.json else lambda text: print(escape(text), file=sys.stderr),
     )
 
     def say(line: str) -> None:

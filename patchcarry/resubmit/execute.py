@@ -65,7 +65,8 @@ def _ensure_fork(ctx: Context, plan: Plan) -> tuple[fork.ForkStatus, list[str]]:
         return status, []
     key, notes = entry.fork.lower(), []
     if key not in ctx.forks:
-        wait = Backoff(ctx.opts.fork_wait, ctx.opts.sleep or time.sleep)
+        wait = Backoff(ctx.opts.fork_wait, ctx.opts.sleep or time.sleep,
+                       progress=ctx.opts.progress, what=f"{entry.fork} to appear")  # fmt: skip
         ctx.forks[key] = newfork.create(ctx.gh, entry.fork, entry.upstream, login=ctx.login,
                                         wait=wait)  # fmt: skip
         ctx.forks[key].waited = wait.spent
@@ -84,7 +85,9 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
         (step.target, branch_refs.record_ref(branch), step.published),
         (step.target, branch_refs.publisher_ref(plan.entry.name, branch), step.own_record),
     ]
-    wait = Backoff(opts.fork_wait, opts.sleep or time.sleep, first=2.0, spent=status.waited)
+    what = f"git to accept pushes to {status.full_name}"
+    wait = Backoff(opts.fork_wait, opts.sleep or time.sleep, first=2.0, spent=status.waited,
+                   progress=opts.progress, what=what)  # fmt: skip
     while True:
         accepted, message = git.push_refs_with_lease(
             str(status.clone_url), updates, cwd=step.push_from
