@@ -141,7 +141,12 @@ def test_detached_close_gives_new_draft_pr_one_cross_link_and_records_it(world, 
     links = [c for c in w.state.comments if c.issue == 6117 and "patchcarry:cross-link" in c.body]
     assert len(links) == 1 and f"#{number}" in links[0].body
     assert f"pr = {number}" in w.manifest.read_text()
-    assert f"{ENTRY}: CREATED  PR #{number}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"{ENTRY}: CREATED  PR #{number}" in out
+    # what the author does next: the PR opens as a draft (as upstream's template asks)
+    (step,) = [line for line in out.splitlines() if line.startswith("next: ")]
+    assert f"#{number} is a draft" in step and "self-review" in step
+    assert "Ready for review" in step and step.endswith(pull.html_url)
 
 
 def test_fork_without_the_base_history_still_gets_the_branch(world):

@@ -131,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry.resubmit import plan
     from patchcarry.resubmit import run as runner
     from patchcarry.resubmit.options import Options
+    from patchcarry.resubmit.plan import CREATED
 
     args.manifest = manifest.find(args.manifest)
     if args.upstream_url:  # refused even where it is not used: it would be printed
@@ -178,4 +179,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = plan.render_text(outcome.plans, dry_run=outcome.dry_run, headline=outcome.headline)
         sys.stdout.write(fit(escape(text), PLAN_WIDTH))
+        for made in outcome.plans:
+            if made.action == CREATED and made.url:
+                print(escape(_next_step(made.pr, made.url)))
     return outcome.exit_code
+
+
+def _next_step(pr: int | None, url: str) -> str:
+    """What the author does after a PR is opened: it is a draft (upstream's template: "All PRs
+    start as drafts"), which reviewers are not asked to read until it is marked ready."""
+    return (
+        f"next: #{pr} is a draft: tick the boxes of its description that hold (the self-review "
+        f'among them), then click "Ready for review": {url}'
+    )
