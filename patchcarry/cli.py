@@ -11,7 +11,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import NoReturn
 
-from patchcarry import __version__, errors, trace
+from patchcarry import __version__, errors, progress, trace
 from patchcarry.error_handler import error_handler
 
 # command name -> (module under patchcarry.commands, one-line help)
@@ -104,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         command.error(f"unrecognized arguments: {' '.join(extra)}")
     options = frozenset(command._option_string_actions)
     json_out = getattr(args, "json", None) is True
+    progress.quiet = json_out
     if args.command != "help":  # reading about the log keeps the log
         trace.start(["patchcarry", *argv])
     try:

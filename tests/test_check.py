@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -355,3 +357,24 @@ def test_the_table_stays_aligned_for_a_60_character_entry_name():
     assert column > len(long_name) and len(rows) == 2
     for row in rows:
         assert row[column - 1] == " " and row[column:].startswith("base c76ff61"), lines
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_fetch_says_its_phase_on_a_terminal_and_keeps_quiet_under_json(
+    upstream, tmp_path, monkeypatch
+):
+    """The fetch from upstream can take a while: a phase line on a terminal's stderr (git's
+    own progress shows there too); none under --json, none when stderr is captured."""
+    mf = write_manifest(tmp_path / "m", base_commit=upstream.base_commit)
+    argv = ["check", "--manifest", str(mf), "--upstream", upstream.url]
+    for extra, shown in (([], True), (["--json"], False)):
+        terminal = _Terminal()
+        monkeypatch.setattr(sys, "stderr", terminal)
+        main([*argv, *extra, "--work-dir", str(tmp_path / f"wd{len(extra)}")])
+        said = [line for line in terminal.getvalue().splitlines() if line.startswith("fetching")]
+        assert bool(said) == shown, terminal.getvalue()
+        assert not said or f"from {upstream.url}" in said[0]
