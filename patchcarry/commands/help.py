@@ -31,12 +31,16 @@ def _environment() -> str:
 
 
 def _log() -> str:
+    import textwrap
+
     from patchcarry import trace
 
-    return (
+    return textwrap.fill(
         f"Every command records each git command it ran and each GitHub request it sent (method, "
         f"path, status; never the token) in {trace.describe()}; it is rewritten at each run. An "
-        "error message names it: attach it to a bug report."
+        "error message names it: attach it to a bug report.",
+        92,
+        break_long_words=False,
     )
 
 
