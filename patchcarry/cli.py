@@ -88,6 +88,7 @@ def build_parser(
             prog=prog or f"patchcarry {name}",
         )
         module.add_arguments(cmd_parser)
+        # argparse has no public way to list a parser's options (private: _option_string_actions)
         flag = cmd_parser._option_string_actions.get("--json")
         cmd_parser.json_errors = json_errors and flag is not None and flag.nargs == 0
         commands[name] = cmd_parser
@@ -102,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = commands[args.command]
     if extra:  # argparse would print the top-level usage; the command's is the useful one
         command.error(f"unrecognized arguments: {' '.join(extra)}")
-    options = frozenset(command._option_string_actions)
+    options = frozenset(command._option_string_actions)  # argparse: no public list (above)
     json_out = getattr(args, "json", None) is True
     progress.quiet = json_out
     if args.command != "help":  # reading about the log keeps the log

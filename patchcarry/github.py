@@ -1,10 +1,12 @@
 """The only module that imports ghapi: a few GitHub REST verbs that return plain data.
 
 ghapi 2.1.4 is async by default; we build it with `sync=True` (blocking calls) on purpose:
-the flow is strictly sequential and must stop at the first failure. Requests go through
-ghapi's generic `api(path, verb, ...)` call so that this module alone decides about retries,
-rate limits and error messages. The API base follows ghapi's `GH_HOST` convention (a full
-URL such as `http://127.0.0.1:8123`), read when the client is built, not at import.
+the flow is strictly sequential and must stop at the first failure. Each verb is ghapi's
+operation (`pulls.list`, `issues.create_comment`, ...) called with `raw_=True`, so that this
+module alone decides about retries, rate limits and error messages (`_with_retries`); a
+`Link` next page goes through ghapi's transport as the URL GitHub gave. The API base
+follows ghapi's `GH_HOST` convention (a full URL such as `http://127.0.0.1:8123`), read when
+the client is built, not at import.
 
 Building a GhApi parses GitHub's whole OpenAPI description (about a second), so one
 unauthenticated GhApi per host is kept for the process, with one pooled HTTP connection;
@@ -21,7 +23,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
-from fastcore.xtras import obj2dict  # type: ignore[import-untyped]
 from fasttransport.errors import APIError  # type: ignore[import-untyped]
 from ghapi.core import GhApi
 
@@ -120,6 +121,26 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())[:300]
 
 
+def _exchange(send: Callable[[], httpx2.Response]) -> httpx2.Response:
+    """`send()`; a connection that failed is httpx's own error again (a ghapi operation wraps
+    it in an APIError with no response), so both ways of sending fail alike."""
+    try:
+        return send()
+    except APIError as exc:
+        if exc.response is None and isinstance(exc.raw, httpx2.RequestError):
+            raise exc.raw from None
+        raise
+
+
+def _body(response: httpx2.Response) -> Any:
+    """The answer's body as plain data: JSON (every REST answer read here), else its text;
+    None when empty."""
+    if not response.content:
+        return None
+    kind = (response.headers.get("content-type") or "").lower()
+    return response.json() if "json" in kind else response.text
+
+
 class GitHub:
     """Blocking GitHub REST client with bounded retries on reads and rate-limit waits.
 
@@ -168,11 +189,55 @@ class GitHub:
         body: Json | None = None,
         retry: bool | None = None,
     ) -> Any:
-        """One REST call; plain data back. Reads (and writes marked `retry`) are retried on
-        5xx/dropped connections; rate limits wait when short. Raises GitHubError subclasses."""
-        is_write = method != "GET"
+        """One REST call to `path` (or an absolute URL on the API host: a `Link` next page);
+        plain data back. Retries and waits as `_with_retries`."""
+        url = path if path.startswith(("http://", "https://")) else self._api.gh_host + path
+        there, here = urlsplit(url), urlsplit(self._api.gh_host)
+        if (there.scheme, there.netloc) != (here.scheme, here.netloc):  # the token rides along
+            raise GitHubError(
+                f"{method} {there.scheme}://{there.netloc}/…: an answer sent this tool to another "
+                f"host than {here.netloc}; refusing to send the token there"
+            )
+
+        def send() -> httpx2.Response:
+            response: httpx2.Response = self._api.transport.request(  # type: ignore[no-untyped-call,assignment]
+                method, url, headers=self._headers, params=query, json=body, raw=True
+            )
+            return response
+
+        return self._with_retries(f"{method} {path}", send, retry=retry)
+
+    def _op(
+        self,
+        operation: str,
+        route: dict[str, str | int],
+        /,
+        retry: bool | None = None,
+        **params: Any,
+    ) -> Any:
+        """ghapi's `operation` ("pulls.list") with `route` and `params`; plain data back.
+        Retries and waits as `_with_retries`."""
+        op, path = self._operation(operation, route)
+        return self._with_retries(
+            f"{op.verb} {path}",
+            lambda: op(**route, **params, headers_=self._headers, raw_=True),
+            retry=retry,
+        )
+
+    def _operation(self, name: str, route: dict[str, str | int]) -> tuple[Any, str]:
+        """ghapi's operation `name` ("pulls.list") and its path with `route` filled in."""
+        group, _, verb = name.partition(".")
+        op = getattr(getattr(self._api, group), verb)
+        return op, op.path.format(**route)
+
+    def _with_retries(
+        self, label: str, send: Callable[[], httpx2.Response], *, retry: bool | None
+    ) -> Any:
+        """`send()` once, or again after a short rate-limit wait, and (reads, and writes marked
+        `retry`) after a 5xx or a dropped connection, a bounded number of times. The body as
+        plain data; raises GitHubError subclasses."""
+        is_write = not label.startswith("GET ")
         may_retry = (not is_write) if retry is None else retry
-        label = f"{method} {path}"
         attempt = 0
         secondary = 0
         while True:
@@ -181,7 +246,7 @@ class GitHub:
             else:
                 self.reads += 1
             try:
-                response = self._send(method, path, query, body)
+                response = _exchange(send)
             except (httpx2.HTTPStatusError, APIError) as exc:
                 response = exc.response
                 self._read_headers(response)
@@ -214,23 +279,7 @@ class GitHub:
             if is_write:
                 self.writes.append(label)
             self._read_headers(response)
-            result = self._api.transport._decode(response)  # type: ignore[no-untyped-call]
-            return obj2dict(result) if result is not None else None
-
-    def _send(self, method: str, path: str, query: Json | None, body: Json | None) -> Any:
-        """One HTTP exchange through ghapi's transport; the response itself (headers too). An
-        absolute URL (a `Link: rel="next"` page) must be on the API host: the token rides along
-        and reaches no other host, whatever an answer names."""
-        url = path if path.startswith(("http://", "https://")) else self._api.gh_host + path
-        there, here = urlsplit(url), urlsplit(self._api.gh_host)
-        if (there.scheme, there.netloc) != (here.scheme, here.netloc):
-            raise GitHubError(
-                f"{method} {there.scheme}://{there.netloc}/…: an answer sent this tool to another "
-                f"host than {here.netloc}; refusing to send the token there"
-            )
-        return self._api.transport.request(  # type: ignore[no-untyped-call]
-            method, url, headers=self._headers, params=query, json=body, raw=True
-        )
+            return _body(response)
 
     def _read_headers(self, response: httpx2.Response | None) -> None:
         """What every answer tells about the token and the list: scopes and the next page."""
@@ -330,12 +379,25 @@ class GitHub:
 
     MAX_PAGES = 30  # 3000 items of one list: past that a PR's history is not what we expect
 
+    # Lists follow `Link: rel="next"` (GitHub's documented way; the URL it gives is used as
+    # is): ghapi's `paged`/`pages` ask for page numbers until an empty one (one more request
+    # per list) or all at once in parallel, which is neither what GitHub documents nor bounded.
     def _pages(self, path: str, query: Json | None = None, *, max_pages: int = 0) -> list[Json]:
-        """Every item of a list, following `Link: rel="next"` to the end (GitHub's documented
-        way; the URL it gives is used as is). More than `max_pages` pages is an error."""
+        """Every item of the list at `path`; more than `max_pages` pages is an error."""
+        first = self.request("GET", path, query={**(query or {}), "per_page": 100})
+        return self._following(path, first, max_pages)
+
+    def _list(
+        self, name: str, route: dict[str, str | int], *, max_pages: int = 0, **query: Any
+    ) -> list[Json]:
+        """Every item of ghapi's list operation `name`, 100 a page."""
+        first = self._op(name, route, **query, per_page=100)
+        return self._following(self._operation(name, route)[1], first, max_pages)
+
+    def _following(self, path: str, chunk: Any, max_pages: int) -> list[Json]:
+        """`chunk` (the first page) and every page after it, by the answers' next links."""
         cap = max_pages or self.MAX_PAGES
         items: list[Json] = []
-        chunk = self.request("GET", path, query={**(query or {}), "per_page": 100})
         pages = 1
         while True:
             items.extend(chunk or [])
@@ -352,26 +414,26 @@ class GitHub:
 
     # -- verbs -------------------------------------------------------------------------------
     def user(self) -> Json:
-        result: Json = self.request("GET", "/user")
+        result: Json = self._op("users.get_authenticated", {})
         return result
 
     def repo(self, full_name: str) -> Json | None:
         """The repository, or None when it does not exist (404)."""
         try:
-            result: Json = self.request("GET", f"/repos/{full_name}")
+            result: Json = self._op("repos.get", _route(full_name))
         except NotFoundError:
             return None
         return result
 
     def create_fork(self, upstream: str, *, name: str, organization: str | None = None) -> Json:
-        body: Json = {"name": name, "default_branch_only": True}
-        if organization:
-            body["organization"] = organization
-        result: Json = self.request("POST", f"/repos/{upstream}/forks", body=body)
+        extra = {"organization": organization} if organization else {}
+        result: Json = self._op(
+            "repos.create_fork", _route(upstream), name=name, default_branch_only=True, body_=extra
+        )
         return result
 
     def pull(self, repo: str, number: int) -> Json:
-        result: Json = self.request("GET", f"/repos/{repo}/pulls/{number}")
+        result: Json = self._op("pulls.get", _route(repo, pull_number=number))
         return result
 
     def pulls(
@@ -388,28 +450,20 @@ class GitHub:
             query["head"] = head
         if base:
             query["base"] = base
-        return self._pages(f"/repos/{repo}/pulls", query, max_pages=max_pages)
+        return self._list("pulls.list", _route(repo), max_pages=max_pages, **query)
 
     def search_closed_pulls(self, repo: str, author: str, *, max_pages: int = 5) -> list[int]:
         """Numbers of `author`'s closed, unmerged PRs on `repo` (search API)."""
-        numbers: list[int] = []
         query = f"repo:{repo} is:pr is:closed is:unmerged author:{author}"
-        for page in range(1, max_pages + 1):
-            found = self.request(
-                "GET", "/search/issues", query={"q": query, "per_page": 100, "page": page}
-            )
-            items = (found or {}).get("items") or []
-            numbers.extend(int(item["number"]) for item in items)
-            if len(items) < 100:
-                break
-        return numbers
+        found = self.search_issues(query, max_pages=max_pages)
+        return [int(item["number"]) for item in found]
 
     def search_issues(self, query: str, *, per_page: int = 100, max_pages: int = 10) -> list[Json]:
         """Every item the search API finds for `query`, page by page (it serves 1000 at most)."""
         items: list[Json] = []
         for page in range(1, max_pages + 1):
-            found = self.request(
-                "GET", "/search/issues", query={"q": query, "per_page": per_page, "page": page}
+            found = self._op(
+                "search.issues_and_pull_requests", {}, q=query, per_page=per_page, page=page
             )
             chunk = (found or {}).get("items") or []
             items.extend(chunk)
@@ -418,45 +472,54 @@ class GitHub:
         return items
 
     def issue_events(self, repo: str, number: int) -> list[Json]:
-        return self._pages(f"/repos/{repo}/issues/{number}/events")
+        return self._list("issues.list_events", _route(repo, issue_number=number))
 
     def issue_comments(self, repo: str, number: int) -> list[Json]:
-        return self._pages(f"/repos/{repo}/issues/{number}/comments")
+        return self._list("issues.list_comments", _route(repo, issue_number=number))
 
     def branch_rules(self, repo: str, branch: str) -> list[Json]:
         """The active rules for `branch` (rulesets of every level; public repos: no auth)."""
-        return self._pages(f"/repos/{repo}/rules/branches/{branch}")
+        return self._list("repos.get_branch_rules", _route(repo, branch=branch))
 
     def check_runs(self, repo: str, sha: str) -> list[Json]:
         """The check runs reported for commit `sha` on `repo` (one page of 100)."""
-        found = self.request("GET", f"/repos/{repo}/commits/{sha}/check-runs",
-                             query={"per_page": 100, "filter": "latest"})  # fmt: skip
+        found = self._op(
+            "checks.list_for_ref", _route(repo, ref=sha), per_page=100, filter="latest"
+        )
         runs: list[Json] = (found or {}).get("check_runs") or []
         return runs
 
     def create_pull(self, repo: str, *, title: str, head: str, base: str, body: str) -> Json:
         """A draft PR that maintainers may push to. Never retried: the caller re-queries."""
-        payload: Json = {
-            "title": title,
-            "head": head,
-            "base": base,
-            "body": body,
-            "draft": True,
-            "maintainer_can_modify": True,
-        }
-        result: Json = self.request("POST", f"/repos/{repo}/pulls", body=payload, retry=False)
+        result: Json = self._op(
+            "pulls.create",
+            _route(repo),
+            retry=False,
+            title=title,
+            head=head,
+            base=base,
+            body=body,
+            draft=True,
+            maintainer_can_modify=True,
+        )
         return result
 
     def update_pull(self, repo: str, number: int, **fields: str) -> Json:
         """PATCH title/body; idempotent, so retried like a read."""
-        result: Json = self.request(
-            "PATCH", f"/repos/{repo}/pulls/{number}", body=dict(fields), retry=True
+        result: Json = self._op(
+            "pulls.update", _route(repo, pull_number=number), retry=True, body_=dict(fields)
         )
         return result
 
     def create_comment(self, repo: str, number: int, body: str) -> Json:
         """Never retried: the caller re-reads the comments for its marker first."""
-        result: Json = self.request(
-            "POST", f"/repos/{repo}/issues/{number}/comments", body={"body": body}, retry=False
+        result: Json = self._op(
+            "issues.create_comment", _route(repo, issue_number=number), retry=False, body=body
         )
         return result
+
+
+def _route(full_name: str, **more: str | int) -> dict[str, str | int]:
+    """An operation's route parameters: `owner` and `repo` from "OWNER/REPO", and `more`."""
+    owner, _, repo = full_name.partition("/")
+    return {"owner": owner, "repo": repo, **more}

@@ -78,7 +78,7 @@ def _insert_in_key_block(table: Table, key: str, item: Item, newline: str) -> No
     last = max((i for i, (k, _) in enumerate(body) if k is not None), default=-1)
     item.trivia.trail = newline
     if 0 <= last < len(body) - 1:
-        table.value._insert_at(last + 1, key, item)  # tomlkit has no public insert
+        table.value._insert_at(last + 1, key, item)  # tomlkit has no public insert at a position
     else:
         table[key] = item
 

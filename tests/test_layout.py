@@ -208,3 +208,42 @@ def test_only_the_git_package_runs_git() -> None:
     assert [where for p in outside for where in _raw_git_calls(p)] == []
     inside = [w for p in (PACKAGE / "git").rglob("*.py") for w in _raw_git_calls(p)]
     assert inside  # the rule sees the calls it forbids elsewhere
+
+
+# Underscore names that are public API all the same (namedtuple's documented methods).
+PUBLIC_UNDERSCORE = {"_replace", "_asdict", "_fields", "_make"}
+
+
+def _own_names() -> set[str]:
+    """Every name the package itself defines: its modules, functions, classes, variables and
+    attributes (an underscore name among them is ours to use)."""
+    names = {p.stem for p in PACKAGE.rglob("*.py")} | {p.name for p in PACKAGE.rglob("_*")}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name | ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.id if isinstance(node, ast.Name) else node.attr)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+    return names
+
+
+def test_a_private_attribute_of_a_dependency_says_why() -> None:
+    """Reading or setting a dependency's underscore attribute (argparse's, tomlkit's, torch's,
+    megatron's) carries a comment on its line or the line above saying why no public way
+    serves."""
+    own = _own_names()
+    unexplained = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        lines = path.read_text().splitlines()
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(node, ast.Attribute) or not node.attr.startswith("_"):
+                continue
+            name = node.attr
+            if name.startswith("__") or name in own or name in PUBLIC_UNDERSCORE:
+                continue
+            here, above = lines[node.lineno - 1], lines[node.lineno - 2].strip()
+            if "#" not in here and not above.startswith("#"):
+                unexplained.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name}")
+    assert unexplained == []

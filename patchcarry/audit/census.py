@@ -96,6 +96,7 @@ def _describe(t: torch.Tensor) -> dict[str, Any]:
     """What is known of a tensor without a path: dtype, shape, and the op that made it (its
     `grad_fn`, or the `grad_fn` of the tensor it is a view of; None for a leaf or a detached
     tensor)."""
+    # a view's base tensor: torch exposes it only as `_base` (no public name)
     node = t.grad_fn if t.grad_fn is not None else getattr(t._base, "grad_fn", None)
     return {
         "dtype": str(t.dtype).replace("torch.", ""),

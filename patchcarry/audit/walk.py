@@ -96,8 +96,9 @@ def _tensor_edges(t: torch.Tensor) -> Iterator[tuple[Hop, Any]]:
         yield Hop(GRAD, "grad"), grad
     if t.grad_fn is not None:
         yield Hop(GRAD_FN, _node_name(t.grad_fn)), t.grad_fn
+    # a view's base tensor: torch exposes it only as `_base` (no public name)
     if t._base is not None:
-        yield Hop(BASE, "_base"), t._base
+        yield Hop(BASE, "_base"), t._base  # (as above)
     for name in _TENSOR_HOOKS:  # C-level attributes, not in the tensor's __dict__
         hooks = getattr(t, name, None)
         if hooks:

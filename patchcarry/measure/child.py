@@ -157,6 +157,7 @@ def measure_shape(
     cuda = request["device"] == "cuda"
     model, step = build(request, shape)
     if cuda and request.get("snapshot"):
+        # torch's memory-snapshot API is these underscore names ("Understanding CUDA Memory Usage")
         torch.cuda.memory._record_memory_history(max_entries=200_000)
     iterations = []
     for index in range(request["iterations"]):
@@ -182,7 +183,7 @@ def measure_shape(
         torch.cuda.memory._dump_snapshot(  # type: ignore[no-untyped-call]
             f"{request['snapshot']}.{shape.seq}.pickle"
         )
-        torch.cuda.memory._record_memory_history(enabled=None)
+        torch.cuda.memory._record_memory_history(enabled=None)  # (the snapshot API, above)
     return {
         "shape": dataclasses.asdict(shape),
         "parameter_bytes": sum(tensor_bytes(p) for p in model.parameters()),

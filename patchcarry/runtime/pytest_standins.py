@@ -51,6 +51,7 @@ def standin_torch_compile_eager() -> None:
     seconds of Inductor C++ compilation on a CPU host. Retention does not depend on it."""
     import torch._dynamo
 
+    # no public switch: TORCH_COMPILE_DISABLE is read once, when torch._dynamo is imported
     torch._dynamo.config.disable = True
 
 

@@ -40,6 +40,7 @@ def install_cuda_rng_state_standin(random_module: types.ModuleType) -> CpuStandI
     standin = CpuStandInCudaGenerator()
     if torch.cuda.is_available():
         return standin
+    # megatron's own private names: the ones its random module calls, so the ones replaced
     random_module._get_cuda_rng_state = standin.get_state  # type: ignore[attr-defined]
     random_module._set_cuda_rng_state = standin.set_state  # type: ignore[attr-defined]
     return standin
