@@ -267,7 +267,7 @@ class GitHub:
                     continue
                 raise error from None
             except httpx2.RequestError as exc:
-                trace.no_answer(method, path, type(exc).__name__)
+                trace.no_answer(label, type(exc).__name__)
                 if may_retry and attempt < self.read_retries:
                     attempt += 1
                     self.sleep(self.backoff * 2 ** (attempt - 1))

@@ -94,6 +94,6 @@ def response(answer: Any) -> None:
     _write(f"http {request.method} {path} -> {answer.status_code}")
 
 
-def no_answer(method: str, path: str, why: str) -> None:
-    """An HTTP request that got no answer (refused, reset, timed out)."""
-    _write(f"http {method} {path} -> no answer ({why})")
+def no_answer(label: str, why: str) -> None:
+    """An HTTP request (`label`: "GET /path") that got no answer (refused, reset, timed out)."""
+    _write(f"http {label} -> no answer ({why})")

@@ -31,16 +31,13 @@ def _environment() -> str:
 
 
 def _log() -> str:
-    import textwrap
-
     from patchcarry import trace
 
-    return textwrap.fill(
-        f"Every command records each git command it ran and each GitHub request it sent (method, "
-        f"path, status; never the token) in {trace.describe()}; it is rewritten at each run. An "
-        "error message names it: attach it to a bug report.",
-        92,
-        break_long_words=False,
+    return (
+        "Every command records each git command it ran and each GitHub request it sent\n"
+        "(method, path, status; never the token), rewritten at each run, in\n"
+        f"  {trace.describe()}\n"
+        "An error message names it: attach it to a bug report."
     )
 
 
