@@ -38,7 +38,7 @@ def _run(*args: str) -> int:
 
 def _adopt_command(scan_output: str) -> list[str]:
     (line,) = [x for x in scan_output.splitlines() if "adopt: " in x]
-    return shlex.split(line.split("adopt: ", 1)[1])[3:]
+    return shlex.split(line.split("adopt: ", 1)[1])[1:]  # `patchcarry adopt ...`: its argv
 
 
 def main() -> int:
