@@ -28,9 +28,19 @@ from ghapi.core import GhApi
 
 from patchcarry import retry_after, tokens, trace
 from patchcarry.errors import ExitCode, GitHubError
+from patchcarry.github_types import (
+    CheckRun,
+    Comment,
+    IssueEvent,
+    Pull,
+    Repo,
+    Rule,
+    SearchItem,
+    User,
+)
 from patchcarry.hosts import api_host as api_host  # re-exported for callers and tests
 
-Json = dict[str, Any]
+Json = dict[str, Any]  # a request's query or body (answers: github_types)
 
 # The REST API version every request pins (`X-GitHub-Api-Version`): answers keep this shape
 # whatever GitHub's default becomes. The loopback GitHub in testing/ serves the same one.
@@ -52,6 +62,12 @@ def token_kind(token: str | None) -> str | None:
     if not token:
         return None
     return next((kind for prefix, kind in _PREFIXES if token.startswith(prefix)), CLASSIC)
+
+
+def token_from_env() -> str | None:
+    """The token for the API client, from the variables gh reads (`patchcarry.tokens`: the
+    same ones git's credential helper gets, git/env.py); never echoed, logged or stored."""
+    return tokens.token()
 
 
 class PagingCapError(GitHubError):
@@ -382,22 +398,22 @@ class GitHub:
     # Lists follow `Link: rel="next"` (GitHub's documented way; the URL it gives is used as
     # is): ghapi's `paged`/`pages` ask for page numbers until an empty one (one more request
     # per list) or all at once in parallel, which is neither what GitHub documents nor bounded.
-    def _pages(self, path: str, query: Json | None = None, *, max_pages: int = 0) -> list[Json]:
+    def _pages(self, path: str, query: Json | None = None, *, max_pages: int = 0) -> list[Any]:
         """Every item of the list at `path`; more than `max_pages` pages is an error."""
         first = self.request("GET", path, query={**(query or {}), "per_page": 100})
         return self._following(path, first, max_pages)
 
     def _list(
         self, name: str, route: dict[str, str | int], *, max_pages: int = 0, **query: Any
-    ) -> list[Json]:
+    ) -> list[Any]:
         """Every item of ghapi's list operation `name`, 100 a page."""
         first = self._op(name, route, **query, per_page=100)
         return self._following(self._operation(name, route)[1], first, max_pages)
 
-    def _following(self, path: str, chunk: Any, max_pages: int) -> list[Json]:
+    def _following(self, path: str, chunk: Any, max_pages: int) -> list[Any]:
         """`chunk` (the first page) and every page after it, by the answers' next links."""
         cap = max_pages or self.MAX_PAGES
-        items: list[Json] = []
+        items: list[Any] = []
         pages = 1
         while True:
             items.extend(chunk or [])
@@ -413,27 +429,27 @@ class GitHub:
             pages += 1
 
     # -- verbs -------------------------------------------------------------------------------
-    def user(self) -> Json:
-        result: Json = self._op("users.get_authenticated", {})
+    def user(self) -> User:
+        result: User = self._op("users.get_authenticated", {})
         return result
 
-    def repo(self, full_name: str) -> Json | None:
+    def repo(self, full_name: str) -> Repo | None:
         """The repository, or None when it does not exist (404)."""
         try:
-            result: Json = self._op("repos.get", _route(full_name))
+            result: Repo = self._op("repos.get", _route(full_name))
         except NotFoundError:
             return None
         return result
 
-    def create_fork(self, upstream: str, *, name: str, organization: str | None = None) -> Json:
+    def create_fork(self, upstream: str, *, name: str, organization: str | None = None) -> Repo:
         extra = {"organization": organization} if organization else {}
-        result: Json = self._op(
+        result: Repo = self._op(
             "repos.create_fork", _route(upstream), name=name, default_branch_only=True, body_=extra
         )
         return result
 
-    def pull(self, repo: str, number: int) -> Json:
-        result: Json = self._op("pulls.get", _route(repo, pull_number=number))
+    def pull(self, repo: str, number: int) -> Pull:
+        result: Pull = self._op("pulls.get", _route(repo, pull_number=number))
         return result
 
     def pulls(
@@ -444,7 +460,7 @@ class GitHub:
         head: str | None = None,
         base: str | None = None,
         max_pages: int = 0,
-    ) -> list[Json]:
+    ) -> list[Pull]:
         query: Json = {"state": state}
         if head:
             query["head"] = head
@@ -458,9 +474,11 @@ class GitHub:
         found = self.search_issues(query, max_pages=max_pages)
         return [int(item["number"]) for item in found]
 
-    def search_issues(self, query: str, *, per_page: int = 100, max_pages: int = 10) -> list[Json]:
+    def search_issues(
+        self, query: str, *, per_page: int = 100, max_pages: int = 10
+    ) -> list[SearchItem]:
         """Every item the search API finds for `query`, page by page (it serves 1000 at most)."""
-        items: list[Json] = []
+        items: list[SearchItem] = []
         for page in range(1, max_pages + 1):
             found = self._op(
                 "search.issues_and_pull_requests", {}, q=query, per_page=per_page, page=page
@@ -471,27 +489,27 @@ class GitHub:
                 break
         return items
 
-    def issue_events(self, repo: str, number: int) -> list[Json]:
+    def issue_events(self, repo: str, number: int) -> list[IssueEvent]:
         return self._list("issues.list_events", _route(repo, issue_number=number))
 
-    def issue_comments(self, repo: str, number: int) -> list[Json]:
+    def issue_comments(self, repo: str, number: int) -> list[Comment]:
         return self._list("issues.list_comments", _route(repo, issue_number=number))
 
-    def branch_rules(self, repo: str, branch: str) -> list[Json]:
+    def branch_rules(self, repo: str, branch: str) -> list[Rule]:
         """The active rules for `branch` (rulesets of every level; public repos: no auth)."""
         return self._list("repos.get_branch_rules", _route(repo, branch=branch))
 
-    def check_runs(self, repo: str, sha: str) -> list[Json]:
+    def check_runs(self, repo: str, sha: str) -> list[CheckRun]:
         """The check runs reported for commit `sha` on `repo` (one page of 100)."""
         found = self._op(
             "checks.list_for_ref", _route(repo, ref=sha), per_page=100, filter="latest"
         )
-        runs: list[Json] = (found or {}).get("check_runs") or []
+        runs: list[CheckRun] = (found or {}).get("check_runs") or []
         return runs
 
-    def create_pull(self, repo: str, *, title: str, head: str, base: str, body: str) -> Json:
+    def create_pull(self, repo: str, *, title: str, head: str, base: str, body: str) -> Pull:
         """A draft PR that maintainers may push to. Never retried: the caller re-queries."""
-        result: Json = self._op(
+        result: Pull = self._op(
             "pulls.create",
             _route(repo),
             retry=False,
@@ -504,16 +522,16 @@ class GitHub:
         )
         return result
 
-    def update_pull(self, repo: str, number: int, **fields: str) -> Json:
+    def update_pull(self, repo: str, number: int, **fields: str) -> Pull:
         """PATCH title/body; idempotent, so retried like a read."""
-        result: Json = self._op(
+        result: Pull = self._op(
             "pulls.update", _route(repo, pull_number=number), retry=True, body_=dict(fields)
         )
         return result
 
-    def create_comment(self, repo: str, number: int, body: str) -> Json:
+    def create_comment(self, repo: str, number: int, body: str) -> Comment:
         """Never retried: the caller re-reads the comments for its marker first."""
-        result: Json = self._op(
+        result: Comment = self._op(
             "issues.create_comment", _route(repo, issue_number=number), retry=False, body=body
         )
         return result

@@ -21,7 +21,7 @@ from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, FatalError, UsageError
 from patchcarry.github import GitHub
 from patchcarry.manifest import Entry
-from patchcarry.resubmit.preflight import own_comments
+from patchcarry.pulls.ownership import own_comments
 
 MARKER = "<!-- patchcarry:landed entry={name} -->"
 

@@ -5,8 +5,8 @@ repository forked from. A fork of such an upstream is attached (same network), w
 from __future__ import annotations
 
 from patchcarry.github import GitHub
+from patchcarry.pulls.reads import Reads, pull_state
 from patchcarry.resubmit import fork
-from patchcarry.resubmit.reads import Reads, pull_state
 from testing import github_scenarios as sc
 from testing.fake_github import FakeGitHub, GitHubState
 
@@ -35,11 +35,14 @@ def test_the_fake_says_source_is_the_root_and_parent_the_forked_repository():
 def test_a_fork_of_an_upstream_that_is_itself_a_fork_is_attached():
     with FakeGitHub(GitHubState()) as gh:
         client = _world(gh)
-        assert fork.inspect(client, "htesd/Megatron-LM-mid", MID).kind == fork.ATTACHED
-        assert fork.inspect(client, "htesd/Megatron-LM-oss", MID).kind == fork.ATTACHED
+        assert fork.inspect(client, "htesd/Megatron-LM-mid", MID).kind == fork.ForkKind.ATTACHED
+        assert fork.inspect(client, "htesd/Megatron-LM-oss", MID).kind == fork.ForkKind.ATTACHED
         other = fork.inspect(client, "htesd/other-fork", MID)
-        assert other.kind == fork.DETACHED and "someone/other" in other.note
-        assert fork.inspect(client, "htesd/Megatron-LM-mid", sc.UPSTREAM).kind == fork.ATTACHED
+        assert other.kind == fork.ForkKind.DETACHED and "someone/other" in other.note
+        assert (
+            fork.inspect(client, "htesd/Megatron-LM-mid", sc.UPSTREAM).kind
+            == fork.ForkKind.ATTACHED
+        )
 
 
 def test_a_closed_pr_from_a_fork_of_a_fork_upstream_is_not_called_detached():

@@ -570,12 +570,12 @@ def test_fine_grained_token_is_refused_before_any_write(world, monkeypatch, caps
 def test_server_refused_push_quotes_githubs_reason_and_writes_nothing_after(
     world, monkeypatch, capsys
 ):
-    from patchcarry.resubmit import workflow_scope
+    from patchcarry.resubmit import build
 
     w = world()
     _workflow_on_dev(w)
     _token(w, "ghp_publiconly", monkeypatch, "public_repo")
-    monkeypatch.setattr(workflow_scope, "needs_scope", lambda *a: None)  # the preflight misses
+    monkeypatch.setattr(build, "needs_scope", lambda *a: None)  # the preflight misses
     assert w.run("--rebase", ENTRY) == 1
     err = capsys.readouterr().err
     assert (

@@ -8,7 +8,9 @@ from patchcarry.check.judge import Identity
 from patchcarry.check.render import sentences
 from patchcarry.check.report import EntryResult
 from patchcarry.manifest import load
-from patchcarry.resubmit import body, classify
+from patchcarry.pulls import classify
+from patchcarry.resubmit import body
+from patchcarry.resubmit import section as sections
 
 UP = "NVIDIA/Megatron-LM"
 
@@ -37,7 +39,7 @@ def _closed_by(login):
 
 def test_detachment_close_needs_a_detached_head_and_the_authors_close():
     c = classify.classify(_pull(), _closed_by("htesd"), None, UP)
-    assert c.state == classify.DETACHED
+    assert c.state == classify.PullState.DETACHED
     assert any("head.repo is null" in e for e in c.evidence)
     assert any("attributed to htesd" in e for e in c.evidence)
 
@@ -46,24 +48,27 @@ def test_head_repo_that_is_no_longer_a_fork_is_detachment():
     listed = {"full_name": "htesd/Megatron-LM"}
     now = {"full_name": "htesd/Megatron-LM", "fork": False}
     c = classify.classify(_pull(head_repo=listed), _closed_by("htesd"), now, UP)
-    assert c.state == classify.DETACHED and any("fork: false" in e for e in c.evidence)
+    assert c.state == classify.PullState.DETACHED and any("fork: false" in e for e in c.evidence)
     other = {"full_name": "htesd/Megatron-LM", "fork": True, "source": {"full_name": "a/b"}}
     assert (
         classify.classify(_pull(head_repo=listed), _closed_by("htesd"), other, UP).state
-        == classify.DETACHED
+        == classify.PullState.DETACHED
     )
 
 
 def test_maintainer_close_and_author_withdrawal_are_not_detachment():
     attached = {"full_name": "htesd/M", "fork": True, "source": {"full_name": UP}}
-    assert classify.classify(_pull(), _closed_by("yaox12"), None, UP).state == classify.MAINTAINER
+    assert (
+        classify.classify(_pull(), _closed_by("yaox12"), None, UP).state
+        == classify.PullState.MAINTAINER
+    )
     withdrawn = classify.classify(_pull(head_repo=attached), _closed_by("htesd"), attached, UP)
-    assert withdrawn.state == classify.AUTHOR
+    assert withdrawn.state == classify.PullState.AUTHOR
 
 
 def test_merged_and_open():
-    assert classify.classify(_pull(merged=True), [], None, UP).state == classify.MERGED
-    assert classify.classify(_pull(state="open"), [], None, UP).state == classify.OPEN
+    assert classify.classify(_pull(merged=True), [], None, UP).state == classify.PullState.MERGED
+    assert classify.classify(_pull(state="open"), [], None, UP).state == classify.PullState.OPEN
 
 
 def test_same_second_siblings_are_noted():
@@ -121,15 +126,15 @@ def test_body_is_deterministic_and_marked():
     assert first == second
     assert first.startswith("# What does this PR do?\n")  # the description: outside the section
     assert "<!-- patchcarry:begin entry=checkpoint-grad title=" in first
-    section = body.find_section(first, "checkpoint-grad")
-    assert section is not None and section.title_hash == body.title_hash(entry.title)
+    section = sections.find_section(first, "checkpoint-grad")
+    assert section is not None and section.title_hash == sections.title_hash(entry.title)
     assert "- [ ] I, the PR author" in first[section.end :]  # the checklist is outside it
     assert "# What does this PR do?" in first and "## Contribution process" in first
     assert "- [ ] I, the PR author, have personally reviewed" in first  # a human ticks it
     assert "Re-submission of #6117" in first and "no measured numbers" in first
     with_numbers = body.render(entry, **{**kwargs, "evidence_markdown": "| a | b |"})
     assert "| a | b |" in with_numbers and "no measured numbers" not in with_numbers
-    assert body.normalize(first.replace("\n", "\r\n") + "  \n") == body.normalize(first)
+    assert sections.normalize(first.replace("\n", "\r\n") + "  \n") == sections.normalize(first)
 
 
 def test_drift_sentences_tell_a_new_file_from_an_unchanged_one():
@@ -152,10 +157,10 @@ def test_merge_keeps_every_byte_outside_the_section():
     old = body.render_section(entry, **kwargs)
     new = body.render_section(entry, **{**kwargs, "check_lines": ["y"]})
     hand = "Hand text\r\n- [x] ticked\r\n\r\n"
-    merged = body.merge(hand + old + "\r\nA paragraph after.\r\n", new, entry.name)
+    merged = sections.merge(hand + old + "\r\nA paragraph after.\r\n", new, entry.name)
     assert merged == hand + new + "\r\nA paragraph after.\r\n"
-    assert body.merge(hand, new, entry.name) == hand + new  # first refresh: appended
-    assert body.merge(None, new, entry.name) == new
+    assert sections.merge(hand, new, entry.name) == hand + new  # first refresh: appended
+    assert sections.merge(None, new, entry.name) == new
 
 
 def test_a_series_of_fix_commits_is_described_commit_by_commit():
@@ -184,22 +189,22 @@ def test_locate_takes_only_the_one_pair_whose_id_matches():
     entry = load().select(["checkpoint-grad"])[0]
     section = body.render_section(entry, superseded=[], check_lines=["x"], evidence_markdown=None)
     hand = "Hand text\r\n"
-    found = body.locate(hand + section.replace("\n", "\r\n") + "\r\nafter\r\n", entry.name)
+    found = sections.locate(hand + section.replace("\n", "\r\n") + "\r\nafter\r\n", entry.name)
     assert found.section is not None and not found.problem  # GitHub's CRLF is the same text
-    twice = body.locate(hand + section + "\n\n> quoted:\n" + section, entry.name)
+    twice = sections.locate(hand + section + "\n\n> quoted:\n" + section, entry.name)
     assert twice.section is None and "2 copies" in twice.problem
-    no_begin = body.locate(hand + section[section.index("\n") :], entry.name)
+    no_begin = sections.locate(hand + section[section.index("\n") :], entry.name)
     assert no_begin.section is None and "a begin marker is missing" in no_begin.problem
     merged = hand + section + "\n\n> quoted:\n" + section
-    assert body.merge(merged, "new", entry.name) == merged  # a problem: left as it is
+    assert sections.merge(merged, "new", entry.name) == merged  # a problem: left as it is
     legacy = re.sub(r" id=[0-9a-f]{16}", "", section)  # written before ids: the only pair
-    assert body.locate(hand + legacy, entry.name).section is not None
-    assert body.merge(hand + legacy, section, entry.name) == hand + section
+    assert sections.locate(hand + legacy, entry.name).section is not None
+    assert sections.merge(hand + legacy, section, entry.name) == hand + section
 
 
 def test_a_close_without_an_identifiable_actor_is_unknown_never_a_detachment():
     for events in ([], [{"event": "closed", "actor": None}], _closed_by("ghost")):
         c = classify.classify(_pull(), events, None, UP)  # head.repo null: looks detached
-        assert c.state == classify.UNKNOWN
+        assert c.state == classify.PullState.UNKNOWN
         assert any("closer unknown" in e for e in c.evidence)
         assert any("head.repo is null" in e for e in c.evidence)  # the evidence is still shown

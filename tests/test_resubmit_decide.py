@@ -11,13 +11,13 @@ import pytest
 
 from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
-from patchcarry.resubmit import assemble, classify, decide, fork, ownership
+from patchcarry.pulls import classify, ownership
+from patchcarry.pulls.classify import Classification, PullState
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit.build import Built
-from patchcarry.resubmit.classify import Classification
+from patchcarry.resubmit import decide, fork, model
+from patchcarry.resubmit.build import Assembled, Built
+from patchcarry.resubmit.model import Action, Options
 from patchcarry.resubmit.observe import Observed
-from patchcarry.resubmit.options import Options
-from patchcarry.resubmit.plan import MERGED, PLANNED, REFUSED, UNCHANGED
 
 LOGIN = "htesd"
 FORK = "htesd/Megatron-LM-oss"
@@ -48,13 +48,15 @@ def _entry(**changes: Any) -> Entry:
 def _pr(number: int, state: str, *, author: str = LOGIN, head: str = "") -> Classification:
     return Classification(
         number, state, f"https://github.com/{UPSTREAM}/pull/{number}", author,
-        None if state in (classify.OPEN, classify.MERGED) else "2026-08-01T00:00:00Z",
+        None if state in (PullState.OPEN, PullState.MERGED) else "2026-08-01T00:00:00Z",
         [f"{state} (evidence)"], head_label=head,
     )  # fmt: skip
 
 
 def _seen(entry: Entry, *, current=None, superseded=(), status=None, **more: Any) -> Observed:  # noqa: ANN001
-    status = status or fork.ForkStatus(fork.ATTACHED, FORK, "https://example.invalid/f.git")
+    status = status or fork.ForkStatus(
+        fork.ForkKind.ATTACHED, FORK, "https://example.invalid/f.git"
+    )
     return Observed(
         entry, ("applies at the pinned base",), True, token_login=LOGIN, current=current,
         superseded=tuple(superseded), fork=status, **more,
@@ -62,14 +64,16 @@ def _seen(entry: Entry, *, current=None, superseded=(), status=None, **more: Any
 
 
 def _new_branch() -> Built:
-    plan = branches.BranchPlan(branches.NEW, "the fork has no such branch yet", None, None)
-    made = assemble.Branch(base=BASE, commit=TARGET, patches=2)
+    plan = branches.BranchPlan(
+        branches.BranchKind.NEW, "the fork has no such branch yet", None, None
+    )
+    made = Assembled(base=BASE, commit=TARGET, patches=2)
     return Built(plan, target=TARGET, push_from=Path("scratch"), assembled=made)
 
 
 def _holds_carried() -> Built:
     reason = "the head is what this tool last published"
-    return Built(branches.BranchPlan(branches.UNCHANGED, reason, LIVE, LIVE))
+    return Built(branches.BranchPlan(branches.BranchKind.UNCHANGED, reason, LIVE, LIVE))
 
 
 def _open_pull(number: int, *, author: str = LOGIN, body: str = "", title: str = "") -> dict:
@@ -80,79 +84,91 @@ def _open_pull(number: int, *, author: str = LOGIN, body: str = "", title: str =
     }  # fmt: skip
 
 
-def _decide(seen: Observed, built: Built | None, **opts: Any) -> decide.Plan:
+def _decide(seen: Observed, built: Built | None, **opts: Any) -> model.Plan:
     return decide.decide(seen, built, Options(dry_run=True, **opts), today="2026-12-04")
 
 
-def _calls(plan: decide.Plan) -> list[str]:
+def _calls(plan: model.Plan) -> list[str]:
     return [w.call.split(" ")[0] + " " + w.call.split(" ")[1] for w in plan.writes]
 
 
-DETACHED_OLD = _pr(OLD, classify.DETACHED)
+DETACHED_OLD = _pr(OLD, classify.PullState.DETACHED)
 
 
 def test_merged_recorded_pr_is_nothing_to_do():
     entry = _entry(pr=NEW_PR, supersedes=(OLD,))
-    seen = _seen(entry, current=_pr(NEW_PR, classify.MERGED), superseded=[DETACHED_OLD])
+    seen = _seen(entry, current=_pr(NEW_PR, classify.PullState.MERGED), superseded=[DETACHED_OLD])
     plan = _decide(seen, None)
-    assert (plan.action, plan.pr, plan.writes) == (MERGED, NEW_PR, ())
+    assert (plan.action, plan.pr, plan.writes) == (Action.MERGED, NEW_PR, ())
     assert plan.merged == f"#{NEW_PR} is merged: nothing to do" and plan.refusal is None
 
 
 def test_merged_superseded_pr_is_nothing_to_resubmit():
     entry = _entry(pr=None, supersedes=(OLD,))
-    plan = _decide(_seen(entry, superseded=[_pr(OLD, classify.MERGED)]), None)
-    assert plan.action == MERGED and plan.merged == f"#{OLD} was merged: nothing to re-submit"
+    plan = _decide(_seen(entry, superseded=[_pr(OLD, classify.PullState.MERGED)]), None)
+    assert (
+        plan.action == Action.MERGED and plan.merged == f"#{OLD} was merged: nothing to re-submit"
+    )
 
 
 @pytest.mark.parametrize(
-    "state", [classify.MAINTAINER, classify.AUTHOR, classify.UNKNOWN, classify.OPEN]
+    "state",
+    [
+        classify.PullState.MAINTAINER,
+        classify.PullState.AUTHOR,
+        classify.PullState.UNKNOWN,
+        classify.PullState.OPEN,
+    ],
 )
 def test_someone_elses_decision_is_refused_unless_forced(state: str):
     entry = _entry(pr=None, supersedes=(OLD,))
     seen = _seen(entry, superseded=[_pr(OLD, state)])
     plan = _decide(seen, _new_branch())
-    assert plan.action == REFUSED and plan.writes == ()
+    assert plan.action == Action.REFUSED and plan.writes == ()
     assert plan.refusal is not None
     assert plan.refusal.reason == (
         f"#{OLD} is {state}: re-submitting would override that decision; pass --force if "
         "you mean it"
     )
     forced = _decide(seen, _new_branch(), force=True)
-    assert forced.action == PLANNED and forced.refusal is None
+    assert forced.action == Action.PLANNED and forced.refusal is None
 
 
 def test_maintainer_close_is_refused_before_the_fork_is_even_looked_at():
     entry = _entry(pr=None, supersedes=(OLD,))
-    seen = dataclasses.replace(_seen(entry, superseded=[_pr(OLD, classify.MAINTAINER)]), fork=None)
-    assert _decide(seen, None).action == REFUSED
+    seen = dataclasses.replace(
+        _seen(entry, superseded=[_pr(OLD, classify.PullState.MAINTAINER)]), fork=None
+    )
+    assert _decide(seen, None).action == Action.REFUSED
 
 
 def test_a_second_open_pr_of_the_manifest_from_another_branch_is_refused():
     entry = _entry(pr=NEW_PR, supersedes=(OLD,))
-    current = _pr(NEW_PR, classify.OPEN, head="someone:other-branch")
+    current = _pr(NEW_PR, classify.PullState.OPEN, head="someone:other-branch")
     seen = _seen(entry, current=current, superseded=[DETACHED_OLD])
     plan = _decide(seen, _new_branch())
-    assert plan.action == REFUSED and plan.refusal is not None
+    assert plan.action == Action.REFUSED and plan.refusal is not None
     assert plan.refusal.reason.startswith(
         f"the manifest's pr #{NEW_PR} is open from someone:other-branch, not {LOGIN}:"
     )
     assert "a new PR would duplicate it" in plan.refusal.reason
-    assert _decide(seen, _new_branch(), force=True).action == PLANNED
+    assert _decide(seen, _new_branch(), force=True).action == Action.PLANNED
 
 
 def test_detached_fork_is_refused_with_nothing_written():
     entry = _entry(pr=None, supersedes=(OLD,))
-    status = fork.ForkStatus(fork.DETACHED, FORK, "https://example.invalid/f.git", "fork: false")
+    status = fork.ForkStatus(
+        fork.ForkKind.DETACHED, FORK, "https://example.invalid/f.git", "fork: false"
+    )
     plan = _decide(_seen(entry, superseded=[DETACHED_OLD], status=status), None)
-    assert plan.action == REFUSED and plan.writes == () and plan.push is None
+    assert plan.action == Action.REFUSED and plan.writes == () and plan.push is None
     assert plan.refusal is not None and "never pushing there" in plan.refusal.reason
     assert f"fork: {status.describe(UPSTREAM)}" in plan.facts
 
 
 def test_missing_fork_plans_create_push_pr_and_cross_link_in_that_order():
     entry = _entry(pr=None, supersedes=(OLD,))
-    status = fork.ForkStatus(fork.MISSING, FORK)
+    status = fork.ForkStatus(fork.ForkKind.MISSING, FORK)
     plan = _decide(_seen(entry, superseded=[DETACHED_OLD], status=status), _new_branch())
     assert _calls(plan) == [
         f"POST /repos/{UPSTREAM}/forks",
@@ -180,7 +196,7 @@ def test_a_strangers_open_pr_on_the_fork_branch_is_refused():
     assert ownership.author_of(seen.pull) == "stranger" != seen.token_login
     for update_live in (False, True):
         plan = _decide(seen, _holds_carried(), update_live=update_live)
-        assert plan.action == REFUSED and plan.refusal is not None and _calls(plan) == []
+        assert plan.action == Action.REFUSED and plan.refusal is not None and _calls(plan) == []
         assert "#7000" in plan.refusal.reason and "opened by stranger" in plan.refusal.reason
 
 
@@ -204,7 +220,7 @@ def test_the_users_own_pr_opened_by_hand_is_left_as_written_unless_update_live()
 
 def test_a_pr_that_already_holds_the_carried_code_and_section_needs_no_write():
     entry = _entry(pr=NEW_PR, supersedes=(OLD,))
-    current = _pr(NEW_PR, classify.OPEN, head=f"{LOGIN}:{entry.head_branch}")
+    current = _pr(NEW_PR, classify.PullState.OPEN, head=f"{LOGIN}:{entry.head_branch}")
     seen = _seen(
         entry, current=current, superseded=[DETACHED_OLD], live=LIVE, published=LIVE,
         linked=frozenset({OLD}), pull=_open_pull(NEW_PR, title=entry.title),
@@ -213,23 +229,23 @@ def test_a_pr_that_already_holds_the_carried_code_and_section_needs_no_write():
     assert first.pull is not None
     written = _open_pull(NEW_PR, body=first.pull.body, title=entry.title)
     again = _decide(dataclasses.replace(seen, pull=written), _holds_carried())
-    assert (again.action, again.writes, again.push) == (UNCHANGED, (), None)
+    assert (again.action, again.writes, again.push) == (Action.UNCHANGED, (), None)
     assert not again.executable
 
 
 def test_a_refused_branch_is_the_entrys_one_refusal():
     entry = _entry(pr=None, supersedes=(OLD,))
     why = "someone's commits would be dropped"
-    built = Built(branches.BranchPlan(branches.REFUSED, why, LIVE, None))
+    built = Built(branches.BranchPlan(branches.BranchKind.REFUSED, why, LIVE, None))
     plan = _decide(_seen(entry, superseded=[DETACHED_OLD], live=LIVE), built)
-    assert plan.refusal == decide.Refusal(f"branch {entry.head_branch}: {why}")
-    assert not any(f.startswith("branch: REFUSED") for f in plan.facts)
+    assert plan.refusal == model.Refusal(f"branch {entry.head_branch}: {why}")
+    assert not any(f.startswith("branch: Action.REFUSED") for f in plan.facts)
 
 
 def test_a_check_that_failed_refuses_before_anything_else():
     entry = _entry(pr=None, supersedes=(OLD,))
     seen = Observed(entry, ("does not apply",), False)
     plan = _decide(seen, None)
-    assert plan.action == REFUSED and plan.refusal is not None
+    assert plan.action == Action.REFUSED and plan.refusal is not None
     assert plan.refusal.reason.startswith("check failed: run ")
     assert plan.facts == ("check: does not apply",)

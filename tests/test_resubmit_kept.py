@@ -10,7 +10,7 @@ import tomllib
 from patchcarry import git
 from patchcarry.manifest import DEFAULT_MANIFEST
 from patchcarry.resubmit import branch as branch_mod
-from patchcarry.resubmit.body import title_hash
+from patchcarry.resubmit.section import title_hash
 from testing import github_scenarios as sc
 from testing.upstream_repos import PINNED_ENV, RANDOM_PY, UpstreamRepo, write_manifest
 from tests import test_resubmit_live

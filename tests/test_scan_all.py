@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from patchcarry import cli
-from patchcarry.adopt.scan_all import scan_all
 from patchcarry.github import GitHub
+from patchcarry.scan import scan_all
 from testing import adopt_scenarios as ad
 from testing import github_scenarios as sc
 from testing.fake_github import FakeGitHub, GitHubState

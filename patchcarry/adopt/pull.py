@@ -6,10 +6,10 @@ import dataclasses
 import re
 
 from patchcarry.errors import BadInputError
-from patchcarry.github import GitHub, Json
+from patchcarry.github import GitHub
 from patchcarry.manifest import check_repo
-from patchcarry.resubmit import classify
-from patchcarry.resubmit.reads import Reads, pull_state
+from patchcarry.pulls import classify
+from patchcarry.pulls.reads import read_pull_state
 
 _TARGET_RE = re.compile(r"(?P<repo>[^#]+)#(?P<n>[1-9]\d*)")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -44,13 +44,6 @@ class PullFacts:
     head_ref: str
     head_sha: str
     state: classify.Classification
-
-
-def read_pull_state(gh: GitHub, upstream: str, number: int) -> tuple[Json, classify.Classification]:
-    """The PR and its classification (merged, open, closed by whom), through the pull-state
-    reader `resubmit` and `scan` share."""
-    reads = Reads(gh)
-    return reads.pull(upstream, number), pull_state(reads, upstream, number)
 
 
 def read(gh: GitHub, target: Target) -> PullFacts:

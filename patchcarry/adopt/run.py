@@ -36,7 +36,7 @@ from patchcarry.errors import BadInputError, FatalError, UpstreamError
 from patchcarry.github import GitHub
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
-from patchcarry.resubmit import classify
+from patchcarry.pulls import classify
 
 _NUMBERED_RE = re.compile(r"^(\d{4})-")
 
@@ -188,7 +188,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
     state = facts.state
     say(f"{target}: {facts.title!r} by {line(facts.author)}: {state.state}")  # repr escapes
     say("\n".join(f"  - {line(text)}" for text in state.evidence))
-    if state.state == classify.MERGED:
+    if state.state == classify.PullState.MERGED:
         raise FatalError(f"{target} is merged: its change is upstream already, nothing to adopt")
     name = opts.name or pull_mod.default_name(facts.head_ref, target.number)
     _preflight_names(name, entries, path)

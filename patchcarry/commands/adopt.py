@@ -56,8 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry.adopt import pull
     from patchcarry.adopt.run import Options, adopt
     from patchcarry.display import escape
-    from patchcarry.github import GitHub
-    from patchcarry.resubmit.run import token_from_env
+    from patchcarry.github import GitHub, token_from_env
 
     target = pull.parse_target(args.pull)
     if args.upstream_url:  # before any read: a URL that cannot be used stops the run first

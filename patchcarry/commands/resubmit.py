@@ -128,10 +128,9 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry.display import escape, fit
     from patchcarry.github import GitHub
     from patchcarry.measure import impact
-    from patchcarry.resubmit import plan
+    from patchcarry.resubmit import model
     from patchcarry.resubmit import run as runner
-    from patchcarry.resubmit.options import Options
-    from patchcarry.resubmit.plan import CREATED
+    from patchcarry.resubmit.model import Action, Options
 
     args.manifest = manifest.find(args.manifest)
     if args.upstream_url:  # refused even where it is not used: it would be printed
@@ -175,12 +174,12 @@ def run(args: argparse.Namespace) -> int:
         make_github=lambda token: GitHub(token=token, max_rate_wait=args.max_rate_wait),
     )
     if args.json:
-        sys.stdout.write(plan.render_json(outcome.plans))
+        sys.stdout.write(model.render_json(outcome.plans))
     else:
-        text = plan.render_text(outcome.plans, dry_run=outcome.dry_run, headline=outcome.headline)
+        text = model.render_text(outcome.plans, dry_run=outcome.dry_run, headline=outcome.headline)
         sys.stdout.write(fit(escape(text), PLAN_WIDTH))
         for made in outcome.plans:
-            if made.action == CREATED and made.url:
+            if made.action == Action.CREATED and made.url:
                 print(escape(_next_step(made.pr, made.url)))
     return outcome.exit_code
 

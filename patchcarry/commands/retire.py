@@ -43,8 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest
     from patchcarry.display import escape
-    from patchcarry.github import GitHub
-    from patchcarry.resubmit.run import token_from_env
+    from patchcarry.github import GitHub, token_from_env
     from patchcarry.retire import Options, retire
     from patchcarry.upstream import url_for_entries
 

@@ -92,10 +92,9 @@ def _adopt_command(manifest_path: Path) -> tuple[str, ...]:
 
 def _run_all(args: argparse.Namespace) -> int:
     from patchcarry.adopt.run import existing
-    from patchcarry.adopt.scan_all import scan_all
     from patchcarry.errors import ExitCode, UsageError
-    from patchcarry.github import GitHub
-    from patchcarry.resubmit.run import token_from_env
+    from patchcarry.github import GitHub, token_from_env
+    from patchcarry.scan import scan_all
 
     _, entries = existing(args.manifest)
     carried = {
@@ -137,9 +136,8 @@ def _run_all(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest
     from patchcarry.errors import ExitCode, UsageError
-    from patchcarry.github import GitHub
-    from patchcarry.resubmit.run import token_from_env
-    from patchcarry.resubmit.scan import scan
+    from patchcarry.github import GitHub, token_from_env
+    from patchcarry.scan import scan
 
     args.manifest = manifest.find(args.manifest)
     if args.all:

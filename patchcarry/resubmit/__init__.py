@@ -1,1 +1,1 @@
-"""Open or refresh the upstream PR from an attached fork; one module per concern."""
+"""Open or refresh the upstream PR from an attached fork. The journey: run.py."""

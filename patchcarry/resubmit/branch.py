@@ -1,39 +1,69 @@
-"""Decides what a refresh does to the fork branch, which people other than this tool push to.
-
-The publication record is a ref on the fork itself, `refs/patchcarry/published/<branch>`,
-pushed atomically with the branch and naming the commit this tool last published there. A ref
-on the fork (rather than the manifest, a file on one machine, or a commit trailer, which
-anyone's rebase copies) is read by the same `git ls-remote` that reads the branch, from any
-clone or CI job that can read the fork, and no one else's push moves it. A branch head equal
-to that record holds nothing the tool did not publish, so it may be rebuilt (leased on that
-value); any other head holds someone's work, and the default only adds commits on top:
-
-  new           the branch does not exist: push `base + patches`
-  unchanged     the branch already holds this repo's change: nothing to push
-  fast-forward  one commit on the live head turns its tree into "live tree + the patches";
-                or, when the branch holds an earlier revision of the fix (revise.py), one
-                commit that turns that revision into this repo's (3-way, per file)
-  rewrite       replace the branch (own publication, or `--rewrite`): the plan names each
-                commit it drops
-  refused       the patches neither apply on the live head nor are already in it
-
-The record also names the entry that published it: beside it, `refs/patchcarry/publisher/
-<entry>/<branch>` holds the same commit, moved in the same atomic push. A record whose commit
-no publisher ref of this entry holds (another entry's, from another manifest or clone, or a
-record older than the names) is no licence to rebuild; another entry's branch is refused.
-"""
+"""What a refresh does to the fork branch, which others push to too. A ref on the fork
+records what the tool last published there (pushed atomically with the branch, so any clone
+reads it with the same `ls-remote` and nobody else's push moves it); only a head equal to it
+may be rebuilt, any other gets commits on top. A second ref names the publishing entry, so
+one entry never rebuilds another's branch."""
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 
 from patchcarry.manifest import Entry
-from patchcarry.resubmit import revise
-from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Applied, Cache
+from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Applied, Cache, Revision, revise
+from patchcarry.resubmit.section import locate
 
-NEW, UNCHANGED, FAST_FORWARD = "new", "unchanged", "fast-forward"
+
+def record_ref(branch: str) -> str:
+    """The fork ref naming the commit this tool last published on `branch`."""
+    return f"refs/patchcarry/published/{branch}"
+
+
+PUBLISHER_PREFIX = "refs/patchcarry/publisher/"
+
+
+def publisher_ref(entry_name: str, branch: str) -> str:
+    """The fork ref naming which entry published the record's commit on `branch`."""
+    return f"{PUBLISHER_PREFIX}{entry_name}/{branch}"
+
+
+def publisher_pattern(branch: str) -> str:
+    """`git ls-remote` pattern for every entry's publisher ref of `branch`."""
+    return f"{PUBLISHER_PREFIX}*/{branch}"
+
+
+def publishers(found: dict[str, str], branch: str) -> dict[str, str]:
+    """{entry name: commit} from an ls-remote answer (entry names hold no slash, so a
+    longer branch ending in `/<branch>` does not count)."""
+    out = {}
+    for ref, sha in found.items():
+        name = ref.removeprefix(PUBLISHER_PREFIX).removesuffix(f"/{branch}")
+        if ref.startswith(PUBLISHER_PREFIX) and ref.endswith(f"/{branch}") and "/" not in name:
+            out[name] = sha
+    return out
+
+
+def published_by(entry_name: str, published: str | None, named: dict[str, str]) -> str | None:
+    """The entry the record names: this one when its publisher ref holds the record's
+    commit, else another that does, else None."""
+    if published is None:
+        return None
+    if named.get(entry_name) == published:
+        return entry_name
+    return next((name for name, sha in sorted(named.items()) if sha == published), None)
+
+
 LISTED = 50  # dropped commits the plan's text names one by one; the rest are counted
-REWRITE, REFUSED = "rewrite", "refused"
+
+
+class BranchKind(enum.StrEnum):
+    """What a refresh does to the fork branch (the table above)."""
+
+    NEW = "new"
+    UNCHANGED = "unchanged"
+    FAST_FORWARD = "fast-forward"
+    REWRITE = "rewrite"
+    REFUSED = "refused"
 
 
 @dataclasses.dataclass
@@ -48,14 +78,14 @@ class Dropped:
 
 @dataclasses.dataclass
 class BranchPlan:
-    kind: str
+    kind: BranchKind
     reason: str
     live: str | None  # the fork branch's head now (None: absent)
     published: str | None  # what the record says this tool last published
     target: str | None = None  # the commit to push (fast-forward); a rebuild is made later
     dropped: list[Dropped] = dataclasses.field(default_factory=list)
     added: list[str] = dataclasses.field(default_factory=list)
-    revises: revise.Revision | None = None  # the earlier revision of the fix it updates
+    revises: Revision | None = None  # the earlier revision of the fix it updates
     held: list[str] = dataclasses.field(default_factory=list)  # what waits for --update-live
     # a rebuild of the tool's own publication whose head already holds every fix patch
     # (only `added` is new): hold.keep_live_head holds it on an open PR, as it holds a commit
@@ -96,13 +126,13 @@ def assess(
     by: str | None = None,
 ) -> BranchPlan:
     """Local git only: what to do with `entry.head_branch` given its live head and the
-    record (`by`: the entry the record names, see `branch_refs.published_by`)."""
+    record (`by`: the entry the record names, see `published_by`)."""
     patches = entry.patches()
     if live is None:
-        return BranchPlan(NEW, "the fork has no such branch yet", live, published)
+        return BranchPlan(BranchKind.NEW, "the fork has no such branch yet", live, published)
     if by is not None and by != entry.name:
         return BranchPlan(
-            REFUSED,
+            BranchKind.REFUSED,
             f"the fork's record says entry {by!r} published this branch: two entries on one "
             f"branch would rebuild each other's PR, so nothing is pushed, not even with "
             f"--rewrite; give entry {entry.name!r} its own head_branch in the manifest",
@@ -112,14 +142,21 @@ def assess(
     cache.fetch_head(remote, live)
     on_live = cache.apply(live, patches)
     if live == published and not on_live.failed and not on_live.added:
-        return BranchPlan(UNCHANGED, "the head is what this tool last published", live, published)
+        return BranchPlan(
+            BranchKind.UNCHANGED, "the head is what this tool last published", live, published
+        )
     # A publication that was itself a commit on top of someone's work is not rebuilt: that
     # would drop their commits underneath. Only a head the tool built whole is.
     ours = live == published and by == entry.name and FAST_FORWARD_NOTE not in cache.message(live)
     if ours or rewrite:
         plan = _rebuild(cache, entry, remote, base, live, published, ours=ours)
         fixes = {f.name for f in entry.fixes}
-        if ours and not rewrite and plan.kind == REWRITE and fixes <= set(on_live.contained):
+        if (
+            ours
+            and not rewrite
+            and plan.kind == BranchKind.REWRITE
+            and fixes <= set(on_live.contained)
+        ):
             plan = dataclasses.replace(plan, added=on_live.added, rebuild_holds_fix=True)
         return plan
     return _on_top(cache, entry, remote, base, live, published, on_live)
@@ -141,14 +178,14 @@ def _rebuild(
     if wanted.failed:
         names = ", ".join(p.name for p in wanted.failed)
         return BranchPlan(
-            REFUSED,
+            BranchKind.REFUSED,
             f"{names} does not apply on the base {base[:12]}: run scripts/check {entry.name}",
             live,
             published,
         )
     if ours:
         return BranchPlan(
-            REWRITE,
+            BranchKind.REWRITE,
             "the head is exactly what this tool last published, so it is rebuilt "
             "(no one else's commit is dropped)",
             live,
@@ -158,7 +195,7 @@ def _rebuild(
         Dropped(sha, *cache.describe(sha)) for sha in cache.commits_between(remote, live, stop=base)
     ]
     return BranchPlan(
-        REWRITE,
+        BranchKind.REWRITE,
         "--rewrite: the branch is replaced by base + patches; the commits below leave it",
         live,
         published,
@@ -180,12 +217,12 @@ def _on_top(
         f" (it published {published[:12]})" if published else " (no publication record)"
     )
     if on_live.failed:
-        revised = revise.revise(cache, entry, remote=remote, live=live, stop=base)
+        revised = revise(cache, entry, remote=remote, live=live, stop=base)
         if revised is not None:
             return _revised(cache, entry, revised, why, live, published)
         files = sorted({f for p in on_live.failed for f in p.files})
         return BranchPlan(
-            REFUSED,
+            BranchKind.REFUSED,
             f"{why}, and {', '.join(p.name for p in on_live.failed)} neither applies on it nor "
             f"is already in it: the branch holds a different edit of {', '.join(files)}. "
             "Nothing is dropped without --rewrite (its plan names what goes); or bring the "
@@ -195,14 +232,14 @@ def _on_top(
         )
     if not on_live.added:
         return BranchPlan(
-            UNCHANGED,
+            BranchKind.UNCHANGED,
             f"{why}; it already holds every patch of this entry: nothing to add",
             live,
             published,
         )
     target = cache.commit_on(live, on_live.tree, entry, on_live.added)
     return BranchPlan(
-        FAST_FORWARD,
+        BranchKind.FAST_FORWARD,
         f"{why}: one commit on top adds {', '.join(on_live.added)}; every commit stays",
         live,
         published,
@@ -214,7 +251,7 @@ def _on_top(
 def _revised(
     cache: Cache,
     entry: Entry,
-    revised: revise.Revision,
+    revised: Revision,
     why: str,
     live: str,
     published: str | None,
@@ -223,7 +260,7 @@ def _revised(
     fix = entry.fix.name
     if revised.tree is None:
         return BranchPlan(
-            REFUSED,
+            BranchKind.REFUSED,
             f"{why}; {revised.line()} holds an earlier revision of {fix} ({revised.why}), but "
             f"it cannot be updated cleanly: {'; '.join(revised.conflicts)}. Nothing is dropped "
             "without --rewrite (its plan names what goes); or bring the branch in line by "
@@ -240,7 +277,7 @@ def _revised(
     )
     target = cache.commit_on(live, revised.tree, entry, [fix, *revised.added], revises=sentence)
     return BranchPlan(
-        FAST_FORWARD,
+        BranchKind.FAST_FORWARD,
         f"{why}: {revised.line()} holds an earlier revision of {fix} ({revised.why}); one "
         f"commit on top turns it into this repo's revision{extra}; every commit stays",
         live,
@@ -248,4 +285,71 @@ def _revised(
         target=target,
         added=[fix, *revised.added],
         revises=revised,
+    )
+
+
+# A live PR whose head already holds the carried fix is left as its author left it:
+# every push restarts upstream's CI vetting (only a maintainer's `/ok to test <sha>`
+# restarts it) and every body edit is a write on someone else's text; what else the
+# tool could add waits for an explicit `--update-live`, and the plan says what it costs.
+FLAG = "--update-live"
+
+
+def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: bool) -> BranchPlan:
+    """`decided` unchanged, or (an open PR whose head holds the fix, no `--update-live`) an
+    `unchanged` plan naming what is held back and what pushing it would cost."""
+    if not live_pr or opt_in:
+        return decided
+    if decided.rebuild_holds_fix:  # the tool's own publication: a rebuild is a force-push
+        reason = (
+            f"the PR's head {(decided.live or '')[:12]} is what this tool published and already "
+            f"holds the carried fix; nothing is pushed. Held back until you pass {FLAG}: a "
+            f"rebuild of the branch that adds {', '.join(decided.added)}. Its cost: the PR's "
+            "head changes, so its CI vetting starts over; only one of upstream's PR vetters "
+            "(a maintainer) can re-vet it, by commenting `/ok to test <new head>`"
+        )
+        return dataclasses.replace(
+            decided,
+            kind=BranchKind.UNCHANGED,
+            reason=reason,
+            target=None,
+            added=[],
+            held=decided.added,
+        )
+    if decided.kind != BranchKind.FAST_FORWARD or decided.target is None:
+        return decided
+    fixes = {f.name for f in entry.fixes}
+    if decided.revises is None and fixes & set(decided.added):
+        return decided  # the head lacks the fix's code: carrying it is the job itself
+    if decided.revises is not None:
+        what = (
+            f"an earlier revision of the fix ({decided.revises.why}) in {decided.revises.old[:12]}"
+        )
+    else:
+        what = "every fix patch"
+    held = ", ".join(decided.added)
+    live = decided.live or ""
+    reason = (
+        f"the PR's head {live[:12]} already holds the carried fix ({what}); nothing is pushed. "
+        f"Held back until you pass {FLAG}: one commit {decided.target[:12]} on top that adds "
+        f"{held}. Its cost: the PR's head changes, so its CI vetting starts over; only one of "
+        f"upstream's PR vetters (a maintainer) can re-vet it, by commenting "
+        f"`/ok to test {decided.target}`"
+    )
+    return dataclasses.replace(
+        decided, kind=BranchKind.UNCHANGED, reason=reason, target=None, added=[], held=decided.added
+    )
+
+
+def keep_body(
+    existing_body: str | None, entry: Entry, *, ours: bool, pushing: bool, opt_in: bool
+) -> str:
+    """Why the PR's description is left alone ("" when the tool may write its section): on
+    a head the tool did not publish (`ours` False), a body with no section of this tool is
+    its author's text, and with nothing pushed there is no revision to record in it."""
+    if pushing or opt_in or ours or locate(existing_body, entry.name).section is not None:
+        return ""
+    return (
+        f"body: left as its author wrote it (no patchcarry section in it); {FLAG} adds the "
+        "tool's section"
     )

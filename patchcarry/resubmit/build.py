@@ -1,7 +1,6 @@
-"""Phase 2 of an entry's journey: local git only. What the fork branch becomes (`branch.
-assess`: unchanged, a commit on top, a rebuild, or refused), the new branch built when one is
-needed (`assemble`), and whether the push changes .github/workflows (`capability`). Objects
-come into the cache by the ids the read phase observed; no ref or API is read here."""
+"""Phase 2 (see run.py): local git only, on objects the read phase named by id: what the
+fork branch becomes, the new branch when one is needed, and whether its push needs the
+`workflow` scope."""
 
 from __future__ import annotations
 
@@ -10,12 +9,15 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from patchcarry import git
-from patchcarry.resubmit import assemble, branch_refs, fork, hold, workflow_scope
+from patchcarry import git, patchrules
+from patchcarry.errors import FatalError, UpstreamError
+from patchcarry.manifest import Entry
+from patchcarry.proc import CalledProcessError
 from patchcarry.resubmit import branch as branches
+from patchcarry.resubmit import fork
 from patchcarry.resubmit.live import Cache
-from patchcarry.resubmit.observe import Observed, RunFacts
-from patchcarry.resubmit.options import Options
+from patchcarry.resubmit.model import Options
+from patchcarry.resubmit.observe import ForkSide, Observed, RunFacts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,7 +27,7 @@ class Built:
     branch: branches.BranchPlan
     target: str | None = None  # the commit the branch moves to (None: it stays)
     push_from: Path | None = None  # the repo holding `target`
-    assembled: assemble.Branch | None = None  # a branch built new (base + patches)
+    assembled: Assembled | None = None  # a branch built new (base + patches)
     base_label: str = "pinned base"
     workflow: str | None = None  # why the push needs the `workflow` scope (None: it does not)
 
@@ -35,7 +37,7 @@ def build_entry(
 ) -> Built | None:
     """The branch for `seen.entry`; None when the reads settled it (no fork branch to work on)."""
     status, entry, cache = seen.fork, seen.entry, Cache(facts.cache)
-    if status is None or status.kind == fork.DETACHED:
+    if status is None or status.kind == fork.ForkKind.DETACHED:
         return None
     base = entry.base_commit
     if opts.rebase:
@@ -49,23 +51,131 @@ def build_entry(
         live=seen.live,
         published=seen.published,
         rewrite=opts.rewrite,
-        by=branch_refs.published_by(entry.name, seen.published, dict(seen.publishers)),
+        by=branches.published_by(entry.name, seen.published, dict(seen.publishers)),
     )
-    decided = hold.keep_live_head(decided, entry, live_pr=seen.pull is not None,
+    decided = branches.keep_live_head(decided, entry, live_pr=seen.pull is not None,
                                   opt_in=opts.update_live)  # fmt: skip
     label = f"{entry.base_branch} tip" if opts.rebase else "pinned base"
     built = Built(decided, base_label=label)
-    if decided.kind == branches.FAST_FORWARD:
+    if decided.kind == branches.BranchKind.FAST_FORWARD:
         built = dataclasses.replace(built, target=decided.target, push_from=cache.repo)
-    elif decided.kind in (branches.NEW, branches.REWRITE):
+    elif decided.kind in (branches.BranchKind.NEW, branches.BranchKind.REWRITE):
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="resubmit-")))
-        made = assemble.build(entry, facts.upstream_url, scratch / entry.name, rebase=opts.rebase)
+        made = assemble(entry, facts.upstream_url, scratch / entry.name, rebase=opts.rebase)
         built = dataclasses.replace(
             built, target=made.commit, push_from=scratch / entry.name, assembled=made
         )
     if built.target is None:
         return built
-    workflow = workflow_scope.needs_scope(
+    workflow = needs_scope(
         built.target, built.push_from, decided.kind, len(entry.patches()), cache, seen.fork_side
     )
     return dataclasses.replace(built, workflow=workflow)
+
+
+@dataclasses.dataclass
+class Assembled:
+    base: str  # the commit the patches were applied on
+    commit: str  # the branch tip to push
+    patches: int
+
+
+def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Assembled:
+    """Base (pinned, or with `rebase` the branch tip) + `git am` of the patches in a fresh
+    repo. The base is fetched shallow, since upstream's history is large; the push deepens
+    it only when the fork lacks that history."""
+    git.init(scratch)
+    ref = f"refs/heads/{entry.base_branch}" if rebase else entry.base_commit
+    try:
+        base = git.fetch_commit(upstream_url, ref, cwd=scratch, shallow=True)
+    except CalledProcessError as exc:
+        raise UpstreamError(
+            f"could not fetch {ref} from {upstream_url} ({exc.err.strip().splitlines()[-1:]}); "
+            "check --upstream-url and that the commit exists upstream"
+        ) from None
+    git.checkout_detached(base, cwd=scratch)
+    name, email = entry.fix.author_name, entry.fix.author_email
+    patches = entry.patches()
+    try:
+        commit = git.am(
+            [p.path for p in patches], cwd=scratch, committer_name=name, committer_email=email
+        )
+    except CalledProcessError as exc:
+        where = f"{entry.base_branch} tip" if rebase else "the pinned base"
+        raise FatalError(
+            f"{entry.name}: the patches do not apply with `git am` on {where} {base[:12]}: "
+            f"{exc.err.strip().splitlines()[:1]}; run scripts/check {entry.name}"
+        ) from None
+    patchrules.refuse_special(entry.name, git.special_paths(base, commit, cwd=scratch))
+    return Assembled(base=base, commit=commit, patches=len(patches))
+
+
+# Whether GitHub will want the `workflow` scope for a push, judged as it judges it: per commit
+# the push makes new to the fork, one that changes `.github/workflows/` needs the scope unless
+# a fork branch already holds that path with those contents. The tool's own commits never
+# touch a workflow (patchrules), so only the base's history can bring one.
+WORKFLOWS = ".github/workflows"
+MAX_HEADS = 20  # fork branches whose history is read to tell which commits are new to it
+MAX_NEW = 200  # new commits judged one by one (each reads its trees lazily)
+
+
+def _changes(commit: str, cwd: Path) -> list[tuple[str, str, str]]:
+    """(status, path, new blob) of each workflow file `commit` changes against its first
+    parent (all of them for a root commit)."""
+    return git.changes_under(commit, WORKFLOWS, cwd=cwd)
+
+
+def _held(heads: tuple[str, ...], cwd: Path) -> set[tuple[str, str]]:
+    """Every (path, blob) of a workflow file on the fork's branches (trees only)."""
+    return {held for sha in heads for held in git.blobs_under(sha, WORKFLOWS, cwd=cwd)}
+
+
+def needs_scope(
+    target: str | None,
+    push_from: Path | None,
+    kind: str,
+    patches: int,
+    cache: Cache,
+    side: ForkSide | None,
+) -> str | None:
+    """Why the push of `target` (base + `patches` commits, or one commit on the live head)
+    needs the `workflow` scope, or None when it does not."""
+    if target is None or push_from is None or kind == branches.BranchKind.FAST_FORWARD:
+        return None  # nothing pushed, or one commit on the live head, which the fork has
+    base = git.rev_parse(f"{target}~{patches}", cwd=push_from)
+    heads = side.heads if side is not None else ()
+    name = side.where if side is not None else "the fork"
+    if not heads:
+        if not git.rev_exists(f"{base}:{WORKFLOWS}", cwd=push_from):
+            return None
+        return (
+            f"{name.split(',')[0]} has no branch yet: all of the pushed history is new to it, "
+            f"its {WORKFLOWS}/ included"
+        )
+    assert side is not None
+    remote = cache.add_fork(side.url)
+    for sha in heads:
+        cache.fetch_head(remote, sha)
+    for sha in heads[:MAX_HEADS]:
+        cache.fetch_history(remote, sha)
+    cache.fetch_history("origin", base)
+    new = git.rev_list(base, *heads[:MAX_HEADS], cwd=cache.repo)[::-1]  # oldest first
+    if not new:
+        return None
+    owner = name.split(",")[0]
+    if len(new) > MAX_NEW:
+        return (
+            f"{len(new)} commits of the pushed history are new to {owner} (more than the "
+            f"{MAX_NEW} judged one by one); any of them may change {WORKFLOWS}/"
+        )
+    held = _held(heads, cache.repo)
+    for commit in new:
+        for status, path, blob in _changes(commit, cache.repo):
+            if status != "D" and (path, blob) in held:
+                continue
+            verb = {"A": "adds", "D": "deletes"}.get(status, "changes")
+            return (
+                f"commit {commit[:12]} of the pushed history {verb} {path}, which no branch "
+                f"of {owner} holds with those contents"
+            )
+    return None

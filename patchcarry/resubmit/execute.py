@@ -1,46 +1,39 @@
-"""Phase 5 of an entry's journey: the plan's writes, in order, each guarded by what was
-observed (the push's leases, the comments' markers, the 422 lookup), then the record: the PR
-number in the manifest and what was written, a value of its own (the plan is not rewritten).
-"""
+"""Phase 5 (see run.py): the plan's writes, in order, each guarded by what was observed
+(leases, markers, the 422 lookup) so a re-run after any failure resumes; then the record."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections.abc import Callable
-from typing import Any
 
 from patchcarry import git
-from patchcarry.github import GitHub
-from patchcarry.manifest import record_pr
-from patchcarry.resubmit import branch_refs, fork, newfork, pull_writes, push
-from patchcarry.resubmit.backoff import Backoff
-from patchcarry.resubmit.decide import Plan, Push, push_call
+from patchcarry.errors import FatalError, GitHubError
+from patchcarry.github import GitHub, TransientError, UnprocessableError
+from patchcarry.github_types import Pull
+from patchcarry.manifest import Entry, record_pr
+from patchcarry.pulls import ownership
+from patchcarry.pulls.classify import Classification, PullState
+from patchcarry.resubmit import body as bodies
+from patchcarry.resubmit import branch as branches
+from patchcarry.resubmit import fork
 from patchcarry.resubmit.live import Cache
-from patchcarry.resubmit.options import Options
-from patchcarry.resubmit.plan import CREATED, REFRESHED, UNCHANGED, EntryPlan, Write
-
-
-@dataclasses.dataclass(frozen=True)
-class Record:
-    """What the write phase did for one entry, after its writes succeeded."""
-
-    plan: Plan
-    action: str  # CREATED, REFRESHED or UNCHANGED
-    pr: int
-    url: str | None
-    made: tuple[str, ...]  # the write calls made, in order
-    facts: tuple[str, ...]
-    rules: dict[str, Any] | None
-
-    def shown(self, cost: dict[str, int] | None) -> EntryPlan:
-        plan = self.plan
-        return EntryPlan(
-            plan.entry.name, plan.target(), action=self.action, pr=self.pr, url=self.url,
-            superseded=list(plan.superseded), facts=list(self.facts),
-            writes=[Write(call, "") for call in self.made], branch=plan.branch, cost=cost,
-            token=plan.token, rules=self.rules,
-        )  # fmt: skip
+from patchcarry.resubmit.model import (
+    Action,
+    CreatePull,
+    DcoShown,
+    Made,
+    Options,
+    Outlook,
+    Plan,
+    PullWrite,
+    Push,
+    PushBranch,
+    Record,
+    Write,
+)  # fmt: skip
+from patchcarry.resubmit.section import merge, normalize
 
 
 @dataclasses.dataclass
@@ -61,13 +54,13 @@ def _ensure_fork(ctx: Context, plan: Plan) -> tuple[fork.ForkStatus, list[str]]:
     note a created fork leaves in the record."""
     status, entry = plan.fork, plan.entry
     assert status is not None
-    if status.kind != fork.MISSING:
+    if status.kind != fork.ForkKind.MISSING:
         return status, []
     key, notes = entry.fork.lower(), []
     if key not in ctx.forks:
-        wait = Backoff(ctx.opts.fork_wait, ctx.opts.sleep or time.sleep,
-                       progress=ctx.opts.progress, what=f"{entry.fork} to appear")  # fmt: skip
-        ctx.forks[key] = newfork.create(ctx.gh, entry.fork, entry.upstream, login=ctx.login,
+        wait = fork.Backoff(ctx.opts.fork_wait, ctx.opts.sleep or time.sleep,
+                            progress=ctx.opts.progress, what=f"{entry.fork} to appear")  # fmt: skip
+        ctx.forks[key] = fork.create(ctx.gh, entry.fork, entry.upstream, login=ctx.login,
                                         wait=wait)  # fmt: skip
         ctx.forks[key].waited = wait.spent
         if ctx.forks[key].note:
@@ -82,12 +75,12 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
     branch, opts = plan.entry.head_branch, ctx.opts
     updates = [
         (step.target, f"refs/heads/{branch}", step.live),
-        (step.target, branch_refs.record_ref(branch), step.published),
-        (step.target, branch_refs.publisher_ref(plan.entry.name, branch), step.own_record),
+        (step.target, branches.record_ref(branch), step.published),
+        (step.target, branches.publisher_ref(plan.entry.name, branch), step.own_record),
     ]
     what = f"git to accept pushes to {status.full_name}"
-    wait = Backoff(opts.fork_wait, opts.sleep or time.sleep, first=2.0, spent=status.waited,
-                   progress=opts.progress, what=what)  # fmt: skip
+    wait = fork.Backoff(opts.fork_wait, opts.sleep or time.sleep, first=2.0, spent=status.waited,
+                        progress=opts.progress, what=what)  # fmt: skip
     while True:
         accepted, message = git.push_refs_with_lease(
             str(status.clone_url), updates, cwd=step.push_from
@@ -100,7 +93,7 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
         lagging = "not found" in message.lower() or "could not read" in message.lower()
         if not lagging or not wait.wait():
             break
-    push.raise_push_failure(message, branch, step.live, lagging=lagging)
+    raise_push_failure(message, branch, step.live, lagging=lagging)
 
 
 def execute(ctx: Context, plan: Plan) -> Record:
@@ -109,42 +102,262 @@ def execute(ctx: Context, plan: Plan) -> Record:
     assert plan.pull is not None
     before = len(ctx.gh.writes)
     status, facts = _ensure_fork(ctx, plan)
-    made: list[str] = []
+    made: list[Write] = []
     if step is not None:
         _push(ctx, plan, step, status)
-        made.append(push_call(status.full_name, entry, step.target))
+        made.append(PushBranch(status.full_name, entry.head_branch, step.target))
     owner = status.full_name.split("/")[0]
-    pull, created = pull_writes.open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login)
+    pull, created = open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login)
     number, url = pull["number"], pull.get("html_url")
     if step is not None and plan.pull.existing is not None:
-        pull_writes.revision_comment(
+        revision_comment(
             ctx.gh, entry, number, login=ctx.login, cache=ctx.cache,
             clone_url=str(status.clone_url), old=step.live, new=step.target, kind=step.kind,
         )  # fmt: skip
-    pull_writes.cross_links(
+    cross_links(
         ctx.gh, entry, plan.links, plan.superseded, login=ctx.login, pr=number,
         url=url or "", fork=status.full_name,
     )  # fmt: skip
-    made.extend(ctx.gh.writes[before:])
+    made.extend(Made(call) for call in ctx.gh.writes[before:])
     return _record(ctx, plan, [*plan.facts, *facts], made, number, url, created)
 
 
 def _record(
-    ctx: Context, plan: Plan, facts: list[str], made: list[str], number: int,
+    ctx: Context, plan: Plan, facts: list[str], made: list[Write], number: int,
     url: str | None, created: bool,
 ) -> Record:  # fmt: skip
     """After every write: the manifest's record, and the head's DCO result read once."""
     entry, step, rules = plan.entry, plan.push, plan.rules
     if step is not None:  # what the plan said would follow the push has happened
-        facts = [f for f in facts if not f.startswith("after the push:")]
+        facts = [f for f in facts if not isinstance(f, Outlook)]
         facts.append(f"CI gate: the new head {step.target[:12]} needs a maintainer's "
                      f"`/ok to test {step.target}`")  # fmt: skip
-    action = CREATED if created else (REFRESHED if made else UNCHANGED)
+    action = Action.CREATED if created else (Action.REFRESHED if made else Action.UNCHANGED)
     if ctx.opts.manifest_path is not None and number != entry.pr:
         record_pr(ctx.opts.manifest_path, entry.name, number)
         facts.append(f"manifest: recorded pr = {number}")
     if step is not None:  # after every write and the record: read once, a report
-        shown, line = pull_writes.dco_result(ctx.gh, entry.upstream, step.target)
-        rules = {**(rules or {}), "after_push": shown}
+        shown, line = dco_result(ctx.gh, entry.upstream, step.target)
+        assert rules is not None  # the gate judges the rules of every plan that pushes
+        rules = rules.copy()
+        rules["after_push"] = shown
         facts.append(line)
     return Record(plan, action, number, url, tuple(made), tuple(facts), rules)
+
+
+# -- the push: git's per-ref porcelain results read, the server's own reason first
+class LeaseRejected(FatalError):
+    """The fork branch moved since it was read: someone else pushed."""
+
+
+class PushRefused(FatalError):
+    """The server refused a ref with a reason of its own (not a lease): nothing else is
+    written after it; the message quotes the reason and says what to change."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RefResult:
+    """One ref's line of `git push --porcelain`: `<flag>\t<from>:<to>\t<summary> (<why>)`."""
+
+    flag: str  # " " "+" "-" "*" "=" accepted; "!" refused
+    ref: str
+    summary: str  # "[rejected]", "[remote rejected]", "[new branch]", "abc..def", ...
+    why: str  # the text in parentheses, if any
+
+
+_PORCELAIN = re.compile(r"^([ +\-*=!])\t[^\t]*:([^\t]+)\t(\S.*?)(?: \((.*)\))?$")
+
+
+def parse_porcelain(output: str) -> list[RefResult]:
+    """Every ref line of git's porcelain push output, in order (other lines are ignored)."""
+    found = []
+    for line in output.splitlines():
+        match = _PORCELAIN.match(line)
+        if match:
+            flag, ref, summary, why = match.groups()
+            found.append(RefResult(flag, ref, summary, why or ""))
+    return found
+
+
+# GitHub's documented refusals, by the words of its reason (or the GHxxx code GitHub prints
+# only on `remote:` lines): what the user does about each.
+_REASONS = (
+    ("without `workflow` scope", "the token needs the `workflow` scope to push commits that "
+     "change .github/workflows/ (classic token: tick `workflow`; `gh auth refresh -s workflow`)"),
+    ("without `workflows` permission", "the GitHub App needs the `workflows` permission to push "
+     "commits that change .github/workflows/; use a classic token with `workflow`"),
+    ("hidden ref", "GitHub reserves that ref namespace (refs/pull/...); nothing may push there"),
+    ("protected branch hook declined", "the fork's branch is protected (GH006); lift the "
+     "protection on the fork or set another head_branch"),
+    ("repository rule violations", "a ruleset of the fork refuses this push (GH013); see the "
+     "rule it names, then change the ruleset or set another head_branch"),
+    ("email privacy restrictions", "the commit carries an email your GitHub account keeps "
+     "private (GH007; the tool commits with the patch author's email): untick \"Block command "
+     "line pushes that expose my email\" at https://github.com/settings/emails, or carry a "
+     "patch made with your noreply address"),
+    ("GH006", "the fork's branch is protected; lift the protection on the fork or set another "
+     "head_branch"),
+    ("GH013", "a ruleset of the fork refuses this push; see the rule it names"),
+    ("GH007", "the commit carries an email your GitHub account keeps private; allow it at "
+     "https://github.com/settings/emails or use a noreply address"),
+    ("pre-receive hook declined", "a server-side hook refused it; see the `remote:` lines"),
+)  # fmt: skip
+_LEASE = ("stale info", "fetch first", "non-fast-forward")
+
+
+def _advice(text: str) -> str:
+    return next((advice for key, advice in _REASONS if key.lower() in text.lower()), "")
+
+
+_REMOTE_CODE = re.compile(r"^remote:\s*(?:error:\s*)?(GH\d{3}: .*?)\s*$", re.MULTILINE)
+
+
+def remote_codes(output: str) -> list[str]:
+    """GitHub's `GHxxx: text` lines among the `remote:` lines of a push (its error codes
+    appear nowhere else)."""
+    return _REMOTE_CODE.findall(output)
+
+
+def raise_push_failure(
+    message: str, branch: str, expected: str | None, *, lagging: bool = False
+) -> None:
+    """The one clear line for a refused push, from git's per-ref porcelain results: the
+    server's own reason first (quoted, with what to do), then a lost lease."""
+    results = [r for r in parse_porcelain(message) if r.flag == "!"]
+    # in an atomic push the refs the server did not object to say "atomic transaction
+    # failed": the reason is the other ref's, so that one is quoted first
+    results.sort(key=lambda r: "atomic" in r.why)
+    for result in results:
+        if result.summary == "[remote rejected]":
+            codes = remote_codes(message)
+            advice = _advice(result.why) or _advice(" ".join(codes))
+            said = f" (remote: {codes[0][:200]!r})" if codes else ""
+            raise PushRefused(
+                f"GitHub refused the push to {result.ref}: {result.why!r}{said}"
+                + (f": {advice}" if advice else "")
+                + "; nothing after the push was written"
+            )
+    if any(r.summary == "[rejected]" and r.why in _LEASE for r in results):
+        raise LeaseRejected(
+            f"push to {branch} refused by the lease: the fork branch is no longer at "
+            f"{(expected or 'absent')[:12]} (someone pushed to it); inspect it, then re-run"
+        )
+    if lagging:
+        raise FatalError(
+            f"the fork does not accept the push to {branch} yet (a new fork's git side lags "
+            "its API): retry in a minute"
+        )
+    last = message.splitlines()[-1] if message else "no output"
+    raise FatalError(f"git push to the fork failed: {last}; check GITHUB_TOKEN's push access")
+
+
+# -- the API writes on upstream, each guarded by what was observed or by a marker
+def open_or_refresh(
+    gh: GitHub, entry: Entry, pull: PullWrite, owner: str, login: str
+) -> tuple[Pull, bool]:
+    """(the PR, whether this run created it). A create whose answer was lost is looked up
+    (never blindly retried) and still reported as created."""
+    existing = pull.existing
+    if existing is None:
+        head = f"{owner}:{entry.head_branch}"
+        try:
+            return gh.create_pull(
+                entry.upstream, title=pull.title or entry.title, head=head,
+                base=entry.base_branch, body=pull.body,
+            ), True  # fmt: skip
+        except (UnprocessableError, TransientError) as exc:
+            return _found_after_create(gh, entry, pull, head, exc, login)
+    fields = {}
+    if pull.title is not None and existing.get("title") != pull.title:
+        fields["title"] = pull.title
+    if normalize(existing.get("body")) != normalize(pull.body):
+        fields["body"] = pull.body
+    if fields:
+        existing = gh.update_pull(entry.upstream, existing["number"], **fields)
+    return existing, False
+
+
+def _found_after_create(
+    gh: GitHub, entry: Entry, pull: PullWrite, head: str, exc: Exception, login: str
+) -> tuple[Pull, bool]:
+    """The PR from `head` after a create that failed or lost its answer (the 422 lookup)."""
+    found = None
+    for candidate in gh.pulls(entry.upstream, state="open", head=head, base=entry.base_branch):
+        if (candidate.get("head") or {}).get("label") == head:
+            found = candidate
+    if found is None and isinstance(exc, TransientError):
+        raise GitHubError(
+            f"{exc}; the PR may have been created even so (GitHub's list can lag): "
+            "a re-run finds it and does not open a second one"
+        ) from None
+    if found is None:
+        raise exc
+    ownership.refuse_stranger(found, login)  # a stranger's PR on our branch is not ours
+    created = isinstance(exc, TransientError)
+    if created:
+        gh.writes.append(CreatePull(entry.upstream).call)
+    # someone's PR (opened between the read and the POST), or ours whose answer was
+    # lost: either way only the tool's section goes into the body found, title kept
+    body = merge(found.get("body"), pull.section, entry.name)
+    if normalize(found.get("body")) != normalize(body):
+        found = gh.update_pull(entry.upstream, found["number"], body=body)
+    return found, created
+
+
+def marked(gh: GitHub, upstream: str, number: int, marker: str, login: str) -> bool:
+    """Whether the token's user already left a comment with `marker` on #number."""
+    return ownership.marked(gh.issue_comments(upstream, number), marker, login)
+
+
+def revision_comment(
+    gh: GitHub, entry: Entry, number: int, *, login: str, cache: Cache, clone_url: str,
+    old: str | None, new: str, kind: str,
+) -> None:  # fmt: skip
+    """The one comment per new revision on the PR: what changed since the previous head."""
+    marker = ownership.revision_marker(entry.name, new)
+    if marked(gh, entry.upstream, number, marker, login):
+        return
+    paths = sorted({f for p in entry.patches() for f in p.files})
+    diff = ""
+    if old is not None:  # both heads' histories into the cache (the new one is on the fork)
+        remote = cache.add_fork(clone_url)
+        for head in (old, new):
+            cache.fetch_history(remote, head)
+        diff = git.range_or_tree_diff(old, new, paths, cwd=cache.repo)
+    text = bodies.revision_comment(entry, head=new, old=old, kind=kind, diff=diff or "(no diff)")
+    gh.create_comment(entry.upstream, number, text)
+
+
+def cross_links(
+    gh: GitHub, entry: Entry, numbers: tuple[int, ...], superseded: tuple[Classification, ...],
+    *, login: str, pr: int, url: str, fork: str,
+) -> None:  # fmt: skip
+    """A cross-link on each superseded PR in `numbers` that does not hold it yet."""
+    for number in numbers:
+        marker = ownership.link_marker(entry.name, number)
+        if marked(gh, entry.upstream, number, marker, login):
+            continue
+        detached = any(c.number == number and c.state == PullState.DETACHED for c in superseded)
+        text = bodies.cross_link(
+            entry, superseded=number, new_pr=pr, new_url=url, fork=fork, detached=detached
+        )
+        try:
+            gh.create_comment(entry.upstream, number, text)
+        except TransientError as exc:  # never blind-retry: did it land?
+            if not marked(gh, entry.upstream, number, marker, login):
+                raise GitHubError(f"{exc}; the cross-link was not posted; re-run") from None
+
+
+def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[DcoShown, str]:
+    """The head's DCO check runs, read once after the push: (shown, sentence). A report,
+    never a failure: the writes are done, and a head the PR does not show yet answers 422."""
+    try:
+        found_runs = gh.check_runs(repo, sha)
+    except GitHubError as exc:
+        return {"sha": sha, "dco": None}, f"DCO: not read for {sha[:12]} ({exc})"
+    runs = [r for r in found_runs if "dco" in str(r.get("name", "")).lower()]
+    if not runs:
+        return {"sha": sha, "dco": None}, f"DCO: not reported yet for {sha[:12]}"
+    found = {str(r.get("name")): r.get("conclusion") or r.get("status") for r in runs}
+    said = ", ".join(f"{name} {state}" for name, state in sorted(found.items()))
+    return {"sha": sha, "dco": found}, f"DCO: {said} for {sha[:12]}"

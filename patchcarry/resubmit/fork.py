@@ -1,32 +1,38 @@
-"""The fork the PR comes from: attached (a fork of upstream), missing, or detached (read-only;
-`newfork` creates a missing one in the write phase)."""
+"""The fork the PR comes from: attached (a fork in upstream's network), missing, or detached
+(never pushed to). A missing one is created in the write phase, then waited for: GitHub
+creates forks asynchronously."""
 
 from __future__ import annotations
 
 import dataclasses
+import enum
+import time
+from collections.abc import Callable
 
-from patchcarry.errors import FatalError
+from patchcarry.errors import FatalError, GitHubError
 from patchcarry.github import GitHub
-from patchcarry.resubmit import network
-from patchcarry.resubmit.reads import Reads
+from patchcarry.pulls import classify
+from patchcarry.pulls.reads import Reads
 
-ATTACHED = "attached"
-MISSING = "missing"
-DETACHED = "detached"
+
+class ForkKind(enum.StrEnum):
+    ATTACHED = "attached"
+    MISSING = "missing"
+    DETACHED = "detached"
 
 
 @dataclasses.dataclass
 class ForkStatus:
-    kind: str
+    kind: ForkKind
     full_name: str
     clone_url: str | None = None
     note: str = ""
     waited: float = 0.0  # seconds spent waiting for GitHub to create it (this run)
 
     def describe(self, upstream: str) -> str:
-        if self.kind == ATTACHED:
+        if self.kind == ForkKind.ATTACHED:
             return f"{self.full_name} is an attached fork of {upstream}"
-        if self.kind == MISSING:
+        if self.kind == ForkKind.MISSING:
             return f"{self.full_name} does not exist: it would be created as a fork of {upstream}"
         return f"{self.full_name} is NOT an attached fork of {upstream}: {self.note}"
 
@@ -35,14 +41,14 @@ def inspect(gh: GitHub | Reads, fork: str, upstream: str) -> ForkStatus:
     """Read-only: what `fork` is right now (fresh from `GitHub`, or the run's one read)."""
     repo = gh.repo(fork)
     if repo is None:
-        return ForkStatus(MISSING, fork)
+        return ForkStatus(ForkKind.MISSING, fork)
     source = (repo.get("source") or {}).get("full_name")
-    top = network.root(gh, upstream)
-    if network.same_network(repo, top):
-        return ForkStatus(ATTACHED, repo["full_name"], repo.get("clone_url"))
+    top = classify.root(gh, upstream)
+    if classify.same_network(repo, top):
+        return ForkStatus(ForkKind.ATTACHED, repo["full_name"], repo.get("clone_url"))
     where = f" (the root of {upstream}'s network)" if top.lower() != upstream.lower() else ""
     why = "fork: false" if not repo.get("fork") else f"its source is {source}, not {top}{where}"
-    return ForkStatus(DETACHED, repo.get("full_name", fork), repo.get("clone_url"), why)
+    return ForkStatus(ForkKind.DETACHED, repo.get("full_name", fork), repo.get("clone_url"), why)
 
 
 def refuse_detached(status: ForkStatus, upstream: str) -> FatalError:
@@ -50,4 +56,62 @@ def refuse_detached(status: ForkStatus, upstream: str) -> FatalError:
         f"{status.full_name} exists but is not an attached fork of {upstream} ({status.note}); "
         f"never pushing there. Rename or delete it on GitHub, or set `fork` in the manifest "
         f"to a new name (it will be created), then re-run"
+    )
+
+
+FORK_WAIT = 300.0  # seconds: GitHub's "contact support after five minutes"
+
+
+@dataclasses.dataclass
+class Backoff:
+    budget: float = FORK_WAIT
+    sleep: Callable[[float], None] = time.sleep
+    first: float = 1.0
+    cap: float = 30.0
+    spent: float = 0.0
+    progress: Callable[[str], None] | None = None  # one line before each sleep (stderr)
+    what: str = "the new fork"
+    _tries: int = dataclasses.field(default=0, init=False)
+
+    def wait(self) -> bool:
+        """Sleep the next step (first, doubling, at most `cap`, never past the budget);
+        False, without sleeping, once the budget is spent. Each step says so first: a new
+        fork can take minutes, and a silent wait looks like a hang."""
+        left = self.budget - self.spent
+        if left <= 0:
+            return False
+        step = min(self.first * 2**self._tries, self.cap, left)
+        if self.progress is not None:
+            self.progress(
+                f"waiting for {self.what} (GitHub creates forks asynchronously): next try in "
+                f"{step:.0f} s, {self.spent:.0f} of {self.budget:.0f} s waited (--fork-wait)"
+            )
+        self._tries += 1
+        self.spent += step
+        self.sleep(step)
+        return True
+
+
+def create(gh: GitHub, name: str, upstream: str, *, login: str, wait: Backoff) -> ForkStatus:
+    """POST the fork, then poll with `wait` until it answers as attached (it may 404 for a
+    while). GitHub may hand back the owner's existing fork under another name: that one is
+    used, and `note` says so."""
+    owner, repo = name.split("/", 1)
+    made = gh.create_fork(upstream, name=repo, organization=None if owner == login else owner)
+    full_name = made.get("full_name", name)
+    while True:
+        status = inspect(gh, full_name, upstream)
+        if status.kind == ForkKind.ATTACHED:
+            if full_name.lower() != name.lower():
+                status.note = (
+                    f"GitHub returned the existing fork {full_name} instead of creating {name}: "
+                    f'using it; set `fork = "{full_name}"` in the manifest'
+                )
+            return status
+        if not wait.wait():
+            break
+    raise GitHubError(
+        f"POST /repos/{upstream}/forks accepted, but {full_name} did not answer as a fork "
+        f"within {wait.budget:.0f} s; GitHub creates forks asynchronously (its documentation: "
+        "contact GitHub Support when it takes more than five minutes): re-run later"
     )

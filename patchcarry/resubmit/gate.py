@@ -1,9 +1,5 @@
-"""Phase 4: the run-wide checks before any write, pure over the plans and the run's facts.
-
-The token must be the forks' owner's; no entry may push its fork's default branch (unless
-asked); the token's kind and scopes must cover every planned write (else that entry is
-refused, so the run writes nothing); the base branch's rules are judged for each new head.
-"""
+"""Phase 4 (see run.py): the run-wide checks before any write, pure over the plans: the
+token's owner, kind and scopes; the fork's default branch; the base branch's rules."""
 
 from __future__ import annotations
 
@@ -11,11 +7,10 @@ import dataclasses
 
 from patchcarry import tokens
 from patchcarry.errors import FatalError
-from patchcarry.resubmit import capability, rules
-from patchcarry.resubmit.decide import Plan, Refusal
+from patchcarry.github import ACTIONS, APP_USER, CLASSIC, FINE_GRAINED, OAUTH
+from patchcarry.github_types import Rule
+from patchcarry.resubmit.model import Action, Options, Plan, Refusal, RulesJudged, TokenShown
 from patchcarry.resubmit.observe import Observed, RunFacts
-from patchcarry.resubmit.options import Options
-from patchcarry.resubmit.plan import PLANNED, UNCHANGED
 
 
 def gate(journeys: list[tuple[Observed, Plan]], facts: RunFacts, opts: Options) -> list[Plan]:
@@ -45,11 +40,11 @@ def gate(journeys: list[tuple[Observed, Plan]], facts: RunFacts, opts: Options) 
 
 def _judge(seen: Observed, plan: Plan, facts: RunFacts) -> Plan:
     """The token and the base branch's rules against one entry's planned writes."""
-    if plan.pull is None or plan.action not in (PLANNED, UNCHANGED):
+    if plan.pull is None or plan.action not in (Action.PLANNED, Action.UNCHANGED):
         return plan  # refused or merged before its writes were planned
-    api_writes = any(not w.call.startswith("git ") for w in plan.writes)
+    api_writes = any(w.api for w in plan.writes)
     workflow = plan.push.workflow if plan.push is not None else None
-    shown, refusal = capability.judge(
+    shown, refusal = judge_token(
         facts.token_kind, facts.scopes, login=facts.login, upstream=plan.entry.upstream,
         api_writes=api_writes, workflow=workflow,
     )  # fmt: skip
@@ -61,5 +56,128 @@ def _judge(seen: Observed, plan: Plan, facts: RunFacts) -> Plan:
         plan = dataclasses.replace(plan, refusal=Refusal(refusal))
     if plan.push is None:
         return plan
-    judged = rules.judge(None if seen.rules is None else list(seen.rules), plan.entry.base_branch)
-    return dataclasses.replace(plan, rules=judged, facts=(*plan.facts, *rules.lines(judged)))
+    judged = judge_rules(None if seen.rules is None else list(seen.rules), plan.entry.base_branch)
+    return dataclasses.replace(plan, rules=judged, facts=(*plan.facts, *rule_lines(judged)))
+
+
+# Whether the token can finish the run, from answers read anyway (GitHub's documented rules):
+# a fine-grained, App or Actions token reaches only repositories its owner granted (upstream
+# answers its writes 403, after the push has landed); a classic token's writes to a public
+# repository need `public_repo`; a push whose new commits touch `.github/workflows/` needs
+# `workflow` (judged per pushed commit by `build.needs_scope`).
+_NO_SCOPES = {
+    FINE_GRAINED: "Resource not accessible by personal access token",
+    APP_USER: "Resource not accessible by integration",
+    ACTIONS: "Resource not accessible by integration",
+}
+
+
+def judge_token(
+    kind: str | None,
+    scopes: frozenset[str] | None,
+    *,
+    login: str,
+    upstream: str,
+    api_writes: bool,
+    workflow: str | None,
+) -> tuple[TokenShown, str]:
+    """(what the plan shows about the token, the one-line refusal or "")."""
+    needed: list[str] = []
+    if api_writes:
+        needed.append(f"public_repo (open/refresh the PR on {upstream})")
+    if workflow:
+        needed.append(f"workflow ({workflow})")
+    shown: TokenShown = {
+        "kind": kind,
+        "scopes": sorted(scopes) if scopes is not None else None,
+        "needs": needed,
+    }
+    if kind is None:
+        return shown, ""
+    owner = upstream.split("/")[0]
+    if kind in _NO_SCOPES and api_writes and owner.lower() != login.lower():
+        return shown, (
+            f"GITHUB_TOKEN is a {kind} token: GitHub answers its writes on {upstream} (not "
+            f'{login}\'s) with 403 "{_NO_SCOPES[kind]}", so the PR could not be opened or '
+            "refreshed after the push; use a classic token with the public_repo and workflow "
+            "scopes (docs/operations.md)"
+        )
+    if kind not in (CLASSIC, OAUTH) or scopes is None:
+        return shown, ""
+    missing = []
+    if api_writes and not scopes & {"repo", "public_repo"}:
+        missing.append("public_repo")
+    if workflow and "workflow" not in scopes:
+        missing.append("workflow")
+    if not missing:
+        return shown, ""
+    why = "; ".join(n for n in needed if n.split(" ")[0] in missing)
+    have = ", ".join(sorted(scopes)) or "none"
+    return shown, (
+        f"GITHUB_TOKEN ({kind}, scopes: {have}) lacks the {' and '.join(missing)} scope: "
+        f"{why}; GitHub would refuse it part-way. Add the scope (classic token settings, or "
+        f"`gh auth refresh -s {','.join(missing)}`), then re-run"
+    )
+
+
+# Upstream's active rules for the base branch, and which the tool's own commits satisfy:
+# a DCO check (every commit it writes carries its author's sign-off), signed commits (it
+# signs nothing), linear history (it writes no merge). Other checks are upstream CI's; the
+# write phase reports the head's DCO result once after the push.
+_SIGNED_OFF = "satisfied: every commit the tool writes is signed off by its author"
+# What the rulesets answer cannot show: a classic branch protection is read only with admin
+# rights on the repository (GET .../branches/{branch}/protection answers 404 to anyone else).
+_CLASSIC = "classic branch protection: not readable without admin rights on upstream"
+
+
+def judge_rules(rules: list[Rule] | None, branch: str) -> RulesJudged:
+    """What the new head needs on `branch`, and the verdict for the tool's own commits
+    (`rules` None: they could not be read)."""
+    readable = rules is not None
+    rules = rules or []
+    checks: list[str] = []
+    kinds: set[str] = set()
+    for rule in rules:
+        kinds.add(str(rule.get("type")))
+        if rule.get("type") == "required_status_checks":
+            wanted = (rule.get("parameters") or {}).get("required_status_checks") or []
+            checks.extend(str(c.get("context")) for c in wanted if c.get("context"))
+    verdicts: dict[str, str] = {}
+    for name in dict.fromkeys(checks):
+        dco = "dco" in name.lower()
+        verdicts[f"check {name}"] = _SIGNED_OFF if dco else "decided by upstream's CI"
+    if "required_signatures" in kinds:
+        verdicts["signed commits"] = (
+            "NOT satisfied: the tool's commits are unsigned (no key is given to it); a "
+            "maintainer's squash merge signs the result"
+        )
+    if "required_linear_history" in kinds:
+        verdicts["linear history"] = "satisfied by the tool's commits (it writes no merges)"
+    judged = {"required_status_checks", "required_signatures", "required_linear_history"}
+    return {
+        "branch": branch,
+        "required_status_checks": list(dict.fromkeys(checks)),
+        "required_signatures": "required_signatures" in kinds,
+        "required_linear_history": "required_linear_history" in kinds,
+        "other": sorted(kinds - judged),
+        "verdicts": verdicts,
+        "readable": readable,
+    }
+
+
+def rule_lines(judged: RulesJudged) -> list[str]:
+    """The plan's sentences for the judged rules."""
+    head = f"rules for {judged['branch']}:"
+    if not judged.get("readable", True):
+        return [
+            f"{head} not readable (GET rules/branches answered 404: this GitHub serves no "
+            f"rulesets, e.g. an older GitHub Enterprise Server); {_CLASSIC}; what the new "
+            "head needs there is not known"
+        ]
+    if not judged["verdicts"] and not judged["other"]:
+        return [f"{head} no ruleset rule active; {_CLASSIC}"]
+    out = [f"{head} {name}: {verdict}" for name, verdict in judged["verdicts"].items()]
+    if judged["other"]:
+        out.append(f"{head} also {', '.join(judged['other'])} (not judged here)")
+    out.append(f"{head} {_CLASSIC}")
+    return out

@@ -1,11 +1,5 @@
-"""Reads the fork's live branch into the blob-less cache `check` already filled, and works out
-what "live branch + this repo's patches" is without a checkout.
-
-Everything happens in upstream.py's cache repo: the fork is added there as a second promisor
-remote, its head is fetched `--depth=1 --filter=blob:none` once (kept under a ref, so a re-run
-fetches nothing), and patches are applied to a scratch index, so only the blobs of the files
-the patches touch are ever downloaded. That is what makes a no-op refresh cost kilobytes.
-"""
+"""The fork's live branch, read into check's blob-less cache and patched in a scratch
+index, so a no-op refresh downloads kilobytes; and an earlier revision of the fix on it."""
 
 from __future__ import annotations
 
@@ -15,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from patchcarry import git, patchrules
+from patchcarry.check import judge
 from patchcarry.errors import FatalError
 from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
@@ -36,11 +31,9 @@ class Applied:
 
 
 def author_signoff(entry: Entry, author: Patch | None = None) -> str:
-    """The commit author's own `Signed-off-by:` value (`author`: the fix patch whose author
-    the commit takes, by default the entry's first), carried from the entry's patch that holds
-    it: the commit this tool writes in their name certifies the DCO with their own words
-    (upstream's DCO gate wants every non-merge commit signed off by its author). Never made
-    up: without one the commit is refused, before anything is pushed."""
+    """The `Signed-off-by:` of the commit's author (`author`, default the entry's first fix),
+    taken from a patch: a commit written in their name certifies the DCO in their own words,
+    never made up; without one the commit is refused before anything is pushed."""
     who = author if author is not None else entry.fix
     for patch in entry.patches():
         for value in patch.signoffs:
@@ -83,9 +76,8 @@ class Cache:
             git.fetch_blobless(remote, [f"+{sha}:{ref}"], cwd=self.repo)
 
     def first_parent_history(self, remote: str, sha: str, stop: str, limit: int = 50) -> list[str]:
-        """`sha`'s first-parent chain down to (not including) `stop`, at most `limit` commits:
-        the commits made on the branch itself (commits only, no trees). Fetched only for a
-        `--rewrite`, which must name what it drops."""
+        """`sha`'s first-parent chain down to (not including) `stop`, at most `limit`
+        commits: the commits made on the branch itself (commits only, no trees)."""
         ref = f"refs/patchcarry/history/{sha}"
         if not self._has_ref(ref):
             git.fetch_blobless(
@@ -99,9 +91,8 @@ class Cache:
         return out
 
     def commits_between(self, remote: str, sha: str, stop: str) -> list[str]:
-        """Every commit in `stop..sha`, all parents (a merged side branch's commits too),
-        newest first: what replacing the branch by `stop` + patches takes off it. Fetched
-        (commits only, no trees) only for a `--rewrite`, which must name what it drops."""
+        """Every commit in `stop..sha`, newest first (merged side branches too): what a
+        `--rewrite` drops, which it must name."""
         self.fetch_history(remote, sha)
         return git.rev_list(sha, stop, cwd=self.repo)
 
@@ -169,3 +160,122 @@ class Cache:
             return git.commit_tree(tree, [live], message, author=author, cwd=self.repo)
         except CalledProcessError as exc:  # pragma: no cover - git refuses odd identities
             raise RuntimeError(f"git commit-tree failed: {exc}") from None
+
+
+# An earlier revision of the fix (a live branch holding the same code with an older comment,
+# pushed by hand) is brought up to date by one commit on top, else the only choices would be
+# refusing or `--rewrite`. It is a non-merge commit of the branch's own first-parent line
+# whose change has the fix's patch-id, or touches exactly its files and differs only in
+# comment/whitespace lines (`check.judge.identity`), with hunks exactly over the fix's (an
+# edit elsewhere is someone's other work). Then per file a 3-way merge: base = that commit's
+# file, ours = its parent + our fix, theirs = the live head's file. Clean: one commit on the
+# live head (other patches applied on top); any conflict: refused, nothing written.
+MAX_WALK = 50  # commits of the branch's own line searched for the earlier revision
+
+
+@dataclasses.dataclass
+class Revision:
+    """An earlier revision of the fix found on the live branch, and what merging ours gives."""
+
+    old: str  # the commit holding the earlier revision
+    author: str
+    subject: str
+    why: str  # how it was recognised
+    tree: str | None = None  # live tree turned into ours (None: refused, see `conflicts`)
+    added: list[str] = dataclasses.field(default_factory=list)  # other patches applied on top
+    conflicts: list[str] = dataclasses.field(default_factory=list)
+
+    def line(self) -> str:
+        return f"{self.old[:12]} ({self.author}: {self.subject})"
+
+    def to_json(self) -> dict[str, object]:
+        return {"sha": self.old, "author": self.author, "subject": self.subject, "why": self.why}
+
+
+def _find(cache: Cache, entry: Entry, remote: str, live: str, stop: str) -> Revision | None:
+    """The newest non-merge commit of the branch's first-parent line carrying the fix's
+    change (identical, or different only in comments/whitespace on exactly its files)."""
+    fix = entry.fix
+    for sha in cache.first_parent_history(remote, live, stop=stop, limit=MAX_WALK):
+        if len(git.commit_parents(sha, cwd=cache.repo)) != 1:
+            continue  # a merge brings others' work; it is never the fix itself
+        same = judge.identity(cache.repo, fix, 0, sha)
+        if same.result == "identical":
+            why = "the same `git patch-id`"
+        elif same.comments_only and set(same.files) == set(fix.files):
+            why = "the same code and files; only comment/whitespace lines differ"
+        else:
+            continue
+        if not _same_hunks(cache, entry, sha):
+            continue  # it also changes something else: a foreign commit, not a revision
+        return Revision(sha, *cache.describe(sha), why)
+    return None
+
+
+def _touch(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two old-side hunk ranges (start, count) overlap or meet."""
+    return a[0] <= b[0] + b[1] and b[0] <= a[0] + a[1]
+
+
+def _same_hunks(cache: Cache, entry: Entry, sha: str) -> bool:
+    """Whether `sha`'s change sits exactly where the fix's does on `sha`'s parent: per file,
+    as many hunks (`git diff -U0`), each over the fix's own. Comment lines are the only
+    freedom a revision has (the identity judgement); a hunk anywhere else, even a comment
+    edit, is someone's other work, and revising over it would undo it."""
+    fix = entry.fix
+    (parent,) = git.commit_parents(sha, cwd=cache.repo)
+    ours = cache.apply(parent, [fix])
+    if ours.failed:
+        return False
+    for path in sorted(fix.files):
+        theirs = git.hunk_ranges(parent, sha, path, cwd=cache.repo)
+        wanted = git.hunk_ranges(parent, ours.tree, path, cwd=cache.repo)
+        if len(theirs) != len(wanted) or not all(map(_touch, theirs, wanted)):
+            return False
+    return True
+
+
+def revise(cache: Cache, entry: Entry, *, remote: str, live: str, stop: str) -> Revision | None:
+    """None when the branch holds no earlier revision of the fix; else the revision, with
+    `tree` set when ours merges cleanly over it (and the other patches apply on top)."""
+    found = _find(cache, entry, remote, live, stop)
+    if found is None:
+        return None
+    fix = entry.fix
+    (parent,) = git.commit_parents(found.old, cwd=cache.repo)
+    ours_tree = cache.apply(parent, [fix])
+    if ours_tree.failed:
+        found.conflicts.append(f"{fix.name} does not apply on {parent[:12]}, its parent")
+        return found
+    with tempfile.TemporaryDirectory(prefix="patchcarry-revise-") as tmp:
+        index = Path(tmp) / "index"
+        git.read_tree(live, index=index, cwd=cache.repo)
+        for path in sorted(fix.files):
+            ours, base, theirs = (
+                git.show_file(rev, path, cwd=cache.repo)
+                for rev in (ours_tree.tree, found.old, live)
+            )
+            if ours is None or base is None or theirs is None:
+                found.conflicts.append(f"{path} is missing on one side")
+                continue
+            clean, merged = git.merge_file(ours, base, theirs, cwd=cache.repo)
+            if not clean:
+                found.conflicts.append(f"{path}: someone else also edited the lines it revises")
+                continue
+            git.write_blob_to_index(merged, path, index=index, cwd=cache.repo)
+        if found.conflicts:
+            return found
+        for patch in entry.patches():
+            there = git.apply_to_index(
+                patch.path, index=index, cwd=cache.repo, reverse=True, check=True
+            )
+            if there:
+                continue  # already there (the fix, now that it is revised)
+            if patch is fix or not git.apply_to_index(
+                patch.path, index=index, cwd=cache.repo, reverse=False, check=False
+            ):
+                found.conflicts.append(f"{patch.name} does not apply on the revised tree")
+                return found
+            found.added.append(patch.name)
+        found.tree = git.write_tree(index=index, cwd=cache.repo)
+    return found

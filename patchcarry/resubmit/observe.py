@@ -1,12 +1,5 @@
-"""Phase 1 of an entry's journey: every GitHub and git-remote read, once, into frozen values.
-
-The run's facts (the token's login and capability, the upstream URL, the check report, every
-superseded PR's state, the forks' default branches) are read once per run (`observe_run`);
-then each entry's own (`observe_entry`): its fork, the fork branch and its publication record
-(one `git ls-remote`), upstream's CI gate ref, the open PR, its cross-links, the base branch's
-rules. Reading stops where the reads already settle the entry (merged, refused, detached), so
-a settled entry costs no more reads. Nothing here writes anywhere; later phases never read.
-"""
+"""Phase 1 (see run.py): every GitHub and git-remote read, once, into frozen values, so
+later phases never read and a settled entry (merged, refused, detached) costs no more reads."""
 
 from __future__ import annotations
 
@@ -21,15 +14,16 @@ from patchcarry.check import render
 from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, NetworkError, UpstreamError, UsageError
-from patchcarry.github import Json, NotFoundError
+from patchcarry.github import NotFoundError
+from patchcarry.github_types import Pull, Rule
 from patchcarry.manifest import Entry
 from patchcarry.proc import CalledProcessError
-from patchcarry.resubmit import body as bodies
-from patchcarry.resubmit import branch_refs, classify, fork, rules, verdict
-from patchcarry.resubmit.classify import Classification
-from patchcarry.resubmit.options import Options
-from patchcarry.resubmit.preflight import own_comments
-from patchcarry.resubmit.reads import Reads, pull_state
+from patchcarry.pulls import classify, ownership
+from patchcarry.pulls.classify import Classification
+from patchcarry.pulls.reads import Reads, pull_state
+from patchcarry.resubmit import branch as branches
+from patchcarry.resubmit import fork
+from patchcarry.resubmit.model import Options
 
 if TYPE_CHECKING:
     from patchcarry.github import GitHub
@@ -63,12 +57,16 @@ class Vetting:
     readable: bool
     sha: str | None
 
+    def vets(self, head: str | None) -> bool:
+        """Whether upstream's CI gate points at `head`: it is vetted."""
+        return self.readable and head is not None and self.sha == head
+
 
 @dataclasses.dataclass(frozen=True)
 class ForkSide:
     """The fork's branches as git reads them (for a fork still to be made, upstream's default
     branch, the one GitHub gives it): what GitHub counts as already there when it judges the
-    workflow scope of a push (`workflow_scope`)."""
+    workflow scope of a push (`build.needs_scope`)."""
 
     url: str
     sha: str | None  # its default branch's head
@@ -92,9 +90,9 @@ class Observed:
     published: str | None = None  # the publication record's commit
     publishers: Mapping[str, str] = dataclasses.field(default_factory=dict)
     vetting: Vetting | None = None
-    pull: Json | None = None  # the open PR from the fork branch
+    pull: Pull | None = None  # the open PR from the fork branch
     linked: frozenset[int] = frozenset()  # superseded PRs that hold our cross-link already
-    rules: tuple[Json, ...] | None = ()  # upstream's active rules (None: not readable)
+    rules: tuple[Rule, ...] | None = ()  # upstream's active rules (None: not readable)
     fork_side: ForkSide | None = None  # the fork's branches (for the workflow scope)
 
 
@@ -180,15 +178,15 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         return seen
     if reads.repo(entry.upstream) is None:
         raise UpstreamError(f"{entry.upstream} not found; check --upstream/GH_HOST")
-    current, superseded = verdict.history(entry, facts.classes)
+    current, superseded = history(entry, facts.classes)
     seen = dataclasses.replace(
         seen, token_login=facts.login, current=current, superseded=superseded
     )
-    if verdict.settle(current, superseded, force=opts.force) is not None:
+    if settle(current, superseded, force=opts.force) is not None:
         return seen
     status = fork.inspect(reads, entry.fork, entry.upstream)
     seen = dataclasses.replace(seen, fork=status)
-    if status.kind == fork.DETACHED:
+    if status.kind == fork.ForkKind.DETACHED:
         return seen
     live, published, publishers = _read_live(status, entry, facts.cache)
     return dataclasses.replace(
@@ -199,7 +197,7 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         vetting=_read_vetting(entry, live, facts.upstream_url),
         pull=_read_pull(reads, entry, status, current),
         linked=_read_links(reads, entry, superseded, opts.force, facts.login),
-        rules=rules.read(reads, entry.upstream, entry.base_branch),
+        rules=_read_rules(reads, entry.upstream, entry.base_branch),
         fork_side=_read_fork_side(reads, entry, status, facts),
     )
 
@@ -209,12 +207,12 @@ def _read_live(
 ) -> tuple[str | None, str | None, dict[str, str]]:
     """(live head, published record, {entry: its publisher ref}) of the fork branch: one
     `git ls-remote`."""
-    if status.kind != fork.ATTACHED or not status.clone_url:
+    if status.kind != fork.ForkKind.ATTACHED or not status.clone_url:
         return None, None, {}
     refs = [
         f"refs/heads/{entry.head_branch}",
-        branch_refs.record_ref(entry.head_branch),
-        branch_refs.publisher_pattern(entry.head_branch),
+        branches.record_ref(entry.head_branch),
+        branches.publisher_pattern(entry.head_branch),
     ]
     try:
         found = git.ls_remote_with_token(status.clone_url, refs, cwd=cache)
@@ -223,7 +221,7 @@ def _read_live(
             f"could not read {status.full_name} with git (a fork's git side can lag its API "
             "for a minute after it is created): retry in a minute"
         ) from None
-    named = branch_refs.publishers(found, entry.head_branch)
+    named = branches.publishers(found, entry.head_branch)
     return found.get(refs[0]), found.get(refs[1]), named
 
 
@@ -238,12 +236,16 @@ def _read_vetting(entry: Entry, head: str | None, upstream_url: str) -> Vetting 
 
 def _read_pull(
     reads: Reads, entry: Entry, status: fork.ForkStatus, current: Classification | None
-) -> Json | None:
+) -> Pull | None:
     """The open PR from the fork branch: the recorded one when it still comes from there."""
     label = f"{status.full_name.split('/')[0]}:{entry.head_branch}"
-    if current is not None and current.state == classify.OPEN and current.head_label == label:
+    if (
+        current is not None
+        and current.state == classify.PullState.OPEN
+        and current.head_label == label
+    ):
         return reads.pull(entry.upstream, current.number)
-    if status.kind != fork.ATTACHED:
+    if status.kind != fork.ForkKind.ATTACHED:
         return None
     for pull in reads.open_pulls(entry.upstream, label, entry.base_branch):
         if (pull.get("head") or {}).get("label") == label:
@@ -257,11 +259,10 @@ def _read_links(
     """The superseded PRs a cross-link may go to that already hold the token user's."""
     linked = set()
     for item in superseded:
-        if item.state != classify.DETACHED and not force:
+        if item.state != classify.PullState.DETACHED and not force:
             continue
-        marker = bodies.link_marker(entry.name, item.number)
-        ours = own_comments(reads.comments(entry.upstream, item.number), login)
-        if any(bodies.has_marker(c.get("body"), marker) for c in ours):
+        marker = ownership.link_marker(entry.name, item.number)
+        if ownership.marked(reads.comments(entry.upstream, item.number), marker, login):
             linked.add(item.number)
     return frozenset(linked)
 
@@ -271,7 +272,7 @@ def _read_fork_side(
 ) -> ForkSide:
     """The fork's branch heads (one `git ls-remote`) and its default branch's; for a fork
     still to be made, upstream's default branch alone (GitHub forks that branch only)."""
-    if status.kind == fork.ATTACHED and status.clone_url:
+    if status.kind == fork.ForkKind.ATTACHED and status.clone_url:
         url, repo = status.clone_url, reads.repo(entry.fork)
         owner, pattern = entry.fork, "refs/heads/*"
     else:
@@ -286,3 +287,64 @@ def _read_fork_side(
     if sha is None:
         return ForkSide(url, None, f"{owner}, which has no {default} branch yet", heads)
     return ForkSide(url, sha, owner, heads)
+
+
+# What the superseded and recorded PRs alone settle, before the fork is read: merged
+# (nothing to do) or a decision someone else made (refused without --force).
+_BLOCKING = (
+    classify.PullState.MAINTAINER,
+    classify.PullState.AUTHOR,
+    classify.PullState.UNKNOWN,
+    classify.PullState.OPEN,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Settled:
+    """The entry's outcome without any further read: merged (`merged` set) or refused."""
+
+    reason: str
+    merged: Classification | None = None
+
+
+def history(
+    entry: Entry, classes: Mapping[int, Classification]
+) -> tuple[Classification | None, tuple[Classification, ...]]:
+    """(the recorded PR if still open or merged, every PR this entry supersedes): a recorded PR
+    that closed without merge is superseded too."""
+    current = classes[entry.pr] if entry.pr else None
+    superseded = [classes[n] for n in entry.supersedes]
+    if current is not None and current.state not in (
+        classify.PullState.OPEN,
+        classify.PullState.MERGED,
+    ):
+        superseded.append(current)
+    return current, tuple(superseded)
+
+
+def settle(
+    current: Classification | None, superseded: tuple[Classification, ...], *, force: bool
+) -> Settled | None:
+    """Merged / closed by someone / still open elsewhere; None when the entry goes on
+    (`current`, `superseded`: as `history` gives them)."""
+    if current is not None and current.state == classify.PullState.MERGED:
+        return Settled(f"#{current.number} is merged: nothing to do", current)
+    merged = [c for c in superseded if c.state == classify.PullState.MERGED]
+    if merged:
+        return Settled(f"#{merged[0].number} was merged: nothing to re-submit", merged[0])
+    blocking = [c for c in superseded if c.state in _BLOCKING]
+    if blocking and not force:
+        return Settled(
+            "; ".join(f"#{c.number} is {c.state}" for c in blocking)
+            + ": re-submitting would override that decision; pass --force if you mean it"
+        )
+    return None
+
+
+def _read_rules(reads: Reads, upstream: str, branch: str) -> tuple[Rule, ...] | None:
+    """The base branch's active rules; None where GitHub serves no rulesets (a GitHub
+    Enterprise Server without them answers 404): not readable, never "none"."""
+    try:
+        return tuple(reads.branch_rules(upstream, branch))
+    except NotFoundError:
+        return None

@@ -1,6 +1,7 @@
-"""Runs resubmit for the selected entries. Each entry's journey: observe (reads, once) ->
-build (local git) -> decide (pure); then the gate judges every plan at once before the first
-write, and only then does execute write, entry by entry. Returns what to print."""
+"""Runs resubmit: the one description of its journey. Per entry, observe (every read, once)
+-> build (local git) -> decide (pure); then the gate judges every plan before the first
+write, and only then does execute write, entry by entry. Modules that are no phase are the
+values the phases share (model, fork, live, branch, section, body)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,27 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from patchcarry import cachedir, manifest, tokens
+from patchcarry import cachedir, install, manifest, tokens
 from patchcarry import upstream as upstream_mod
+from patchcarry.check import render
+from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode
+from patchcarry.github import token_from_env
 from patchcarry.manifest import Entry
+from patchcarry.pulls.reads import Reads
 from patchcarry.resubmit import build, decide, execute, gate, observe
-from patchcarry.resubmit import offline as offline_mod
-from patchcarry.resubmit.landed import landed_journey
 from patchcarry.resubmit.live import Cache
-from patchcarry.resubmit.options import Options
-from patchcarry.resubmit.plan import PLANNED, REFUSED, EntryPlan
-from patchcarry.resubmit.reads import Reads
+from patchcarry.resubmit.model import (
+    Action,
+    CreatePull,
+    EditPull,
+    EntryPlan,
+    Options,
+    Plan,
+    PostComment,
+    PushBranch,
+)  # fmt: skip
 
 if TYPE_CHECKING:
     from patchcarry.github import GitHub
@@ -32,11 +42,6 @@ class Outcome:
     dry_run: bool
     headline: str
     exit_code: int
-
-
-def token_from_env() -> str | None:
-    """The token for GH_HOST's API host, as gh reads it (`patchcarry.tokens`)."""
-    return tokens.token()
 
 
 def resubmit(
@@ -55,7 +60,7 @@ def resubmit(
     if offline:
         report = run_checks(entries, offline=True)
         code = ExitCode.OK if report.ok else report.exit_code
-        return Outcome(offline_mod.offline_plan(entries, report), True, offline_mod.HEADLINE, code)
+        return Outcome(offline_plan(entries, report), True, OFFLINE_HEADLINE, code)
     gh = make_github(token)
     reads = Reads(gh)
     facts = observe.observe_run(entries, opts, gh, reads, token=token)
@@ -65,7 +70,7 @@ def resubmit(
         stack.enter_context(cachedir.locked(facts.cache))
         journeys = []
         for entry in entries:
-            if (landed := landed_journey(facts.report.entry(entry.name), entry)) is not None:
+            if (landed := decide.landed_journey(facts.report.entry(entry.name), entry)) is not None:
                 journeys.append(landed)  # landed upstream: no reads, never pushed
                 continue
             seen = observe.observe_entry(reads, facts, entry, opts)
@@ -73,7 +78,7 @@ def resubmit(
             journeys.append((seen, decide.decide(seen, built, opts, today=facts.today)))
         cost = _cost(gh, facts)
         plans = gate.gate(journeys, facts, opts)
-        if dry_run or any(p.action == REFUSED for p in plans):
+        if dry_run or any(p.action == Action.REFUSED for p in plans):
             return _unwritten(plans, cost, opts, token is not None)
         ctx = execute.Context(gh, opts, facts.login, facts.upstream_url, Cache(facts.cache), say)
         shown = [
@@ -92,9 +97,7 @@ def _cost(gh: GitHub, facts: observe.RunFacts) -> dict[str, int]:
     return {"api_reads": gh.reads, "bytes_fetched": (report.bytes_fetched or 0) + fetched}
 
 
-def _unwritten(
-    plans: list[decide.Plan], cost: dict[str, int], opts: Options, token: bool
-) -> Outcome:
+def _unwritten(plans: list[Plan], cost: dict[str, int], opts: Options, token: bool) -> Outcome:
     """A dry run, or a run a refusal stopped before its first write: the plans, printed."""
     shown = []
     for plan in plans:
@@ -102,7 +105,7 @@ def _unwritten(
         if not token:
             unverified.append(f"that a token for {plan.entry.fork_owner} can write (no token used)")
         shown.append(plan.shown(cost, unverified))
-    refused = any(p.action == REFUSED for p in plans)
+    refused = any(p.action == Action.REFUSED for p in plans)
     why = "--dry-run" if opts.dry_run else f"no {tokens.variable()} set"
     head = f"DRY RUN ({why}): every read was made; nothing was written."
     if refused and not opts.dry_run and token:
@@ -110,4 +113,40 @@ def _unwritten(
     return Outcome(shown, True, head, ExitCode.FAILED if refused else ExitCode.OK)
 
 
-__all__ = ["Outcome", "PLANNED", "resubmit"]
+OFFLINE_HEADLINE = (
+    "OFFLINE: no GitHub API reads were made; the plan below follows from the manifest "
+    "alone and nothing was written."
+)
+
+
+def offline_plan(entries: list[Entry], report: CheckReport) -> list[EntryPlan]:
+    """Per entry: the check's sentences, what could not be verified, the implied writes."""
+    return [_entry(entry, report) for entry in entries]
+
+
+def _entry(entry: Entry, report: CheckReport) -> EntryPlan:
+    plan = EntryPlan(
+        entry.name, f"{entry.upstream} {entry.base_branch} <- {entry.fork}:{entry.head_branch}"
+    )
+    plan.facts.extend(f"check: {x}" for x in render.sentences(report.entry(entry.name), entry))
+    plan.pr = entry.pr
+    if report.entry(entry.name).status == "does not apply":
+        plan.action, plan.reason = (
+            Action.REFUSED,
+            f"check failed: run {install.command('check')} --offline {entry.name}",
+        )
+    plan.unverified = [
+        "state of "
+        + ", ".join(f"#{n}" for n in (*entry.supersedes, *([entry.pr] if entry.pr else [])))
+        + " (open/merged/closed, and by whom)",
+        f"that {entry.fork} exists and is an attached fork of {entry.upstream}",
+        f"what the fork's {entry.head_branch} holds; the pinned base on {entry.upstream}",
+    ]
+    up = entry.upstream
+    plan.writes.append(PushBranch(entry.fork, entry.head_branch, None, implied=True))
+    if entry.pr:
+        plan.writes.append(EditPull(up, entry.pr, implied=True))
+    else:
+        plan.writes.append(CreatePull(up, implied=True))
+    plan.writes.extend(PostComment(up, n, "cross-link", implied=True) for n in entry.supersedes)
+    return plan

@@ -1,10 +1,7 @@
-"""`scan --all`: the user's closed, unmerged PRs on every repository (GitHub's search API),
-each classified; for each one closed by fork detachment and not carried yet, the exact
-`adopt` command that carries it.
-
-Carried means: a manifest entry names it (`supersedes` or `pr`), or it has this tool's
-cross-link comment (re-submitted from another checkout).
-"""
+"""Finds a user's PRs closed by fork detachment and not carried yet: on one upstream
+(`scan`), or on every repository through GitHub's search API (`scan_all`, with the exact
+`adopt` command for each). Carried means: a manifest entry names it, or it holds this tool's
+cross-link comment written by the token's user (re-submitted from another checkout)."""
 
 from __future__ import annotations
 
@@ -14,15 +11,16 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from patchcarry.adopt import pull as pull_mod
 from patchcarry.adopt.landed import Judge
+from patchcarry.adopt.pull import default_name
 from patchcarry.check.render import commit_words
 from patchcarry.check.report import Landing
 from patchcarry.errors import FatalError
 from patchcarry.github import GitHub
-from patchcarry.resubmit import classify
-from patchcarry.resubmit.body import LINK_PREFIX
-from patchcarry.resubmit.preflight import own_comments
+from patchcarry.github_types import Comment, Pull, SearchItem
+from patchcarry.pulls import classify
+from patchcarry.pulls.ownership import LINK_PREFIX, own_comments
+from patchcarry.pulls.reads import Reads, pull_state, read_pull_state
 
 _SHELL_SAFE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./:#-]*$")
 
@@ -57,7 +55,59 @@ class Closed:
         }
 
 
-def repo_of(item: dict[str, object]) -> str:
+def _cross_linked(comments: list[Comment], login: str) -> bool:
+    """Whether `login` left a cross-link comment: re-submitted from another checkout."""
+    return any(LINK_PREFIX in (c.get("body") or "") for c in own_comments(comments, login))
+
+
+@dataclasses.dataclass
+class Found:
+    """A PR of one upstream closed by fork detachment, and what carries it."""
+
+    item: classify.Classification
+    title: str
+    resubmitted_by: str | None  # "#N (manifest entry X)" / "cross-link comment" / None
+    planned_in: str | None = None  # a manifest entry lists it but has no PR yet
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            **self.item.to_json(),
+            "title": self.title,
+            "resubmitted_by": self.resubmitted_by,
+            "planned_in": self.planned_in,
+        }
+
+
+def scan(
+    gh: GitHub,
+    upstream: str,
+    author: str,
+    known: dict[int, tuple[str, int | None]],
+    *,
+    trusted: str | None = None,
+) -> list[Found]:
+    """Every closed-by-detachment PR of `author` on `upstream`; `known` maps a PR number to the
+    manifest entry that supersedes it and that entry's recorded PR (None if none yet). Only
+    cross-link comments written by `trusted` (the token's user; default `author`) count."""
+    found: list[Found] = []
+    classes = []
+    reads = Reads(gh)
+    for number in gh.search_closed_pulls(upstream, author):
+        item = pull_state(reads, upstream, number)
+        pull = reads.pull(upstream, number)
+        classes.append(item)
+        if item.state != classify.PullState.DETACHED:
+            continue
+        entry, new_pr = known.get(number, (None, None))
+        by = f"#{new_pr} (manifest entry {entry})" if entry and new_pr else None
+        if by is None and _cross_linked(reads.comments(upstream, number), trusted or author):
+            by = "cross-link comment"
+        found.append(Found(item, pull.get("title", ""), by, entry if by is None else None))
+    classify.add_sibling_evidence(classes)
+    return sorted(found, key=lambda f: f.item.number)
+
+
+def repo_of(item: SearchItem) -> str:
     """OWNER/REPO of a search result, from its `repository_url` (.../repos/OWNER/REPO)."""
     url = str(item.get("repository_url") or "")
     return "/".join(url.rstrip("/").split("/")[-2:])
@@ -66,7 +116,7 @@ def repo_of(item: dict[str, object]) -> str:
 def _adopt_command(
     upstream: str, number: int, head_ref: str, names: set[str], command: Sequence[str]
 ) -> str:
-    name = pull_mod.default_name(head_ref, number)
+    name = default_name(head_ref, number)
     args = [*command[0].split(" "), f"{upstream}#{number}", *command[1:]]
     if name in names:  # the default name is taken: the command must not fail on a clash
         args += ["--name", f"{name}-{number}"]
@@ -95,12 +145,11 @@ def scan_all(
     found: list[Closed] = []
     for hit in gh.search_issues(query, per_page=per_page):
         upstream, number = repo_of(hit), int(hit["number"])
-        pull, item = pull_mod.read_pull_state(gh, upstream, number)
+        pull, item = read_pull_state(gh, upstream, number)
         by = carried.get((upstream.lower(), number))
         command = None
-        if item.state == classify.DETACHED:
-            ours = own_comments(gh.issue_comments(upstream, number), trusted or author)
-            if by is None and any(LINK_PREFIX in (c.get("body") or "") for c in ours):
+        if item.state == classify.PullState.DETACHED:
+            if by is None and _cross_linked(gh.issue_comments(upstream, number), trusted or author):
                 by = "cross-link comment"
             if by is None:
                 head_ref = str((pull.get("head") or {}).get("ref") or "")
@@ -113,7 +162,7 @@ def scan_all(
     return sorted(found, key=lambda c: (c.upstream.lower(), c.item.number))
 
 
-def _judge_landing(closed: Closed, pull: dict[str, Any], landed_since: Judge) -> None:
+def _judge_landing(closed: Closed, pull: Pull, landed_since: Judge) -> None:
     base = str((pull.get("base") or {}).get("ref") or "")
     try:
         closed.landing = landed_since(closed.upstream, closed.item.number, base)

@@ -9,30 +9,35 @@ close, not a withdrawal; several of that owner's PRs closing in the same second 
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Iterable
-from typing import Any
+from typing import Protocol
 
-OPEN = "open"
-MERGED = "merged"
-DETACHED = "closed-by-fork-detachment"
-MAINTAINER = "closed-by-maintainer"
-AUTHOR = "closed-by-author"  # withdrawn by its author while the fork was still attached
-UNKNOWN = "closed-by-unknown"  # no `closed` event with an identifiable actor: never assumed
+from patchcarry.github_types import IssueEvent, Pull, Repo
 
-Json = dict[str, Any]
+
+class PullState(enum.StrEnum):
+    """How a PR stands: open, merged, or closed, and by whom."""
+
+    OPEN = "open"
+    MERGED = "merged"
+    DETACHED = "closed-by-fork-detachment"
+    MAINTAINER = "closed-by-maintainer"
+    AUTHOR = "closed-by-author"  # withdrawn by its author while the fork was still attached
+    UNKNOWN = "closed-by-unknown"  # no `closed` event with an identifiable actor: never assumed
 
 
 @dataclasses.dataclass
 class Classification:
     number: int
-    state: str
+    state: PullState
     url: str
     author: str
     closed_at: str | None
     evidence: list[str]
     head_label: str = ""
 
-    def to_json(self) -> Json:
+    def to_json(self) -> dict[str, object]:
         return {"pr": self.number, "state": self.state, "url": self.url, "evidence": self.evidence}
 
 
@@ -40,7 +45,7 @@ class Classification:
 _NO_ONE = {"", "ghost"}
 
 
-def _closer(events: Iterable[Json]) -> str | None:
+def _closer(events: Iterable[IssueEvent]) -> str | None:
     """Login of whoever closed the PR last (issue events `closed` actor); None when the last
     close has no identifiable actor (null, or the `ghost` placeholder) or there is none."""
     login = None
@@ -52,7 +57,7 @@ def _closer(events: Iterable[Json]) -> str | None:
 
 
 def head_evidence(
-    pull: Json, head_repo: Json | None, upstream: str, root: str | None = None
+    pull: Pull, head_repo: Repo | None, upstream: str, root: str | None = None
 ) -> list[str]:
     """Why the PR's head repository is no longer an attached fork of `upstream` (empty: it
     is); `root` is the root of upstream's fork network (upstream itself by default)."""
@@ -71,13 +76,17 @@ def head_evidence(
 
 
 def classify(
-    pull: Json, events: list[Json], head_repo: Json | None, upstream: str, root: str | None = None
+    pull: Pull,
+    events: list[IssueEvent],
+    head_repo: Repo | None,
+    upstream: str,
+    root: str | None = None,
 ) -> Classification:
     """Classify `pull` from the PR, its issue events and its head repository as it is now."""
     author = (pull.get("user") or {}).get("login", "")
     result = Classification(
         number=int(pull["number"]),
-        state=OPEN,
+        state=PullState.OPEN,
         url=pull.get("html_url", ""),
         author=author,
         closed_at=pull.get("closed_at"),
@@ -85,7 +94,7 @@ def classify(
         head_label=(pull.get("head") or {}).get("label") or "",
     )
     if pull.get("merged") or pull.get("merged_at"):
-        result.state = MERGED
+        result.state = PullState.MERGED
         result.evidence.append(f"merged at {pull.get('merged_at')}")
         return result
     if pull.get("state") == "open":
@@ -94,7 +103,7 @@ def classify(
     closer = _closer(events)
     result.evidence.append(f"closed without merge at {pull.get('closed_at')}")
     if closer is not None and closer != author:
-        result.state = MAINTAINER
+        result.state = PullState.MAINTAINER
         result.evidence.append(f"closed by {closer}, not by the author {author}")
         result.evidence.extend(detached)
         return result
@@ -109,10 +118,10 @@ def classify(
             "detachment; pass --force to re-submit anyway"
         )
         result.evidence.extend(detached)
-        result.state = UNKNOWN
+        result.state = PullState.UNKNOWN
         return result
     result.evidence.extend(detached)
-    result.state = DETACHED if detached else AUTHOR
+    result.state = PullState.DETACHED if detached else PullState.AUTHOR
     if not detached:
         result.evidence.append("head repository is still an attached fork: the author withdrew it")
     return result
@@ -120,7 +129,11 @@ def classify(
 
 def add_sibling_evidence(classes: Iterable[Classification]) -> None:
     """Note PRs of the same author closed in the same second (typical of a detachment close)."""
-    items = [c for c in classes if c.closed_at and c.state in (DETACHED, AUTHOR, UNKNOWN)]
+    items = [
+        c
+        for c in classes
+        if c.closed_at and c.state in (PullState.DETACHED, PullState.AUTHOR, PullState.UNKNOWN)
+    ]
     for item in items:
         same = sorted(
             {
@@ -135,3 +148,27 @@ def add_sibling_evidence(classes: Iterable[Classification]) -> None:
             note = f"closed in the same second as {', '.join(f'#{n}' for n in same)} (same author)"
             if note not in item.evidence:
                 item.evidence.append(note)
+
+
+# Fork networks. GitHub names two repositories on a fork: `parent` (forked from) and
+# `source` (the network's root). Any repository of upstream's network can open a PR to it,
+# so "attached" means: a fork whose `source` is upstream's root (upstream, when no fork).
+
+
+class RepoReader(Protocol):
+    def repo(self, full_name: str) -> Repo | None: ...
+
+
+def root(reader: RepoReader, upstream: str) -> str:
+    """The root of `upstream`'s network: its `source` when it is a fork, else itself (also
+    when it cannot be read: the caller reports that on its own)."""
+    repo = reader.repo(upstream)
+    if repo and repo.get("fork"):
+        return str((repo.get("source") or {}).get("full_name") or upstream)
+    return upstream
+
+
+def same_network(repo: Repo, network_root: str) -> bool:
+    """Whether `repo` (a repository answer) is a fork in the network rooted at `network_root`."""
+    source = (repo.get("source") or {}).get("full_name")
+    return bool(repo.get("fork") and source and source.lower() == network_root.lower())

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from patchcarry.github import GitHub, Json
-from patchcarry.resubmit import classify, network
+from patchcarry.github import GitHub
+from patchcarry.github_types import Comment, IssueEvent, Pull, Repo, Rule
+from patchcarry.pulls import classify
 
 T = TypeVar("T")
 
@@ -29,38 +30,38 @@ class Reads:
         result: T = self._memo[key]
         return result
 
-    def repo(self, full_name: str) -> Json | None:
-        found: Json | None = self._once(
+    def repo(self, full_name: str) -> Repo | None:
+        found: Repo | None = self._once(
             ("repo", full_name.lower()), lambda: self.gh.repo(full_name)
         )
         return found
 
-    def pull(self, upstream: str, number: int) -> Json:
-        found: Json = self._once(
+    def pull(self, upstream: str, number: int) -> Pull:
+        found: Pull = self._once(
             ("pull", upstream, str(number)), lambda: self.gh.pull(upstream, number)
         )
         return found
 
-    def events(self, upstream: str, number: int) -> list[Json]:
-        found: list[Json] = self._once(
+    def events(self, upstream: str, number: int) -> list[IssueEvent]:
+        found: list[IssueEvent] = self._once(
             ("events", upstream, str(number)), lambda: self.gh.issue_events(upstream, number)
         )
         return found
 
-    def comments(self, upstream: str, number: int) -> list[Json]:
-        found: list[Json] = self._once(
+    def comments(self, upstream: str, number: int) -> list[Comment]:
+        found: list[Comment] = self._once(
             ("comments", upstream, str(number)), lambda: self.gh.issue_comments(upstream, number)
         )
         return found
 
-    def branch_rules(self, upstream: str, branch: str) -> list[Json]:
-        found: list[Json] = self._once(
+    def branch_rules(self, upstream: str, branch: str) -> list[Rule]:
+        found: list[Rule] = self._once(
             ("rules", upstream, branch), lambda: self.gh.branch_rules(upstream, branch)
         )
         return found
 
-    def open_pulls(self, upstream: str, head: str, base: str) -> list[Json]:
-        found: list[Json] = self._once(
+    def open_pulls(self, upstream: str, head: str, base: str) -> list[Pull]:
+        found: list[Pull] = self._once(
             ("pulls", upstream, head, base),
             lambda: self.gh.pulls(upstream, state="open", head=head, base=base),
         )
@@ -76,5 +77,11 @@ def pull_state(reads: Reads, upstream: str, number: int) -> classify.Classificat
         return classify.classify(pull, [], None, upstream)
     head = (pull.get("head") or {}).get("repo")
     head_repo = reads.repo(head["full_name"]) if head else None
-    top = network.root(reads, upstream) if head_repo and head_repo.get("fork") else None
+    top = classify.root(reads, upstream) if head_repo and head_repo.get("fork") else None
     return classify.classify(pull, reads.events(upstream, number), head_repo, upstream, top)
+
+
+def read_pull_state(gh: GitHub, upstream: str, number: int) -> tuple[Pull, classify.Classification]:
+    """The PR and its classification, read once each."""
+    reads = Reads(gh)
+    return reads.pull(upstream, number), pull_state(reads, upstream, number)

@@ -1,0 +1,79 @@
+"""The shapes of GitHub's REST answers this tool reads (API version 2022-11-28), typed once
+beside the GitHub door: the fields used, none required, since a missing or null field is
+an answer the readers handle (a deleted user, a head repository gone)."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+
+class User(TypedDict, total=False):
+    login: str
+
+
+class RepoName(TypedDict, total=False):
+    full_name: str
+
+
+class Repo(TypedDict, total=False):
+    full_name: str
+    fork: bool
+    source: RepoName | None  # the root of its fork network (forks only)
+    clone_url: str
+    default_branch: str
+
+
+class Ref(TypedDict, total=False):
+    label: str  # owner:branch
+    ref: str
+    sha: str
+    repo: RepoName | None  # null: the head repository is gone
+
+
+class Pull(TypedDict, total=False):
+    number: int
+    state: str
+    merged: bool
+    merged_at: str | None
+    closed_at: str | None
+    html_url: str
+    title: str
+    body: str | None
+    user: User | None
+    head: Ref
+    base: Ref
+
+
+class IssueEvent(TypedDict, total=False):
+    event: str
+    actor: User | None
+
+
+class Comment(TypedDict, total=False):
+    body: str | None
+    user: User | None
+
+
+class SearchItem(TypedDict, total=False):
+    number: int
+    title: str
+    repository_url: str
+
+
+class StatusCheck(TypedDict, total=False):
+    context: str
+
+
+class RuleParameters(TypedDict, total=False):
+    required_status_checks: list[StatusCheck]
+
+
+class Rule(TypedDict, total=False):
+    type: str
+    parameters: RuleParameters | None
+
+
+class CheckRun(TypedDict, total=False):
+    name: str
+    status: str
+    conclusion: str | None

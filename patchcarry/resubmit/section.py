@@ -1,0 +1,210 @@
+"""The tool's section of a PR body: it owns only the text between its markers, so a
+hand-written description and ticked boxes are kept byte for byte. The begin marker hashes
+the title the tool set and the section's own text, so a maintainer's rename or hand edit is
+seen and never undone."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+
+from patchcarry.errors import FatalError
+
+
+def section_end(entry_name: str) -> str:
+    return f"<!-- patchcarry:end entry={entry_name} -->"
+
+
+def section_begin(entry_name: str, *, title: str, summary: bool, section_id: str = "") -> str:
+    flag = "yes" if summary else "no"
+    ident = f" id={section_id}" if section_id else ""
+    return (
+        f"<!-- patchcarry:begin entry={entry_name} title={title_hash(title)} summary={flag}"
+        f"{ident} -->"
+    )
+
+
+def title_hash(title: str) -> str:
+    return hashlib.sha256(title.encode()).hexdigest()[:12]
+
+
+def section_id(inner: str) -> str:
+    """The id in a begin marker: a hash of the section's text after it, as GitHub may store
+    it (CRLF, trailing blanks). A quoted marker is not followed by that text, and a section
+    edited by hand no longer hashes to it."""
+    return hashlib.sha256(normalize(inner).encode()).hexdigest()[:16]
+
+
+# One anchored pattern per marker; the entry name is escaped where it is used. Bodies written
+# before ids existed have none (such a section is taken when it is the body's only pair).
+_BEGIN_RE = (
+    r"<!-- patchcarry:begin entry={name} title=(?P<title>[0-9a-f]+) "
+    r"summary=(?P<summary>yes|no)(?: id=(?P<id>[0-9a-f]{{16}}))? -->"
+)
+_REVISION_RE = re.compile(r"^- (?P<line>\d{4}-\d{2}-\d{2} .*?)\s*$", re.MULTILINE)
+
+
+@dataclasses.dataclass(frozen=True)
+class Section:
+    """This tool's section as found in a body: where, and what it recorded."""
+
+    start: int
+    end: int  # index just past the end marker
+    title_hash: str
+    summary: bool
+    revisions: tuple[str, ...]  # "2026-08-10 `abc1234` fast-forward ..." lines, oldest first
+    text: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Found:
+    """What a body holds of this tool's section: the section, and when the body must be left
+    as it is, why (with how to repair it)."""
+
+    section: Section | None
+    problem: str = ""
+
+
+def _section(text: str, begin: re.Match[str], end: int, entry_name: str) -> Section:
+    stop = end + len(section_end(entry_name))
+    inner = text[begin.start() : stop]
+    revisions = tuple(m.group("line") for m in _REVISION_RE.finditer(inner.replace("\r\n", "\n")))
+    summary = begin.group("summary") == "yes"
+    return Section(begin.start(), stop, begin.group("title"), summary, revisions, inner)
+
+
+def _positions(text: str, needle: str) -> list[int]:
+    return [m.start() for m in re.finditer(re.escape(needle), text)]
+
+
+def locate(body: str | None, entry_name: str) -> Found:
+    """The tool's section of `entry_name` in `body`: the one begin/end pair whose id matches
+    the text between them (a quoted marker never does). No marker at all: no section (one is
+    appended). Anything else (a marker deleted or copied, a section edited by hand since the
+    tool wrote it) leaves the body alone, and `problem` says why and how to repair it."""
+    text = body or ""
+    begins = _positions(text, f"<!-- patchcarry:begin entry={entry_name} ")
+    ends = _positions(text, section_end(entry_name))
+    if not begins and not ends:
+        return Found(None)
+    strict = re.compile(_BEGIN_RE.format(name=re.escape(entry_name)))
+    matches = [m for m in (strict.match(text, pos) for pos in begins) if m is not None]
+    verified = [
+        (m, end)
+        for m in matches
+        if m.group("id")
+        for end in ends
+        if end >= m.end() and section_id(text[m.end() : end]) == m.group("id")
+    ]
+    if len(verified) == 1:
+        return Found(_section(text, *verified[0], entry_name))
+    markers = f"`<!-- patchcarry:begin entry={entry_name} … -->` … `{section_end(entry_name)}`"
+    if len(verified) > 1:
+        return Found(None, f"the body holds {len(verified)} copies of the tool's section: "
+                     f"left as is; delete all but one (markers and what is between), "
+                     "then re-run")  # fmt: skip
+    if len(begins) == 1 and len(ends) == 1 and matches and ends[0] >= matches[0].end():
+        found = _section(text, matches[0], ends[0], entry_name)
+        if not matches[0].group("id"):
+            return Found(found)  # written before ids: the body's only pair
+        return Found(
+            found,
+            "the tool's section was edited by hand since its last publication: kept as is "
+            "(not reverted); to let the tool write it again, move what should stay outside "
+            f"its markers ({markers}), delete the section, then re-run",
+        )
+    if len(begins) > len(ends):
+        what = "an end marker is missing"
+    elif len(ends) > len(begins):
+        what = "a begin marker is missing"
+    else:
+        what = "its markers are damaged, copied or out of order"
+    return Found(
+        None,
+        f"the body holds {len(begins)} begin and {len(ends)} end marker(s) of the tool's "
+        f"section ({what}): left as is; repair it by hand so exactly one pair {markers} "
+        "remains (or delete every marker: the tool then appends a fresh section), then re-run",
+    )
+
+
+def find_section(body: str | None, entry_name: str) -> Section | None:
+    return locate(body, entry_name).section
+
+
+def merge(existing: str | None, section: str, entry_name: str) -> str:
+    """`existing` with this tool's section replaced by `section` (or appended after the
+    text already there); every byte outside the section is kept. A body `locate` finds a
+    problem in is returned as it is."""
+    text = existing or ""
+    found = locate(text, entry_name)
+    if found.problem:
+        return text
+    if found.section is not None:
+        return text[: found.section.start] + section + text[found.section.end :]
+    if not text.strip():
+        return section
+    if text.endswith(("\n\n", "\r\n\r\n")):
+        separator = ""
+    else:
+        separator = "\r\n" if text.endswith("\r\n") else ("\n" if text.endswith("\n") else "\n\n")
+    return text + separator + section
+
+
+def normalize(text: str | None) -> str:
+    """Compare bodies as GitHub stores them: CRLF folded, trailing blanks ignored."""
+    lines = (text or "").replace("\r\n", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines).strip()
+
+
+MAX_BODY = 65_536
+
+
+class TooLong(FatalError):
+    """A body GitHub would refuse even with no revision listed."""
+
+
+_EARLIER = re.compile(r"^- \((\d+) earlier revisions? not listed", re.MULTILINE)
+
+
+def earlier(inner: str | None) -> int:
+    """How many revisions an existing section already left out of its list."""
+    found = _EARLIER.search(inner or "")
+    return int(found.group(1)) if found else 0
+
+
+def _omitted(count: int) -> str:
+    plural = "s" if count != 1 else ""
+    return (
+        f"({count} earlier revision{plural} not listed: GitHub holds a PR body to "
+        f"{MAX_BODY:,} characters; each has its revision comment on this PR)"
+    )
+
+
+def fit(
+    make: Callable[[list[str]], str],
+    revisions: Sequence[str],
+    *,
+    left_out: int = 0,
+    what: str = "the PR body",
+    current: str | None = None,
+    limit: int = MAX_BODY,
+) -> str:
+    """`make(listed)` for the longest tail of `revisions` whose body fits in `limit`
+    characters (an "N earlier revisions" line first when any are left out). A body equal to
+    `current` (what the PR holds: nothing to write) is returned whatever its length."""
+    kept = list(revisions)
+    dropped = left_out
+    while True:
+        body = make(([_omitted(dropped)] if dropped else []) + kept)
+        if len(body) <= limit or normalize(body) == normalize(current):
+            return body
+        if not kept:
+            raise TooLong(
+                f"{what} would be {len(body):,} characters, over GitHub's {limit:,} even with "
+                'no revision listed (GitHub answers 422 "body is too long"): shorten the '
+                "text outside the tool's section, then re-run"
+            )
+        kept.pop(0)
+        dropped += 1
