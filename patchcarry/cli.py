@@ -11,27 +11,36 @@ import textwrap
 from collections.abc import Sequence
 from typing import NoReturn
 
-from patchcarry import __version__, errors
+from patchcarry import __version__, errors, progress, trace
 from patchcarry.error_handler import error_handler
 
 # command name -> (module under patchcarry.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("check", "check that each patch applies upstream, drift and identity"),
-    "measure": ("measure", "measure retained memory per variant and write evidence"),
-    "audit": ("audit", "find every tensor a model keeps between iterations, and who holds it"),
-    "tree": ("tree", "check out an upstream source tree at the pinned base (for MEGATRON_SRC)"),
-    "resubmit": ("resubmit", "open or refresh the upstream PR from an attached fork"),
+    "scan": ("scan", "list your PRs closed by fork detachment, each with its `adopt` command"),
     "adopt": ("adopt", "carry an upstream PR (e.g. one auto-closed by fork detachment) as patches"),
+    "check": ("check", "check that each patch applies upstream, drift and identity"),
+    "resubmit": ("resubmit", "open or refresh the upstream PR from an attached fork"),
     "retire": ("retire", "stop carrying an entry whose fix landed upstream, keeping its record"),
-    "scan": ("scan", "list your upstream PRs closed by fork detachment, not yet re-submitted"),
+    "tree": ("tree", "check out an upstream source tree at the pinned base (for MEGATRON_SRC)"),
+    "measure": ("measure", "measure retained memory per variant and write evidence (Megatron)"),
+    "audit": ("audit", "find every tensor a model keeps between iterations (Megatron)"),
     "gpu-check": ("gpu_check", "GPU tests, seed-config measurement, upstream tests (GPU machine)"),
+    "help": ("help", "reference: exit-codes, environment (tokens, hosts, caches), log"),
 }
 
 DESCRIPTION = (
-    "Carry fixes upstream: check the patches of a series, prove and measure them, and open or "
-    "refresh the upstream pull request from an attached fork. `patchcarry COMMAND --help` "
-    "says what each command does."
+    "Carry pull requests that GitHub closed when their fork left the fork network back "
+    "upstream: find them (scan --all), adopt one as patches, then resubmit (--dry-run first) "
+    "from a fork GitHub still counts as attached. `patchcarry COMMAND --help` says more."
 )
+WIDTH = 100  # --help is laid out for this width whatever the terminal: the same lines everywhere
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=WIDTH, max_help_position=30)
+
+
 # A shim in scripts/ names itself here, so that its --help and usage say its own name.
 PROG_ENV = "PATCHCARRY_PROG"
 # ... and, when it does more than its command (audit-sweep), says what it does here.
@@ -63,7 +72,7 @@ def build_parser(
         prog="patchcarry",
         description=textwrap.fill(DESCRIPTION, 92),
         epilog=errors.help_epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
     parser.add_argument("--version", action="version", version=f"patchcarry {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -75,7 +84,7 @@ def build_parser(
             help=help_text,
             description=os.environ.get(DESCRIPTION_ENV) or module.__doc__,
             epilog=errors.help_epilog(),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=_Formatter,
             prog=prog or f"patchcarry {name}",
         )
         module.add_arguments(cmd_parser)
@@ -96,8 +105,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         command.error(f"unrecognized arguments: {' '.join(extra)}")
     options = frozenset(command._option_string_actions)  # argparse: no public list (above)
     json_out = getattr(args, "json", None) is True
-    with error_handler(options, json_out=json_out, usage=command.format_usage()) as result:
-        result.code = int(_command_module(args.command).run(args))
+    progress.quiet = json_out
+    if args.command != "help":  # reading about the log keeps the log
+        trace.start(["patchcarry", *argv])
+    try:
+        with error_handler(options, json_out=json_out, usage=command.format_usage()) as result:
+            result.code = int(_command_module(args.command).run(args))
+    finally:
+        trace.stop()
     return result.code
 
 

@@ -29,3 +29,26 @@ def escape(text: str) -> str:
 def line(text: str) -> str:
     """`escape`d and on one line: a newline is shown too (a subject, a name)."""
     return escape(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def fit(text: str, width: int = 120) -> str:
+    """`text` with every line wider than `width` wrapped at spaces, each continuation indented
+    four columns past its line's own indent: a plan that fits a terminal. A word longer than
+    the width (a URL, a ref) stays whole."""
+    import textwrap
+
+    out = []
+    for row in text.split("\n"):
+        if len(row) <= width:
+            out.append(row)
+            continue
+        indent = row[: len(row) - len(row.lstrip(" "))]
+        out += textwrap.wrap(
+            row.strip(" "),
+            width=width,
+            initial_indent=indent,
+            subsequent_indent=indent + "    ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+    return "\n".join(out)

@@ -8,6 +8,7 @@ import sys
 import traceback
 from collections.abc import Iterator
 
+from patchcarry import trace
 from patchcarry.display import escape
 from patchcarry.errors import ExitCode, FatalError
 from patchcarry.proc import CalledProcessError
@@ -49,6 +50,9 @@ def error_handler(
         message = _message(exc, options)
         if exc.exit_code == ExitCode.USAGE and usage:
             print(usage, end="", file=sys.stderr)
+        log = trace.active()
+        if log is not None and exc.exit_code != ExitCode.USAGE:
+            message += f" (log of this run: {log})"
         print(f"error: {escape(message)}", file=sys.stderr)  # may quote git's stderr
         result.code = exc.exit_code
     except KeyboardInterrupt:
@@ -58,6 +62,8 @@ def error_handler(
     except Exception:  # noqa: BLE001 - the last resort: report the bug, do not hide it
         traceback.print_exc()
         message = "unexpected failure (a bug in patchcarry); traceback above"
+        if trace.active() is not None:
+            message += f"; log of this run: {trace.active()}"
         print(f"error: {message}", file=sys.stderr)
         result.code = ExitCode.UNEXPECTED
     if json_out and message:

@@ -1,5 +1,5 @@
 """Errors the user can act on, and the exit code each one maps to: the one table of codes
-that the README's table and every command's --help are made from (`CODES`)."""
+(`CODES`) that docs/exit-codes.md and `patchcarry help exit-codes` are made from."""
 
 from __future__ import annotations
 
@@ -19,21 +19,23 @@ class ExitCode(enum.IntEnum):
     INTERRUPTED = 130
 
 
-# code -> what it means; README.md's "Exit codes" table and each --help are generated from it
-# (tests/test_exit_codes.py holds them to it).
+# code -> what it means; docs/exit-codes.md's table and `patchcarry help exit-codes` are
+# generated from it (tests/test_exit_codes.py holds them to it).
 CODES: dict[int, str] = {
     ExitCode.OK: "success (all patches apply; PR created / refreshed / unchanged; plan printed)",
     ExitCode.FAILED: "a check failed (a patch does not apply) or an action was refused "
     "(maintainer-closed PR, detached fork or a closer that cannot be told, lease rejected, a "
     "push GitHub refused (its reason quoted), a token whose kind or scopes cannot finish the "
-    "run, a branch another entry published, a commit that could not carry its author's "
-    "sign-off, a PR on the fork's branch that someone other than the token's user opened, a "
-    "PR whose change has landed upstream since (`adopt`), a fix `check` does not find landed "
-    "(`retire`; a superseded one without --moot)); refusals come before the first write. A "
-    "fix that landed upstream is not a failure: `check` exits 0 for it",
+    "run or that is not the fork owner's, a branch another entry published, a commit that "
+    "could not carry its author's sign-off, a PR on the fork's branch that someone other than "
+    "the token's user opened, a PR whose change has landed upstream since (`adopt`), a fix "
+    "`check` does not find landed (`retire`; a superseded one without --moot)); refusals "
+    "come before the first write. A fix that landed upstream is not a failure: `check` exits "
+    "0 for it",
     ExitCode.USAGE: "bad command line (the command's usage is printed): an unknown option, "
-    "a missing argument, options that do not go together, `scan` with neither GITHUB_TOKEN "
-    "nor --author, `retire --comment` without GITHUB_TOKEN",
+    "a missing argument, options that do not go together, a PR or repository that is not "
+    "OWNER/REPO#N or OWNER/REPO, `scan` with neither a token nor --author, `retire --comment` "
+    "without a token",
     ExitCode.UNEXPECTED: "unexpected failure (a bug; traceback printed)",
     ExitCode.NETWORK: "a network read failed: upstream or GitHub unreachable or the connection "
     "dropped (by git or the API, a lazy blob fetch included), an answer past its deadline or "
@@ -51,10 +53,10 @@ CODES: dict[int, str] = {
     "`---`/`+++` names disagree with its header, or a message line git reads as the start of a "
     "diff; no `From:` or author `Signed-off-by:`; a patch converted to CRLF or a non-UTF-8 "
     "header or message; an input file that cannot be read as what it must be (missing, a "
-    "directory, not UTF-8, not JSON); a repository name that is not OWNER/REPO; two entries "
-    "on one fork branch; a URL or `GH_HOST` that is not a valid URL (a malformed IPv6 host); "
-    "`GH_HOST=http://` to a non-loopback host; credentials in `GH_HOST`; a `clone_url` (or a "
-    "created fork) in an API answer that is not the host's own URL for that OWNER/NAME; "
+    "directory, not UTF-8, not JSON); a manifest's repository that is not OWNER/REPO; two "
+    "entries on one fork branch; a URL or `GH_HOST` that is not a valid URL (a malformed IPv6 "
+    "host); `GH_HOST=http://` to a non-loopback host; credentials in `GH_HOST`; a `clone_url` "
+    "(or a created fork) in an API answer that is not the host's own URL for that OWNER/NAME; "
     "credentials in an `--upstream` URL (with `--offline` too); a `--work-dir` this tool did "
     "not make; a recorded "
     "`pr` that does not exist (the manifest line is named); an `adopt` name clash, a PR "
@@ -114,11 +116,31 @@ class GitReadError(FatalError):
     exit_code = ExitCode.NETWORK
 
 
+# code -> a few words: the line every --help ends with (the whole table is a help topic).
+SHORT: dict[int, str] = {
+    ExitCode.OK: "ok",
+    ExitCode.FAILED: "failed/refused",
+    ExitCode.USAGE: "usage",
+    ExitCode.UNEXPECTED: "bug",
+    ExitCode.NETWORK: "network",
+    ExitCode.BAD_INPUT: "bad input",
+    ExitCode.GITHUB: "GitHub API",
+    ExitCode.INTERRUPTED: "interrupted",
+}
+
+
 def help_epilog() -> str:
-    """The exit-code lines every command's --help ends with."""
+    """The two lines every command's --help ends with: the codes in a word each, and where
+    the whole table is (as gh keeps its codes in one help topic)."""
+    *first, last = (f"{code} {SHORT[code]}" for code in CODES)
+    return f"exit codes: {', '.join(first)},\n{last}; what each means: patchcarry help exit-codes"
+
+
+def help_table() -> str:
+    """`patchcarry help exit-codes`: every code and what it means, wrapped for a terminal."""
     import textwrap
 
-    lines = ["exit codes:"]
+    lines = ["Exit codes of every patchcarry command:", ""]
     for code, meaning in CODES.items():
         text = meaning.replace("`", "")
         lines += textwrap.wrap(
@@ -127,8 +149,8 @@ def help_epilog() -> str:
     return "\n".join(lines)
 
 
-def readme_table() -> str:
-    """README.md's "Exit codes" table."""
+def docs_table() -> str:
+    """docs/exit-codes.md's table."""
     rows = ["| code | meaning |", "| --- | --- |"]
     rows += [f"| {code} | {meaning} |" for code, meaning in CODES.items()]
     return "\n".join(rows)

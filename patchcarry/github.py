@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -27,7 +26,7 @@ import httpx2
 from fasttransport.errors import APIError  # type: ignore[import-untyped]
 from ghapi.core import GhApi
 
-from patchcarry import http_transport, limits, retry_after
+from patchcarry import http_transport, limits, retry_after, tokens, trace
 from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.github_types import (
     CheckRun,
@@ -66,9 +65,9 @@ def token_kind(token: str | None) -> str | None:
 
 
 def token_from_env() -> str | None:
-    """GITHUB_TOKEN for the API client, never echoed, logged or stored (git gets it through
-    its credential helper, which reads it itself: git/env.py)."""
-    return os.environ.get("GITHUB_TOKEN") or None
+    """The token for the API client, from the variables gh reads (`patchcarry.tokens`: the
+    same ones git's credential helper gets, git/env.py); never echoed, logged or stored."""
+    return tokens.token()
 
 
 class PagingCapError(GitHubError):
@@ -113,7 +112,9 @@ class ConnectionFailed(TransientError):
 def _ghapi(host: str) -> GhApi:
     api = GhApi(gh_host=host, authenticate=False, sync=True)  # type: ignore[no-untyped-call]
     api.transport.retries = 0  # connection retries are decided here, per verb
-    api.transport.client = http_transport.client(host)
+    client = http_transport.client(host)
+    client.event_hooks = {"response": [trace.response]}  # the run log: method, path, status
+    api.transport.client = client
     return api
 
 
@@ -322,6 +323,7 @@ class GitHub:
                     continue
                 raise error from None
             except httpx2.RequestError as exc:
+                trace.no_answer(label, type(exc).__name__)
                 if may_retry and attempt < self.read_retries:
                     attempt += 1
                     self.sleep(self.backoff * 2 ** (attempt - 1))
@@ -427,7 +429,8 @@ class GitHub:
         said = f" ({_one_line(message)})" if message.strip() else ""
         if status == 401:
             return GitHubError(
-                f"{label}: 401 Bad credentials{said}: GITHUB_TOKEN is missing, expired or revoked"
+                f"{label}: 401 Bad credentials{said}: {tokens.variable(self.host)} is missing, "
+                "expired or revoked"
             )
         sso = _sso_url(response)
         if status == 403 and sso is not None:

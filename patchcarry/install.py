@@ -4,6 +4,9 @@ checkout has scripts/bootstrap, a `pip install` has only pip and its extras."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import sys
+import urllib.parse
 from importlib import metadata
 from pathlib import Path
 
@@ -18,9 +21,11 @@ def in_checkout() -> bool:
 
 
 def command(name: str) -> str:
-    """How a user of this install runs `name`: `scripts/NAME` in a clone, else the console
-    script's `patchcarry NAME` (the scripts are a clone's)."""
-    return f"scripts/{name}" if in_checkout() else f"patchcarry {name}"
+    """How a user of this install runs `name`: as they ran this one when that was the
+    `patchcarry` command (a console script, or a checkout's .venv/bin/patchcarry), else
+    `scripts/NAME` in a clone, else `patchcarry NAME` (the scripts are a clone's)."""
+    ran_as_command = Path(sys.argv[0]).name == "patchcarry" if sys.argv else False
+    return f"scripts/{name}" if in_checkout() and not ran_as_command else f"patchcarry {name}"
 
 
 def _pinned(distribution: str) -> str:
@@ -35,19 +40,71 @@ def _pinned(distribution: str) -> str:
     return distribution
 
 
+def _pipx_venv() -> bool:
+    """True when this Python is a pipx-made venv (`.../pipx/venvs/NAME`): pip is not the
+    user's tool there, `pipx inject` is."""
+    return Path(sys.prefix).parent.name == "venvs" and "pipx" in Path(sys.prefix).parts
+
+
+def _source() -> str:
+    """What this install was made from, as pip takes it with an extra: the path or URL PEP 610's
+    direct_url.json records (a checkout, a wheel, a git URL), else the index's name."""
+    try:
+        recorded = metadata.distribution("patchcarry").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        recorded = None
+    try:
+        url = str(json.loads(recorded or "{}").get("url", ""))
+    except ValueError:
+        url = ""
+    if url.startswith("file://"):
+        return urllib.parse.unquote(url.removeprefix("file://"))
+    return f"patchcarry[{{extra}}] @ {url}" if url else "patchcarry"
+
+
+def _pip_install(extra: str) -> str:
+    source = _source()
+    if "[{extra}]" in source:
+        return f"pip install '{source.format(extra=extra)}'"
+    return f"pip install '{source}[{extra}]'"
+
+
+def _extra_pins(extra: str) -> list[str]:
+    """The requirements the extra `extra` adds, as this install's metadata pins them."""
+    found: list[str] = []
+    requirements = (metadata.requires("patchcarry") or []) if _installed() else []
+    for requirement in requirements:
+        text, _, marker = requirement.partition(";")
+        if f'extra == "{extra}"' in marker.replace("'", '"'):
+            found.append(text.strip())
+    return found
+
+
+def _installed() -> bool:
+    try:
+        metadata.distribution("patchcarry")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def how_to_get(bootstrap_set: str) -> str:
-    """`scripts/bootstrap SET` in a checkout, else the pip command for this install."""
+    """How to add what `bootstrap_set` holds in this install: `scripts/bootstrap SET` in a
+    checkout, `pipx inject` in a pipx venv, else the pip command with this install's source."""
     if in_checkout():
         return f"run scripts/bootstrap {bootstrap_set}"
+    if _pipx_venv():
+        pins = _extra_pins("proof") or ["torch", "megatron-core", "matplotlib"]
+        if bootstrap_set == "main":
+            pins = [p for p in pins if p.startswith("megatron-core")] or ["megatron-core"]
+        return f"pipx inject patchcarry {' '.join(pins)}"
     if bootstrap_set == "main":  # the offline check reads megatron-core's files, no more
         return (
-            f"pip install 'patchcarry[proof]' (or its source alone: pip install --no-deps "
+            f"{_pip_install('proof')} (or its source alone: pip install --no-deps "
             f"{_pinned('megatron-core')})"
         )
     # beside a torch of its own (a GPU image's CUDA build), [proof]'s torch pin would replace it
-    return (
-        "pip install 'patchcarry[proof]' (or, to keep a torch already installed, 'patchcarry[gpu]')"
-    )
+    return f"{_pip_install('proof')} (or, to keep a torch already installed, {_pip_install('gpu')})"
 
 
 def has_module(name: str) -> bool:

@@ -61,14 +61,27 @@ def find(explicit: Path | None = None, *, cwd: Path | None = None) -> Path:
     return user if user.is_file() else DEFAULT_MANIFEST
 
 
+def is_example(path: Path) -> bool:
+    """True for the example manifest embedded in the installed package (this repository's
+    Megatron entries): found when the user has none of their own, never theirs to act on."""
+    return Path(path).absolute().resolve().is_relative_to(EMBEDDED_DIR)
+
+
+def make_your_own() -> str:
+    """How to make a manifest of one's own, as the messages about the example say it."""
+    return (
+        f"keep your own as {SEARCHED} in your project (or {user_manifest()}): `adopt "
+        f"OWNER/REPO#N --manifest {SEARCHED}` creates it"
+    )
+
+
 def check_writable(path: Path) -> None:
     """Refuse (BadInputError) to write the manifest embedded in the installed package: an
     upgrade would replace it, and site-packages is no place for the user's entries."""
-    if Path(path).absolute().resolve().is_relative_to(EMBEDDED_DIR):
+    if is_example(path):
         raise BadInputError(
             f"{path} is the example manifest inside the installed package (read-only): "
-            f"keep your own as {SEARCHED} in your project (or {user_manifest()}), or pass "
-            "--manifest PATH (adopt creates it)"
+            f"{make_your_own()}"
         )
 
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+from patchcarry import trace
 from patchcarry.errors import FatalError
 
 # The variables a GitHub token lives in (this tool's, gh's and their Enterprise forms, and
@@ -103,6 +104,7 @@ def cmd_output(
     try:
         proc = _run(cmd, cwd, environment(env, secrets), stdin, stream_stderr, timeout)
     except subprocess.TimeoutExpired:
+        trace.command(cmd, None)
         raise TimedOut(f"command timed out after {timeout:g} s: {' '.join(cmd)}") from None
     out, err = proc.stdout or "", proc.stderr or ""
     if check and proc.returncode != 0:
@@ -128,6 +130,7 @@ def cmd_output_bytes(
         capture_output=True,
         check=False,
     )
+    trace.command(cmd, proc.returncode)
     err = proc.stderr.decode("utf-8", "replace")
     if check and proc.returncode != 0:
         out = proc.stdout.decode("utf-8", "replace")
@@ -211,7 +214,7 @@ def _run(
     stream_stderr: bool,
     timeout: float | None,
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    done = subprocess.run(
         list(cmd),
         cwd=cwd,
         env=dict(env),
@@ -223,3 +226,5 @@ def _run(
         check=False,
         timeout=timeout,
     )
+    trace.command(cmd, done.returncode)
+    return done

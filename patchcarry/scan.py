@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
+from collections.abc import Sequence
 from typing import Any
 
 from patchcarry.adopt.landed import Judge
@@ -112,9 +113,11 @@ def repo_of(item: SearchItem) -> str:
     return "/".join(url.rstrip("/").split("/")[-2:])
 
 
-def _adopt_command(upstream: str, number: int, head_ref: str, names: set[str]) -> str:
+def _adopt_command(
+    upstream: str, number: int, head_ref: str, names: set[str], command: Sequence[str]
+) -> str:
     name = default_name(head_ref, number)
-    args = ["python", "-m", "patchcarry", "adopt", f"{upstream}#{number}"]
+    args = [*command[0].split(" "), f"{upstream}#{number}", *command[1:]]
     if name in names:  # the default name is taken: the command must not fail on a clash
         args += ["--name", f"{name}-{number}"]
     # `#` inside a word is no shell comment: quote only what a shell would misread
@@ -130,12 +133,14 @@ def scan_all(
     trusted: str | None = None,
     per_page: int = 100,
     landed_since: Judge | None = None,
+    adopt: Sequence[str] = ("patchcarry adopt",),
 ) -> list[Closed]:
     """`author`'s closed, unmerged PRs everywhere; `carried` maps (OWNER/REPO lowercased, N)
     to the manifest entry that carries it; `names` are the manifest's entry names. Only
     cross-link comments written by `trusted` (the token's user; default `author`) count.
     `landed_since` judges whether a detached, uncarried PR's change has landed since: such a
-    PR gets no `adopt` command (adopt would refuse it)."""
+    PR gets no `adopt` command (adopt would refuse it). `adopt` is that command as this
+    install runs it, then the options it needs after the PR."""
     query = f"author:{author} is:pr is:closed is:unmerged"
     found: list[Closed] = []
     for hit in gh.search_issues(query, per_page=per_page):
@@ -148,7 +153,7 @@ def scan_all(
                 by = "cross-link comment"
             if by is None:
                 head_ref = str((pull.get("head") or {}).get("ref") or "")
-                command = _adopt_command(upstream, number, head_ref, names)
+                command = _adopt_command(upstream, number, head_ref, names, adopt)
         closed = Closed(upstream, str(pull.get("title") or ""), item, by, command)
         if command is not None and landed_since is not None:
             _judge_landing(closed, pull, landed_since)

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchcarry import cachedir, git, hosts
+from patchcarry import cachedir, git, hosts, progress
 from patchcarry.errors import BadInputError, NetworkError, UpstreamError
 from patchcarry.proc import CalledProcessError
 
@@ -130,6 +130,7 @@ def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: st
     refspecs = [f"+{sha}:{ref}" for ref, sha in wants.items() if have.get(ref) != sha]
     if not refspecs:
         return
+    progress.say(f"fetching {what} from {fetched.upstream} (blob-less, depth {depth}) ...")
     code, err = git.fetch_partial(
         "origin", refspecs, depth=depth, cwd=fetched.repo, progress=sys.stderr.isatty()
     )
@@ -319,6 +320,7 @@ def fetch_history(
             f"+{tip}:refs/patchcarry/adopt/base",
         ]
         for depth in depths:
+            progress.say(f"fetching PR #{pull}'s commits from {upstream} (depth {depth}) ...")
             code, err = git.fetch_partial(
                 "origin",
                 refspecs,

@@ -47,6 +47,18 @@ def _environ(values: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = old
 
 
+@contextlib.contextmanager
+def as_patchcarry() -> Iterator[None]:
+    """Run the block as the installed `patchcarry` command runs (sys.argv[0]): the hints it
+    prints then name `patchcarry NAME`, as the `$ patchcarry ...` lines of the demo do."""
+    saved = sys.argv[:]
+    sys.argv[:] = ["patchcarry"]
+    try:
+        yield
+    finally:
+        sys.argv[:] = saved
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog=os.environ.pop("PATCHCARRY_PROG", None), description=__doc__.split("\n\n")[0]

@@ -23,12 +23,12 @@ from pathlib import Path
 from patchcarry import cli, git, manifest
 from testing import github_scenarios as sc
 from testing import widgets as wd
-from testing.demo_6117 import _environ
+from testing.demo_6117 import _environ, as_patchcarry
 from testing.fake_github import FakeGitHub, GitHubState
 
 
 def _run(*args: str) -> int:
-    print(f"\n$ python -m patchcarry {' '.join(args)}", flush=True)
+    print(f"\n$ patchcarry {' '.join(args)}", flush=True)
     code = cli.main(list(args))
     sys.stdout.flush()
     sys.stderr.flush()
@@ -38,7 +38,7 @@ def _run(*args: str) -> int:
 
 def _adopt_command(scan_output: str) -> list[str]:
     (line,) = [x for x in scan_output.splitlines() if "adopt: " in x]
-    return shlex.split(line.split("adopt: ", 1)[1])[3:]
+    return shlex.split(line.split("adopt: ", 1)[1])[1:]  # `patchcarry adopt ...`: its argv
 
 
 def main() -> int:
@@ -61,8 +61,8 @@ def main() -> int:
             cwd = Path.cwd()
             os.chdir(project)
             try:
-                with _environ(env):
-                    print("\n$ python -m patchcarry scan --all", flush=True)
+                with _environ(env), as_patchcarry():
+                    print("\n$ patchcarry scan --all", flush=True)
                     out_before = sys.stdout
                     with tempfile.TemporaryFile("w+") as capture:
                         sys.stdout = capture

@@ -139,14 +139,22 @@ def make_widgets(tmp: Path) -> Widgets:
     return Widgets(bare, fork, work, head, commits)
 
 
-def load(state: GitHubState, w: Widgets) -> None:
-    """acme/widgets (an organization's, default branch main), htesd's attached fork, and #7
-    closed by detachment."""
+def load(
+    state: GitHubState,
+    w: Widgets,
+    *,
+    user: str = sc.OWNER,
+    token: str = sc.TOKEN,
+    fork: bool = True,
+) -> None:
+    """acme/widgets (an organization's, default branch main), `user`'s attached fork (none
+    without `fork`: a new user's first run), and #7, `user`'s, closed by detachment."""
     state.add_user("acme", type="Organization", name="Acme")
-    state.add_token(sc.TOKEN, sc.OWNER)
+    state.add_token(token, user)
     state.add_repo(REPO, w.bare, default_branch="main", created_at="2024-01-01T00:00:00Z")
-    state.add_repo(FORK, w.fork, default_branch="main", fork_of=REPO,
-                   created_at="2026-08-07T07:30:00Z")  # fmt: skip
+    if fork:
+        state.add_repo(f"{user}/widgets", w.fork, default_branch="main", fork_of=REPO,
+                       created_at="2026-08-07T07:30:00Z")  # fmt: skip
     ad.closed_by_detachment(
-        state, REPO, NUMBER, title=TITLE, branch=BRANCH, head_sha=w.head, base="main"
+        state, REPO, NUMBER, title=TITLE, branch=BRANCH, head_sha=w.head, base="main", user=user
     )

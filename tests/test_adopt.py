@@ -328,8 +328,11 @@ def test_a_diff_section_in_a_commit_message_is_refused_with_zero_writes(world: W
 @pytest.mark.parametrize("fork", ["htesd/..", "htesd/.", "htesd/x\ny", "x-/y", "a/b/c", "a/b#1"])
 def test_a_fork_that_is_not_owner_repo_is_refused_before_anything(world: World, capsys, fork):
     before = world.manifest.read_text()
-    assert world.adopt(f"{sc.UPSTREAM}#6117", "--fork", fork) == 5
-    assert "--fork must be OWNER/REPO" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:  # a command-line mistake: exit 2 and the usage
+        world.adopt(f"{sc.UPSTREAM}#6117", "--fork", fork)
+    assert usage.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: patchcarry adopt") and "--fork: must be OWNER/REPO" in err
     assert world.manifest.read_text() == before and world.patches() == []
 
 

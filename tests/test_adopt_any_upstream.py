@@ -59,9 +59,9 @@ def test_scan_adopt_check_resubmit_refresh_on_acme_widgets(widgets, capsys) -> N
     assert cli.main(["scan", "--all"]) == 1
     out = capsys.readouterr().out
     (command,) = [line.split("adopt: ", 1)[1] for line in out.splitlines() if "adopt: " in line]
-    assert command == f"python -m patchcarry adopt {wd.REPO}#{wd.NUMBER}"
+    assert command == f"scripts/adopt {wd.REPO}#{wd.NUMBER}"  # as a checkout runs it
 
-    assert cli.main(shlex.split(command)[3:]) == 0  # the printed command, as printed
+    assert cli.main(["adopt", *shlex.split(command)[1:]]) == 0  # the printed command
     out = capsys.readouterr().out
     assert "[tests (it touches tests only)]" in out
     assert (
@@ -157,13 +157,24 @@ def test_check_without_upstream_fetches_the_entries_own_repository(monkeypatch) 
     assert upstream.url_for_entries([entry]) == "https://github.com/acme/widgets.git"  # type: ignore[list-item]
 
 
-def test_resubmit_refuses_to_record_into_the_embedded_manifest(widgets, monkeypatch, capsys):
+def test_the_embedded_example_is_never_acted_on_as_the_users(widgets, monkeypatch, capsys):
+    """Found when the user has no manifest of their own: resubmit says it is the example and
+    how to make theirs, plans it without their token (no authenticated request, no token
+    owner's refusal) and writes nothing, even without --dry-run."""
     gh, w, series = widgets
     assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
     monkeypatch.setattr(manifest, "EMBEDDED_DIR", series.parent)
+    monkeypatch.setenv("GITHUB_TOKEN", "fake-token-alice")  # someone else's than the fork's
+    gh.state.add_token("fake-token-alice", "alice")
     before = series.read_text()
     capsys.readouterr()
-    assert cli.main(["resubmit"]) == 5
-    assert "read-only" in capsys.readouterr().err
+    requests = len(gh.requests)
+    for argv in (["resubmit"], ["resubmit", "--dry-run"]):
+        assert cli.main(argv) == 0
+        out, err = capsys.readouterr()
+        assert "is the example manifest inside the installed package" in err
+        assert "adopt OWNER/REPO#N --manifest patches/series.toml` creates it" in err
+        assert out.startswith("DRY RUN") and "last-page: PLANNED" in out
+        assert "--force" not in out + err and "use that owner's token" not in err
     assert gh.writes() == [] and series.read_text() == before
-    assert cli.main(["resubmit", "--dry-run"]) == 0  # a dry run writes nothing: allowed
+    assert not any(r.authorized for r in gh.requests[requests:])

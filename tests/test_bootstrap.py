@@ -1,4 +1,4 @@
-"""scripts/bootstrap and scripts/resubmit.sh's install phase, with a stand-in Python.
+"""scripts/bootstrap and scripts/resubmit's install phase, with a stand-in Python.
 
 The stand-in (a bash script named python3.11, which the venv's `bin/python` links to) logs
 every call with whether a credential was in its environment, and fakes `-m venv`, `-m pip`
@@ -50,7 +50,7 @@ class Repo:
     def __init__(self, tmp: Path) -> None:
         self.root = tmp / "repo"
         (self.root / "scripts").mkdir(parents=True)
-        for script in ("bootstrap", "resubmit.sh"):
+        for script in ("bootstrap", "resubmit", "scan"):
             shutil.copy2(ROOT / "scripts" / script, self.root / "scripts" / script)
         shutil.copytree(ROOT / "scripts" / "lib", self.root / "scripts" / "lib")  # the shims'
         shutil.copytree(ROOT / "requirements", self.root / "requirements")
@@ -128,9 +128,20 @@ def test_cold_main_set_one_line_per_phase_then_nothing_when_current(repo: Repo) 
         assert flag in install
     pth = repo.root / ".venv" / "lib" / "site-packages" / "patchcarry-checkout.pth"
     assert pth.read_text().strip() == str(repo.root)
+    # the checkout's command has the installed package's name: .venv/bin/patchcarry COMMAND
+    command = repo.root / ".venv" / "bin" / "patchcarry"
+    assert command.read_text().startswith(f"#!{repo.root}/.venv/bin/python\n")
+    assert "from patchcarry.cli import main" in command.read_text()
+    ran = subprocess.run([command, "scan", "--all"], env=repo.env, capture_output=True, timeout=60)
+    assert ran.returncode == 0
+    assert [(p, a) for p, a, _ in repo.calls()] == [("python", f"{command} scan --all")]
 
     again = repo.run("bootstrap", "main")
     assert (again.returncode, again.stderr, repo.calls()) == (0, "", [])
+    command.unlink()  # a .venv from before the command existed gets it, installing nothing
+    again = repo.run("bootstrap", "main")
+    assert (again.returncode, again.stderr, repo.calls()) == (0, "", [])
+    assert command.is_file()
 
 
 def test_no_credential_reaches_pip_or_the_venv(repo: Repo) -> None:
@@ -148,8 +159,8 @@ def test_no_credential_reaches_pip_or_the_venv(repo: Repo) -> None:
     assert {creds for _, _, creds in calls} == {"clean"}
 
 
-def test_resubmit_sh_installs_without_the_token_then_runs_the_venv_with_it(repo: Repo) -> None:
-    result = repo.run("resubmit.sh", "--dry-run", GITHUB_TOKEN="sentinel", RESUBMIT_TOKEN="s2")
+def test_resubmit_installs_without_the_token_then_runs_the_venv_with_it(repo: Repo) -> None:
+    result = repo.run("resubmit", "--dry-run", GITHUB_TOKEN="sentinel", RESUBMIT_TOKEN="s2")
     assert result.returncode == 0, result.stderr
     *install, last = repo.calls()
     assert repo.installs(install) == [MAIN]
@@ -159,7 +170,7 @@ def test_resubmit_sh_installs_without_the_token_then_runs_the_venv_with_it(repo:
     assert last[2].startswith("TOKEN:")  # the token step itself still has it
 
     # .venv current: nothing but the venv's python runs
-    assert repo.run("resubmit.sh", "scan", GITHUB_TOKEN="sentinel").returncode == 0
+    assert repo.run("scan", GITHUB_TOKEN="sentinel").returncode == 0
     assert [(p, a) for p, a, _ in repo.calls()] == [("python", "-P -m patchcarry scan")]
 
 

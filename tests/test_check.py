@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -341,3 +343,43 @@ def test_same_code_forgives_only_comments_and_blank_lines(ours, theirs, same):
 def test_same_code_outside_python_keeps_indentation():
     assert not judge.same_code("a.yml", _diff("+a:", "+  b: 1"), _diff("+a:", "+b: 1"))
     assert judge.same_code("a.yml", _diff("+a:", "+  b: 1"), _diff("+a:", "+  # c", "+  b: 1"))
+
+
+def test_the_table_stays_aligned_for_a_60_character_entry_name():
+    """`adopt` names entries after branch names: a long one keeps its own column."""
+    from patchcarry.check.render import table
+    from patchcarry.check.report import CheckReport, EntryResult, PatchApply, RefApply
+
+    long_name = "x" * 60
+    refs = [RefApply("base", "c76ff61", "c" * 40, [PatchApply("0001-a.patch", "clean", [])])]
+    report = CheckReport(
+        "acme/widgets", "offline", [EntryResult(long_name, refs), EntryResult("short", refs)]
+    )
+    lines = table(report).splitlines()
+    header = next(line for line in lines if line.startswith("ENTRY"))
+    rows = [line for line in lines if line.startswith((long_name, "short "))]
+    column = header.index("REF")
+    assert column > len(long_name) and len(rows) == 2
+    for row in rows:
+        assert row[column - 1] == " " and row[column:].startswith("base c76ff61"), lines
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_fetch_says_its_phase_on_a_terminal_and_keeps_quiet_under_json(
+    upstream, tmp_path, monkeypatch
+):
+    """The fetch from upstream can take a while: a phase line on a terminal's stderr (git's
+    own progress shows there too); none under --json, none when stderr is captured."""
+    mf = write_manifest(tmp_path / "m", base_commit=upstream.base_commit)
+    argv = ["check", "--manifest", str(mf), "--upstream", upstream.url]
+    for extra, shown in (([], True), (["--json"], False)):
+        terminal = _Terminal()
+        monkeypatch.setattr(sys, "stderr", terminal)
+        main([*argv, *extra, "--work-dir", str(tmp_path / f"wd{len(extra)}")])
+        said = [line for line in terminal.getvalue().splitlines() if line.startswith("fetching")]
+        assert bool(said) == shown, terminal.getvalue()
+        assert not said or f"from {upstream.url}" in said[0]

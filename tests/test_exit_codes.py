@@ -1,5 +1,6 @@
-"""One table of exit codes: errors.CODES is the README's table and every --help's epilog, and
-one failure of each code, run through the real commands, ends with it in one clear line."""
+"""One table of exit codes: errors.CODES is docs/exit-codes.md's table and the help topic
+`patchcarry help exit-codes`; every --help fits a screen and ends with the codes in a word
+each; one failure of each code, run through the real commands, ends with it in one clear line."""
 
 from __future__ import annotations
 
@@ -16,12 +17,17 @@ from testing import exit_cases
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_the_readme_table_is_the_mapping() -> None:
-    text = (ROOT / "README.md").read_text()
-    assert errors.readme_table() in text, (
-        "README's exit-code table differs from patchcarry.errors.CODES: paste "
-        "`python -c 'from patchcarry import errors; print(errors.readme_table())'`"
+def test_the_docs_table_and_the_help_topic_are_the_mapping(capsys) -> None:
+    text = (ROOT / "docs" / "exit-codes.md").read_text()
+    assert errors.docs_table() in text, (
+        "docs/exit-codes.md's table differs from patchcarry.errors.CODES: paste "
+        "`python -c 'from patchcarry import errors; print(errors.docs_table())'`"
     )
+    assert cli.main(["help", "exit-codes"]) == 0
+    shown = capsys.readouterr().out
+    assert shown.rstrip() == errors.help_table()
+    for code in errors.CODES:
+        assert f"\n  {code:<4}" in shown
 
 
 def test_every_error_class_maps_to_a_documented_code() -> None:
@@ -34,14 +40,30 @@ def test_every_error_class_maps_to_a_documented_code() -> None:
 
 
 @pytest.mark.parametrize("command", [None, *cli.COMMANDS])
-def test_every_help_ends_with_the_table_and_shows_no_internal_docstring(command, capsys) -> None:
+def test_every_help_fits_a_screen_and_names_the_codes_topic(
+    command, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "60")  # a narrow terminal changes no line count
     with pytest.raises(SystemExit) as done:
         cli.main([command, "--help"] if command else ["--help"])
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith(f"usage: patchcarry {command or ''}".rstrip())
+    assert len(out.splitlines()) <= 40, f"{command} --help is {len(out.splitlines())} lines"
     assert out.rstrip().endswith(errors.help_epilog())
+    assert "patchcarry help exit-codes" in out and "| 5 |" not in out
     assert "the only module" not in out and "argparse dispatch" not in out
+    assert "this was --" not in out  # no changelog notes
+
+
+def test_scan_is_the_first_command_listed(capsys) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    block = capsys.readouterr().out.split("COMMAND\n", 1)[1].split("\n\n")[0]
+    listed = [
+        line.split()[0] for line in block.splitlines() if line.startswith("    ") and line[4] != " "
+    ]
+    assert listed[:3] == ["scan", "adopt", "check"] and listed[-1] == "help"
 
 
 def test_a_typo_prints_the_commands_usage(capsys) -> None:
@@ -79,9 +101,9 @@ def _snapshot(*roots: Path) -> dict[str, tuple[int, int]]:
 
 
 SHIMS = ["adopt", "audit", "audit-sweep", "audit-walk-bench", "bootstrap", "check", "check-bench",
-         "demo-adopt", "demo-dry-run", "device-gpu-check", "gpu-check.sh", "lock", "measure",
-         "measure-bootstrap", "patch-parse-bench", "render-docs", "resubmit.sh", "retire", "test",
-         "time-clean-clone", "upstream-tree"]  # fmt: skip
+         "demo-adopt", "demo-dry-run", "device-gpu-check", "gpu-check", "lock", "measure",
+         "measure-bootstrap", "patch-parse-bench", "render-docs", "resubmit", "retire", "scan",
+         "test", "time-clean-clone", "tree"]  # fmt: skip
 
 
 def test_every_script_help_is_its_own_and_changes_nothing() -> None:
@@ -119,9 +141,23 @@ def test_a_shim_that_does_more_than_its_command_says_what_it_does() -> None:
     assert "The retention audit over every configuration" not in audit.stdout
 
 
-def test_scan_upstream_is_checked_as_owner_repo_like_every_repository_name(capsys) -> None:
-    assert cli.main(["scan", "--upstream", "htesd/..", "--author", "someone"]) == 5
-    assert "--upstream must be OWNER/REPO" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["scan", "--upstream", "htesd/..", "--author", "someone"],
+        ["adopt", "foo"],
+        ["adopt", "acme/widgets#x"],
+        ["adopt", "acme/widgets#7", "--fork", "htesd"],
+        ["resubmit", "--dry-run", "--upstream", "a/b/c"],
+    ],
+)
+def test_a_malformed_pr_or_repository_on_the_command_line_is_a_usage_mistake(capsys, argv) -> None:
+    """Exit 2 with the command's usage, as every other command-line mistake; nothing read."""
+    with pytest.raises(SystemExit) as done:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.startswith(f"usage: patchcarry {argv[0]}")
+    assert "OWNER/REPO" in err.splitlines()[-1]
 
 
 def test_check_offline_needs_no_single_upstream_url(tmp_path, capsys) -> None:

@@ -15,6 +15,7 @@ import pytest
 from patchcarry import git, proc
 from patchcarry.errors import MissingInstallError
 from patchcarry.runtime.child import probe_env
+from testing import github_scenarios as sc
 from tests import test_resubmit
 from tests.test_resubmit import ENTRY, World
 
@@ -53,7 +54,7 @@ def _user_config(tmp: Path, monkeypatch: pytest.MonkeyPatch, config: str) -> Pat
 
 def test_hooks_and_templates_from_user_config_never_run(world, tmp_path, monkeypatch):
     log = _user_config(tmp_path, monkeypatch, "")
-    monkeypatch.setenv("GH_TOKEN", "gh-token-value")
+    monkeypatch.setenv("GH_TOKEN", sc.TOKEN)  # the token in use (gh reads GH_TOKEN first)
     w: World = world()
     assert w.run(ENTRY) == 0  # a push, a clone, an am, fetches: no hook runs
     assert w.fork_branch() is not None
@@ -71,7 +72,7 @@ def test_only_gits_with_the_credential_helper_get_the_token(world, tmp_path, mon
     )
     (bin_dir / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("GH_TOKEN", "gh-token-value")
+    monkeypatch.setenv("GH_TOKEN", sc.TOKEN)  # the token in use (gh reads GH_TOKEN first)
     w: World = world()
     assert w.run(ENTRY) == 0
     lines = seen.read_text().splitlines()

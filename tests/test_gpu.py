@@ -1,4 +1,4 @@
-"""On a CUDA machine (the self-hosted GPU runner, `scripts/gpu-check.sh`): the real CUDA RNG
+"""On a CUDA machine (the self-hosted GPU runner, `scripts/gpu-check`): the real CUDA RNG
 path, no stand-ins, and the caching allocator's floor.
 
 - synthetic model on the installed megatron-core: after backward the allocator floor with

@@ -81,7 +81,8 @@ def test_a_plain_install_checks_its_embedded_manifest_from_anywhere(
     every --help, and one failure of each exit code (tests/test_exit_codes.py's cases)."""
     # The dependencies come from this environment's site-packages (a path entry, so its
     # editable finder for the checkout is NOT loaded); patchcarry itself from the wheel.
-    py, site = plain_venv(checkout_wheel(tmp_path_factory), tmp_path / "venv")
+    wheel = checkout_wheel(tmp_path_factory)
+    py, site = plain_venv(wheel, tmp_path / "venv")
     venv = tmp_path / "venv"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -144,7 +145,7 @@ def test_a_plain_install_checks_its_embedded_manifest_from_anywhere(
     for case in exit_cases.cases(tmp_path, fake_github.url):
         err = exit_cases.run([py], case, cwd=elsewhere, env=env)
         if case.env.get("PYTHONPATH"):
-            assert "pip install 'patchcarry[proof]'" in err and "scripts/" not in err
+            assert f"pip install '{wheel}[proof]'" in err and "scripts/" not in err
     assert not list(elsewhere.iterdir())
 
 

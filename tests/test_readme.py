@@ -34,11 +34,33 @@ def test_ci_runs_the_readme_test_command():
     assert "scripts/test" in ci and "scripts/test" in text
 
 
-def test_first_screen_holds_what_the_two_commands_layout_and_exit_codes():
-    first = "\n".join((ROOT / "README.md").read_text().splitlines()[:60])
-    for needed in ("fork network", "## Two commands", "scripts/resubmit.sh --dry-run --offline",
-                   "scripts/test", "## Layout", "## Exit codes", "| 130 |"):  # fmt: skip
-        assert needed in first, f"README's first 60 lines lack {needed!r}"
+def first_screen() -> str:
+    """The README's first 40 lines: what a new reader sees before scrolling."""
+    return "\n".join((ROOT / "README.md").read_text().splitlines()[:40])
+
+
+def code_blocks(text: str) -> list[list[str]]:
+    """The lines of each ```bash block in `text`."""
+    blocks = text.split("```bash\n")[1:]
+    return [block.split("\n```", 1)[0].strip().splitlines() for block in blocks]
+
+
+def test_first_screen_says_what_it_does_the_users_path_and_the_two_commands():
+    first = first_screen()
+    for needed in ("fork network", "any GitHub repository", "## Two commands",
+                   "docs/exit-codes.md", "patchcarry help exit-codes"):  # fmt: skip
+        assert needed in first, f"README's first 40 lines lack {needed!r}"
+    users, ours = code_blocks(first)[:2]
+    commands = [line.split("  #")[0].strip() for line in users]
+    steps = [c for c in commands if c.startswith("patchcarry ")]
+    assert [s.split()[1] for s in steps] == ["scan", "adopt", "resubmit", "resubmit"]
+    assert steps[0] == "patchcarry scan --all" and "--dry-run" in steps[2]
+    # exactly two commands for a fresh machine: the main job (offline dry run) and the tests
+    assert [line.split("  #")[0].strip() for line in ours] == [
+        "scripts/resubmit --dry-run --offline",
+        "scripts/test",
+    ]
+    assert "| 5 |" not in first  # the exit-code table is reference: docs/ and a help topic
 
 
 def test_the_gpu_section_quotes_only_committed_gpu_evidence(tmp_path):

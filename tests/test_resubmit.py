@@ -147,7 +147,12 @@ def test_detached_close_gives_new_draft_pr_one_cross_link_and_records_it(world, 
     links = [c for c in w.state.comments if c.issue == 6117 and "patchcarry:cross-link" in c.body]
     assert len(links) == 1 and f"#{number}" in links[0].body
     assert f"pr = {number}" in w.manifest.read_text()
-    assert f"{ENTRY}: CREATED  PR #{number}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"{ENTRY}: CREATED  PR #{number}" in out
+    # what the author does next: the PR opens as a draft (as upstream's template asks)
+    (step,) = [line for line in out.splitlines() if line.startswith("next: ")]
+    assert f"#{number} is a draft" in step and "self-review" in step
+    assert "Ready for review" in step and step.endswith(f"/pull/{number}")
 
 
 def test_fork_without_the_base_history_still_gets_the_branch(world):
@@ -198,7 +203,7 @@ def test_no_token_defaults_to_dry_run(world, capsys):
     w = world(token=None)
     assert w.run(ENTRY) == 0
     assert w.writes() == [] and not any(r.authorized for r in w.gh.requests)
-    assert "DRY RUN (no GITHUB_TOKEN set)" in capsys.readouterr().out
+    assert "DRY RUN (no GH_TOKEN or GITHUB_TOKEN set)" in capsys.readouterr().out
 
 
 def test_missing_fork_is_created_then_used(world):
@@ -247,7 +252,7 @@ def test_detached_fork_is_refused_without_any_write(world, capsys):
     w = world(new_fork="detached")
     assert w.run(ENTRY) == 1
     assert w.writes() == [] and w.fork_branch() is None
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # the plan's lines wrap at 120 columns
     assert "REFUSED" in out and "never pushing there" in out and "fork: false" in out
 
 
@@ -499,8 +504,11 @@ def test_a_non_ascii_author_is_author_and_committer_on_the_fork(world, tmp_path,
 @pytest.mark.parametrize("value", ["htesd/..", "htesd/.", "htesd/x y", "htesd/x/y", "htesd"])
 def test_a_repository_override_that_is_not_owner_repo_is_refused(world, capsys, flag, value):
     w = world()
-    assert w.run(ENTRY, f"{flag}={value}") == 5
-    assert f"{flag} must be OWNER/REPO" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:  # a command-line mistake: exit 2 and the usage
+        w.run(ENTRY, f"{flag}={value}")
+    assert usage.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: patchcarry resubmit") and f"{flag}: must be OWNER/REPO" in err
     assert w.writes() == []
 
 
@@ -742,7 +750,7 @@ def test_a_live_pr_on_the_tools_own_head_is_not_rebuilt_without_update_live(worl
     capsys.readouterr()
     assert w.run(ENTRY) == 0
     assert w.fork_branch() == published
-    assert "Held back until you pass --update-live" in capsys.readouterr().out
+    assert "Held back until you pass --update-live" in " ".join(capsys.readouterr().out.split())
     assert w.run("--update-live", ENTRY) == 0
     assert w.fork_branch() != published
 

@@ -111,7 +111,8 @@ def test_new_fork_still_lagging_says_retry_in_a_minute_without_the_git_command(
     sleeps = _lagging_fork(w, monkeypatch, catch_up_after=None)
     assert w.run(ENTRY) == 1
     err = capsys.readouterr().err
-    assert "retry in a minute" in err and err.count("\n") == 1
+    errors = [line for line in err.splitlines() if not line.startswith("waiting for ")]
+    assert len(errors) == 1 and "retry in a minute" in errors[0]  # after the wait's progress
     assert "git push" not in err and "fatal:" not in err
     assert 240 <= sum(sleeps) <= 300  # bounded: GitHub says to ask support after five minutes
     assert w.pulls_from(sc.CHECKPOINT_BRANCH) == []  # no PR from a branch that is not there
@@ -229,16 +230,31 @@ def test_an_atomic_push_quotes_the_refused_refs_reason_not_the_atomic_side_effec
 
 
 def test_a_fork_github_is_still_creating_is_awaited_with_back_off_up_to_five_minutes(
-    world, monkeypatch
+    world, monkeypatch, capsys
 ):
     """GitHub creates forks asynchronously: the new fork 404s for a while (here: its first
-    12 reads, longer than ten one-second polls), then its git side lags too."""
+    12 reads, longer than ten one-second polls), then its git side lags too. Each wait says
+    so on stderr first (a silent wait of minutes looks like a hang); --json keeps quiet."""
     w: World = world(new_fork="none")
     sleeps = _lagging_fork(w, monkeypatch, catch_up_after=14, api_lag=12)
     assert w.run(ENTRY) == 0
     assert sum(sleeps) <= 300 and max(sleeps) <= 30  # backed off, capped, bounded
     assert sleeps[:3] == [1.0, 2.0, 4.0]
     assert len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1
+    waits = [line for line in capsys.readouterr().err.splitlines() if "waiting for" in line]
+    assert len(waits) == len(sleeps)
+    assert waits[0] == (
+        f"waiting for {sc.NEW_FORK} to appear (GitHub creates forks asynchronously): next try "
+        "in 1 s, 0 of 300 s waited (--fork-wait)"
+    )
+    assert any("git to accept pushes" in line for line in waits)  # the git side's lag too
+
+
+def test_a_fork_wait_is_quiet_under_json(world, monkeypatch, capsys):
+    w: World = world(new_fork="none")
+    sleeps = _lagging_fork(w, monkeypatch, catch_up_after=3, api_lag=2)
+    assert w.run("--json", ENTRY) == 0 and sleeps
+    assert "waiting for" not in capsys.readouterr().err
 
 
 def test_a_short_configured_fork_wait_bounds_the_wait_and_a_rerun_resumes(

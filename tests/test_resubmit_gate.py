@@ -19,7 +19,8 @@ def test_a_token_of_another_user_than_the_forks_owner_stops_the_run(
     w: World = world()
     w.state.add_token("ghp_someoneelse", "someone-else")
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_someoneelse")
-    assert w.run(ENTRY) == 6
+    assert w.run(ENTRY) == 1  # a local check, not an API refusal (6)
     err = capsys.readouterr().err
     assert f"GITHUB_TOKEN belongs to someone-else, but {ENTRY}'s fork is {sc.NEW_FORK}" in err
+    assert "--fork" not in err and "--force" not in err  # never toward someone else's fork
     assert w.writes() == [] and w.pulls_from(sc.CHECKPOINT_BRANCH) == []

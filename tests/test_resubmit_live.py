@@ -258,7 +258,7 @@ def test_earlier_revision_also_edited_by_a_maintainer_is_refused(live, capsys):
                            (MAINTAINER, "Reword the comment", maintainer_edit)])  # fmt: skip
     foreign = w.head(sc.CHECKPOINT_BRANCH)
     assert w.run(CKPT) == 1
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # the plan's lines wrap at 120 columns
     assert "REFUSED" in out and "holds an earlier revision" in out
     assert "someone else also edited the lines it revises" in out
     assert w.writes() == [] and w.head(sc.CHECKPOINT_BRANCH) == foreign
@@ -299,7 +299,7 @@ def test_6338_shape_plain_run_pushes_nothing_and_opted_in_adds_only_the_missing_
     _, log, _ = git.git("log", "--format=%an", f"{old}", "-3", cwd=w.fork_git)
     assert log.split("\n")[:2] == ["iiap", "Xin Yao"]
     assert w.run(HC) == 0  # plain: the head holds the carried fix, only the cross-link is missing
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # the plan's lines wrap at 120 columns
     assert w.head(sc.HC_BRANCH) == old
     assert w.pull(6338).body == "Hand-written #6338 description.\n"
     assert w.writes() == [("POST", "/repos/NVIDIA/Megatron-LM/issues/6017/comments")]

@@ -51,7 +51,7 @@ def test_pages_through_every_repository_and_classifies_each(gh: FakeGitHub) -> N
     ]
     pages = [r.query.get("page") for r in gh.requests if r.path == "/search/issues"]
     assert pages == ["1", "2", "3", "4"]  # 6 hits, 2 a page: the 4th page comes back empty
-    assert found[-1].adopt == f"python -m patchcarry adopt {OTHER}#14"
+    assert found[-1].adopt == f"patchcarry adopt {OTHER}#14"
     assert found[2].adopt is None  # a maintainer's close is theirs to decide, not to adopt
 
 
@@ -80,9 +80,7 @@ def test_cli_json_marks_carried_ones_and_avoids_a_name_clash(
         "manifest entry checkpoint-detached-grad-retention"
     )
     assert rows[("NVIDIA/Megatron-LM", 6117)]["adopt"] is None
-    assert rows[("NVIDIA/Megatron-LM", 6017)]["adopt"] == (
-        "python -m patchcarry adopt NVIDIA/Megatron-LM#6017"
-    )
+    assert rows[("NVIDIA/Megatron-LM", 6017)]["adopt"] == ("scripts/adopt NVIDIA/Megatron-LM#6017")
     # #12's branch has the carried entry's name: the command names the entry itself
     assert shlex.split(rows[(OTHER, 12)]["adopt"])[-2:] == [
         "--name", "checkpoint-detached-grad-retention-12",
@@ -101,7 +99,7 @@ def test_cli_text_prints_the_commands_and_an_empty_manifest_is_fine(
         "htesd's closed, unmerged PRs on every repository: 6; "
         "closed by fork detachment and not carried: 5\n"
     )
-    assert "      adopt: python -m patchcarry adopt NVIDIA/Megatron-LM#6117\n" in out
+    assert "      adopt: scripts/adopt NVIDIA/Megatron-LM#6117\n" in out  # as a checkout runs it
     assert "#6201 Maintainer-closed change  [closed-by-maintainer]" in out
 
 

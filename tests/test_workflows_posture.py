@@ -292,7 +292,7 @@ jobs:
       - uses: actions/checkout@__SHA__ # v7.0.1
         with:
           persist-credentials: false
-      - run: scripts/gpu-check.sh
+      - run: scripts/gpu-check
 """
 
 
@@ -352,7 +352,7 @@ def test_the_old_label_and_environment_gate_is_no_longer_enough(tmp_path: Path) 
         timeout-minutes: 90
         permissions: {contents: read}
         steps:
-          - run: scripts/gpu-check.sh
+          - run: scripts/gpu-check
     """
     assert _rules(_write(tmp_path, old_gpu_yml)) == {"self-hosted-pr-trigger": {"gpu-check"}}
 
@@ -508,7 +508,7 @@ jobs:
       - name: the old resubmit step
         env:
           GITHUB_TOKEN: ${{ secrets.RESUBMIT_TOKEN }}
-        run: scripts/resubmit.sh --json > out/resubmit.jsonl
+        run: scripts/resubmit --json > out/resubmit.jsonl
   split:
     runs-on: ubuntu-24.04
     timeout-minutes: 5
@@ -524,14 +524,14 @@ jobs:
 
 
 def test_installers_never_run_with_a_secret(tmp_path: Path) -> None:
-    # ROOT: scripts/resubmit.sh is recognised as an installer because it runs bootstrap.
+    # ROOT: scripts/resubmit is recognised as an installer because it runs bootstrap.
     found = {
         v.job: v.detail
         for v in posture.check_workflow(_write(tmp_path, INSTALLS), root=ROOT)
         if v.rule == "install-with-secret"
     }
     assert set(found) == {"step-secret", "job-secret", "script-that-bootstraps"}
-    assert "scripts/resubmit.sh (it runs scripts/bootstrap)" in found["script-that-bootstraps"]
+    assert "scripts/resubmit (it runs scripts/bootstrap)" in found["script-that-bootstraps"]
 
 
 # --- the real workflows ------------------------------------------------------------------
@@ -619,7 +619,7 @@ def test_resubmit_installs_before_the_token_step_and_the_token_step_only_runs_th
     install = next(s for s in steps if "scripts/bootstrap main" in str(s.get("run")))
     assert steps.index(install) < steps.index(token_step) and "env" not in install
     assert ".venv/bin/python -P -m patchcarry resubmit" in token_step["run"]
-    for word in ("pip", "bootstrap", "resubmit.sh", "uv "):
+    for word in ("pip", "bootstrap", "scripts/resubmit", "uv "):
         assert word not in token_step["run"], word
 
 

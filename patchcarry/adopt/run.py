@@ -23,7 +23,7 @@ from typing import Any
 
 import tomlkit
 
-from patchcarry import hosts, inputs, manifest, manifest_edit, patchrules
+from patchcarry import hosts, inputs, install, manifest, manifest_edit, patchrules
 from patchcarry import upstream as upstream_mod
 from patchcarry.adopt import commits as commits_mod
 from patchcarry.adopt import landed
@@ -54,9 +54,10 @@ class Options:
 
 def existing(path: Path) -> tuple[dict[str, Any], list[manifest.Entry]]:
     """The manifest's [defaults] and its entries (validated); a missing or entry-less
-    manifest has none."""
+    manifest has none. A new manifest's own folder (`patches/`) may be missing, not the one
+    above it: adopt makes the first, a typo in the second is refused."""
     if not path.exists():
-        if not path.parent.is_dir():
+        if not path.parent.is_dir() and not path.parent.parent.is_dir():
             raise BadInputError(f"{path}: no such directory for the manifest")
         return {}, []
     try:
@@ -69,6 +70,8 @@ def existing(path: Path) -> tuple[dict[str, Any], list[manifest.Entry]]:
 
 
 def _next_number(patches_dir: Path) -> int:
+    if not patches_dir.is_dir():
+        return 1
     numbers = [int(m.group(1)) for p in patches_dir.iterdir() if (m := _NUMBERED_RE.match(p.name))]
     return max(numbers, default=0) + 1
 
@@ -260,6 +263,10 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         _write(path, patches_dir, written, fields)
     say(f"wrote {len(written)} patch(es) and entry {name!r} in {path}:\n{entry_text.rstrip()}")
     say(render.table(report))
+    if report.exit_code == 0:
+        found_here = manifest.find().resolve() == path.resolve()  # as resubmit, run here, finds
+        again = "" if found_here else f" --manifest {path}"
+        say(f"next: {install.command('resubmit')} --dry-run {name}{again}")
     return report.exit_code
 
 
@@ -302,8 +309,11 @@ def _preflight_paths(
 
 
 def _write(path: Path, patches_dir: Path, written: list[Path], fields: dict[str, Any]) -> None:
-    """Copy the patches beside the manifest, then add the entry; undo the copies on failure."""
+    """Copy the patches beside the manifest (making its folder for a new one), then add the
+    entry; undo the copies, and the folder it made, on failure."""
     copied: list[Path] = []
+    made = not patches_dir.exists()
+    patches_dir.mkdir(exist_ok=True)
     try:
         for patch in written:
             dest = patches_dir / patch.name
@@ -317,4 +327,6 @@ def _write(path: Path, patches_dir: Path, written: list[Path], fields: dict[str,
     except BaseException:
         for dest in copied:
             dest.unlink(missing_ok=True)
+        if made:
+            shutil.rmtree(patches_dir, ignore_errors=True)
         raise

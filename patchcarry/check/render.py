@@ -85,14 +85,26 @@ def landing_lines(landing: Landing) -> list[str]:
     return lines
 
 
-def _entry_lines(e: EntryResult) -> list[str]:
+def _where(ref: RefApply) -> str:
+    return ref.ref if ref.ref == "installed" else f"{ref.ref} {ref.label}"
+
+
+def _widths(entries: list[EntryResult]) -> tuple[int, int]:
+    """The ENTRY and REF columns: wide enough for the longest name and ref (two spaces
+    after each), never narrower than the usual 22 and 20."""
+    names = max((len(e.name) for e in entries), default=0) + 2
+    refs = max((len(_where(r)) for e in entries for r in e.refs), default=0) + 2
+    return max(22, names), max(20, refs)
+
+
+def _entry_lines(e: EntryResult, widths: tuple[int, int] = (22, 20)) -> list[str]:
+    first, second = widths
     if not e.refs:
-        return [f"{e.name:<22}{'-':<20}not checked: {e.reason}"]
+        return [f"{e.name:<{first}}{'-':<{second}}not checked: {e.reason}"]
     lines = []
     for n, ref in enumerate(e.refs):
         name = e.name if n == 0 else ""
-        where = ref.ref if ref.ref == "installed" else f"{ref.ref} {ref.label}"
-        lines.append(f"{name:<22}{where:<20}{_ref_status(ref)}")
+        lines.append(f"{name:<{first}}{_where(ref):<{second}}{_ref_status(ref)}")
         if len({_patch_status(p) for p in ref.patches}) > 1:  # say which patch is which
             lines += [f"{'':<24}{p.patch[:40]}: {_patch_status(p)}" for p in ref.patches]
         for p in ref.patches:
@@ -123,9 +135,10 @@ def table(report: CheckReport) -> str:
             f"upstream: {report.upstream}",
             f"fetched {fetched} this run; cache {report.cache} holds {cached}",
         ]
-    out.append(f"{'ENTRY':<22}{'REF':<20}STATUS")
+    widths = _widths(report.entries)
+    out.append(f"{'ENTRY':<{widths[0]}}{'REF':<{widths[1]}}STATUS")
     for e in report.entries:
-        out += _entry_lines(e)
+        out += _entry_lines(e, widths)
     bad = [e.name for e in report.entries if e.status == "does not apply"]
     landed = [e.name for e in report.entries if e.status == "landed"]
     said = f"landed upstream, nothing to carry: {', '.join(landed)}" if landed else ""

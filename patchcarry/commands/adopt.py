@@ -1,23 +1,12 @@
 """Adopt an upstream PR (one GitHub closed when its fork left the fork network, say) as
-carried patches: its own commits (merges of the base branch into it dropped) become
-`git format-patch` files beside the manifest, authorship and sign-offs as they were, and a
-new [[entry]] (supersedes = [N], its base commit, base branch, title and head branch) is
-added to the manifest; then `check` runs on it. --dry-run shows both, runs every rule the
-real run runs (and the check, on the staged entry), writes nothing and exits as it would.
+carried patches: its own commits become `git format-patch` files beside the manifest
+(authorship and sign-offs as they were) and a new [[entry]] (supersedes = [N]); then `check`
+runs on it. --dry-run runs every rule and the check, writes nothing, and exits as it would.
 
-The entry's own `paths` are the directories the PR's commits touch, as globs (`src/widgets/**`),
-unless --paths says; workflow files, symlinks, binaries and mode changes are refused whatever
-`paths` says. The PR's commits stay one series of fix commits, in order; only trailing commits
-that touch tests alone are proposed as `tests` (the plan marks them).
-
-Works on any GitHub repository: the base branch, paths and tests come from the PR. Without
---manifest the manifest is the first patches/series.toml in the current directory or a parent,
-else $XDG_CONFIG_HOME/patchcarry/series.toml; the copy inside an installed package is read-only.
-
-Reads the PR through the GitHub API (GITHUB_TOKEN optional for public repositories; GH_HOST
-for another host) and its commits from refs/pull/N/head on the upstream repository.
-Exit 0 when adopted (check passed), 1 when refused (merged PR) or the check failed; the
-other codes below.
+Works on any GitHub repository (a token is optional for public ones). Without --manifest the
+manifest is patches/series.toml here or in a parent, else $XDG_CONFIG_HOME/patchcarry/
+series.toml (created when missing). Exit 0 when adopted, 1 when refused (merged PR) or the
+check failed. Next: `patchcarry resubmit --dry-run NAME`.
 """
 
 from __future__ import annotations
@@ -25,16 +14,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from patchcarry.commands import argtypes
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("pull", metavar="OWNER/REPO#N", help="the PR to adopt")
+    parser.add_argument("pull", metavar="OWNER/REPO#N", type=argtypes.pull, help="the PR to adopt")
     parser.add_argument(
         "--name", help="entry name (default: from the PR's head branch, e.g. fix/x-y -> x-y)"
     )
     parser.add_argument(
         "--fork",
         metavar="OWNER/REPO",
+        type=argtypes.repo,
         help="fork the new PR will come from (default: the manifest's, else AUTHOR/REPO)",
     )
     parser.add_argument(
@@ -44,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--manifest",
         type=Path,
         default=None,
-        help="manifest to add the entry to (created if missing); patches go beside it "
+        help="manifest to add the entry to (created if missing); patches go beside it"
         "(default: found as described above)",
     )
     parser.add_argument(

@@ -1,17 +1,10 @@
 """Find every byte a Megatron model keeps alive between iterations, and who holds it.
 
-Builds upstream's real GPTModel from an upstream tree (--megatron-src, MEGATRON_SRC, or the
-manifest's pinned base fetched with --upstream), once per variant (unpatched, fix, reset,
-both: the manifest's patches applied to a copy), each in its own child process; runs N
-iterations (forward, backward, optimizer step, zero grad) on CPU with the named stand-ins, or
-on CUDA without them; after each, lists every live tensor that is not a parameter, a grad,
-optimizer state or a registered buffer (by storage), attributes it to the path that keeps it
-reachable, and groups it by site (layer indices folded). Prints bytes per site per iteration;
---json writes the evidence (schema: patchcarry/audit/audit.schema.json), --markdown the
-README table. --sweep runs every configuration of patchcarry.audit.configs.
-Exit 1 with --fail-on-new on any finding (patchcarry.audit.findings): a site no manifest entry
-fixes, whatever holds it; bytes at a site or not attributed rising every iteration; more than
-the stated floor not attributed.
+Builds upstream's GPTModel once per variant (unpatched, fix, reset, both), each in its own
+process on its own patched tree; runs N iterations; lists every live tensor that is not a
+parameter, grad, optimizer state or buffer, by the path that keeps it reachable, grouped by
+site. --fail-on-new: exit 1 on a site no entry fixes, a growing one, or unattributed bytes.
+More: the README's Audit section.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Check that each manifest entry's patch applies upstream (pinned base and branch tip),
 whether upstream drifted under it, and whether it is the change of the PRs it supersedes.
 --offline checks against the installed megatron-core's source instead, and reads nothing
-remote. Exit 0 when all apply, 1 when a patch does not apply; the other codes below.
+remote. Exit 0 when all apply, 1 when a patch does not apply.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "entries", nargs="*", metavar="ENTRY", help="entries to check (default all)"
     )

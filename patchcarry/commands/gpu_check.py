@@ -1,15 +1,15 @@
 """The one prepared check for a GPU machine: GPU tests, the PR's seed configuration through
 this repository's harness and through upstream's training loop (pretrain_gpt.py), 9 layers at
 seq 16384 through the training loop, upstream's unit tests unpatched vs patched, the retention
-audit (one process per variant), with a summary.md for the job summary. Budgeted at 10 minutes
-on one H200 (not yet timed on one); no network when MEGATRON_SRC names an upstream tree.
+audit (one process per variant), with a summary.md for the job summary. No network when
+MEGATRON_SRC names an upstream tree.
 
 Exit 0 when everything holds; 1 when a GPU test, measurement or training run failed, the fix
 frees less than 95% of the predicted bytes, an upstream test regressed or a carried test did
 not flip, the audit found a site, or there is no GPU (use --dry-run on CPU). Tests failing
 the same way in both trees are listed with their cause (Transformer Engine missing, world
 size), not counted.
-OUT is made only once there is something to write in it. The other codes below.
+OUT is made only once there is something to write in it.
 """
 
 from __future__ import annotations

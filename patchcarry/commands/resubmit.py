@@ -1,19 +1,11 @@
 """Open or refresh each entry's upstream PR from an attached fork.
 
-Per entry: preflight (manifest, check at the pinned base and the branch tip, token owner);
-classify the superseded PRs (merged -> done; closed by a maintainer -> refused without --force;
-closed by fork detachment -> re-submit); make sure the fork is attached (create it if missing,
-stop if detached); bring the fork branch up to date without dropping anyone's commit (fast-
-forward only unless --rewrite; a branch holding only what this tool published is rebuilt; an
-open PR whose head already holds the fix is left as it is unless --update-live), leased, with
-the publication record refs/patchcarry/published/<branch>; open a draft PR, or PATCH only this
-tool's section of its body (the title only when the manifest's title changed); cross-link each
-superseded PR once; record the PR number in the manifest.
-Nothing is written before every selected entry's preflight passes.
-
-Without GITHUB_TOKEN it is a dry run. GH_HOST (a full URL, ghapi's convention) points at
-another API host. Exit 0 when done or planned, 1 when refused or a check failed; the other
-codes below.
+Per entry: preflight (check, token owner); classify the superseded PRs; make sure the fork is
+attached (create it if missing); bring the fork branch up to date without dropping anyone's
+commit; open a draft PR or refresh this tool's section of its body; cross-link each superseded
+PR once; record the PR number in the manifest. Nothing is written before every preflight
+passes; without a token (patchcarry help environment) it is a dry run. Exit 0 when done or
+planned, 1 when refused or a check failed. How each step decides: the README's Resubmit.
 """
 
 from __future__ import annotations
@@ -22,73 +14,70 @@ import argparse
 import sys
 from pathlib import Path
 
+from patchcarry.commands import argtypes
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
 
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "entries", nargs="*", metavar="ENTRY", help="manifest entries to re-submit (default: all)"
     )
     parser.add_argument(
         "--dry-run",
         action="store_true",
-        help="make every read, print each write it would make, write nothing "
-        "(the default when GITHUB_TOKEN is unset)",
+        help="read all, print each write, write nothing (default without a token)",
     )
     parser.add_argument(
         "--json",
         action="store_true",
-        help="one JSON object per entry per line: action, pr, url, superseded, writes",
+        help="one JSON object per entry per line",
     )
     parser.add_argument(
         "--force",
         action="store_true",
-        help="re-submit even over a PR closed by a maintainer or its author, or still open",
+        help="re-submit over a PR closed by a maintainer or its author, or still open",
     )
     parser.add_argument(
         "--rewrite",
         action="store_true",
-        help="replace a fork branch that holds commits this tool did not publish (the plan "
-        "names each commit it drops); without it a live branch only gets commits on top",
+        help="replace a fork branch holding others' commits (the plan names them)",
     )
     parser.add_argument(
         "--update-live",
         action="store_true",
-        help="also change an open PR whose head already holds the fix: push the test patches "
-        "or this repo's revision of the fix on top, and write the tool's section of its body "
-        "(the head's CI vetting starts over: a maintainer must `/ok to test` the new head); "
-        "without it such a PR only gets missing cross-links",
+        help="also push onto an open PR whose head holds the fix (CI re-vetting)",
     )
     parser.add_argument(
         "--allow-default-branch",
         action="store_true",
-        help="allow a head_branch that is the fork's default branch (refused otherwise: "
-        "the push rewrites it)",
+        help="allow pushing the fork's default branch as head_branch",
     )
     parser.add_argument(
         "--rebase",
         action="store_true",
-        help="build the branch on the base branch's tip instead of the pinned base_commit",
+        help="build on the base branch's tip instead of the pinned base_commit",
     )
     parser.add_argument(
         "--offline",
         action="store_true",
-        help="no GitHub API reads at all: offline check (installed "
-        "megatron-core) and the plan the manifest implies, marked unverified",
+        help="no GitHub reads: the plan the manifest implies, marked unverified",
     )
     parser.add_argument(
         "--upstream-url",
         metavar="URL",
-        help="git URL or path to fetch upstream from (default: the upstream "
-        "repository's clone_url from the API)",
+        help="git URL or path to fetch upstream from (default: its clone_url)",
     )
     parser.add_argument(
-        "--upstream", metavar="OWNER/NAME", help="override every entry's upstream repository"
+        "--upstream",
+        metavar="OWNER/NAME",
+        type=argtypes.repo,
+        help="every entry's upstream repository",
     )
     parser.add_argument(
         "--fork",
         metavar="OWNER/NAME",
-        help="override every entry's fork (the PR's head repository)",
+        type=argtypes.repo,
+        help="every entry's fork (the PR's head repository)",
     )
     parser.add_argument(
         "--maintainer-edits",
@@ -102,33 +91,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--evidence",
         type=Path,
         metavar="PATH",
-        help="evidence file from scripts/measure; its numbers go in the PR body "
-        "(without it the body states no numbers)",
+        help="evidence JSON from `measure`: its numbers go in the PR body",
     )
     parser.add_argument(
         "--manifest",
         type=Path,
         default=None,
-        help="manifest to read and record the PR number in "
-        "(default: patches/series.toml here or in a parent, "
-        "else $XDG_CONFIG_HOME/patchcarry/series.toml)",
+        help="default: patches/series.toml here or above, else $XDG_CONFIG_HOME's",
     )
     parser.add_argument(
         "--fork-wait",
         type=float,
         default=300.0,
         metavar="SECONDS",
-        help="wait at most this long, backing off, for a fork GitHub is still creating "
-        "(it creates forks asynchronously; default %(default)s: its documentation says to "
-        "contact support after five minutes)",
+        help="wait this long for a new fork to appear (default %(default)s)",
     )
     parser.add_argument(
         "--max-rate-wait",
         type=float,
         default=60.0,
         metavar="SECONDS",
-        help="wait for a rate-limit reset at most this long, else stop (default %(default)s)",
+        help="wait this long for a rate-limit reset (default %(default)s)",
     )
+
+
+PLAN_WIDTH = 120  # columns: the printed plan fits a terminal whatever its entries hold
 
 
 def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -153,12 +140,12 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def run(args: argparse.Namespace) -> int:
     from patchcarry import hosts, manifest
-    from patchcarry.display import escape
+    from patchcarry.display import escape, fit
     from patchcarry.github import GitHub
     from patchcarry.measure import impact
     from patchcarry.resubmit import model
     from patchcarry.resubmit import run as runner
-    from patchcarry.resubmit.model import Options
+    from patchcarry.resubmit.model import Action, Options
 
     args.manifest = manifest.find(args.manifest)
     if args.upstream_url:  # refused even where it is not used: it would be printed
@@ -168,8 +155,17 @@ def run(args: argparse.Namespace) -> int:
             f"note: --upstream-url {args.upstream_url} is ignored with --offline", file=sys.stderr
         )
     entries = _entries(args)
+    example = manifest.is_example(args.manifest)
+    if example:  # never acted on as the user's: planned without their token, nothing written
+        print(
+            f"note: {args.manifest} is the example manifest inside the installed package "
+            "(this repository's Megatron-LM fixes), not yours: its plan follows and nothing is "
+            f"written. {manifest.make_your_own()[0].upper()}{manifest.make_your_own()[1:]}; "
+            "`patchcarry scan --all` lists your closed PRs",
+            file=sys.stderr,
+        )
     opts = Options(
-        dry_run=args.dry_run,
+        dry_run=args.dry_run or example,
         force=args.force,
         rebase=args.rebase,
         rewrite=args.rewrite,
@@ -182,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
         manifest_path=args.manifest,
         allow_default_branch=args.allow_default_branch,
         fork_wait=args.fork_wait,
+        progress=None if args.json else lambda text: print(escape(text), file=sys.stderr),
     )
 
     def say(line: str) -> None:
@@ -198,5 +195,17 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(model.render_json(outcome.plans))
     else:
         text = model.render_text(outcome.plans, dry_run=outcome.dry_run, headline=outcome.headline)
-        sys.stdout.write(escape(text))
+        sys.stdout.write(fit(escape(text), PLAN_WIDTH))
+        for made in outcome.plans:
+            if made.action == Action.CREATED and made.url:
+                print(escape(_next_step(made.pr, made.url)))
     return outcome.exit_code
+
+
+def _next_step(pr: int | None, url: str) -> str:
+    """What the author does after a PR is opened: it is a draft (upstream's template: "All PRs
+    start as drafts"), which reviewers are not asked to read until it is marked ready."""
+    return (
+        f"next: #{pr} is a draft: tick the boxes of its description that hold (the self-review "
+        f'among them), then click "Ready for review": {url}'
+    )

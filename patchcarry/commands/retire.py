@@ -12,7 +12,6 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("entry", metavar="ENTRY", help="the entry to retire")
     parser.add_argument(
         "--manifest",
@@ -31,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--comment",
         action="store_true",
         help="post one comment on the entry's open PR pointing at the landing "
-        "commit (needs GITHUB_TOKEN)",
+        "commit (needs a token)",
     )
     parser.add_argument(
         "--moot",

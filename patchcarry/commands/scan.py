@@ -6,10 +6,10 @@ and for each one closed by fork detachment that no manifest entry carries yet, t
 `adopt` command to run, or, when its change has landed on its base branch since (git's
 verdict, as `check` gives it), the commit that landed it.
 
-Needs GITHUB_TOKEN (to know who you are) or --author. Exit 0 when every one found is
-re-submitted (with --all: carried), 1 when some are not, 6 when the list is incomplete
-(GitHub left out organisations that enforce SAML SSO the token is not authorized for: it
-says which); the other codes below.
+Needs a token (to know who you are: patchcarry help environment) or --author. Exit 0 when
+every one found is re-submitted (with --all: carried), 1 when some are not, 6 when the list is
+incomplete (GitHub left out organisations that enforce SAML SSO the token is not authorized
+for: it says which).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from patchcarry import tokens
+from patchcarry.commands import argtypes
 from patchcarry.display import line
 
 if TYPE_CHECKING:
@@ -30,19 +32,17 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
 
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "--upstream",
         metavar="OWNER/NAME",
+        type=argtypes.repo,
         help="repository to scan (default: the manifest's upstream)",
     )
-    parser.add_argument(
-        "--author", metavar="LOGIN", help="whose PRs (default: the GITHUB_TOKEN's user)"
-    )
+    parser.add_argument("--author", metavar="LOGIN", help="whose PRs (default: the token's user)")
     parser.add_argument(
         "--include-resubmitted",
         action="store_true",
-        help="also list the ones already re-submitted (this was --all before adopt)",
+        help="also list the ones already re-submitted",
     )
     parser.add_argument(
         "--all",
@@ -102,6 +102,22 @@ def _finish(gh: GitHub, code: int, *, json_mode: bool) -> int:
     return int(ExitCode.GITHUB)
 
 
+def _adopt_command(manifest_path: Path) -> tuple[str, ...]:
+    """`adopt` as this install runs it; with no manifest of the user's (the example found
+    instead), it makes theirs here, and a note on stderr says so."""
+    from patchcarry import install, manifest
+
+    command = install.command("adopt")
+    if not manifest.is_example(manifest_path):
+        return (command,)
+    print(
+        f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: each adopt "
+        f"command below makes {manifest.SEARCHED} in this folder",
+        file=sys.stderr,
+    )
+    return (command, "--manifest", str(manifest.SEARCHED))
+
+
 def _run_all(args: argparse.Namespace) -> int:
     from patchcarry.adopt.run import existing
     from patchcarry.errors import ExitCode, UsageError
@@ -119,9 +135,10 @@ def _run_all(args: argparse.Namespace) -> int:
     login = gh.user().get("login") if token else None  # whose cross-link comments count
     author = args.author or login
     if not author:
-        raise UsageError("scan needs GITHUB_TOKEN (to know whose PRs) or --author LOGIN")
+        raise UsageError(f"scan needs {tokens.variable()} (to know whose PRs) or --author LOGIN")
+    adopt = _adopt_command(args.manifest)
     found = scan_all(gh, author, carried, {e.name for e in entries}, trusted=login,
-                     landed_since=_landed_since(gh))  # fmt: skip
+                     landed_since=_landed_since(gh), adopt=adopt)  # fmt: skip
     todo = [c for c in found if c.adopt]
     if args.json:
         for closed in found:
@@ -172,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
     login = gh.user().get("login") if token else None  # whose cross-link comments count
     author = args.author or login
     if not author:
-        raise UsageError("scan needs GITHUB_TOKEN (to know whose PRs) or --author LOGIN")
+        raise UsageError(f"scan needs {tokens.variable()} (to know whose PRs) or --author LOGIN")
     found = scan(gh, upstream, author, known, trusted=login)
     pending = [f for f in found if f.resubmitted_by is None]
     shown = found if args.include_resubmitted else pending

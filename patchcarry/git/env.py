@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from patchcarry import hosts, proc
+from patchcarry import hosts, proc, tokens
 from patchcarry.errors import MissingInstallError
 
 # Variables that would redirect git away from the repository we name (set by hooks, `git
@@ -156,5 +156,5 @@ def credential_args(url: str | None = None, api: str | None = None) -> tuple[str
 def secrets_for(args: tuple[str, ...]) -> dict[str, str]:
     """The token, for a git run that carries this tool's credential helper (`credential_args`)
     and for no other: the helper reads it from its environment when git asks for it."""
-    token = os.environ.get("GITHUB_TOKEN")
+    token = tokens.token()
     return {"GITHUB_TOKEN": token} if token and _TOKEN_HELPER_ARG in "".join(args) else {}

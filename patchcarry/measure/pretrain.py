@@ -98,7 +98,7 @@ def run(
     if not (src / pretrain_args.SCRIPT).is_file():
         raise MissingInstallError(
             f"{src} has no {pretrain_args.SCRIPT}: the training loop needs a full upstream "
-            "checkout's top level (scripts/upstream-tree gives one)"
+            "checkout's top level (scripts/tree gives one)"
         )
 
     def train(variant: variants.Variant, tree: Path) -> dict[str, Any]:

@@ -6,8 +6,8 @@ holds `render_markdown_table` of that file (its path relative to the Markdown fi
 rewrites every block; a test fails while the README differs from what the evidence renders.
 
 A block `<!-- gpu-evidence: evidence -->` ... `<!-- /gpu-evidence -->` holds every
-training-loop evidence file in that folder (`measure --harness pretrain`, what gpu-check
-writes on a GPU and a session commits), each as its sentence and table; with none it says so.
+training-loop evidence file in that folder (what `measure --harness pretrain` writes; gpu-check
+runs it on a GPU), each as its sentence and table; with none it says so.
 So the README quotes no GPU figure that no committed file holds.
 """
 
@@ -24,8 +24,8 @@ _BLOCK_RE = re.compile(r"(<!-- evidence: (\S+) -->\n)(.*?)(<!-- /evidence -->)",
 _GPU_RE = re.compile(r"(<!-- gpu-evidence: (\S+) -->\n)(.*?)(<!-- /gpu-evidence -->)", re.DOTALL)
 NO_GPU_EVIDENCE = (
     "No GPU evidence is committed in this repository yet: no figure measured on a GPU is "
-    "quoted here. `scripts/gpu-check.sh` on a GPU machine writes it "
-    "([docs/operations.md](docs/operations.md#a-lent-gpu-machine)); commit its "
+    "quoted here. `scripts/gpu-check` on a GPU machine writes it "
+    "([docs/operations.md](docs/operations.md#an-offline-gpu-machine)); commit its "
     "`hc-gpt-pretrain-cuda-*.json` and `.png` to `evidence/`."
 )
 

@@ -1,5 +1,5 @@
 """Upstream's own unit tests for the changed code, on the unpatched and the patched tree,
-side by side. Used by `scripts/gpu-check.sh`:
+side by side. Used by `scripts/gpu-check`:
 
     python -m patchcarry.measure.upstream_tests --out DIR [--nproc N] [--no-torchrun]
 

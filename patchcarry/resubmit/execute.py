@@ -58,7 +58,8 @@ def _ensure_fork(ctx: Context, plan: Plan) -> tuple[fork.ForkStatus, list[str]]:
         return status, []
     key, notes = entry.fork.lower(), []
     if key not in ctx.forks:
-        wait = fork.Backoff(ctx.opts.fork_wait, ctx.opts.sleep or time.sleep)
+        wait = fork.Backoff(ctx.opts.fork_wait, ctx.opts.sleep or time.sleep,
+                            progress=ctx.opts.progress, what=f"{entry.fork} to appear")  # fmt: skip
         ctx.forks[key] = fork.create(ctx.gh, entry.fork, entry.upstream, login=ctx.login,
                                         wait=wait)  # fmt: skip
         ctx.forks[key].waited = wait.spent
@@ -77,7 +78,9 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
         (step.target, branches.record_ref(branch), step.published),
         (step.target, branches.publisher_ref(plan.entry.name, branch), step.own_record),
     ]
-    wait = fork.Backoff(opts.fork_wait, opts.sleep or time.sleep, first=2.0, spent=status.waited)
+    what = f"git to accept pushes to {status.full_name}"
+    wait = fork.Backoff(opts.fork_wait, opts.sleep or time.sleep, first=2.0, spent=status.waited,
+                        progress=opts.progress, what=what)  # fmt: skip
     deepened = False  # one deepening, and only a push it changed something for is retried
     while True:
         accepted, message = git.push_refs_with_lease(

@@ -71,15 +71,23 @@ class Backoff:
     first: float = 1.0
     cap: float = 30.0
     spent: float = 0.0
+    progress: Callable[[str], None] | None = None  # one line before each sleep (stderr)
+    what: str = "the new fork"
     _tries: int = dataclasses.field(default=0, init=False)
 
     def wait(self) -> bool:
         """Sleep the next step (first, doubling, at most `cap`, never past the budget);
-        False, without sleeping, once the budget is spent."""
+        False, without sleeping, once the budget is spent. Each step says so first: a new
+        fork can take minutes, and a silent wait looks like a hang."""
         left = self.budget - self.spent
         if left <= 0:
             return False
         step = min(self.first * 2**self._tries, self.cap, left)
+        if self.progress is not None:
+            self.progress(
+                f"waiting for {self.what} (GitHub creates forks asynchronously): next try in "
+                f"{step:.0f} s, {self.spent:.0f} of {self.budget:.0f} s waited (--fork-wait)"
+            )
         self._tries += 1
         self.spent += step
         self.sleep(step)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from patchcarry.errors import FatalError, GitHubError
+from patchcarry import tokens
+from patchcarry.errors import FatalError
 from patchcarry.github import ACTIONS, APP_USER, CLASSIC, FINE_GRAINED, OAUTH
 from patchcarry.github_types import Rule
 from patchcarry.resubmit.model import Action, Options, Plan, Refusal, RulesJudged, TokenShown
@@ -18,10 +19,12 @@ def gate(journeys: list[tuple[Observed, Plan]], facts: RunFacts, opts: Options) 
     entries = [seen.entry for seen, _ in journeys]
     if facts.token:
         wrong = [e for e in entries if e.fork_owner.lower() != facts.login.lower()]
-        if wrong:
-            raise GitHubError(
-                f"GITHUB_TOKEN belongs to {facts.login}, but {wrong[0].name}'s fork is "
-                f"{wrong[0].fork}: use that owner's token, or --fork OWNER/NAME"
+        if wrong:  # a check of ours, not an API refusal (exit 1): the PR is its owner's
+            raise FatalError(
+                f"{tokens.variable()} belongs to {facts.login}, but {wrong[0].name}'s fork is "
+                f"{wrong[0].fork}: only {wrong[0].fork_owner}'s token can push there. If the "
+                "entry is yours, run with that account's token; if it is someone else's, it is "
+                "theirs to re-submit (`patchcarry scan --all` lists your own closed PRs)"
             )
     if not opts.allow_default_branch:
         for entry in entries:

@@ -31,6 +31,7 @@ class Options:
     update_live: bool = False  # push tests/a revision onto a live PR whose head holds the fix
     fork_wait: float = 300.0  # a fork GitHub is still creating: API, then git (seconds)
     sleep: Callable[[float], None] | None = None
+    progress: Callable[[str], None] | None = None  # long waits, said on stderr (not with --json)
 
 
 class TokenShown(TypedDict):

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from patchcarry import cachedir, install, manifest
+from patchcarry import cachedir, install, manifest, tokens
 from patchcarry import upstream as upstream_mod
 from patchcarry.check import render
 from patchcarry.check.report import CheckReport
@@ -52,7 +52,8 @@ def resubmit(
     make_github: Callable[[str | None], GitHub],
     say: Callable[[str], None],
 ) -> Outcome:
-    token = token_from_env()
+    example = opts.manifest_path is not None and manifest.is_example(opts.manifest_path)
+    token = None if example else token_from_env()  # the user's token never acts on the example
     dry_run = opts.dry_run or token is None
     if not dry_run and opts.manifest_path is not None:
         manifest.check_writable(opts.manifest_path)  # before any read: it records the PR
@@ -102,12 +103,10 @@ def _unwritten(plans: list[Plan], cost: dict[str, int], opts: Options, token: bo
     for plan in plans:
         unverified = []
         if not token:
-            unverified.append(
-                f"that a token for {plan.entry.fork_owner} can write (no GITHUB_TOKEN set)"
-            )
+            unverified.append(f"that a token for {plan.entry.fork_owner} can write (no token used)")
         shown.append(plan.shown(cost, unverified))
     refused = any(p.action == Action.REFUSED for p in plans)
-    why = "--dry-run" if opts.dry_run else "no GITHUB_TOKEN set"
+    why = "--dry-run" if opts.dry_run else f"no {tokens.variable()} set"
     head = f"DRY RUN ({why}): every read was made; nothing was written."
     if refused and not opts.dry_run and token:
         head = "REFUSED: a preflight failed, so nothing was written (see reasons)."

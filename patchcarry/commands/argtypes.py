@@ -1,0 +1,29 @@
+"""Command-line values checked as argparse reads them, by their owners' checks: a malformed
+one is a usage mistake (exit 2, the command's usage printed), like any other on the line."""
+
+from __future__ import annotations
+
+import argparse
+
+from patchcarry.errors import BadInputError
+
+
+def repo(text: str) -> str:
+    """`OWNER/REPO` (`manifest.check_repo`'s rule)."""
+    from patchcarry import manifest
+
+    try:
+        return manifest.check_repo(text, "the value")
+    except BadInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("the value ")) from None
+
+
+def pull(text: str) -> str:
+    """`OWNER/REPO#N` (`adopt.pull.parse_target`'s rule); the text, parsed again by its user."""
+    from patchcarry.adopt import pull as pull_mod
+
+    try:
+        pull_mod.parse_target(text)
+    except BadInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text

@@ -1,0 +1,60 @@
+"""Reference that does not fit a command's --help: `patchcarry help TOPIC` prints it.
+
+Topics: exit-codes (what every exit code means), environment (the variables the commands
+read: tokens, GH_HOST, caches), log (the record of the last run's git commands and requests).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _environment() -> str:
+    from patchcarry import tokens, trace
+
+    return "\n".join(
+        [
+            "Variables patchcarry reads:",
+            "",
+            *(f"  {name:<24}{what}" for name, what in tokens.DOCUMENTED),
+            "  GH_HOST                 the API host: a full URL (ghapi's convention) or a",
+            "                          hostname (github.com, <tenant>.ghe.com, Enterprise Server)",
+            "  XDG_CACHE_HOME          caches (default ~/.cache): patchcarry/upstream, the run log",
+            f"                          ({trace.describe()})",
+            "  XDG_CONFIG_HOME         a manifest of your own: patchcarry/series.toml there",
+            "  MEGATRON_SRC            an upstream Megatron-LM tree (measure, audit, gpu-check)",
+            "",
+            "No token reaches a child process other than git's own push and fork reads, and none",
+            "is printed, logged or written.",
+        ]
+    )
+
+
+def _log() -> str:
+    from patchcarry import trace
+
+    return (
+        "Every command records each git command it ran and each GitHub request it sent\n"
+        "(method, path, status; never the token), rewritten at each run, in\n"
+        f"  {trace.describe()}\n"
+        "An error message names it: attach it to a bug report."
+    )
+
+
+TOPICS = ("exit-codes", "environment", "log")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("topic", choices=TOPICS, metavar="TOPIC", help=", ".join(TOPICS))
+
+
+def run(args: argparse.Namespace) -> int:
+    from patchcarry import errors
+
+    if args.topic == "exit-codes":
+        print(errors.help_table())
+    elif args.topic == "environment":
+        print(_environment())
+    else:
+        print(_log())
+    return 0

@@ -1,0 +1,47 @@
+"""Which environment variable holds the token, as gh reads them: GH_TOKEN before GITHUB_TOKEN
+for github.com and GHE.com (`<tenant>.ghe.com`), GH_ENTERPRISE_TOKEN before
+GITHUB_ENTERPRISE_TOKEN for a GitHub Enterprise Server host. The loopback GitHub of the tests
+stands in for github.com. The only place a token is read; it is never echoed or stored."""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+
+from patchcarry import hosts
+
+GITHUB_COM = ("GH_TOKEN", "GITHUB_TOKEN")
+ENTERPRISE = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+
+# (variable, what it is for), for `patchcarry help environment`
+DOCUMENTED = (
+    ("GH_TOKEN, GITHUB_TOKEN", "the token for github.com and GHE.com, in that order"),
+    ("GH_ENTERPRISE_TOKEN,", "the token for a GitHub Enterprise Server host (GH_HOST),"),
+    ("GITHUB_ENTERPRISE_TOKEN", "in that order; without a token every write is a dry run"),
+)
+
+
+def is_enterprise_server(api: str) -> bool:
+    """True for an API host that is neither github.com, GHE.com nor loopback (an Enterprise
+    Server's `https://HOST/api/v3`)."""
+    host = (urllib.parse.urlsplit(api).hostname or "").lower()
+    if host == "api.github.com" or host.endswith(".ghe.com") or hosts.is_loopback(host):
+        return False
+    return True
+
+
+def variables(api: str | None = None) -> tuple[str, str]:
+    """The variables read for the API host `api` (default: GH_HOST's), in gh's order."""
+    return ENTERPRISE if is_enterprise_server(hosts.api_host(api)) else GITHUB_COM
+
+
+def variable(api: str | None = None) -> str:
+    """The variable the token comes from (the first one set), else both names: what a message
+    calls the token."""
+    names = variables(api)
+    return next((name for name in names if os.environ.get(name)), " or ".join(names))
+
+
+def token(api: str | None = None) -> str | None:
+    """The token for the API host `api` (default GH_HOST's), None when no variable holds one."""
+    return next((os.environ[n] for n in variables(api) if os.environ.get(n)), None)
