@@ -112,9 +112,7 @@ class ConnectionFailed(TransientError):
 def _ghapi(host: str) -> GhApi:
     api = GhApi(gh_host=host, authenticate=False, sync=True)  # type: ignore[no-untyped-call]
     api.transport.retries = 0  # connection retries are decided here, per verb
-    client = http_transport.client(host)
-    client.event_hooks = {"response": [trace.response]}  # the run log: method, path, status
-    api.transport.client = client
+    api.transport.client = http_transport.client(host, on_response=trace.response)
     return api
 
 

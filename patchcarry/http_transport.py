@@ -18,7 +18,7 @@ import dataclasses
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -154,8 +154,9 @@ def proxy_for(url: str) -> str | None:
     return found.get(parts.scheme) or found.get("all") or None
 
 
-def client(api: str) -> httpx2.Client:
-    """The pooled client for API base `api`: bounded exchanges, proxy only where it belongs."""
+def client(api: str, *, on_response: Callable[[httpx2.Response], None]) -> httpx2.Client:
+    """The pooled client for API base `api`: bounded exchanges, proxy only where it belongs;
+    `on_response` sees every answer (the run log)."""
     transport = httpx2.HTTPTransport(proxy=proxy_for(api))
     pool = transport._pool  # the connection pool (or proxy) every exchange goes through
     pool._network_backend = _BoundedBackend(pool._network_backend)
@@ -164,4 +165,5 @@ def client(api: str) -> httpx2.Client:
         trust_env=False,  # proxies decided above, not by httpx reading the environment
         timeout=limits.HTTP_READ_TIMEOUT_S,
         follow_redirects=True,
+        event_hooks={"response": [on_response]},
     )

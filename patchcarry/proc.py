@@ -201,6 +201,7 @@ def cmd_output_bounded(
     except BaseException:
         kill()
         raise
+    trace.command(cmd, None if over else code)
     if over:
         raise OutOfBounds(over[0])
     return code, bytes(outputs[0]), bytes(outputs[1])
