@@ -217,7 +217,7 @@ def test_a_check_run_read_that_fails_after_the_writes_still_records_the_pr(world
 
 
 def test_an_atomic_push_quotes_the_refused_refs_reason_not_the_atomic_side_effect():
-    from patchcarry.resubmit import execute as push
+    from patchcarry import push_refusals as push
 
     out = (
         "To /fork.git\n"

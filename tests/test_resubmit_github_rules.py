@@ -269,7 +269,7 @@ def test_a_title_over_256_characters_is_refused_before_the_first_write(world, ca
 
 
 def test_push_protection_gets_the_secret_advice_not_the_rulesets(world, monkeypatch):
-    from patchcarry.resubmit import execute
+    from patchcarry import push_refusals
 
     w: World = world()
     work = w.tmp / "leak"
@@ -283,8 +283,8 @@ def test_push_protection_gets_the_secret_advice_not_the_rulesets(world, monkeypa
         str(w.fork_git), [(head, "refs/heads/leak", None)], cwd=work
     )
     assert not accepted
-    with pytest.raises(execute.PushRefused) as caught:
-        execute.raise_push_failure(message, "leak", None)
+    with pytest.raises(push_refusals.PushRefused) as caught:
+        push_refusals.raise_push_failure(message, "leak", None)
     said = str(caught.value)
     assert "secret" in said and "push protection" in said.lower()
     assert "change the ruleset" not in said

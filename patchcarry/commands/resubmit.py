@@ -1,11 +1,8 @@
 """Open or refresh each entry's upstream PR from an attached fork.
 
-Per entry: preflight (check, token owner); classify the superseded PRs; make sure the fork is
-attached (create it if missing); bring the fork branch up to date without dropping anyone's
-commit; open a draft PR or refresh this tool's section of its body; cross-link each superseded
-PR once; record the PR number in the manifest. Nothing is written before every preflight
-passes; without a token (patchcarry help environment) it is a dry run. Exit 0 when done or
-planned, 1 when refused or a check failed. How each step decides: the README's Resubmit.
+Per entry: preflight, an attached fork, the branch updated without dropping anyone's commit,
+a draft PR opened or refreshed, superseded PRs cross-linked, the PR number recorded. Nothing is
+written before every preflight passes; without a token it is a dry run (README: Resubmit).
 """
 
 from __future__ import annotations
@@ -35,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--force",
         action="store_true",
-        help="re-submit over a PR closed by a maintainer or its author, or still open",
+        help="re-submit over a PR a maintainer or its author closed, or an open one",
     )
     parser.add_argument(
         "--rewrite",
@@ -83,9 +80,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--maintainer-edits",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help='tick (or untick) "Allow edits by maintainers" on the PR: upstream\'s '
-        'maintainers may push to head_branch, which GitHub says grants "edits and access to '
-        "secrets by maintainers\" (default: each entry's maintainer_can_modify, else off)",
+        help='"Allow edits by maintainers", which grants "edits and access to secrets by '
+        "maintainers\" (default: the entry's maintainer_can_modify, else off)",
     )
     parser.add_argument(
         "--evidence",
