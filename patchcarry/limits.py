@@ -17,3 +17,6 @@ HTTP_READ_TIMEOUT_S = 60.0  # one socket read (httpx's own, per-read timeout)
 # memory: a ref list of every pull request of a large project is a few MiB.
 GIT_DEADLINE_S = 1800.0
 GIT_MAX_OUTPUT = 256 * 1024 * 1024
+# What one git call may add to a repository's object store (a fetch's pack, a lazy fetch's
+# blobs): Megatron-LM's whole history with every blob is about 1 GiB.
+GIT_MAX_WRITTEN = 8 * 1024 * 1024 * 1024

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
+import selectors
 import signal
 import subprocess
 import sys
-import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO
 
 from patchcarry import trace
 from patchcarry.errors import FatalError
@@ -112,32 +113,6 @@ def cmd_output(
     return proc.returncode, out, err
 
 
-def cmd_output_bytes(
-    *cmd: str,
-    cwd: Path | str | None = None,
-    env: Mapping[str, str] | None = None,
-    check: bool = True,
-    stdin: bytes | None = None,
-    secrets: Mapping[str, str] | None = None,
-) -> tuple[int, bytes, str]:
-    """Run `cmd` on bytes: (code, stdout as bytes, stderr as text); for file contents and patch
-    text, which must reach git and come back byte for byte (CRLF, any encoding)."""
-    proc = subprocess.run(
-        list(cmd),
-        cwd=cwd,
-        env=environment(env, secrets),
-        input=stdin,
-        capture_output=True,
-        check=False,
-    )
-    trace.command(cmd, proc.returncode)
-    err = proc.stderr.decode("utf-8", "replace")
-    if check and proc.returncode != 0:
-        out = proc.stdout.decode("utf-8", "replace")
-        raise CalledProcessError(cmd, proc.returncode, out, err)
-    return proc.returncode, proc.stdout, err
-
-
 def cmd_output_bounded(
     *cmd: str,
     cwd: Path | str | None,
@@ -147,11 +122,14 @@ def cmd_output_bounded(
     stdin: bytes | None = None,
     secrets: Mapping[str, str] | None = None,
     stream_stderr: bool = False,
+    watch: Callable[[], str | None] | None = None,
 ) -> tuple[int, bytes, bytes]:
     """Run `cmd` with a total deadline and a cap on what it prints (stdout and stderr each):
     (code, stdout, stderr). Past either the child is killed and OutOfBounds is raised: a
     network call (git's) must not wait or read without end, whatever the server does. With
-    `stream_stderr`, stderr goes to the terminal (git's progress) and comes back empty."""
+    `stream_stderr`, stderr goes to the terminal (git's progress) and comes back empty.
+    `watch` is asked every `WATCH_EVERY_S` while the child runs (and once after): a reason it
+    gives (what the child wrote to disk past a cap) stops the child the same way."""
     child = subprocess.Popen(
         list(cmd),
         cwd=cwd,
@@ -161,50 +139,133 @@ def cmd_output_bounded(
         stderr=None if stream_stderr else subprocess.PIPE,
         process_group=0,  # its own group: git's helpers (git-remote-https) are killed with it
     )
-    over: list[str] = []
-    outputs: list[bytearray] = [bytearray(), bytearray()]
-
-    def kill() -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.pid, signal.SIGKILL)
-
-    def drain(stream: IO[bytes], into: bytearray) -> None:
-        while chunk := stream.read1(65536):  # type: ignore[attr-defined]
-            into += chunk
-            if len(into) > max_output:
-                over.append(f"printed more than {max_output} bytes")
-                kill()
-                return
-
-    streams = [child.stdout, child.stderr]
-    readers = [
-        threading.Thread(target=drain, args=(stream, into), daemon=True)
-        for stream, into in zip(streams, outputs, strict=True)
-        if stream is not None
-    ]
     try:
-        for reader in readers:
-            reader.start()
-        if stdin is not None:
-            assert child.stdin is not None
-            with contextlib.suppress(BrokenPipeError):
-                child.stdin.write(stdin)
-                child.stdin.close()
-        try:
-            code = child.wait(timeout=deadline_s)
-        except subprocess.TimeoutExpired:
-            over.append(f"still running after {deadline_s:g} s")
-            kill()  # the helpers it started (git-remote-https) go with it
-            code = child.wait()
-        for reader in readers:
-            reader.join()
+        code, out, err, over = _communicate(child, stdin, deadline_s, max_output, watch)
+        if over is not None:
+            _kill_group(child)  # the helpers it started (git-remote-https, a lazy fetch) go too
+            child.wait()
     except BaseException:
-        kill()
+        _kill_group(child)
         raise
-    trace.command(cmd, None if over else code)
-    if over:
-        raise OutOfBounds(over[0])
-    return code, bytes(outputs[0]), bytes(outputs[1])
+    finally:
+        for stream in filter(None, (child.stdin, child.stdout, child.stderr)):
+            with contextlib.suppress(OSError):
+                stream.close()
+    trace.command(cmd, None if over is not None else code)
+    if over is not None:
+        raise OutOfBounds(over)
+    assert code is not None
+    return code, out, err
+
+
+WATCH_EVERY_S = 0.2
+
+
+def _kill_group(child: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGKILL)
+
+
+def _communicate(
+    child: subprocess.Popen[bytes],
+    stdin: bytes | None,
+    deadline_s: float,
+    max_output: int,
+    watch: Callable[[], str | None] | None,
+) -> tuple[int | None, bytes, bytes, str | None]:
+    """Feed `stdin`, read stdout and stderr, and wait for the exit, in this thread (no thread
+    per call: a run makes thousands): (code, stdout, stderr, why it was stopped or None)."""
+    end = time.monotonic() + deadline_s
+    out, err = bytearray(), bytearray()
+    reads = {s.fileno(): into for s, into in ((child.stdout, out), (child.stderr, err)) if s}
+    send, to_send = (child.stdin.fileno() if child.stdin else -1), memoryview(stdin or b"")
+    with selectors.DefaultSelector() as pipes, _ExitWaiter(child) as exited:
+        for fd in reads:
+            pipes.register(fd, selectors.EVENT_READ)
+        if send >= 0:
+            os.set_blocking(send, False)
+            pipes.register(send, selectors.EVENT_WRITE)
+        while pipes.get_map():
+            if send >= 0 and not to_send:  # all sent (or the child stopped reading)
+                pipes.unregister(send)
+                with contextlib.suppress(BrokenPipeError):
+                    child.stdin.close()  # type: ignore[union-attr]  # send >= 0: there is one
+                send = -1
+                continue
+            left = end - time.monotonic()
+            if left <= 0:
+                return None, b"", b"", f"still running after {deadline_s:g} s"
+            for key, _ in pipes.select(min(left, WATCH_EVERY_S) if watch else left):
+                if key.fd == send:
+                    with contextlib.suppress(BlockingIOError):
+                        try:
+                            to_send = to_send[os.write(send, to_send[:65536]) :]
+                        except BrokenPipeError:
+                            to_send = to_send[:0]
+                    continue
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    pipes.unregister(key.fd)
+                reads[key.fd] += chunk
+                if len(reads[key.fd]) > max_output:
+                    return None, b"", b"", f"printed more than {max_output} bytes"
+            reason = watch() if watch is not None else None
+            if reason is not None:
+                return None, b"", b"", reason
+        over: list[str] = []
+        code = _wait(exited, end, deadline_s, watch, over)
+    return code, bytes(out), bytes(err), over[0] if over else None
+
+
+class _ExitWaiter:
+    """`wait(seconds)`: the child's exit code once it has exited, None if it has not within
+    `seconds`. Woken the moment the child exits (Linux's pidfd), not by polling, which would
+    add up to its poll interval to each of the thousands of git calls a run makes."""
+
+    def __init__(self, child: subprocess.Popen[bytes]) -> None:
+        self.child = child
+        try:
+            self.pidfd: int | None = os.pidfd_open(child.pid)
+        except (AttributeError, OSError):  # not Linux: Popen.wait's own polling
+            self.pidfd = None
+
+    def wait(self, seconds: float) -> int | None:
+        if self.pidfd is not None and not select.select([self.pidfd], [], [], seconds)[0]:
+            return None
+        try:
+            return self.child.wait(timeout=None if self.pidfd is not None else seconds)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def __enter__(self) -> _ExitWaiter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+
+
+def _wait(
+    exited: _ExitWaiter,
+    end: float,
+    deadline_s: float,
+    watch: Callable[[], str | None] | None,
+    over: list[str],
+) -> int | None:
+    """The child's exit code, or None with the reason in `over` once it is past the deadline
+    or `watch` names one."""
+    while True:
+        left = end - time.monotonic()
+        code = exited.wait(max(0.0, min(left, WATCH_EVERY_S if watch else left)))
+        reason = watch() if watch is not None else None
+        if reason is not None:
+            over.append(reason)
+            return None
+        if code is not None:
+            return code
+        if time.monotonic() >= end:
+            over.append(f"still running after {deadline_s:g} s")
+            return None
 
 
 def _run(

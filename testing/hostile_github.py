@@ -9,18 +9,21 @@ of drips), so a client that does not protect itself makes a test slow and failin
   smart HTTP included, through unchanged.
 - `Misbehaving`: one behaviour for every request: `retry_after` (429 + Retry-After, N times),
   `drip` (the answer one byte at a time), `endless_body` (a chunked body that goes on),
-  `endless_refs` (a git ref advertisement that goes on).
+  `endless_refs` (a git ref advertisement that goes on), `endless_pack` (a git fetch whose
+  pack goes on).
 - `ProxyTrap`: an HTTP proxy that records what reaches it and forwards nothing.
 """
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import json
 import socketserver
 import threading
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
@@ -132,7 +135,9 @@ class Misbehaving(_Server):
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:  # noqa: N802
-                _read_body(self)
+                body = _read_body(self)
+                gzipped = self.headers.get("Content-Encoding", "") == "gzip"
+                self.body = gzip.decompress(body) if gzipped else body
                 with outer._lock:
                     outer.requests += 1
                     n = outer.requests
@@ -237,6 +242,59 @@ def endless_refs(
                 time.sleep(every_s)
         send(b"0000")
         h.wfile.write(b"0\r\n\r\n")
+
+    return behave
+
+
+def endless_pack(
+    *, total: int, refs: Sequence[str] = ("refs/heads/dev",), chunk: int = 65536
+) -> Behaviour:
+    """A smart-HTTP git server (protocol v0, shallow-capable) advertising `refs`, whose pack
+    for any of them holds a single blob that goes on: `total` bytes of it, then the
+    connection closes. What the client writes to disk grows with every byte; a real server's
+    pack would end."""
+    sha = b"2" * 40
+    caps = b"shallow allow-reachable-sha1-in-want allow-tip-sha1-in-want no-progress"
+
+    def chunked(h: BaseHTTPRequestHandler, kind: str) -> Callable[[bytes], None]:
+        h.send_response(200)
+        h.send_header("Content-Type", f"application/x-git-upload-pack-{kind}")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+
+        def send(data: bytes) -> None:
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            h.wfile.flush()
+
+        return send
+
+    def behave(h: BaseHTTPRequestHandler, n: int) -> None:
+        if h.command == "GET":
+            send = chunked(h, "advertisement")
+            send(_pkt(b"# service=git-upload-pack\n") + b"0000")
+            lines = [sha + b" " + ref.encode() for ref in refs]
+            send(b"".join(_pkt(line + (b"\0" + caps if not i else b"") + b"\n")
+                          for i, line in enumerate(lines)) + b"0000")  # fmt: skip
+            h.wfile.write(b"0\r\n\r\n")
+            return
+        request = getattr(h, "body", b"")
+        send = chunked(h, "result")
+        if b"deepen" in request:
+            send(_pkt(b"shallow " + sha + b"\n") + b"0000")
+        if b"done" not in request:  # the shallow list alone: the client then says done
+            h.wfile.write(b"0\r\n\r\n")
+            return
+        send(_pkt(b"NAK\n") + b"PACK" + (2).to_bytes(4, "big") + (1).to_bytes(4, "big"))
+        size, header = 1 << 40, bytearray([0x80 | (3 << 4) | 0])  # a blob of 1 TiB declared
+        size >>= 4
+        while size:
+            header.append((0x80 if size >> 7 else 0) | (size & 0x7F))
+            size >>= 7
+        send(bytes(header))
+        stored = zlib.compressobj(level=0)  # sent as is: what the client stores grows with it
+        for _ in range(total // chunk):
+            send(stored.compress(b"\0" * chunk))
+        h.close_connection = True
 
     return behave
 

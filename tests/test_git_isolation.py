@@ -126,7 +126,15 @@ def test_children_that_run_upstreams_code_get_no_token(tmp_path, monkeypatch):
     for env in (None, probe_env(tmp_path), dict(os.environ)):  # however the env was built
         _, out, _ = proc.cmd_output(sys.executable, "-c", show, env=env)
         assert out.strip() == "[]"
-        _, raw, _ = proc.cmd_output_bytes(sys.executable, "-c", show, env=env)
+        _, raw, _ = proc.cmd_output_bounded(
+            sys.executable,
+            "-c",
+            show,
+            cwd=None,
+            env=os.environ if env is None else env,
+            deadline_s=60,
+            max_output=1000,
+        )
         assert raw.strip() == b"[]"
 
 

@@ -86,6 +86,75 @@ def test_git_output_past_its_cap_is_refused(monkeypatch):
             git.ls_remote_refs(f"{server.url}/x.git", ["refs/heads/*"])
 
 
+def test_a_git_server_whose_pack_goes_on_is_stopped_at_the_disk_cap(monkeypatch, tmp_path, capsys):
+    """A fetch writes what the server sends into the cache: a pack without end is stopped
+    once what it wrote passes the cap (long before the deadline), and nothing half-written
+    stays behind."""
+    monkeypatch.setattr(limits, "GIT_MAX_WRITTEN", 1 << 20)
+    refs = ("refs/heads/dev", "refs/pull/6017/head", "refs/pull/6117/head")
+    with hostile.Misbehaving(hostile.endless_pack(total=64 << 20, refs=refs)) as server:
+        url = f"{server.url}/NVIDIA/Megatron-LM.git"
+        wd = tmp_path / "wd"
+        code = cli.main(["check", "--upstream", url, "--work-dir", str(wd)])
+        err = capsys.readouterr().err.strip()
+        assert code == 4, err
+        assert f"git fetch from {server.url}: wrote more than 1048576 bytes to disk" in err
+    assert not wd.exists()  # the cache this run made is gone again, half-written pack and all
+
+
+def test_a_half_written_pack_is_removed_from_a_cache_that_stays(monkeypatch, tmp_path):
+    monkeypatch.setattr(limits, "GIT_MAX_WRITTEN", 1 << 20)
+    repo = tmp_path / "cache"
+    repo.mkdir()
+    git.init_bare(repo)
+    with hostile.Misbehaving(hostile.endless_pack(total=64 << 20)) as server:
+        with pytest.raises(NetworkError, match="wrote more than 1048576 bytes"):
+            git.fetch_partial(f"{server.url}/x.git", ["2" * 40 + ":refs/x"], cwd=repo, depth=1)
+    assert not [p.name for p in (repo / "objects").rglob("tmp_*")]
+
+
+def _partial_cache(tmp_path):
+    """A blob-less cache of a one-file upstream (its blob not fetched), the upstream's commit."""
+    from patchcarry import upstream
+
+    source = tmp_path / "source"
+    git.init(source)
+    (source / "f.txt").write_text("the blob a read must fetch\n")
+    git.git("add", "f.txt", cwd=source)
+    git.git("commit", "-qm", "one", cwd=source, env_extra=PINNED_ENV)
+    sha = git.rev_parse("HEAD", cwd=source)
+    fetched = upstream.fetch(
+        str(source), base_commits=[sha], branches=[], pulls=[], work_dir=tmp_path / "wd"
+    )
+    return fetched, sha
+
+
+def test_a_lazy_blob_fetch_inside_a_local_read_stops_at_the_deadline(monkeypatch, tmp_path):
+    """Reading a file of a partial-clone cache makes git fetch its blob by itself, from the
+    cache's promisor remote: that fetch has the same deadline as any other, and the line
+    names the host it waited on."""
+    fetched, sha = _partial_cache(tmp_path)
+    monkeypatch.setattr(limits, "GIT_DEADLINE_S", 1.0)
+    with hostile.Misbehaving(hostile.endless_refs(count=200, every_s=0.05)) as server:
+        git.set_config("remote.origin.url", f"{server.url}/x.git", cwd=fetched.repo)
+        with pytest.raises(NetworkError) as caught:
+            fetched.show(sha, "f.txt")
+        assert server.finished == 0
+    said = str(caught.value)
+    assert "still running after 1 s" in said and server.url in said
+    assert "\n" not in said
+
+
+def test_a_lazy_blob_fetch_that_goes_on_is_stopped_at_the_disk_cap(monkeypatch, tmp_path):
+    fetched, sha = _partial_cache(tmp_path)
+    monkeypatch.setattr(limits, "GIT_MAX_WRITTEN", 1 << 20)
+    with hostile.Misbehaving(hostile.endless_pack(total=64 << 20)) as server:
+        git.set_config("remote.origin.url", f"{server.url}/x.git", cwd=fetched.repo)
+        with pytest.raises(NetworkError, match="wrote more than 1048576 bytes to disk"):
+            fetched.show(sha, "f.txt")
+    assert not [p.name for p in (fetched.repo / "objects").rglob("tmp_*")]
+
+
 # -- loopback never through a proxy; no credentials in GH_HOST -------------------------------
 def test_loopback_traffic_never_reaches_a_proxy(monkeypatch, fake_github: FakeGitHub, tmp_path):
     """With every proxy variable naming a proxy on 127.0.0.2, the API call and git's call to
@@ -213,38 +282,75 @@ def test_a_fork_answered_under_another_owner_is_never_pushed_to(
 
 
 # -- a push retried only when its reason changed, a counted number of times -----------------
-def test_a_push_refused_for_shallow_history_deepens_what_it_needs_once(world, monkeypatch):
-    """Upstream's default branch is main, PRs go to dev, and dev moved by a merge of a branch
-    the fork lacks: `resubmit --rebase` builds on dev's tip from a shallow fetch, the fork
-    refuses the shallow push; one fetch that deepens dev (not main) lets the next push in."""
-    w = world()
+def _dev_moved_by_a_merge_the_fork_lacks(w) -> str:
+    """Upstream's dev gains a merge of a side branch the fork never saw; upstream's server
+    deepens only from what a fetch wants (its own history is shallow at its root, as a
+    mirror's may be): a fetch of main cannot deepen dev's merge. The side commit's sha."""
     work = w.upstream.work
     dev = git.rev_parse("dev", cwd=w.upstream.bare)
     git.git("checkout", "-q", "-B", "side", dev, cwd=work)
     (work / "SIDE.md").write_text("a side branch the fork never saw\n")
     git.git("add", "-A", cwd=work)
     git.git("commit", "-q", "-m", "side: a commit", cwd=work, env_extra=PINNED_ENV)
+    side = git.rev_parse("HEAD", cwd=work)
     git.git("checkout", "-q", "-B", "dev", dev, cwd=work)
-    git.git(
-        "merge",
-        "-q",
-        "--no-ff",
-        "-m",
-        "Merge side into dev",
-        "side",
-        cwd=work,
-        env_extra=PINNED_ENV,
-    )
+    merge = ("merge", "-q", "--no-ff", "-m", "Merge side into dev", "side")
+    git.git(*merge, cwd=work, env_extra=PINNED_ENV)
     git.git("push", "-q", "origin", "HEAD:refs/heads/dev", cwd=work)
-    # upstream's server deepens only from what a fetch wants (its own history is shallow at
-    # its root, as a mirror's may be): a fetch of main cannot deepen dev's merge
     (w.upstream.bare / "shallow").write_text(w.upstream.base_commit + "\n")
+    return side
+
+
+def test_a_push_refused_for_shallow_history_deepens_what_it_needs_once(world, monkeypatch):
+    """Upstream's default branch is main, PRs go to dev, and dev moved by a merge of a branch
+    the fork lacks: `resubmit --rebase` builds on dev's tip from a shallow fetch, the fork
+    refuses the shallow push; one fetch that deepens dev (not main) lets the next push in."""
+    w = world()
+    _dev_moved_by_a_merge_the_fork_lacks(w)
     with hostile.RewritingFront(w.gh.url, lambda m, p, b: b, max_requests=300) as front:
         monkeypatch.setenv("GH_HOST", front.url)
         assert w.run("--rebase", ENTRY) == 0
     pushes = [p for m, p in front.seen if m == "POST" and p.endswith("/git-receive-pack")]
     assert len(pushes) <= 2
     assert w.fork_branch() is not None
+
+
+def test_a_push_deepening_cannot_help_is_refused_in_one_line_not_retried(
+    world, monkeypatch, capsys
+):
+    """Upstream's own history ends at the side commit the fork lacks: no fetch can give the
+    push what it needs. After the one deepening, the run stops with one line saying what
+    would help, without a third push."""
+    w = world()
+    side = _dev_moved_by_a_merge_the_fork_lacks(w)
+    (w.upstream.bare / "shallow").write_text(f"{w.upstream.base_commit}\n{side}\n")
+    with hostile.RewritingFront(w.gh.url, lambda m, p, b: b, max_requests=300) as front:
+        monkeypatch.setenv("GH_HOST", front.url)
+        assert w.run("--rebase", ENTRY) == 1
+    err = capsys.readouterr().err.strip()
+    assert "refuses the push to" in err and "for its shallow history" in err
+    assert "push the base branch to the fork" in err
+    pushes = [p for m, p in front.seen if m == "POST" and p.endswith("/git-receive-pack")]
+    assert 1 <= len(pushes) <= 2
+    assert w.fork_branch() is None
+
+
+def test_deepen_says_whether_the_shallow_boundary_moved(tmp_path):
+    """The reason a refused push may be retried: the first deepening moves the boundary, a
+    second one (nothing left to fetch) does not."""
+    source = tmp_path / "source"
+    git.init(source)
+    for n in range(3):
+        (source / "f.txt").write_text(f"{n}\n")
+        git.git("add", "f.txt", cwd=source)
+        git.git("commit", "-qm", f"c{n}", cwd=source, env_extra=PINNED_ENV)
+    git.git("branch", "-M", "dev", cwd=source)
+    clone = tmp_path / "clone"
+    git.git("clone", "-q", "--depth=1", "--branch=dev", source.as_uri(), str(clone), cwd=tmp_path)
+    assert len(git.shallow_commits(cwd=clone)) == 1
+    assert git.deepen(source.as_uri(), "dev", cwd=clone) is True
+    assert git.shallow_commits(cwd=clone) == set()
+    assert git.deepen(source.as_uri(), "dev", cwd=clone) is False
 
 
 @pytest.mark.parametrize(

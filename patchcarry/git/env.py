@@ -25,8 +25,17 @@ _GIT_ENV_KEEP = {
 
 
 # A stalled http transfer (under 1 KiB/s for 60 s) is aborted instead of hanging the run, as
-# the API client has its timeout. The check's cache also stores them for lazy blob fetches.
-NETWORK_ARGS = ("-c", "http.lowSpeedLimit=1024", "-c", "http.lowSpeedTime=60")
+# the API client has its timeout. What a fetch gets is kept as one pack, never unpacked into
+# loose objects: the pack directory is where the runner sees it grow (`ObjectStoreGrowth`).
+# The check's cache also stores them for lazy blob fetches.
+NETWORK_ARGS = (
+    "-c",
+    "http.lowSpeedLimit=1024",
+    "-c",
+    "http.lowSpeedTime=60",
+    "-c",
+    "fetch.unpackLimit=1",
+)
 
 # A path handed to git as a pathspec names that file alone (`[v2]`, `*`, `?` are no globs).
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}

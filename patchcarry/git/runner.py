@@ -1,11 +1,14 @@
 """The only place that runs `git` (the package's other modules name what it does).
 
-A network call (one carrying `NETWORK_ARGS`) runs under `limits`' total deadline and output
-cap: past either, git and its transport helper are killed and the run stops in one line
-naming the host (exit 4), whatever the server does."""
+Every call runs under `limits`' total deadline, output cap and cap on what it adds to the
+object store: past any, git and the helpers it started (a transport, a lazy blob fetch) are
+killed and the run stops in one line naming the host (exit 4), whatever the server does."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,24 +29,14 @@ def git(
     stdin: str | None = None,
     stream_stderr: bool = False,
 ) -> tuple[int, str, str]:
-    """Run `git ARGS` in `cwd`; (code, stdout, stderr). Raises CalledProcessError if `check`."""
-    if _is_network(args):
-        data = None if stdin is None else stdin.encode()
-        code, raw_out, raw_err = _bounded(args, cwd, env_extra, data, stream_stderr)
-        out, err = raw_out.decode("utf-8", "surrogateescape"), raw_err.decode("utf-8", "replace")
-        if check and code != 0:
-            raise proc.CalledProcessError(["git", *args], code, out, err)
-        return code, out, err
-    return proc.cmd_output(
-        "git",
-        *args,
-        cwd=cwd,
-        env=no_git_env(env_extra),
-        check=check,
-        stdin=stdin,
-        stream_stderr=stream_stderr,
-        secrets=secrets_for(args),
-    )
+    """Run `git ARGS` in `cwd`; (code, stdout, stderr). Raises CalledProcessError if `check`.
+    What git prints is any bytes a commit holds: kept as data (surrogateescape)."""
+    data = None if stdin is None else stdin.encode("utf-8", "surrogateescape")
+    code, raw_out, raw_err = _bounded(args, cwd, env_extra, data, stream_stderr)
+    out, err = (raw.decode("utf-8", "surrogateescape") for raw in (raw_out, raw_err))
+    if check and code != 0:
+        raise proc.CalledProcessError(["git", *args], code, out, err)
+    return code, out, err
 
 
 def git_bytes(
@@ -54,26 +47,11 @@ def git_bytes(
     stdin: bytes | None = None,
 ) -> tuple[int, bytes, str]:
     """`git` for contents that must stay bytes (blobs, patch text): (code, stdout, stderr)."""
-    if _is_network(args):
-        code, out, raw_err = _bounded(args, cwd, env_extra, stdin, False)
-        err = raw_err.decode("utf-8", "replace")
-        if check and code != 0:
-            said = out.decode("utf-8", "replace")
-            raise proc.CalledProcessError(["git", *args], code, said, err)
-        return code, out, err
-    return proc.cmd_output_bytes(
-        "git",
-        *args,
-        cwd=cwd,
-        env=no_git_env(env_extra),
-        check=check,
-        stdin=stdin,
-        secrets=secrets_for(args),
-    )
-
-
-def _is_network(args: tuple[str, ...]) -> bool:
-    return NETWORK_ARGS[1] in args
+    code, out, raw_err = _bounded(args, cwd, env_extra, stdin, False)
+    err = raw_err.decode("utf-8", "replace")
+    if check and code != 0:
+        raise proc.CalledProcessError(["git", *args], code, out.decode("utf-8", "replace"), err)
+    return code, out, err
 
 
 def _bounded(
@@ -83,6 +61,9 @@ def _bounded(
     stdin: bytes | None,
     stream_stderr: bool,
 ) -> tuple[int, bytes, bytes]:
+    """Every git call, local ones too: a read in a partial clone fetches a missing blob from
+    its promisor remote by itself, so any call may be a network call."""
+    watch = ObjectStoreGrowth.of(cwd, limits.GIT_MAX_WRITTEN)
     try:
         return proc.cmd_output_bounded(
             "git",
@@ -94,30 +75,99 @@ def _bounded(
             stdin=stdin,
             secrets=secrets_for(args),
             stream_stderr=stream_stderr,
+            watch=watch,
         )
     except proc.OutOfBounds as exc:
-        verb = next((a for a in args if a in _VERBS), "network call")
+        if watch is not None:
+            watch.remove_unfinished()
+        if NETWORK_ARGS[1] in args:
+            verb = next((a for a in args if a in _VERBS), "network call")
+            where = f"git {verb} from {_remote_host(args, cwd)}"
+        else:
+            verb = next((a for a in args if not a.startswith("-") and "=" not in a), "")
+            where = (
+                f"git {verb} in {ascii(str(cwd))[1:-1]} (fetching what it lacks from "
+                f"{_promisor_hosts(cwd)})"
+            )
         raise NetworkError(
-            f"git {verb} from {_remote_host(args)}: {exc.what}, more than any real answer "
-            "needs; stopped. Check the URL and the network, then re-run"
+            f"{where}: {exc.what}, more than any real answer needs; stopped. "
+            "Check the URL and the network, then re-run"
         ) from None
+
+
+class ObjectStoreGrowth:
+    """What a git call has added to a repository's object store, asked while it runs: a fetch
+    (or a lazy one inside a read) writes what the server sends there, and a server that sends
+    without end would fill the disk well before the deadline. Counts the pack directory and
+    the store's own top-level files (a loose object being streamed); fetches keep what they
+    get as one pack (`NETWORK_ARGS`' unpackLimit), so that is where it grows."""
+
+    def __init__(self, objects: Path, cap: int) -> None:
+        self.objects, self.cap = objects, cap
+        self.start, self.unfinished_before = self._scan()
+
+    @classmethod
+    def of(cls, cwd: Path | str, cap: int) -> ObjectStoreGrowth | None:
+        """The watch for the repository at `cwd` (bare or not), None where there is none."""
+        for objects in (Path(cwd) / "objects", Path(cwd) / ".git" / "objects"):
+            if (objects / "pack").is_dir():
+                return cls(objects, cap)
+        return None
+
+    def _scan(self) -> tuple[int, set[str]]:
+        """Bytes in the watched files, and the paths of those git has not finished writing
+        (`tmp_pack_*`, `tmp_idx_*`, `tmp_obj_*`)."""
+        total, unfinished = 0, set()
+        for folder in (self.objects, self.objects / "pack"):
+            with contextlib.suppress(OSError), os.scandir(folder) as entries:
+                for entry in entries:
+                    with contextlib.suppress(OSError):
+                        if entry.is_file():
+                            total += entry.stat().st_size
+                            if entry.name.startswith("tmp_"):
+                                unfinished.add(entry.path)
+        return total, unfinished
+
+    def remove_unfinished(self) -> None:
+        """Remove what a killed git left half-written (not what was there before it)."""
+        for path in self._scan()[1] - self.unfinished_before:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+    def __call__(self) -> str | None:
+        grown = self._scan()[0] - self.start
+        return f"wrote more than {self.cap} bytes to disk" if grown > self.cap else None
+
+
+def _promisor_hosts(cwd: Path | str) -> str:
+    """The hosts of `cwd`'s remotes, where a lazy fetch goes."""
+    _, out, _ = git("config", "--get-regexp", r"^remote\..*\.url$", cwd=cwd, check=False)
+    return ", ".join(sorted({_host(line.split(" ", 1)[-1]) for line in out.splitlines()})) or (
+        "no remote"
+    )
 
 
 _VERBS = ("fetch", "ls-remote", "push", "clone", "apply", "range-diff", "diff")
 
 
-def _remote_host(args: tuple[str, ...]) -> str:
-    """`scheme://host[:port]` of the URL a git call names after `--end-of-options` (never
-    credentials or a path on it), the remote's name, or "the remote"."""
+def _remote_host(args: tuple[str, ...], cwd: Path | str) -> str:
+    """`scheme://host[:port]` of the URL a git call names after `--end-of-options`, or of the
+    remote it names there (never credentials or a path on it), or "the remote"."""
     words = list(args)
     after = words[words.index("--end-of-options") + 1 :][:1] if "--end-of-options" in words else []
-    if not after:
-        return "the remote"
-    if "://" not in after[0]:
-        return ascii(after[0])[1:-1]
+    if after and re.fullmatch(r"[\w.-]+", after[0]):
+        _, url, _ = git("config", "--get", f"remote.{after[0]}.url", cwd=cwd, check=False)
+        after = [url.strip() or after[0]]
+    return _host(after[0]) if after else "the remote"
+
+
+def _host(url: str) -> str:
+    """`scheme://host[:port]` of `url`, or `url` escaped when it is a remote's name or a path."""
+    if "://" not in url:
+        return ascii(url)[1:-1]
     try:
-        parts = urllib.parse.urlsplit(after[0])
+        parts = urllib.parse.urlsplit(url)
         port = f":{parts.port}" if parts.port else ""
     except ValueError:
-        return hosts.redact_url(after[0])
-    return f"{parts.scheme}://{parts.hostname}{port}"
+        return hosts.redact_url(url)
+    return f"{parts.scheme}://{parts.hostname}{port}" if parts.hostname else ascii(url)[1:-1]
