@@ -77,7 +77,10 @@ def main(argv: list[str] | None = None) -> int:
             upstream_git, base = fixture.bare, fixture.base_commit
             print(SYNTHETIC.format(base=base[:7]), flush=True)
         fork_git = tmp / "fork.git"
-        git.git("init", "-q", "--bare", str(fork_git), cwd=tmp)
+        if args.upstream_git:  # a large upstream: its fork holds its history, as on GitHub
+            sc.fork_as_github_makes_it(upstream_git, fork_git)
+        else:
+            git.git("init", "-q", "--bare", str(fork_git), cwd=tmp)
         pr_unrecorded = {"pr": None}
         series = write_manifest(
             tmp,

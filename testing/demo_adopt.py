@@ -83,7 +83,10 @@ def main(argv: list[str] | None = None) -> int:
             upstream_git = fixture.bare
             print(SYNTHETIC.format(base=fixture.base_commit[:7]), flush=True)
         fork_git = tmp / "fork.git"
-        git.git("init", "-q", "--bare", str(fork_git), cwd=tmp)
+        if args.upstream_git:  # a large upstream: its fork holds its history, as on GitHub
+            sc.fork_as_github_makes_it(upstream_git, fork_git)
+        else:
+            git.git("init", "-q", "--bare", str(fork_git), cwd=tmp)
         (tmp / "patches").mkdir()
         series = Path("patches/series.toml")
         (tmp / series).write_text(EMPTY_MANIFEST)

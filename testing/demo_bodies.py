@@ -19,7 +19,7 @@ import io
 import tempfile
 from pathlib import Path
 
-from patchcarry import cli, git, manifest
+from patchcarry import cli, manifest
 from patchcarry.install import CHECKOUT
 from patchcarry.measure import impact
 from testing import github_scenarios as sc
@@ -42,7 +42,7 @@ def _resubmit(series: Path, *args: str) -> int:
 
 def new_pr(mirror: Path, tmp: Path) -> str:
     fork_git = tmp / "fork.git"
-    git.git("init", "-q", "--bare", str(fork_git), cwd=tmp)
+    sc.fork_as_github_makes_it(mirror, fork_git)  # its history, as GitHub's fork holds it
     base = manifest.load().entries[0].base_commit
     unrecorded = {e.name: {"pr": None} for e in manifest.load().entries}
     series = write_manifest(tmp, base_commit=base, overrides=unrecorded)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from patchcarry import git
+
 if TYPE_CHECKING:  # imported lazily so pytest can load testing.fake_github as a plugin first
     from testing.fake_github_state import GitHubState, Pull
 
@@ -63,6 +65,18 @@ def ensure_upstream(state: GitHubState, clone_url: str | Path) -> None:
     checks = {"strict_required_status_checks_policy": False, "do_not_enforce_on_create": False,
               "required_status_checks": [{"context": "DCO gate"}]}  # fmt: skip
     state.add_branch_rule(UPSTREAM, BASE_BRANCH, "required_status_checks", checks)
+
+
+def fork_as_github_makes_it(upstream_git: Path, dest: Path) -> None:
+    """A bare fork of `upstream_git` at `dest` as GitHub makes one: upstream's objects (shared
+    through alternates, as a fork network shares them) and its branches. A push to it then
+    sends only what is new, as one to github.com does, not a large upstream's whole history."""
+    git.git("init", "-q", "--bare", str(dest), cwd=dest.parent)
+    (dest / "objects" / "info" / "alternates").write_text(f"{upstream_git / 'objects'}\n")
+    _, heads, _ = git.git("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/",
+                          cwd=upstream_git)  # fmt: skip
+    updates = "".join(f"create {ref} {sha}\n" for sha, ref in map(str.split, heads.splitlines()))
+    git.git("update-ref", "--stdin", cwd=dest, stdin=updates)
 
 
 def detached_fork_close(
