@@ -561,6 +561,32 @@ def test_token_without_workflow_scope_is_refused_before_any_write(world, monkeyp
     assert w.fork_branch() is not None and len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1
 
 
+def test_a_fork_of_many_branches_is_judged_by_its_base_branch_first(world, monkeypatch):
+    """A fork GitHub made holds all of upstream's branches (Megatron-LM has hundreds), and only
+    the first MAX_HEADS are read: the base branch the push builds on is read first, so a
+    workflow change the fork's own dev already holds needs no workflow scope."""
+    from patchcarry.resubmit import build
+
+    w = world()
+    old = git.rev_parse("dev", cwd=w.fork_git)
+    _workflow_on_dev(w)
+    work = w.upstream.work  # and deletes it again: a deletion is never "held" by a branch
+    git.git("rm", "-q", WORKFLOW, cwd=work)
+    git.git("commit", "-q", "-m", "ci: drop the workflow", cwd=work, env_extra=PINNED_ENV)
+    git.git("push", "-q", "origin", "HEAD:refs/heads/dev", cwd=work)
+    dev = git.rev_parse("dev", cwd=w.upstream.bare)
+    git.git("fetch", "-q", str(w.upstream.bare), "refs/heads/dev:refs/heads/dev", cwd=w.fork_git)
+    for i in range(build.MAX_HEADS + 5):  # branches of their own, named before "dev"
+        tree = f"{old}^{{tree}}"
+        _, sha, _ = git.git("commit-tree", "-p", old, "-m", f"aa {i}", tree, cwd=w.fork_git,
+                            env_extra=PINNED_ENV)  # fmt: skip
+        git.git("update-ref", f"refs/heads/aa-{i:02d}", sha.strip(), cwd=w.fork_git)
+    assert git.rev_parse("dev", cwd=w.fork_git) == dev
+    _token(w, "ghp_publiconly", monkeypatch, "public_repo")
+    assert w.run("--rebase", ENTRY) == 0
+    assert w.fork_branch() is not None
+
+
 def test_fine_grained_token_is_refused_before_any_write(world, monkeypatch, capsys):
     w = world()
     _token(w, "github_pat_11finegrained", monkeypatch)

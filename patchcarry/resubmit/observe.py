@@ -313,7 +313,9 @@ def _read_fork_side(
     ref = f"refs/heads/{default}"
     code, found, _ = git.ls_remote_refs(url, [pattern or ref], cwd=facts.cache)
     found = found if code == 0 else {}
-    heads = tuple(dict.fromkeys(found.values()))
+    # the branches most likely to hold the pushed history first: only MAX_HEADS are read
+    first = [r for r in (f"refs/heads/{entry.base_branch}", ref) if r in found]
+    heads = tuple(dict.fromkeys(found[r] for r in [*first, *found]))
     sha = found.get(ref)
     if sha is None:
         return ForkSide(url, None, f"{owner}, which has no {default} branch yet", heads)
