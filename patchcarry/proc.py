@@ -185,6 +185,7 @@ def _communicate(
         if send >= 0:
             os.set_blocking(send, False)
             pipes.register(send, selectors.EVENT_WRITE)
+        next_watch = time.monotonic() + WATCH_EVERY_S
         while pipes.get_map():
             if send >= 0 and not to_send:  # all sent (or the child stopped reading)
                 pipes.unregister(send)
@@ -209,9 +210,10 @@ def _communicate(
                 reads[key.fd] += chunk
                 if len(reads[key.fd]) > max_output:
                     return None, b"", b"", f"printed more than {max_output} bytes"
-            reason = watch() if watch is not None else None
-            if reason is not None:
-                return None, b"", b"", reason
+            if watch is not None and time.monotonic() >= next_watch:  # not at every chunk
+                next_watch = time.monotonic() + WATCH_EVERY_S
+                if (reason := watch()) is not None:
+                    return None, b"", b"", reason
         over: list[str] = []
         code = _wait(exited, end, deadline_s, watch, over)
     return code, bytes(out), bytes(err), over[0] if over else None
