@@ -13,15 +13,26 @@ on dev or main ends with (a control). The PR's change is `git diff` of its head 
 merge-base with the squash's parent (PRs whose own commits hold a merge, or that touch files
 no manifest may carry, are skipped). All cases go through one `check` (one history read).
 Prints one line per case and the run's cost, and saves the JSON. Only reads the mirror.
+
+Where `check` names another commit than the PR's squash, it is right only when git says so:
+that commit is on dev's first-parent history before the expected landing, and the PR's change
+reverse-applies at it and not at its parent (a dev-side port that carried the same lines to
+dev before the sync merge did; `carried_earlier`).
+
+Bench (`--sizes 10 50 100 200 --runs 10`): each size is one cold `check` (its own cache, the
+manifest loaded anew) of the first N cases, the largest `--runs` times in a row; each run's
+time, bytes and history reads, and whether every verdict was right, go to the JSON.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +162,116 @@ def pick(
     return cases
 
 
+def _applies(repo: Path, rev: str, diff: bytes, *, reverse: bool) -> bool:
+    """git's own verdict: does `diff` (reverse-)apply to the tree of `rev`? Read into a
+    scratch index, no work tree."""
+    with tempfile.TemporaryDirectory(prefix="landing-index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git.git("read-tree", rev, cwd=repo, env_extra=env)
+        args = ["apply", "--check", "--cached", *(["-R"] if reverse else []), "-"]
+        code, _, _ = git.git_bytes(*args, cwd=repo, env_extra=env, stdin=diff, check=False)
+        return code == 0
+
+
+def carried_earlier(repo: Path, case: dict[str, Any], found: str) -> bool:
+    """Whether `found`, named where the PR's own squash was expected, carried the PR's lines
+    to dev first (a dev-side port of a fix that landed on main, before the sync merge): it is
+    on dev's first-parent history before the expected landing, and git reverse-applies the
+    PR's change at it but not at its first parent."""
+    landing = case["merge"] or case["expected"]
+    first_parent = _g("rev-list", "--first-parent", "dev", repo=repo).split()
+    return (
+        found in first_parent
+        and git.is_ancestor(found, landing, cwd=repo)
+        and _applies(repo, found, case["diff"], reverse=True)
+        and not _applies(repo, f"{found}^1", case["diff"], reverse=True)
+    )
+
+
+def _judged(repo: Path, case: dict[str, Any], landing: Any) -> dict[str, Any]:
+    found = landing.commit.sha if landing.commit else None
+    merge = landing.merged_by.sha if landing.merged_by else None
+    expected = case["expected"]
+    exact = found == expected and merge == case["merge"] and landing.landed
+    earlier = bool(expected and landing.landed and not exact)
+    earlier = earlier and found is not None and carried_earlier(repo, case, found)
+    return {
+        "pr": case["number"],
+        "base": case["base"],
+        "expected": expected,
+        "expected_subject": case["subject"],
+        "expected_merge": case["merge"],
+        "verdict": landing.verdict,
+        "commit": found,
+        "subject": landing.commit.subject if landing.commit else None,
+        "merged_by": merge,
+        "carried_earlier": earlier,
+        "evidence": landing.evidence,
+        "changed_since": [c.sha for c in landing.changed_since],
+        "partial": landing.partial,
+        "ok": (exact or earlier) if expected else not landing.landed,
+    }
+
+
+def load_cases(dest: Path, cases: list[dict[str, Any]]) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The manifest of `cases` written in `dest` and loaded: (entries, the cases kept). A PR
+    touching what no manifest may carry (CI files) is no case."""
+    path = _write(dest, cases)
+    loaded, entries, kept = manifest.load(path), [], []
+    for case, name in zip(cases, loaded.names, strict=True):
+        try:
+            entries += loaded.select([name])
+            kept.append(case)
+        except BadInputError as exc:
+            print(f"skipped #{case['number']}: {str(exc).splitlines()[0][-120:]}")
+    return entries, kept
+
+
+def check_cold(
+    repo: Path, dest: Path, cases: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One `check` of every case, from the manifest's loading on, with a cache of its own:
+    (its cost with the wall time, each case judged)."""
+    started = time.monotonic()
+    entries, kept = load_cases(dest, cases)
+    with tempfile.TemporaryDirectory(prefix="landing-cache-") as cache:
+        # every case in one run: the shared history is read once
+        report = run_checks(list(entries), upstream=str(repo), work_dir=Path(cache) / "wd")
+    wall = time.monotonic() - started
+    results = []
+    for case, result in zip(kept, report.entries, strict=True):
+        assert result.landing is not None
+        results.append(_judged(repo, case, result.landing))
+    return {**(report.cost or {}), "wall_seconds": round(wall, 2)}, results
+
+
+def _print(result: dict[str, Any]) -> None:
+    found, merge, expected = result["commit"], result["merged_by"], result["expected"]
+    what = f"{found[:12]} {result['subject']!r}" if found else "-"
+    via = f" via {merge[:12]}" if merge else ""
+    mark = "ok " if result["ok"] else "BAD"
+    first = " (carried to dev first, git-verified)" if result["carried_earlier"] else ""
+    print(
+        f"{mark} #{result['pr']}: {result['verdict']}: {what}{via}{first}"
+        f" (expected {expected[:12] if expected else 'not landed'})"
+    )
+
+
+def bench(repo: Path, cases: list[dict[str, Any]], sizes: list[int], runs: int) -> dict[str, Any]:
+    """Cold runs of `check` on the first N cases for each size, and `runs` cold runs of the
+    largest: time, bytes and history reads each, and whether every verdict was right."""
+    rows = []
+    plan = [(n, 1) for n in sizes[:-1]] + [(sizes[-1], i + 1) for i in range(runs)]
+    for size, run in plan:
+        with tempfile.TemporaryDirectory(prefix="landing-mirror-") as tmp:
+            cost, results = check_cold(repo, Path(tmp), cases[:size])
+        bad = [r["pr"] for r in results if not r["ok"]]
+        rows.append({"entries": cost["entries"], "run": run, **cost, "ok": not bad, "bad": bad})
+        print(json.dumps(rows[-1]), file=sys.stderr)
+    # the last run's verdicts, case by case (every run's are checked the same way)
+    return {"runs": rows, "ok": all(r["ok"] for r in rows), "cases": results}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mirror", type=Path)
@@ -158,68 +279,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merged", type=int, default=10, help="PRs landed on main, synced")
     parser.add_argument("--controls", type=int, default=5)
     parser.add_argument("--skip", type=int, default=0, help="skip the newest N merged PRs")
+    parser.add_argument("--sizes", type=int, nargs="*", help="bench: cold runs of N cases each")
+    parser.add_argument("--runs", type=int, default=1, help="bench: cold runs of the largest")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     repo = args.mirror.resolve()
     cases = pick(repo, args.count, args.controls, args.skip, args.merged)
-    results = []
     with tempfile.TemporaryDirectory(prefix="landing-mirror-") as tmp:
-        path = _write(Path(tmp), cases)
-        loaded, entries, kept = manifest.load(path), [], []
-        for case, name in zip(cases, loaded.names, strict=True):
-            try:  # a PR touching what no manifest may carry (CI files) is no case
-                entries += loaded.select([name])
-                kept.append(case)
-            except BadInputError as exc:
-                print(f"skipped #{case['number']}: {str(exc).splitlines()[0][-120:]}")
-        cases = kept
-        try:  # every case in one run: the shared history is read once
-            report = run_checks(list(entries), upstream=str(repo), work_dir=Path(tmp) / "wd")
-        except FatalError as exc:
-            print(f"error: {exc}")
-            return 1
-        for case, result in zip(cases, report.entries, strict=True):
-            landing = result.landing
-            assert landing is not None
-            found = landing.commit.sha if landing.commit else None
-            merge = landing.merged_by.sha if landing.merged_by else None
-            expected = case["expected"]
-            ok = (
-                found == expected and merge == case["merge"] and landing.landed
-                if expected
-                else not landing.landed
-            )
-            results.append(
-                {
-                    "pr": case["number"],
-                    "base": case["base"],
-                    "expected": expected,
-                    "expected_subject": case["subject"],
-                    "expected_merge": case["merge"],
-                    "verdict": landing.verdict,
-                    "commit": found,
-                    "subject": landing.commit.subject if landing.commit else None,
-                    "merged_by": merge,
-                    "evidence": landing.evidence,
-                    "changed_since": [c.sha for c in landing.changed_since],
-                    "partial": landing.partial,
-                    "ok": ok,
-                }
-            )
-            what = f"{found[:12]} {landing.commit.subject!r}" if found and landing.commit else "-"
-            via = f" via {merge[:12]}" if merge else ""
-            mark = "ok " if ok else "BAD"
-            print(
-                f"{mark} #{case['number']}: {landing.verdict}: {what}{via}"
-                f" (expected {expected[:12] if expected else 'not landed'})"
-            )
-    summary = {
-        "mirror_dev": _g("rev-parse", "dev", repo=repo).strip(),
-        "cost": report.cost,
-        "cases": results,
-        "ok": all(r.get("ok") for r in results),
-    }
-    print(json.dumps(report.cost))
+        cases = load_cases(Path(tmp), cases)[1]
+    random.Random(0).shuffle(cases)  # every size holds each kind of case
+    summary: dict[str, Any] = {"mirror_dev": _g("rev-parse", "dev", repo=repo).strip()}
+    try:
+        if args.sizes:
+            summary.update(bench(repo, cases, sorted(args.sizes), args.runs))
+        else:
+            with tempfile.TemporaryDirectory(prefix="landing-mirror-") as tmp:
+                cost, results = check_cold(repo, Path(tmp), cases)
+            for result in results:
+                _print(result)
+            print(json.dumps(cost))
+            summary.update(cost=cost, cases=results, ok=all(r["ok"] for r in results))
+    except FatalError as exc:
+        print(f"error: {exc}")
+        return 1
     if args.out:
         args.out.write_text(json.dumps(summary, indent=2) + "\n")
     return 0 if summary["ok"] else 1
