@@ -128,8 +128,8 @@ def cmd_output_bounded(
     (code, stdout, stderr). Past either the child is killed and OutOfBounds is raised: a
     network call (git's) must not wait or read without end, whatever the server does. With
     `stream_stderr`, stderr goes to the terminal (git's progress) and comes back empty.
-    `watch` is asked every `WATCH_EVERY_S` while the child runs (and once after): a reason it
-    gives (what the child wrote to disk past a cap) stops the child the same way."""
+    `watch` is asked every `WATCH_EVERY_S` while the child runs: a reason it gives (what the
+    child wrote to disk past a cap) stops the child the same way."""
     child = subprocess.Popen(
         list(cmd),
         cwd=cwd,
@@ -259,12 +259,12 @@ def _wait(
     while True:
         left = end - time.monotonic()
         code = exited.wait(max(0.0, min(left, WATCH_EVERY_S if watch else left)))
+        if code is not None:
+            return code
         reason = watch() if watch is not None else None
         if reason is not None:
             over.append(reason)
             return None
-        if code is not None:
-            return code
         if time.monotonic() >= end:
             over.append(f"still running after {deadline_s:g} s")
             return None

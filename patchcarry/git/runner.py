@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import time
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
@@ -96,15 +97,17 @@ def _bounded(
 
 
 class ObjectStoreGrowth:
-    """What a git call has added to a repository's object store, asked while it runs: a fetch
-    (or a lazy one inside a read) writes what the server sends there, and a server that sends
-    without end would fill the disk well before the deadline. Counts the pack directory and
-    the store's own top-level files (a loose object being streamed); fetches keep what they
-    get as one pack (`NETWORK_ARGS`' unpackLimit), so that is where it grows."""
+    """What a git call has written to a repository's object store, asked while it runs: a
+    fetch (or a lazy one inside a read) writes what the server sends there, and a server that
+    sends without end would fill the disk well before the deadline. Counts the files of the
+    pack directory and of the store's top level (a loose object being streamed) written since
+    the call began (packs are never rewritten in place); fetches keep what they get as one
+    pack (`NETWORK_ARGS`' unpackLimit), so that is where it grows. Nothing is read until the
+    first time it is asked (a call that ends sooner costs nothing)."""
 
     def __init__(self, objects: Path, cap: int) -> None:
         self.objects, self.cap = objects, cap
-        self.start, self.unfinished_before = self._scan()
+        self.began = time.time() - _CLOCK_SLACK_S
 
     @classmethod
     def of(cls, cwd: Path | str, cap: int) -> ObjectStoreGrowth | None:
@@ -114,29 +117,32 @@ class ObjectStoreGrowth:
                 return cls(objects, cap)
         return None
 
-    def _scan(self) -> tuple[int, set[str]]:
-        """Bytes in the watched files, and the paths of those git has not finished writing
-        (`tmp_pack_*`, `tmp_idx_*`, `tmp_obj_*`)."""
-        total, unfinished = 0, set()
+    def _written(self) -> list[tuple[str, int]]:
+        """(path, size) of each watched file written since the call began."""
+        found = []
         for folder in (self.objects, self.objects / "pack"):
             with contextlib.suppress(OSError), os.scandir(folder) as entries:
                 for entry in entries:
                     with contextlib.suppress(OSError):
-                        if entry.is_file():
-                            total += entry.stat().st_size
-                            if entry.name.startswith("tmp_"):
-                                unfinished.add(entry.path)
-        return total, unfinished
+                        if entry.is_file() and (st := entry.stat()).st_mtime >= self.began:
+                            found.append((entry.path, st.st_size))
+        return found
 
     def remove_unfinished(self) -> None:
-        """Remove what a killed git left half-written (not what was there before it)."""
-        for path in self._scan()[1] - self.unfinished_before:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        """Remove what a killed git left half-written (`tmp_pack_*`, `tmp_idx_*`,
+        `tmp_obj_*`) since the call began, nothing older."""
+        for path, _ in self._written():
+            if os.path.basename(path).startswith("tmp_"):
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
 
     def __call__(self) -> str | None:
-        grown = self._scan()[0] - self.start
+        grown = sum(size for _, size in self._written())
         return f"wrote more than {self.cap} bytes to disk" if grown > self.cap else None
+
+
+# file times lag the clock by up to a tick of the kernel's coarse clock
+_CLOCK_SLACK_S = 0.05
 
 
 def _promisor_hosts(cwd: Path | str) -> str:
