@@ -139,19 +139,7 @@ def special_at(modes: Mapping[str, str]) -> list[tuple[str, str]]:
 def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3) -> str:
     """`git diff` between two commits limited to `paths` (only their blobs are fetched); bytes
     that are not UTF-8 come back as surrogates (`encode` restores them)."""
-    _, out, _ = git_bytes(
-        "diff",
-        "--no-color",
-        "--no-renames",
-        f"-U{unified}",
-        old,
-        new,
-        "--",
-        *paths,
-        cwd=cwd,
-        env_extra=LITERAL,
-    )
-    return text(out)
+    return "".join(section for _, section in diff_files(old, new, paths, cwd=cwd, unified=unified))
 
 
 def diff_files(
