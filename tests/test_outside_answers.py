@@ -378,3 +378,31 @@ def test_githubs_own_clone_urls_are_the_derived_ones(api, name, answer):
 
     assert hosts.answered_git_url(api, name, answer).lower() == (answer or
         "https://github.com/o/r.git").lower()  # fmt: skip
+
+
+# -- the tool's cache stays quick to read however many lazy fetches left a pack -------------
+def test_a_cache_of_many_packs_gets_a_multi_pack_index(tmp_path):
+    """Every lazy blob fetch leaves a pack, and git opens each pack's own index to find an
+    object: past a few, the packs get one multi-pack index (no pack is rewritten), and every
+    object is still found through it."""
+    from patchcarry.git import repo as git_repo
+
+    source = tmp_path / "source"
+    git.init(source)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    git.init_bare(cache)
+    shas = []
+    for n in range(git_repo.PACKS_OUTSIDE_INDEX + 4):  # a pack per fetch, as lazy fetches leave
+        (source / "f.txt").write_text(f"{n}\n")
+        git.git("add", "f.txt", cwd=source)
+        git.git("commit", "-qm", f"c{n}", cwd=source, env_extra=PINNED_ENV)
+        shas.append(git.rev_parse("HEAD", cwd=source))
+        git.git(*git.NETWORK_ARGS, "fetch", "-q", str(source), f"+HEAD:refs/c/{n}", cwd=cache)
+        assert git.index_packs(cache) is (n == git_repo.PACKS_OUTSIDE_INDEX)
+    packs = cache / "objects" / "pack"
+    assert len(list(packs.glob("*.pack"))) == git_repo.PACKS_OUTSIDE_INDEX + 4
+    assert (packs / "multi-pack-index").is_file()
+    git.git("multi-pack-index", "verify", cwd=cache)
+    for sha in shas:
+        git.git("cat-file", "-e", f"{sha}:f.txt", cwd=cache)

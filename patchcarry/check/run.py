@@ -157,7 +157,10 @@ def run_checks(
             fetched.repo, fetched.branch_tips, entries, upstream=upstream, cost=cost
         )
         _prefetch(fetched, entries)
-        results = [_upstream_entry(fetched, e, gaps, histories) for e in entries]
+        results = []
+        for entry in entries:
+            results.append(_upstream_entry(fetched, entry, gaps, histories))
+            git.index_packs(fetched.repo)  # the packs its lazy blob fetches left
     report = CheckReport(
         upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo), fetched.cache_bytes
     )

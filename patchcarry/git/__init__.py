@@ -73,6 +73,7 @@ from patchcarry.git.remote import (
 )
 from patchcarry.git.repo import (
     checkout_detached,
+    index_packs,
     init,
     init_bare,
     is_modified,
@@ -152,6 +153,7 @@ __all__ = [
     "hunk_ranges",
     "init",
     "init_bare",
+    "index_packs",
     "is_ancestor",
     "is_modified",
     "is_valid_branch_name",

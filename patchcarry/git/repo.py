@@ -32,6 +32,43 @@ def own_cache_config(repo: Path) -> None:
         set_config(key, value, cwd=repo)
 
 
+# Packs a cache may hold outside its multi-pack index before the index is written anew.
+PACKS_OUTSIDE_INDEX = 16
+
+
+def index_packs(repo: Path) -> bool:
+    """Write a multi-pack index over the cache `repo`'s packs once more than
+    `PACKS_OUTSIDE_INDEX` are outside it; True when written. Every lazy blob fetch leaves a
+    pack, and each git then opens every pack's own index to find an object: hundreds of
+    entries read that way made each git call several times slower, so a check slowed with
+    the square of its entries. The index is one lookup for all; no pack is rewritten (the
+    tool's caches are tidied by the tool alone: `env.CACHE_CONFIG`)."""
+    packs = repo / "objects" / "pack"
+    count = len(list(packs.glob("*.pack")))
+    indexed = _indexed.get(repo)
+    if indexed is None:
+        indexed = _packs_in_index(packs)
+    if count - indexed <= PACKS_OUTSIDE_INDEX:
+        _indexed[repo] = indexed
+        return False
+    git("multi-pack-index", "write", cwd=repo)
+    _indexed[repo] = count
+    return True
+
+
+_indexed: dict[Path, int] = {}  # packs the index covered when this process last wrote it
+
+
+def _packs_in_index(packs: Path) -> int:
+    """How many packs the multi-pack index there covers (0 without one): its header's count."""
+    try:
+        with (packs / "multi-pack-index").open("rb") as midx:
+            header = midx.read(12)
+    except OSError:
+        return 0
+    return int.from_bytes(header[8:12], "big") if header[:4] == b"MIDX" else 0
+
+
 def unset_config(key: str, *, cwd: Path) -> None:
     """Remove every value of `key` from the repository's config; none there is fine."""
     git("config", "--unset-all", key, cwd=cwd, check=False)
