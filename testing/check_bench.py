@@ -32,7 +32,7 @@ SIZES = (10, 50, 100, 200)
 def measure(count: int) -> dict[str, Any]:
     """One cold `check --json` of `count` entries on a world of its own."""
     from patchcarry.cli import main
-    from testing.landing_many import ManyWorld
+    from testing.landing_many import ManyWorld, judged
 
     with tempfile.TemporaryDirectory(prefix="check-bench-") as tmp:
         world = ManyWorld.create(Path(tmp) / "world", count)
@@ -51,14 +51,6 @@ def measure(count: int) -> dict[str, Any]:
             else:
                 os.environ["XDG_CACHE_HOME"] = old
         data = json.loads(out.getvalue())
-        judged = {
-            e["name"]: (
-                e["landing"]["verdict"],
-                (e["landing"]["commit"] or {}).get("subject"),
-                (e["landing"]["merged_by"] or {}).get("subject"),
-            )
-            for e in data["entries"]
-        }
         cost = data["cost"]
         return {
             "entries": count,
@@ -68,7 +60,7 @@ def measure(count: int) -> dict[str, Any]:
             "bytes_fetched": cost["bytes_fetched"],
             "history_fetches": cost["history_fetches"],
             "history_walks": cost["history_walks"],
-            "verdicts_ok": judged == world.expected,
+            "verdicts_ok": judged(data) == world.expected,
         }
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from testing.landing_history import (
     BASE_TEXT,
@@ -116,3 +117,15 @@ class ManyWorld:
         manifest = patches / "series.toml"
         manifest.write_text("\n".join(lines))
         return cls(root, bare, work, base, manifest, expected)
+
+
+def judged(report: dict[str, Any]) -> dict[str, tuple[str, str | None, str | None]]:
+    """What `check --json` said of each entry, in the shape of `ManyWorld.expected`."""
+    return {
+        e["name"]: (
+            e["landing"]["verdict"],
+            (e["landing"]["commit"] or {}).get("subject"),
+            (e["landing"]["merged_by"] or {}).get("subject"),
+        )
+        for e in report["entries"]
+    }

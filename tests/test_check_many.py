@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from patchcarry.cli import main
-from testing.landing_many import ManyWorld
+from testing.landing_many import ManyWorld, judged
 
 COUNT = 200
 
@@ -42,15 +42,8 @@ def test_200_entries_read_the_shared_history_once(
     code = main([*argv, "--work-dir", str(tmp_path / "wd")])
     data = json.loads(capsys.readouterr().out)
     assert code == 0  # landed entries are nothing to carry; the others still apply
-    judged = {
-        e["name"]: (
-            e["landing"]["verdict"],
-            (e["landing"]["commit"] or {}).get("subject"),
-            (e["landing"]["merged_by"] or {}).get("subject"),
-        )
-        for e in data["entries"]
-    }
-    assert judged == world.expected and len(judged) == COUNT
+    verdicts = judged(data)
+    assert verdicts == world.expected and len(verdicts) == COUNT
     calls = log.read_text().splitlines()
     history_fetches = [c for c in calls if "--shallow-since" in c]
     walks = [c for c in calls if "--name-only" in c and "--diff-merges=first-parent" in c]
