@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NewType
 
-from patchcarry import hosts, limits, proc
+from patchcarry import cachedir, hosts, limits, proc
 from patchcarry.errors import NetworkError
 from patchcarry.git.env import NETWORK_ARGS, no_git_env, secrets_for
 
@@ -130,7 +130,11 @@ class ObjectStoreGrowth:
 
     def remove_unfinished(self) -> None:
         """Remove what a killed git left half-written (`tmp_pack_*`, `tmp_idx_*`,
-        `tmp_obj_*`) since the call began, nothing older."""
+        `tmp_obj_*`) since the call began, nothing older, and only in a cache this tool made
+        (`cachedir.MARKER`): in anyone else's repository a file of that name may be another
+        git's, still being written; git's own gc removes stale ones there."""
+        if not (self.objects.parent / cachedir.MARKER).is_file():
+            return
         for path, _ in self._written():
             if os.path.basename(path).startswith("tmp_"):
                 with contextlib.suppress(OSError):
