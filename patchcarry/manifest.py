@@ -306,9 +306,17 @@ def _patch_file(path: Path, where: str, label: str, name: str, staged: Staged) -
 
 
 def _branch(where: str, label: str, key: str, value: str) -> str:
+    return check_branch(value, f"{where}: {label}: {key}")
+
+
+def check_branch(value: str, what: str) -> str:
+    """`value` when git takes it as a branch name; else BadInputError naming `what` (the
+    manifest's entry and key, or where an API answer named it: `adopt`)."""
+    if "\0" in value:
+        raise BadInputError(f"{what} holds a NUL character; no branch name can")
     if value.startswith("-") or not git.is_valid_branch_name(value):
-        raise _bad(
-            where, f"{label}: {key} {value!r} is not a valid branch name (git check-ref-format)"
+        raise BadInputError(
+            f"{what} {ascii(value)} is not a valid branch name (git check-ref-format)"
         )
     return value
 
@@ -320,6 +328,66 @@ def _fix_names(where: str, label: str, value: Any) -> list[str]:
     if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
         return list(value)
     raise _bad(where, f"{label}: fix must be a patch file name or a list of them, got {value!r}")
+
+
+def _refuse_nul(where: str, label: str, merged: Mapping[str, Any]) -> None:
+    """No value holds a NUL (TOML's `\\u0000`): no branch, file name, path glob or title can
+    carry one to git, the file system or GitHub. Checked before any value is used."""
+
+    def holds(value: Any) -> bool:
+        if isinstance(value, str):
+            return "\0" in value
+        if isinstance(value, list):
+            return any(holds(v) for v in value)
+        if isinstance(value, dict):
+            return any(holds(v) for v in value.values())
+        return False
+
+    for key, value in merged.items():
+        if holds(value):
+            raise _bad(where, f"{label}: {key} holds a NUL character; remove it")
+
+
+def _too_deep(source: str) -> str:
+    """Where a manifest nests past what a reader recurses into: `LINE: entry NAME: KEY is
+    nested ...`, found by one linear pass over the brackets (strings and comments skipped)."""
+    depth, deepest, start = 0, (0, 1, "?"), (1, "?")
+    key_re = re.compile(r"\s*([A-Za-z0-9_.\"'-]+)\s*=")
+    quote = ""
+    for number, line in enumerate(source.splitlines(), 1):
+        if depth == 0 and not quote and (found := key_re.match(line)):
+            start = (number, found[1].strip("\"'"))
+        i = 0
+        while i < len(line):
+            char = line[i]
+            if quote:
+                if char == "\\" and quote == '"':
+                    i += 1
+                elif char == quote:
+                    quote = ""
+            elif char in "\"'":
+                quote = char
+            elif char == "#":
+                break
+            elif char in "[{" and (depth or not line[:i].strip() == ""):
+                depth += 1
+                if depth > deepest[0]:
+                    deepest = (depth, *start)
+            elif char in "]}" and depth:
+                depth -= 1
+            i += 1
+        quote = "" if quote == "'" else quote  # a literal string ends with its line
+    levels, line_no, key = deepest
+    headers = [n for n in entry_lines(source) if n <= line_no]
+    name = "?"
+    if headers:
+        block = source.splitlines()[headers[-1] : line_no]
+        named = [m[1] for text in block if (m := re.match(r"\s*name\s*=\s*[\"'](.*?)[\"']", text))]
+        name = named[0] if named else "?"
+    return (
+        f"{line_no}: entry {ascii(name)}: {ascii(key)[1:-1]} is nested {levels} levels deep, "
+        "past what a TOML reader recurses into; no manifest value nests more than two"
+    )
 
 
 def _check_paths(where: str, label: str, patch: Patch, allowed: list[str]) -> None:
@@ -341,10 +409,11 @@ def _entry(
     if not isinstance(raw, dict):
         raise _bad(where, f"each [[entry]] must be a table, got {raw!r}")
     merged = {**defaults, **raw}
-    label = f"entry {raw.get('name', '?')!r}"
+    label = f"entry {ascii(raw.get('name', '?'))}"
     unknown = set(merged) - _KNOWN
     if unknown:
         raise _bad(where, f"{label}: unknown key(s) {', '.join(sorted(unknown))}")
+    _refuse_nul(where, label, merged)
     missing = [k for k in _REQUIRED if merged.get(k) in (None, "")]
     if missing:
         raise _bad(where, f"{label}: missing {', '.join(missing)}")
@@ -517,6 +586,8 @@ def load(
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
         raise _bad(path, f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise BadInputError(f"{path}:{_too_deep(source)}") from None
     defaults = data.get("defaults", {})
     if not isinstance(defaults, dict):
         raise _bad(path, "[defaults] must be a table")

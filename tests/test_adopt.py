@@ -346,3 +346,23 @@ def test_a_pr_number_is_carried_only_on_its_own_upstream() -> None:
     _preflight_carried("acme/widgets", 6117, entries, loaded.path)  # another repository's #6117
     with pytest.raises(BadInputError, match="already carries #6117"):
         _preflight_carried("nvidia/megatron-lm", 6117, entries, loaded.path)
+
+
+@pytest.mark.parametrize(
+    ("branch", "base", "key"),
+    [("fix/a\x00b", sc.BASE_BRANCH, "head_branch"), ("fix/ok", "dev\x00", "base_branch")],
+)
+def test_a_nul_in_the_pr_s_branch_names_is_refused_as_in_the_manifest(
+    world: World, capsys, branch, base, key
+) -> None:
+    """GitHub's answer names the PR's branches: a NUL in one (a hostile or broken API) gets
+    the manifest's own check, exit 5 naming the key, before any git call or write."""
+    ad.closed_by_detachment(
+        world.gh.state, sc.UPSTREAM, 6301, title="Nul", branch=branch, base=base,
+        head_sha=world.head(6117),
+    )  # fmt: skip
+    before = world.manifest.read_text()
+    assert world.adopt(f"{sc.UPSTREAM}#6301") == 5
+    err = capsys.readouterr().err.strip()
+    assert f"{key} holds a NUL" in err and len(err.splitlines()) == 1 and "\x00" not in err
+    assert world.manifest.read_text() == before and world.patches() == []

@@ -209,3 +209,37 @@ def test_a_command_reads_the_patches_of_the_entries_it_uses_alone(tmp_path: Path
     assert entry.fix.name == FIX_0001.name
     with pytest.raises(BadInputError, match=r"entry 'hc-mlp-norm-manager': .*format-patch"):
         loaded.select([])
+
+
+# -- values git or the OS cannot take, and TOML nested past what a reader can recurse into ----
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("head_branch", "fix/a@NUL@b"),
+        ("base_branch", "dev@NUL@"),
+        ("fix", "x@NUL@.patch"),
+        ("tests", ["t@NUL@.patch"]),
+        ("paths", ["megatron/@NUL@**"]),
+        ("title", "a title@NUL@"),
+    ],
+)
+def test_a_nul_in_any_value_is_refused_naming_the_entry_and_key(tmp_path: Path, key, value):
+    """A NUL (TOML's `\\u0000`) cannot be a branch name, a file name or a title: exit 5 with
+    the entry and the key, not a ValueError from a path or git's argv."""
+    path = write_manifest(tmp_path, base_commit=BASE, overrides={"checkpoint-grad": {key: value}})
+    path.write_text(path.read_text().replace("@NUL@", "\\u0000"))
+    with pytest.raises(BadInputError, match=rf"entry 'checkpoint-grad': {key} holds a NUL"):
+        manifest.load(path).select(["checkpoint-grad"])
+
+
+def test_toml_nested_past_any_reader_is_refused_naming_the_entry_and_key(tmp_path: Path):
+    path = write_manifest(tmp_path, base_commit=BASE)
+    deep = "[" * 10_000 + "]" * 10_000
+    path.write_text(path.read_text() + f'\n[[entry]]\nname = "deep"\nfix = {deep}\n')
+    lines = path.read_text().splitlines()
+    line = len(lines)
+    with pytest.raises(BadInputError) as caught:
+        manifest.load(path)
+    said = str(caught.value)
+    assert said.startswith(f"{path}:{line}: entry 'deep': fix is nested"), said
+    assert "\n" not in said and len(said) < 300

@@ -7,7 +7,7 @@ import re
 
 from patchcarry.errors import BadInputError
 from patchcarry.github import GitHub
-from patchcarry.manifest import check_repo
+from patchcarry.manifest import check_branch, check_repo
 from patchcarry.pulls import classify
 from patchcarry.pulls.reads import read_pull_state
 
@@ -48,11 +48,16 @@ class PullFacts:
 
 def read(gh: GitHub, target: Target) -> PullFacts:
     pull, state = read_pull_state(gh, target.upstream, target.number)
+    # the answer names the branches the entry gets: the manifest's own check, before any use
+    base = str((pull.get("base") or {}).get("ref") or "")
+    head = str((pull.get("head") or {}).get("ref") or "")
+    for value, key in ((base, "base_branch"), (head, "head_branch")):
+        check_branch(value, f"{target} (as GitHub answers it): {key}")
     return PullFacts(
         title=str(pull.get("title") or ""),
         author=str((pull.get("user") or {}).get("login") or ""),
-        base_branch=str((pull.get("base") or {}).get("ref") or ""),
-        head_ref=str((pull.get("head") or {}).get("ref") or ""),
+        base_branch=base,
+        head_ref=head,
         head_sha=str((pull.get("head") or {}).get("sha") or ""),
         state=state,
     )
