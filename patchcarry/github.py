@@ -110,9 +110,10 @@ class ConnectionFailed(TransientError):
 
 @functools.cache
 def _ghapi(host: str) -> GhApi:
+    client = http_transport.client(host, on_response=trace.response)  # first: it may refuse
     api = GhApi(gh_host=host, authenticate=False, sync=True)  # type: ignore[no-untyped-call]
     api.transport.retries = 0  # connection retries are decided here, per verb
-    api.transport.client = http_transport.client(host, on_response=trace.response)
+    api.transport.client = client
     return api
 
 

@@ -8,7 +8,8 @@ exchange ends with `ReplyLimitError` (exit 4, one line naming the host).
 
 Proxies come from the environment (`https_proxy`, `no_proxy`, ...) as curl and urllib read
 them, except for a loopback host: its traffic (plain http, the token in it) stays on the
-machine whatever the proxy settings say.
+machine whatever the proxy settings say. A value without a scheme is an http:// proxy, as curl
+reads it; one the client cannot use (SOCKS, ftp) is refused by name, its password never shown.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import httpcore2
 import httpx2
 
 from patchcarry import hosts, limits
-from patchcarry.errors import NetworkError
+from patchcarry.errors import BadInputError, NetworkError
 
 
 class ReplyLimitError(NetworkError):
@@ -151,7 +152,33 @@ def proxy_for(url: str) -> str | None:
     if hosts.is_loopback(host) or bypass(host):
         return None
     found = urllib.request.getproxies_environment()
-    return found.get(parts.scheme) or found.get("all") or None
+    key = parts.scheme if found.get(parts.scheme) else "all"
+    value = found.get(key)
+    return _usable_proxy(value, f"{key}_proxy") if value else None
+
+
+def _usable_proxy(value: str, setting: str) -> str:
+    """`value` as curl (and so git) reads it: without a scheme it is an http:// proxy. The API
+    client goes through http(s) proxies alone: any other (SOCKS, ftp) or a value that is no
+    URL is BadInputError naming the setting, never its password."""
+    url = value if "://" in value else f"http://{value}"
+    shown = hosts.redact_url(url)
+    try:
+        parts = urlsplit(url)
+        usable = bool(parts.hostname) and (parts.port or 0) >= 0  # .port: ValueError if no number
+    except ValueError:
+        usable = False
+    if not usable:
+        raise BadInputError(
+            f"{setting} is {shown}: not a proxy URL (scheme://host:port); fix or unset it"
+        )
+    if parts.scheme.lower() not in ("http", "https"):
+        raise BadInputError(
+            f"{setting} is {shown}: a {ascii(parts.scheme)[1:-1]} proxy, which git may use but "
+            "this tool's API client cannot (http:// and https:// proxies only); name an http "
+            "proxy there, or the API host in no_proxy"
+        )
+    return url
 
 
 def client(api: str, *, on_response: Callable[[httpx2.Response], None]) -> httpx2.Client:

@@ -8,7 +8,7 @@ import pytest
 
 from patchcarry import cli, git, limits
 from patchcarry.errors import BadInputError, GitHubError, NetworkError
-from patchcarry.github import GitHub
+from patchcarry.github import ConnectionFailed, GitHub
 from patchcarry.hosts import api_host
 from testing import github_scenarios as sc
 from testing import hostile_github as hostile
@@ -414,3 +414,76 @@ def test_a_cache_of_many_packs_gets_a_multi_pack_index(tmp_path):
     git.git("multi-pack-index", "verify", cwd=cache)
     for sha in shas:
         git.git("cat-file", "-e", f"{sha}:f.txt", cwd=cache)
+
+
+# -- proxy values curl and git accept ---------------------------------------------------------
+REMOTE_API = "https://ghe.example.com/api/v3"  # not loopback: its traffic takes the proxy
+
+
+@pytest.fixture
+def fresh_clients():
+    """The API client is made once per host (the proxy read then): made again for each test."""
+    from patchcarry import github
+
+    github._ghapi.cache_clear()
+    yield
+    github._ghapi.cache_clear()
+
+
+def _only_proxy(monkeypatch, value: str) -> None:
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "ALL_PROXY",
+                 "all_proxy", "no_proxy", "NO_PROXY"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("https_proxy", value)
+
+
+@pytest.mark.usefixtures("fresh_clients")
+def test_a_scheme_less_proxy_is_an_http_proxy_as_curl_reads_it(monkeypatch):
+    """curl (and so git) takes `host:port` and `user:password@host:port` as http:// proxies:
+    the API client goes there too, and a failed proxy is a failed connection (exit 4) whose
+    line never holds the password."""
+    from patchcarry import http_transport
+
+    _only_proxy(monkeypatch, "127.0.0.2:3128")
+    assert http_transport.proxy_for(REMOTE_API) == "http://127.0.0.2:3128"
+    with hostile.ProxyTrap("127.0.0.2") as trap:
+        host, port = trap.server_address[:2]
+        _only_proxy(monkeypatch, f"x:{SECRET}@{host}:{port}")
+        gh = GitHub(host=REMOTE_API, token="t", sleep=_never_sleep)
+        with pytest.raises(ConnectionFailed) as caught:
+            gh.user()
+        assert caught.value.exit_code == 4
+        assert trap.seen and trap.seen[0].startswith(b"CONNECT ghe.example.com:443")
+    said = str(caught.value)
+    assert SECRET not in said and "\n" not in said
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "socks5://127.0.0.2:9",
+        f"socks5h://x:{SECRET}@127.0.0.2:9",
+        "socks4://127.0.0.2:9",
+        f"ftp://x:{SECRET}@127.0.0.2:21",
+        f"x:{SECRET}@127.0.0.2:notaport",
+    ],
+)
+def test_a_proxy_the_api_client_cannot_use_is_refused_by_name(value, monkeypatch):
+    """A proxy git may use but the API client cannot (SOCKS, ftp, a port that is no number):
+    BadInputError naming the setting, never the password."""
+    from patchcarry import http_transport
+
+    _only_proxy(monkeypatch, value)
+    with pytest.raises(BadInputError, match="https_proxy is ") as caught:
+        http_transport.proxy_for(REMOTE_API)
+    assert SECRET not in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.usefixtures("fresh_clients")
+def test_an_unusable_proxy_stops_a_command_in_one_line_exit_5(monkeypatch, capsys):
+    _only_proxy(monkeypatch, f"socks5h://x:{SECRET}@127.0.0.2:9")
+    monkeypatch.setenv("GH_HOST", REMOTE_API)
+    monkeypatch.setenv("GITHUB_TOKEN", "t")
+    assert cli.main(["scan"]) == 5
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "https_proxy" in err and SECRET not in err
