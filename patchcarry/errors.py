@@ -39,7 +39,9 @@ CODES: dict[int, str] = {
     ExitCode.UNEXPECTED: "unexpected failure (a bug; traceback printed)",
     ExitCode.NETWORK: "a network read failed: upstream or GitHub unreachable or the connection "
     "dropped (by git or the API, a lazy blob fetch included), an answer past its deadline or "
-    "size cap (a stalled, dripping or endless server; the host is named), or a ref or commit "
+    "size cap, decoded size included (a stalled, dripping, endless or compressed-bomb server; the "
+    "host is named), an answer that is not the JSON it says (cut short, nested past what a "
+    "reader recurses into), or a ref or commit "
     "missing upstream; nothing was judged from it; re-run (`--offline` where the command has it)",
     ExitCode.BAD_INPUT: "bad or unsafe input: a malformed patch or manifest, an ENTRY the "
     "manifest does not hold or has retired (`landed = {...}`); a patch path outside the "

@@ -176,13 +176,13 @@ def _exchange(send: Callable[[], httpx2.Response]) -> httpx2.Response:
         raise
 
 
-def _body(response: httpx2.Response) -> Any:
+def _body(response: httpx2.Response, label: str) -> Any:
     """The answer's body as plain data: JSON (every REST answer read here), else its text;
     None when empty."""
     if not response.content:
         return None
     kind = (response.headers.get("content-type") or "").lower()
-    return response.json() if "json" in kind else response.text
+    return http_transport.json_body(response, label) if "json" in kind else response.text
 
 
 class GitHub:
@@ -334,7 +334,7 @@ class GitHub:
             if is_write:
                 self.writes.append(label)
             self._read_headers(response)
-            return _body(response)
+            return _body(response, label)
 
     def _read_headers(self, response: httpx2.Response | None) -> None:
         """What every answer tells about the token and the list: scopes and the next page."""
@@ -413,7 +413,7 @@ class GitHub:
         fields: tuple[str, ...] = ()
         if response is not None:
             try:
-                data = response.json()
+                data = http_transport.json_body(response, label)
                 message = data.get("message", "") if isinstance(data, dict) else ""
                 errors = data.get("errors") if isinstance(data, dict) else None
                 if isinstance(errors, list):
@@ -423,8 +423,8 @@ class GitHub:
                     message += " " + "; ".join(
                         str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors
                     )
-            except ValueError:
-                message = response.text
+            except http_transport.ReplyShapeError:
+                message = response.text[:300]
         said = f" ({_one_line(message)})" if message.strip() else ""
         if status == 401:
             return GitHubError(

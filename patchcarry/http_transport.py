@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import threading
 import time
 import urllib.request
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -181,10 +183,144 @@ def _usable_proxy(value: str, setting: str) -> str:
     return url
 
 
+class _DecodedStream(httpx2.SyncByteStream):
+    """An answer's body decoded here (`Content-Encoding`, outermost last), every decoded byte
+    counted: past `cap` the exchange ends (ReplyLimitError) before more is held. zlib is
+    asked for at most what is left under the cap at each step, so a bomb never unpacks."""
+
+    def __init__(self, inner: httpx2.SyncByteStream, codings: list[str], host: str) -> None:
+        self._inner, self._host = inner, host
+        self._cap, self._decoded = limits.HTTP_MAX_DECODED, 0
+        self._links = [_decompressor(c) for c in reversed(codings)]
+
+    def _through(self, link: Any, data: bytes) -> Iterator[bytes]:
+        while data and not link.eof:
+            piece = link.decompress(data, self._cap - self._decoded + 1)
+            data = link.unconsumed_tail
+            yield piece
+
+    def _decode(self, data: bytes, at: int = 0) -> Iterator[bytes]:
+        if at == len(self._links):
+            self._decoded += len(data)
+            if self._decoded > self._cap:
+                raise ReplyLimitError(
+                    f"{self._host}: the answer decoded past {self._cap} bytes (Content-Encoding), "
+                    "more than any real answer; refusing to decode on (check GH_HOST)"
+                )
+            yield data
+            return
+        for piece in self._through(self._links[at], data):
+            yield from self._decode(piece, at + 1)
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            for chunk in self._inner:
+                yield from self._decode(chunk)
+        except zlib.error as exc:
+            raise ReplyLimitError(
+                f"{self._host}: the answer is not the compressed data its Content-Encoding "
+                f"says ({exc}); check GH_HOST"
+            ) from None
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def _decompressor(coding: str) -> Any:
+    """zlib's decompressor for one content coding (deflate: zlib-wrapped, as HTTP says; the
+    bare form some servers send is told by its first byte)."""
+    if coding in ("gzip", "x-gzip"):
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    return _Deflate()
+
+
+class _Deflate:
+    """`deflate` as HTTP defines it (zlib format) or bare deflate, told from the first bytes."""
+
+    def __init__(self) -> None:
+        self._inner: Any = None
+
+    @property
+    def eof(self) -> bool:
+        return bool(self._inner is not None and self._inner.eof)
+
+    @property
+    def unconsumed_tail(self) -> bytes:
+        return bytes(self._inner.unconsumed_tail) if self._inner is not None else b""
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        if self._inner is None:
+            wrapped = (
+                len(data) >= 2 and (data[0] & 0x0F) == 8 and (data[0] << 8 | data[1]) % 31 == 0
+            )
+            self._inner = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+        return bytes(self._inner.decompress(data, max_length))
+
+
+_DECODABLE = ("gzip", "x-gzip", "deflate")
+
+
+class _DecodingTransport(httpx2.HTTPTransport):
+    """httpx's transport, with compressed bodies decoded here under `limits.HTTP_MAX_DECODED`
+    (httpx itself would decode without a total). A coding this client never asks for is a
+    failed read, not a body passed on as if it were JSON."""
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = super().handle_request(request)
+        said = response.headers.get("content-encoding", "")
+        codings = [c.strip().lower() for c in said.split(",") if c.strip()]
+        codings = [c for c in codings if c != "identity"]
+        if not codings:
+            return response
+        budget = _budget()
+        host = budget.host if budget is not None else request.url.netloc.decode("ascii", "replace")
+        unknown = [c for c in codings if c not in _DECODABLE]
+        if unknown or len(codings) > 2:
+            response.close()
+            raise ReplyLimitError(
+                f"{host}: the answer is sent as {ascii(said)[1:-1][:60]}, an encoding this tool "
+                "does not ask for or decode; check GH_HOST"
+            )
+        headers = [
+            (key, value)
+            for key, value in response.headers.raw
+            if key.lower() not in (b"content-encoding", b"content-length")
+        ]
+        assert isinstance(response.stream, httpx2.SyncByteStream)
+        return httpx2.Response(
+            response.status_code,
+            headers=headers,
+            stream=_DecodedStream(response.stream, codings, host),
+            extensions=response.extensions,
+            request=request,
+        )
+
+
+class ReplyShapeError(NetworkError):
+    """An answer whose body is not the JSON it says it is (cut short, not UTF-8, nested past
+    what a reader recurses into): nothing is judged from it."""
+
+
+def json_body(response: httpx2.Response, label: str) -> Any:
+    """The answer's JSON as plain data; ReplyShapeError (exit 4, one line naming the request
+    and host) where it cannot be read: JSON nested 100,000 deep ends any JSON reader in
+    RecursionError, and no GitHub answer nests past a few levels."""
+    host = response.request.url.netloc.decode("ascii", "replace")
+    try:
+        return json.loads(response.content)
+    except RecursionError:
+        why = "JSON nested deeper than any reader recurses"
+    except (ValueError, UnicodeDecodeError) as exc:
+        why = f"not JSON ({type(exc).__name__} at byte {getattr(exc, 'pos', '?')})"
+    raise ReplyShapeError(
+        f"{label}: {host} answered {why}; nothing was read from it (check GH_HOST, re-run)"
+    )
+
+
 def client(api: str, *, on_response: Callable[[httpx2.Response], None]) -> httpx2.Client:
-    """The pooled client for API base `api`: bounded exchanges, proxy only where it belongs;
-    `on_response` sees every answer (the run log)."""
-    transport = httpx2.HTTPTransport(proxy=proxy_for(api))
+    """The pooled client for API base `api`: bounded exchanges, bounded decoding, proxy only
+    where it belongs; `on_response` sees every answer (the run log)."""
+    transport = _DecodingTransport(proxy=proxy_for(api))
     pool = transport._pool  # the connection pool (or proxy) every exchange goes through
     pool._network_backend = _BoundedBackend(pool._network_backend)
     return httpx2.Client(

@@ -10,6 +10,9 @@ from __future__ import annotations
 # 100 pull requests with their bodies) is a few MiB.
 HTTP_DEADLINE_S = 120.0
 HTTP_MAX_BYTES = 64 * 1024 * 1024
+# What an answer may decode to (`Content-Encoding: gzip`, `deflate`): counted as it is
+# decoded, so a small compressed answer never becomes a large one in memory.
+HTTP_MAX_DECODED = 64 * 1024 * 1024
 HTTP_READ_TIMEOUT_S = 60.0  # one socket read (httpx's own, per-read timeout)
 
 # One git network call (fetch, ls-remote, push, a lazy blob fetch): a blob-less fetch of a

@@ -10,7 +10,8 @@ of drips), so a client that does not protect itself makes a test slow and failin
 - `Misbehaving`: one behaviour for every request: `retry_after` (429 + Retry-After, N times),
   `drip` (the answer one byte at a time), `endless_body` (a chunked body that goes on),
   `endless_refs` (a git ref advertisement that goes on), `endless_pack` (a git fetch whose
-  pack goes on).
+  pack goes on), `compressed_body` (a small gzip/deflate answer that decodes to a large one),
+  `raw_answer` (any bytes as a JSON answer: nested without end, not JSON).
 - `ProxyTrap`: an HTTP proxy that records what reaches it and forwards nothing.
 """
 
@@ -331,3 +332,36 @@ class ProxyTrap(socketserver.ThreadingTCPServer):
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
         self.server_close()
+
+
+def compressed_body(*, decoded: int, encoding: str = "gzip", chunk: int = 1 << 20) -> Behaviour:
+    """200 with a JSON body sent compressed (`Content-Encoding: gzip` or `deflate`) that
+    decodes to `decoded` bytes: a small answer on the wire, a large one in memory (a bomb)."""
+    wbits = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}[encoding]
+    packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    parts = [packer.compress(b'{"login": "x", "id": 1, "pad": "')]
+    parts += [packer.compress(b"." * chunk) for _ in range(decoded // chunk)]
+    data = b"".join([*parts, packer.compress(b'"}'), packer.flush()])
+
+    def behave(h: BaseHTTPRequestHandler, n: int) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json; charset=utf-8")
+        h.send_header("Content-Encoding", encoding)
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
+    return behave
+
+
+def raw_answer(data: bytes, *, kind: str = "application/json; charset=utf-8") -> Behaviour:
+    """200 with `data` as the body, whatever it is (JSON nested without end, not JSON)."""
+
+    def behave(h: BaseHTTPRequestHandler, n: int) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", kind)
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
+    return behave

@@ -66,6 +66,61 @@ def test_an_endless_api_answer_is_cut_at_the_size_cap(monkeypatch):
         assert server.finished == 0
 
 
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_a_compressed_answer_is_capped_as_decoded_not_only_as_sent(monkeypatch, encoding):
+    """About 32 KiB on the wire that decodes to 32 MiB: the cap counts decoded bytes too, and
+    the client stops before it holds more than the cap (the decoded answer is never built)."""
+    import tracemalloc
+
+    monkeypatch.setattr(limits, "HTTP_MAX_DECODED", 1 << 20)
+    with hostile.Misbehaving(
+        hostile.compressed_body(decoded=32 << 20, encoding=encoding)
+    ) as server:
+        gh = GitHub(host=server.url, token="t", sleep=_never_sleep)
+        tracemalloc.start()
+        try:
+            with pytest.raises(NetworkError) as caught:
+                gh.user()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    said = str(caught.value)
+    assert server.url.removeprefix("http://") in said and "decoded past 1048576 bytes" in said
+    assert "\n" not in said
+    assert peak < 8 << 20  # a few times the cap at most, never the 32 MiB it decodes to
+
+
+def test_a_gzip_bomb_ends_scan_with_exit_4_in_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(limits, "HTTP_MAX_DECODED", 1 << 20)
+    with hostile.Misbehaving(hostile.compressed_body(decoded=8 << 20)) as server:
+        monkeypatch.setenv("GH_HOST", server.url)
+        monkeypatch.setenv("GITHUB_TOKEN", "t")
+        assert cli.main(["scan"]) == 4
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and server.url.removeprefix("http://") in err, err
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nested deeper"),
+        (b'{"login": "x", "id": 1', "not JSON"),
+        (b'{"login": "\xff"}', "not JSON"),
+    ],
+    ids=["deep", "cut", "not-utf8"],
+)
+def test_an_answer_json_cannot_read_is_one_line_naming_the_request(data, why, monkeypatch, capsys):
+    """JSON nested 100,000 deep (RecursionError in any JSON reader), cut short, or not UTF-8:
+    exit 4 in one line naming the request and the host, no traceback."""
+    with hostile.Misbehaving(hostile.raw_answer(data)) as server:
+        monkeypatch.setenv("GH_HOST", server.url)
+        monkeypatch.setenv("GITHUB_TOKEN", "t")
+        assert cli.main(["scan"]) == 4
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "GET /user" in err and why in err, err
+    assert server.url.removeprefix("http://") in err
+
+
 def test_a_git_server_with_an_endless_ref_list_stops_check_at_the_deadline(
     monkeypatch, tmp_path, capsys
 ):
