@@ -23,3 +23,9 @@ GIT_MAX_OUTPUT = 256 * 1024 * 1024
 # What one git call may add to a repository's object store (a fetch's pack, a lazy fetch's
 # blobs): Megatron-LM's whole history with every blob is about 1 GiB.
 GIT_MAX_WRITTEN = 8 * 1024 * 1024 * 1024
+# What one git call's process tree may be (git, its transport, the lazy fetches a read in a
+# partial clone starts, theirs): a fetch is a handful of processes, and its largest process
+# (a clone of Megatron-LM's whole blob-less history) holds under 300 MiB. Each git child's
+# data is capped (RLIMIT_DATA), and the tree's processes and their memory all together.
+GIT_MAX_PROCESSES = 64
+GIT_MAX_MEMORY = 4 * 1024 * 1024 * 1024

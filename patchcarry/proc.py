@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import resource
 import select
 import selectors
 import signal
@@ -123,13 +125,17 @@ def cmd_output_bounded(
     secrets: Mapping[str, str] | None = None,
     stream_stderr: bool = False,
     watch: Callable[[], str | None] | None = None,
+    max_processes: int = 0,
+    max_memory: int = 0,
 ) -> tuple[int, bytes, bytes]:
     """Run `cmd` with a total deadline and a cap on what it prints (stdout and stderr each):
     (code, stdout, stderr). Past either the child is killed and OutOfBounds is raised: a
     network call (git's) must not wait or read without end, whatever the server does. With
     `stream_stderr`, stderr goes to the terminal (git's progress) and comes back empty.
     `watch` is asked every `WATCH_EVERY_S` while the child runs: a reason it gives (what the
-    child wrote to disk past a cap) stops the child the same way."""
+    child wrote to disk past a cap) stops the child the same way. `max_processes` and
+    `max_memory` (0: none) bound the child's whole process tree (`_GroupUsage`), and
+    `max_memory` each of its processes' data too (`_cap_data`)."""
     child = subprocess.Popen(
         list(cmd),
         cwd=cwd,
@@ -140,7 +146,13 @@ def cmd_output_bounded(
         process_group=0,  # its own group: git's helpers (git-remote-https) are killed with it
     )
     try:
+        if max_memory:
+            _cap_data(child.pid, max_memory)
+        if max_processes or max_memory:
+            watch = _GroupUsage(child.pid, max_processes, max_memory, then=watch)
         code, out, err, over = _communicate(child, stdin, deadline_s, max_output, watch)
+        if over is None and code and max_memory and _OUT_OF_MEMORY.search(err):
+            over = f"needed more than {max_memory} bytes of memory"  # its data cap, met
         if over is not None:
             _kill_group(child)  # the helpers it started (git-remote-https, a lazy fetch) go too
             child.wait()
@@ -159,6 +171,63 @@ def cmd_output_bounded(
 
 
 WATCH_EVERY_S = 0.2
+
+# What git (and its transport) say when an allocation fails: its data cap was met.
+_OUT_OF_MEMORY = re.compile(rb"out of memory|malloc failed|cannot allocate memory", re.I)
+
+
+def _cap_data(pid: int, limit: int) -> None:
+    """Cap the data (heap, anonymous memory; not the pack files git maps) of the process
+    `pid` and of every process it starts from now on (RLIMIT_DATA is inherited): set right
+    after it is started, before git could have started a transport. Set from here, not in a
+    `preexec_fn` (which makes every spawn a full fork: ten times slower). A no-op where the
+    platform has no prlimit."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
+
+
+class _GroupUsage:
+    """The child's process group (every process it started: git's transport, a lazy fetch,
+    the transport of that; none leaves the group) counted from /proc when asked: past
+    `max_processes` processes or `max_memory` resident bytes all together, the reason to
+    stop it. A process limit cannot do this (RLIMIT_NPROC counts the user's processes and
+    binds no root); a chain of lazy fetches grows the tree by dozens a second. Then asks
+    `then` (another watch). Without /proc (not Linux), only `then`."""
+
+    def __init__(
+        self, leader: int, max_processes: int, max_memory: int,
+        then: Callable[[], str | None] | None,
+    ) -> None:  # fmt: skip
+        self.leader, self.max_processes, self.max_memory = leader, max_processes, max_memory
+        self.then = then
+
+    def usage(self) -> tuple[int, int]:
+        """(processes, resident bytes) of the group."""
+        count = resident = 0
+        with contextlib.suppress(OSError), os.scandir("/proc") as entries:
+            for entry in entries:
+                if not entry.name.isdigit():
+                    continue
+                try:
+                    with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                        fields = stat.read().rsplit(b")", 1)[1].split()
+                except OSError:
+                    continue  # gone meanwhile
+                if int(fields[2]) == self.leader:  # its process group
+                    count += 1
+                    resident += int(fields[21]) * _PAGE
+        return count, resident
+
+    def __call__(self) -> str | None:
+        count, resident = self.usage()
+        if self.max_processes and count > self.max_processes:
+            return f"started more than {self.max_processes} processes"
+        if self.max_memory and resident > self.max_memory:
+            return f"needed more than {self.max_memory} bytes of memory"
+        return self.then() if self.then is not None else None
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:

@@ -11,7 +11,8 @@ of drips), so a client that does not protect itself makes a test slow and failin
   `drip` (the answer one byte at a time), `endless_body` (a chunked body that goes on),
   `endless_refs` (a git ref advertisement that goes on), `endless_pack` (a git fetch whose
   pack goes on), `compressed_body` (a small gzip/deflate answer that decodes to a large one),
-  `raw_answer` (any bytes as a JSON answer: nested without end, not JSON).
+  `raw_answer` (any bytes as a JSON answer: nested without end, not JSON), `dumb_http` (a git
+  host that answers in dumb-HTTP form, every other page a web page).
 - `ProxyTrap`: an HTTP proxy that records what reaches it and forwards nothing.
 """
 
@@ -219,10 +220,11 @@ def _pkt(line: bytes) -> bytes:
 
 
 def endless_refs(
-    *, count: int, every_s: float = 0.0
+    *, count: int, every_s: float = 0.0, batch: int = 1
 ) -> Callable[[BaseHTTPRequestHandler, int], None]:
     """A smart-HTTP ref advertisement (`info/refs?service=git-upload-pack`) of `count` refs,
-    one each `every_s` seconds, chunked; a real server's would end much sooner."""
+    `batch` to a chunk, one chunk each `every_s` seconds; a real server's would end much
+    sooner. git's transport holds the whole advertisement before git prints a line of it."""
 
     def behave(h: BaseHTTPRequestHandler, n: int) -> None:
         h.send_response(200)
@@ -237,8 +239,9 @@ def endless_refs(
         send(_pkt(b"# service=git-upload-pack\n") + b"0000")
         sha = b"1" * 40
         send(_pkt(sha + b" HEAD\0multi_ack symref=HEAD:refs/heads/main\n"))
-        for i in range(count):
-            send(_pkt(sha + b" refs/heads/b%d\n" % i))
+        for first in range(0, count, batch):
+            last = min(first + batch, count)
+            send(b"".join(_pkt(sha + b" refs/heads/b%d\n" % i) for i in range(first, last)))
             if every_s:
                 time.sleep(every_s)
         send(b"0000")
@@ -363,5 +366,23 @@ def raw_answer(data: bytes, *, kind: str = "application/json; charset=utf-8") ->
         h.send_header("Content-Length", str(len(data)))
         h.end_headers()
         h.wfile.write(data)
+
+    return behave
+
+
+def dumb_http(sha: str) -> Behaviour:
+    """A git host turned dumb-HTTP: `info/refs` lists `sha` as a branch in the dumb form, and
+    every other path answers 200 with a web page (as a captive portal answers everything).
+    A partial clone's lazy fetch from here asks for objects that never come."""
+    refs = f"{sha}\trefs/heads/main\n".encode()
+    page = b"<html><body>Sign in to the network</body></html>\n"
+
+    def behave(h: BaseHTTPRequestHandler, n: int) -> None:
+        body = refs if "/info/refs" in h.path else page
+        h.send_response(200)
+        h.send_header("Content-Type", "text/html")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
 
     return behave

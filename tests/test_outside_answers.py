@@ -218,6 +218,54 @@ def test_a_lazy_blob_fetch_that_goes_on_is_stopped_at_the_disk_cap(monkeypatch, 
     assert not [p.name for p in (fetched.repo / "objects").rglob("tmp_*")]
 
 
+def _group_left(repo) -> list[int]:
+    """Processes still running in `repo` (their working folder): what a stopped git left."""
+    import os
+
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/cwd").startswith(str(repo)):
+                left.append(int(pid))
+        except OSError:
+            continue
+    return left
+
+
+def test_a_host_turned_dumb_cannot_start_a_chain_of_lazy_fetches(monkeypatch, tmp_path):
+    """After the shallow fetches the host answers in dumb-HTTP form: each object the lazy
+    fetch's transport looks for starts another lazy fetch, without end. The git call stops
+    once its process tree passes the cap (long before the deadline), in one line naming the
+    host, and nothing of the tree is left running."""
+    fetched, sha = _partial_cache(tmp_path)
+    monkeypatch.setattr(limits, "GIT_MAX_PROCESSES", 12)
+    monkeypatch.setattr(limits, "GIT_DEADLINE_S", 20.0)
+    with hostile.Misbehaving(hostile.dumb_http(sha)) as server:
+        git.set_config("remote.origin.url", f"{server.url}/x.git", cwd=fetched.repo)
+        with pytest.raises(NetworkError) as caught:
+            fetched.show(sha, "f.txt")
+    said = str(caught.value)
+    assert "started more than 12 processes" in said and server.url in said, said
+    assert "\n" not in said
+    assert _group_left(fetched.repo) == []
+
+
+def test_git_s_transport_holding_an_endless_ref_list_is_stopped_at_the_memory_cap(monkeypatch):
+    """git-remote-http keeps the whole ref advertisement in memory before git prints a line:
+    the output cap never sees it. What each git child may hold is capped, and the call stops
+    in one line naming the host."""
+    monkeypatch.setattr(limits, "GIT_MAX_MEMORY", 96 << 20)
+    monkeypatch.setattr(limits, "GIT_MAX_OUTPUT", 8 << 20)
+    endless = hostile.endless_refs(count=3_000_000, batch=20_000)  # about 200 MB of refs
+    with hostile.Misbehaving(endless) as server:
+        with pytest.raises(NetworkError) as caught:
+            git.ls_remote_refs(f"{server.url}/x.git", ["refs/heads/*"])
+        assert server.finished == 0
+    said = str(caught.value)
+    assert f"ls-remote from {server.url}" in said and "memory" in said, said
+    assert "\n" not in said
+
+
 # -- loopback never through a proxy; no credentials in GH_HOST -------------------------------
 def test_loopback_traffic_never_reaches_a_proxy(monkeypatch, fake_github: FakeGitHub, tmp_path):
     """With every proxy variable naming a proxy on 127.0.0.2, the API call and git's call to

@@ -1,8 +1,10 @@
 """The only place that runs `git` (the package's other modules name what it does).
 
-Every call runs under `limits`' total deadline, output cap and cap on what it adds to the
-object store: past any, git and the helpers it started (a transport, a lazy blob fetch) are
-killed and the run stops in one line naming the host (exit 4), whatever the server does."""
+Every call runs under `limits`' total deadline, output cap, cap on what it adds to the
+object store, and caps on its process tree (how many processes, how much memory, each git
+child's data): past any, git and the helpers it started (a transport, a lazy blob fetch, the
+lazy fetches that one starts) are killed and the run stops in one line naming the host
+(exit 4), whatever the server does."""
 
 from __future__ import annotations
 
@@ -77,6 +79,8 @@ def _bounded(
             secrets=secrets_for(args),
             stream_stderr=stream_stderr,
             watch=watch,
+            max_processes=limits.GIT_MAX_PROCESSES,
+            max_memory=limits.GIT_MAX_MEMORY,
         )
     except proc.OutOfBounds as exc:
         if watch is not None:
