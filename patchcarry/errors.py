@@ -41,8 +41,8 @@ CODES: dict[int, str] = {
     "dropped (by git or the API, a lazy blob fetch included), an answer past its deadline or "
     "size cap, decoded size included (a stalled, dripping, endless or compressed-bomb server; the "
     "host is named), a git call whose process tree passed its cap of processes or memory (a "
-    "chain of lazy fetches, a transport holding an endless ref list), an answer that is not the JSON it says (cut short, nested past what a "
-    "reader recurses into), or a ref or commit "
+    "chain of lazy fetches, a transport holding an endless ref list), an answer that is not "
+    "the JSON it says (cut short, nested past what a reader recurses into), or a ref or commit "
     "missing upstream; nothing was judged from it; re-run (`--offline` where the command has it)",
     ExitCode.BAD_INPUT: "bad or unsafe input: a malformed patch or manifest, an ENTRY the "
     "manifest does not hold or has retired (`landed = {...}`); a patch path outside the "
