@@ -392,7 +392,9 @@ def _too_deep(source: str) -> str:
 
 def _check_paths(where: str, label: str, patch: Patch, allowed: list[str]) -> None:
     """Every file must be inside the entry's `paths` (what is never carried, whatever
-    `paths` says, was refused when the patch was read: `patchrules`)."""
+    `paths` says, was refused when the patch was read: `patchrules`), and a file upstream's
+    tools obey must be named there itself (`patchrules.named_only`)."""
+    patchrules.refuse_obeyed(f"{where}: {label}: {patch.name}", patch.files, allowed)
     refused = patchrules.outside(patch.files, allowed)
     if refused:
         raise _bad(

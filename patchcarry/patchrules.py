@@ -8,7 +8,9 @@ mode changes (a delete and a create of one path with another mode included), ren
 or binary data (nor a NUL, or non-UTF-8 bytes added to a UTF-8 file, in a text hunk); no
 section whose names disagree (`patchnames`); an author git can read and a `Signed-off-by:`
 from them (upstream requires the DCO); a UTF-8 header and message.
-Which paths an entry may touch is the manifest's (`allowed`, below).
+Which paths an entry may touch is the manifest's (`allowed`, below); a file other tools
+upstream runs obey (`_OBEYED`: dev containers, `.lfsconfig`, `.vscode/`, pre-commit) only when
+the entry's `paths` names it itself (`named_only`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,45 @@ _CI_FILES = (
     ".gitlab/**", ".gitlab-ci.yml", ".circleci/**", ".buildkite/**", ".travis.yml",
     "jenkinsfile", "azure-pipelines.yml",
 )  # fmt: skip
+
+# Files other tools upstream's maintainers run obey, which a repository may keep on purpose:
+# a dev container's commands run in a maintainer's codespace, git-lfs reads `.lfsconfig`, an
+# editor runs `.vscode` tasks, pre-commit runs its hooks, direnv its `.envrc`, other hosted
+# CIs and docs builders their configs, git its `.mailmap`. Carried only when the user's own
+# `paths` names the file itself (`named_only`); a glob, or what `adopt` derives from the PR's
+# own files, never does. Matched ignoring case, in any folder where the tool reads one there.
+_OBEYED = (
+    ".devcontainer/**", "**/.devcontainer/**", ".devcontainer.json", "**/.devcontainer.json",
+    ".lfsconfig", ".vscode/**", "**/.vscode/**",
+    ".pre-commit-config.yaml", ".pre-commit-config.yml", ".pre-commit-hooks.yaml",
+    "jenkinsfile", "**/jenkinsfile", "*.jenkinsfile", "**/*.jenkinsfile", ".jenkins/**",
+    "bitbucket-pipelines.yml",
+    ".gitpod.yml", ".gitpod.dockerfile", ".readthedocs.yaml", ".readthedocs.yml",
+    "readthedocs.yml", ".drone.yml", ".woodpecker.yml", ".woodpecker/**", "appveyor.yml",
+    ".appveyor.yml", ".cirrus.yml", ".semaphore/**", "codecov.yml", ".codecov.yml",
+    "renovate.json", "renovate.json5", ".renovaterc", ".renovaterc.json", ".mailmap",
+    ".git-blame-ignore-revs", ".envrc", "**/.envrc", ".husky/**", "lefthook.yml", ".lefthook.yml",
+    ".azure-pipelines/**", ".pipelines/**", "bitbucket-pipelines.yaml", ".gitlab-ci.yaml",
+)  # fmt: skip
+
+
+def named_only(paths: Iterable[str], allowed: Iterable[str]) -> list[str]:
+    """The `paths` that are files upstream's tools obey (`_OBEYED`) and that `allowed` does
+    not name itself (the exact path, no glob): what an entry may not carry."""
+    named = {a.lower() for a in allowed if not any(c in a for c in "*?[")}
+    return [p for p in paths if _matches(_OBEYED, p) and p.lower() not in named]
+
+
+def refuse_obeyed(name: str, paths: Iterable[str], allowed: Iterable[str]) -> None:
+    """BadInputError for the first file `named_only` finds."""
+    found = named_only(paths, allowed)
+    if found:
+        raise BadInputError(
+            f"{name}: touches {found[0]}: a file upstream's forge, CI, editor or git tools run "
+            "or obey (dev containers, .lfsconfig, .vscode tasks, pre-commit, other CIs); "
+            f"carried only when the entry's `paths` names it (paths = [..., {found[0]!r}]), "
+            "which a glob or `adopt` deriving from the PR does not"
+        )
 
 
 # Lines format-patch writes itself, never with a CR: the mail header, and each diff section's

@@ -77,3 +77,35 @@ def test_adopt_refuses_a_title_no_file_can_hold_before_writing(world, dry_run, c
     err = capsys.readouterr().err
     assert "its title from GitHub, `Fix \\ud800 retention`, holds a lone surrogate" in err
     assert w.manifest.read_text() == before and w.patches() == []
+
+
+# Files upstream's forge, CI, editor or git tools run or obey beyond the closed list above:
+# carried only when the user's own `paths` names the file itself, never from the PR's files.
+OBEYED = [
+    ".devcontainer/devcontainer.json", ".lfsconfig", ".vscode/tasks.json",
+    ".pre-commit-config.yaml", "bitbucket-pipelines.yml",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", OBEYED)
+def test_adopt_never_derives_permission_for_a_file_upstreams_tools_obey(world, path, capsys):
+    """The PR's own files do not decide what the entry may carry: a file upstream's forge, CI
+    or git obeys is refused (exit 5, nothing written), named in one line."""
+    w = world
+    _pull_adding(w, 6305, {path: ("runs: x\n", 0o644), "megatron/core/x.py": ("x = 1\n", 0o644)})
+    before = w.manifest.read_text()
+    assert w.adopt(f"{sc.UPSTREAM}#6305", "--dry-run") == 5
+    err = capsys.readouterr().err.strip()
+    assert path in err and ("obey" in err or "upstream's CI" in err), err
+    assert w.manifest.read_text() == before and w.patches() == []
+
+
+@pytest.mark.parametrize("path", [".pre-commit-config.yaml", ".devcontainer/devcontainer.json"])
+def test_a_file_upstreams_tools_obey_is_carried_when_the_user_names_it(world, path, capsys):
+    """Named by the user (`--paths` holding the file itself, not a glob), it is carried; a glob
+    that merely covers it (`**`) is no such naming."""
+    w = world
+    _pull_adding(w, 6306, {path: ("runs: x\n", 0o644), "megatron/core/x.py": ("x = 1\n", 0o644)})
+    assert w.adopt(f"{sc.UPSTREAM}#6306", "--dry-run", "--paths", "**") == 5
+    assert "names it" in capsys.readouterr().err
+    assert w.adopt(f"{sc.UPSTREAM}#6306", "--dry-run", "--paths", "megatron/**", path) == 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from patchcarry import cli
+from patchcarry import cli, patchrules
 from patchcarry.check import judge
 from patchcarry.errors import BadInputError
 from patchcarry.patchfile import load, parse
@@ -147,3 +147,27 @@ def test_a_signoff_matching_the_author_case_insensitively_is_accepted():
     """The DCO App compares name and email case-insensitively (dcoapp/app lib/dco.js)."""
     text = re.sub(r"(?m)^Signed-off-by: (.*)$", lambda m: f"Signed-off-by: {m[1].upper()}", REAL)
     assert parse(text, name="upper.patch").signoffs
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".devcontainer/devcontainer.json", ".devcontainer/gpu/devcontainer.json",
+        ".devcontainer.json", ".lfsconfig", ".vscode/tasks.json", ".vscode/launch.json",
+        "megatron/.vscode/tasks.json", ".pre-commit-config.yaml", "Jenkinsfile",
+        "ci/Jenkinsfile", "bitbucket-pipelines.yml", ".gitpod.yml", ".readthedocs.yaml",
+        ".envrc", "megatron/.envrc", ".mailmap", ".drone.yml", ".cirrus.yml", "appveyor.yml",
+        ".Pre-Commit-Config.yaml",
+    ],
+)  # fmt: skip
+def test_a_file_upstreams_tools_obey_is_carried_only_when_paths_names_it(path):
+    """Refused under any glob that covers it; carried when `paths` names the file itself."""
+    assert patchrules.named_only([path, "megatron/core/x.py"], ["**", "megatron/**"]) == [path]
+    assert patchrules.named_only([path], ["megatron/**", path.lower()]) == []
+    with pytest.raises(BadInputError, match="names it"):
+        patchrules.refuse_obeyed("e", [path], ["**"])
+
+
+@pytest.mark.parametrize("path", ["Makefile", "megatron/core/devcontainer.py", "setup.cfg"])
+def test_ordinary_source_is_not_a_file_tools_obey(path):
+    assert patchrules.named_only([path], ["**"]) == []

@@ -9,6 +9,8 @@ import posixpath
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from patchcarry import patchrules
+
 if TYPE_CHECKING:
     from patchcarry.patchfile import Patch
 
@@ -17,10 +19,14 @@ _TEST_DIRS = {"test", "tests", "testing", "__tests__", "spec", "specs"}
 
 def derive(files: Iterable[str]) -> list[str]:
     """Per top-level directory, the deepest directory holding all of its touched files, as
-    `DIR/**`; top-level files by name. Sorted, no duplicates."""
+    `DIR/**`; top-level files by name. Sorted, no duplicates. A file upstream's tools obey
+    (`patchrules.named_only`) gets nothing from here: the PR's own files never name it for
+    the user, so the manifest's rule refuses it unless `--paths` names it."""
     groups: dict[str, list[str]] = {}
     globs: set[str] = set()
     for file in files:
+        if patchrules.named_only([file], []):
+            continue
         top, sep, _ = file.partition("/")
         if sep:
             groups.setdefault(top, []).append(posixpath.dirname(file))
