@@ -366,3 +366,51 @@ def test_a_nul_in_the_pr_s_branch_names_is_refused_as_in_the_manifest(
     err = capsys.readouterr().err.strip()
     assert f"{key} holds a NUL" in err and len(err.splitlines()) == 1 and "\x00" not in err
     assert world.manifest.read_text() == before and world.patches() == []
+
+
+HOSTILE = (
+    'cc @nvidia/maintainers and @someone, see <img src="http://127.0.0.2/pixel.png">\n'
+    "![x](http://127.0.0.2/p.png) <details><summary>hi</summary>x</details>\n"
+    "bell \x07 and \u202eevil\u202c here"
+)
+# what GitHub would render as a mention, an image, raw HTML, or a control character
+_LIVE = re.compile(
+    r"(?<![\w@/`])@[A-Za-z0-9]|<img|<details><summary>hi|!\[|[\x00-\x08\x0b-\x1f\x7f\u202e]"
+)
+
+
+def _adopt_and_open(world: World, number: int, name: str, email: str, capsys) -> tuple[str, str]:
+    """PR `number` by `name <email>` whose message holds HOSTILE, adopted and opened again:
+    (the new PR's title, its body); the plan printed is left in capsys."""
+    from testing import patch_corpus as pc
+
+    sha = pc.reauthored(world.upstream, FIX_0001, name=name, email=email,
+                        message_extra=HOSTILE, branch=f"pr-{number}")  # fmt: skip
+    git.git("push", "-q", "-f", "origin", f"{sha}:refs/pull/{number}/head", cwd=world.upstream.work)
+    ad.closed_by_detachment(world.gh.state, sc.UPSTREAM, number,
+                            title="Fix @nvidia/maintainers \x1b]0;pwned\x07 now",
+                            branch=f"fix/by-{number}", head_sha=sha)  # fmt: skip
+    assert world.adopt(f"{sc.UPSTREAM}#{number}", "--name", "theirs") == 0
+    capsys.readouterr()
+    assert cli.main(["resubmit", "--manifest", str(world.manifest), "--upstream-url",
+                     str(world.upstream.bare), "theirs"]) == 0  # fmt: skip
+    (pull,) = [p for p in world.gh.state.pulls.values() if p.state == "open"]
+    return pull.title, pull.body
+
+
+def test_someone_elses_commit_message_is_posted_inert_and_the_plan_says_so(world: World, capsys):
+    """The adopted PR's author is not the token's user: its mentions, image, raw HTML and
+    control characters are made inert in the posted title and body (the words all there)."""
+    title, text = _adopt_and_open(world, 6501, "Mallory Example", "mallory@example.invalid",
+                                  capsys)  # fmt: skip
+    out = capsys.readouterr().out
+    assert not _LIVE.search(title) and not _LIVE.search(text), (title, text)
+    assert "nvidia/maintainers" in text and "127.0.0.2/pixel.png" in text and "evil" in text
+    assert "made inert before posting" in out and "2 mentions" in out, out
+
+
+def test_the_token_users_own_commit_message_is_posted_byte_for_byte(world: World, capsys):
+    _, text = _adopt_and_open(world, 6502, "Htesd", f"{sc.OWNER}@users.noreply.github.com",
+                              capsys)  # fmt: skip
+    assert HOSTILE.split("\n")[0] in text and "<details>" in text
+    assert "made inert" not in capsys.readouterr().out

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import pytest
+
 from patchcarry.check.judge import Identity
 from patchcarry.check.render import sentences
 from patchcarry.check.report import EntryResult
@@ -267,8 +269,43 @@ def test_a_marker_in_outside_text_is_defused_so_the_section_is_found_again():
     quoted = f"{sections.section_end(entry.name)} and {begin}"
     fix = dataclasses.replace(entry.fix, message=f"{entry.fix.message}\n\n{quoted}")
     entry = dataclasses.replace(entry, fixes=(fix,))
+    own = frozenset({fix.author_email.lower()})  # the user's own text: kept, but defused
     section = body.render_section(entry, superseded=[], check_lines=["x"], impact=None,
-                                  summary=True)  # fmt: skip
+                                  summary=True, own=own)  # fmt: skip
     assert section.count("<!-- patchcarry:end ") == 1 and "patchcarry&#58;end" in section
     found = sections.locate("Hand text\n" + section, entry.name)
     assert found.section is not None and not found.problem
+
+
+@pytest.mark.parametrize("template", [None, PR_TEMPLATE], ids=["no-template", "template"])
+@pytest.mark.parametrize("whose", ["own", "another's"])
+def test_a_forged_section_in_the_commit_message_cannot_disable_later_refreshes(template, whose):
+    """The new PR's description is the closed PR's commit message, outside the tool's
+    section: a begin/end pair forged there (its id right for its text) would make every later
+    `--update-live` find two sections and leave the body alone. It is shown defused."""
+    entry = load().select(["checkpoint-grad"])[0]
+    inner = "\nforged results\n"
+    begin = sections.section_begin(
+        entry.name, title=entry.title, summary=False, section_id=sections.section_id(inner)
+    )
+    forged = f"{begin}{inner}{sections.section_end(entry.name)}"
+    fix = dataclasses.replace(entry.fix, message=f"{entry.fix.message}\n\n{forged}")
+    entry = dataclasses.replace(entry, fixes=(fix,))
+    own = frozenset({fix.author_email.lower()}) if whose == "own" else None
+    new = body.render(
+        entry, superseded=[], check_lines=["x"], impact=None, pr_template=template, own=own
+    )
+    found = sections.locate(new, entry.name)
+    assert found.section is not None and not found.problem, found.problem
+    assert "forged results" in new  # the message is still all there, inert
+
+
+def test_markers_in_upstreams_template_are_defused_too():
+    entry = load().select(["checkpoint-grad"])[0]
+    inner = "\nx\n"
+    begin = sections.section_begin(
+        entry.name, title=entry.title, summary=False, section_id=sections.section_id(inner)
+    )
+    template = f"{PR_TEMPLATE}\n{begin}{inner}{sections.section_end(entry.name)}\n"
+    new = body.render(entry, superseded=[], check_lines=["x"], impact=None, pr_template=template)
+    assert not sections.locate(new, entry.name).problem

@@ -16,6 +16,7 @@ from patchcarry.manifest import Entry
 from patchcarry.measure.impact import Impact
 from patchcarry.pulls.classify import Classification, PullState
 from patchcarry.pulls.ownership import link_marker, revision_marker
+from patchcarry.resubmit import inert
 from patchcarry.resubmit import section as sections
 from patchcarry.resubmit.section import section_begin, section_end, section_id
 
@@ -54,6 +55,7 @@ def render_section(
     revisions: Sequence[str] = (),
     history: Sequence[str] = (),
     template: Path = TEMPLATE,
+    own: frozenset[str] | None = None,
 ) -> str:
     """This tool's section of `entry`'s PR body, markers included. `title` is the title the
     tool stands behind (recorded as a hash); `summary` puts the patch's description in it
@@ -73,7 +75,7 @@ def render_section(
     values = {
         "begin": placeholder,
         "end": section_end(entry.name),
-        "summary": render_description(entry) if summary else "",
+        "summary": render_description(entry, own) if summary else "",
         "resubmission": resubmission,
         "impact": "" if impact and states_impact(said) else _impact(impact),
         "reproduce": _reproduce(test_command, impact if states_impact(said) else None),
@@ -136,18 +138,58 @@ def _reproduce(test_command: str | None, impact: Impact | None) -> str:
     return "### How to reproduce\n\n" + "\n".join(lines) if lines else ""
 
 
-def render_description(entry: Entry) -> str:
+def render_description(entry: Entry, own: frozenset[str] | None = None) -> str:
     """The description of a PR the tool opens: outside its section, so a maintainer's edit
     of it stands (sections written before held it inside: `summary=yes`)."""
-    return f"# What does this PR do?\n\n{_summary(entry)}"
+    return f"# What does this PR do?\n\n{_summary(entry, own)}"
 
 
-def _summary(entry: Entry) -> str:
-    """The fix's message; for a series of fix commits, each one's subject and message."""
+def _summary(entry: Entry, own: frozenset[str] | None = None) -> str:
+    """The fix's message; for a series of fix commits, each one's subject and message. A
+    message someone other than the token's user wrote (`own`: the user's commit emails;
+    None: not known) is made inert (`inert`), and no message can hold the section's markers
+    (a forged pair would stop every later refresh of the section)."""
     if len(entry.fixes) == 1:
-        return entry.fix.message or entry.title
-    parts = [f"**{f.subject}**\n\n{f.message}".strip() for f in entry.fixes]
-    return f"{entry.title}, in {len(parts)} commits:\n\n" + "\n\n".join(parts)
+        text = _theirs(entry.fix, entry.fix.message, own) or pr_title(entry, own)
+    else:
+        parts = [_theirs(f, f"**{f.subject}**\n\n{f.message}".strip(), own) for f in entry.fixes]
+        text = f"{pr_title(entry, own)}, in {len(parts)} commits:\n\n" + "\n\n".join(parts)
+    return sections.defuse(text)
+
+
+def _theirs(fix: Any, text: str, own: frozenset[str] | None) -> str:
+    return text if inert.is_own(fix.author_email, own) else inert.body_text(text)[0]
+
+
+def pr_title(entry: Entry, own: frozenset[str] | None = None) -> str:
+    """The PR title the tool sets: the manifest's, inert unless the fix's author is the
+    token's user (an adopted PR's title is its author's words)."""
+    if inert.is_own(entry.fix.author_email, own):
+        return entry.title
+    return inert.title_text(entry.title)[0]
+
+
+def neutralised(entry: Entry, own: frozenset[str] | None) -> list[str]:
+    """What the plan says: for each fix commit whose text is someone else's, what was made
+    inert before posting, and how whose text it is was told."""
+    lines = []
+    for fix in entry.fixes:
+        if inert.is_own(fix.author_email, own):
+            continue
+        said = inert.body_text(f"{fix.subject}\n{fix.message}")[1]
+        if fix is entry.fix:
+            said += [f"{s} in the title" for s in inert.title_text(entry.title)[1]]
+        if said:
+            whose = (
+                "no token user to compare with"
+                if own is None
+                else "its author's email is not the token user's"
+            )
+            lines.append(
+                f"body: the message of {fix.name} is someone else's ({whose}): "
+                f"{', '.join(said)} made inert before posting"
+            )
+    return lines
 
 
 def carries_unit_tests(entry: Entry) -> bool:
@@ -159,17 +201,20 @@ def render(entry: Entry, *, pr_template: str | None = None, **kwargs: Any) -> st
     """The whole body of a PR this tool opens: upstream's template, the description and the
     tool's section under its "What does this PR do?" heading."""
     section = render_section(entry, **kwargs)
-    return render_new(entry, section, pr_template)
+    return render_new(entry, section, pr_template, kwargs.get("own"))
 
 
-def render_new(entry: Entry, section: str, pr_template: str | None = None) -> str:
+def render_new(
+    entry: Entry, section: str, pr_template: str | None = None, own: frozenset[str] | None = None
+) -> str:
     """A new PR's body around the tool's `section`: upstream's PR template as its default
     branch holds it (GitHub's own starting point), filled in; without one, the description
     and the section alone. The rest is people's from then on."""
     if pr_template is None or not pr_template.strip():
-        return f"{render_description(entry)}\n\n{section}\n"
+        return f"{render_description(entry, own)}\n\n{section}\n"
     ticks = ["unit tests"] if carries_unit_tests(entry) else []
-    return templates.fill(pr_template, f"{_summary(entry)}\n\n{section}", ticks=ticks)
+    filled = sections.defuse(templates.fill(pr_template, "\x00what\x00", ticks=ticks))
+    return filled.replace("\x00what\x00", f"{_summary(entry, own)}\n\n{section}", 1)
 
 
 def revision_comment(entry: Entry, *, head: str, old: str | None, kind: str, diff: str) -> str:
@@ -215,6 +260,7 @@ def compose(
     impact: Impact | None,
     pr_template: str | None,
     revision: str | None,
+    own: frozenset[str] | None = None,
 ) -> tuple[str | None, str, str, str]:
     """(title to set or None, body, the tool's section, why the body is left alone or ""):
     only the tool's section changes; the title only when the manifest's title changed since
@@ -223,7 +269,7 @@ def compose(
     old = found.section
     revisions = [*(old.revisions if old else ()), *([revision] if revision else [])]
     history = [*(f"#{c.number}" for c in superseded), "this PR"]
-    title: str | None = entry.title
+    title: str | None = pr_title(entry, own)
     if existing is not None:
         if old is None:  # first refresh of a PR someone wrote: keep their title
             title = None
@@ -243,10 +289,10 @@ def compose(
             entry, superseded=superseded, check_lines=check_lines, impact=impact,
             test_command=test_command, handwritten=handwritten, base=entry.base_commit,
             title=entry.title, summary=old is not None and old.summary, revisions=listed,
-            history=history,
+            history=history, own=own,
         )  # fmt: skip
         if existing is None:
-            return render_new(entry, section, pr_template)
+            return render_new(entry, section, pr_template, own)
         return sections.merge(existing.get("body"), section, entry.name)
 
     body = sections.fit(

@@ -163,10 +163,12 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
         title, body, section, problem = bodies.compose(
             entry, existing, superseded=seen.superseded, check_lines=seen.review_lines,
             impact=opts.impacts.get(entry.name), pr_template=seen.pr_template,
-            revision=revision,
+            revision=revision, own=seen.own_emails,
         )  # fmt: skip
     except TooLong as exc:
         return _refuse(plan, str(exc))
+    if existing is None or title is not None:  # the description and title posted now
+        plan = _add(plan, facts=bodies.neutralised(entry, seen.own_emails))
     if title is not None and len(title) > MAX_TITLE:
         return _refuse(plan, f"title: {len(title)} characters; GitHub refuses a PR title over "
                        f'{MAX_TITLE} (422 "title is too long (maximum is {MAX_TITLE} '

@@ -22,7 +22,7 @@ from patchcarry.pulls import classify, ownership
 from patchcarry.pulls.classify import Classification
 from patchcarry.pulls.reads import Reads, pull_state
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit import fork
+from patchcarry.resubmit import fork, inert
 from patchcarry.resubmit.model import Options
 
 if TYPE_CHECKING:
@@ -49,6 +49,9 @@ class RunFacts:
     defaults: Mapping[str, str | None]  # entry name -> its fork's default branch
     # upstream -> its PR template, as its default branch holds it (None: it has none)
     templates: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
+    # the token user's commit emails (`inert.own_emails`; None without a token): a fix whose
+    # author has one is the user's own text, posted as written; any other is made inert
+    own_emails: frozenset[str] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +90,7 @@ class Observed:
     review_lines: tuple[str, ...] = ()  # the check's results in a reviewer's words (PR body)
     pr_template: str | None = None  # upstream's PR template (its default branch)
     token_login: str = ""  # the run's token user, so `decide` needs this value alone
+    own_emails: frozenset[str] | None = None  # the token user's commit emails (RunFacts')
     current: Classification | None = None  # the manifest's recorded PR
     superseded: tuple[Classification, ...] = ()
     fork: fork.ForkStatus | None = None
@@ -105,7 +109,8 @@ def observe_run(
     entries: list[Entry], opts: Options, gh: GitHub, reads: Reads, *, token: str | None
 ) -> RunFacts:
     """The run's facts: login, upstream URL, the check, the PRs' states, default branches."""
-    login = gh.user().get("login", "") if token is not None else ""
+    user = gh.user() if token is not None else None
+    login = user.get("login", "") if user is not None else ""
     upstreams = sorted({e.upstream for e in entries})
     if len(upstreams) > 1 and opts.upstream_url:
         raise UsageError("--upstream-url names one repository, but the entries use several")
@@ -116,9 +121,10 @@ def observe_run(
     classes = _classify_all(reads, entries, opts.manifest_path)
     cache = Path(report.cache)
     templates = {u: _pr_template(reads, u, cache) for u in upstreams}
+    own = inert.own_emails(user) if user is not None else None
     return RunFacts(
         token is not None, login, gh.token_kind, gh.scopes, url, today(), report, cache,
-        classes, defaults, templates,
+        classes, defaults, templates, own,
     )  # fmt: skip
 
 
@@ -208,7 +214,11 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         raise UpstreamError(f"{entry.upstream} not found; check --upstream/GH_HOST")
     current, superseded = history(entry, facts.classes)
     seen = dataclasses.replace(
-        seen, token_login=facts.login, current=current, superseded=superseded
+        seen,
+        token_login=facts.login,
+        own_emails=facts.own_emails,
+        current=current,
+        superseded=superseded,
     )
     if settle(current, superseded, force=opts.force) is not None:
         return seen
