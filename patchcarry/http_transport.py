@@ -327,6 +327,9 @@ def client(api: str, *, on_response: Callable[[httpx2.Response], None]) -> httpx
         transport=transport,
         trust_env=False,  # proxies decided above, not by httpx reading the environment
         timeout=limits.HTTP_READ_TIMEOUT_S,
+        # the codings `_DecodingTransport` decodes, whatever httpx could (br, zstd if their
+        # packages are installed): one that comes unasked is refused
+        headers={"Accept-Encoding": ", ".join(_DECODABLE[::2])},
         follow_redirects=True,
         event_hooks={"response": [on_response]},
     )

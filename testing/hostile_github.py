@@ -357,12 +357,17 @@ def compressed_body(*, decoded: int, encoding: str = "gzip", chunk: int = 1 << 2
     return behave
 
 
-def raw_answer(data: bytes, *, kind: str = "application/json; charset=utf-8") -> Behaviour:
-    """200 with `data` as the body, whatever it is (JSON nested without end, not JSON)."""
+def raw_answer(
+    data: bytes, *, kind: str = "application/json; charset=utf-8", **headers: str
+) -> Behaviour:
+    """200 with `data` as the body, whatever it is (JSON nested without end, not JSON), and
+    `headers` (`Content_Encoding="br"`: underscores become hyphens)."""
 
     def behave(h: BaseHTTPRequestHandler, n: int) -> None:
         h.send_response(200)
         h.send_header("Content-Type", kind)
+        for key, value in headers.items():
+            h.send_header(key.replace("_", "-"), value)
         h.send_header("Content-Length", str(len(data)))
         h.end_headers()
         h.wfile.write(data)

@@ -100,6 +100,16 @@ def test_a_gzip_bomb_ends_scan_with_exit_4_in_one_line(monkeypatch, capsys):
     assert len(err.splitlines()) == 1 and server.url.removeprefix("http://") in err, err
 
 
+@pytest.mark.parametrize("coding", ["br", "zstd", "gzip, br, gzip", "compress"])
+def test_an_answer_in_a_coding_never_asked_for_is_refused_in_one_line(coding, monkeypatch):
+    """The client asks for gzip and deflate alone (whatever httpx could decode): an answer
+    in another coding, or more codings than one plus one, is refused, not read as JSON."""
+    with hostile.Misbehaving(hostile.raw_answer(b"\x00" * 64, Content_Encoding=coding)) as server:
+        gh = GitHub(host=server.url, token="t", sleep=_never_sleep)
+        with pytest.raises(NetworkError, match="an encoding this tool does not ask for"):
+            gh.user()
+
+
 @pytest.mark.parametrize(
     ("data", "why"),
     [
