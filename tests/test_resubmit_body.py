@@ -309,3 +309,13 @@ def test_markers_in_upstreams_template_are_defused_too():
     template = f"{PR_TEMPLATE}\n{begin}{inner}{sections.section_end(entry.name)}\n"
     new = body.render(entry, superseded=[], check_lines=["x"], impact=None, pr_template=template)
     assert not sections.locate(new, entry.name).problem
+
+
+def test_upstream_commit_subjects_quoted_by_the_check_are_inert_in_the_section():
+    """A landing sentence quotes upstream's commit subject: a mention or raw HTML there is
+    someone else's, made inert like any other outside text."""
+    entry = load().select(["checkpoint-grad"])[0]
+    line = "landed upstream in abc123 'Revert @nvidia/all <img src=http://127.0.0.2/p.png>'"
+    section = body.render_section(entry, superseded=[], check_lines=[line], impact=None)
+    assert "@nvidia" not in section and "<img" not in section
+    assert "nvidia/all" in section and "127.0.0.2/p.png" in section

@@ -79,7 +79,9 @@ def render_section(
         "resubmission": resubmission,
         "impact": "" if impact and states_impact(said) else _impact(impact),
         "reproduce": _reproduce(test_command, impact if states_impact(said) else None),
-        "checks": "\n".join(f"- {line}" for line in check_lines) or "- (no check results)",
+        # the check's sentences quote upstream's commit subjects: other people's words
+        "checks": inert.body_text("\n".join(f"- {line}" for line in check_lines))[0]
+        or "- (no check results)",
         "revisions": "\n".join(lines) or "- (none pushed by this tool yet)",
     }
     values.update({k: sections.defuse(v) for k, v in values.items() if k not in _OWN})
