@@ -90,6 +90,16 @@ def test_a_compressed_answer_is_capped_as_decoded_not_only_as_sent(monkeypatch, 
     assert peak < 8 << 20  # a few times the cap at most, never the 32 MiB it decodes to
 
 
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_a_compressed_answer_under_the_cap_reads_as_github_sends_it(monkeypatch, encoding):
+    """github.com compresses its answers: one under the cap decodes whole, byte for byte."""
+    monkeypatch.setattr(limits, "HTTP_MAX_DECODED", 1 << 20)
+    behaviour = hostile.compressed_body(decoded=3 << 18, encoding=encoding, chunk=1 << 18)
+    with hostile.Misbehaving(behaviour) as server:
+        user = GitHub(host=server.url, token="t", sleep=_never_sleep).user()
+    assert user["login"] == "x" and user["pad"] == "." * (3 << 18)
+
+
 def test_a_gzip_bomb_ends_scan_with_exit_4_in_one_line(monkeypatch, capsys):
     monkeypatch.setattr(limits, "HTTP_MAX_DECODED", 1 << 20)
     with hostile.Misbehaving(hostile.compressed_body(decoded=8 << 20)) as server:
