@@ -57,11 +57,15 @@ def test_landing_verdict(shape: Shape, tmp_path: Path, capsys: pytest.CaptureFix
     assert (merged_by and merged_by["subject"]) == shape.merge, landing
     if shape.verdict == "undetermined":
         assert landing["partial"] and landing["commit"] is None and code == 1
-    if landing["verdict"].startswith("landed"):
+    if landing["verdict"] in ("landed", "landed, changed since"):
         assert entry["status"] == "landed" and code == 0  # not a failure
         assert "retire widget-grads" in landing["next"]
     if shape.verdict == "superseded":
         assert code == 1 and "retire" in landing["next"]
+    if shape.verdict == "landed, then undone":  # not landed any more: keep carrying it
+        assert entry["status"] != "landed" and "retire" not in landing["next"]
+        assert landing["next"].startswith("keep carrying it: it landed in ")
+        assert landing["commit"]["sha"][:12] in landing["next"]
 
 
 def test_landed_table_says_commit_evidence_and_next(

@@ -77,7 +77,9 @@ def landing_lines(landing: Landing) -> list[str]:
         lines = [f"{landing.verdict}: {commit_words(landing)}"]
     lines += [f"  by: {e}" for e in landing.evidence]
     if landing.changed_since:
-        what = "also" if landing.verdict == Verdict.SUPERSEDED else "changed since by"
+        what = {Verdict.SUPERSEDED: "also", Verdict.UNDONE: "undone by"}.get(
+            landing.verdict, "changed since by"
+        )
         lines += [f"  {what}: {c.sha[:12]} {c.subject!r}" for c in landing.changed_since]
     lines += [f"  partial: {p}" for p in landing.partial]
     if landing.next:

@@ -39,6 +39,7 @@ from patchcarry.git.history import (
     rev_list_with_parents,
     rev_parse,
     shallow_commits,
+    stored_parents,
     walk,
 )
 from patchcarry.git.index import (
@@ -187,6 +188,7 @@ __all__ = [
     "rev_parse",
     "set_config",
     "shallow_commits",
+    "stored_parents",
     "show_file",
     "sparse_worktree",
     "special_at",

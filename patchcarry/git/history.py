@@ -82,6 +82,14 @@ def shallow_commits(*, cwd: Path) -> set[str]:
     return set(path.read_text().split()) if path.is_file() else set()
 
 
+def stored_parents(sha: str, *, cwd: Path) -> list[str]:
+    """The parents `sha`'s commit object names, whether or not they were fetched (a shallow
+    commit's log shows none: git's shallow file hides them). Reads only that commit."""
+    _, out, _ = git("cat-file", "commit", sha, cwd=cwd)
+    head = out.split("\n\n", 1)[0]
+    return [line.split()[1] for line in head.splitlines() if line.startswith("parent ")]
+
+
 def rev_list(include: str, *exclude: str, cwd: Path) -> list[str]:
     """`git rev-list include ^exclude...`: every commit reachable from one and from none of
     the others (all parents), newest first."""
