@@ -11,8 +11,9 @@ merge each stand as one commit):
 - **landed, changed since**: a commit carried it and later commits changed some of its lines
   (named by `git blame --reverse`);
 - **landed, then undone**: a commit carried it and none of the lines it added is left at the
-  tip (a revert, a merge that removed them), or, for a fix that adds no line, it applies at
-  the tip again: both the landing and what undid it are named;
+  tip (a revert, a merge that removed them; a fix of one telling line only when it applies at
+  the tip again, as a line rewritten in place reads the same), or, for a fix that adds no
+  line, it applies at the tip again: both the landing and what undid it are named;
 
 The lines followed are the whole fix's (every commit of a multi-commit fix, however upstream
 landed them: a squash, a rebase-merge, a true merge), as they stand where the fix became whole.
@@ -468,7 +469,11 @@ def _verdict_for(
             "of its added lines (git blame --reverse)"
         )
         return Landing(NOT_LANDED, partial=notes)
-    if (followed and gone == followed) or (not followed and tip_applies):
+    # every line gone: undone (one line alone may have been rewritten in place: only when
+    # the fix applies again, too); no line to follow: undone when it applies again
+    if (followed and gone == followed and (followed >= 2 or tip_applies)) or (
+        not followed and tip_applies
+    ):
         if followed:
             evidence.append(
                 f"none of its {followed} added lines is left at the tip (git blame --reverse)"
