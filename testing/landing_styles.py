@@ -40,6 +40,7 @@ class Expected:
     subject: str | None = None
     merge: str | None = None
     changed_by: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()  # the fix's other commits upstream, named with it
 
 
 def module(name: str) -> str:
@@ -132,14 +133,17 @@ class StylesWorld:
         for name in ("rebase-multi", "rebase-changed"):
             for sha in heads[name]:
                 _g("cherry-pick", sha, cwd=work, env=_dated(on(next(day))))
-            expected[name] = Expected("landed", f"Drop the handle in {name}")
+            expected[name] = Expected(
+                "landed", f"Drop the handle in {name}", also=(f"Clear detached grads in {name}",)
+            )
         # true merge: the PR's own commits on the merge's side
         for name in ("merge-multi", "merge-reverted"):
             number = CASES[name][0]
             message = f"Merge pull request #{number} from casey/fix-{name}"
             _g("merge", "-q", "--no-ff", "-m", message, heads[name][-1], cwd=work,
                env=_dated(on(next(day))))  # fmt: skip
-            expected[name] = Expected("landed", f"Drop the handle in {name}", message)
+            first = (f"Clear detached grads in {name}",)
+            expected[name] = Expected("landed", f"Drop the handle in {name}", message, also=first)
         # a maintenance branch's commit older than what one entry alone reads, merged into dev
         _g("checkout", "-q", "v1-maint", cwd=work)
         w.edit("megatron/core/maint.py", {"MAINT = 0": "MAINT = 1"}, "Maint fix (#150)",
@@ -165,8 +169,8 @@ class StylesWorld:
         keep = "Keep grads in rebase-changed (#301)"
         w.edit(module("rebase-changed"), {GRAD_LINE: "        detached.grad = ctx.keep\n"},
                keep, date="2026-03-22")  # fmt: skip
-        expected["rebase-changed"] = Expected(
-            "landed, changed since", "Drop the handle in rebase-changed", changed_by=(keep,)
+        expected["rebase-changed"] = dataclasses.replace(
+            expected["rebase-changed"], verdict="landed, changed since", changed_by=(keep,)
         )
         merge = _g("log", "-1", "--format=%H", "--grep=#206", cwd=work)
         _g(
@@ -179,9 +183,8 @@ class StylesWorld:
             env=_dated("2026-03-23T00:00:00+0000"),
         )
         subject = _g("log", "-1", "--format=%s", cwd=work)
-        revert = expected["merge-reverted"]
-        expected["merge-reverted"] = Expected(
-            "landed, then undone", revert.subject, revert.merge, (subject,)
+        expected["merge-reverted"] = dataclasses.replace(
+            expected["merge-reverted"], verdict="landed, then undone", changed_by=(subject,)
         )
         _g("checkout", "-q", "main", cwd=work)
         w.write("megatron/core/main_only.py", "MAIN = 1\n")

@@ -266,3 +266,23 @@ def test_whether_a_fix_landed_is_its_verdict_member_not_the_words_printed() -> N
     landed = {v for v in Verdict if Landing(v).landed}
     assert landed == {Verdict.LANDED, Verdict.CHANGED}
     assert landing.NOT_LANDED is Verdict.NOT_LANDED and landing.SUPERSEDED is Verdict.SUPERSEDED
+
+
+def test_a_boundary_that_cannot_be_deepened_is_undetermined(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sync merge's other parent is older than the history read: git's shallow file cuts
+    the merge and every first-parent commit under it. Deepened, it is read (a shape above);
+    not deepened (no deepening allowed), the verdict is "undetermined", never a confident
+    "not landed" or a landing without its commit."""
+    from patchcarry.check import history
+
+    monkeypatch.setattr(history, "MAX_DEEPENS", 0)
+    world = LandingWorld.create(tmp_path)
+    world.squash("Clear detached grads in backward (#101)", branch="main",
+                 date="2021-01-01T00:00:00+0000")  # fmt: skip
+    world.merge("main", "dev", "chore: nightly sync main into dev (#950)")
+    code, out = _check(world, capsys, "--json")
+    landing = json.loads(out)["entries"][0]["landing"]
+    assert landing["verdict"] == "undetermined" and landing["commit"] is None, landing
+    assert code == 1 and landing["partial"]

@@ -45,6 +45,7 @@ def _said(entry: dict[str, Any]) -> tuple[Any, ...]:
         (landing["commit"] or {}).get("sha"),
         (landing["merged_by"] or {}).get("sha"),
         [c["sha"] for c in landing["changed_since"]],
+        [c["sha"] for c in landing["carried_by"]],
     )
 
 
@@ -57,6 +58,8 @@ def test_each_landing_style_reads_its_verdict_and_commits(
     assert (landing["commit"] or {}).get("subject") == want.subject, landing
     assert (landing["merged_by"] or {}).get("subject") == want.merge, landing
     assert tuple(c["subject"] for c in landing["changed_since"]) == want.changed_by, landing
+    assert tuple(c["subject"] for c in landing["carried_by"]) == want.also, landing
+    assert not any("not enough to call it landed" in p for p in landing["partial"]), landing
     if want.verdict == "landed, then undone":
         assert landing["next"].startswith("keep carrying it: it landed in ")
         assert full[name]["status"] != "landed"

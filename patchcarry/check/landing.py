@@ -247,21 +247,39 @@ def _fix_lines_at(
 
 
 def _since(
-    repo: Path, carrier: _Carrier, ours: dict[str, FileDiff], base: str, tip: str
+    repo: Path, carrier: _Carrier, at: dict[str, list[int]], tip: str
 ) -> tuple[list[str], int, int, int]:
-    """Commits after the carrier that changed the fix's added lines (all of them, as they
-    stand at the carrier); (changers, lines gone, lines followed, lines the merge that brought
-    the carrier did not bring)."""
+    """Commits after the carrier that changed the fix's added lines (`at`: all of them, as
+    they stand at the carrier); (changers, lines gone, lines followed, lines the merge that
+    brought the carrier did not bring)."""
     changers: list[str] = []
     gone = followed = dropped = 0
     merge = carrier.merged_by.sha if carrier.merged_by else None
-    for path, lines in _fix_lines_at(repo, base, carrier.commit.sha, ours).items():
+    for path, lines in at.items():
         followed += len(lines)
         lost, by = _changers(repo, carrier.commit.sha, tip, path, lines)
         gone += len(lost)
         dropped += sum(1 for changer in lost.values() if merge is not None and changer == merge)
         changers += [c for c in by if c not in changers]
     return changers, gone, followed, dropped
+
+
+def _earlier(
+    repo: Path, base: str, carrier: _Carrier, ours: dict[str, FileDiff], at: dict[str, list[int]]
+) -> list[str]:
+    """The commits since `base` that wrote some of the fix's added lines before the carrier
+    (a rebase-merge's or a true merge's earlier commits: `git blame base..carrier`); none
+    read when the carrier's own change adds them all (a squash)."""
+    own = sum((_keys(ours[p].added) & _keys(d.added)).total() for p, d in carrier.diff.items()
+              if p in ours)  # fmt: skip
+    if own >= sum(_keys(mine.added).total() for mine in ours.values()):
+        return []
+    found = {
+        sha
+        for path, lines in at.items()
+        for sha in git.blame_origins(base, carrier.commit.sha, path, lines, cwd=repo)
+    }
+    return sorted(found - {carrier.commit.sha})
 
 
 def _reapplied_by(repo: Path, since: str, tip: str, fix: _Fix) -> list[str]:
@@ -458,10 +476,19 @@ def _verdict_for(
     landing that was found."""
     evidence = list(carrier.evidence)
     merged_by = carrier.merged_by
+    at = _fix_lines_at(repo, base, carrier.commit.sha, fix.ours)
+    earlier = _earlier(repo, base, carrier, fix.ours, at)
+    if earlier:  # the fix's other commits: part of the landing, not partial evidence
+        notes[:] = [n for n in notes if not any(n.startswith(sha[:12]) for sha in earlier)]
+        evidence.append(
+            f"its lines came in {len(earlier) + 1} commits (git blame): the one named, in "
+            "which it became whole, and those with it"
+        )
     if in_tip:
         evidence.append("the fix reverse-applies at the tip (git apply -R --check)")
-        return Landing(LANDED, carrier.commit, evidence, partial=notes, merged_by=merged_by)
-    changers, gone, followed, dropped = _since(repo, carrier, fix.ours, base, tip)
+        return _with(Landing(LANDED, carrier.commit, evidence, partial=notes,
+                             merged_by=merged_by), repo, earlier)  # fmt: skip
+    changers, gone, followed, dropped = _since(repo, carrier, at, tip)
     if merged_by is not None and dropped:  # the merge's resolution left part of it behind
         notes.append(
             f"{carrier.commit.sha[:12]} {carrier.commit.subject!r} carried the fix, but merge "
@@ -482,7 +509,7 @@ def _verdict_for(
             evidence.append("the fix applies at the tip again (git apply --check)")
         since = merged_by.sha if merged_by else carrier.commit.sha
         undoers = changers or _reapplied_by(repo, since, tip, fix)
-        return Landing(
+        undone = Landing(
             UNDONE,
             carrier.commit,
             evidence,
@@ -490,9 +517,10 @@ def _verdict_for(
             notes,
             merged_by=merged_by,
         )
+        return _with(undone, repo, earlier)
     if changers:
         evidence.append(f"{gone}/{followed} of its added lines changed since (git blame --reverse)")
-        return Landing(
+        changed = Landing(
             CHANGED,
             carrier.commit,
             evidence,
@@ -500,8 +528,17 @@ def _verdict_for(
             notes,
             merged_by=merged_by,
         )
+        return _with(changed, repo, earlier)
     evidence.append("every line it added is unchanged at the tip (git blame --reverse)")
-    return Landing(LANDED, carrier.commit, evidence, partial=notes, merged_by=merged_by)
+    whole = Landing(LANDED, carrier.commit, evidence, partial=notes, merged_by=merged_by)
+    return _with(whole, repo, earlier)
+
+
+def _with(landing: Landing, repo: Path, earlier: list[str]) -> Landing:
+    """`landing` naming the fix's other commits upstream, oldest first."""
+    named = [upstream_commit(repo, sha) for sha in earlier]
+    landing.carried_by = sorted(named, key=lambda c: (c.date, c.sha))
+    return landing
 
 
 def _next(entry: Entry, verdict: str) -> str:

@@ -75,6 +75,7 @@ def landing_lines(landing: Landing) -> list[str]:
         lines = [f"superseded: its place was removed by {commit_words(landing)}"]
     else:
         lines = [f"{landing.verdict}: {commit_words(landing)}"]
+    lines += [f"  with: {c.sha[:12]} {c.subject!r}" for c in landing.carried_by]
     lines += [f"  by: {e}" for e in landing.evidence]
     if landing.changed_since:
         what = {Verdict.SUPERSEDED: "also", Verdict.UNDONE: "undone by"}.get(

@@ -96,6 +96,9 @@ class Landing:
     partial: list[str] = dataclasses.field(default_factory=list)
     next: str = ""
     merged_by: UpstreamCommit | None = None  # the base branch's merge that brought `commit`
+    # the fix's other commits upstream (a rebase-merge's, a true merge's): those that wrote
+    # some of its lines before `commit`, in which it became whole
+    carried_by: list[UpstreamCommit] = dataclasses.field(default_factory=list)
 
     @property
     def landed(self) -> bool:

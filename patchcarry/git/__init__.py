@@ -16,6 +16,7 @@ from patchcarry.git.env import (
     require_isolating_git,
 )
 from patchcarry.git.history import (
+    blame_origins,
     blame_reverse,
     commit_dates,
     commit_fields,
@@ -121,6 +122,7 @@ __all__ = [
     "apply_in_tree",
     "apply_numstat",
     "apply_to_index",
+    "blame_origins",
     "blame_reverse",
     "blob_ids",
     "blobs_under",

@@ -216,6 +216,27 @@ def blame_reverse(
     return result
 
 
+def blame_origins(base: str, rev: str, path: str, lines: list[int], *, cwd: Path) -> set[str]:
+    """`git blame base..rev`: the commits after `base` that wrote `lines` (numbers in `rev`'s
+    `path`); lines older than `base` name none. Reads the blobs of each version in between."""
+    if not lines:
+        return set()
+    ranges = [arg for n in sorted(set(lines)) for arg in ("-L", f"{n},{n}")]
+    _, out, _ = git(
+        "blame", "--porcelain", *ranges, f"{base}..{rev}", "--", path, cwd=cwd, env_extra=LITERAL
+    )
+    found, boundary = set(), set()
+    sha = ""
+    for row in out.splitlines():
+        parts = row.split()
+        if len(parts) >= 3 and len(parts[0]) >= 40 and parts[2].isdigit():
+            sha = parts[0]
+            found.add(sha)
+        elif row == "boundary":
+            boundary.add(sha)
+    return found - boundary
+
+
 def commit_dates(shas: list[str], *, cwd: Path) -> dict[str, str]:
     """{sha: committer date YYYY-MM-DD} of commits present here (absent ones are left out)."""
     if not shas:
