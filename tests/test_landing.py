@@ -286,3 +286,20 @@ def test_a_boundary_that_cannot_be_deepened_is_undetermined(
     landing = json.loads(out)["entries"][0]["landing"]
     assert landing["verdict"] == "undetermined" and landing["commit"] is None, landing
     assert code == 1 and landing["partial"]
+
+
+def test_an_undone_landing_reads_landed_in_x_undone_in_y() -> None:
+    """Every sentence about an undone landing (the plan, a PR body) names what undid it."""
+    from patchcarry.check import render
+    from patchcarry.check.report import Landing, UpstreamCommit, Verdict
+
+    landed = UpstreamCommit("a" * 40, "Clear detached grads (#101)", 101)
+    revert = UpstreamCommit("b" * 40, 'Revert "Clear detached grads (#101)"', 101)
+    said = render.landing_sentence(Landing(Verdict.UNDONE, landed, changed_since=[revert]))
+    assert said == (
+        f"landed, then undone upstream: {'a' * 12} 'Clear detached grads (#101)' (PR #101), "
+        f"undone by {'b' * 12} 'Revert \"Clear detached grads (#101)\"'"
+    )
+    assert "undone by:" in "\n".join(
+        render.landing_lines(Landing(Verdict.UNDONE, landed, changed_since=[revert]))
+    )
