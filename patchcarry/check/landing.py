@@ -14,14 +14,14 @@ merge each stand as one commit):
   tip (a revert, a merge that removed them; a fix of one telling line only when it applies at
   the tip again, as a line rewritten in place reads the same), or, for a fix that adds no
   line, it applies at the tip again: both the landing and what undid it are named;
-
-The lines followed are the whole fix's (every commit of a multi-commit fix, however upstream
-landed them: a squash, a rebase-merge, a true merge), as they stand where the fix became whole.
-That the fix applies at the tip again never overrides a landing that was found.
 - **superseded**: no commit carried it and every place it changes is gone at the tip (a file
   deleted, or every hunk's lines removed or rewritten): the commit that removed them is named;
 - **not landed**: anything else. A fix is never called landed on less than one of the above;
   weaker evidence (a commit with some of its lines) is reported as partial, beside "not landed".
+
+The lines followed are the whole fix's (every commit of a multi-commit fix, however upstream
+landed them: a squash, a rebase-merge, a true merge), as they stand where the fix became whole.
+That the fix applies at the tip again never overrides a landing that was found.
 
 Only the fix's files are read: their blobs at each commit that touches them."""
 
@@ -264,9 +264,7 @@ def _since(
     return changers, gone, followed, dropped
 
 
-def _earlier(
-    repo: Path, base: str, carrier: _Carrier, ours: dict[str, FileDiff], at: dict[str, list[int]]
-) -> list[str]:
+def _earlier(repo: Path, base: str, carrier: _Carrier, ours: dict[str, FileDiff]) -> list[str]:
     """The commits since `base` that wrote some of the fix's added lines before the carrier
     (a rebase-merge's or a true merge's earlier commits: `git blame base..carrier`); none
     read when the carrier's own change adds them all (a squash)."""
@@ -274,6 +272,7 @@ def _earlier(
               if p in ours)  # fmt: skip
     if own >= sum(_keys(mine.added).total() for mine in ours.values()):
         return []
+    at = _fix_lines_at(repo, base, carrier.commit.sha, ours)
     found = {
         sha
         for path, lines in at.items()
@@ -476,8 +475,7 @@ def _verdict_for(
     landing that was found."""
     evidence = list(carrier.evidence)
     merged_by = carrier.merged_by
-    at = _fix_lines_at(repo, base, carrier.commit.sha, fix.ours)
-    earlier = _earlier(repo, base, carrier, fix.ours, at)
+    earlier = _earlier(repo, base, carrier, fix.ours)
     if earlier:  # the fix's other commits: part of the landing, not partial evidence
         notes[:] = [n for n in notes if not any(n.startswith(sha[:12]) for sha in earlier)]
         evidence.append(
@@ -488,6 +486,7 @@ def _verdict_for(
         evidence.append("the fix reverse-applies at the tip (git apply -R --check)")
         return _with(Landing(LANDED, carrier.commit, evidence, partial=notes,
                              merged_by=merged_by), repo, earlier)  # fmt: skip
+    at = _fix_lines_at(repo, base, carrier.commit.sha, fix.ours)
     changers, gone, followed, dropped = _since(repo, carrier, at, tip)
     if merged_by is not None and dropped:  # the merge's resolution left part of it behind
         notes.append(
