@@ -91,6 +91,7 @@ class BranchHistory:
         self._sides: dict[str, list[Commit]] = {}
         self._ancestor: dict[str, bool] = {}
         self._shallow: set[str] | None = None
+        self._boundary: tuple[Commit | None] | None = None
 
     @property
     def shallow(self) -> set[str]:
@@ -111,6 +112,13 @@ class BranchHistory:
         if base not in self._ancestor:
             self._ancestor[base] = git.is_ancestor(base, self.tip, cwd=self.repo)
         return self._ancestor[base]
+
+    def on_history_of(self, commit: str, base: str) -> bool:
+        """Whether `commit` is on `base`'s own history here (git merge-base --is-ancestor)."""
+        key = f"{commit}..{base}"
+        if key not in self._ancestor:
+            self._ancestor[key] = git.is_ancestor(commit, base, cwd=self.repo)
+        return self._ancestor[key]
 
     def since(self, base: str) -> frozenset[str]:
         """The first-parent commits since `base`: those of `base..tip` that descend from it
@@ -158,15 +166,18 @@ class BranchHistory:
         new, drops out of git's view of the branch (while the base may stay reachable through
         another merge). A boundary older than the cutoff is the read's own end; a one-parent
         commit at it is one only before any `--deepen`, which draws boundaries by count."""
-        history = self.first_parent()
-        end = history[0] if history else None
-        if end is None or end.sha not in self.shallow or self.cutoff is None:
-            return None
-        if end.time < self.cutoff:
-            return None
-        if len(git.stored_parents(end.sha, cwd=self.repo)) > 1 or self.deepened:
-            return end
-        return None
+        if self._boundary is None:
+            history = self.first_parent()
+            end = history[0] if history else None
+            cut = (
+                end is not None
+                and end.sha in self.shallow
+                and self.cutoff is not None
+                and end.time >= self.cutoff
+                and (self.deepened > 0 or len(git.stored_parents(end.sha, cwd=self.repo)) > 1)
+            )
+            self._boundary = (end if cut else None,)
+        return self._boundary[0]
 
     def cut(self, base: str, paths: list[str]) -> str | None:
         """Why the history a landing question on `paths` since `base` reads is not all here
@@ -174,7 +185,8 @@ class BranchHistory:
         if not self.has_base(base):
             return f"the pinned base {base[:12]} is not an ancestor of {self.branch} here"
         end = self.boundary()
-        if end is not None and end.sha != base:
+        # a boundary on the base's own history (older than it) cuts nothing it asks about
+        if end is not None and end.sha != base and not self.on_history_of(end.sha, base):
             return (
                 f"the history of {self.branch} is cut at {end.sha[:12]} {end.subject!r}, a "
                 "shallow boundary inside the history read (git's shallow file)"
