@@ -15,7 +15,7 @@ from typing import Any
 
 from patchcarry import display, manifest, manifest_edit
 from patchcarry.check import render
-from patchcarry.check.landing import NOT_LANDED, SUPERSEDED
+from patchcarry.check.landing import NOT_LANDED, SUPERSEDED, UNDONE
 from patchcarry.check.report import Landing
 from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, FatalError, UsageError
@@ -70,6 +70,10 @@ def _judge(entry: Entry, opts: Options, say: Callable[[str], None]) -> Landing:
     report = run_checks([entry], upstream=opts.upstream, work_dir=opts.work_dir)
     say(render.table(report))
     landing = report.entries[0].landing
+    if landing is not None and landing.verdict == UNDONE:  # it landed, and is gone again
+        raise FatalError(
+            f"{entry.name}: {landing.next or 'landed, then undone upstream'}; nothing to retire"
+        )
     if landing is None or landing.verdict == NOT_LANDED or landing.commit is None:
         raise FatalError(
             f"{entry.name}: check does not find its fix landed upstream: nothing to retire "

@@ -6,10 +6,12 @@ Each size gets a fresh real-git upstream (testing/landing_many: a third of the f
 on dev, a third landed on main and brought to dev by a sync merge, a third not landed) and a
 cold cache; `check --json` runs on every entry, and its own `cost` (seconds, bytes fetched,
 history fetches and walks per base branch) is recorded with the wall time of the whole command
-(manifest loading included) and whether every verdict was the expected one. Prints and writes
-one JSON object: {"runs": [{"entries", "wall_seconds", "check_seconds", "bytes_fetched",
-"history_fetches", "history_walks", "verdicts_ok"}]}. A measurement, not a test: nothing is
-compared with a time.
+(manifest loading included), the peak memory of this process and of the largest git it ran
+(`getrusage`'s ru_maxrss, MB; the process's peak includes building the world) and whether
+every verdict was the expected one. Prints and writes one JSON object: {"runs": [{"entries",
+"wall_seconds", "check_seconds", "bytes_fetched", "history_fetches", "history_walks",
+"peak_rss_mb", "peak_git_rss_mb", "verdicts_ok"}]}. A measurement, not a test: nothing is
+compared with a time. `--entries 1000` is the issue-49 figure (1,000 entries cold).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import contextlib
 import io
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -27,6 +30,11 @@ from pathlib import Path
 from typing import Any
 
 SIZES = (10, 50, 100, 200)
+
+
+def _peak(who: int) -> float:
+    """Peak resident memory in MB (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(who).ru_maxrss / 1024
 
 
 def measure(count: int) -> dict[str, Any]:
@@ -60,6 +68,8 @@ def measure(count: int) -> dict[str, Any]:
             "bytes_fetched": cost["bytes_fetched"],
             "history_fetches": cost["history_fetches"],
             "history_walks": cost["history_walks"],
+            "peak_rss_mb": round(_peak(resource.RUSAGE_SELF), 1),
+            "peak_git_rss_mb": round(_peak(resource.RUSAGE_CHILDREN), 1),
             "verdicts_ok": judged(data) == world.expected,
         }
 

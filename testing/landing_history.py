@@ -487,8 +487,16 @@ def _main_based_not_landed(w: LandingWorld) -> None:
 
 
 def _history_too_old(w: LandingWorld) -> None:
-    """A commit of main older than any history the check reads (years before the pinned
-    base) reaches dev by a merge: what it holds cannot be told."""
+    """dev's own history since the pinned base is dated years before it (a clock that lied):
+    the commit after it is the boundary of every history read, so nothing since the base can
+    be told."""
+    w.squash(LANDING, date="2021-01-01T00:00:00+0000")
+    _noise(w, 1)
+
+
+def _merged_history_older_than_read(w: LandingWorld) -> None:
+    """The sync merge's other parent is years older than the history read: git's shallow file
+    cuts the merge (all its parents), the check deepens it by one commit and reads it."""
     w.squash(LANDING, branch="main", date="2021-01-01T00:00:00+0000")
     w.merge("main", "dev", SYNC)
 
@@ -526,13 +534,17 @@ SHAPES = (
     Shape("control: a commit names the PR but not its lines", _names_pr_without_lines,
           "not landed"),
     Shape("control: some of its lines, no PR named", _some_lines_no_pr, "not landed"),
-    Shape("control: landed, then reverted", _reverted, "not landed"),
+    Shape("landed, then reverted", _reverted, "landed, then undone", LANDING, 101,
+          (f'Revert "{LANDING}"',)),
     Shape("control: upstream edited the fixed line", _conflict_not_gone, "not landed"),
     Shape("control: nothing happened upstream", lambda w: _noise(w, 1), "not landed"),
     Shape("control: a sync that brings part of its lines", _merge_drops_part, "not landed"),
     Shape("control: landed on main after the last sync", _synced_before_landing,
           "not landed"),
-    Shape("control: synced, then reverted", _merged_then_reverted, "not landed"),
+    Shape("synced, then reverted", _merged_then_reverted, "landed, then undone", LANDING, 101,
+          (f'Revert "{LANDING}"',), SYNC),
+    Shape("synced from history older than the read", _merged_history_older_than_read,
+          "landed", LANDING, 101, merge=SYNC),
     Shape("control: history too old to read", _history_too_old, "undetermined"),
     Shape("control: PR on main's base, synced, never landed", _main_based_not_landed,
           "not landed", world=_based_on_main),

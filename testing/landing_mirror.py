@@ -14,7 +14,9 @@ merge-base with the squash's parent (PRs whose own commits hold a merge, or that
 no manifest may carry, are skipped). All cases go through one `check` (one history read).
 Prints one line per case and the run's cost, and saves the JSON. Only reads the mirror.
 
-Where `check` names another commit than the PR's squash, it is right only when git says so:
+A case read "landed, then undone" is right when it names the PR's squash (and sync merge) and
+git no longer reverse-applies the PR's change at dev's tip. Where `check` names another
+commit than the PR's squash, it is right only when git says so:
 that commit is on dev's first-parent history before the expected landing, and the PR's change
 reverse-applies at it and not at its parent (a dev-side port that carried the same lines to
 dev before the sync merge did; `carried_earlier`).
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from patchcarry import git, manifest
+from patchcarry.check.report import Verdict
 from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, FatalError
 
@@ -193,6 +196,9 @@ def _judged(repo: Path, case: dict[str, Any], landing: Any) -> dict[str, Any]:
     merge = landing.merged_by.sha if landing.merged_by else None
     expected = case["expected"]
     exact = found == expected and merge == case["merge"] and landing.landed
+    if found == expected and merge == case["merge"] and landing.verdict == Verdict.UNDONE:
+        # right when git agrees the PR's change is no longer whole at the tip
+        exact = not _applies(repo, "dev", case["diff"], reverse=True)
     earlier = bool(expected and landing.landed and not exact)
     earlier = earlier and found is not None and carried_earlier(repo, case, found)
     return {
@@ -209,7 +215,9 @@ def _judged(repo: Path, case: dict[str, Any], landing: Any) -> dict[str, Any]:
         "evidence": landing.evidence,
         "changed_since": [c.sha for c in landing.changed_since],
         "partial": landing.partial,
-        "ok": (exact or earlier) if expected else not landing.landed,
+        "ok": (exact or earlier)
+        if expected
+        else not (landing.landed or landing.verdict == Verdict.UNDONE),
     }
 
 

@@ -57,11 +57,15 @@ def test_landing_verdict(shape: Shape, tmp_path: Path, capsys: pytest.CaptureFix
     assert (merged_by and merged_by["subject"]) == shape.merge, landing
     if shape.verdict == "undetermined":
         assert landing["partial"] and landing["commit"] is None and code == 1
-    if landing["verdict"].startswith("landed"):
+    if landing["verdict"] in ("landed", "landed, changed since"):
         assert entry["status"] == "landed" and code == 0  # not a failure
         assert "retire widget-grads" in landing["next"]
     if shape.verdict == "superseded":
         assert code == 1 and "retire" in landing["next"]
+    if shape.verdict == "landed, then undone":  # not landed any more: keep carrying it
+        assert entry["status"] != "landed" and "retire" not in landing["next"]
+        assert landing["next"].startswith("keep carrying it: it landed in ")
+        assert landing["commit"]["sha"][:12] in landing["next"]
 
 
 def test_landed_table_says_commit_evidence_and_next(
@@ -262,3 +266,40 @@ def test_whether_a_fix_landed_is_its_verdict_member_not_the_words_printed() -> N
     landed = {v for v in Verdict if Landing(v).landed}
     assert landed == {Verdict.LANDED, Verdict.CHANGED}
     assert landing.NOT_LANDED is Verdict.NOT_LANDED and landing.SUPERSEDED is Verdict.SUPERSEDED
+
+
+def test_a_boundary_that_cannot_be_deepened_is_undetermined(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sync merge's other parent is older than the history read: git's shallow file cuts
+    the merge and every first-parent commit under it. Deepened, it is read (a shape above);
+    not deepened (no deepening allowed), the verdict is "undetermined", never a confident
+    "not landed" or a landing without its commit."""
+    from patchcarry.check import history
+
+    monkeypatch.setattr(history, "MAX_DEEPENS", 0)
+    world = LandingWorld.create(tmp_path)
+    world.squash("Clear detached grads in backward (#101)", branch="main",
+                 date="2021-01-01T00:00:00+0000")  # fmt: skip
+    world.merge("main", "dev", "chore: nightly sync main into dev (#950)")
+    code, out = _check(world, capsys, "--json")
+    landing = json.loads(out)["entries"][0]["landing"]
+    assert landing["verdict"] == "undetermined" and landing["commit"] is None, landing
+    assert code == 1 and landing["partial"]
+
+
+def test_an_undone_landing_reads_landed_in_x_undone_in_y() -> None:
+    """Every sentence about an undone landing (the plan, a PR body) names what undid it."""
+    from patchcarry.check import render
+    from patchcarry.check.report import Landing, UpstreamCommit, Verdict
+
+    landed = UpstreamCommit("a" * 40, "Clear detached grads (#101)", 101)
+    revert = UpstreamCommit("b" * 40, 'Revert "Clear detached grads (#101)"', 101)
+    said = render.landing_sentence(Landing(Verdict.UNDONE, landed, changed_since=[revert]))
+    assert said == (
+        f"landed, then undone upstream: {'a' * 12} 'Clear detached grads (#101)' (PR #101), "
+        f"undone by {'b' * 12} 'Revert \"Clear detached grads (#101)\"'"
+    )
+    assert "undone by:" in "\n".join(
+        render.landing_lines(Landing(Verdict.UNDONE, landed, changed_since=[revert]))
+    )

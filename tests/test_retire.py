@@ -74,6 +74,18 @@ def test_not_landed_is_refused_and_nothing_written(world, capsys) -> None:
     assert world.manifest.read_bytes() == before
 
 
+def test_landed_then_undone_is_refused_and_says_keep_carrying(world, capsys) -> None:
+    """A fix that landed and was reverted is no landing to record: retire refuses, naming
+    both commits, and writes nothing."""
+    landed = world.squash("Clear detached grads in backward (#101)")
+    reverted = world.revert(landed)
+    before = world.manifest.read_bytes()
+    assert _retire(world) == 1
+    err = capsys.readouterr().err
+    assert f"it landed in {landed[:12]} and was undone in {reverted[:12]}" in err, err
+    assert "keep carrying it" in err and world.manifest.read_bytes() == before
+
+
 def test_superseded_needs_moot(world, capsys) -> None:
     world.commit("dev", {"megatron/core/widget.py": None}, "Remove the widget module (#401)")
     before = world.manifest.read_bytes()

@@ -23,6 +23,9 @@ from patchcarry.manifest import Entry
 # How far before the oldest pinned base the history is read: a day (the usual case), a month,
 # a year; past that an entry whose question needs older history is undetermined.
 HISTORY_MARGINS = (86_400, 31 * 86_400, 366 * 86_400)
+# How many times a boundary git drew inside the history read is deepened by one commit
+# (`git fetch --deepen=1`) before the history is called cut.
+MAX_DEEPENS = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +79,8 @@ class BranchHistory:
     def __init__(self, repo: Path, branch: str, tip: str) -> None:
         self.repo, self.branch, self.tip = repo, branch, tip
         self.walks = 0  # walks of the history made (the cost report and a test count them)
+        self.cutoff: int | None = None  # the epoch the history was read back to (`since`)
+        self.deepened = 0  # `--deepen=1` fetches since then: boundaries drawn by count
         self.refresh()
 
     def refresh(self) -> None:
@@ -86,6 +91,7 @@ class BranchHistory:
         self._sides: dict[str, list[Commit]] = {}
         self._ancestor: dict[str, bool] = {}
         self._shallow: set[str] | None = None
+        self._boundary: tuple[Commit | None] | None = None
 
     @property
     def shallow(self) -> set[str]:
@@ -106,6 +112,13 @@ class BranchHistory:
         if base not in self._ancestor:
             self._ancestor[base] = git.is_ancestor(base, self.tip, cwd=self.repo)
         return self._ancestor[base]
+
+    def on_history_of(self, commit: str, base: str) -> bool:
+        """Whether `commit` is on `base`'s own history here (git merge-base --is-ancestor)."""
+        key = f"{commit}..{base}"
+        if key not in self._ancestor:
+            self._ancestor[key] = git.is_ancestor(commit, base, cwd=self.repo)
+        return self._ancestor[key]
 
     def since(self, base: str) -> frozenset[str]:
         """The first-parent commits since `base`: those of `base..tip` that descend from it
@@ -145,11 +158,39 @@ class BranchHistory:
             if c.sha in after and (c.files & wanted or c.sha in self.shallow)
         ]
 
+    def boundary(self) -> Commit | None:
+        """The first-parent history's oldest commit here when git's shallow file cut it inside
+        the history read (None: it ends where the read meant it to). `--shallow-since` makes a
+        commit shallow when *any* parent is older than the cutoff: a merge whose other parent
+        is old loses its first parent too, and every first-parent commit under it, however
+        new, drops out of git's view of the branch (while the base may stay reachable through
+        another merge). A boundary older than the cutoff is the read's own end; a one-parent
+        commit at it is one only before any `--deepen`, which draws boundaries by count."""
+        if self._boundary is None:
+            history = self.first_parent()
+            end = history[0] if history else None
+            cut = (
+                end is not None
+                and end.sha in self.shallow
+                and self.cutoff is not None
+                and end.time >= self.cutoff
+                and (self.deepened > 0 or len(git.stored_parents(end.sha, cwd=self.repo)) > 1)
+            )
+            self._boundary = (end if cut else None,)
+        return self._boundary[0]
+
     def cut(self, base: str, paths: list[str]) -> str | None:
         """Why the history a landing question on `paths` since `base` reads is not all here
         (None: it is)."""
         if not self.has_base(base):
             return f"the pinned base {base[:12]} is not an ancestor of {self.branch} here"
+        end = self.boundary()
+        # a boundary on the base's own history (older than it) cuts nothing it asks about
+        if end is not None and end.sha != base and not self.on_history_of(end.sha, base):
+            return (
+                f"the history of {self.branch} is cut at {end.sha[:12]} {end.subject!r}, a "
+                "shallow boundary inside the history read (git's shallow file)"
+            )
         cut = self.shallow & self.since(base)
         if cut:
             return (
@@ -189,17 +230,37 @@ def read(
     return histories, gaps
 
 
+def _deepen_boundaries(history: BranchHistory, upstream: str, cost: HistoryCost) -> None:
+    """Deepen by one commit (`git fetch --deepen=1`) while git's shallow file cuts the
+    branch's first-parent history inside the history read (`BranchHistory.boundary`), at most
+    `MAX_DEEPENS` times; what is still cut then is a gap that `cut` reports."""
+    repo, branch, tip = history.repo, history.branch, history.tip
+    while history.boundary() is not None and history.deepened < MAX_DEEPENS:
+        code, err = git.fetch_partial(
+            "origin", [f"+{tip}:refs/patchcarry/heads/{branch}"], deepen=1, cwd=repo
+        )
+        cost.fetches[branch] = cost.fetches.get(branch, 0) + 1
+        if code != 0:
+            raise UpstreamError(
+                f"could not deepen the history of {branch} from {upstream}: "
+                f"{err.strip() or 'see git output above'}"
+            )
+        history.deepened += 1
+        history.refresh()
+
+
 def _read_branch(
     history: BranchHistory, group: list[Entry], upstream: str, cost: HistoryCost
 ) -> dict[str, Gap | None]:
     repo, branch, tip = history.repo, history.branch, history.tip
 
     def missing() -> dict[str, str | None]:
-        history.refresh()
         return {e.name: history.cut(e.base_commit, fix_paths(e)) for e in group}
 
-    found = missing()
     oldest = min(git.commit_time(b, cwd=repo) for b in {e.base_commit for e in group})
+    # what an earlier run left in the cache: boundaries of unknown making (by date or count)
+    history.cutoff, history.deepened = oldest - HISTORY_MARGINS[0], 1
+    found = missing()
     rewritten = False
     for margin in HISTORY_MARGINS:
         if all(why is None for why in found.values()):
@@ -216,6 +277,9 @@ def _read_branch(
                 f"could not fetch the history of {branch} since {oldest - margin} from "
                 f"{upstream}: {err.strip() or 'see git output above'}"
             )
+        history.cutoff, history.deepened = oldest - margin, 0
+        history.refresh()
+        _deepen_boundaries(history, upstream, cost)
         found = missing()
     gaps: dict[str, Gap | None] = {}
     for entry in group:

@@ -213,15 +213,25 @@ def _exact(chunk: str) -> list[str]:
     return [line.rstrip() for sign in "-+" for line in _changed(chunk, sign)]
 
 
-def identity(repo: Path, fix: Patch | list[tuple[str, str]], number: int, head: str) -> Identity:
+def identity(
+    repo: Path,
+    fix: Patch | list[tuple[str, str]],
+    number: int,
+    head: str,
+    under: str | None = None,
+) -> Identity:
     """Compare our fix (a patch, or its per-file diff sections) with PR `number`'s change
     (`git patch-id --verbatim`, then per file). A
     merge head's change is taken against the parent it is identical to, if any (a merge of
     the base branch into the PR; only a parent whose change has the fix's files is diffed),
-    else against the parent with the fewest changed files."""
+    else against the parent with the fewest changed files. `under`: the commit as many
+    commits below the head as the entry has, so that a multi-commit entry is compared whole
+    with the PR's own commits, never with its last commit alone."""
     ours_files = patch_files(fix) if isinstance(fix, Patch) else fix
     parents = git.commit_parents(head, cwd=repo)
     merge = len(parents) > 1
+    if under is not None and under not in parents:
+        parents.append(under)
     counts = {p: len(git.changed_paths(p, head, cwd=repo)) for p in parents}
     ours_text = "".join(section for _, section in ours_files)
     ours = dict(ours_files)

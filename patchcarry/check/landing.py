@@ -8,12 +8,20 @@ merge each stand as one commit):
   the entry's PRs and it has most of the fix's lines (a maintainer's edits);
 - **landed**: a commit carried it and it is still whole at the tip (it reverse-applies there,
   or `git blame --reverse` keeps every line it added);
-- **landed, changed since**: a commit carried it and later commits changed its lines (named by
-  `git blame --reverse`);
+- **landed, changed since**: a commit carried it and later commits changed some of its lines
+  (named by `git blame --reverse`);
+- **landed, then undone**: a commit carried it and none of the lines it added is left at the
+  tip (a revert, a merge that removed them; a fix of one telling line only when it applies at
+  the tip again, as a line rewritten in place reads the same), or, for a fix that adds no
+  line, it applies at the tip again: both the landing and what undid it are named;
 - **superseded**: no commit carried it and every place it changes is gone at the tip (a file
   deleted, or every hunk's lines removed or rewritten): the commit that removed them is named;
 - **not landed**: anything else. A fix is never called landed on less than one of the above;
   weaker evidence (a commit with some of its lines) is reported as partial, beside "not landed".
+
+The lines followed are the whole fix's (every commit of a multi-commit fix, however upstream
+landed them: a squash, a rebase-merge, a true merge), as they stand where the fix became whole.
+That the fix applies at the tip again never overrides a landing that was found.
 
 Only the fix's files are read: their blobs at each commit that touches them."""
 
@@ -32,9 +40,10 @@ from patchcarry.check.history import BranchHistory, Commit, Gap
 from patchcarry.check.report import Landing, UpstreamCommit, Verdict
 from patchcarry.manifest import Entry
 
-LANDED, CHANGED, SUPERSEDED, NOT_LANDED, UNDETERMINED = (
+LANDED, CHANGED, UNDONE, SUPERSEDED, NOT_LANDED, UNDETERMINED = (
     Verdict.LANDED,
     Verdict.CHANGED,
+    Verdict.UNDONE,
     Verdict.SUPERSEDED,
     Verdict.NOT_LANDED,
     Verdict.UNDETERMINED,
@@ -217,23 +226,68 @@ def _changers(
     return gone, by
 
 
+def _fix_lines_at(
+    repo: Path, base: str, commit: str, ours: dict[str, FileDiff]
+) -> dict[str, list[int]]:
+    """Where the whole fix's added lines stand in `commit`'s version of its files: the lines
+    `git diff base commit` adds that are the fix's added lines (each as often as the fix adds
+    it). Every commit of a multi-commit fix counts, not only the one it became whole in."""
+    theirs = parse_files(git.diff_files(base, commit, sorted(ours), cwd=repo))
+    found: dict[str, list[int]] = {}
+    for path, mine in ours.items():
+        want = _keys(mine.added)
+        lines = []
+        for number, text in theirs.get(path, FileDiff()).added:
+            k = key(text)
+            if k is not None and want[k] > 0:
+                want[k] -= 1
+                lines.append(number)
+        found[path] = lines
+    return found
+
+
 def _since(
-    repo: Path, carrier: _Carrier, ours: dict[str, FileDiff], tip: str
+    repo: Path, carrier: _Carrier, at: dict[str, list[int]], tip: str
 ) -> tuple[list[str], int, int, int]:
-    """Commits after the carrier that changed the fix's added lines; (changers, lines gone,
-    lines followed, lines the merge that brought the carrier did not bring)."""
+    """Commits after the carrier that changed the fix's added lines (`at`: all of them, as
+    they stand at the carrier); (changers, lines gone, lines followed, lines the merge that
+    brought the carrier did not bring)."""
     changers: list[str] = []
     gone = followed = dropped = 0
     merge = carrier.merged_by.sha if carrier.merged_by else None
-    for path, mine in ours.items():
-        want = _keys(mine.added)
-        lines = [n for n, text in carrier.diff.get(path, FileDiff()).added if key(text) in want]
+    for path, lines in at.items():
         followed += len(lines)
         lost, by = _changers(repo, carrier.commit.sha, tip, path, lines)
         gone += len(lost)
         dropped += sum(1 for changer in lost.values() if merge is not None and changer == merge)
         changers += [c for c in by if c not in changers]
     return changers, gone, followed, dropped
+
+
+def _earlier(repo: Path, base: str, carrier: _Carrier, ours: dict[str, FileDiff]) -> list[str]:
+    """The commits since `base` that wrote some of the fix's added lines before the carrier
+    (a rebase-merge's or a true merge's earlier commits: `git blame base..carrier`); none
+    read when the carrier's own change adds them all (a squash)."""
+    own = sum((_keys(ours[p].added) & _keys(d.added)).total() for p, d in carrier.diff.items()
+              if p in ours)  # fmt: skip
+    if own >= sum(_keys(mine.added).total() for mine in ours.values()):
+        return []
+    at = _fix_lines_at(repo, base, carrier.commit.sha, ours)
+    found = {
+        sha
+        for path, lines in at.items()
+        for sha in git.blame_origins(base, carrier.commit.sha, path, lines, cwd=repo)
+    }
+    return sorted(found - {carrier.commit.sha})
+
+
+def _reapplied_by(repo: Path, since: str, tip: str, fix: _Fix) -> list[str]:
+    """The first first-parent commit of `since..tip` touching the fix's files at which the
+    fix applies again (what undid a fix that adds no line to follow)."""
+    for sha, _, _ in git.first_parent_log(since, tip, fix.paths, cwd=repo):
+        if series.applies(repo, sha, fix.file):
+            return [sha]
+    return []
 
 
 def _superseded(repo: Path, base: str, tip: str, ours: dict[str, FileDiff]) -> list[str] | None:
@@ -281,6 +335,13 @@ def judge(
         )
     elif landing.verdict in (LANDED, CHANGED, SUPERSEDED):
         landing.next = _next(entry, landing.verdict)
+    elif landing.verdict == UNDONE:
+        assert landing.commit is not None  # an undone landing names the commit that carried it
+        undone = ", ".join(c.sha[:12] for c in landing.changed_since) or "a later commit"
+        landing.next = (
+            f"keep carrying it: it landed in {landing.commit.sha[:12]} and was undone in "
+            f"{undone}; say why in the PR (what undid it, and why the fix is still needed)"
+        )
     elif landing.verdict == UNDETERMINED:
         landing.next = (
             "keep carrying it; check again when the history it needs can be read "
@@ -365,7 +426,7 @@ def _judge(
             if note:
                 notes.append(note)
         if carrier is not None:
-            return _verdict_for(repo, carrier, fix.ours, tip, in_tip, tip_applies, notes)
+            return _verdict_for(repo, carrier, fix, base, tip, in_tip, tip_applies, notes)
         if in_tip and not tip_applies and cuts:
             return Landing(
                 UNDETERMINED,
@@ -402,24 +463,31 @@ def _judge(
 def _verdict_for(
     repo: Path,
     carrier: _Carrier,
-    ours: dict[str, FileDiff],
+    fix: _Fix,
+    base: str,
     tip: str,
     in_tip: bool,
     tip_applies: bool,
     notes: list[str],
 ) -> Landing:
+    """A commit carried the fix: is it whole at the tip, changed since, or undone? Decided by
+    its lines; that the fix applies at the tip again (with fuzz, or elsewhere) never hides a
+    landing that was found."""
     evidence = list(carrier.evidence)
     merged_by = carrier.merged_by
+    earlier = _earlier(repo, base, carrier, fix.ours)
+    if earlier:  # the fix's other commits: part of the landing, not partial evidence
+        notes[:] = [n for n in notes if not any(n.startswith(sha[:12]) for sha in earlier)]
+        evidence.append(
+            f"its lines came in {len(earlier) + 1} commits (git blame): the one named, in "
+            "which it became whole, and those with it"
+        )
     if in_tip:
         evidence.append("the fix reverse-applies at the tip (git apply -R --check)")
-        return Landing(LANDED, carrier.commit, evidence, partial=notes, merged_by=merged_by)
-    if tip_applies:  # git applies the fix at the tip: whatever that commit did, it is not there
-        notes.append(
-            f"{carrier.commit.sha[:12]} has the fix's lines, but the fix still applies at the "
-            "tip (undone since, or made elsewhere)"
-        )
-        return Landing(NOT_LANDED, partial=notes)
-    changers, gone, followed, dropped = _since(repo, carrier, ours, tip)
+        return _with(Landing(LANDED, carrier.commit, evidence, partial=notes,
+                             merged_by=merged_by), repo, earlier)  # fmt: skip
+    at = _fix_lines_at(repo, base, carrier.commit.sha, fix.ours)
+    changers, gone, followed, dropped = _since(repo, carrier, at, tip)
     if merged_by is not None and dropped:  # the merge's resolution left part of it behind
         notes.append(
             f"{carrier.commit.sha[:12]} {carrier.commit.subject!r} carried the fix, but merge "
@@ -427,9 +495,31 @@ def _verdict_for(
             "of its added lines (git blame --reverse)"
         )
         return Landing(NOT_LANDED, partial=notes)
+    # every line gone: undone (one line alone may have been rewritten in place: only when
+    # the fix applies again, too); no line to follow: undone when it applies again
+    if (followed and gone == followed and (followed >= 2 or tip_applies)) or (
+        not followed and tip_applies
+    ):
+        if followed:
+            evidence.append(
+                f"none of its {followed} added lines is left at the tip (git blame --reverse)"
+            )
+        if tip_applies:
+            evidence.append("the fix applies at the tip again (git apply --check)")
+        since = merged_by.sha if merged_by else carrier.commit.sha
+        undoers = changers or _reapplied_by(repo, since, tip, fix)
+        undone = Landing(
+            UNDONE,
+            carrier.commit,
+            evidence,
+            [upstream_commit(repo, c) for c in undoers],
+            notes,
+            merged_by=merged_by,
+        )
+        return _with(undone, repo, earlier)
     if changers:
         evidence.append(f"{gone}/{followed} of its added lines changed since (git blame --reverse)")
-        return Landing(
+        changed = Landing(
             CHANGED,
             carrier.commit,
             evidence,
@@ -437,8 +527,17 @@ def _verdict_for(
             notes,
             merged_by=merged_by,
         )
+        return _with(changed, repo, earlier)
     evidence.append("every line it added is unchanged at the tip (git blame --reverse)")
-    return Landing(LANDED, carrier.commit, evidence, partial=notes, merged_by=merged_by)
+    whole = Landing(LANDED, carrier.commit, evidence, partial=notes, merged_by=merged_by)
+    return _with(whole, repo, earlier)
+
+
+def _with(landing: Landing, repo: Path, earlier: list[str]) -> Landing:
+    """`landing` naming the fix's other commits upstream, oldest first."""
+    named = [upstream_commit(repo, sha) for sha in earlier]
+    landing.carried_by = sorted(named, key=lambda c: (c.date, c.sha))
+    return landing
 
 
 def _next(entry: Entry, verdict: str) -> str:

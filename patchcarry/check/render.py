@@ -67,6 +67,16 @@ def commit_words(landing: Landing) -> str:
     return words + (f", brought by merge {m.sha[:12]} {m.subject!r}" if m is not None else "")
 
 
+def landing_sentence(landing: Landing) -> str:
+    """The verdict and its commit in one sentence; an undone landing names what undid it."""
+    said = f"{landing.verdict} upstream: {commit_words(landing)}"
+    if landing.verdict == Verdict.UNDONE and landing.changed_since:
+        said += ", undone by " + ", ".join(
+            f"{c.sha[:12]} {c.subject!r}" for c in landing.changed_since
+        )
+    return said
+
+
 def landing_lines(landing: Landing) -> list[str]:
     """The landing verdict, the commit, how it was known, what changed since, what is partial."""
     if landing.verdict in (Verdict.NOT_LANDED, Verdict.UNDETERMINED):
@@ -75,9 +85,12 @@ def landing_lines(landing: Landing) -> list[str]:
         lines = [f"superseded: its place was removed by {commit_words(landing)}"]
     else:
         lines = [f"{landing.verdict}: {commit_words(landing)}"]
+    lines += [f"  with: {c.sha[:12]} {c.subject!r}" for c in landing.carried_by]
     lines += [f"  by: {e}" for e in landing.evidence]
     if landing.changed_since:
-        what = "also" if landing.verdict == Verdict.SUPERSEDED else "changed since by"
+        what = {Verdict.SUPERSEDED: "also", Verdict.UNDONE: "undone by"}.get(
+            landing.verdict, "changed since by"
+        )
         lines += [f"  {what}: {c.sha[:12]} {c.subject!r}" for c in landing.changed_since]
     lines += [f"  partial: {p}" for p in landing.partial]
     if landing.next:
@@ -195,7 +208,7 @@ def sentences(result: EntryResult, entry: Entry) -> list[str]:
     if result.landing is not None and result.landing.verdict == Verdict.UNDETERMINED:
         lines.append(f"landing undetermined: {'; '.join(result.landing.partial)}")
     elif result.landing is not None and result.landing.verdict != Verdict.NOT_LANDED:
-        lines.append(f"{result.landing.verdict} upstream: {commit_words(result.landing)}")
+        lines.append(landing_sentence(result.landing))
     if result.not_checked:
         lines.append(f"not checked here: {', '.join(result.not_checked)}")
     return lines
@@ -253,7 +266,7 @@ def review_sentences(result: EntryResult, entry: Entry, dates: Mapping[str, str]
             what = "only in comments or whitespace" if i.comments_only else "in code"
             lines.append(f"the change differs from #{i.pr}'s {what} ({', '.join(i.files_differ)})")
     if result.landing is not None and result.landing.verdict != "not landed":
-        lines.append(f"{result.landing.verdict} upstream: {commit_words(result.landing)}")
+        lines.append(landing_sentence(result.landing))
     if result.not_checked:
         lines.append(f"not checked here: {', '.join(result.not_checked)}")
     return lines

@@ -74,6 +74,7 @@ class Verdict(enum.StrEnum):
 
     LANDED = "landed"
     CHANGED = "landed, changed since"
+    UNDONE = "landed, then undone"  # a commit carried it, a later one reverted or removed it
     SUPERSEDED = "superseded"
     NOT_LANDED = "not landed"
     UNDETERMINED = "undetermined"  # the history the answer needs was not read
@@ -84,8 +85,9 @@ class Landing:
     """Whether the fix is on the base branch (`check.landing`): the verdict, the commit that
     carried it (or, for superseded, removed its place) and the merge that brought that commit
     to the base branch when it landed elsewhere first, how that was known, the commits that
-    changed it since, what could not be established, and what to do next. "undetermined":
-    the history the answer needs could not be read (`partial` says why)."""
+    changed it since (for "landed, then undone": the commits that undid it), what could not be
+    established, and what to do next. "undetermined": the history the answer needs could not
+    be read (`partial` says why)."""
 
     verdict: Verdict  # UNDETERMINED: `partial` says which history was not read
     commit: UpstreamCommit | None = None
@@ -94,6 +96,9 @@ class Landing:
     partial: list[str] = dataclasses.field(default_factory=list)
     next: str = ""
     merged_by: UpstreamCommit | None = None  # the base branch's merge that brought `commit`
+    # the fix's other commits upstream (a rebase-merge's, a true merge's): those that wrote
+    # some of its lines before `commit`, in which it became whole
+    carried_by: list[UpstreamCommit] = dataclasses.field(default_factory=list)
 
     @property
     def landed(self) -> bool:

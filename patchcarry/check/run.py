@@ -17,6 +17,7 @@ from patchcarry import git, patchrules
 from patchcarry import upstream as upstream_mod
 from patchcarry.check import history, judge, landing, series
 from patchcarry.check.report import CheckReport, EntryResult, Identity, RefApply
+from patchcarry.errors import UpstreamError
 from patchcarry.manifest import Entry
 
 OFFLINE_SKIPS = ["tip", "drift", "identity", "landing"]
@@ -73,10 +74,32 @@ def _identity(repo: Path, entry: Entry, number: int, head: str) -> Identity:
         if files is None and verdicts:  # fixes and tests do not apply together: judged already
             continue
         ours = files if files is not None else judge.patch_files(entry.fix)
-        verdicts.append(judge.identity(repo, ours, number, head))
+        under = f"{head}~{len(patches)}"
+        below = git.rev_parse(under, cwd=repo) if git.rev_exists(under, cwd=repo) else None
+        verdicts.append(judge.identity(repo, ours, number, head, below))
         if verdicts[-1].result == "identical":
             return verdicts[-1]
     return verdicts[0]
+
+
+def _deepen_pulls(fetched: upstream_mod.FetchedUpstream, entries: list[Entry]) -> None:
+    """A multi-commit entry's PR heads with as many commits under them as the entry has, in
+    one fetch per depth: identity compares the whole entry with the PR's own commits."""
+    depths: dict[int, dict[int, str]] = {}
+    for entry in entries:
+        count = len(entry.fixes) + len(entry.tests)
+        for number in entry.supersedes if count > 1 else ():
+            head = fetched.pull_heads[number]
+            if not git.rev_exists(f"{head}~{count}", cwd=fetched.repo):
+                depths.setdefault(count + 1, {})[number] = head
+    for depth, heads in sorted(depths.items()):
+        refspecs = [f"+{sha}:refs/patchcarry/pull/{n}" for n, sha in sorted(heads.items())]
+        code, err = git.fetch_partial("origin", refspecs, depth=depth, cwd=fetched.repo)
+        if code != 0:
+            raise UpstreamError(
+                f"could not fetch the commits of PR(s) {', '.join(f'#{n}' for n in heads)} "
+                f"from {fetched.upstream}: {err.strip() or 'see git output above'}"
+            )
 
 
 def _upstream_entry(
@@ -157,6 +180,7 @@ def run_checks(
             fetched.repo, fetched.branch_tips, entries, upstream=upstream, cost=cost
         )
         _prefetch(fetched, entries)
+        _deepen_pulls(fetched, entries)
         results = []
         for entry in entries:
             results.append(_upstream_entry(fetched, entry, gaps, histories))

@@ -40,3 +40,12 @@ def reverse_applies(repo: Path, commit: str, diff: Path) -> bool:
         index = Path(tmp) / "index"
         git.read_tree(commit, index=index, cwd=repo)
         return git.apply_to_index(diff, index=index, cwd=repo, reverse=True, check=True)
+
+
+def applies(repo: Path, commit: str, diff: Path) -> bool:
+    """Whether the change in `diff` applies to `commit`'s tree (`git apply --check` on a
+    scratch index of it): what it changes is there as it was before it."""
+    with tempfile.TemporaryDirectory(prefix="patchcarry-applies-") as tmp:
+        index = Path(tmp) / "index"
+        git.read_tree(commit, index=index, cwd=repo)
+        return git.apply_to_index(diff, index=index, cwd=repo, reverse=False, check=True)

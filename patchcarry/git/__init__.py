@@ -16,6 +16,7 @@ from patchcarry.git.env import (
     require_isolating_git,
 )
 from patchcarry.git.history import (
+    blame_origins,
     blame_reverse,
     commit_dates,
     commit_fields,
@@ -39,6 +40,7 @@ from patchcarry.git.history import (
     rev_list_with_parents,
     rev_parse,
     shallow_commits,
+    stored_parents,
     walk,
 )
 from patchcarry.git.index import (
@@ -120,6 +122,7 @@ __all__ = [
     "apply_in_tree",
     "apply_numstat",
     "apply_to_index",
+    "blame_origins",
     "blame_reverse",
     "blob_ids",
     "blobs_under",
@@ -187,6 +190,7 @@ __all__ = [
     "rev_parse",
     "set_config",
     "shallow_commits",
+    "stored_parents",
     "show_file",
     "sparse_worktree",
     "special_at",

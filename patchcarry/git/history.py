@@ -82,6 +82,14 @@ def shallow_commits(*, cwd: Path) -> set[str]:
     return set(path.read_text().split()) if path.is_file() else set()
 
 
+def stored_parents(sha: str, *, cwd: Path) -> list[str]:
+    """The parents `sha`'s commit object names, whether or not they were fetched (a shallow
+    commit's log shows none: git's shallow file hides them). Reads only that commit."""
+    _, out, _ = git("cat-file", "commit", sha, cwd=cwd)
+    head = out.split("\n\n", 1)[0]
+    return [line.split()[1] for line in head.splitlines() if line.startswith("parent ")]
+
+
 def rev_list(include: str, *exclude: str, cwd: Path) -> list[str]:
     """`git rev-list include ^exclude...`: every commit reachable from one and from none of
     the others (all parents), newest first."""
@@ -206,6 +214,27 @@ def blame_reverse(
         elif row.startswith("previous "):
             previous = parts[1]
     return result
+
+
+def blame_origins(base: str, rev: str, path: str, lines: list[int], *, cwd: Path) -> set[str]:
+    """`git blame base..rev`: the commits after `base` that wrote `lines` (numbers in `rev`'s
+    `path`); lines older than `base` name none. Reads the blobs of each version in between."""
+    if not lines:
+        return set()
+    ranges = [arg for n in sorted(set(lines)) for arg in ("-L", f"{n},{n}")]
+    _, out, _ = git(
+        "blame", "--porcelain", *ranges, f"{base}..{rev}", "--", path, cwd=cwd, env_extra=LITERAL
+    )
+    found, boundary = set(), set()
+    sha = ""
+    for row in out.splitlines():
+        parts = row.split()
+        if len(parts) >= 3 and len(parts[0]) >= 40 and parts[2].isdigit():
+            sha = parts[0]
+            found.add(sha)
+        elif row == "boundary":
+            boundary.add(sha)
+    return found - boundary
 
 
 def commit_dates(shas: list[str], *, cwd: Path) -> dict[str, str]:

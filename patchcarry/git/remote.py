@@ -93,16 +93,20 @@ def fetch_partial(
     cwd: Path,
     depth: int | None = None,
     since: int | None = None,
+    deepen: int | None = None,
     progress: bool = False,
     object_filter: str = "blob:none",
 ) -> tuple[int, str]:
     """Shallow, blob-less (or, with `object_filter="tree:0"`, tree-less) fetch of `refspecs`
     (`<sha>:<local ref>`): `depth` commits, or every commit newer than the epoch `since`
-    (the landing check's history); (code, stderr).
+    (the landing check's history), or `deepen` more commits under every shallow boundary
+    already here (`git fetch --deepen`); (code, stderr).
 
     With `progress`, git's progress goes straight to the terminal (stderr comes back empty).
     """
     shallow = f"--depth={depth}" if since is None else f"--shallow-since={since} +0000"
+    if deepen is not None:
+        shallow = f"--deepen={deepen}"
     code, _, err = git(
         *NETWORK_ARGS,
         "-c",
