@@ -633,7 +633,7 @@ def test_measured_impact_comes_from_the_repositorys_committed_gpu_evidence(world
     assert "No evidence file was given" not in pull.body
     assert "On NVIDIA H200, upstream's own `pretrain_gpt.py` at c76ff61" in pull.body
     assert "this change frees 268435456 B (268.44 MB) of the allocator floor" in pull.body
-    assert f"reproduce: `{recorded_gpu.COMMAND}`" in pull.body
+    assert f'\n{recorded_gpu.COMMAND} --out "$(mktemp -d)"\n' in pull.body
     assert "step-time ratio 1.000" in pull.body and "both fixes free" not in pull.body
 
 
@@ -799,16 +799,20 @@ def test_a_new_pr_reads_as_upstreams_template_with_its_own_fix_measured_and_a_te
     doc = evidence.load(CHECKOUT / "evidence" / impact.CPU_EVIDENCE)
     fix = next(v for v in doc["runs"][-1]["variants"] if v["name"] == "fix")
     s = doc["runs"][-1]["shape"]
-    assert f"this change frees {fix['freed']['live_tensor_bytes']:,} B" in impact_block
-    assert f"({s['layers']} layers, 4 residual streams, bf16, micro-batch 1, " in impact_block
-    assert "the same count is 268,435,456 B (0.27 GB)" in impact_block
-    assert not re.search(r"\breset\b|\bboth\b", impact_block)  # #6338's rows are not here
+    assert f"This change alone frees {fix['freed']['live_tensor_bytes']:,} B" in impact_block
+    assert f", {s['layers']} layers, 4 residual streams, bf16, micro-batch 1, " in impact_block
+    assert not re.search(r"0\.27 GB|8192|H200|\breset\b|\bboth\b", impact_block)  # nothing borrowed
+    why = section.split("### Why both PRs?", 1)[1].split("\n### ", 1)[0]
+    assert re.search(
+        r"With (#6338|the fix re-submitting #6017) merged, this fix frees 0 B more", why
+    )
+    how = section.split("### How to reproduce", 1)[1].split("\n### ", 1)[0]
     link = f"https://github.com/carrier/patches/blob/{sha}/evidence/{impact.CPU_EVIDENCE}"
-    assert f"[`evidence/{impact.CPU_EVIDENCE}`]({link}) at {sha[:7]}" in impact_block
-    assert "; reproduce: `scripts/measure --upstream " in impact_block
-    assert "--variants unpatched,fix " in impact_block
+    assert f"[`evidence/{impact.CPU_EVIDENCE}`]({link}) at {sha[:7]}" in how
+    assert "\nscripts/measure --upstream " in how and '--out "$(mktemp -d)"\n' in how
+    assert how.index(pb.TEST_COMMAND) < how.index("scripts/measure")  # upstream's test first
+    assert "Expected: it fails without this PR's fix and passes with it." in how
 
-    assert f"- The test this PR adds: `{pb.TEST_COMMAND}`" in section
     assert f"applies cleanly to dev at {w.upstream.base_commit[:7]} (2026-01-01)" in section
     assert not any(words in body for words in pb.TOOL_WORDS)
 

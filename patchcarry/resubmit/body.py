@@ -17,6 +17,7 @@ from patchcarry.measure.impact import Impact
 from patchcarry.pulls.classify import Classification, PullState
 from patchcarry.pulls.ownership import link_marker, revision_marker
 from patchcarry.resubmit import section as sections
+from patchcarry.resubmit.reflow import reflow
 from patchcarry.resubmit.section import section_begin, section_end, section_id
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "pr_body.md"
@@ -75,8 +76,15 @@ def render_section(
         "end": section_end(entry.name),
         "summary": render_description(entry) if summary else "",
         "resubmission": resubmission,
-        "impact": "" if impact and states_impact(said) else _impact(impact),
-        "reproduce": _reproduce(test_command, impact if states_impact(said) else None),
+        "impact": "\n\n".join(
+            part
+            for part in (
+                "" if impact and states_impact(said) else _impact(impact),
+                "" if _WHY_BOTH_RE.search(said) else _pair(impact),
+            )
+            if part
+        ),
+        "reproduce": _reproduce(test_command, impact, carried_tests.needs(entry.upstream)),
         "checks": "\n".join(f"- {line}" for line in check_lines) or "- (no check results)",
         "revisions": "\n".join(lines) or "- (none pushed by this tool yet)",
     }
@@ -125,15 +133,34 @@ def _impact(impact: Impact | None) -> str:
             "### Measured impact\n\nNo evidence file was given (`--evidence PATH`), so this "
             "body states no measured numbers."
         )
-    return f"### Measured impact\n\n{impact.markdown().strip()}"
+    quote = f"\n\n{impact.quote}" if impact.quote else ""
+    return f"### Measured impact\n\n{impact.figures.strip()}{quote}"
 
 
-def _reproduce(test_command: str | None, impact: Impact | None) -> str:
-    """How a reviewer checks it: the carried test's one line; with `impact` (a description
-    that states the figures itself), where the measurement lives, without its numbers."""
-    lines = [f"- The test this PR adds: `{test_command}`"] if test_command else []
-    lines += [f"- {s.sentence()}" for s in (impact.sources if impact else ())]
-    return "### How to reproduce\n\n" + "\n".join(lines) if lines else ""
+# A description that already answers why there are two PRs.
+_WHY_BOTH_RE = re.compile(r"^#*\s*why both\b", re.IGNORECASE | re.MULTILINE)
+
+
+def _pair(impact: Impact | None) -> str:
+    """What this fix frees alone and with the other merged (measured), when the evidence
+    holds the pair."""
+    return f"### Why both PRs?\n\n{impact.pair}" if impact and impact.pair else ""
+
+
+def _reproduce(test_command: str | None, impact: Impact | None, needs: str | None) -> str:
+    """How a reviewer checks it: first upstream's own test this PR adds, its expected result
+    and what it needs; then where the measurement lives, the command that makes it again
+    and what that prints."""
+    parts = []
+    if test_command:
+        where = f" It needs {needs}." if needs else ""
+        parts.append(
+            f"The test this PR adds, in upstream's own suite:\n\n```sh\n{test_command}\n```"
+            f"\n\nExpected: it fails without this PR's fix and passes with it.{where}"
+        )
+    if impact is not None and impact.sources:
+        parts.append(impact.source)
+    return "### How to reproduce\n\n" + "\n\n".join(parts) if parts else ""
 
 
 def render_description(entry: Entry) -> str:
@@ -145,8 +172,8 @@ def render_description(entry: Entry) -> str:
 def _summary(entry: Entry) -> str:
     """The fix's message; for a series of fix commits, each one's subject and message."""
     if len(entry.fixes) == 1:
-        return entry.fix.message or entry.title
-    parts = [f"**{f.subject}**\n\n{f.message}".strip() for f in entry.fixes]
+        return reflow(entry.fix.message) or entry.title
+    parts = [f"**{f.subject}**\n\n{reflow(f.message)}".strip() for f in entry.fixes]
     return f"{entry.title}, in {len(parts)} commits:\n\n" + "\n\n".join(parts)
 
 
@@ -169,7 +196,15 @@ def render_new(entry: Entry, section: str, pr_template: str | None = None) -> st
     if pr_template is None or not pr_template.strip():
         return f"{render_description(entry)}\n\n{section}\n"
     ticks = ["unit tests"] if carries_unit_tests(entry) else []
-    return templates.fill(pr_template, f"{_summary(entry)}\n\n{section}", ticks=ticks)
+    return templates.fill(
+        pr_template, f"{_summary(entry)}\n\n{section}", ticks=ticks, linked=linked(entry)
+    )
+
+
+def linked(entry: Entry) -> str:
+    """The template's "Linked issue:" as the author would fill it: the PRs this one
+    re-submits, from the manifest ("Related to #6117")."""
+    return f"Related to {', '.join(f'#{n}' for n in entry.supersedes)}" if entry.supersedes else ""
 
 
 def revision_comment(entry: Entry, *, head: str, old: str | None, kind: str, diff: str) -> str:
