@@ -207,9 +207,20 @@ def linked(entry: Entry) -> str:
     return f"Related to {', '.join(f'#{n}' for n in entry.supersedes)}" if entry.supersedes else ""
 
 
-def revision_comment(entry: Entry, *, head: str, old: str | None, kind: str, diff: str) -> str:
-    """The one comment per changed revision: what changed since the previous head."""
+def revision_comment(
+    entry: Entry, *, head: str, old: str | None, kind: str, diff: str,
+    moved: tuple[str, str] | None = None,
+) -> str:  # fmt: skip
+    """The one comment per changed revision: what changed in the PR since the previous head
+    (`moved`: the old and new base of a rebuilt branch; the diff is then the PR's own
+    commits, old against new, never upstream's commits between the bases)."""
     since = f" since `{old[:12]}`" if old else ""
+    if moved is not None:
+        since += (
+            f", rebuilt on `{entry.base_branch}` at {moved[1][:12]} (was {moved[0][:12]}). "
+            "Below: `git range-diff` of this PR's own commits, old against new (upstream's "
+            "commits between the two bases are not this PR's change)"
+        )
     shown = diff if len(diff) < 60000 else diff[:60000] + "\n... (cut at 60000 characters)"
     # CommonMark closes a fence only with a run at least as long: one longer than any inside
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", shown)), default=0))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Callable
 
@@ -88,7 +89,15 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
         )
         if not accepted and "shallow update not allowed" in message:
             base = plan.entry.base_branch
-            if deepened or not git.deepen(ctx.upstream_url, base, cwd=step.push_from):
+            if not deepened and opts.progress is not None:  # minutes on a large upstream
+                opts.progress(
+                    f"{plan.entry.name}: {status.full_name} lacks the history under the new "
+                    f"branch's base: fetching {base}'s whole history from upstream so that "
+                    "the push goes through (on a large repository this takes minutes) ..."
+                )
+            tty = opts.progress is not None and sys.stderr.isatty()
+            if deepened or not git.deepen(ctx.upstream_url, base, cwd=step.push_from,
+                                          progress=tty):  # fmt: skip
                 raise _shallow_refusal(branch, base)
             deepened = True
             continue
@@ -119,6 +128,7 @@ def execute(ctx: Context, plan: Plan) -> Record:
         facts += revision_comment(
             ctx.gh, entry, number, login=ctx.login, cache=ctx.cache,
             clone_url=str(status.clone_url), old=step.live, new=step.target, kind=step.kind,
+            progress=ctx.opts.progress,
         )  # fmt: skip
     facts += cross_links(
         ctx.gh, entry, plan.links, plan.superseded, login=ctx.login, pr=number,
@@ -244,7 +254,7 @@ def marked(gh: GitHub, upstream: str, number: int, marker: str, login: str) -> b
 
 def revision_comment(
     gh: GitHub, entry: Entry, number: int, *, login: str, cache: Cache, clone_url: str,
-    old: str | None, new: str, kind: str,
+    old: str | None, new: str, kind: str, progress: Callable[[str], None] | None = None,
 ) -> list[str]:  # fmt: skip
     """The one comment per new revision on the PR: what changed since the previous head
     (the facts: a comment a locked conversation refused)."""
@@ -252,13 +262,26 @@ def revision_comment(
     if marked(gh, entry.upstream, number, marker, login):
         return []
     paths = sorted({f for p in entry.patches() for f in p.files})
-    diff = ""
+    diff, moved = "", None
     if old is not None:  # both heads' histories into the cache (the new one is on the fork)
+        if progress is not None:
+            progress(f"{entry.name}: reading both heads' history for the revision comment ...")
         remote = cache.add_fork(clone_url)
         for head in (old, new):
             cache.fetch_history(remote, head)
-        diff = git.range_or_tree_diff(old, new, paths, cwd=cache.repo)
-    text = bodies.revision_comment(entry, head=new, old=old, kind=kind, diff=diff or "(no diff)")
+        tip = f"refs/patchcarry/heads/{entry.base_branch}"
+        rebuilt = not git.is_ancestor(old, new, cwd=cache.repo)
+        found = None
+        if rebuilt and git.rev_exists(tip, cwd=cache.repo):
+            found = git.pr_range_diff(old, new, tip, cwd=cache.repo)
+        if found is not None:
+            old_base, new_base, diff = found
+            moved = (old_base, new_base) if old_base != new_base else None
+        else:
+            diff = git.range_or_tree_diff(old, new, paths, cwd=cache.repo)
+    text = bodies.revision_comment(
+        entry, head=new, old=old, kind=kind, diff=diff or "(no diff)", moved=moved
+    )
     try:
         gh.create_comment(entry.upstream, number, text)
     except LockedError:
