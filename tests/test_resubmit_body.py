@@ -363,4 +363,4 @@ def test_why_both_is_answered_beside_a_description_that_states_its_own_figures()
         handwritten=pr_bodies.REAL_6339,
     )  # fmt: skip
     assert "### Measured impact" not in text
-    assert "### Why both PRs?" in text and "With #6338 merged, this fix frees 0 B more" in text
+    assert "### Why both PRs?" in text and "With #6338 merged, this fix frees nothing more" in text

@@ -126,7 +126,7 @@ def _impacts(args: argparse.Namespace, entries):  # type: ignore[no-untyped-def]
         if fields.get("pr"):
             return f"#{fields['pr']}"
         if isinstance(supersedes, tuple | list) and supersedes:
-            return f"the fix re-submitting #{supersedes[-1]}"
+            return f"#{supersedes[-1]}'s fix"  # its re-submission has no number yet
         return f"`{fields['name']}`"
 
     # the other entries' fields only: their patches are not read (a bad one stops its own run)

@@ -235,13 +235,10 @@ def pair_paragraph(
             else "."
         ),  # fmt: skip
         "",
-        f"With {label} merged, this fix frees {_exact(more)} more"
-        + (
-            " there."
-            if more
-            else " there: in this measurement the retention it clears "
-            f"exists only through what {label} fixes."
-        ),  # fmt: skip
+        f"With {label} merged, this fix frees {_exact(more)} more in this measurement."
+        if more
+        else f"With {label} merged, this fix frees nothing more in this measurement (0 B): "
+        "here the retention it clears exists only through the holder that fix removes.",
     ]
     if more == 0:
         tests = (
@@ -251,8 +248,8 @@ def pair_paragraph(
             else ""
         )
         lines[-1] += (
-            f" Its case is defence in depth: it clears the retention whatever keeps the "
-            f"recomputed graph alive, not only the holder {label} removes.{tests}"
+            " Its case is defence in depth: it clears the retention whatever keeps the "
+            f"recomputed graph alive.{tests}"
         )
     return "\n".join(lines)
 
@@ -418,7 +415,8 @@ def measured_impact(
             measure = install.command("measure")
             raise BadInputError(f"--evidence {explicit}: no such file; run {measure} first")
         found = render_file(explicit, variant, siblings, tested=tested)
-        quote = quoted(evidence_dir(manifest_path), entry)
+        beside = explicit.parent if (explicit.parent / QUOTED).is_file() else None
+        quote = quoted(beside or evidence_dir(manifest_path), entry)
         return dataclasses.replace(found, quote=quote)
     folder = evidence_dir(manifest_path)
     files = gpu_files(folder) + [p for p in [folder / CPU_EVIDENCE] if p.is_file()]
