@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -851,7 +852,7 @@ def test_a_rebase_revision_comment_shows_the_prs_own_changes_not_upstreams(world
     assert f"on `dev` at {w.upstream.dev_tip[:12]} (was {w.upstream.base_commit[:12]})" in comment
 
 
-def test_a_rebase_says_what_it_waits_on_before_each_long_step(world, capsys):
+def test_a_rebase_says_what_it_waits_on_before_each_long_step(world, capsys, monkeypatch):
     """Issue 48: `resubmit --rebase` sat silent for minutes: the branch is built on the base
     branch's tip, fetched shallow, so the fork lacks the history under it; the push is
     refused ("shallow update not allowed") and the whole history of the base branch is
@@ -863,6 +864,7 @@ def test_a_rebase_says_what_it_waits_on_before_each_long_step(world, capsys):
     git.git("add", "-A", cwd=work)
     git.git("commit", "-q", "-m", "docs: news", cwd=work, env_extra=PINNED_ENV)
     git.git("push", "-q", "origin", "HEAD:refs/heads/dev", cwd=work)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # a person is watching
     assert w.run("--rebase", ENTRY) == 0
     err = capsys.readouterr().err
     assert f"{ENTRY}: fetching the dev tip from upstream to build on ..." in err

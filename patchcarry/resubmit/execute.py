@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from patchcarry import git
+from patchcarry import git, progress
 from patchcarry.errors import FatalError, GitHubError
 from patchcarry.github import GitHub, LockedError, TransientError, UnprocessableError
 from patchcarry.github_types import Pull
@@ -89,15 +89,15 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
         )
         if not accepted and "shallow update not allowed" in message:
             base = plan.entry.base_branch
-            if not deepened and opts.progress is not None:  # minutes on a large upstream
-                opts.progress(
+            if not deepened:  # minutes on a large upstream
+                progress.say(
                     f"{plan.entry.name}: {status.full_name} lacks the history under the new "
                     f"branch's base: fetching {base}'s whole history from upstream so that "
                     "the push goes through (on a large repository this takes minutes) ..."
                 )
-            tty = opts.progress is not None and sys.stderr.isatty()
+            shown = not progress.quiet and sys.stderr.isatty()  # git's own progress, live
             if deepened or not git.deepen(ctx.upstream_url, base, cwd=step.push_from,
-                                          progress=tty):  # fmt: skip
+                                          progress=shown):  # fmt: skip
                 raise _shallow_refusal(branch, base)
             deepened = True
             continue
@@ -128,7 +128,6 @@ def execute(ctx: Context, plan: Plan) -> Record:
         facts += revision_comment(
             ctx.gh, entry, number, login=ctx.login, cache=ctx.cache,
             clone_url=str(status.clone_url), old=step.live, new=step.target, kind=step.kind,
-            progress=ctx.opts.progress,
         )  # fmt: skip
     facts += cross_links(
         ctx.gh, entry, plan.links, plan.superseded, login=ctx.login, pr=number,
@@ -254,7 +253,7 @@ def marked(gh: GitHub, upstream: str, number: int, marker: str, login: str) -> b
 
 def revision_comment(
     gh: GitHub, entry: Entry, number: int, *, login: str, cache: Cache, clone_url: str,
-    old: str | None, new: str, kind: str, progress: Callable[[str], None] | None = None,
+    old: str | None, new: str, kind: str,
 ) -> list[str]:  # fmt: skip
     """The one comment per new revision on the PR: what changed since the previous head
     (the facts: a comment a locked conversation refused)."""
@@ -264,8 +263,7 @@ def revision_comment(
     paths = sorted({f for p in entry.patches() for f in p.files})
     diff, moved = "", None
     if old is not None:  # both heads' histories into the cache (the new one is on the fork)
-        if progress is not None:
-            progress(f"{entry.name}: reading both heads' history for the revision comment ...")
+        progress.say(f"{entry.name}: reading both heads' history for the revision comment ...")
         remote = cache.add_fork(clone_url)
         for head in (old, new):
             cache.fetch_history(remote, head)
