@@ -14,7 +14,6 @@ import pytest
 
 from patchcarry import cli, git
 from patchcarry.errors import FatalError
-from patchcarry.resubmit import body as bodies
 from testing import github_scenarios as sc
 from testing import pr_bodies as pb
 from testing.fake_github import FakeGitHub, GitHubState
