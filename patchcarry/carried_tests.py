@@ -31,3 +31,20 @@ def command(patches: Iterable[Patch]) -> str | None:
     """`pytest FILE::TEST ...` for the tests the patches add (None: they add none)."""
     ids = added_test_ids(patches)
     return "pytest " + " ".join(shlex.quote(i) for i in ids) if ids else None
+
+
+# What an upstream's own unit-test suite needs to run, for the upstreams whose suites this
+# tool runs (on CPU it stands in for each of these: patchcarry/runtime/): the reviewer is
+# told before running the carried test.
+NEEDS = {
+    "nvidia/megatron-lm": (
+        "a CUDA device and Python 3.12+: upstream's `tests/unit_tests/conftest.py` imports "
+        "`tests/unit_tests/test_utilities.py`, which sets up CUDA and NCCL and imports "
+        "`megatron.training`, which imports `typing.override` (Python 3.12)"
+    ),
+}
+
+
+def needs(upstream: str) -> str | None:
+    """What `upstream`'s unit tests need to run (None: not known to this tool)."""
+    return NEEDS.get(upstream.lower())

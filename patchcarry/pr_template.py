@@ -41,10 +41,19 @@ def read(cache: Path, rev: str) -> str | None:
     return None
 
 
-def fill(template: str, what: str, *, ticks: Collection[str] = ()) -> str:
+_LINKED_RE = re.compile(
+    r"^(?P<label>[ \t]*(?:\*\*)?linked issues?:?(?:\*\*)?:?)[ \t]*(?:<!--.*?-->)?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def fill(template: str, what: str, *, ticks: Collection[str] = (), linked: str = "") -> str:
     """`template` with `what` under its "What does this PR do?" heading (after the
-    placeholder comment there; on top when it has no such heading), and each unticked box
-    whose text holds one of `ticks` (case-insensitive) ticked. Nothing else changes."""
+    placeholder comment there; on top when it has no such heading), each unticked box
+    whose text holds one of `ticks` (case-insensitive) ticked, and an empty "Linked issue:"
+    line (its placeholder comment replaced) given `linked`. Nothing else changes."""
+    if linked:
+        template = _LINKED_RE.sub(lambda m: f"{m.group('label')} {linked}", template, count=1)
 
     def box(match: re.Match[str]) -> str:
         text = match.group("text")

@@ -1,14 +1,15 @@
-"""The two pull request bodies a maintainer reads, as the real `resubmit` writes them on a
-loopback GitHub over a local mirror of NVIDIA/Megatron-LM (its real history, its real PR
-template on `main`):
+"""The pull request bodies a maintainer reads, both entries, as the real `resubmit` writes
+them on a loopback GitHub over a local mirror of NVIDIA/Megatron-LM (its real history, its real
+PR template on `main`):
 
     python -m testing.demo_bodies --mirror PATH
 
-1. #6117's situation (closed by fork detachment, an attached fork, no PR yet): the new PR's
-   body. 2. #6339 open with its real hand-written description (testing/pr_6339_description.txt)
-   and the fork branch at its real head (the fix alone): `resubmit --update-live`, then the
-   body and the revision comment. Both runs are given this repository's committed evidence
-   (`--evidence evidence/hc-gpt-cpu.json`). Prints the bodies and the comment as written.
+1. #6117's and #6017's situation (closed by fork detachment, an attached fork, no PR yet): the
+   new PRs' bodies, one per entry. 2. #6339 and #6338 open at their real heads: #6339 with its
+   real hand-written description (testing/pr_6339_description.txt), #6338 with the description
+   GitHub fills in for a one-commit PR (its commit message); `resubmit --update-live`, then each
+   body and its revision comment. Every run is given this repository's committed evidence
+   (`--evidence evidence/hc-gpt-cpu.json`). Prints the bodies and the comments as written.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from testing.demo_live_refresh import MIRROR, _fork_from_mirror
 from testing.fake_github import FakeGitHub, GitHubState
 from testing.upstream_repos import write_manifest
 
-ENTRY = "checkpoint-grad"
+ENTRIES = ("checkpoint-grad", "hc-mlp-norm-manager")
 EVIDENCE = CHECKOUT / "evidence" / impact.CPU_EVIDENCE
 
 
@@ -37,7 +38,7 @@ def _resubmit(series: Path, *args: str) -> int:
     """The real command; its plan is in docs/resubmit-demo.md, so only its exit code here."""
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         return cli.main(["resubmit", "--evidence", str(EVIDENCE), "--manifest", str(series),
-                         *args, ENTRY])  # fmt: skip
+                         *args, *ENTRIES])  # fmt: skip
 
 
 def new_pr(mirror: Path, tmp: Path) -> str:
@@ -53,31 +54,41 @@ def new_pr(mirror: Path, tmp: Path) -> str:
         with _environ(env):
             code = _resubmit(series)
         opened = [p for p in gh.state.pulls.values() if p.state == "open"]
-        (pull,) = [p for p in opened if p.head_label.endswith(sc.CHECKPOINT_BRANCH)]
-        return (
-            f"$ resubmit {ENTRY}  # exit {code}: PR #{pull.number} opened, its body:\n\n{pull.body}"
-        )
+        shown = []
+        for name, branch in zip(ENTRIES, (sc.CHECKPOINT_BRANCH, sc.HC_BRANCH), strict=True):
+            (pull,) = [p for p in opened if p.head_label.endswith(branch)]
+            shown.append(f"$ resubmit {name}  # exit {code}: PR #{pull.number} opened, its "
+                         f"body:\n\n{pull.body.rstrip()}")  # fmt: skip
+        return "\n\n".join(shown)
 
 
 def update_live(mirror: Path, tmp: Path) -> str:
     fork_git = tmp / "fork.git"
     _fork_from_mirror(mirror, fork_git)
     series = write_manifest(tmp, base_commit=manifest.load().entries[0].base_commit)
+    hc = next(e for e in manifest.load().entries if e.name == ENTRIES[1])
     (tmp / "forks").mkdir()
     with FakeGitHub(GitHubState(fork_storage=tmp / "forks")) as gh:
         sc.detached_fork_close(gh.state, mirror, fork_git)
-        gh.state.add_pull(sc.UPSTREAM, number=6339, title=sc.CHECKPOINT_TITLE, user=sc.OWNER,
-                          head_ref=sc.CHECKPOINT_BRANCH, head_repo=sc.NEW_FORK, base_ref="dev",
-                          body=pr_bodies.REAL_6339)  # fmt: skip
+        for number, title, branch, body in (
+            (6339, sc.CHECKPOINT_TITLE, sc.CHECKPOINT_BRANCH, pr_bodies.REAL_6339),
+            (6338, sc.HC_TITLE, sc.HC_BRANCH, hc.fix.message),
+        ):
+            gh.state.add_pull(sc.UPSTREAM, number=number, title=title, user=sc.OWNER,
+                              head_ref=branch, head_repo=sc.NEW_FORK, base_ref="dev",
+                              body=body)  # fmt: skip
         env = {"GH_HOST": gh.url, "GITHUB_TOKEN": sc.TOKEN, "XDG_CACHE_HOME": str(tmp / "c")}
         with _environ(env):
             code = _resubmit(series, "--update-live")
-        body = gh.state.pulls[(sc.UPSTREAM, 6339)].body
-        comments = [c.body for c in gh.state.comments if c.issue == 6339]
-        return (
-            f"$ resubmit --update-live {ENTRY}  # exit {code}: #6339's body:\n\n{body}\n\n"
-            f"#6339's new comment:\n\n" + "\n\n".join(comments)
-        )
+        shown = []
+        for name, number in zip(ENTRIES, (6339, 6338), strict=True):
+            body = gh.state.pulls[(sc.UPSTREAM, number)].body
+            comments = [c.body for c in gh.state.comments if c.issue == number]
+            shown.append(
+                f"$ resubmit --update-live {name}  # exit {code}: #{number}'s body:\n\n"
+                f"{body.rstrip()}\n\n#{number}'s new comment:\n\n" + "\n\n".join(comments)
+            )
+        return "\n\n".join(shown)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -210,6 +210,7 @@ def test_the_evidence_records_the_one_line_that_makes_it_again(synthetic_run, mo
     assert doc["command"].endswith(
         f"--model synthetic {shape} --dtype fp32 --variants unpatched,fix,reset,both --iterations 2"
     )
+    assert doc["command_ran"] is True
     assert f"Produced by: `{doc['command']}`." in evidence.render_markdown_table(doc)
     monkeypatch.delenv("GH_HOST", raising=False)
     import argparse
@@ -223,3 +224,14 @@ def test_the_evidence_records_the_one_line_that_makes_it_again(synthetic_run, mo
         "--seq 512 --mbs 1 --hidden 256 --streams 4 --dtype bf16 --variants unpatched,fix "
         "--iterations 3"
     )
+
+
+def test_produced_by_names_only_the_command_that_ran() -> None:
+    """Issue 48: the committed evidence was made from a tree MEGATRON_SRC named, yet its table
+    said "Produced by: scripts/measure --upstream <URL>", a command rebuilt from the options."""
+    from patchcarry.install import CHECKOUT
+
+    doc = evidence.load(CHECKOUT / "evidence" / "hc-gpt-cpu.json")
+    table = evidence.render_markdown_table(doc)
+    assert "Produced by" not in table
+    assert f"Reproduce with: `{doc['command']}` (it fetches the tree at the pinned base; " in table

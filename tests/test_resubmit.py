@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -633,7 +634,7 @@ def test_measured_impact_comes_from_the_repositorys_committed_gpu_evidence(world
     assert "No evidence file was given" not in pull.body
     assert "On NVIDIA H200, upstream's own `pretrain_gpt.py` at c76ff61" in pull.body
     assert "this change frees 268435456 B (268.44 MB) of the allocator floor" in pull.body
-    assert f"reproduce: `{recorded_gpu.COMMAND}`" in pull.body
+    assert f'\n{recorded_gpu.COMMAND} --out "$(mktemp -d)"\n' in pull.body
     assert "step-time ratio 1.000" in pull.body and "both fixes free" not in pull.body
 
 
@@ -799,16 +800,20 @@ def test_a_new_pr_reads_as_upstreams_template_with_its_own_fix_measured_and_a_te
     doc = evidence.load(CHECKOUT / "evidence" / impact.CPU_EVIDENCE)
     fix = next(v for v in doc["runs"][-1]["variants"] if v["name"] == "fix")
     s = doc["runs"][-1]["shape"]
-    assert f"this change frees {fix['freed']['live_tensor_bytes']:,} B" in impact_block
-    assert f"({s['layers']} layers, 4 residual streams, bf16, micro-batch 1, " in impact_block
-    assert "the same count is 268,435,456 B (0.27 GB)" in impact_block
-    assert not re.search(r"\breset\b|\bboth\b", impact_block)  # #6338's rows are not here
+    assert f"This change alone frees {fix['freed']['live_tensor_bytes']:,} B" in impact_block
+    assert f", {s['layers']} layers, 4 residual streams, bf16, micro-batch 1, " in impact_block
+    assert not re.search(r"0\.27 GB|8192|H200|\breset\b|\bboth\b", impact_block)  # nothing borrowed
+    why = section.split("### Why both PRs?", 1)[1].split("\n### ", 1)[0]
+    assert re.search(
+        r"With (#6338|#6017.s fix) merged, this fix frees nothing more in this measurement", why
+    )
+    how = section.split("### How to reproduce", 1)[1].split("\n### ", 1)[0]
     link = f"https://github.com/carrier/patches/blob/{sha}/evidence/{impact.CPU_EVIDENCE}"
-    assert f"[`evidence/{impact.CPU_EVIDENCE}`]({link}) at {sha[:7]}" in impact_block
-    assert "; reproduce: `scripts/measure --upstream " in impact_block
-    assert "--variants unpatched,fix " in impact_block
+    assert f"[`evidence/{impact.CPU_EVIDENCE}`]({link}) at {sha[:7]}" in how
+    assert "\nscripts/measure --upstream " in how and '--out "$(mktemp -d)"\n' in how
+    assert how.index(pb.TEST_COMMAND) < how.index("scripts/measure")  # upstream's test first
+    assert "Expected: it fails without this PR's fix and passes with it." in how
 
-    assert f"- The test this PR adds: `{pb.TEST_COMMAND}`" in section
     assert f"applies cleanly to dev at {w.upstream.base_commit[:7]} (2026-01-01)" in section
     assert not any(words in body for words in pb.TOOL_WORDS)
 
@@ -821,3 +826,47 @@ def test_a_new_pr_reads_as_upstreams_template_with_its_own_fix_measured_and_a_te
     assert re.findall(r"^- \[x\] (.*)$", body, re.MULTILINE) == ["I have added relevant unit tests"]
     assert body.startswith(template.split("\n", 1)[0])  # its first line first, as upstream's
     assert body.index("# What does this PR do?") < body.index(section) < body.index("Linked issue")
+
+
+def test_a_rebase_revision_comment_shows_the_prs_own_changes_not_upstreams(world):
+    """Issue 48: rebuilt on a newer base, the revision comment listed every upstream commit in
+    between as this PR's change (a simulation: 420 lines, upstream's `random.py | 240`). It
+    shows `git range-diff` of the PR's own commits, old against new."""
+    w = world()
+    no_tests = {ENTRY: {"pr": None, "tests": None}, "hc-mlp-norm-manager": {"pr": None}}
+    write_manifest(w.tmp, base_commit=w.upstream.base_commit, overrides=no_tests)
+    assert w.run(ENTRY) == 0  # the PR, the fix alone on the pinned base
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    old = w.fork_branch()
+    with_tests = {ENTRY: {"pr": number}, "hc-mlp-norm-manager": {"pr": None}}
+    write_manifest(w.tmp, base_commit=w.upstream.base_commit, overrides=with_tests)
+    assert w.run("--rebase", "--update-live", ENTRY) == 0  # rebuilt on dev's tip, with its test
+    assert w.fork_branch() != old
+    (comment,) = [c.body for c in w.state.comments if c.issue == number and "revision" in c.body]
+    assert "dev: add imports above the patched code" not in comment  # upstream's commit
+    assert "# dev: new import block added above the patched code" not in comment
+    assert "README.md" not in comment
+    assert re.search(r"^1:  [0-9a-f]{7,} [=!] 1:  [0-9a-f]{7,} Fix cross", comment, re.MULTILINE)
+    assert re.search(r"^\s*-:\s+-+ > 2:\s+[0-9a-f]{7,} Test that", comment, re.MULTILINE)
+    assert "+def test_checkpoint_clears_detached_input_grad():" in comment  # the added commit
+    assert f"on `dev` at {w.upstream.dev_tip[:12]} (was {w.upstream.base_commit[:12]})" in comment
+
+
+def test_a_rebase_says_what_it_waits_on_before_each_long_step(world, capsys, monkeypatch):
+    """Issue 48: `resubmit --rebase` sat silent for minutes: the branch is built on the base
+    branch's tip, fetched shallow, so the fork lacks the history under it; the push is
+    refused ("shallow update not allowed") and the whole history of the base branch is
+    fetched from upstream before the push is tried again. Each long step is said first."""
+    w = world()
+    work = w.upstream.work  # dev moves on past what the fork (cloned before) holds
+    git.git("checkout", "-q", "-B", "dev", w.upstream.dev_tip, cwd=work)
+    (work / "NEWS.md").write_text("upstream moved on\n")
+    git.git("add", "-A", cwd=work)
+    git.git("commit", "-q", "-m", "docs: news", cwd=work, env_extra=PINNED_ENV)
+    git.git("push", "-q", "origin", "HEAD:refs/heads/dev", cwd=work)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # a person is watching
+    assert w.run("--rebase", ENTRY) == 0
+    err = capsys.readouterr().err
+    assert f"{ENTRY}: fetching the dev tip from upstream to build on ..." in err
+    assert "reading the fork's branches' history" in err
+    assert "fetching dev's whole history from upstream so that the push goes through" in err

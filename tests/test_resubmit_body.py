@@ -137,12 +137,14 @@ def test_body_is_deterministic_and_marked():
     section = sections.find_section(first, "checkpoint-grad")
     assert section is not None and section.title_hash == sections.title_hash(entry.title)
     assert "## Contribution process" in first[section.end :]  # the checklist is outside it
-    assert "Linked issue: <!-- e.g. Fixes #1234 / Related to #1234 -->" in first
+    # filled as the author would, from the manifest's `supersedes` (issue 48)
+    assert "Linked issue: Related to #6117\n" in first and "e.g. Fixes #1234" not in first
     assert "Re-submission of #6117" in first and "no measured numbers" in first
     impact = Impact("| a | b |", (Source("counted on CPU", "`evidence/x.json`", "cmd"),))
     with_numbers = body.render(entry, **{**kwargs, "impact": impact})
     assert "| a | b |" in with_numbers and "no measured numbers" not in with_numbers
-    assert "Evidence (counted on CPU): `evidence/x.json`; reproduce: `cmd`." in with_numbers
+    assert "Evidence (counted on CPU): `evidence/x.json`." in with_numbers
+    assert "\n```sh\ncmd\n```" in with_numbers
     assert sections.normalize(first.replace("\n", "\r\n") + "  \n") == sections.normalize(first)
 
 
@@ -319,3 +321,93 @@ def test_upstream_commit_subjects_quoted_by_the_check_are_inert_in_the_section()
     section = body.render_section(entry, superseded=[], check_lines=[line], impact=None)
     assert "@nvidia" not in section and "<img" not in section
     assert "nvidia/all" in section and "127.0.0.2/p.png" in section
+
+
+def _fresh_body(name="checkpoint-grad", **extra):
+    from patchcarry.install import CHECKOUT
+    from patchcarry.measure import impact
+
+    entry = load().select([name])[0]
+    found = impact.measured_impact(
+        None, CHECKOUT / "patches" / "series.toml", entry.measure, **extra
+    )
+    item = classify.classify(_pull(), _closed_by("htesd"), None, UP)
+    return entry, found, body.render(
+        entry, superseded=[item], check_lines=["applies cleanly"], impact=found,
+        test_command="pytest tests/unit_tests/x.py::test_y", pr_template=PR_TEMPLATE,
+    )  # fmt: skip
+
+
+def _prose(text):
+    """The lines of `text` outside fenced code blocks."""
+    lines, fenced = [], False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            lines.append(line)
+    return lines
+
+
+def test_no_paragraph_of_the_body_is_one_long_line():
+    """Issue 48: the "Measured impact" paragraph was one 775-character line."""
+    _, _, text = _fresh_body(entry="checkpoint-grad", siblings={"reset": "#6338"})
+    found = sections.find_section(text, "checkpoint-grad")
+    assert found is not None and "### Measured impact" in found.text
+    longest = max(_prose(found.text), key=len)
+    assert len(longest) <= 320, longest
+
+
+def test_the_description_is_the_commit_message_reflowed_for_github():
+    """GitHub shows each newline of a PR body as a line break: the message's 72-column
+    wraps are joined into paragraphs (code, lists and trailers kept line for line)."""
+    entry, _, text = _fresh_body()
+    first = entry.fix.message.strip().split("\n\n")[0]
+    assert "\n" in first  # the commit message is hard-wrapped
+    assert " ".join(first.split("\n")) in text
+    message = (
+        "Clear the .grad of each detached\ninput after collecting it.\n\n"
+        "- one item that wraps\n  onto a second line\n- two\n\n"
+        "    kept = code()\n    as_is()\n\n```\nfenced\n  too\n```\n\n"
+        "Signed-off-by: A <a@example.com>\nCo-authored-by: B <b@example.com>"
+    )
+    from patchcarry.resubmit.reflow import reflow
+
+    assert reflow(message) == (
+        "Clear the .grad of each detached input after collecting it.\n\n"
+        "- one item that wraps onto a second line\n- two\n\n"
+        "    kept = code()\n    as_is()\n\n```\nfenced\n  too\n```\n\n"
+        "Signed-off-by: A <a@example.com>\nCo-authored-by: B <b@example.com>"
+    )
+
+
+def test_reproduction_leads_with_upstreams_own_test_its_result_and_needs():
+    """Issue 48: the carried test needs CUDA and Python 3.12+ as printed, and the body
+    never said it fails without the fix."""
+    _, _, text = _fresh_body()
+    how = text[text.index("### How to reproduce") :]
+    test = how.index("pytest tests/unit_tests/x.py::test_y")
+    assert test < how.index("Evidence (counted on CPU)")
+    assert "Expected: it fails without this PR's fix and passes with it." in how
+    assert "It needs a CUDA device and Python 3.12+" in how
+
+
+def test_why_both_is_answered_beside_a_description_that_states_its_own_figures():
+    """#6339's own description quotes #6117's figures: the section adds no figures, but
+    says what the fix frees alone and with #6338 merged (measured)."""
+    from patchcarry.install import CHECKOUT
+    from patchcarry.measure import impact
+    from testing import pr_bodies
+
+    entry = load().select(["checkpoint-grad"])[0]
+    found = impact.measured_impact(
+        None, CHECKOUT / "patches" / "series.toml", "fix", siblings={"reset": "#6338"},
+        tested=True,
+    )  # fmt: skip
+    item = classify.classify(_pull(), _closed_by("htesd"), None, UP)
+    text = body.render_section(
+        entry, superseded=[item], check_lines=["applies cleanly"], impact=found,
+        handwritten=pr_bodies.REAL_6339,
+    )  # fmt: skip
+    assert "### Measured impact" not in text
+    assert "### Why both PRs?" in text and "With #6338 merged, this fix frees nothing more" in text

@@ -14,7 +14,6 @@ import pytest
 
 from patchcarry import cli, git
 from patchcarry.errors import FatalError
-from patchcarry.resubmit import body as bodies
 from testing import github_scenarios as sc
 from testing import pr_bodies as pb
 from testing.fake_github import FakeGitHub, GitHubState
@@ -421,10 +420,14 @@ def test_update_live_on_6339s_real_description_adds_only_what_it_lacks(live):
     assert body.startswith(pb.REAL_6339)  # the hand-written description, whole
     added = body[len(pb.REAL_6339) :]
     assert not pb.paragraphs(added) & pb.paragraphs(pb.REAL_6339)  # no paragraph of it again
-    assert not bodies.states_impact(added)  # no figure: the description states its own
+    # none of the description's figures again; the figures it lacks: what the fix frees
+    # alone and with #6338 merged (issue 48, "Why both PRs?")
+    figures = set(re.findall(r"\d[\d,.]*\s?[kMG]B\b", pb.REAL_6339))
+    assert figures and not any(f in added for f in figures)
     assert "Re-submission" not in added and "Measured impact" not in added
-    assert f"- The test this PR adds: `{pb.TEST_COMMAND}`" in added  # what it lacked
-    assert "- Evidence (counted on CPU): [`evidence/hc-gpt-cpu.json`](https://github.com/" in added
+    assert "### Why both PRs?" in added and "With #6338 merged" in added
+    assert f"\n{pb.TEST_COMMAND}\n" in added  # what it lacked
+    assert "Evidence (counted on CPU): [`evidence/hc-gpt-cpu.json`](https://github.com/" in added
     assert not any(words in body for words in pb.TOOL_WORDS)
 
     new = w.head(sc.CHECKPOINT_BRANCH)

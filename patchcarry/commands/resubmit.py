@@ -114,6 +114,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 PLAN_WIDTH = 120  # columns: the printed plan fits a terminal whatever its entries hold
 
 
+def _impacts(args: argparse.Namespace, entries):  # type: ignore[no-untyped-def]
+    """Each entry's measured impact: its own variant, its quoted figures, and the other
+    entries' fixes named as a reviewer knows them (#PR), for what each frees with the other."""
+    from patchcarry import manifest
+    from patchcarry.measure import impact
+    from patchcarry.resubmit import body
+
+    def named(fields: dict[str, object]) -> str:
+        supersedes = fields.get("supersedes") or ()
+        if fields.get("pr"):
+            return f"#{fields['pr']}"
+        if isinstance(supersedes, tuple | list) and supersedes:
+            return f"#{supersedes[-1]}'s fix"  # its re-submission has no number yet
+        return f"`{fields['name']}`"
+
+    # the other entries' fields only: their patches are not read (a bad one stops its own run)
+    labels = {
+        str(p.fields["measure"]): named(p.fields)
+        for p in manifest.load(args.manifest).pending
+        if p.fields.get("measure")
+    }
+    return {
+        e.name: impact.measured_impact(
+            args.evidence, args.manifest, e.measure or "fix", entry=e.name,
+            siblings={v: n for v, n in labels.items() if v != (e.measure or "fix")},
+            tested=body.carries_unit_tests(e),
+        )
+        for e in entries
+    }  # fmt: skip
+
+
 def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     import dataclasses
 
@@ -138,7 +169,6 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry import hosts, manifest
     from patchcarry.display import escape, fit
     from patchcarry.github import GitHub
-    from patchcarry.measure import impact
     from patchcarry.resubmit import model
     from patchcarry.resubmit import run as runner
     from patchcarry.resubmit.model import Action, Options
@@ -167,10 +197,7 @@ def run(args: argparse.Namespace) -> int:
         rewrite=args.rewrite,
         update_live=args.update_live,
         upstream_url=args.upstream_url,
-        impacts={
-            e.name: impact.measured_impact(args.evidence, args.manifest, e.measure or "fix")
-            for e in entries
-        },  # fmt: skip
+        impacts=_impacts(args, entries),
         manifest_path=args.manifest,
         allow_default_branch=args.allow_default_branch,
         fork_wait=args.fork_wait,

@@ -182,32 +182,35 @@ def prefetch_blobs(remote: str, blobs: list[str], *, cwd: Path) -> None:
         )
 
 
-def deepen(url: str, branch: str, *, cwd: Path) -> bool:
+def deepen(url: str, branch: str, *, cwd: Path, progress: bool = False) -> bool:
     """Fetch `branch` from `url` to its whole depth into a shallow scratch repo, so that
     history the branch holds and a push needs (every shallow boundary under its tip) comes
     in; True when the repo's shallow boundary changed (a retry has a reason to go through).
     The branch is asked for by name: a server deepens from what a fetch wants, so fetching
-    another (upstream's default branch) would leave this one's boundary where it was."""
+    another (upstream's default branch) would leave this one's boundary where it was.
+    With `progress`, git's progress goes straight to the terminal: on a large upstream this
+    is the whole history, minutes of transfer."""
     before = shallow_commits(cwd=cwd)
     _remote_read(
         f"the history of {branch}",
         *credential_args(url),
         "fetch",
-        "-q",
+        "--progress" if progress else "-q",
         "--no-tags",
         f"--depth={DEEPEST}",
         "--end-of-options",
         url,
         f"refs/heads/{branch}",
         cwd=cwd,
+        stream_stderr=progress,
     )
     return shallow_commits(cwd=cwd) != before
 
 
-def _remote_read(what: str, *args: str, cwd: Path) -> None:
+def _remote_read(what: str, *args: str, cwd: Path, stream_stderr: bool = False) -> None:
     """A git read over the network: its failure is NetworkError (exit 4) in one line that
     names `what` and git's last word, never the command line (it holds -c options, URLs)."""
-    code, _, err = git(*args, cwd=cwd, check=False)
+    code, _, err = git(*args, cwd=cwd, check=False, stream_stderr=stream_stderr)
     if code != 0:
         said = err.strip().splitlines()[-1:] or [f"git exited {code}"]
         raise NetworkError(f"could not read {what}: {said[0]}; check the network, then re-run")

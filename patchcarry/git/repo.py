@@ -118,6 +118,12 @@ def remote_url_of(name: str, *, cwd: Path) -> str | None:
     return out.strip() or None if code == 0 else None
 
 
+def remote_names(*, cwd: Path) -> list[str]:
+    """The names of the remotes configured here (`git remote`), in git's order."""
+    code, out, _ = git("remote", cwd=cwd, check=False)
+    return out.split() if code == 0 else []
+
+
 def is_modified(path: str, *, cwd: Path) -> bool:
     """Whether `path` (relative to the top) differs from HEAD or is not tracked."""
     code, out, _ = git("status", "--porcelain", "--", path, cwd=cwd, check=False)

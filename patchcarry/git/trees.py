@@ -215,6 +215,32 @@ def range_or_tree_diff(old: str, new: str, paths: list[str], *, cwd: Path) -> st
     return tree_diff()
 
 
+_ADDED_RE = re.compile(r"^\s*-:\s+-+\s+>\s+\d+:\s+(?P<sha>[0-9a-f]{4,})\s", re.MULTILINE)
+
+
+def pr_range_diff(old: str, new: str, upstream: str, *, cwd: Path) -> tuple[str, str, str] | None:
+    """(old base, new base, what changed) between two heads of one PR rebuilt on another
+    base: `git range-diff` of each head's own commits (those `upstream`, the base branch's
+    tip, does not hold), so upstream's commits between the bases are not shown as the PR's;
+    each commit the new head adds is shown whole after it (range-diff gives it one header
+    line). None when either head shares no history with `upstream`."""
+    old_base, new_base = merge_base(old, upstream, cwd=cwd), merge_base(new, upstream, cwd=cwd)
+    if old_base is None or new_base is None:
+        return None
+    _, out, _ = git(
+        *credential_args(), "range-diff", "--no-color", f"{old_base}..{old}",
+        f"{new_base}..{new}", cwd=cwd,
+    )  # fmt: skip
+    shown = [out.rstrip()]
+    for sha in _ADDED_RE.findall(out):
+        _, commit, _ = git(
+            *credential_args(), "show", "--no-color", "--stat", "-p", "--format=commit %H%n%n%B",
+            "--end-of-options", sha, cwd=cwd,
+        )  # fmt: skip
+        shown.append(commit.rstrip())
+    return old_base, new_base, "\n\n".join(part for part in shown if part)
+
+
 def names_in(rev: str, folder: str, *, cwd: Path) -> list[str] | None:
     """The entry names of `folder` ("" for the root) in `rev`'s tree; None when it has no
     such folder. Trees only: no blob is fetched."""

@@ -211,8 +211,13 @@ def render_markdown_table(evidence: dict[str, Any]) -> str:
         "No speed figure is drawn: each variant runs in its own process, one after another, so "
         "their step times (kept per iteration in the JSON) are not a side-by-side comparison."
     )
-    if evidence.get("command"):
+    if evidence.get("command") and evidence.get("command_ran"):
         blocks.append(f"Produced by: `{evidence['command']}`.")
+    elif evidence.get("command"):  # rebuilt from the options: not the command that ran
+        blocks.append(
+            f"Reproduce with: `{evidence['command']}` (it fetches the tree at the pinned base; "
+            f"this run read {evidence['tree']['label']})."
+        )
     x = evidence["extrapolation"]
     blocks.append(
         f"{x['label'][:1].upper()}{x['label'][1:]}: {x['shape']['layers']} layers, "

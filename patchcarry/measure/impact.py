@@ -3,11 +3,13 @@ types a figure).
 
 With `--evidence PATH`, that file. Otherwise the evidence committed beside the manifest
 (`<repository>/evidence/`, the manifest being `<repository>/patches/series.toml`): upstream's
-training loop on a GPU first, when the repository has it; then the CPU measurement, which says
-what it counts and why that equals the GPU difference. Only the entry's own variant is named
-(`measure` in the manifest): another fix's rows belong in another PR. Each block ends with its
-source, the file and commit of this repository (linked when git names a web remote), and the
-command that reproduces it.
+training loop on a GPU first, when the repository has it; then the CPU measurement. Each figure
+is a measurement of this fix alone at the configuration it names; none is carried to another
+configuration or to a GPU. Beside it: what the other fix of the same measurement frees alone
+and both together (the pair's interaction, measured, never summed), and the original author's
+own figures, quoted with their source (`quoted.toml`). Each block ends with its source: the
+file and commit, the repository a reader clones (its web address), the command (writing to a
+temporary folder) and what it prints.
 """
 
 from __future__ import annotations
@@ -16,15 +18,17 @@ import dataclasses
 import json
 import re
 import shlex
+import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from patchcarry import git, inputs, install
 from patchcarry.errors import BadInputError
-from patchcarry.measure import model
 from patchcarry.units import human_bytes
 
 CPU_EVIDENCE = "hc-gpt-cpu.json"
+QUOTED = "quoted.toml"  # original authors' own measured figures, by entry
 
 # What each variant frees between iterations, in a reviewer's words.
 FREES = {
@@ -37,31 +41,85 @@ FREES = {
 
 
 @dataclasses.dataclass(frozen=True)
+class Home:
+    """The repository and revision that hold an evidence file (and the harness that made it):
+    what a reader clones to run the command. `web` is its address on a web host, from a git
+    remote or pyproject.toml's `[project.urls]`; None when neither names one."""
+
+    rel: str  # the file, relative to the repository's top
+    sha: str | None  # the newest commit of it (None: not committed, or changed since)
+    web: str | None
+    name: str  # owner/name on the web host, else the folder's name
+
+    def file_link(self) -> str:
+        if self.sha is None:
+            return f"`{self.rel}` (not committed)"
+        if self.web:
+            return f"[`{self.rel}`]({self.web}/blob/{self.sha}/{self.rel}) at {self.sha[:7]}"
+        return f"`{self.rel}` at {self.sha[:7]}"
+
+
+@dataclasses.dataclass(frozen=True)
 class Source:
-    """Where one measurement lives and how to make it again."""
+    """Where one measurement lives, the command that makes it again (run in `home`, writing
+    to a new temporary folder: never over the committed file) and what it prints."""
 
     what: str  # "upstream's training loop on NVIDIA H200", "counted on CPU"
-    link: str  # the file and commit of this repository, linked when git knows a web remote
+    link: str  # the file and commit of this repository, linked when a web address is known
     command: str | None
+    expected: str = ""  # what the command prints that holds the figures
+    home: Home | None = None
 
     def sentence(self) -> str:
-        again = f"; reproduce: `{self.command}`" if self.command else ""
-        return f"Evidence ({self.what}): {self.link}{again}."
+        """One line: the file, and where the command runs (the command is in `markdown`)."""
+        return f"Evidence ({self.what}): {self.link}."
+
+    def markdown(self) -> str:
+        if not self.command:
+            return self.sentence()
+        home = self.home
+        if home is not None and home.web and home.sha:
+            folder = home.web.rstrip("/").rsplit("/", 1)[-1]
+            where = (
+                f"To reproduce it, run the harness that made it, [{home.name}]"
+                f"({home.web}/tree/{home.sha}) at {home.sha[:7]}"
+            )
+            clone = f"git clone {home.web} && cd {folder} && git checkout {home.sha[:12]}\n"
+        else:
+            at = f" at {home.sha[:7]}" if home is not None and home.sha else ""
+            name = home.name if home is not None else "this repository"
+            where = (
+                f"It was made with {name}{at}, a repository with no web address (no git remote "
+                "and no `[project.urls]` in its pyproject.toml names one): a reader cannot "
+                "fetch it. Its command"
+            )
+            clone = ""
+        block = f"```sh\n{clone}{self.command}\n```"
+        expected = f"\n\nExpected: {self.expected}" if self.expected else ""
+        return (
+            f"{self.sentence()}\n\n{where}, which writes to a new temporary folder, not over "
+            f"the committed file:\n\n{block}{expected}"
+        )
 
 
 @dataclasses.dataclass(frozen=True)
 class Impact:
-    """One entry's measured impact: the figures, and where they come from."""
+    """One entry's measured impact: the figures, where they come from, how it sits with the
+    other fixes of the same measurement (`pair`), and the original author's own figures,
+    quoted with their source (`quote`)."""
 
     figures: str  # what was measured, with its configuration (numbers)
     sources: tuple[Source, ...]
+    pair: str = ""  # "Why both PRs?": this fix alone, the other alone, both (measured)
+    quote: str = ""  # the superseded PR's own measured figures, quoted as its author's
 
     @property
     def source(self) -> str:
-        return "\n".join(s.sentence() for s in self.sources)
+        return "\n\n".join(s.markdown() for s in self.sources)
 
     def markdown(self) -> str:
-        return f"{self.figures}\n\n{self.source}"
+        quote = f"\n\n{self.quote}" if self.quote else ""
+        return f"{self.figures}{quote}\n\n{self.source}"
 
 
 def evidence_dir(manifest_path: Path) -> Path:
@@ -122,63 +180,114 @@ def gpu_sentence(doc: dict[str, Any], variant: str | None = None) -> str:
 
 
 def cpu_paragraphs(doc: dict[str, Any], variant: str) -> str:
-    """The CPU measurement of `variant`: what it counts, at what configuration, and how it
-    relates to the GPU difference the PR reports."""
+    """The CPU measurement of `variant` alone: what it counts, at the configuration it ran.
+    Nothing is carried to another configuration or to a GPU: no run here measured one."""
     run = doc["runs"][-1]
     s, own = run["shape"], _variant(run["variants"], variant)
     where = (
-        f"On CPU, upstream's `GPTModel` with `HyperConnectionTransformerLayer` at "
-        f"{str(doc['tree']['commit'] or doc['tree']['label'])[:7]} ({_config(s)}, full recompute)"
+        f"Counted on CPU (no GPU run): upstream's `GPTModel` with "
+        f"`HyperConnectionTransformerLayer` at "
+        f"{str(doc['tree']['commit'] or doc['tree']['label'])[:7]}, {_config(s)}, full "
+        f"recompute, {doc['iterations']} iterations; live tensors between iterations, each "
+        "variant in its own process."
     )
     if own is None:
-        return f"{where}: the `{variant}` variant was not measured."
-    freed, predicted = own["freed"]["live_tensor_bytes"], own["freed"]["predicted"]
-    agrees = (
-        "exactly the model's count"
-        if freed == predicted
-        else f"the model predicts {_exact(predicted)}"
-    )
-    grads = {True: " Gradients are bit-identical to the unpatched run's.",
-             False: " Gradients DIFFER from the unpatched run's."}  # fmt: skip
-    text = (
-        f"{where}, this change frees {_exact(freed)} of live tensors between iterations, "
-        f"{agrees}: {FREES.get(variant, 'what the unpatched run kept')}."
-        f"{grads.get(own['grads_identical_to_unpatched'], '')}"
-    )
-    seed = model.Shape(**doc["extrapolation"]["seed_shape"])
-    at_seed, seed_config = model.freed(seed, variant), _config(dataclasses.asdict(seed))
-    pr = model.PR_MEASURED_IN
-    if variant != "fix":
-        return (
-            f"{text} At the configuration #{pr} measured on an H200 ({seed_config}; the hidden "
-            f"size is derived) the same count is {_exact(at_seed)}."
+        return f"{where}\n\nThe `{variant}` variant was not measured."
+    grads = {True: "Gradients are bit-identical to the unpatched run's.",
+             False: "Gradients DIFFER from the unpatched run's."}  # fmt: skip
+    lines = [
+        f"- This change alone frees {_exact(own['freed']['live_tensor_bytes'])}: "
+        f"{FREES.get(variant, 'what the unpatched run kept')}.",
+        f"- {grads.get(own['grads_identical_to_unpatched'], '')}".rstrip(" -"),
+    ]
+    return f"{where}\n\n" + "\n".join(line for line in lines if line.strip("- "))
+
+
+def pair_paragraph(
+    doc: dict[str, Any], variant: str, siblings: Mapping[str, str], *, tested: bool = False
+) -> str:
+    """What `variant` frees alone, what the other fix of the same measurement frees alone,
+    and both together, from the measured rows (never a sum: one tensor may be freed by
+    either fix). Empty unless the measurement holds this fix, exactly one other and both."""
+    run = doc["runs"][-1]
+    others = [
+        v["name"] for v in run["variants"]
+        if v["name"] not in ("unpatched", variant, "both") and v["status"] == "measured"
+    ]  # fmt: skip
+    own, both = _variant(run["variants"], variant), _variant(run["variants"], "both")
+    if own is None or both is None or len(others) != 1:
+        return ""
+    other = _variant(run["variants"], others[0])
+    assert other is not None
+    label = siblings.get(others[0], f"the `{others[0]}` fix")
+    alone, other_alone = own["freed"]["live_tensor_bytes"], other["freed"]["live_tensor_bytes"]
+    together = both["freed"]["live_tensor_bytes"]
+    more = together - other_alone
+    lines = [
+        "Measured in the same CPU run as above (each variant in its own process):",
+        "",
+        f"- this fix alone frees {_exact(alone)};",
+        f"- {label} alone frees {_exact(other_alone)};",
+        f"- both together free {_exact(together)}"
+        + (
+            " (not the sum: what either fix frees is counted once)."
+            if together < alone + other_alone
+            else "."
+        ),  # fmt: skip
+        "",
+        f"With {label} merged, this fix frees {_exact(more)} more in this measurement."
+        if more
+        else f"With {label} merged, this fix frees nothing more in this measurement (0 B): "
+        "here the retention it clears exists only through the holder that fix removes.",
+    ]
+    if more == 0:
+        tests = (
+            " The test this PR adds models such a holder: a run function that keeps the "
+            "tensor it is recomputed on past backward."
+            if tested
+            else ""
         )
-    gpu = (
-        f"the drop of the allocator floor #{pr} measured on an H200 for this change, since on "
-        "a GPU these tensors' blocks are what that floor holds between iterations"
-    )
-    if model.Shape(**s) == seed:
-        return f"{text} This is #{pr}'s own configuration: the same bytes as {gpu}."
-    return (
-        f"{text} At #{pr}'s own configuration ({seed_config}; the hidden size is derived, as "
-        f"#{pr} states none) the same count is {_exact(at_seed)}: {gpu}."
-    )
+        lines[-1] += (
+            " Its case is defence in depth: it clears the retention whatever keeps the "
+            f"recomputed graph alive.{tests}"
+        )
+    return "\n".join(lines)
 
 
-def evidence_link(path: Path) -> str:
-    """`[evidence/x.json](web URL at commit) at abc1234`: the file and the commit of this
-    repository that holds it, linked when git's `origin` is a web host; the path alone when
-    git knows no commit of it (or it changed since)."""
+def web_home(root: Path) -> tuple[str | None, str]:
+    """(web address, owner/name) of the repository at `root`: the first git remote whose URL
+    is a web host's (origin first), else pyproject.toml's `[project.urls]` (Repository,
+    Source, Homepage); (None, the folder's name) when neither names one."""
+    names = git.remote_names(cwd=root)
+    for name in sorted(names, key=lambda n: n != "origin"):
+        web = web_url(git.remote_url_of(name, cwd=root) or "")
+        if web:
+            return web, web.split("/", 3)[-1]
+    try:
+        project = tomllib.loads((root / "pyproject.toml").read_text()).get("project", {})
+    except (OSError, ValueError):
+        project = {}
+    urls = project.get("urls", {}) if isinstance(project, dict) else {}
+    found = {str(k).lower(): v for k, v in urls.items()} if isinstance(urls, dict) else {}
+    for key in ("repository", "source", "homepage"):
+        web = web_url(str(found.get(key, "")))
+        if web:
+            return web, web.split("/", 3)[-1]
+    named = project.get("name") if isinstance(project, dict) else None
+    return None, str(named) if isinstance(named, str) and named else root.name
+
+
+def home_of(path: Path) -> Home | None:
+    """The repository, commit and web address of an evidence file; None outside git."""
     root = git.toplevel(path.resolve().parent)
     if root is None:
-        return f"`{path.parent.name}/{path.name}`"
+        return None
     rel = path.resolve().relative_to(root).as_posix()
     sha = git.last_commit_of(rel, cwd=root)
-    if sha is None or git.is_modified(rel, cwd=root):
-        return f"`{rel}` (not committed)"
-    web = web_url(git.remote_url_of("origin", cwd=root) or "")
-    name = f"[`{rel}`]({web}/blob/{sha}/{rel})" if web else f"`{rel}`"
-    return f"{name} at {sha[:7]}"
+    if sha is not None and git.is_modified(rel, cwd=root):
+        sha = None
+    web, name = web_home(root)
+    return Home(rel, sha, web, name)
 
 
 _REMOTE_RES = (
@@ -198,37 +307,57 @@ def web_url(remote: str) -> str | None:
     return None
 
 
-def own_command(command: str | None, variant: str) -> str | None:
-    """The measurement's command narrowed to this entry's rows (`--variants unpatched,V`):
-    each variant runs in its own process, so the rows it prints are the same."""
+def out_to_temp(command: str | None) -> str | None:
+    """The measurement's command writing to a new temporary folder (`--out "$(mktemp -d)"`),
+    so that running it as printed never overwrites the committed evidence."""
     if command is None:
         return None
     words = shlex.split(command)
-    if "--variants" in words[:-1]:
-        words[words.index("--variants") + 1] = f"unpatched,{variant}"
-    return shlex.join(words)
+    if "--out" in words[:-1]:
+        at = words.index("--out")
+        del words[at : at + 2]
+    return f'{shlex.join(words)} --out "$(mktemp -d)"'
 
 
-def render_file(path: Path, variant: str) -> Impact:
+def expected_rows(doc: dict[str, Any]) -> str:
+    """What `measure` prints that holds the figures: each fix row's freed bytes."""
+    run = doc["runs"][-1]
+    rows = [
+        f"`{v['name']}` {human_bytes(v['freed']['live_tensor_bytes'])}"
+        for v in run["variants"]
+        if v["name"] != "unpatched" and v["status"] == "measured"
+    ]
+    same = all(v["grads_identical_to_unpatched"] for v in run["variants"])
+    grads = "; `grads = unpatched` reads yes in every row" if same else ""
+    return f"the table's live-tensor freed column reads {', '.join(rows)}{grads}."
+
+
+def render_file(
+    path: Path, variant: str, siblings: Mapping[str, str] | None = None, *, tested: bool = False
+) -> Impact:
     """`variant`'s impact from one evidence file (training loop or this repository's harness)."""
     from patchcarry.measure import evidence, pretrain_evidence
 
     doc = inputs.read_json(Path(path), "evidence file")  # one line, exit 5, when it is not
-    link = evidence_link(path)
+    home = home_of(path)
+    link = home.file_link() if home else f"`{path.parent.name}/{path.name}`"
     if pretrain_evidence.is_pretrain(doc):
         doc = pretrain_evidence.load(path)
         table = pretrain_evidence.render_markdown_table(doc, only=("unpatched", variant))
         where = f"upstream's training loop on {doc['hardware']['gpu']}"
         return Impact(
             f"{gpu_sentence(doc, variant)}\n\n{table.strip()}",
-            (Source(where, link, doc["command"]),),
+            (Source(where, link, out_to_temp(doc["command"]), home=home),),
         )
     doc = evidence.load(path)
-    command = own_command(doc.get("command"), variant)
-    source = Source(f"counted on {doc['device'].upper()}", link, command)
+    source = Source(
+        f"counted on {doc['device'].upper()}", link, out_to_temp(doc.get("command")),
+        expected_rows(doc) if doc["device"] == "cpu" else "", home,
+    )  # fmt: skip
     if doc["device"] == "cuda":
         return Impact(str(evidence.render_markdown_table(doc)).strip(), (source,))
-    return Impact(cpu_paragraphs(doc, variant), (source,))
+    pair = pair_paragraph(doc, variant, siblings or {}, tested=tested)
+    return Impact(cpu_paragraphs(doc, variant), (source,), pair)
 
 
 def gpu_files(folder: Path) -> list[Path]:
@@ -246,17 +375,54 @@ def gpu_files(folder: Path) -> list[Path]:
     return found
 
 
-def measured_impact(explicit: Path | None, manifest_path: Path, variant: str) -> Impact | None:
-    """`variant`'s impact: `explicit`, else committed GPU evidence then CPU, else None."""
+def quoted(folder: Path, entry: str | None) -> str:
+    """The original author's own measured figures for `entry`, quoted with their source,
+    from `quoted.toml` beside the evidence (a table per entry: pr, where, text, source);
+    empty when it holds none. Never re-derived, never carried to another entry."""
+    path = folder / QUOTED
+    if entry is None or not path.is_file():
+        return ""
+    try:
+        doc = tomllib.loads(inputs.read_text(path, "quoted figures file"))
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInputError(f"{path}: not TOML ({exc})") from None
+    item = doc.get(entry)
+    if not isinstance(item, dict) or not all(
+        isinstance(item.get(k), str | int) for k in ("pr", "where", "text", "source")
+    ):
+        return ""
+    return (
+        f"#{item['pr']} measured this change itself, on {item['where']}; in its author's "
+        f"words:\n\n> {item['text']}\n\nQuoted, not re-measured: this repository has no GPU "
+        f"run of it. Source: {item['source']}."
+    )
+
+
+def measured_impact(
+    explicit: Path | None,
+    manifest_path: Path,
+    variant: str,
+    *,
+    entry: str | None = None,
+    siblings: Mapping[str, str] | None = None,
+    tested: bool = False,
+) -> Impact | None:
+    """`variant`'s impact: `explicit`, else committed GPU evidence then CPU, else None.
+    `entry`: whose quoted figures to add; `siblings`: how the other fixes' variants are
+    named (variant -> "#6338"); `tested`: the PR carries a test of its own."""
     if explicit is not None:
         if not explicit.is_file():
             measure = install.command("measure")
             raise BadInputError(f"--evidence {explicit}: no such file; run {measure} first")
-        return render_file(explicit, variant)
+        found = render_file(explicit, variant, siblings, tested=tested)
+        beside = explicit.parent if (explicit.parent / QUOTED).is_file() else None
+        quote = quoted(beside or evidence_dir(manifest_path), entry)
+        return dataclasses.replace(found, quote=quote)
     folder = evidence_dir(manifest_path)
     files = gpu_files(folder) + [p for p in [folder / CPU_EVIDENCE] if p.is_file()]
     if not files:
         return None
-    parts = [render_file(p, variant) for p in files]
+    parts = [render_file(p, variant, siblings, tested=tested) for p in files]
     figures = "\n\n".join(p.figures.strip() for p in parts)
-    return Impact(figures, tuple(s for p in parts for s in p.sources))
+    pair = next((p.pair for p in parts if p.pair), "")
+    return Impact(figures, tuple(s for p in parts for s in p.sources), pair, quoted(folder, entry))

@@ -94,6 +94,19 @@ def reproduce_command(args: Options, shape: Shape, upstream_repo: str) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
+def differs_from_command(args: Options) -> str | None:
+    """Why the recorded command is not the one that ran (it is rebuilt from the options, with
+    the tree fetched at the pinned base), or None when it is that run: then, and only then,
+    the table says "Produced by"."""
+    if args.megatron_src:
+        return "the tree came from --megatron-src"
+    if args.model != "synthetic" and megatron_tree.upstream_tree_from_env() is not None:
+        return f"the tree came from {megatron_tree.MEGATRON_SRC_ENV}"
+    if args.manifest:
+        return "--manifest named another manifest"
+    return None
+
+
 def fix_meets_prediction(evidence: dict[str, Any], tolerance: float) -> bool:
     """True when the fix frees at least (1-tolerance) x predicted in every run."""
     key = "allocated_floor_bytes" if evidence["device"] == "cuda" else "live_tensor_bytes"
@@ -160,6 +173,7 @@ def run(args: Options) -> int:
         model_shapes=[model.shape_for(args.model, shape)],
     )
     doc["command"] = reproduce_command(args, shape, loaded.entries[0].upstream)
+    doc["command_ran"] = differs_from_command(args) is None
     json_path = evidence.write(doc, out / f"{stem}.json")
     png_path = plot.write_png(doc, out / f"{stem}.png")
     held = args.require_predicted is None or fix_meets_prediction(doc, args.require_predicted)

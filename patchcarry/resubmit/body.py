@@ -18,6 +18,7 @@ from patchcarry.pulls.classify import Classification, PullState
 from patchcarry.pulls.ownership import link_marker, revision_marker
 from patchcarry.resubmit import inert
 from patchcarry.resubmit import section as sections
+from patchcarry.resubmit.reflow import reflow
 from patchcarry.resubmit.section import section_begin, section_end, section_id
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "pr_body.md"
@@ -77,8 +78,15 @@ def render_section(
         "end": section_end(entry.name),
         "summary": render_description(entry, own) if summary else "",
         "resubmission": resubmission,
-        "impact": "" if impact and states_impact(said) else _impact(impact),
-        "reproduce": _reproduce(test_command, impact if states_impact(said) else None),
+        "impact": "\n\n".join(
+            part
+            for part in (
+                "" if impact and states_impact(said) else _impact(impact),
+                "" if _WHY_BOTH_RE.search(said) else _pair(impact),
+            )
+            if part
+        ),
+        "reproduce": _reproduce(test_command, impact, carried_tests.needs(entry.upstream)),
         # the check's sentences quote upstream's commit subjects: other people's words
         "checks": inert.body_text("\n".join(f"- {line}" for line in check_lines))[0]
         or "- (no check results)",
@@ -129,15 +137,34 @@ def _impact(impact: Impact | None) -> str:
             "### Measured impact\n\nNo evidence file was given (`--evidence PATH`), so this "
             "body states no measured numbers."
         )
-    return f"### Measured impact\n\n{impact.markdown().strip()}"
+    quote = f"\n\n{impact.quote}" if impact.quote else ""
+    return f"### Measured impact\n\n{impact.figures.strip()}{quote}"
 
 
-def _reproduce(test_command: str | None, impact: Impact | None) -> str:
-    """How a reviewer checks it: the carried test's one line; with `impact` (a description
-    that states the figures itself), where the measurement lives, without its numbers."""
-    lines = [f"- The test this PR adds: `{test_command}`"] if test_command else []
-    lines += [f"- {s.sentence()}" for s in (impact.sources if impact else ())]
-    return "### How to reproduce\n\n" + "\n".join(lines) if lines else ""
+# A description that already answers why there are two PRs.
+_WHY_BOTH_RE = re.compile(r"^#*\s*why both\b", re.IGNORECASE | re.MULTILINE)
+
+
+def _pair(impact: Impact | None) -> str:
+    """What this fix frees alone and with the other merged (measured), when the evidence
+    holds the pair."""
+    return f"### Why both PRs?\n\n{impact.pair}" if impact and impact.pair else ""
+
+
+def _reproduce(test_command: str | None, impact: Impact | None, needs: str | None) -> str:
+    """How a reviewer checks it: first upstream's own test this PR adds, its expected result
+    and what it needs; then where the measurement lives, the command that makes it again
+    and what that prints."""
+    parts = []
+    if test_command:
+        where = f" It needs {needs}." if needs else ""
+        parts.append(
+            f"The test this PR adds, in upstream's own suite:\n\n```sh\n{test_command}\n```"
+            f"\n\nExpected: it fails without this PR's fix and passes with it.{where}"
+        )
+    if impact is not None and impact.sources:
+        parts.append(impact.source)
+    return "### How to reproduce\n\n" + "\n\n".join(parts) if parts else ""
 
 
 def render_description(entry: Entry, own: frozenset[str] | None = None) -> str:
@@ -152,9 +179,11 @@ def _summary(entry: Entry, own: frozenset[str] | None = None) -> str:
     None: not known) is made inert (`inert`), and no message can hold the section's markers
     (a forged pair would stop every later refresh of the section)."""
     if len(entry.fixes) == 1:
-        text = _theirs(entry.fix, entry.fix.message, own) or pr_title(entry, own)
+        text = _theirs(entry.fix, reflow(entry.fix.message), own) or pr_title(entry, own)
     else:
-        parts = [_theirs(f, f"**{f.subject}**\n\n{f.message}".strip(), own) for f in entry.fixes]
+        parts = [
+            _theirs(f, f"**{f.subject}**\n\n{reflow(f.message)}".strip(), own) for f in entry.fixes
+        ]
         text = f"{pr_title(entry, own)}, in {len(parts)} commits:\n\n" + "\n\n".join(parts)
     return sections.defuse(text)
 
@@ -215,13 +244,32 @@ def render_new(
     if pr_template is None or not pr_template.strip():
         return f"{render_description(entry, own)}\n\n{section}\n"
     ticks = ["unit tests"] if carries_unit_tests(entry) else []
-    filled = sections.defuse(templates.fill(pr_template, "\x00what\x00", ticks=ticks))
+    filled = sections.defuse(
+        templates.fill(pr_template, "\x00what\x00", ticks=ticks, linked=linked(entry))
+    )
     return filled.replace("\x00what\x00", f"{_summary(entry, own)}\n\n{section}", 1)
 
 
-def revision_comment(entry: Entry, *, head: str, old: str | None, kind: str, diff: str) -> str:
-    """The one comment per changed revision: what changed since the previous head."""
+def linked(entry: Entry) -> str:
+    """The template's "Linked issue:" as the author would fill it: the PRs this one
+    re-submits, from the manifest ("Related to #6117")."""
+    return f"Related to {', '.join(f'#{n}' for n in entry.supersedes)}" if entry.supersedes else ""
+
+
+def revision_comment(
+    entry: Entry, *, head: str, old: str | None, kind: str, diff: str,
+    moved: tuple[str, str] | None = None,
+) -> str:  # fmt: skip
+    """The one comment per changed revision: what changed in the PR since the previous head
+    (`moved`: the old and new base of a rebuilt branch; the diff is then the PR's own
+    commits, old against new, never upstream's commits between the bases)."""
     since = f" since `{old[:12]}`" if old else ""
+    if moved is not None:
+        since += (
+            f", rebuilt on `{entry.base_branch}` at {moved[1][:12]} (was {moved[0][:12]}). "
+            "Below: `git range-diff` of this PR's own commits, old against new (upstream's "
+            "commits between the two bases are not this PR's change)"
+        )
     shown = diff if len(diff) < 60000 else diff[:60000] + "\n... (cut at 60000 characters)"
     # CommonMark closes a fence only with a run at least as long: one longer than any inside
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", shown)), default=0))

@@ -9,7 +9,7 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from patchcarry import git, patchrules
+from patchcarry import git, patchrules, progress
 from patchcarry.errors import FatalError, UpstreamError
 from patchcarry.manifest import Entry
 from patchcarry.proc import CalledProcessError
@@ -61,12 +61,18 @@ def build_entry(
         built = dataclasses.replace(built, target=decided.target, push_from=cache.repo)
     elif decided.kind in (branches.BranchKind.NEW, branches.BranchKind.REWRITE):
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="resubmit-")))
+        progress.say(f"{entry.name}: fetching the {label} from upstream to build on ...")
         made = assemble(entry, facts.upstream_url, scratch / entry.name, rebase=opts.rebase)
         built = dataclasses.replace(
             built, target=made.commit, push_from=scratch / entry.name, assembled=made
         )
     if built.target is None:
         return built
+    if decided.kind != branches.BranchKind.FAST_FORWARD:
+        progress.say(
+            f"{entry.name}: reading the fork's branches' history to tell whether the push "
+            f"brings a {WORKFLOWS}/ change (the `workflow` scope) ..."
+        )
     workflow = needs_scope(
         built.target, built.push_from, decided.kind, len(entry.patches()), cache, seen.fork_side
     )

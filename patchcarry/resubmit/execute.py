@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Callable
 
-from patchcarry import git
+from patchcarry import git, progress
 from patchcarry.errors import FatalError, GitHubError
 from patchcarry.github import GitHub, LockedError, TransientError, UnprocessableError
 from patchcarry.github_types import Pull
@@ -88,7 +89,15 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
         )
         if not accepted and "shallow update not allowed" in message:
             base = plan.entry.base_branch
-            if deepened or not git.deepen(ctx.upstream_url, base, cwd=step.push_from):
+            if not deepened:  # minutes on a large upstream
+                progress.say(
+                    f"{plan.entry.name}: {status.full_name} lacks the history under the new "
+                    f"branch's base: fetching {base}'s whole history from upstream so that "
+                    "the push goes through (on a large repository this takes minutes) ..."
+                )
+            shown = not progress.quiet and sys.stderr.isatty()  # git's own progress, live
+            if deepened or not git.deepen(ctx.upstream_url, base, cwd=step.push_from,
+                                          progress=shown):  # fmt: skip
                 raise _shallow_refusal(branch, base)
             deepened = True
             continue
@@ -252,13 +261,25 @@ def revision_comment(
     if marked(gh, entry.upstream, number, marker, login):
         return []
     paths = sorted({f for p in entry.patches() for f in p.files})
-    diff = ""
+    diff, moved = "", None
     if old is not None:  # both heads' histories into the cache (the new one is on the fork)
+        progress.say(f"{entry.name}: reading both heads' history for the revision comment ...")
         remote = cache.add_fork(clone_url)
         for head in (old, new):
             cache.fetch_history(remote, head)
-        diff = git.range_or_tree_diff(old, new, paths, cwd=cache.repo)
-    text = bodies.revision_comment(entry, head=new, old=old, kind=kind, diff=diff or "(no diff)")
+        tip = f"refs/patchcarry/heads/{entry.base_branch}"
+        rebuilt = not git.is_ancestor(old, new, cwd=cache.repo)
+        found = None
+        if rebuilt and git.rev_exists(tip, cwd=cache.repo):
+            found = git.pr_range_diff(old, new, tip, cwd=cache.repo)
+        if found is not None:
+            old_base, new_base, diff = found
+            moved = (old_base, new_base) if old_base != new_base else None
+        else:
+            diff = git.range_or_tree_diff(old, new, paths, cwd=cache.repo)
+    text = bodies.revision_comment(
+        entry, head=new, old=old, kind=kind, diff=diff or "(no diff)", moved=moved
+    )
     try:
         gh.create_comment(entry.upstream, number, text)
     except LockedError:
