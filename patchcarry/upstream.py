@@ -117,6 +117,9 @@ def _scratch_repo(url: str, work_dir: Path) -> Path:
         git.set_config("remote.origin.uploadpack", git.LOCAL_UPLOAD_PACK, cwd=work_dir)
     else:
         git.unset_config("remote.origin.uploadpack", cwd=work_dir)
+    # a cache an earlier version (or a fetch killed before its repair) left with history cut
+    # where the parents are here reads as whole again before anything reads it
+    git.keep_known_history(cwd=work_dir)
     return work_dir
 
 
@@ -126,8 +129,12 @@ def _have(repo: Path) -> dict[str, str]:
 
 
 def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: str) -> None:
+    """Fetch each wanted commit not yet here with `depth` commits of history. One here is
+    fetched again when git says its history is shorter than that: at depth 2 (a PR head and
+    its parents) a commit at the shallow boundary, whose parents are not here."""
     have = _have(fetched.repo)
-    refspecs = [f"+{sha}:{ref}" for ref, sha in wants.items() if have.get(ref) != sha]
+    cut = git.shallow_commits(cwd=fetched.repo) if depth > 1 else set()
+    refspecs = [f"+{sha}:{ref}" for ref, sha in wants.items() if have.get(ref) != sha or sha in cut]
     if not refspecs:
         return
     progress.say(f"fetching {what} from {fetched.upstream} (blob-less, depth {depth}) ...")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from patchcarry import git, patchrules
 from patchcarry.check.report import FileDrift, Identity, PatchApply
-from patchcarry.errors import BadInputError
+from patchcarry.errors import BadInputError, UpstreamError
 from patchcarry.patchfile import Hunk, Patch
 
 _OFFSET_RE = re.compile(r"^Hunk #\d+ succeeded at \d+ \(offset (-?\d+) lines?\)", re.MULTILINE)
@@ -213,6 +213,18 @@ def _exact(chunk: str) -> list[str]:
     return [line.rstrip() for sign in "-+" for line in _changed(chunk, sign)]
 
 
+def _root_or_cut(repo: Path, number: int, head: str) -> list[str]:
+    """What a head without parents is compared with: a root commit's change is its whole
+    tree (against the empty tree, as `git show` shows it); a head at the shallow boundary has
+    parents this cache never got, and its change cannot be told (UpstreamError, exit 4)."""
+    if head in git.shallow_commits(cwd=repo):
+        raise UpstreamError(
+            f"#{number}'s head {head[:12]} came without its parents, so its change cannot be "
+            "told from it: re-run (the check fetches them)"
+        )
+    return [git.empty_tree(cwd=repo)]
+
+
 def identity(repo: Path, fix: Patch | list[tuple[str, str]], number: int, head: str) -> Identity:
     """Compare our fix (a patch, or its per-file diff sections) with PR `number`'s change
     (`git patch-id --verbatim`, then per file). A
@@ -220,7 +232,7 @@ def identity(repo: Path, fix: Patch | list[tuple[str, str]], number: int, head: 
     the base branch into the PR; only a parent whose change has the fix's files is diffed),
     else against the parent with the fewest changed files."""
     ours_files = patch_files(fix) if isinstance(fix, Patch) else fix
-    parents = git.commit_parents(head, cwd=repo)
+    parents = git.commit_parents(head, cwd=repo) or _root_or_cut(repo, number, head)
     merge = len(parents) > 1
     counts = {p: len(git.changed_paths(p, head, cwd=repo)) for p in parents}
     ours_text = "".join(section for _, section in ours_files)

@@ -87,6 +87,7 @@ from patchcarry.git.repo import (
     unset_config,
 )
 from patchcarry.git.runner import GitCommitHash, git, git_bytes
+from patchcarry.git.shallow import keep_known_history
 from patchcarry.git.trees import (
     SPECIAL_MODES,
     blob_ids,
@@ -95,6 +96,7 @@ from patchcarry.git.trees import (
     changes_under,
     diff_files,
     diff_paths,
+    empty_tree,
     encode,
     hunk_ranges,
     modes_at,
@@ -139,6 +141,7 @@ __all__ = [
     "descendants",
     "diff_files",
     "diff_paths",
+    "empty_tree",
     "encode",
     "fetch_blobless",
     "fetch_commit",
@@ -157,6 +160,7 @@ __all__ = [
     "is_ancestor",
     "is_modified",
     "is_valid_branch_name",
+    "keep_known_history",
     "last_commit_of",
     "ls_remote_branch",
     "ls_remote_refs",
