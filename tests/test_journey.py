@@ -8,7 +8,9 @@ traceback, and a second run writes nothing."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from testing import github_scenarios as sc
 from testing import journey as jr
 from testing import widgets as wd
 from testing.fake_github import FakeGitHub, GitHubState
+from testing.plain_install import checkout_wheel, plain_venv
 
 
 @pytest.fixture(scope="module")
@@ -178,3 +181,50 @@ def test_a_cache_an_earlier_fetch_cut_reads_whole_again(template, tmp_path) -> N
     upstream.fetch(str(w.bare), base_commits=[], branches=["main"], pulls=[11],
                    work_dir=tmp_path / "cache")  # fmt: skip
     assert len(git.commit_parents(head, cwd=cache)) == 1
+
+
+def test_a_stranger_s_journey_from_an_installed_package_in_an_empty_folder(
+    template: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The same journey once through `pip install .` (testing/plain_install.py) in an empty
+    folder: their one-commit PR, no fork yet, `patchcarry` run as a program each step."""
+    py, site = plain_venv(checkout_wheel(tmp_path_factory), tmp_path / "venv")
+    shape = jr.SHAPES["one-commit"]
+    w = jr.copy(template, tmp_path / "w")
+    gh = FakeGitHub(GitHubState(fork_storage=tmp_path)).start()
+    try:
+        jr.load(gh.state, w, shape, "new-fork")
+        folder = tmp_path / "my-prs"
+        folder.mkdir()
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "GITHUB_TOKEN")}
+        env.update(GH_HOST=gh.url, GH_TOKEN=sc.TOKEN, HOME=str(tmp_path / "home"),
+                   XDG_CACHE_HOME=str(tmp_path / "cache"),
+                   XDG_CONFIG_HOME=str(tmp_path / "config"))  # fmt: skip
+
+        def patchcarry(*argv: str, code: int, wrote: bool = False) -> str:
+            """`patchcarry ARGV` as a program: exit `code`, no traceback, API writes or none."""
+            writes = len(gh.writes())
+            done = subprocess.run([py, site / "bin" / "patchcarry", *argv], cwd=folder, env=env,
+                                  capture_output=True, text=True, timeout=300)  # fmt: skip
+            said = f"{shlex.join(argv)} exited {done.returncode}:\n{done.stdout}{done.stderr}"
+            assert "Traceback" not in done.stdout + done.stderr, said
+            assert done.returncode == code, said
+            assert (len(gh.writes()) > writes) == wrote, said
+            return done.stdout
+
+        found = patchcarry("scan", "--all", code=1)
+        assert f"adopt: patchcarry adopt {wd.REPO}#{shape.number}" in found
+        patchcarry("adopt", f"{wd.REPO}#{shape.number}", "--manifest", "patches/series.toml",
+                   code=0)  # fmt: skip
+        patchcarry("resubmit", "--dry-run", code=0)
+        patchcarry("resubmit", code=0, wrote=True)
+        patchcarry("resubmit", code=0)
+        patchcarry("check", code=0)
+        (new,) = [p for (r, n), p in gh.state.pulls.items() if r == wd.REPO and n != shape.number]
+        fork = Path(gh.state.repos[wd.FORK].clone_url)
+        jr.land(w, gh.state, fork, shape.branch, new.number, shape.title, "squash")
+        assert "result: landed upstream" in patchcarry("check", code=0)
+        patchcarry("retire", "grid", code=0)
+        assert "landed = {" in (folder / "patches" / "series.toml").read_text()
+    finally:
+        gh.stop()
