@@ -130,11 +130,15 @@ def _have(repo: Path) -> dict[str, str]:
 
 def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: str) -> None:
     """Fetch each wanted commit not yet here with `depth` commits of history. One here is
-    fetched again when git says its history is shorter than that: at depth 2 (a PR head and
-    its parents) a commit at the shallow boundary, whose parents are not here."""
-    have = _have(fetched.repo)
-    cut = git.shallow_commits(cwd=fetched.repo) if depth > 1 else set()
-    refspecs = [f"+{sha}:{ref}" for ref, sha in wants.items() if have.get(ref) != sha or sha in cut]
+    fetched again when git says its history is shorter than that: one of its newest
+    `depth - 1` commits is at the shallow boundary (its parents are not here)."""
+    have, repo = _have(fetched.repo), fetched.repo
+    cut = git.shallow_commits(cwd=repo) if depth > 1 else set()
+    refspecs = [
+        f"+{sha}:{ref}"
+        for ref, sha in wants.items()
+        if have.get(ref) != sha or (cut and cut & set(git.newest(sha, depth - 1, cwd=repo)))
+    ]
     if not refspecs:
         return
     progress.say(f"fetching {what} from {fetched.upstream} (blob-less, depth {depth}) ...")
@@ -156,12 +160,15 @@ def fetch(
     branches: list[str],
     pulls: list[int],
     work_dir: Path | None = None,
+    pull_depth: int = 2,
 ) -> FetchedUpstream:
-    """Fetch the named commits from `upstream` into a scratch repo; UpstreamError (exit 4)
-    when upstream is unreachable or a branch, PR head or commit is missing there."""
+    """Fetch the named commits from `upstream` into a scratch repo, each PR head with
+    `pull_depth` commits of history (2: its parents; a PR of N commits needs N + 1 to reach
+    where it left its base branch); UpstreamError (exit 4) when upstream is unreachable or a
+    branch, PR head or commit is missing there."""
     url = remote_url(upstream)
     with claimed(url, work_dir) as chosen:
-        return _fetch_locked(upstream, url, chosen, base_commits, branches, pulls)
+        return _fetch_locked(upstream, url, chosen, base_commits, branches, pulls, pull_depth)
 
 
 @contextlib.contextmanager
@@ -197,6 +204,7 @@ def _fetch_locked(
     base_commits: list[str],
     branches: list[str],
     pulls: list[int],
+    pull_depth: int = 2,
 ) -> FetchedUpstream:
     repo = _scratch_repo(url, work_dir)
     start = object_bytes(repo)
@@ -225,7 +233,7 @@ def _fetch_locked(
     shallow.update({f"refs/patchcarry/heads/{b}": sha for b, sha in fetched.branch_tips.items()})
     _fetch(fetched, shallow, 1, f"base commit(s) {', '.join(base_commits)} or branch tips")
     heads = {f"refs/patchcarry/pull/{n}": sha for n, sha in fetched.pull_heads.items()}
-    _fetch(fetched, heads, 2, "PR heads " + ", ".join(f"#{n}" for n in pulls))
+    _fetch(fetched, heads, pull_depth, "PR heads " + ", ".join(f"#{n}" for n in pulls))
     return fetched
 
 

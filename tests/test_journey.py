@@ -42,6 +42,7 @@ class Journey:
     gh: FakeGitHub
     w: wd.Widgets
     shape: jr.Shape
+    fork_state: str
     series: Path
     capsys: pytest.CaptureFixture[str]
     steps: list[Step] = dataclasses.field(default_factory=list)
@@ -93,7 +94,7 @@ def journey(tmp_path, template, monkeypatch, capsys, request) -> Journey:
     monkeypatch.setenv("GH_HOST", gh.url)
     monkeypatch.setenv("GITHUB_TOKEN", sc.TOKEN)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    return Journey(gh, w, shape, project / "patches" / "series.toml", capsys)
+    return Journey(gh, w, shape, fork_state, project / "patches" / "series.toml", capsys)
 
 
 CASES = [  # (shape, the fork's starting state, how upstream lands it)
@@ -135,10 +136,14 @@ def test_the_ordinary_journey(journey: Journey, landing: str) -> None:
     wrote = j.run("resubmit", code=0)
     assert wrote.writes > 0
     (new,) = [p for (r, n), p in j.gh.state.pulls.items() if r == wd.REPO and n != shape.number]
-    j.again("resubmit", code=0)
-    j.run("check", code=0)
     fork = j.fork()
-    assert fork is not None
+    assert fork is not None and new.head_label == f"{sc.OWNER}:{shape.branch}"
+    tip = git.rev_parse(f"refs/heads/{shape.branch}", cwd=fork)
+    if j.fork_state == "other":  # what the branch held stays: the fix goes on top
+        assert git.is_ancestor(git.rev_parse("refs/other", cwd=j.w.work), tip, cwd=fork)
+    j.again("resubmit", code=0)
+    checked = j.run("check", code=0)  # what is carried is the PR's own change, every shape
+    assert f"#{shape.number} " in checked.out and "identical (same git patch-id)" in checked.out
     jr.land(j.w, j.gh.state, fork, shape.branch, new.number, shape.title, landing)
     landed = j.run("check", code=0)
     assert f"result: landed upstream, nothing to carry: {entry.name}" in landed.out, landed.out

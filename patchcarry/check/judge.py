@@ -7,7 +7,7 @@ import io
 import re
 import tempfile
 import tokenize
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from patchcarry import git, patchrules
@@ -225,15 +225,23 @@ def _root_or_cut(repo: Path, number: int, head: str) -> list[str]:
     return [git.empty_tree(cwd=repo)]
 
 
-def identity(repo: Path, fix: Patch | list[tuple[str, str]], number: int, head: str) -> Identity:
+def identity(
+    repo: Path,
+    fix: Patch | list[tuple[str, str]],
+    number: int,
+    head: str,
+    also: Sequence[str] = (),
+) -> Identity:
     """Compare our fix (a patch, or its per-file diff sections) with PR `number`'s change
     (`git patch-id --verbatim`, then per file). A
     merge head's change is taken against the parent it is identical to, if any (a merge of
     the base branch into the PR; only a parent whose change has the fix's files is diffed),
-    else against the parent with the fewest changed files."""
+    then against the ancestors in `also` (where a PR of several commits left its base
+    branch), else against the one with the fewest changed files."""
     ours_files = patch_files(fix) if isinstance(fix, Patch) else fix
     parents = git.commit_parents(head, cwd=repo) or _root_or_cut(repo, number, head)
     merge = len(parents) > 1
+    parents += [a for a in dict.fromkeys(also) if a not in parents]
     counts = {p: len(git.changed_paths(p, head, cwd=repo)) for p in parents}
     ours_text = "".join(section for _, section in ours_files)
     ours = dict(ours_files)
