@@ -1,9 +1,12 @@
 """Gets just enough of upstream for `check`: named commits, shallow, without blobs.
 
 Into a scratch bare repo (a cache) it fetches only the pinned base commits and the base
-branches' tips (`--depth 1`) and each superseded PR's `refs/pull/N/head` (`--depth 2`, so a
-merge head's parents are there), all with `--filter=blob:none`. File contents are read with
-`git show REV:PATH`, which fetches just that blob. Never a full clone.
+branches' tips (`--depth 1`) and each superseded PR's `refs/pull/N/head` (`pull_depth`: at
+least 2, so a merge head's parents are there; one more than the entry's patches, so a PR of
+several commits reaches where it left its base branch), all with `--filter=blob:none`. File
+contents are read with `git show REV:PATH`, which fetches just that blob. Never a full clone.
+What a later shallow fetch cuts where the parents are here stays readable
+(`git.keep_known_history`).
 """
 
 from __future__ import annotations
