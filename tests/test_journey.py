@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from patchcarry import cli, git, manifest, upstream
+from patchcarry.check import judge
+from patchcarry.errors import UpstreamError
 from testing import github_scenarios as sc
 from testing import journey as jr
 from testing import widgets as wd
@@ -233,3 +235,20 @@ def test_a_stranger_s_journey_from_an_installed_package_in_an_empty_folder(
         assert "landed = {" in (folder / "patches" / "series.toml").read_text()
     finally:
         gh.stop()
+
+
+def test_a_head_without_parents_is_a_root_or_a_clean_refusal(template, tmp_path) -> None:
+    w = jr.copy(template, tmp_path / "w")
+    root = git.rev_list("main", cwd=w.bare)[-1]  # a root commit: its change is its whole tree
+    empty = git.git("hash-object", "-t", "tree", "--stdin", cwd=w.bare, stdin="")[1].strip()
+    files = git.changed_paths(empty, root, cwd=w.bare)
+    ours = git.diff_files(empty, root, files, cwd=w.bare)
+    assert judge.identity(w.bare, ours, 1, root).result == "identical"
+    # a head fetched without its parents (git alone, depth 1): its change cannot be told
+    cache = tmp_path / "cut.git"
+    cache.mkdir()
+    git.init_bare(cache)
+    head = jr.pr_head(w, jr.SHAPES["one-commit"])
+    git.git("fetch", "-q", "--depth=1", w.bare.as_uri(), head, cwd=cache)
+    with pytest.raises(UpstreamError, match="came without its parents"):
+        judge.identity(cache, ours, 11, head)
