@@ -1,9 +1,12 @@
 """Gets just enough of upstream for `check`: named commits, shallow, without blobs.
 
 Into a scratch bare repo (a cache) it fetches only the pinned base commits and the base
-branches' tips (`--depth 1`) and each superseded PR's `refs/pull/N/head` (`--depth 2`, so a
-merge head's parents are there), all with `--filter=blob:none`. File contents are read with
-`git show REV:PATH`, which fetches just that blob. Never a full clone.
+branches' tips (`--depth 1`) and each superseded PR's `refs/pull/N/head` (`pull_depth`: at
+least 2, so a merge head's parents are there; one more than the entry's patches, so a PR of
+several commits reaches where it left its base branch), all with `--filter=blob:none`. File
+contents are read with `git show REV:PATH`, which fetches just that blob. Never a full clone.
+What a later shallow fetch cuts where the parents are here stays readable
+(`git.keep_known_history`).
 """
 
 from __future__ import annotations
@@ -117,6 +120,9 @@ def _scratch_repo(url: str, work_dir: Path) -> Path:
         git.set_config("remote.origin.uploadpack", git.LOCAL_UPLOAD_PACK, cwd=work_dir)
     else:
         git.unset_config("remote.origin.uploadpack", cwd=work_dir)
+    # a cache an earlier version (or a fetch killed before its repair) left with history cut
+    # where the parents are here reads as whole again before anything reads it
+    git.keep_known_history(cwd=work_dir)
     return work_dir
 
 
@@ -126,8 +132,16 @@ def _have(repo: Path) -> dict[str, str]:
 
 
 def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: str) -> None:
-    have = _have(fetched.repo)
-    refspecs = [f"+{sha}:{ref}" for ref, sha in wants.items() if have.get(ref) != sha]
+    """Fetch each wanted commit not yet here with `depth` commits of history. One here is
+    fetched again when git says its history is shorter than that: one of its newest
+    `depth - 1` commits is at the shallow boundary (its parents are not here)."""
+    have, repo = _have(fetched.repo), fetched.repo
+    cut = git.shallow_commits(cwd=repo) if depth > 1 else set()
+    refspecs = [
+        f"+{sha}:{ref}"
+        for ref, sha in wants.items()
+        if have.get(ref) != sha or (cut and cut & set(git.newest(sha, depth - 1, cwd=repo)))
+    ]
     if not refspecs:
         return
     progress.say(f"fetching {what} from {fetched.upstream} (blob-less, depth {depth}) ...")
@@ -149,12 +163,15 @@ def fetch(
     branches: list[str],
     pulls: list[int],
     work_dir: Path | None = None,
+    pull_depth: int = 2,
 ) -> FetchedUpstream:
-    """Fetch the named commits from `upstream` into a scratch repo; UpstreamError (exit 4)
-    when upstream is unreachable or a branch, PR head or commit is missing there."""
+    """Fetch the named commits from `upstream` into a scratch repo, each PR head with
+    `pull_depth` commits of history (2: its parents; a PR of N commits needs N + 1 to reach
+    where it left its base branch); UpstreamError (exit 4) when upstream is unreachable or a
+    branch, PR head or commit is missing there."""
     url = remote_url(upstream)
     with claimed(url, work_dir) as chosen:
-        return _fetch_locked(upstream, url, chosen, base_commits, branches, pulls)
+        return _fetch_locked(upstream, url, chosen, base_commits, branches, pulls, pull_depth)
 
 
 @contextlib.contextmanager
@@ -190,6 +207,7 @@ def _fetch_locked(
     base_commits: list[str],
     branches: list[str],
     pulls: list[int],
+    pull_depth: int = 2,
 ) -> FetchedUpstream:
     repo = _scratch_repo(url, work_dir)
     start = object_bytes(repo)
@@ -218,7 +236,7 @@ def _fetch_locked(
     shallow.update({f"refs/patchcarry/heads/{b}": sha for b, sha in fetched.branch_tips.items()})
     _fetch(fetched, shallow, 1, f"base commit(s) {', '.join(base_commits)} or branch tips")
     heads = {f"refs/patchcarry/pull/{n}": sha for n, sha in fetched.pull_heads.items()}
-    _fetch(fetched, heads, 2, "PR heads " + ", ".join(f"#{n}" for n in pulls))
+    _fetch(fetched, heads, pull_depth, "PR heads " + ", ".join(f"#{n}" for n in pulls))
     return fetched
 
 

@@ -7,12 +7,12 @@ import io
 import re
 import tempfile
 import tokenize
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from patchcarry import git, patchrules
 from patchcarry.check.report import FileDrift, Identity, PatchApply
-from patchcarry.errors import BadInputError
+from patchcarry.errors import BadInputError, UpstreamError
 from patchcarry.patchfile import Hunk, Patch
 
 _OFFSET_RE = re.compile(r"^Hunk #\d+ succeeded at \d+ \(offset (-?\d+) lines?\)", re.MULTILINE)
@@ -213,12 +213,25 @@ def _exact(chunk: str) -> list[str]:
     return [line.rstrip() for sign in "-+" for line in _changed(chunk, sign)]
 
 
+def _root_or_cut(repo: Path, number: int, head: str) -> list[str]:
+    """What a head without parents is compared with: a root commit's change is its whole
+    tree (against the empty tree, as `git show` shows it); a head at the shallow boundary has
+    parents this cache never got, and its change cannot be told (UpstreamError, exit 4)."""
+    if head in git.shallow_commits(cwd=repo):
+        raise UpstreamError(
+            f"#{number}'s head {head[:12]} came without its parents, so its change cannot be "
+            "told from it: re-run (the check fetches them)"
+        )
+    return [git.empty_tree(cwd=repo)]
+
+
 def identity(
     repo: Path,
     fix: Patch | list[tuple[str, str]],
     number: int,
     head: str,
     under: str | None = None,
+    also: Sequence[str] = (),
 ) -> Identity:
     """Compare our fix (a patch, or its per-file diff sections) with PR `number`'s change
     (`git patch-id --verbatim`, then per file). A
@@ -226,12 +239,14 @@ def identity(
     the base branch into the PR; only a parent whose change has the fix's files is diffed),
     else against the parent with the fewest changed files. `under`: the commit as many
     commits below the head as the entry has, so that a multi-commit entry is compared whole
-    with the PR's own commits, never with its last commit alone."""
+    with the PR's own commits, never with its last commit alone; then the ancestors in
+    `also` (where a PR of several commits left its base branch)."""
     ours_files = patch_files(fix) if isinstance(fix, Patch) else fix
-    parents = git.commit_parents(head, cwd=repo)
+    parents = git.commit_parents(head, cwd=repo) or _root_or_cut(repo, number, head)
     merge = len(parents) > 1
     if under is not None and under not in parents:
         parents.append(under)
+    parents += [a for a in dict.fromkeys(also) if a not in parents]
     counts = {p: len(git.changed_paths(p, head, cwd=repo)) for p in parents}
     ours_text = "".join(section for _, section in ours_files)
     ours = dict(ours_files)

@@ -22,6 +22,7 @@ from patchcarry.manifest import Entry
 
 OFFLINE_SKIPS = ["tip", "drift", "identity", "landing"]
 STATUS_APPLIES = ("clean", "offset", "fuzz")
+MAX_PULL_DEPTH = 64  # a PR head's history fetched for its identity, at most
 
 
 def _offline(entries: list[Entry], tree: Path, label: str) -> list[EntryResult]:
@@ -59,11 +60,26 @@ def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
     return CheckReport(label, "offline", _offline(entries, tree, label))
 
 
-def _identity(repo: Path, entry: Entry, number: int, head: str) -> Identity:
+def _left_base(repo: Path, entry: Entry, head: str, tip: str) -> list[str]:
+    """Where PR `head` left its base branch, as GitHub's "Files changed" takes it (its merge
+    base with the branch's tip), and the pinned base: those git finds to be its ancestors
+    in the history here (`pull_depth` brought a PR's own commits)."""
+    found = [git.merge_base(head, tip, cwd=repo), entry.base_commit]
+    return [b for b in dict.fromkeys(found) if b and git.is_ancestor(b, head, cwd=repo)]
+
+
+def pull_depth(entries: list[Entry]) -> int:
+    """How much of each PR head's history the check fetches: its own commits (one per
+    patch an adopted entry holds) and the commit it left its base branch at."""
+    return min(max([2, *(len(e.patches(with_tests=True)) + 1 for e in entries)]), MAX_PULL_DEPTH)
+
+
+def _identity(repo: Path, entry: Entry, number: int, head: str, tip: str) -> Identity:
     """Is PR `number` this entry's change: its fix commits together (a PR's series), or with
     its test commits too (a PR that carried them)? The first that is identical, else the
     fixes' verdict."""
     candidates = [list(entry.fixes)] + ([[*entry.fixes, *entry.tests]] if entry.tests else [])
+    bases = _left_base(repo, entry, head, tip)
     verdicts: list[Identity] = []
     for patches in candidates:
         files = (
@@ -76,7 +92,7 @@ def _identity(repo: Path, entry: Entry, number: int, head: str) -> Identity:
         ours = files if files is not None else judge.patch_files(entry.fix)
         under = f"{head}~{len(patches)}"
         below = git.rev_parse(under, cwd=repo) if git.rev_exists(under, cwd=repo) else None
-        verdicts.append(judge.identity(repo, ours, number, head, below))
+        verdicts.append(judge.identity(repo, ours, number, head, below, also=bases))
         if verdicts[-1].result == "identical":
             return verdicts[-1]
     return verdicts[0]
@@ -126,7 +142,7 @@ def _upstream_entry(
         applied = judge.apply_at(patches, functools.partial(fetched.show, commit))
         refs.append(RefApply(ref, label, commit, applied))
     drift = judge.drift(repo, base, tip, patches)
-    identity = [_identity(repo, entry, n, fetched.pull_heads[n]) for n in entry.supersedes]
+    identity = [_identity(repo, entry, n, fetched.pull_heads[n], tip) for n in entry.supersedes]
     fixes_at_tip = refs[1].patches[: len(entry.fixes)]
     applies = all(p.status in STATUS_APPLIES for p in fixes_at_tip)
     unfetched = history.Gap("the base branch's history since the pinned base was not read", True)
@@ -174,6 +190,7 @@ def run_checks(
             branches=sorted({e.base_branch for e in entries}),
             pulls=sorted({n for e in entries for n in e.supersedes}),
             work_dir=work_dir,
+            pull_depth=pull_depth(entries),
         )
         cost = history.HistoryCost()
         histories, gaps = history.read(

@@ -33,6 +33,7 @@ from patchcarry.git.history import (
     is_ancestor,
     last_commit_of,
     merge_base,
+    newest,
     refs_under,
     rev_exists,
     rev_list,
@@ -90,6 +91,7 @@ from patchcarry.git.repo import (
     unset_config,
 )
 from patchcarry.git.runner import GitCommitHash, git, git_bytes
+from patchcarry.git.shallow import keep_known_history
 from patchcarry.git.trees import (
     SPECIAL_MODES,
     blob_ids,
@@ -98,6 +100,7 @@ from patchcarry.git.trees import (
     changes_under,
     diff_files,
     diff_paths,
+    empty_tree,
     encode,
     hunk_ranges,
     modes_at,
@@ -144,6 +147,7 @@ __all__ = [
     "descendants",
     "diff_files",
     "diff_paths",
+    "empty_tree",
     "encode",
     "fetch_blobless",
     "fetch_commit",
@@ -162,6 +166,7 @@ __all__ = [
     "is_ancestor",
     "is_modified",
     "is_valid_branch_name",
+    "keep_known_history",
     "last_commit_of",
     "ls_remote_branch",
     "ls_remote_refs",
@@ -169,6 +174,7 @@ __all__ = [
     "mailinfo",
     "mailsplit",
     "merge_base",
+    "newest",
     "merge_file",
     "modes_at",
     "names_in",

@@ -97,6 +97,12 @@ def rev_list(include: str, *exclude: str, cwd: Path) -> list[str]:
     return out.split()
 
 
+def newest(rev: str, count: int, *, cwd: Path) -> list[str]:
+    """The newest `count` commits reachable from `rev` (all parents), as git walks them."""
+    _, out, _ = git("rev-list", f"--max-count={count}", "--end-of-options", rev, "--", cwd=cwd)
+    return out.split()
+
+
 def rev_list_with_parents(include: str, *exclude: str, cwd: Path) -> list[tuple[str, list[str]]]:
     """`rev_list`, each commit with its parents (newest first)."""
     _, out, _ = git("rev-list", "--parents", include, *(f"^{e}" for e in exclude), "--", cwd=cwd)

@@ -9,6 +9,7 @@ from patchcarry.errors import NetworkError
 from patchcarry.git.env import NETWORK_ARGS, credential_args, plain_tree_env
 from patchcarry.git.history import rev_parse, shallow_commits
 from patchcarry.git.runner import GitCommitHash, git
+from patchcarry.git.shallow import keep_known_history
 
 # Local upstreams (paths, file:// URLs) are served by a local upload-pack; these settings let
 # it honour --filter and wants by sha, as GitHub does. Never used for network URLs.
@@ -83,6 +84,8 @@ def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> Git
         ref,
         cwd=cwd,
     )
+    if shallow:
+        keep_known_history(cwd=cwd)
     return rev_parse("FETCH_HEAD", cwd=cwd)
 
 
@@ -100,7 +103,8 @@ def fetch_partial(
     """Shallow, blob-less (or, with `object_filter="tree:0"`, tree-less) fetch of `refspecs`
     (`<sha>:<local ref>`): `depth` commits, or every commit newer than the epoch `since`
     (the landing check's history), or `deepen` more commits under every shallow boundary
-    already here (`git fetch --deepen`); (code, stderr).
+    already here (`git fetch --deepen`); (code, stderr). Commits it cuts whose parents are
+    here stay whole (`shallow.keep_known_history`).
 
     With `progress`, git's progress goes straight to the terminal (stderr comes back empty).
     """
@@ -124,6 +128,7 @@ def fetch_partial(
         check=False,
         stream_stderr=progress,
     )
+    keep_known_history(cwd=cwd)
     return code, err
 
 
@@ -131,7 +136,8 @@ def fetch_blobless(
     remote: str, refspecs: list[str], *, cwd: Path, depth: int = 1, filter: str = "blob:none"
 ) -> None:
     """Fetch `refspecs` from the named promisor `remote`, shallow (`depth` commits; DEEPEST:
-    the whole history, deepening what an earlier shallow fetch cut) and without blobs."""
+    the whole history, deepening what an earlier shallow fetch cut) and without blobs; what
+    it cuts where the parents are here stays whole (`shallow.keep_known_history`)."""
     _remote_read(
         f"{', '.join(r.rpartition(':')[0].lstrip('+')[:12] for r in refspecs)} from {remote}",
         *credential_args(),
@@ -148,6 +154,7 @@ def fetch_blobless(
         *refspecs,
         cwd=cwd,
     )
+    keep_known_history(cwd=cwd)
 
 
 def prefetch_blobs(remote: str, blobs: list[str], *, cwd: Path) -> None:

@@ -52,6 +52,13 @@ def changed_paths(old: str, new: str, *, cwd: Path) -> list[str]:
     return [text(p) for p in out.split(b"\0") if p]
 
 
+def empty_tree(*, cwd: Path) -> str:
+    """The empty tree's id in this repository's hash (what a root commit's change is taken
+    against); git knows it without storing it."""
+    _, out, _ = git("hash-object", "-t", "tree", "--stdin", cwd=cwd, stdin="")
+    return out.strip()
+
+
 def changes_under(
     commit: str, path: str, *, cwd: Path, first_parent: str | None = None
 ) -> list[tuple[str, str, str]]:

@@ -1,0 +1,97 @@
+"""The shallow boundary of the tool's caches: drawn by the commits they hold, never by the
+order they were fetched in.
+
+A `--depth` (or `--shallow-since`) fetch makes git record every commit at the server's cut
+in `.git/shallow`, even one whose parents the repository already holds: fetching a commit at
+depth 1 that an earlier fetch brought in with its parents hides those parents from every
+later read (`git rev-list --parents` shows none, `merge-base` finds nothing). What the tool
+reads about history would then depend on which fetch ran last. After each shallow fetch,
+`keep_known_history` takes back every boundary whose parents are all here: the boundary is
+then exactly the commits whose parents were never fetched, and git's own reads (`rev-list`,
+`merge-base --is-ancestor`, `git rev-parse --is-shallow-repository`) answer from that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from patchcarry.git.runner import git, git_bytes
+
+
+def shallow_file(*, cwd: Path) -> Path:
+    """`.git/shallow` (a bare repository's `shallow`) of the repository at `cwd`."""
+    _, out, _ = git("rev-parse", "--git-path", "shallow", cwd=cwd)
+    return Path(cwd) / out.strip()
+
+
+def _parents(commits: set[str], *, cwd: Path) -> dict[str, list[str]]:
+    """Each commit's parents as its object records them (the shallow file hides them from
+    every other read). Only commits that are here are asked for: nothing is fetched."""
+    wanted = sorted(commits)
+    if not wanted:
+        return {}
+    _, out, _ = git_bytes(
+        "cat-file", "--batch", cwd=cwd, stdin="".join(f"{c}\n" for c in wanted).encode()
+    )
+    found: dict[str, list[str]] = {}
+    at = 0
+    while at < len(out):
+        end = out.index(b"\n", at)
+        sha, kind, *rest = out[at:end].decode().split(" ")
+        size = int(rest[0]) if rest else 0
+        header = out[end + 1 : end + 1 + size].split(b"\n\n", 1)[0]
+        at = end + 1 + size + (1 if rest else 0)
+        if kind == "commit":
+            found[sha] = [
+                line.removeprefix(b"parent ").decode()
+                for line in header.split(b"\n")
+                if line.startswith(b"parent ")
+            ]
+    return found
+
+
+def _present(commits: set[str], *, cwd: Path) -> set[str]:
+    """Which of `commits` this repository holds, asked so that git fetches none it lacks
+    (`--missing=allow-any`: a partial clone's lazy fetch is off; `--ignore-missing`)."""
+    if not commits:
+        return set()
+    _, out, _ = git(
+        "rev-list", "--missing=allow-any", "--ignore-missing", "--no-walk", "--stdin",
+        cwd=cwd, stdin="".join(f"{c}\n" for c in sorted(commits)),
+    )  # fmt: skip
+    return set(out.split())
+
+
+def keep_known_history(*, cwd: Path) -> set[str]:
+    """Take out of the shallow file every commit whose parents are all in this repository
+    (history an earlier fetch brought, which a later shallow fetch cut); the commits taken
+    out. Written as git writes it (`shallow.lock`, then renamed); left alone while another
+    git holds that lock."""
+    path = shallow_file(cwd=cwd)
+    if not path.is_file():
+        return set()
+    boundary = path.read_text().split()
+    parents = _parents(_present(set(boundary), cwd=cwd), cwd=cwd)
+    present = _present({p for ps in parents.values() for p in ps}, cwd=cwd)
+    known = {c for c, ps in parents.items() if ps and all(p in present for p in ps)}
+    if not known:
+        return set()
+    lock = path.with_name(path.name + ".lock")
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return set()
+    try:
+        kept = [c for c in boundary if c not in known]
+        with os.fdopen(fd, "w") as handle:
+            handle.write("".join(f"{c}\n" for c in kept))
+        if kept:
+            os.replace(lock, path)
+        else:  # no boundary left: a complete repository has no shallow file (as git leaves it)
+            path.unlink()
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+    return known
