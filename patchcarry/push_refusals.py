@@ -8,6 +8,7 @@ import re
 
 from patchcarry import push_protection
 from patchcarry.errors import FatalError
+from patchcarry.git.sha import short
 
 
 class LeaseRejected(FatalError):
@@ -106,7 +107,7 @@ def raise_push_failure(
     if any(r.summary == "[rejected]" and r.why in _LEASE for r in results):
         raise LeaseRejected(
             f"push to {branch} refused by the lease: the fork branch is no longer at "
-            f"{(expected or 'absent')[:12]} (someone pushed to it); inspect it, then re-run"
+            f"{short(expected or 'absent')} (someone pushed to it); inspect it, then re-run"
         )
     if lagging:
         raise FatalError(

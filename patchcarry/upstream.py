@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from patchcarry import cachedir, git, hosts, progress
 from patchcarry.errors import BadInputError, NetworkError, UpstreamError
+from patchcarry.git.sha import short
 from patchcarry.proc import CalledProcessError
 
 if TYPE_CHECKING:
@@ -245,7 +246,7 @@ def checkout_tree(
         try:
             git.sparse_worktree(fetched.repo, commit, paths, dest)
         except CalledProcessError as exc:
-            msg = f"could not check out {commit[:12]} from {fetched.upstream}: {exc}"
+            msg = f"could not check out {short(commit)} from {fetched.upstream}: {exc}"
             raise UpstreamError(msg) from None
     return dest
 

@@ -804,12 +804,12 @@ def test_a_new_pr_reads_as_upstreams_template_with_its_own_fix_measured_and_a_te
     assert "the same count is 268,435,456 B (0.27 GB)" in impact_block
     assert not re.search(r"\breset\b|\bboth\b", impact_block)  # #6338's rows are not here
     link = f"https://github.com/carrier/patches/blob/{sha}/evidence/{impact.CPU_EVIDENCE}"
-    assert f"[`evidence/{impact.CPU_EVIDENCE}`]({link}) at {sha[:7]}" in impact_block
+    assert f"[`evidence/{impact.CPU_EVIDENCE}`]({link}) at {sha[:12]}" in impact_block
     assert "; reproduce: `scripts/measure --upstream " in impact_block
     assert "--variants unpatched,fix " in impact_block
 
     assert f"- The test this PR adds: `{pb.TEST_COMMAND}`" in section
-    assert f"applies cleanly to dev at {w.upstream.base_commit[:7]} (2026-01-01)" in section
+    assert f"applies cleanly to dev at {w.upstream.base_commit[:12]} (2026-01-01)" in section
     assert not any(words in body for words in pb.TOOL_WORDS)
 
     assert section.count("Re-submission of #6117") == 1 and "re-submits" not in body

@@ -16,6 +16,7 @@ from patchcarry.check.report import (
     RefApply,
     Verdict,
 )
+from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
 from patchcarry.units import human_bytes
 
@@ -48,9 +49,9 @@ def _drift_line(d: FileDrift) -> str:
 
 
 def _identity_line(i: Identity) -> str:
-    head = f"#{i.pr} {i.head[:7]}"
+    head = f"#{i.pr} {short(i.head)}"
     if i.merge:
-        head += f" (merge; change taken against parent {i.compared_to[:7]})"
+        head += f" (merge; change taken against parent {short(i.compared_to)})"
     if i.result == "identical":
         return f"{head}: identical (same git patch-id)"
     kind = "comments/whitespace only" if i.comments_only else "code differs"
@@ -62,9 +63,9 @@ def commit_words(landing: Landing) -> str:
     c = landing.commit
     if c is None:
         return "no single commit found"
-    words = f"{c.sha[:12]} {c.subject!r}" + (f" (PR #{c.pr})" if c.pr else "")
+    words = f"{short(c.sha)} {c.subject!r}" + (f" (PR #{c.pr})" if c.pr else "")
     m = landing.merged_by
-    return words + (f", brought by merge {m.sha[:12]} {m.subject!r}" if m is not None else "")
+    return words + (f", brought by merge {short(m.sha)} {m.subject!r}" if m is not None else "")
 
 
 def landing_lines(landing: Landing) -> list[str]:
@@ -78,7 +79,7 @@ def landing_lines(landing: Landing) -> list[str]:
     lines += [f"  by: {e}" for e in landing.evidence]
     if landing.changed_since:
         what = "also" if landing.verdict == Verdict.SUPERSEDED else "changed since by"
-        lines += [f"  {what}: {c.sha[:12]} {c.subject!r}" for c in landing.changed_since]
+        lines += [f"  {what}: {short(c.sha)} {c.subject!r}" for c in landing.changed_since]
     lines += [f"  partial: {p}" for p in landing.partial]
     if landing.next:
         lines.append(f"  next: {landing.next}")
@@ -206,7 +207,7 @@ def _at(ref: RefApply, entry: Entry, dates: Mapping[str, str]) -> str:
     if ref.commit is None:
         return ref.label
     when = f" ({dates[ref.commit]})" if dates.get(ref.commit) else ""
-    return f"{entry.base_branch} at {ref.commit[:7]}{when}"
+    return f"{entry.base_branch} at {short(ref.commit)}{when}"
 
 
 def _applies(status: str, offsets: list[int], at: str) -> str:
@@ -233,7 +234,7 @@ def review_sentences(result: EntryResult, entry: Entry, dates: Mapping[str, str]
             continue  # the tip is the base: said once
         seen.add(ref.commit or "")
         lines.append(_applies(ref.status, ref.offsets, _at(ref, entry, dates)))
-    since = f"{entry.base_branch} since {entry.base_commit[:7]}"
+    since = f"{entry.base_branch} since {short(entry.base_commit)}"
     for d in result.drift or []:
         if d.new_file:
             lines.append(f"{d.path} is a new file")

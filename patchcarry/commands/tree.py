@@ -9,6 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from patchcarry.git.sha import short
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from patchcarry.upstream import DEFAULT_UPSTREAM, TREE_PATHS
@@ -53,6 +55,6 @@ def run(args: argparse.Namespace) -> int:
     commit = fetched.branch_tips[entry.base_branch] if at_tip else entry.base_commit
     tree = upstream.checkout_tree(fetched, commit, args.dest, args.paths or upstream.TREE_PATHS)
     kib = fetched.bytes_fetched / 1024
-    print(f"{commit[:12]} checked out; fetched {kib:.1f} KiB this run", file=sys.stderr)
+    print(f"{short(commit)} checked out; fetched {kib:.1f} KiB this run", file=sys.stderr)
     print(tree)
     return 0

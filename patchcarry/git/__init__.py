@@ -86,7 +86,8 @@ from patchcarry.git.repo import (
     toplevel,
     unset_config,
 )
-from patchcarry.git.runner import GitCommitHash, git, git_bytes
+from patchcarry.git.runner import git, git_bytes
+from patchcarry.git.sha import Sha, short
 from patchcarry.git.trees import (
     SPECIAL_MODES,
     blob_ids,
@@ -110,7 +111,7 @@ from patchcarry.git.trees import (
 __all__ = [
     "CACHE_CONFIG",
     "DEEPEST",
-    "GitCommitHash",
+    "Sha",
     "ISOLATED",
     "LITERAL",
     "LOCAL_UPLOAD_PACK",
@@ -187,6 +188,7 @@ __all__ = [
     "rev_parse",
     "set_config",
     "shallow_commits",
+    "short",
     "show_file",
     "sparse_worktree",
     "special_at",

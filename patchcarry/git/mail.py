@@ -11,12 +11,11 @@ from patchcarry import proc
 from patchcarry.errors import GitReadError
 from patchcarry.git.env import plain_tree_env
 from patchcarry.git.history import rev_parse
-from patchcarry.git.runner import GitCommitHash, git, git_bytes
+from patchcarry.git.runner import git, git_bytes
+from patchcarry.git.sha import Sha
 
 
-def am(
-    patches: list[Path], *, cwd: Path, committer_name: str, committer_email: str
-) -> GitCommitHash:
+def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: str) -> Sha:
     """`git am` the patches on HEAD, keeping authorship and message (sign-off included).
     `--keep-cr`: a line of a CRLF file keeps its CR (as `patchfile` reads the patch).
 

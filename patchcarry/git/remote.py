@@ -8,7 +8,8 @@ from pathlib import Path
 from patchcarry.errors import NetworkError
 from patchcarry.git.env import NETWORK_ARGS, credential_args, plain_tree_env
 from patchcarry.git.history import rev_parse, shallow_commits
-from patchcarry.git.runner import GitCommitHash, git
+from patchcarry.git.runner import git
+from patchcarry.git.sha import Sha, short
 
 # Local upstreams (paths, file:// URLs) are served by a local upload-pack; these settings let
 # it honour --filter and wants by sha, as GitHub does. Never used for network URLs.
@@ -20,7 +21,7 @@ LOCAL_UPLOAD_PACK = (
 DEEPEST = 2147483647  # git's "infinite" depth: a fetch at it deepens every shallow boundary
 
 
-def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> GitCommitHash | None:
+def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> Sha | None:
     """The commit `refs/heads/<branch>` has at `url`, or None when the branch is absent."""
     _, out, _ = git(
         *credential_args(url), "ls-remote", "--end-of-options", url, f"refs/heads/{branch}", cwd=cwd
@@ -28,7 +29,7 @@ def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> GitCommitHash | Non
     for line in out.splitlines():
         sha, _, ref = line.partition("\t")
         if ref == f"refs/heads/{branch}":
-            return GitCommitHash(sha)
+            return Sha(sha)
     return None
 
 
@@ -69,7 +70,7 @@ def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, s
     return found
 
 
-def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> GitCommitHash:
+def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> Sha:
     """Fetch `ref` (a branch, a refs/... name or a full sha) from `url`; the commit it names."""
     depth = ("--depth=1",) if shallow else ()
     git(
@@ -129,7 +130,7 @@ def fetch_blobless(
     """Fetch `refspecs` from the named promisor `remote`, shallow (`depth` commits; DEEPEST:
     the whole history, deepening what an earlier shallow fetch cut) and without blobs."""
     _remote_read(
-        f"{', '.join(r.rpartition(':')[0].lstrip('+')[:12] for r in refspecs)} from {remote}",
+        f"{', '.join(short(r.rpartition(':')[0].lstrip('+')) for r in refspecs)} from {remote}",
         *credential_args(),
         "-c",
         "protocol.version=2",

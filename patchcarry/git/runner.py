@@ -13,13 +13,10 @@ import time
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NewType
 
 from patchcarry import cachedir, hosts, limits, proc
 from patchcarry.errors import NetworkError
 from patchcarry.git.env import NETWORK_ARGS, no_git_env, secrets_for
-
-GitCommitHash = NewType("GitCommitHash", str)
 
 
 def git(

@@ -21,6 +21,7 @@ from typing import Any
 
 from patchcarry import git, inputs, install
 from patchcarry.errors import BadInputError
+from patchcarry.git.sha import short
 from patchcarry.measure import model
 from patchcarry.units import human_bytes
 
@@ -95,13 +96,17 @@ def _config(s: dict[str, Any]) -> str:
 LABELS = {"fix": "the fix frees", "reset": "the reset frees", "both": "both fixes free"}
 
 
+def _tree(doc: dict[str, Any]) -> str:
+    return short(str(doc["tree"]["commit"] or doc["tree"]["label"]))
+
+
 def gpu_sentence(doc: dict[str, Any], variant: str | None = None) -> str:
     """The training-loop measurement in words: of `variant` ("this change"), or of every
     fix variant (the README's account of both fixes)."""
     s, base = doc["shape"], _variant(doc["variants"], "unpatched")
     head = (
         f"On {doc['hardware']['gpu']}, upstream's own `pretrain_gpt.py` at "
-        f"{str(doc['tree']['commit'] or doc['tree']['label'])[:12]} ({_config(s)}, full "
+        f"{_tree(doc)} ({_config(s)}, full "
         "recompute):"
     )
     labels = {variant: "this change frees"} if variant else LABELS
@@ -128,7 +133,7 @@ def cpu_paragraphs(doc: dict[str, Any], variant: str) -> str:
     s, own = run["shape"], _variant(run["variants"], variant)
     where = (
         f"On CPU, upstream's `GPTModel` with `HyperConnectionTransformerLayer` at "
-        f"{str(doc['tree']['commit'] or doc['tree']['label'])[:7]} ({_config(s)}, full recompute)"
+        f"{_tree(doc)} ({_config(s)}, full recompute)"
     )
     if own is None:
         return f"{where}: the `{variant}` variant was not measured."
@@ -178,7 +183,7 @@ def evidence_link(path: Path) -> str:
         return f"`{rel}` (not committed)"
     web = web_url(git.remote_url_of("origin", cwd=root) or "")
     name = f"[`{rel}`]({web}/blob/{sha}/{rel})" if web else f"`{rel}`"
-    return f"{name} at {sha[:7]}"
+    return f"{name} at {short(sha)}"
 
 
 _REMOTE_RES = (

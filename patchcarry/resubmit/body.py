@@ -11,6 +11,7 @@ from typing import Any
 
 from patchcarry import carried_tests
 from patchcarry import pr_template as templates
+from patchcarry.git.sha import short
 from patchcarry.github_types import Pull
 from patchcarry.manifest import Entry
 from patchcarry.measure.impact import Impact
@@ -108,7 +109,7 @@ def _resubmission(entry: Entry, superseded: Sequence[Classification], base: str)
         )
         parts.append(
             f"Re-submission of #{item.number} ({why}), from an attached fork, {entry.fork}, "
-            f"on `{entry.base_branch}` at {base[:7]}."
+            f"on `{entry.base_branch}` at {short(base)}."
         )
         if item.evidence:
             facts = "\n".join(f"- {line}" for line in item.evidence)
@@ -174,13 +175,13 @@ def render_new(entry: Entry, section: str, pr_template: str | None = None) -> st
 
 def revision_comment(entry: Entry, *, head: str, old: str | None, kind: str, diff: str) -> str:
     """The one comment per changed revision: what changed since the previous head."""
-    since = f" since `{old[:12]}`" if old else ""
+    since = f" since `{short(old)}`" if old else ""
     shown = diff if len(diff) < 60000 else diff[:60000] + "\n... (cut at 60000 characters)"
     # CommonMark closes a fence only with a run at least as long: one longer than any inside
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", shown)), default=0))
     return (
         f"{revision_marker(entry.name, head)}\n"
-        f"New revision `{head[:12]}` ({kind}){since}. Upstream CI needs a maintainer's "
+        f"New revision `{short(head)}` ({kind}){since}. Upstream CI needs a maintainer's "
         f"`/ok to test {head}` for this head.\n\n{fence}diff\n{shown.rstrip()}\n{fence}"
     )
 

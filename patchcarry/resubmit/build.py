@@ -11,6 +11,7 @@ from pathlib import Path
 
 from patchcarry import git, patchrules
 from patchcarry.errors import FatalError, UpstreamError
+from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
 from patchcarry.proc import CalledProcessError
 from patchcarry.resubmit import branch as branches
@@ -103,7 +104,7 @@ def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) ->
     except CalledProcessError as exc:
         where = f"{entry.base_branch} tip" if rebase else "the pinned base"
         raise FatalError(
-            f"{entry.name}: the patches do not apply with `git am` on {where} {base[:12]}: "
+            f"{entry.name}: the patches do not apply with `git am` on {where} {short(base)}: "
             f"{exc.err.strip().splitlines()[:1]}; run scripts/check {entry.name}"
         ) from None
     patchrules.refuse_special(entry.name, git.special_paths(base, commit, cwd=scratch))
@@ -182,7 +183,7 @@ def needs_scope(
             what = "merge commit" if len(parents[commit]) > 1 else "commit"
             against = " (against its first parent)" if what == "merge commit" else ""
             return (
-                f"{what} {commit[:12]} of the pushed history {verb} {path}{against}, which "
+                f"{what} {short(commit)} of the pushed history {verb} {path}{against}, which "
                 f"no branch of {owner} holds with those contents"
             )
     return None

@@ -11,6 +11,7 @@ from pathlib import Path
 from patchcarry import git, patchrules
 from patchcarry.check import judge
 from patchcarry.errors import FatalError
+from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
 from patchcarry.proc import CalledProcessError
@@ -186,7 +187,7 @@ class Revision:
     conflicts: list[str] = dataclasses.field(default_factory=list)
 
     def line(self) -> str:
-        return f"{self.old[:12]} ({self.author}: {self.subject})"
+        return f"{short(self.old)} ({self.author}: {self.subject})"
 
     def to_json(self) -> dict[str, object]:
         return {"sha": self.old, "author": self.author, "subject": self.subject, "why": self.why}
@@ -245,7 +246,7 @@ def revise(cache: Cache, entry: Entry, *, remote: str, live: str, stop: str) -> 
     (parent,) = git.commit_parents(found.old, cwd=cache.repo)
     ours_tree = cache.apply(parent, [fix])
     if ours_tree.failed:
-        found.conflicts.append(f"{fix.name} does not apply on {parent[:12]}, its parent")
+        found.conflicts.append(f"{fix.name} does not apply on {short(parent)}, its parent")
         return found
     with tempfile.TemporaryDirectory(prefix="patchcarry-revise-") as tmp:
         index = Path(tmp) / "index"

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import ClassVar, Literal, NotRequired, TypedDict
 
+from patchcarry.git.sha import short
 from patchcarry.github_types import Pull
 from patchcarry.manifest import Entry
 from patchcarry.measure.impact import Impact
@@ -120,7 +121,7 @@ class PushBranch(Write):
 
     @property
     def call(self) -> str:
-        commit = self.commit[:12] if self.commit else "<update>"
+        commit = short(self.commit) if self.commit else "<update>"
         return f"git push {self.fork} {commit}:refs/heads/{self.branch}"
 
     @property
@@ -131,7 +132,7 @@ class PushBranch(Write):
                 "there; no commit dropped without --rewrite; nothing when it already holds the "
                 "patches, nor on an open PR whose head holds the fix without --update-live"
             )
-        lease = self.lease[:12] if self.lease else "absent"
+        lease = short(self.lease) if self.lease else "absent"
         return f"--atomic with {record_ref(self.branch)}; lease: branch {lease}"
 
 
