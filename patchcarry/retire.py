@@ -21,9 +21,10 @@ from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, FatalError, UsageError
 from patchcarry.github import GitHub
 from patchcarry.manifest import Entry
+from patchcarry.markers import marker
 from patchcarry.pulls.ownership import own_comments
 
-MARKER = "<!-- patchcarry:landed entry={name} -->"
+MARKER = marker("landed", "entry={name}")
 
 
 @dataclasses.dataclass

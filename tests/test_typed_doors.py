@@ -31,3 +31,13 @@ def test_a_sha_is_cut_only_by_its_type() -> None:
     skip = {"git/sha.py", *NOT_YET}
     paths = [p for p in sorted(PACKAGE.rglob("*.py")) if str(p.relative_to(PACKAGE)) not in skip]
     assert [cut for p in paths for cut in _hand_cuts(p)] == []
+
+
+def test_the_tool_s_markers_are_spelled_in_one_module() -> None:
+    """Written and read back by `markers` alone: a second spelling drifts from the first."""
+    spelled = sorted(
+        str(p.relative_to(PACKAGE))
+        for p in PACKAGE.rglob("*.py")
+        if "<!-- patchcarry" in p.read_text() or "patchcarry:begin" in p.read_text()
+    )
+    assert spelled == ["markers.py"]
