@@ -518,11 +518,11 @@ class GitHub:
         except ForbiddenError:
             if self.token_kind == ACTIONS:
                 raise TokenKindError(
-                    "GITHUB_TOKEN is a GitHub App installation token (ghs_): it acts as the "
-                    'app, not as a user, so GitHub answers GET /user with 403 "Resource not '
-                    'accessible by integration" and its writes reach only repositories the '
-                    "app is installed on; use a classic token with the public_repo and "
-                    "workflow scopes (docs/operations.md)"
+                    f"{tokens.variable(self.host)} is a GitHub App installation token (ghs_): "
+                    "it acts as the app, not as a user, so GitHub answers GET /user with 403 "
+                    '"Resource not accessible by integration" and its writes reach only '
+                    "repositories the app is installed on; use a classic token with the "
+                    "public_repo and workflow scopes (docs/operations.md)"
                 ) from None
             raise
         return result

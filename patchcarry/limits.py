@@ -20,3 +20,6 @@ GIT_MAX_OUTPUT = 256 * 1024 * 1024
 # What one git call may add to a repository's object store (a fetch's pack, a lazy fetch's
 # blobs): Megatron-LM's whole history with every blob is about 1 GiB.
 GIT_MAX_WRITTEN = 8 * 1024 * 1024 * 1024
+# How long a new fork may take to appear (API, then git): GitHub's "contact support after
+# five minutes".
+FORK_WAIT_S = 300.0

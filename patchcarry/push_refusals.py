@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from patchcarry import push_protection
+from patchcarry import push_protection, tokens
 from patchcarry.errors import FatalError
 from patchcarry.git.sha import short
 
@@ -115,4 +115,5 @@ def raise_push_failure(
             "its API): retry in a minute"
         )
     last = message.splitlines()[-1] if message else "no output"
-    raise FatalError(f"git push to the fork failed: {last}; check GITHUB_TOKEN's push access")
+    need = f"check {tokens.variable()}'s push access"
+    raise FatalError(f"git push to the fork failed: {last}; {need}")

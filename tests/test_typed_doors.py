@@ -41,3 +41,17 @@ def test_the_tool_s_markers_are_spelled_in_one_module() -> None:
         if "<!-- patchcarry" in p.read_text() or "patchcarry:begin" in p.read_text()
     )
     assert spelled == ["markers.py"]
+
+
+def test_messages_name_the_token_s_variable_as_tokens_reads_it() -> None:
+    """GH_TOKEN, GITHUB_TOKEN or an Enterprise Server's: `tokens.variable()` says which; a
+    message that spells one by hand names the wrong one for the others."""
+    readers = {"tokens.py", "proc.py", "git/env.py"}  # where the variables are read or hidden
+    spelled = [
+        f"{p.relative_to(PACKAGE)}:{node.lineno}"
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if str(p.relative_to(PACKAGE)) not in readers
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.Constant) and "GITHUB_TOKEN" in str(node.value)
+    ]
+    assert spelled == []

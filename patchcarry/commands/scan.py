@@ -51,14 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "when it was closed by fork detachment and is not carried yet",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per PR per line")
-    parser.add_argument(
-        "--manifest",
-        type=Path,
-        default=None,
-        help="manifest whose `supersedes` count as re-submitted "
-        "(default: patches/series.toml here or in a parent, "
-        "else $XDG_CONFIG_HOME/patchcarry/series.toml)",
-    )
+    argtypes.add_manifest(parser)
 
 
 def _landed_since(gh: GitHub) -> Judge:

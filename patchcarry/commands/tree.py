@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from patchcarry.commands import argtypes
 from patchcarry.git.sha import short
 
 
@@ -28,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the entry's pinned base_commit (default) or its base branch's tip",
     )
     parser.add_argument("--entry", help="manifest entry whose base to use (default: the first)")
-    parser.add_argument("--manifest", type=Path, default=None)
+    argtypes.add_manifest(parser)
     parser.add_argument("--work-dir", type=Path, default=None, help="scratch repo (a cache)")
     parser.add_argument(
         "--path",

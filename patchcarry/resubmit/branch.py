@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 
+from patchcarry import install
 from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
 from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Applied, Cache, Revision, revise
@@ -180,7 +181,8 @@ def _rebuild(
         names = ", ".join(p.name for p in wanted.failed)
         return BranchPlan(
             BranchKind.REFUSED,
-            f"{names} does not apply on the base {short(base)}: run scripts/check {entry.name}",
+            f"{names} does not apply on the base {short(base)}: run "
+            f"{install.command('check')} {entry.name}",
             live,
             published,
         )

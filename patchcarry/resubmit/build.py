@@ -9,7 +9,7 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from patchcarry import git, patchrules
+from patchcarry import git, install, patchrules
 from patchcarry.errors import FatalError, UpstreamError
 from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
@@ -105,7 +105,7 @@ def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) ->
         where = f"{entry.base_branch} tip" if rebase else "the pinned base"
         raise FatalError(
             f"{entry.name}: the patches do not apply with `git am` on {where} {short(base)}: "
-            f"{exc.err.strip().splitlines()[:1]}; run scripts/check {entry.name}"
+            f"{exc.err.strip().splitlines()[:1]}; run {install.command('check')} {entry.name}"
         ) from None
     patchrules.refuse_special(entry.name, git.special_paths(base, commit, cwd=scratch))
     return Assembled(base=base, commit=commit, patches=len(patches))

@@ -97,7 +97,7 @@ def judge_token(
     owner = upstream.split("/")[0]
     if kind in _NO_SCOPES and api_writes and owner.lower() != login.lower():
         return shown, (
-            f"GITHUB_TOKEN is a {kind} token: GitHub answers its writes on {upstream} (not "
+            f"{tokens.variable()} is a {kind} token: GitHub answers its writes on {upstream} (not "
             f'{login}\'s) with 403 "{_NO_SCOPES[kind]}", so the PR could not be opened or '
             "refreshed after the push; use a classic token with the public_repo and workflow "
             "scopes (docs/operations.md)"
@@ -114,7 +114,7 @@ def judge_token(
     why = "; ".join(n for n in needed if n.split(" ")[0] in missing)
     have = ", ".join(sorted(scopes)) or "none"
     return shown, (
-        f"GITHUB_TOKEN ({kind}, scopes: {have}) lacks the {' and '.join(missing)} scope: "
+        f"{tokens.variable()} ({kind}, scopes: {have}) lacks the {' and '.join(missing)} scope: "
         f"{why}; GitHub would refuse it part-way. Add the scope (classic token settings, or "
         f"`gh auth refresh -s {','.join(missing)}`), then re-run"
     )

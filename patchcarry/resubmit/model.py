@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import ClassVar, Literal, NotRequired, TypedDict
 
+from patchcarry import limits
 from patchcarry.git.sha import short
 from patchcarry.github_types import Pull
 from patchcarry.manifest import Entry
@@ -30,7 +31,7 @@ class Options:
     manifest_path: Path | None = None
     allow_default_branch: bool = False
     update_live: bool = False  # push tests/a revision onto a live PR whose head holds the fix
-    fork_wait: float = 300.0  # a fork GitHub is still creating: API, then git (seconds)
+    fork_wait: float = limits.FORK_WAIT_S  # a fork GitHub is still creating (seconds)
     sleep: Callable[[float], None] | None = None
     progress: Callable[[str], None] | None = None  # long waits, said on stderr (not with --json)
 

@@ -37,7 +37,7 @@ def today() -> str:
 class RunFacts:
     """What holds for every entry of the run, read once."""
 
-    token: bool  # whether GITHUB_TOKEN is set (without it the run is a dry run)
+    token: bool  # whether a token is set (without it the run is a dry run)
     login: str  # the token's user ("" without a token): only its comments count as ours
     token_kind: str | None
     scopes: frozenset[str] | None
