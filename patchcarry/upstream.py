@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 from patchcarry import cachedir, git, hosts, progress
 from patchcarry.errors import BadInputError, NetworkError, UpstreamError
 from patchcarry.git.sha import short
-from patchcarry.proc import CalledProcessError
 
 if TYPE_CHECKING:
     from patchcarry.manifest import Entry
@@ -245,7 +244,7 @@ def checkout_tree(
         git.prune_worktrees(fetched.repo)
         try:
             git.sparse_worktree(fetched.repo, commit, paths, dest)
-        except CalledProcessError as exc:
+        except git.GitError as exc:
             msg = f"could not check out {short(commit)} from {fetched.upstream}: {exc}"
             raise UpstreamError(msg) from None
     return dest

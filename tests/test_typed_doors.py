@@ -55,3 +55,30 @@ def test_messages_name_the_token_s_variable_as_tokens_reads_it() -> None:
         if isinstance(node, ast.Constant) and "GITHUB_TOKEN" in str(node.value)
     ]
     assert spelled == []
+
+
+# git's own words, as it prints them: read inside git/ alone (its typed results say them)
+GIT_WORDS = ("shallow update not allowed", "corrupt patch", "No valid patches", "patch failed",
+             "succeeded at")  # fmt: skip
+
+
+def test_only_the_git_door_reads_git_s_text_or_catches_its_failures() -> None:
+    """Outside git/ (and proc, which runs every program, and the face that prints any
+    failure in one line) no code catches proc's CalledProcessError, reads a failure's
+    `.err`, or matches what git prints: the door says it as `GitError`, `Pushed`, `Applied`."""
+    door = ("git/", "proc.py", "error_handler.py")
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = str(path.relative_to(PACKAGE))
+        if name.startswith(door):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            named = isinstance(node, ast.Name | ast.alias) and "CalledProcessError" in (
+                getattr(node, "id", None) or getattr(node, "name", "")
+            )
+            reads_err = isinstance(node, ast.Attribute) and node.attr == "err"
+            text = node.value if isinstance(node, ast.Constant) else None
+            words = isinstance(text, str) and any(w in text for w in GIT_WORDS)
+            if named or reads_err or words:
+                found.append(f"{name}:{getattr(node, 'lineno', '?')}")
+    assert found == []

@@ -50,6 +50,7 @@ from patchcarry.git.index import (
     write_tree,
 )
 from patchcarry.git.mail import (
+    Applied,
     am,
     apply_in_tree,
     apply_numstat,
@@ -61,6 +62,7 @@ from patchcarry.git.mail import (
 from patchcarry.git.remote import (
     DEEPEST,
     LOCAL_UPLOAD_PACK,
+    Pushed,
     deepen,
     fetch_blobless,
     fetch_commit,
@@ -86,7 +88,7 @@ from patchcarry.git.repo import (
     toplevel,
     unset_config,
 )
-from patchcarry.git.runner import git, git_bytes
+from patchcarry.git.runner import GitError, git, git_bytes
 from patchcarry.git.sha import Sha, short
 from patchcarry.git.trees import (
     SPECIAL_MODES,
@@ -109,13 +111,16 @@ from patchcarry.git.trees import (
 )
 
 __all__ = [
+    "Applied",
     "CACHE_CONFIG",
     "DEEPEST",
+    "GitError",
     "Sha",
     "ISOLATED",
     "LITERAL",
     "LOCAL_UPLOAD_PACK",
     "NETWORK_ARGS",
+    "Pushed",
     "SPECIAL_MODES",
     "am",
     "apply_in_tree",

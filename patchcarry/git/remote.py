@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 from patchcarry.errors import NetworkError
 from patchcarry.git.env import NETWORK_ARGS, credential_args, plain_tree_env
@@ -210,11 +211,30 @@ def _remote_read(what: str, *args: str, cwd: Path) -> None:
         raise NetworkError(f"could not read {what}: {said[0]}; check the network, then re-run")
 
 
+class Pushed(NamedTuple):
+    """An atomic push's outcome: accepted or not, git's words (per-ref porcelain lines and
+    the server's `remote:` lines, for push_refusals), and what they mean for a retry."""
+
+    accepted: bool
+    message: str
+
+    @property
+    def shallow(self) -> bool:
+        """Refused for history a shallow clone lacks: deepening may let it in."""
+        return not self.accepted and "shallow update not allowed" in self.message
+
+    @property
+    def lagging(self) -> bool:
+        """The repository's git side does not serve it yet (a new fork's lags its API)."""
+        low = self.message.lower()
+        return not self.accepted and ("not found" in low or "could not read" in low)
+
+
 def push_refs_with_lease(
     url: str, updates: list[tuple[str, str, str | None]], *, cwd: Path
-) -> tuple[bool, str]:
+) -> Pushed:
     """Push each (commit, ref, expected) atomically: all refs move, or none does; each only if
-    it still holds `expected` (absent when None). Returns (accepted, git's message)."""
+    it still holds `expected` (absent when None)."""
     leases = [f"--force-with-lease={ref}:{expected or ''}" for _, ref, expected in updates]
     code, out, err = git(
         *credential_args(url),
@@ -228,4 +248,4 @@ def push_refs_with_lease(
         cwd=cwd,
         check=False,
     )
-    return code == 0, (out + err).strip()
+    return Pushed(code == 0, (out + err).strip())

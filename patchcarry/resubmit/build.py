@@ -13,7 +13,6 @@ from patchcarry import git, install, patchrules
 from patchcarry.errors import FatalError, UpstreamError
 from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
-from patchcarry.proc import CalledProcessError
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit import fork
 from patchcarry.resubmit.live import Cache
@@ -89,9 +88,9 @@ def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) ->
     ref = f"refs/heads/{entry.base_branch}" if rebase else entry.base_commit
     try:
         base = git.fetch_commit(upstream_url, ref, cwd=scratch, shallow=True)
-    except CalledProcessError as exc:
+    except git.GitError as exc:
         raise UpstreamError(
-            f"could not fetch {ref} from {upstream_url} ({exc.err.strip().splitlines()[-1:]}); "
+            f"could not fetch {ref} from {upstream_url} ({exc.said}); "
             "check --upstream-url and that the commit exists upstream"
         ) from None
     git.checkout_detached(base, cwd=scratch)
@@ -101,11 +100,11 @@ def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) ->
         commit = git.am(
             [p.path for p in patches], cwd=scratch, committer_name=name, committer_email=email
         )
-    except CalledProcessError as exc:
+    except git.GitError as exc:
         where = f"{entry.base_branch} tip" if rebase else "the pinned base"
         raise FatalError(
             f"{entry.name}: the patches do not apply with `git am` on {where} {short(base)}: "
-            f"{exc.err.strip().splitlines()[:1]}; run {install.command('check')} {entry.name}"
+            f"{exc.said}; run {install.command('check')} {entry.name}"
         ) from None
     patchrules.refuse_special(entry.name, git.special_paths(base, commit, cwd=scratch))
     return Assembled(base=base, commit=commit, patches=len(patches))

@@ -84,21 +84,18 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
                         progress=opts.progress, what=what)  # fmt: skip
     deepened = False  # one deepening, and only a push it changed something for is retried
     while True:
-        accepted, message = git.push_refs_with_lease(
-            str(status.clone_url), updates, cwd=step.push_from
-        )
-        if not accepted and "shallow update not allowed" in message:
+        pushed = git.push_refs_with_lease(str(status.clone_url), updates, cwd=step.push_from)
+        if pushed.shallow:
             base = plan.entry.base_branch
             if deepened or not git.deepen(ctx.upstream_url, base, cwd=step.push_from):
                 raise _shallow_refusal(branch, base)
             deepened = True
             continue
-        if accepted:
+        if pushed.accepted:
             return
-        lagging = "not found" in message.lower() or "could not read" in message.lower()
-        if not lagging or not wait.wait():
+        if not pushed.lagging or not wait.wait():
             break
-    raise_push_failure(message, branch, step.live, lagging=lagging)
+    raise_push_failure(pushed.message, branch, step.live, lagging=pushed.lagging)
 
 
 def execute(ctx: Context, plan: Plan) -> Record:

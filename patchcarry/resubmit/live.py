@@ -14,7 +14,6 @@ from patchcarry.errors import FatalError
 from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
-from patchcarry.proc import CalledProcessError
 from patchcarry.upstream import remote_url
 
 # In the message of every commit this tool adds on top of a live branch.
@@ -159,7 +158,7 @@ class Cache:
         author = (fix.author_name, fix.author_email, when)
         try:
             return git.commit_tree(tree, [live], message, author=author, cwd=self.repo)
-        except CalledProcessError as exc:  # pragma: no cover - git refuses odd identities
+        except git.GitError as exc:  # pragma: no cover - git refuses odd identities
             raise RuntimeError(f"git commit-tree failed: {exc}") from None
 
 

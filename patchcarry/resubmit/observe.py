@@ -17,7 +17,6 @@ from patchcarry.errors import BadInputError, NetworkError, UpstreamError, UsageE
 from patchcarry.github import NotFoundError
 from patchcarry.github_types import Pull, Rule
 from patchcarry.manifest import Entry
-from patchcarry.proc import CalledProcessError
 from patchcarry.pulls import classify, ownership
 from patchcarry.pulls.classify import Classification
 from patchcarry.pulls.reads import Reads, pull_state
@@ -247,7 +246,7 @@ def _read_live(
     ]
     try:
         found = git.ls_remote_with_token(status.clone_url, refs, cwd=cache)
-    except CalledProcessError:
+    except git.GitError:
         raise NetworkError(
             f"could not read {status.full_name} with git (a fork's git side can lag its API "
             "for a minute after it is created): retry in a minute"
