@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NewType, TypeVar
 
 from patchcarry import git, inputs, manifest_edit, patchrules
+from patchcarry.check.report import Verdict
 from patchcarry.errors import BadInputError
 from patchcarry.git.sha import short
 from patchcarry.patchfile import Patch
@@ -110,7 +111,7 @@ _KNOWN = set(_REQUIRED) | {
 # `landed = {commit, date, verdict, pr?, subject?, retired}`: written by `retire`; the entry is
 # kept as a record and no longer carried.
 _LANDED_KEYS = {"commit", "date", "verdict", "retired", "pr", "subject"}
-_LANDED_VERDICTS = ("landed", "landed, changed since", "superseded")
+_LANDED_VERDICTS = tuple(v.value for v in Verdict if v.may_retire)
 _MEASURE_ROLES = ("fix", "reset")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*\Z")

@@ -82,3 +82,17 @@ def test_only_the_git_door_reads_git_s_text_or_catches_its_failures() -> None:
             if named or reads_err or words:
                 found.append(f"{name}:{getattr(node, 'lineno', '?')}")
     assert found == []
+
+
+def test_check_s_statuses_and_verdicts_are_compared_as_their_enums() -> None:
+    """`report.Status` and `report.Verdict` carry what each word means (ok, landed, may be
+    retired); a word compared or copied elsewhere would drift from it."""
+    words = {"landed, changed since", "does not apply", "not landed"}
+    copied = [
+        f"{p.relative_to(PACKAGE)}:{node.lineno}"
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if p.relative_to(PACKAGE) != Path("check/report.py")
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.Constant) and node.value in words
+    ]
+    assert copied == []

@@ -140,7 +140,7 @@ def table(report: CheckReport) -> str:
     out.append(f"{'ENTRY':<{widths[0]}}{'REF':<{widths[1]}}STATUS")
     for e in report.entries:
         out += _entry_lines(e, widths)
-    bad = [e.name for e in report.entries if e.status == "does not apply"]
+    bad = [e.name for e in report.entries if not e.status.ok]
     landed = [e.name for e in report.entries if e.status == "landed"]
     said = f"landed upstream, nothing to carry: {', '.join(landed)}" if landed else ""
     if bad:
@@ -253,7 +253,7 @@ def review_sentences(result: EntryResult, entry: Entry, dates: Mapping[str, str]
         else:
             what = "only in comments or whitespace" if i.comments_only else "in code"
             lines.append(f"the change differs from #{i.pr}'s {what} ({', '.join(i.files_differ)})")
-    if result.landing is not None and result.landing.verdict != "not landed":
+    if result.landing is not None and result.landing.verdict != Verdict.NOT_LANDED:
         lines.append(f"{result.landing.verdict} upstream: {commit_words(result.landing)}")
     if result.not_checked:
         lines.append(f"not checked here: {', '.join(result.not_checked)}")

@@ -200,7 +200,7 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
     dates = git.commit_dates([r.commit for r in result.refs if r.commit], cwd=facts.cache)
     review = tuple(render.review_sentences(result, entry, dates))
     template = facts.templates.get(entry.upstream)
-    seen = Observed(entry, lines, result.status != "does not apply", review, template)
+    seen = Observed(entry, lines, result.status.ok, review, template)
     if not seen.applies:
         return seen
     if reads.repo(entry.upstream) is None:
