@@ -142,12 +142,6 @@ def first_parent_log(
     return found
 
 
-def first_parent_range(base: str, tip: str, *, cwd: Path) -> list[str]:
-    """The first-parent commits of `base..tip`, newest first."""
-    _, out, _ = git("rev-list", "--first-parent", f"{base}..{tip}", "--", cwd=cwd)
-    return out.split()
-
-
 def descendants(base: str, tip: str, *, cwd: Path) -> list[str]:
     """The commits of `base..tip` that descend from `base` (`--ancestry-path`, all parents):
     a base made on another branch (main) reaches dev by a merge, and dev's commits before that

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 
-from patchcarry import install
+from patchcarry import git, install
 from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
 from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Applied, Cache, Revision, revise
@@ -18,10 +18,10 @@ from patchcarry.resubmit.section import locate
 
 def record_ref(branch: str) -> str:
     """The fork ref naming the commit this tool last published on `branch`."""
-    return f"refs/patchcarry/published/{branch}"
+    return git.own_ref("published", branch)
 
 
-PUBLISHER_PREFIX = "refs/patchcarry/publisher/"
+PUBLISHER_PREFIX = git.own_ref("publisher", "")
 
 
 def publisher_ref(entry_name: str, branch: str) -> str:

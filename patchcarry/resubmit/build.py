@@ -41,7 +41,7 @@ def build_entry(
         return None
     base = entry.base_commit
     if opts.rebase:
-        base = git.rev_parse(f"refs/patchcarry/heads/{entry.base_branch}", cwd=cache.repo)
+        base = git.rev_parse(git.own_ref("heads", entry.base_branch), cwd=cache.repo)
     remote = cache.add_fork(status.clone_url) if status.clone_url else "origin"
     decided = branches.assess(
         cache,

@@ -71,14 +71,14 @@ class Cache:
 
     def fetch_head(self, remote: str, sha: str) -> None:
         """The commit `sha` and its trees (no blobs, no history), once per cache."""
-        ref = f"refs/patchcarry/live/{sha}"
+        ref = git.own_ref("live", sha)
         if not self._has_ref(ref):
             git.fetch_blobless(remote, [f"+{sha}:{ref}"], cwd=self.repo)
 
     def first_parent_history(self, remote: str, sha: str, stop: str, limit: int = 50) -> list[str]:
         """`sha`'s first-parent chain down to (not including) `stop`, at most `limit`
         commits: the commits made on the branch itself (commits only, no trees)."""
-        ref = f"refs/patchcarry/history/{sha}"
+        ref = git.own_ref("history", sha)
         if not self._has_ref(ref):
             git.fetch_blobless(
                 remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=limit, filter="tree:0"
@@ -99,7 +99,7 @@ class Cache:
     def fetch_history(self, remote: str, sha: str) -> None:
         """All of `sha`'s history, commits only (trees and blobs come lazily when read),
         deepening what `fetch_head` cut; once per cache."""
-        ref = f"refs/patchcarry/all-history/{sha}"
+        ref = git.own_ref("all-history", sha)
         if not self._has_ref(ref):
             git.fetch_blobless(
                 remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=git.DEEPEST, filter="tree:0"
