@@ -116,6 +116,16 @@ class ConnectionFailed(TransientError):
     exit_code = ExitCode.NETWORK
 
 
+# Each operation's answer as github_types shapes it (a page of a list: null is an empty one).
+SHAPES: dict[str, Any] = {
+    "users.get_authenticated": User, "repos.get": Repo, "repos.create_fork": Repo,
+    "pulls.get": Pull, "pulls.create": Pull, "pulls.update": Pull, "pulls.list": list[Pull] | None,
+    "issues.list_events": list[IssueEvent] | None, "issues.create_comment": Comment,
+    "issues.list_comments": list[Comment] | None, "repos.get_branch_rules": list[Rule] | None,
+    "search.issues_and_pull_requests": SearchResult, "checks.list_for_ref": CheckRuns,
+}  # fmt: skip
+
+
 @functools.cache
 def _ghapi(host: str) -> GhApi:
     api = GhApi(gh_host=host, authenticate=False, sync=True)  # type: ignore[no-untyped-call]
@@ -265,17 +275,17 @@ class GitHub:
         self,
         operation: str,
         route: dict[str, str | int],
-        shape: Any,
         /,
         retry: bool | None = None,
         **params: Any,
     ) -> Any:
-        """ghapi's `operation` ("pulls.list") with `route` and `params`; plain data of `shape`
-        back. Retries and waits as `_with_retries`."""
+        """ghapi's `operation` ("pulls.list") with `route` and `params`; plain data of its
+        shape (`SHAPES`) back. Retries and waits as `_with_retries`."""
         op, path = self._operation(operation, route)
         label = f"{op.verb} {path}"
         send = lambda: op(**route, **params, headers_=self._headers, raw_=True)  # noqa: E731
-        return _shaped(self._with_retries(op.verb, label, send, retry=retry), shape, label)
+        answer = self._with_retries(op.verb, label, send, retry=retry)
+        return _shaped(answer, SHAPES[operation], label)
 
     def _operation(self, name: str, route: dict[str, str | int]) -> tuple[Any, str]:
         """ghapi's operation `name` ("pulls.list") and its path with `route` filled in."""
@@ -474,29 +484,23 @@ class GitHub:
     def _pages(self, path: str, query: Json | None = None, *, max_pages: int = 0) -> list[Any]:
         """Every item of the list at `path`; more than `max_pages` pages is an error."""
         first = self.request("GET", path, query={**(query or {}), "per_page": 100})
-        return self._following(path, first, max_pages, Any)
+        return self._following(path, first, max_pages, list[Any] | None)
 
     def _list(
-        self,
-        name: str,
-        route: dict[str, str | int],
-        shape: Any,
-        *,
-        max_pages: int = 0,
-        **query: Any,
+        self, name: str, route: dict[str, str | int], *, max_pages: int = 0, **query: Any
     ) -> list[Any]:
         """Every item of ghapi's list operation `name`, 100 a page."""
-        first = self._op(name, route, Any, **query, per_page=100)
-        return self._following(self._operation(name, route)[1], first, max_pages, shape)
+        first = self._op(name, route, **query, per_page=100)
+        return self._following(self._operation(name, route)[1], first, max_pages, SHAPES[name])
 
     def _following(self, path: str, chunk: Any, max_pages: int, shape: Any) -> list[Any]:
         """`chunk` (the first page) and every page after it, by the answers' next links, each
-        page a list of `shape` (an empty answer: none)."""
+        page of `shape`."""
         cap = max_pages or self.MAX_PAGES
         items: list[Any] = []
         pages = 1
         while True:
-            items.extend(_shaped(chunk, list[shape] | None, f"GET {path}") or [])
+            items.extend(_shaped(chunk, shape, f"GET {path}") or [])
             following = self._next
             if not following:
                 return items
@@ -514,7 +518,7 @@ class GitHub:
         GitHub answers 403 "Resource not accessible by integration", which is the token's
         kind speaking, not a missing scope."""
         try:
-            result: User = self._op("users.get_authenticated", {}, User)
+            result: User = self._op("users.get_authenticated", {})
         except ForbiddenError:
             if self.token_kind == ACTIONS:
                 raise TokenKindError(
@@ -530,7 +534,7 @@ class GitHub:
     def repo(self, full_name: str) -> Repo | None:
         """The repository, or None when it does not exist (404)."""
         try:
-            result: Repo = self._op("repos.get", _route(full_name), Repo)
+            result: Repo = self._op("repos.get", _route(full_name))
         except NotFoundError:
             return None
         return result
@@ -538,17 +542,12 @@ class GitHub:
     def create_fork(self, upstream: str, *, name: str, organization: str | None = None) -> Repo:
         extra = {"organization": organization} if organization else {}
         result: Repo = self._op(
-            "repos.create_fork",
-            _route(upstream),
-            Repo,
-            name=name,
-            default_branch_only=True,
-            body_=extra,
+            "repos.create_fork", _route(upstream), name=name, default_branch_only=True, body_=extra
         )
         return result
 
     def pull(self, repo: str, number: int) -> Pull:
-        result: Pull = self._op("pulls.get", _route(repo, pull_number=number), Pull)
+        result: Pull = self._op("pulls.get", _route(repo, pull_number=number))
         return result
 
     def pulls(
@@ -565,7 +564,7 @@ class GitHub:
             query["head"] = head
         if base:
             query["base"] = base
-        return self._list("pulls.list", _route(repo), Pull, max_pages=max_pages, **query)
+        return self._list("pulls.list", _route(repo), max_pages=max_pages, **query)
 
     def search_closed_pulls(self, repo: str, author: str, *, max_pages: int = 5) -> list[int]:
         """Numbers of `author`'s closed, unmerged PRs on `repo` (search API)."""
@@ -580,12 +579,7 @@ class GitHub:
         items: list[SearchItem] = []
         for page in range(1, max_pages + 1):
             found = self._op(
-                "search.issues_and_pull_requests",
-                {},
-                SearchResult,
-                q=query,
-                per_page=per_page,
-                page=page,
+                "search.issues_and_pull_requests", {}, q=query, per_page=per_page, page=page
             )
             chunk = (found or {}).get("items") or []
             items.extend(chunk)
@@ -594,19 +588,19 @@ class GitHub:
         return items
 
     def issue_events(self, repo: str, number: int) -> list[IssueEvent]:
-        return self._list("issues.list_events", _route(repo, issue_number=number), IssueEvent)
+        return self._list("issues.list_events", _route(repo, issue_number=number))
 
     def issue_comments(self, repo: str, number: int) -> list[Comment]:
-        return self._list("issues.list_comments", _route(repo, issue_number=number), Comment)
+        return self._list("issues.list_comments", _route(repo, issue_number=number))
 
     def branch_rules(self, repo: str, branch: str) -> list[Rule]:
         """The active rules for `branch` (rulesets of every level; public repos: no auth)."""
-        return self._list("repos.get_branch_rules", _route(repo, branch=branch), Rule)
+        return self._list("repos.get_branch_rules", _route(repo, branch=branch))
 
     def check_runs(self, repo: str, sha: str) -> list[CheckRun]:
         """The check runs reported for commit `sha` on `repo` (one page of 100)."""
         found = self._op(
-            "checks.list_for_ref", _route(repo, ref=sha), CheckRuns, per_page=100, filter="latest"
+            "checks.list_for_ref", _route(repo, ref=sha), per_page=100, filter="latest"
         )
         runs: list[CheckRun] = (found or {}).get("check_runs") or []
         return runs
@@ -621,7 +615,6 @@ class GitHub:
         result: Pull = self._op(
             "pulls.create",
             _route(repo),
-            Pull,
             retry=False,
             title=title,
             head=head,
@@ -635,18 +628,14 @@ class GitHub:
     def update_pull(self, repo: str, number: int, **fields: str | bool) -> Pull:
         """PATCH title/body/maintainer_can_modify; idempotent, so retried like a read."""
         result: Pull = self._op(
-            "pulls.update", _route(repo, pull_number=number), Pull, retry=True, body_=dict(fields)
+            "pulls.update", _route(repo, pull_number=number), retry=True, body_=dict(fields)
         )
         return result
 
     def create_comment(self, repo: str, number: int, body: str) -> Comment:
         """Never retried: the caller re-reads the comments for its marker first."""
         result: Comment = self._op(
-            "issues.create_comment",
-            _route(repo, issue_number=number),
-            Comment,
-            retry=False,
-            body=body,
+            "issues.create_comment", _route(repo, issue_number=number), retry=False, body=body
         )
         return result
 
