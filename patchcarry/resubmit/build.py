@@ -147,12 +147,12 @@ def needs_scope(
         return None  # nothing pushed, or one commit on the live head, which the fork has
     base = git.rev_parse(f"{target}~{patches}", cwd=push_from)
     heads = side.heads if side is not None else ()
-    name = side.where if side is not None else "the fork"
+    owner = side.owner if side is not None else "the fork"
     if not heads:
         if not git.rev_exists(f"{base}:{WORKFLOWS}", cwd=push_from):
             return None
         return (
-            f"{name.split(',')[0]} has no branch yet: all of the pushed history is new to it, "
+            f"{owner} has no branch yet: all of the pushed history is new to it, "
             f"its {WORKFLOWS}/ included"
         )
     assert side is not None
@@ -167,7 +167,6 @@ def needs_scope(
     new = [sha for sha, _ in listed]
     if not new:
         return None
-    owner = name.split(",")[0]
     if len(new) > MAX_NEW:
         return (
             f"{len(new)} commits of the pushed history are new to {owner} (more than the "

@@ -82,15 +82,15 @@ def judge_token(
     workflow: str | None,
 ) -> tuple[TokenShown, str]:
     """(what the plan shows about the token, the one-line refusal or "")."""
-    needed: list[str] = []
+    needed: dict[str, str] = {}  # scope -> what the run needs it for, in words
     if api_writes:
-        needed.append(f"public_repo (open/refresh the PR on {upstream})")
+        needed["public_repo"] = f"public_repo (open/refresh the PR on {upstream})"
     if workflow:
-        needed.append(f"workflow ({workflow})")
+        needed["workflow"] = f"workflow ({workflow})"
     shown: TokenShown = {
         "kind": kind,
         "scopes": sorted(scopes) if scopes is not None else None,
-        "needs": needed,
+        "needs": list(needed.values()),
     }
     if kind is None:
         return shown, ""
@@ -111,7 +111,7 @@ def judge_token(
         missing.append("workflow")
     if not missing:
         return shown, ""
-    why = "; ".join(n for n in needed if n.split(" ")[0] in missing)
+    why = "; ".join(needed[scope] for scope in missing)
     have = ", ".join(sorted(scopes)) or "none"
     return shown, (
         f"{tokens.variable()} ({kind}, scopes: {have}) lacks the {' and '.join(missing)} scope: "

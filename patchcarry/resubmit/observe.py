@@ -70,8 +70,7 @@ class ForkSide:
     workflow scope of a push (`build.needs_scope`)."""
 
     url: str
-    sha: str | None  # its default branch's head
-    where: str
+    owner: str  # whose branches, in words ("OWNER/NAME (to be made)")
     heads: tuple[str, ...] = ()  # every branch head (commits the fork has, with their trees)
 
 
@@ -315,10 +314,7 @@ def _read_fork_side(
     # the branches most likely to hold the pushed history first: only MAX_HEADS are read
     first = [r for r in (f"refs/heads/{entry.base_branch}", ref) if r in found]
     heads = tuple(dict.fromkeys(found[r] for r in [*first, *found]))
-    sha = found.get(ref)
-    if sha is None:
-        return ForkSide(url, None, f"{owner}, which has no {default} branch yet", heads)
-    return ForkSide(url, sha, owner, heads)
+    return ForkSide(url, owner, heads)
 
 
 # What the superseded and recorded PRs alone settle, before the fork is read: merged
