@@ -103,21 +103,17 @@ def malformed(value: Any, shape: Any, where: str = "") -> str | None:
         shape = next(o for o in get_args(shape) if o is not type(None))
     if shape is Any:
         return None
-    if get_origin(shape) is list:
-        if not isinstance(value, list):
-            return f"{at} is {_kind(value)}, not a list"
+    kind = get_origin(shape) or (dict if is_typeddict(shape) else shape)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        return f"{at} is {_kind(value)}, not {_kind(kind())}"
+    if kind is list:
         items = (malformed(v, get_args(shape)[0], f"{where}[{i}]") for i, v in enumerate(value))
         return next(filter(None, items), None)
-    if is_typeddict(shape):
-        if not isinstance(value, dict):
-            return f"{at} is {_kind(value)}, not an object"
-        hints = _fields(shape)
-        fields = (malformed(value[k], h, f"{where}.{k}".lstrip(".")) for k, h in hints.items()
-                  if k in value)  # fmt: skip
+    if kind is dict:
+        fields = (malformed(value[k], h, f"{where}.{k}".lstrip(".")) for k, h in
+                  _fields(shape).items() if k in value)  # fmt: skip
         return next(filter(None, fields), None)
-    if isinstance(value, shape) and (shape is bool or not isinstance(value, bool)):
-        return None
-    return f"{at} is {_kind(value)}, not {_kind(shape())}"
+    return None
 
 
 @functools.cache

@@ -1,14 +1,12 @@
-"""A commit's id as the tool's own value: `Sha` is the full hex name git gave, `short` its
-one short form (every message, PR body and report cuts a sha the same way, here)."""
+"""A commit's id as the tool's own value: `Sha`, the full hex name git gave, and `short`, the
+one short form every message, PR body and report shows."""
 
 from __future__ import annotations
 
-SHORT = 12  # long enough to stay unique in upstream's history for years, short enough to read
+SHORT = 12  # unique in upstream's history for years, short enough to read
 
 
 class Sha(str):
-    """A full commit id (what `git rev-parse` prints); `.short` is how people see it."""
-
     __slots__ = ()
 
     @property
@@ -17,6 +15,4 @@ class Sha(str):
 
 
 def short(rev: str) -> str:
-    """`rev`'s short form: a sha cut to `SHORT`, anything else (a label, a ref) as is when
-    short already."""
     return rev[:SHORT]

@@ -156,10 +156,8 @@ class Cache:
         ).replace("\n\n\n", "\n\n")
         when = fix.date or "1970-01-01T00:00:00+0000"
         author = (fix.author_name, fix.author_email, when)
-        try:
-            return git.commit_tree(tree, [live], message, author=author, cwd=self.repo)
-        except git.GitError as exc:  # pragma: no cover - git refuses odd identities
-            raise RuntimeError(f"git commit-tree failed: {exc}") from None
+        # git refuses an odd identity: its GitError is the one line the user sees
+        return git.commit_tree(tree, [live], message, author=author, cwd=self.repo)
 
 
 # An earlier revision of the fix (a live branch holding the same code with an older comment,
