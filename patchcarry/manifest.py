@@ -21,7 +21,6 @@ from typing import Any, NewType, TypeVar
 from patchcarry import git, inputs, manifest_edit, patchrules
 from patchcarry.check.report import Verdict
 from patchcarry.errors import BadInputError
-from patchcarry.git.sha import short
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
 
@@ -228,7 +227,7 @@ def _landed_words(rec: Landed | None) -> str:
     if rec is None:
         return "not retired"
     pr = f" (PR #{rec.pr})" if rec.pr else ""
-    return f"{rec.verdict} upstream as {short(rec.commit)}{pr} on {rec.date}"
+    return f"{rec.verdict} upstream as {git.short(rec.commit)}{pr} on {rec.date}"
 
 
 def _landed(where: str, label: str, value: Any) -> Landed | None:

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 from patchcarry import cachedir, git, hosts, progress
 from patchcarry.errors import BadInputError, NetworkError, UpstreamError
-from patchcarry.git.sha import short
 
 if TYPE_CHECKING:
     from patchcarry.manifest import Entry
@@ -245,7 +244,7 @@ def checkout_tree(
         try:
             git.sparse_worktree(fetched.repo, commit, paths, dest)
         except git.GitError as exc:
-            msg = f"could not check out {short(commit)} from {fetched.upstream}: {exc}"
+            msg = f"could not check out {git.short(commit)} from {fetched.upstream}: {exc}"
             raise UpstreamError(msg) from None
     return dest
 

@@ -17,7 +17,6 @@ from patchcarry import git, patchrules
 from patchcarry import upstream as upstream_mod
 from patchcarry.check import history, judge, landing, series
 from patchcarry.check.report import CheckReport, EntryResult, Identity, RefApply
-from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
 
 OFFLINE_SKIPS = ["tip", "drift", "identity", "landing"]
@@ -92,8 +91,8 @@ def _upstream_entry(
     refs = []
     touched = sorted({f for p in patches for f in p.files})
     for ref, commit, label in (
-        ("base", base, short(base)),
-        ("tip", tip, f"{entry.base_branch} {short(tip)}"),
+        ("base", base, git.short(base)),
+        ("tip", tip, f"{entry.base_branch} {git.short(tip)}"),
     ):
         # git's own modes of the touched paths first: a submodule is no blob to read, and a
         # file a patch creates again must keep the mode the tree gives it

@@ -21,7 +21,6 @@ from typing import Any
 
 from patchcarry import git, inputs, install
 from patchcarry.errors import BadInputError
-from patchcarry.git.sha import short
 from patchcarry.measure import model
 from patchcarry.units import human_bytes
 
@@ -97,7 +96,7 @@ LABELS = {"fix": "the fix frees", "reset": "the reset frees", "both": "both fixe
 
 
 def _tree(doc: dict[str, Any]) -> str:
-    return short(str(doc["tree"]["commit"] or doc["tree"]["label"]))
+    return git.short(str(doc["tree"]["commit"] or doc["tree"]["label"]))
 
 
 def gpu_sentence(doc: dict[str, Any], variant: str | None = None) -> str:
@@ -183,7 +182,7 @@ def evidence_link(path: Path) -> str:
         return f"`{rel}` (not committed)"
     web = web_url(git.remote_url_of("origin", cwd=root) or "")
     name = f"[`{rel}`]({web}/blob/{sha}/{rel})" if web else f"`{rel}`"
-    return f"{name} at {short(sha)}"
+    return f"{name} at {git.short(sha)}"
 
 
 _REMOTE_RES = (

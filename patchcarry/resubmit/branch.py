@@ -10,7 +10,6 @@ import dataclasses
 import enum
 
 from patchcarry import git, install
-from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
 from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Applied, Cache, Revision, revise
 from patchcarry.resubmit.section import locate
@@ -75,7 +74,7 @@ class Dropped:
     subject: str
 
     def line(self) -> str:
-        return f"{short(self.sha)} {self.author}: {self.subject}"
+        return f"{git.short(self.sha)} {self.author}: {self.subject}"
 
 
 @dataclasses.dataclass
@@ -181,7 +180,7 @@ def _rebuild(
         names = ", ".join(p.name for p in wanted.failed)
         return BranchPlan(
             BranchKind.REFUSED,
-            f"{names} does not apply on the base {short(base)}: run "
+            f"{names} does not apply on the base {git.short(base)}: run "
             f"{install.command('check')} {entry.name}",
             live,
             published,
@@ -217,7 +216,7 @@ def _on_top(
 ) -> BranchPlan:
     """Someone's head: only commits on top (or an update of an earlier revision), or refused."""
     why = "the head is not what this tool published" + (
-        f" (it published {short(published)})" if published else " (no publication record)"
+        f" (it published {git.short(published)})" if published else " (no publication record)"
     )
     if on_live.failed:
         revised = revise(cache, entry, remote=remote, live=live, stop=base)
@@ -274,7 +273,7 @@ def _revised(
         )
     extra = f"; it also adds {', '.join(revised.added)}" if revised.added else ""
     sentence = (
-        f"{short(revised.old)} on this branch ({revised.author}: {revised.subject}) holds an "
+        f"{git.short(revised.old)} on this branch ({revised.author}: {revised.subject}) holds an "
         f"earlier revision of this change: {revised.why}. This commit turns it into the "
         f"revision in patchcarry's {fix}{extra}."
     )
@@ -305,8 +304,8 @@ def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: 
         return decided
     if decided.rebuild_holds_fix:  # the tool's own publication: a rebuild is a force-push
         reason = (
-            f"the PR's head {short(decided.live or '')} is what this tool published and already "
-            f"holds the carried fix; nothing is pushed. Held back until you pass {FLAG}: a "
+            f"the PR's head {git.short(decided.live or '')} is what this tool published and "
+            f"already holds the carried fix; nothing is pushed. Held back until you pass {FLAG}: a "
             f"rebuild of the branch that adds {', '.join(decided.added)}. Its cost: the PR's "
             "head changes, so its CI vetting starts over; only one of upstream's PR vetters "
             "(a maintainer) can re-vet it, by commenting `/ok to test <new head>`"
@@ -326,16 +325,16 @@ def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: 
         return decided  # the head lacks the fix's code: carrying it is the job itself
     if decided.revises is not None:
         revises = decided.revises
-        what = f"an earlier revision of the fix ({revises.why}) in {short(revises.old)}"
+        what = f"an earlier revision of the fix ({revises.why}) in {git.short(revises.old)}"
     else:
         what = "every fix patch"
     held = ", ".join(decided.added)
     live = decided.live or ""
     reason = (
-        f"the PR's head {short(live)} already holds the carried fix ({what}); nothing is pushed. "
-        f"Held back until you pass {FLAG}: one commit {short(decided.target)} on top that adds "
-        f"{held}. Its cost: the PR's head changes, so its CI vetting starts over; only one of "
-        f"upstream's PR vetters (a maintainer) can re-vet it, by commenting "
+        f"the PR's head {git.short(live)} already holds the carried fix ({what}); nothing is "
+        f"pushed. Held back until you pass {FLAG}: one commit {git.short(decided.target)} on top "
+        f"that adds {held}. Its cost: the PR's head changes, so its CI vetting starts over; "
+        f"only one of upstream's PR vetters (a maintainer) can re-vet it, by commenting "
         f"`/ok to test {decided.target}`"
     )
     return dataclasses.replace(

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from patchcarry import git, install, patchrules
 from patchcarry.errors import FatalError, UpstreamError
-from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit import fork
@@ -103,7 +102,7 @@ def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) ->
     except git.GitError as exc:
         where = f"{entry.base_branch} tip" if rebase else "the pinned base"
         raise FatalError(
-            f"{entry.name}: the patches do not apply with `git am` on {where} {short(base)}: "
+            f"{entry.name}: the patches do not apply with `git am` on {where} {git.short(base)}: "
             f"{exc.said}; run {install.command('check')} {entry.name}"
         ) from None
     patchrules.refuse_special(entry.name, git.special_paths(base, commit, cwd=scratch))
@@ -181,7 +180,7 @@ def needs_scope(
             what = "merge commit" if len(parents[commit]) > 1 else "commit"
             against = " (against its first parent)" if what == "merge commit" else ""
             return (
-                f"{what} {short(commit)} of the pushed history {verb} {path}{against}, which "
+                f"{what} {git.short(commit)} of the pushed history {verb} {path}{against}, which "
                 f"no branch of {owner} holds with those contents"
             )
     return None

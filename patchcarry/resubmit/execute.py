@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 from patchcarry import git
 from patchcarry.errors import FatalError, GitHubError
-from patchcarry.git.sha import short
 from patchcarry.github import GitHub, LockedError, TransientError, UnprocessableError
 from patchcarry.github_types import Pull
 from patchcarry.manifest import Entry, record_pr
@@ -142,7 +141,7 @@ def _record(
     entry, step, rules = plan.entry, plan.push, plan.rules
     if step is not None:  # what the plan said would follow the push has happened
         facts = [f for f in facts if not isinstance(f, Outlook)]
-        facts.append(f"CI gate: the new head {short(step.target)} needs a maintainer's "
+        facts.append(f"CI gate: the new head {git.short(step.target)} needs a maintainer's "
                      f"`/ok to test {step.target}`")  # fmt: skip
     action = Action.CREATED if created else (Action.REFRESHED if made else Action.UNCHANGED)
     if step is not None:  # after every write and the record: read once, a report
@@ -295,10 +294,10 @@ def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[DcoShown, str]:
     try:
         found_runs = gh.check_runs(repo, sha)
     except GitHubError as exc:
-        return {"sha": sha, "dco": None}, f"DCO: not read for {short(sha)} ({exc})"
+        return {"sha": sha, "dco": None}, f"DCO: not read for {git.short(sha)} ({exc})"
     runs = [r for r in found_runs if "dco" in str(r.get("name", "")).lower()]
     if not runs:
-        return {"sha": sha, "dco": None}, f"DCO: not reported yet for {short(sha)}"
+        return {"sha": sha, "dco": None}, f"DCO: not reported yet for {git.short(sha)}"
     found = {str(r.get("name")): r.get("conclusion") or r.get("status") for r in runs}
     said = ", ".join(f"{name} {state}" for name, state in sorted(found.items()))
-    return {"sha": sha, "dco": found}, f"DCO: {said} for {short(sha)}"
+    return {"sha": sha, "dco": found}, f"DCO: {said} for {git.short(sha)}"

@@ -11,7 +11,6 @@ from pathlib import Path
 from patchcarry import git, patchrules
 from patchcarry.check import judge
 from patchcarry.errors import FatalError
-from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
 from patchcarry.upstream import remote_url
@@ -184,7 +183,7 @@ class Revision:
     conflicts: list[str] = dataclasses.field(default_factory=list)
 
     def line(self) -> str:
-        return f"{short(self.old)} ({self.author}: {self.subject})"
+        return f"{git.short(self.old)} ({self.author}: {self.subject})"
 
     def to_json(self) -> dict[str, object]:
         return {"sha": self.old, "author": self.author, "subject": self.subject, "why": self.why}
@@ -243,7 +242,7 @@ def revise(cache: Cache, entry: Entry, *, remote: str, live: str, stop: str) -> 
     (parent,) = git.commit_parents(found.old, cwd=cache.repo)
     ours_tree = cache.apply(parent, [fix])
     if ours_tree.failed:
-        found.conflicts.append(f"{fix.name} does not apply on {short(parent)}, its parent")
+        found.conflicts.append(f"{fix.name} does not apply on {git.short(parent)}, its parent")
         return found
     with tempfile.TemporaryDirectory(prefix="patchcarry-revise-") as tmp:
         index = Path(tmp) / "index"
