@@ -73,7 +73,7 @@ CODES: dict[int, str] = {
     "pretrain`: the message says how to get it)",
     ExitCode.GITHUB: "the GitHub API refused or failed a request (bad credentials, permissions, "
     "rate limit or secondary rate limit beyond `--max-rate-wait`, 4xx/5xx, a list longer "
-    "than the paging cap)",
+    "than the paging cap, an answer not of the documented shape: the request and field named)",
     ExitCode.INTERRUPTED: "interrupted",
 }
 

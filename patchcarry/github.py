@@ -30,13 +30,16 @@ from patchcarry import http_transport, limits, retry_after, tokens, trace
 from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.github_types import (
     CheckRun,
+    CheckRuns,
     Comment,
     IssueEvent,
     Pull,
     Repo,
     Rule,
     SearchItem,
+    SearchResult,
     User,
+    malformed,
 )
 from patchcarry.hosts import api_host as api_host  # re-exported for callers and tests
 
@@ -75,6 +78,11 @@ class PagingCapError(GitHubError):
     silently would act on part of it."""
 
 
+class MalformedAnswerError(GitHubError):
+    """An answer not of the shape GitHub documents (github_types): refused where it enters,
+    before any reader acts on part of it."""
+
+
 class NotFoundError(GitHubError):
     """404 from GitHub."""
 
@@ -106,6 +114,16 @@ class ConnectionFailed(TransientError):
     """No answer at all (refused, reset, timed out): a failed network read, like git's."""
 
     exit_code = ExitCode.NETWORK
+
+
+# Each operation's answer as github_types shapes it (a page of a list: null is an empty one).
+SHAPES: dict[str, Any] = {
+    "users.get_authenticated": User, "repos.get": Repo, "repos.create_fork": Repo,
+    "pulls.get": Pull, "pulls.create": Pull, "pulls.update": Pull, "pulls.list": list[Pull] | None,
+    "issues.list_events": list[IssueEvent] | None, "issues.create_comment": Comment,
+    "issues.list_comments": list[Comment] | None, "repos.get_branch_rules": list[Rule] | None,
+    "search.issues_and_pull_requests": SearchResult, "checks.list_for_ref": CheckRuns,
+}  # fmt: skip
 
 
 @functools.cache
@@ -262,15 +280,13 @@ class GitHub:
         retry: bool | None = None,
         **params: Any,
     ) -> Any:
-        """ghapi's `operation` ("pulls.list") with `route` and `params`; plain data back.
-        Retries and waits as `_with_retries`."""
+        """ghapi's `operation` ("pulls.list") with `route` and `params`; plain data of its
+        shape (`SHAPES`) back. Retries and waits as `_with_retries`."""
         op, path = self._operation(operation, route)
-        return self._with_retries(
-            op.verb,
-            f"{op.verb} {path}",
-            lambda: op(**route, **params, headers_=self._headers, raw_=True),
-            retry=retry,
-        )
+        label = f"{op.verb} {path}"
+        send = lambda: op(**route, **params, headers_=self._headers, raw_=True)  # noqa: E731
+        answer = self._with_retries(op.verb, label, send, retry=retry)
+        return _shaped(answer, SHAPES[operation], label)
 
     def _operation(self, name: str, route: dict[str, str | int]) -> tuple[Any, str]:
         """ghapi's operation `name` ("pulls.list") and its path with `route` filled in."""
@@ -414,11 +430,12 @@ class GitHub:
         if response is not None:
             try:
                 data = http_transport.json_body(response, label)
-                message = data.get("message", "") if isinstance(data, dict) else ""
-                errors = data.get("errors") if isinstance(data, dict) else None
-                if isinstance(errors, list):
-                    fields = tuple(str(e.get("field")) for e in errors
-                                   if isinstance(e, dict) and e.get("field"))  # fmt: skip
+                data = data if isinstance(data, dict) else {}  # an error's shape, read leniently
+                message = str(data.get("message") or "")
+                errors = data.get("errors")
+                errors = errors if isinstance(errors, list) else [errors] if errors else []
+                fields = tuple(str(e.get("field")) for e in errors
+                               if isinstance(e, dict) and e.get("field"))  # fmt: skip
                 if errors:
                     message += " " + "; ".join(
                         str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors
@@ -468,22 +485,23 @@ class GitHub:
     def _pages(self, path: str, query: Json | None = None, *, max_pages: int = 0) -> list[Any]:
         """Every item of the list at `path`; more than `max_pages` pages is an error."""
         first = self.request("GET", path, query={**(query or {}), "per_page": 100})
-        return self._following(path, first, max_pages)
+        return self._following(path, first, max_pages, list[Any] | None)
 
     def _list(
         self, name: str, route: dict[str, str | int], *, max_pages: int = 0, **query: Any
     ) -> list[Any]:
         """Every item of ghapi's list operation `name`, 100 a page."""
         first = self._op(name, route, **query, per_page=100)
-        return self._following(self._operation(name, route)[1], first, max_pages)
+        return self._following(self._operation(name, route)[1], first, max_pages, SHAPES[name])
 
-    def _following(self, path: str, chunk: Any, max_pages: int) -> list[Any]:
-        """`chunk` (the first page) and every page after it, by the answers' next links."""
+    def _following(self, path: str, chunk: Any, max_pages: int, shape: Any) -> list[Any]:
+        """`chunk` (the first page) and every page after it, by the answers' next links, each
+        page of `shape`."""
         cap = max_pages or self.MAX_PAGES
         items: list[Any] = []
         pages = 1
         while True:
-            items.extend(chunk or [])
+            items.extend(_shaped(chunk, shape, f"GET {path}") or [])
             following = self._next
             if not following:
                 return items
@@ -505,11 +523,11 @@ class GitHub:
         except ForbiddenError:
             if self.token_kind == ACTIONS:
                 raise TokenKindError(
-                    "GITHUB_TOKEN is a GitHub App installation token (ghs_): it acts as the "
-                    'app, not as a user, so GitHub answers GET /user with 403 "Resource not '
-                    'accessible by integration" and its writes reach only repositories the '
-                    "app is installed on; use a classic token with the public_repo and "
-                    "workflow scopes (docs/operations.md)"
+                    f"{tokens.variable(self.host)} is a GitHub App installation token (ghs_): "
+                    "it acts as the app, not as a user, so GitHub answers GET /user with 403 "
+                    '"Resource not accessible by integration" and its writes reach only '
+                    "repositories the app is installed on; use a classic token with the "
+                    "public_repo and workflow scopes (docs/operations.md)"
                 ) from None
             raise
         return result
@@ -621,6 +639,17 @@ class GitHub:
             "issues.create_comment", _route(repo, issue_number=number), retry=False, body=body
         )
         return result
+
+
+def _shaped(answer: Any, shape: Any, label: str) -> Any:
+    """`answer` when it has `shape`; else one line naming the request and the field."""
+    problem = malformed(answer, shape)
+    if problem:
+        raise MalformedAnswerError(
+            f"{label}: GitHub's answer is not of the documented shape ({problem}); nothing "
+            "was done with it: re-run later"
+        )
+    return answer
 
 
 def _route(full_name: str, **more: str | int) -> dict[str, str | int]:

@@ -1,10 +1,13 @@
 """The shapes of GitHub's REST answers this tool reads (API version 2022-11-28), typed once
-beside the GitHub door: the fields used, none required, since a missing or null field is
-an answer the readers handle (a deleted user, a head repository gone)."""
+beside the GitHub door and checked there (`malformed`): the fields used, none required, since
+a missing field is an answer the readers handle; a null only where GitHub documents one (a
+deleted user, a head repository gone)."""
 
 from __future__ import annotations
 
-from typing import TypedDict
+import functools
+import types
+from typing import Any, TypedDict, get_args, get_origin, get_type_hints, is_typeddict
 
 
 class User(TypedDict, total=False):
@@ -79,3 +82,47 @@ class CheckRun(TypedDict, total=False):
     name: str
     status: str
     conclusion: str | None
+
+
+class SearchResult(TypedDict, total=False):
+    items: list[SearchItem]
+
+
+class CheckRuns(TypedDict, total=False):
+    check_runs: list[CheckRun]
+
+
+def malformed(value: Any, shape: Any, where: str = "") -> str | None:
+    """What in `value` is not of `shape` (a class above, `list[...]`, `X | None`, str, int,
+    bool, Any), in a few words naming the field; None when it all is. Fields not named here
+    pass."""
+    at = where or "the answer"
+    if get_origin(shape) is types.UnionType:
+        if value is None and type(None) in get_args(shape):
+            return None
+        shape = next(o for o in get_args(shape) if o is not type(None))
+    if shape is Any:
+        return None
+    kind = get_origin(shape) or (dict if is_typeddict(shape) else shape)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        return f"{at} is {_kind(value)}, not {_kind(kind())}"
+    if kind is list:
+        items = (malformed(v, get_args(shape)[0], f"{where}[{i}]") for i, v in enumerate(value))
+        return next(filter(None, items), None)
+    if kind is dict:
+        fields = (malformed(value[k], h, f"{where}.{k}".lstrip(".")) for k, h in
+                  _fields(shape).items() if k in value)  # fmt: skip
+        return next(filter(None, fields), None)
+    return None
+
+
+@functools.cache
+def _fields(shape: Any) -> dict[str, Any]:
+    return get_type_hints(shape)
+
+
+def _kind(value: Any) -> str:
+    """JSON's name for `value`'s type."""
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string",
+             list: "a list", dict: "an object", type(None): "null"}  # fmt: skip
+    return names.get(type(value), type(value).__name__)

@@ -29,3 +29,6 @@ GIT_MAX_WRITTEN = 8 * 1024 * 1024 * 1024
 # data is capped (RLIMIT_DATA), and the tree's processes and their memory all together.
 GIT_MAX_PROCESSES = 64
 GIT_MAX_MEMORY = 4 * 1024 * 1024 * 1024
+# How long a new fork may take to appear (API, then git): GitHub's "contact support after
+# five minutes".
+FORK_WAIT_S = 300.0

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NewType, TypeVar
 
 from patchcarry import git, inputs, manifest_edit, patchrules
+from patchcarry.check.report import Verdict
 from patchcarry.errors import BadInputError
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
@@ -109,7 +110,7 @@ _KNOWN = set(_REQUIRED) | {
 # `landed = {commit, date, verdict, pr?, subject?, retired}`: written by `retire`; the entry is
 # kept as a record and no longer carried.
 _LANDED_KEYS = {"commit", "date", "verdict", "retired", "pr", "subject"}
-_LANDED_VERDICTS = ("landed", "landed, changed since", "superseded")
+_LANDED_VERDICTS = tuple(v.value for v in Verdict if v.may_retire)
 _MEASURE_ROLES = ("fix", "reset")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*\Z")
@@ -226,7 +227,7 @@ def _landed_words(rec: Landed | None) -> str:
     if rec is None:
         return "not retired"
     pr = f" (PR #{rec.pr})" if rec.pr else ""
-    return f"{rec.verdict} upstream as {rec.commit[:12]}{pr} on {rec.date}"
+    return f"{rec.verdict} upstream as {git.short(rec.commit)}{pr} on {rec.date}"
 
 
 def _landed(where: str, label: str, value: Any) -> Landed | None:

@@ -15,7 +15,7 @@ from patchcarry import git
 # case sensitive.
 FOLDERS = (".github", "", "docs")
 NAME = "pull_request_template.md"
-REF = "refs/patchcarry/template/{branch}"
+REF = git.own_ref("template", "{branch}")
 
 _WHAT_RE = re.compile(r"^#+[ \t]*what does this pr do\??[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _COMMENT_LINE_RE = re.compile(r"(?:[ \t]*<!--.*?-->[ \t]*\n)+", re.DOTALL)

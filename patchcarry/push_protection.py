@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from patchcarry.git.sha import short
+
 _AT = re.compile(r"^remote:\s*-?\s*(commit|path):\s*(\S+)\s*$", re.MULTILINE)
 
 
@@ -15,7 +17,7 @@ def advice(output: str) -> str:
     if "push cannot contain secrets" not in output.lower():
         return ""
     where = {key: value[:120] for key, value in _AT.findall(output)}
-    at = f" (commit {where['commit'][:12]}, {where['path']})" if len(where) == 2 else ""
+    at = f" (commit {short(where['commit'])}, {where['path']})" if len(where) == 2 else ""
     return (
         f"GitHub's push protection found a secret in a pushed commit{at}: remove it from the "
         "patch that carries it and re-run; if it is no secret, follow the URL on GitHub's "

@@ -6,8 +6,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from patchcarry import push_protection
+from patchcarry import push_protection, tokens
 from patchcarry.errors import FatalError
+from patchcarry.git.sha import short
 
 
 class LeaseRejected(FatalError):
@@ -106,7 +107,7 @@ def raise_push_failure(
     if any(r.summary == "[rejected]" and r.why in _LEASE for r in results):
         raise LeaseRejected(
             f"push to {branch} refused by the lease: the fork branch is no longer at "
-            f"{(expected or 'absent')[:12]} (someone pushed to it); inspect it, then re-run"
+            f"{short(expected or 'absent')} (someone pushed to it); inspect it, then re-run"
         )
     if lagging:
         raise FatalError(
@@ -114,4 +115,5 @@ def raise_push_failure(
             "its API): retry in a minute"
         )
     last = message.splitlines()[-1] if message else "no output"
-    raise FatalError(f"git push to the fork failed: {last}; check GITHUB_TOKEN's push access")
+    need = f"check {tokens.variable()}'s push access"
+    raise FatalError(f"git push to the fork failed: {last}; {need}")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from patchcarry import display, manifest, manifest_edit
+from patchcarry import display, manifest, manifest_edit, tokens
 from patchcarry.check import render
 from patchcarry.check.landing import NOT_LANDED, SUPERSEDED, UNDONE
 from patchcarry.check.report import Landing
@@ -21,9 +21,10 @@ from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, FatalError, UsageError
 from patchcarry.github import GitHub
 from patchcarry.manifest import Entry
+from patchcarry.markers import marker
 from patchcarry.pulls.ownership import own_comments
 
-MARKER = "<!-- patchcarry:landed entry={name} -->"
+MARKER = marker("landed", "entry={name}")
 
 
 @dataclasses.dataclass
@@ -116,7 +117,8 @@ def retire(
     if opts.comment:
         gh = make_github()
         if gh is None:
-            raise UsageError("--comment needs GITHUB_TOKEN (the comment is written as its user)")
+            need = tokens.variable()
+            raise UsageError(f"--comment needs {need} (the comment is written as its user)")
     post = gh is not None and _comment_needed(gh, entry, say)
     shown = ", ".join(f"{k} = {v!r}" for k, v in fields.items())
     if opts.dry_run:

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 
 from patchcarry import cachedir, git, hosts, progress
 from patchcarry.errors import BadInputError, NetworkError, UpstreamError
-from patchcarry.proc import CalledProcessError
 
 if TYPE_CHECKING:
     from patchcarry.manifest import Entry
@@ -128,7 +127,7 @@ def _scratch_repo(url: str, work_dir: Path) -> Path:
 
 def _have(repo: Path) -> dict[str, str]:
     """Our refs already in the cache: {refname: sha}."""
-    return git.refs_under("refs/patchcarry/", cwd=repo)
+    return git.refs_under(git.OWN_REFS, cwd=repo)
 
 
 def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: str) -> None:
@@ -232,10 +231,10 @@ def _fetch_locked(
         pull_heads={n: found[f"refs/pull/{n}/head"] for n in pulls},
         _start_bytes=start,
     )
-    shallow = {f"refs/patchcarry/base/{sha}": sha for sha in base_commits}
-    shallow.update({f"refs/patchcarry/heads/{b}": sha for b, sha in fetched.branch_tips.items()})
+    shallow = {git.own_ref("base", sha): sha for sha in base_commits}
+    shallow.update({git.own_ref("heads", b): sha for b, sha in fetched.branch_tips.items()})
     _fetch(fetched, shallow, 1, f"base commit(s) {', '.join(base_commits)} or branch tips")
-    heads = {f"refs/patchcarry/pull/{n}": sha for n, sha in fetched.pull_heads.items()}
+    heads = {git.own_ref("pull", str(n)): sha for n, sha in fetched.pull_heads.items()}
     _fetch(fetched, heads, pull_depth, "PR heads " + ", ".join(f"#{n}" for n in pulls))
     return fetched
 
@@ -262,8 +261,8 @@ def checkout_tree(
         git.prune_worktrees(fetched.repo)
         try:
             git.sparse_worktree(fetched.repo, commit, paths, dest)
-        except CalledProcessError as exc:
-            msg = f"could not check out {commit[:12]} from {fetched.upstream}: {exc}"
+        except git.GitError as exc:
+            msg = f"could not check out {git.short(commit)} from {fetched.upstream}: {exc}"
             raise UpstreamError(msg) from None
     return dest
 
@@ -334,8 +333,8 @@ def fetch_history(
             raise UpstreamError(f"{upstream} has no branch {branch!r} (the PR's base branch)")
         head, tip = found[pull_ref], found[branch_ref]
         refspecs = [
-            f"+{head}:refs/patchcarry/adopt/pull/{pull}",
-            f"+{tip}:refs/patchcarry/adopt/base",
+            f"+{head}:{git.own_ref('adopt', 'pull', str(pull))}",
+            f"+{tip}:{git.own_ref('adopt', 'base')}",
         ]
         for depth in depths:
             progress.say(f"fetching PR #{pull}'s commits from {upstream} (depth {depth}) ...")

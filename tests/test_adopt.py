@@ -109,7 +109,7 @@ def test_one_commit_pr_becomes_the_same_patch_and_a_checked_entry(world: World, 
     assert world.manifest.read_text().startswith("# carried patches\n[defaults]\n")
     out = capsys.readouterr().out
     assert "closed-by-fork-detachment" in out
-    assert f"#6117 {world.head(6117)[:7]}: identical (same git patch-id)" in out
+    assert f"#6117 {world.head(6117)[:12]}: identical (same git patch-id)" in out
     assert world.gh.writes() == []  # adopt writes nothing to GitHub
 
 

@@ -32,11 +32,11 @@ def test_the_body_says_where_it_applies_by_branch_commit_and_date() -> None:
     dates = {BASE: "2026-08-05", TIP: "2026-08-21"}
     lines = render.review_sentences(_result(), entry, dates)
     assert lines == [
-        "applies cleanly to dev at c76ff61 (2026-08-05)",
-        "applies to dev at d48bd6b (2026-08-21) without fuzz (its hunks moved +79 lines)",
-        f"{RANDOM_PY} changed on dev since c76ff61, but none of the lines this PR changes "
+        "applies cleanly to dev at c76ff610bfa0 (2026-08-05)",
+        "applies to dev at d48bd6be0a00 (2026-08-21) without fuzz (its hunks moved +79 lines)",
+        f"{RANDOM_PY} changed on dev since c76ff610bfa0, but none of the lines this PR changes "
         "(the nearest change is 480 lines away)",
-        f"{TEST_PY} is unchanged on dev since c76ff61",
+        f"{TEST_PY} is unchanged on dev since c76ff610bfa0",
         "tests/new_test.py is a new file",
         "the change is identical to #6117's",
     ]
@@ -47,7 +47,7 @@ def test_the_body_says_where_it_applies_by_branch_commit_and_date() -> None:
 def test_a_tip_that_is_the_base_is_said_once_and_a_conflict_says_rebase() -> None:
     entry = manifest.load().select(["checkpoint-grad"])[0]
     lines = render.review_sentences(_result("clean", BASE), entry, {BASE: "2026-08-05"})
-    assert lines[:2] == ["applies cleanly to dev at c76ff61 (2026-08-05)", lines[1]]
+    assert lines[:2] == ["applies cleanly to dev at c76ff610bfa0 (2026-08-05)", lines[1]]
     assert sum(line.startswith("applies") for line in lines) == 1
     lines = render.review_sentences(_result("conflict"), entry, {})
-    assert lines[1] == "does not apply to dev at d48bd6b (conflict): it needs a rebase"
+    assert lines[1] == "does not apply to dev at d48bd6be0a00 (conflict): it needs a rebase"

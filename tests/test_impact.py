@@ -134,7 +134,7 @@ def test_the_source_is_the_file_and_commit_of_this_repository_linked(tmp_path) -
     assert found is not None
     link = f"https://github.com/carrier/patches/blob/{sha}/evidence/{impact.CPU_EVIDENCE}"
     assert (
-        f"Evidence (counted on CPU): [`evidence/{impact.CPU_EVIDENCE}`]({link}) at {sha[:7]}"
+        f"Evidence (counted on CPU): [`evidence/{impact.CPU_EVIDENCE}`]({link}) at {sha[:12]}"
         in found.source
     )
     assert "secret" not in found.source

@@ -809,12 +809,12 @@ def test_a_new_pr_reads_as_upstreams_template_with_its_own_fix_measured_and_a_te
     )
     how = section.split("### How to reproduce", 1)[1].split("\n### ", 1)[0]
     link = f"https://github.com/carrier/patches/blob/{sha}/evidence/{impact.CPU_EVIDENCE}"
-    assert f"[`evidence/{impact.CPU_EVIDENCE}`]({link}) at {sha[:7]}" in how
+    assert f"[`evidence/{impact.CPU_EVIDENCE}`]({link}) at {sha[:12]}" in how
     assert "\nscripts/measure --upstream " in how and '--out "$(mktemp -d)"\n' in how
     assert how.index(pb.TEST_COMMAND) < how.index("scripts/measure")  # upstream's test first
     assert "Expected: it fails without this PR's fix and passes with it." in how
 
-    assert f"applies cleanly to dev at {w.upstream.base_commit[:7]} (2026-01-01)" in section
+    assert f"applies cleanly to dev at {w.upstream.base_commit[:12]} (2026-01-01)" in section
     assert not any(words in body for words in pb.TOOL_WORDS)
 
     assert section.count("Re-submission of #6117") == 1 and "re-submits" not in body

@@ -34,7 +34,7 @@ def own_commits(history: PullHistory) -> Series:
     listed = git.rev_list_parents(history.head, history.branch_tip, cwd=repo)
     if not listed:
         raise FatalError(
-            f"PR #{number}'s head {history.head[:12]} is already in {history.branch}: "
+            f"PR #{number}'s head {git.short(history.head)} is already in {history.branch}: "
             "nothing of its own to adopt"
         )
     own = {sha for sha, _ in listed}
@@ -48,7 +48,7 @@ def own_commits(history: PullHistory) -> Series:
         if len(parents) > 1:
             if all(p in own for p in parents):
                 raise FatalError(
-                    f"PR #{number}'s commit {sha[:12]} merges two of the PR's own lines; "
+                    f"PR #{number}'s commit {git.short(sha)} merges two of the PR's own lines; "
                     "its conflict resolution cannot be carried as patches: rebase the PR by hand"
                 )
             merges.append(summary(sha))

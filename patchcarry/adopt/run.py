@@ -33,6 +33,7 @@ from patchcarry.check import judge, render
 from patchcarry.check.run import run_checks
 from patchcarry.display import line
 from patchcarry.errors import BadInputError, FatalError, UpstreamError
+from patchcarry.git.sha import short
 from patchcarry.github import GitHub
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
@@ -205,12 +206,12 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
     )
     series = commits_mod.own_commits(history)
     say(
-        f"refs/pull/{target.number}/head {history.head[:12]}: {len(series.commits)} commit(s) "
-        f"of its own on {facts.base_branch}, base {series.base[:12]} "
+        f"refs/pull/{target.number}/head {short(history.head)}: {len(series.commits)} commit(s) "
+        f"of its own on {facts.base_branch}, base {short(series.base)} "
         f"(history fetched to depth {history.depth}, commits only)"
     )
     for merge in series.dropped_merges:
-        say(f"  dropped {merge.sha[:12]} {merge.subject!r} ({line(merge.author)}): merges "
+        say(f"  dropped {short(merge.sha)} {merge.subject!r} ({line(merge.author)}): merges "
             f"{facts.base_branch} into the PR")  # fmt: skip
     patches_dir = path.parent
     with tempfile.TemporaryDirectory(prefix="adopt-") as tmp_name:
@@ -225,7 +226,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         bad = [a for a in applied if a.status in ("conflict", "not checked")]
         if bad:
             raise FatalError(
-                f"{target}: {bad[0].patch} does not apply in order on base {series.base[:12]} "
+                f"{target}: {bad[0].patch} does not apply in order on base {short(series.base)} "
                 "(a later commit builds on a merge of the base branch): rebase the PR by hand"
             )
         fork = _fork(opts, defaults, target.upstream, facts.author)
@@ -238,7 +239,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         _preflight_text(target, fields)
         for i, (commit, patch) in enumerate(zip(series.commits, patches, strict=True)):
             role = "fix" if i < fixes else "tests (it touches tests only)"
-            say(f"patch {patches_dir / patch.name} [{role}]\n    {commit.sha[:12]} "
+            say(f"patch {patches_dir / patch.name} [{role}]\n    {short(commit.sha)} "
                 f"{line(commit.author)}: {line(commit.subject)}")  # fmt: skip
         whence = "--paths" if opts.paths else "the directories its commits touch"
         say(f"paths (from {whence}): {', '.join(paths)}")

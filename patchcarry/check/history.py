@@ -18,6 +18,7 @@ from pathlib import Path
 
 from patchcarry import git
 from patchcarry.errors import UpstreamError
+from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
 
 # How far before the oldest pinned base the history is read: a day (the usual case), a month,
@@ -183,19 +184,19 @@ class BranchHistory:
         """Why the history a landing question on `paths` since `base` reads is not all here
         (None: it is)."""
         if not self.has_base(base):
-            return f"the pinned base {base[:12]} is not an ancestor of {self.branch} here"
+            return f"the pinned base {short(base)} is not an ancestor of {self.branch} here"
         end = self.boundary()
         # a boundary on the base's own history (older than it) cuts nothing it asks about
         if end is not None and end.sha != base and not self.on_history_of(end.sha, base):
             return (
-                f"the history of {self.branch} is cut at {end.sha[:12]} {end.subject!r}, a "
+                f"the history of {self.branch} is cut at {short(end.sha)} {end.subject!r}, a "
                 "shallow boundary inside the history read (git's shallow file)"
             )
         cut = self.shallow & self.since(base)
         if cut:
             return (
                 f"the history of {self.branch} since the pinned base is cut at "
-                f"{sorted(cut)[0][:12]}"
+                f"{short(sorted(cut)[0])}"
             )
         for merge in self.candidates(base, paths):
             if merge.merge:
@@ -203,8 +204,8 @@ class BranchHistory:
                 side_cut = [c.sha for c in side if c.sha in self.shallow]
                 if side_cut:
                     return (
-                        f"the history merge {merge.sha[:12]} brought to {self.branch} is cut "
-                        f"at {side_cut[0][:12]}"
+                        f"the history merge {short(merge.sha)} brought to {self.branch} is cut "
+                        f"at {short(side_cut[0])}"
                     )
         return None
 
@@ -237,7 +238,7 @@ def _deepen_boundaries(history: BranchHistory, upstream: str, cost: HistoryCost)
     repo, branch, tip = history.repo, history.branch, history.tip
     while history.boundary() is not None and history.deepened < MAX_DEEPENS:
         code, err = git.fetch_partial(
-            "origin", [f"+{tip}:refs/patchcarry/heads/{branch}"], deepen=1, cwd=repo
+            "origin", [f"+{tip}:{git.own_ref('heads', branch)}"], deepen=1, cwd=repo
         )
         cost.fetches[branch] = cost.fetches.get(branch, 0) + 1
         if code != 0:
@@ -266,7 +267,7 @@ def _read_branch(
         if all(why is None for why in found.values()):
             break
         code, err = git.fetch_partial(
-            "origin", [f"+{tip}:refs/patchcarry/heads/{branch}"], since=oldest - margin, cwd=repo
+            "origin", [f"+{tip}:{git.own_ref('heads', branch)}"], since=oldest - margin, cwd=repo
         )
         cost.fetches[branch] = cost.fetches.get(branch, 0) + 1
         if code != 0 and "no commits selected for shallow requests" in err:
@@ -287,7 +288,7 @@ def _read_branch(
         if why is None:
             gaps[entry.name] = None
         elif rewritten and not history.has_base(entry.base_commit):
-            base = entry.base_commit[:12]
+            base = short(entry.base_commit)
             reason = f"the pinned base {base} is not on {branch}'s history (rewritten upstream?)"
             gaps[entry.name] = Gap(reason, cut=False)
         else:

@@ -13,10 +13,9 @@ from pathlib import Path
 from patchcarry import git, patchrules
 from patchcarry.check.report import FileDrift, Identity, PatchApply
 from patchcarry.errors import BadInputError, UpstreamError
+from patchcarry.git.sha import short
 from patchcarry.patchfile import Hunk, Patch
 
-_OFFSET_RE = re.compile(r"^Hunk #\d+ succeeded at \d+ \(offset (-?\d+) lines?\)", re.MULTILINE)
-_FAILED_RE = re.compile(r"^error: patch failed: (.+):(\d+)$", re.MULTILINE)
 _U0_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.MULTILINE)
 # Past this many files a PR's change is not diffed blob by blob (each blob is a fetch).
 MAX_IDENTITY_FILES = 50
@@ -24,16 +23,16 @@ MAX_IDENTITY_FILES = 50
 Reader = Callable[[str], "bytes | None"]  # a file's bytes as stored (CRLF, any encoding)
 
 
-def _rejected_hunk(patch: Patch, message: str) -> str:
+def _rejected_hunk(patch: Patch, applied: git.Applied) -> str:
     """The hunk git could not place, as patch text; git's own message when unknown."""
-    match = _FAILED_RE.search(message)
-    if match:
-        path, line = match.group(1), int(match.group(2))
+    if applied.failed_at:
+        path, line = applied.failed_at
         for hunk in patch.hunks:
             if hunk.path == path and hunk.old_start == line:
                 header = f"@@ -{hunk.old_start},{hunk.old_len} +{hunk.new_start},{hunk.new_len} @@"
                 return "\n".join([f"--- {path}", header, *hunk.lines])
-    return "\n".join(line for line in message.splitlines() if not line.startswith("Checking"))
+    said = applied.message.splitlines()
+    return "\n".join(line for line in said if not line.startswith("Checking"))
 
 
 def _inside(tree: Path, path: str, patches: list[Patch]) -> Path:
@@ -65,22 +64,22 @@ def apply_at(patches: list[Patch], read: Reader) -> list[PatchApply]:
             if blocked:
                 results.append(PatchApply(patch.name, "not checked", []))
                 continue
-            code, msg = git.apply_in_tree(patch.path, tree=tree)
-            status, context = ("offset" if _OFFSET_RE.search(msg) else "clean"), None
-            if code != 0:
-                if "corrupt patch" in msg or "No valid patches" in msg:
-                    raise BadInputError(f"{patch.name}: git cannot read it as a patch:\n{msg}")
-                code, fuzz_msg = git.apply_in_tree(patch.path, tree=tree, context=1)
-                status, context = ("fuzz", 1) if code == 0 else ("conflict", None)
-                if code == 0:
-                    msg = fuzz_msg
+            applied = git.apply_in_tree(patch.path, tree=tree)
+            status, context = ("offset" if applied.offsets else "clean"), None
+            if applied.unreadable:
+                raise BadInputError(
+                    f"{patch.name}: git cannot read it as a patch:\n{applied.message}"
+                )
+            if applied.code != 0:
+                fuzzed = git.apply_in_tree(patch.path, tree=tree, context=1)
+                status, context = ("fuzz", 1) if fuzzed.code == 0 else ("conflict", None)
+                applied = fuzzed if fuzzed.code == 0 else applied
             if status == "conflict":
-                results.append(PatchApply(patch.name, status, [], _rejected_hunk(patch, msg)))
+                results.append(PatchApply(patch.name, status, [], _rejected_hunk(patch, applied)))
                 blocked = True
                 continue
-            offsets = sorted({int(o) for o in _OFFSET_RE.findall(msg)})
             git.apply_in_tree(patch.path, tree=tree, context=context, check_only=False)
-            results.append(PatchApply(patch.name, status, offsets))
+            results.append(PatchApply(patch.name, status, applied.offsets))
     return results
 
 
@@ -219,7 +218,7 @@ def _root_or_cut(repo: Path, number: int, head: str) -> list[str]:
     parents this cache never got, and its change cannot be told (UpstreamError, exit 4)."""
     if head in git.shallow_commits(cwd=repo):
         raise UpstreamError(
-            f"#{number}'s head {head[:12]} came without its parents, so its change cannot be "
+            f"#{number}'s head {short(head)} came without its parents, so its change cannot be "
             "told from it: re-run (the check fetches them)"
         )
     return [git.empty_tree(cwd=repo)]

@@ -38,6 +38,7 @@ from patchcarry import git, install
 from patchcarry.check import series
 from patchcarry.check.history import BranchHistory, Commit, Gap
 from patchcarry.check.report import Landing, UpstreamCommit, Verdict
+from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
 
 LANDED, CHANGED, UNDONE, SUPERSEDED, NOT_LANDED, UNDETERMINED = (
@@ -199,7 +200,7 @@ def _carried(repo: Path, entry: Entry, fix: _Fix, c: Commit) -> tuple[_Carrier |
     if found * 2 >= total and found:
         return (
             None,
-            f"{sha[:12]} {subject!r} has {found}/{total} of the fix's lines "
+            f"{short(sha)} {subject!r} has {found}/{total} of the fix's lines "
             "(not enough to call it landed)",
         )
     return None, None
@@ -337,9 +338,9 @@ def judge(
         landing.next = _next(entry, landing.verdict)
     elif landing.verdict == UNDONE:
         assert landing.commit is not None  # an undone landing names the commit that carried it
-        undone = ", ".join(c.sha[:12] for c in landing.changed_since) or "a later commit"
+        undone = ", ".join(short(c.sha) for c in landing.changed_since) or "a later commit"
         landing.next = (
-            f"keep carrying it: it landed in {landing.commit.sha[:12]} and was undone in "
+            f"keep carrying it: it landed in {short(landing.commit.sha)} and was undone in "
             f"{undone}; say why in the PR (what undid it, and why the fix is still needed)"
         )
     elif landing.verdict == UNDETERMINED:
@@ -365,9 +366,10 @@ def _through_merge(
         carrier, note = _carried(repo, entry, fix, commit)
         if carrier is not None:
             carrier.merged_by = upstream_commit(repo, sha, subject, merge)
+            sides = " ".join(short(p) for p in parents[1:])
             carrier.evidence.append(
-                f"merge {sha[:12]} {subject!r} brought it to {entry.base_branch} (it is on the "
-                f"merge's side: git log ^{parents[0][:12]} {' '.join(p[:12] for p in parents[1:])})"
+                f"merge {short(sha)} {subject!r} brought it to {entry.base_branch} (it is on the "
+                f"merge's side: git log ^{short(parents[0])} {sides})"
             )
             return carrier, notes, []
         if note:
@@ -375,8 +377,8 @@ def _through_merge(
     cut = [c.sha for c in side if c.sha in history.shallow]
     why = (
         [
-            f"the history merge {sha[:12]} {subject!r} brought to {entry.base_branch} is cut "
-            f"at {cut[0][:12]} (not fetched): what it carried cannot all be read"
+            f"the history merge {short(sha)} {subject!r} brought to {entry.base_branch} is cut "
+            f"at {short(cut[0])} (not fetched): what it carried cannot all be read"
         ]
         if cut
         else []
@@ -477,7 +479,7 @@ def _verdict_for(
     merged_by = carrier.merged_by
     earlier = _earlier(repo, base, carrier, fix.ours)
     if earlier:  # the fix's other commits: part of the landing, not partial evidence
-        notes[:] = [n for n in notes if not any(n.startswith(sha[:12]) for sha in earlier)]
+        notes[:] = [n for n in notes if not any(n.startswith(short(sha)) for sha in earlier)]
         evidence.append(
             f"its lines came in {len(earlier) + 1} commits (git blame): the one named, in "
             "which it became whole, and those with it"
@@ -490,8 +492,8 @@ def _verdict_for(
     changers, gone, followed, dropped = _since(repo, carrier, at, tip)
     if merged_by is not None and dropped:  # the merge's resolution left part of it behind
         notes.append(
-            f"{carrier.commit.sha[:12]} {carrier.commit.subject!r} carried the fix, but merge "
-            f"{merged_by.sha[:12]} {merged_by.subject!r} brought {followed - dropped}/{followed} "
+            f"{short(carrier.commit.sha)} {carrier.commit.subject!r} carried the fix, but merge "
+            f"{short(merged_by.sha)} {merged_by.subject!r} brought {followed - dropped}/{followed} "
             "of its added lines (git blame --reverse)"
         )
         return Landing(NOT_LANDED, partial=notes)

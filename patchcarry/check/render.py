@@ -16,6 +16,7 @@ from patchcarry.check.report import (
     RefApply,
     Verdict,
 )
+from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
 from patchcarry.units import human_bytes
 
@@ -48,9 +49,9 @@ def _drift_line(d: FileDrift) -> str:
 
 
 def _identity_line(i: Identity) -> str:
-    head = f"#{i.pr} {i.head[:7]}"
+    head = f"#{i.pr} {short(i.head)}"
     if i.merge:
-        head += f" (merge; change taken against parent {i.compared_to[:7]})"
+        head += f" (merge; change taken against parent {short(i.compared_to)})"
     if i.result == "identical":
         return f"{head}: identical (same git patch-id)"
     kind = "comments/whitespace only" if i.comments_only else "code differs"
@@ -62,9 +63,9 @@ def commit_words(landing: Landing) -> str:
     c = landing.commit
     if c is None:
         return "no single commit found"
-    words = f"{c.sha[:12]} {c.subject!r}" + (f" (PR #{c.pr})" if c.pr else "")
+    words = f"{short(c.sha)} {c.subject!r}" + (f" (PR #{c.pr})" if c.pr else "")
     m = landing.merged_by
-    return words + (f", brought by merge {m.sha[:12]} {m.subject!r}" if m is not None else "")
+    return words + (f", brought by merge {short(m.sha)} {m.subject!r}" if m is not None else "")
 
 
 def landing_sentence(landing: Landing) -> str:
@@ -72,7 +73,7 @@ def landing_sentence(landing: Landing) -> str:
     said = f"{landing.verdict} upstream: {commit_words(landing)}"
     if landing.verdict == Verdict.UNDONE and landing.changed_since:
         said += ", undone by " + ", ".join(
-            f"{c.sha[:12]} {c.subject!r}" for c in landing.changed_since
+            f"{short(c.sha)} {c.subject!r}" for c in landing.changed_since
         )
     return said
 
@@ -85,13 +86,13 @@ def landing_lines(landing: Landing) -> list[str]:
         lines = [f"superseded: its place was removed by {commit_words(landing)}"]
     else:
         lines = [f"{landing.verdict}: {commit_words(landing)}"]
-    lines += [f"  with: {c.sha[:12]} {c.subject!r}" for c in landing.carried_by]
+    lines += [f"  with: {short(c.sha)} {c.subject!r}" for c in landing.carried_by]
     lines += [f"  by: {e}" for e in landing.evidence]
     if landing.changed_since:
         what = {Verdict.SUPERSEDED: "also", Verdict.UNDONE: "undone by"}.get(
             landing.verdict, "changed since by"
         )
-        lines += [f"  {what}: {c.sha[:12]} {c.subject!r}" for c in landing.changed_since]
+        lines += [f"  {what}: {short(c.sha)} {c.subject!r}" for c in landing.changed_since]
     lines += [f"  partial: {p}" for p in landing.partial]
     if landing.next:
         lines.append(f"  next: {landing.next}")
@@ -152,7 +153,7 @@ def table(report: CheckReport) -> str:
     out.append(f"{'ENTRY':<{widths[0]}}{'REF':<{widths[1]}}STATUS")
     for e in report.entries:
         out += _entry_lines(e, widths)
-    bad = [e.name for e in report.entries if e.status == "does not apply"]
+    bad = [e.name for e in report.entries if not e.status.ok]
     landed = [e.name for e in report.entries if e.status == "landed"]
     said = f"landed upstream, nothing to carry: {', '.join(landed)}" if landed else ""
     if bad:
@@ -219,7 +220,7 @@ def _at(ref: RefApply, entry: Entry, dates: Mapping[str, str]) -> str:
     if ref.commit is None:
         return ref.label
     when = f" ({dates[ref.commit]})" if dates.get(ref.commit) else ""
-    return f"{entry.base_branch} at {ref.commit[:7]}{when}"
+    return f"{entry.base_branch} at {short(ref.commit)}{when}"
 
 
 def _applies(status: str, offsets: list[int], at: str) -> str:
@@ -246,7 +247,7 @@ def review_sentences(result: EntryResult, entry: Entry, dates: Mapping[str, str]
             continue  # the tip is the base: said once
         seen.add(ref.commit or "")
         lines.append(_applies(ref.status, ref.offsets, _at(ref, entry, dates)))
-    since = f"{entry.base_branch} since {entry.base_commit[:7]}"
+    since = f"{entry.base_branch} since {short(entry.base_commit)}"
     for d in result.drift or []:
         if d.new_file:
             lines.append(f"{d.path} is a new file")
@@ -265,7 +266,7 @@ def review_sentences(result: EntryResult, entry: Entry, dates: Mapping[str, str]
         else:
             what = "only in comments or whitespace" if i.comments_only else "in code"
             lines.append(f"the change differs from #{i.pr}'s {what} ({', '.join(i.files_differ)})")
-    if result.landing is not None and result.landing.verdict != "not landed":
+    if result.landing is not None and result.landing.verdict != Verdict.NOT_LANDED:
         lines.append(landing_sentence(result.landing))
     if result.not_checked:
         lines.append(f"not checked here: {', '.join(result.not_checked)}")

@@ -79,6 +79,29 @@ class Verdict(enum.StrEnum):
     NOT_LANDED = "not landed"
     UNDETERMINED = "undetermined"  # the history the answer needs was not read
 
+    @property
+    def landed(self) -> bool:
+        """The fix is on the base branch: nothing is left to carry."""
+        return self in (Verdict.LANDED, Verdict.CHANGED)
+
+    @property
+    def may_retire(self) -> bool:
+        """`retire` may record it (`landed = {verdict = ...}` in the manifest)."""
+        return self.landed or self is Verdict.SUPERSEDED
+
+
+class Status(enum.StrEnum):
+    """An entry's outcome in one word (`check`'s table and JSON); `ok`: not a failure."""
+
+    NOT_CHECKED = "not checked"
+    LANDED = "landed"  # not a failure: nothing is left to carry
+    DOES_NOT_APPLY = "does not apply"
+    APPLIES = "applies"
+
+    @property
+    def ok(self) -> bool:
+        return self is not Status.DOES_NOT_APPLY
+
 
 @dataclasses.dataclass
 class Landing:
@@ -102,7 +125,7 @@ class Landing:
 
     @property
     def landed(self) -> bool:
-        return self.verdict in (Verdict.LANDED, Verdict.CHANGED)
+        return self.verdict.landed
 
 
 @dataclasses.dataclass
@@ -116,12 +139,13 @@ class EntryResult:
     landing: Landing | None = None  # None: not judged (offline)
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         if not self.refs:
-            return "not checked"
+            return Status.NOT_CHECKED
         if self.landing is not None and self.landing.landed:
-            return "landed"  # not a failure: nothing is left to carry
-        return "does not apply" if any(r.status == "conflict" for r in self.refs) else "applies"
+            return Status.LANDED
+        conflict = any(r.status == "conflict" for r in self.refs)
+        return Status.DOES_NOT_APPLY if conflict else Status.APPLIES
 
 
 @dataclasses.dataclass
@@ -137,7 +161,7 @@ class CheckReport:
 
     @property
     def ok(self) -> bool:
-        return all(e.status != "does not apply" for e in self.entries)
+        return all(e.status.ok for e in self.entries)
 
     def entry(self, name: str) -> EntryResult:
         """The result for the entry named `name` (every checked entry has one)."""

@@ -109,7 +109,7 @@ def _deepen_pulls(fetched: upstream_mod.FetchedUpstream, entries: list[Entry]) -
             if not git.rev_exists(f"{head}~{count}", cwd=fetched.repo):
                 depths.setdefault(count + 1, {})[number] = head
     for depth, heads in sorted(depths.items()):
-        refspecs = [f"+{sha}:refs/patchcarry/pull/{n}" for n, sha in sorted(heads.items())]
+        refspecs = [f"+{sha}:{git.own_ref('pull', str(n))}" for n, sha in sorted(heads.items())]
         code, err = git.fetch_partial("origin", refspecs, depth=depth, cwd=fetched.repo)
         if code != 0:
             raise UpstreamError(
@@ -130,8 +130,8 @@ def _upstream_entry(
     refs = []
     touched = sorted({f for p in patches for f in p.files})
     for ref, commit, label in (
-        ("base", base, base[:7]),
-        ("tip", tip, f"{entry.base_branch} {tip[:7]}"),
+        ("base", base, git.short(base)),
+        ("tip", tip, f"{entry.base_branch} {git.short(tip)}"),
     ):
         # git's own modes of the touched paths first: a submodule is no blob to read, and a
         # file a patch creates again must keep the mode the tree gives it

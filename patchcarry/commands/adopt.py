@@ -12,7 +12,6 @@ check failed. Next: `patchcarry resubmit --dry-run NAME`.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from patchcarry.commands import argtypes
 
@@ -31,13 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="show the patches and the entry; write nothing"
     )
-    parser.add_argument(
-        "--manifest",
-        type=Path,
-        default=None,
-        help="manifest to add the entry to (created if missing); patches go beside it"
-        "(default: found as described above)",
-    )
+    argtypes.add_manifest(parser)
     parser.add_argument(
         "--paths",
         nargs="+",

@@ -4,6 +4,7 @@ one is a usage mistake (exit 2, the command's usage printed), like any other on 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from patchcarry.errors import BadInputError
 
@@ -27,3 +28,15 @@ def pull(text: str) -> str:
     except BadInputError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
+
+
+def add_manifest(parser: argparse.ArgumentParser) -> None:
+    """`--manifest`: one option of one meaning for every command (`manifest.find` decides
+    the default)."""
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="default: patches/series.toml here or above, else $XDG_CONFIG_HOME's",
+    )

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from patchcarry.commands import argtypes
 from patchcarry.commands.measure import positive
 from patchcarry.errors import BadInputError, ExitCode
 
@@ -38,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--megatron-src", type=Path, default=None)
     parser.add_argument("--upstream", metavar="URL|PATH", default=None)
-    parser.add_argument("--manifest", type=Path, default=None)
+    argtypes.add_manifest(parser)
     parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="evidence file")
     parser.add_argument("--markdown", type=Path, default=None, metavar="PATH")
     parser.add_argument(

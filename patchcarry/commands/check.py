@@ -11,6 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+from patchcarry.commands import argtypes
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -28,13 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="apply check only, against the installed megatron-core source",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    parser.add_argument(
-        "--manifest",
-        type=Path,
-        default=None,
-        help="manifest to read (default: patches/series.toml here or in a parent, "
-        "else $XDG_CONFIG_HOME/patchcarry/series.toml)",
-    )
+    argtypes.add_manifest(parser)
     parser.add_argument(
         "--work-dir",
         type=Path,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from patchcarry.commands import argtypes
 from patchcarry.measure.model import CPU_DEFAULTS
 
 
@@ -109,7 +110,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="no tree given: fetch the pinned base from here",
     )
-    parser.add_argument("--manifest", type=Path, default=None)
+    argtypes.add_manifest(parser)
     parser.add_argument(
         "--out",
         type=Path,

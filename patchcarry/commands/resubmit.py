@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from patchcarry.commands import argtypes
+from patchcarry.limits import FORK_WAIT_S
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -89,16 +90,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="evidence JSON from `measure`: its numbers go in the PR body",
     )
-    parser.add_argument(
-        "--manifest",
-        type=Path,
-        default=None,
-        help="default: patches/series.toml here or above, else $XDG_CONFIG_HOME's",
-    )
+    argtypes.add_manifest(parser)
     parser.add_argument(
         "--fork-wait",
         type=float,
-        default=300.0,
+        default=FORK_WAIT_S,
         metavar="SECONDS",
         help="wait this long for a new fork to appear (default %(default)s)",
     )

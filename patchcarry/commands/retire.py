@@ -10,15 +10,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from patchcarry.commands import argtypes
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("entry", metavar="ENTRY", help="the entry to retire")
-    parser.add_argument(
-        "--manifest",
-        type=Path,
-        default=None,
-        help="manifest to edit (default: patches/series.toml here or in a parent)",
-    )
+    argtypes.add_manifest(parser)
     parser.add_argument(
         "--upstream",
         default=None,

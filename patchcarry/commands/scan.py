@@ -51,14 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "when it was closed by fork detachment and is not carried yet",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per PR per line")
-    parser.add_argument(
-        "--manifest",
-        type=Path,
-        default=None,
-        help="manifest whose `supersedes` count as re-submitted "
-        "(default: patches/series.toml here or in a parent, "
-        "else $XDG_CONFIG_HOME/patchcarry/series.toml)",
-    )
+    argtypes.add_manifest(parser)
 
 
 def _landed_since(gh: GitHub) -> Judge:
@@ -118,10 +111,22 @@ def _adopt_command(manifest_path: Path) -> tuple[str, ...]:
     return (command, "--manifest", str(manifest.SEARCHED))
 
 
+def _whose(author: str | None) -> tuple[GitHub, str | None, str]:
+    """The client, the token's user (whose cross-link comments count) and whose PRs to list."""
+    from patchcarry.errors import UsageError
+    from patchcarry.github import GitHub, token_from_env
+
+    token = token_from_env()
+    gh = GitHub(token=token)
+    login = gh.user().get("login") if token else None
+    if not (author or login):
+        raise UsageError(f"scan needs {tokens.variable()} (to know whose PRs) or --author LOGIN")
+    return gh, login, str(author or login)
+
+
 def _run_all(args: argparse.Namespace) -> int:
     from patchcarry.adopt.run import existing
-    from patchcarry.errors import ExitCode, UsageError
-    from patchcarry.github import GitHub, token_from_env
+    from patchcarry.errors import ExitCode
     from patchcarry.scan import scan_all
 
     _, entries = existing(args.manifest)
@@ -130,12 +135,7 @@ def _run_all(args: argparse.Namespace) -> int:
         for e in entries
         for n in e.supersedes
     }
-    token = token_from_env()
-    gh = GitHub(token=token)
-    login = gh.user().get("login") if token else None  # whose cross-link comments count
-    author = args.author or login
-    if not author:
-        raise UsageError(f"scan needs {tokens.variable()} (to know whose PRs) or --author LOGIN")
+    gh, login, author = _whose(args.author)
     adopt = _adopt_command(args.manifest)
     found = scan_all(gh, author, carried, {e.name for e in entries}, trusted=login,
                      landed_since=_landed_since(gh), adopt=adopt)  # fmt: skip
@@ -165,8 +165,7 @@ def _run_all(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from patchcarry import manifest
-    from patchcarry.errors import ExitCode, UsageError
-    from patchcarry.github import GitHub, token_from_env
+    from patchcarry.errors import ExitCode
     from patchcarry.scan import scan
 
     args.manifest = manifest.find(args.manifest)
@@ -184,12 +183,7 @@ def run(args: argparse.Namespace) -> int:
         if e.upstream.lower() == upstream.lower()
         for n in e.supersedes
     }
-    token = token_from_env()
-    gh = GitHub(token=token)
-    login = gh.user().get("login") if token else None  # whose cross-link comments count
-    author = args.author or login
-    if not author:
-        raise UsageError(f"scan needs {tokens.variable()} (to know whose PRs) or --author LOGIN")
+    gh, login, author = _whose(args.author)
     found = scan(gh, upstream, author, known, trusted=login)
     pending = [f for f in found if f.resubmitted_by is None]
     shown = found if args.include_resubmitted else pending

@@ -9,6 +9,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from patchcarry.commands import argtypes
+from patchcarry.git.sha import short
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from patchcarry.upstream import DEFAULT_UPSTREAM, TREE_PATHS
@@ -26,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the entry's pinned base_commit (default) or its base branch's tip",
     )
     parser.add_argument("--entry", help="manifest entry whose base to use (default: the first)")
-    parser.add_argument("--manifest", type=Path, default=None)
+    argtypes.add_manifest(parser)
     parser.add_argument("--work-dir", type=Path, default=None, help="scratch repo (a cache)")
     parser.add_argument(
         "--path",
@@ -53,6 +56,6 @@ def run(args: argparse.Namespace) -> int:
     commit = fetched.branch_tips[entry.base_branch] if at_tip else entry.base_commit
     tree = upstream.checkout_tree(fetched, commit, args.dest, args.paths or upstream.TREE_PATHS)
     kib = fetched.bytes_fetched / 1024
-    print(f"{commit[:12]} checked out; fetched {kib:.1f} KiB this run", file=sys.stderr)
+    print(f"{short(commit)} checked out; fetched {kib:.1f} KiB this run", file=sys.stderr)
     print(tree)
     return 0

@@ -6,13 +6,14 @@ import re
 from pathlib import Path
 
 from patchcarry.git.env import LITERAL, plain_tree_env
-from patchcarry.git.runner import GitCommitHash, git, git_bytes
+from patchcarry.git.runner import git, git_bytes
+from patchcarry.git.sha import Sha
 
 
-def rev_parse(rev: str, *, cwd: Path) -> GitCommitHash:
+def rev_parse(rev: str, *, cwd: Path) -> Sha:
     """The full hash `rev` names in the repository at `cwd`."""
     _, out, _ = git("rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}", cwd=cwd)
-    return GitCommitHash(out.strip())
+    return Sha(out.strip())
 
 
 def rev_exists(rev: str, *, cwd: Path) -> bool:
@@ -153,12 +154,6 @@ def first_parent_log(
         if len(shas) >= 2:  # a root commit has no change to compare
             found.append((shas[0], shas[1], subject))
     return found
-
-
-def first_parent_range(base: str, tip: str, *, cwd: Path) -> list[str]:
-    """The first-parent commits of `base..tip`, newest first."""
-    _, out, _ = git("rev-list", "--first-parent", f"{base}..{tip}", "--", cwd=cwd)
-    return out.split()
 
 
 def descendants(base: str, tip: str, *, cwd: Path) -> list[str]:

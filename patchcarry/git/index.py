@@ -9,7 +9,8 @@ from pathlib import Path
 
 from patchcarry.errors import GitReadError
 from patchcarry.git.env import credential_args
-from patchcarry.git.runner import GitCommitHash, git, git_bytes
+from patchcarry.git.runner import git, git_bytes
+from patchcarry.git.sha import Sha
 
 
 def read_tree(commit: str, *, index: Path, cwd: Path) -> None:
@@ -68,7 +69,7 @@ def write_tree(*, index: Path, cwd: Path) -> str:
 
 def commit_tree(
     tree: str, parents: list[str], message: str, *, author: tuple[str, str, str], cwd: Path
-) -> GitCommitHash:
+) -> Sha:
     """A commit of `tree` on `parents`; `author` = (name, email, date) is also the committer,
     so the same inputs give the same hash on every run and machine."""
     name, email, date = author
@@ -82,4 +83,4 @@ def commit_tree(
     }
     parent_args = [a for p in parents for a in ("-p", p)]
     _, out, _ = git("commit-tree", tree, *parent_args, cwd=cwd, env_extra=env, stdin=message)
-    return GitCommitHash(out.strip())
+    return Sha(out.strip())

@@ -4,19 +4,19 @@ empty temp dir that git may not leave: no repository is involved)."""
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
-from patchcarry import proc
 from patchcarry.errors import GitReadError
 from patchcarry.git.env import plain_tree_env
 from patchcarry.git.history import rev_parse
-from patchcarry.git.runner import GitCommitHash, git, git_bytes
+from patchcarry.git.runner import GitError, git, git_bytes
+from patchcarry.git.sha import Sha
 
 
-def am(
-    patches: list[Path], *, cwd: Path, committer_name: str, committer_email: str
-) -> GitCommitHash:
+def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: str) -> Sha:
     """`git am` the patches on HEAD, keeping authorship and message (sign-off included).
     `--keep-cr`: a line of a CRLF file keeps its CR (as `patchfile` reads the patch).
 
@@ -37,7 +37,7 @@ def am(
     )
     if code != 0:
         git("am", "--abort", cwd=cwd, check=False)
-        raise proc.CalledProcessError(["git", "am", *(p.name for p in patches)], code, out, err)
+        raise GitError(["git", "am", *(p.name for p in patches)], code, out, err)
     return rev_parse("HEAD", cwd=cwd)
 
 
@@ -64,6 +64,34 @@ def format_patch(commit: str, *, number: int, out_dir: Path, cwd: Path) -> Path:
     return Path(out.strip())
 
 
+class Applied(NamedTuple):
+    """What `git apply` said of one patch: its exit code, its words, and what they tell."""
+
+    code: int
+    message: str
+
+    @property
+    def offsets(self) -> list[int]:
+        """The line offsets of the hunks git placed away from where the patch said."""
+        return sorted({int(o) for o in _OFFSET_RE.findall(self.message)})
+
+    @property
+    def unreadable(self) -> bool:
+        """git cannot read the file as a patch at all (not a conflict)."""
+        return self.code != 0 and any(w in self.message for w in _UNREADABLE)
+
+    @property
+    def failed_at(self) -> tuple[str, int] | None:
+        """(path, line) of the hunk git could not place, when it says."""
+        match = _FAILED_RE.search(self.message)
+        return (match.group(1), int(match.group(2))) if match else None
+
+
+_OFFSET_RE = re.compile(r"^Hunk #\d+ succeeded at \d+ \(offset (-?\d+) lines?\)", re.MULTILINE)
+_FAILED_RE = re.compile(r"^error: patch failed: (.+):(\d+)$", re.MULTILINE)
+_UNREADABLE = ("corrupt patch", "No valid patches")
+
+
 def apply_in_tree(
     patch: Path,
     *,
@@ -71,7 +99,7 @@ def apply_in_tree(
     context: int | None = None,
     check_only: bool = True,
     verbose: bool = True,
-) -> tuple[int, str]:
+) -> Applied:
     """`git apply` (`-v` and `--check` unless told) of `patch` in the plain tree `tree`;
     (code, git's messages: "Hunk #1 succeeded at X (offset N lines)", rejected context)."""
     args = ["apply", *(["-v"] if verbose else []), "--whitespace=nowarn"]
@@ -82,7 +110,7 @@ def apply_in_tree(
     code, out, err = git(
         *args, str(patch.resolve()), cwd=tree, check=False, env_extra=plain_tree_env(tree)
     )
-    return code, out + err
+    return Applied(code, out + err)
 
 
 # Each runs in an empty temp dir that git may not leave (no repository is involved).

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 from patchcarry.errors import NetworkError
 from patchcarry.git.env import NETWORK_ARGS, credential_args, plain_tree_env
 from patchcarry.git.history import rev_parse, shallow_commits
-from patchcarry.git.runner import GitCommitHash, git
+from patchcarry.git.runner import git
+from patchcarry.git.sha import Sha, short
 from patchcarry.git.shallow import keep_known_history
 
 # Local upstreams (paths, file:// URLs) are served by a local upload-pack; these settings let
@@ -21,7 +23,7 @@ LOCAL_UPLOAD_PACK = (
 DEEPEST = 2147483647  # git's "infinite" depth: a fetch at it deepens every shallow boundary
 
 
-def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> GitCommitHash | None:
+def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> Sha | None:
     """The commit `refs/heads/<branch>` has at `url`, or None when the branch is absent."""
     _, out, _ = git(
         *credential_args(url), "ls-remote", "--end-of-options", url, f"refs/heads/{branch}", cwd=cwd
@@ -29,7 +31,7 @@ def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> GitCommitHash | Non
     for line in out.splitlines():
         sha, _, ref = line.partition("\t")
         if ref == f"refs/heads/{branch}":
-            return GitCommitHash(sha)
+            return Sha(sha)
     return None
 
 
@@ -70,7 +72,7 @@ def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, s
     return found
 
 
-def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> GitCommitHash:
+def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> Sha:
     """Fetch `ref` (a branch, a refs/... name or a full sha) from `url`; the commit it names."""
     depth = ("--depth=1",) if shallow else ()
     git(
@@ -139,7 +141,7 @@ def fetch_blobless(
     the whole history, deepening what an earlier shallow fetch cut) and without blobs; what
     it cuts where the parents are here stays whole (`shallow.keep_known_history`)."""
     _remote_read(
-        f"{', '.join(r.rpartition(':')[0].lstrip('+')[:12] for r in refspecs)} from {remote}",
+        f"{', '.join(short(r.rpartition(':')[0].lstrip('+')) for r in refspecs)} from {remote}",
         *credential_args(),
         "-c",
         "protocol.version=2",
@@ -223,11 +225,30 @@ def _remote_read(what: str, *args: str, cwd: Path, stream_stderr: bool = False) 
         raise NetworkError(f"could not read {what}: {said[0]}; check the network, then re-run")
 
 
+class Pushed(NamedTuple):
+    """An atomic push's outcome: accepted or not, git's words (per-ref porcelain lines and
+    the server's `remote:` lines, for push_refusals), and what they mean for a retry."""
+
+    accepted: bool
+    message: str
+
+    @property
+    def shallow(self) -> bool:
+        """Refused for history a shallow clone lacks: deepening may let it in."""
+        return not self.accepted and "shallow update not allowed" in self.message
+
+    @property
+    def lagging(self) -> bool:
+        """The repository's git side does not serve it yet (a new fork's lags its API)."""
+        low = self.message.lower()
+        return not self.accepted and ("not found" in low or "could not read" in low)
+
+
 def push_refs_with_lease(
     url: str, updates: list[tuple[str, str, str | None]], *, cwd: Path
-) -> tuple[bool, str]:
+) -> Pushed:
     """Push each (commit, ref, expected) atomically: all refs move, or none does; each only if
-    it still holds `expected` (absent when None). Returns (accepted, git's message)."""
+    it still holds `expected` (absent when None)."""
     leases = [f"--force-with-lease={ref}:{expected or ''}" for _, ref, expected in updates]
     code, out, err = git(
         *credential_args(url),
@@ -241,4 +262,4 @@ def push_refs_with_lease(
         cwd=cwd,
         check=False,
     )
-    return code == 0, (out + err).strip()
+    return Pushed(code == 0, (out + err).strip())

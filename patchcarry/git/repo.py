@@ -8,6 +8,13 @@ from pathlib import Path
 from patchcarry.git.env import CACHE_CONFIG, plain_tree_env
 from patchcarry.git.runner import git
 
+OWN_REFS = "refs/patchcarry/"  # every ref this tool writes, in a cache or on a fork
+
+
+def own_ref(*parts: str) -> str:
+    """`refs/patchcarry/PART/...`: a ref of this tool's own."""
+    return OWN_REFS + "/".join(parts)
+
 
 def init(path: Path) -> None:
     """`git init` a fresh repository at `path` (created if missing)."""

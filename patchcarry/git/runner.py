@@ -15,13 +15,20 @@ import time
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NewType
 
 from patchcarry import cachedir, hosts, limits, proc
 from patchcarry.errors import NetworkError
 from patchcarry.git.env import NETWORK_ARGS, no_git_env, secrets_for
 
-GitCommitHash = NewType("GitCommitHash", str)
+
+class GitError(proc.CalledProcessError):
+    """git exited non-zero: the tool's own error, caught by that name outside `git/`; `said`
+    is git's last word for a message (the whole text stays in the log)."""
+
+    @property
+    def said(self) -> str:
+        lines = (self.err.strip() or self.out.strip()).splitlines()
+        return lines[-1] if lines else f"git exited {self.code}"
 
 
 def git(
@@ -32,13 +39,13 @@ def git(
     stdin: str | None = None,
     stream_stderr: bool = False,
 ) -> tuple[int, str, str]:
-    """Run `git ARGS` in `cwd`; (code, stdout, stderr). Raises CalledProcessError if `check`.
+    """Run `git ARGS` in `cwd`; (code, stdout, stderr). Raises GitError if `check`.
     What git prints is any bytes a commit holds: kept as data (surrogateescape)."""
     data = None if stdin is None else stdin.encode("utf-8", "surrogateescape")
     code, raw_out, raw_err = _bounded(args, cwd, env_extra, data, stream_stderr)
     out, err = (raw.decode("utf-8", "surrogateescape") for raw in (raw_out, raw_err))
     if check and code != 0:
-        raise proc.CalledProcessError(["git", *args], code, out, err)
+        raise GitError(["git", *args], code, out, err)
     return code, out, err
 
 
@@ -53,7 +60,7 @@ def git_bytes(
     code, out, raw_err = _bounded(args, cwd, env_extra, stdin, False)
     err = raw_err.decode("utf-8", "replace")
     if check and code != 0:
-        raise proc.CalledProcessError(["git", *args], code, out.decode("utf-8", "replace"), err)
+        raise GitError(["git", *args], code, out.decode("utf-8", "replace"), err)
     return code, out, err
 
 

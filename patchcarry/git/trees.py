@@ -11,6 +11,7 @@ from patchcarry.errors import GitReadError
 from patchcarry.git.env import LITERAL, credential_args
 from patchcarry.git.history import is_ancestor, merge_base
 from patchcarry.git.runner import git, git_bytes
+from patchcarry.git.sha import short
 
 
 def path_exists(rev: str, path: str, *, cwd: Path) -> bool:
@@ -19,7 +20,7 @@ def path_exists(rev: str, path: str, *, cwd: Path) -> bool:
         "ls-tree", "--full-tree", rev, "--", path, cwd=cwd, check=False, env_extra=LITERAL
     )
     if code != 0:
-        raise GitReadError(f"git ls-tree {rev[:12]} -- {path} failed: {err.strip()}")
+        raise GitReadError(f"git ls-tree {short(rev)} -- {path} failed: {err.strip()}")
     return bool(out.strip())
 
 
@@ -33,7 +34,7 @@ def show_file(rev: str, path: str, *, cwd: Path) -> bytes | None:
     code, out, err = git_bytes("cat-file", "blob", f"{rev}:{path}", cwd=cwd, check=False)
     if code != 0:
         raise GitReadError(
-            f"could not read {path} at {rev[:12]}: {' '.join(err.split())[:300]}; "
+            f"could not read {path} at {short(rev)}: {' '.join(err.split())[:300]}; "
             "upstream may be unreachable (a lazy blob fetch failed): re-run"
         )
     return out

@@ -55,8 +55,8 @@ class Home:
         if self.sha is None:
             return f"`{self.rel}` (not committed)"
         if self.web:
-            return f"[`{self.rel}`]({self.web}/blob/{self.sha}/{self.rel}) at {self.sha[:7]}"
-        return f"`{self.rel}` at {self.sha[:7]}"
+            return f"[`{self.rel}`]({self.web}/blob/{self.sha}/{self.rel}) at {git.short(self.sha)}"
+        return f"`{self.rel}` at {git.short(self.sha)}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,11 +82,11 @@ class Source:
             folder = home.web.rstrip("/").rsplit("/", 1)[-1]
             where = (
                 f"To reproduce it, run the harness that made it, [{home.name}]"
-                f"({home.web}/tree/{home.sha}) at {home.sha[:7]}"
+                f"({home.web}/tree/{home.sha}) at {git.short(home.sha)}"
             )
-            clone = f"git clone {home.web} && cd {folder} && git checkout {home.sha[:12]}\n"
+            clone = f"git clone {home.web} && cd {folder} && git checkout {git.short(home.sha)}\n"
         else:
-            at = f" at {home.sha[:7]}" if home is not None and home.sha else ""
+            at = f" at {git.short(home.sha)}" if home is not None and home.sha else ""
             name = home.name if home is not None else "this repository"
             where = (
                 f"It was made with {name}{at}, a repository with no web address (no git remote "
@@ -153,13 +153,17 @@ def _config(s: dict[str, Any]) -> str:
 LABELS = {"fix": "the fix frees", "reset": "the reset frees", "both": "both fixes free"}
 
 
+def _tree(doc: dict[str, Any]) -> str:
+    return git.short(str(doc["tree"]["commit"] or doc["tree"]["label"]))
+
+
 def gpu_sentence(doc: dict[str, Any], variant: str | None = None) -> str:
     """The training-loop measurement in words: of `variant` ("this change"), or of every
     fix variant (the README's account of both fixes)."""
     s, base = doc["shape"], _variant(doc["variants"], "unpatched")
     head = (
         f"On {doc['hardware']['gpu']}, upstream's own `pretrain_gpt.py` at "
-        f"{str(doc['tree']['commit'] or doc['tree']['label'])[:12]} ({_config(s)}, full "
+        f"{_tree(doc)} ({_config(s)}, full "
         "recompute):"
     )
     labels = {variant: "this change frees"} if variant else LABELS
@@ -187,7 +191,7 @@ def cpu_paragraphs(doc: dict[str, Any], variant: str) -> str:
     where = (
         f"Counted on CPU (no GPU run): upstream's `GPTModel` with "
         f"`HyperConnectionTransformerLayer` at "
-        f"{str(doc['tree']['commit'] or doc['tree']['label'])[:7]}, {_config(s)}, full "
+        f"{_tree(doc)}, {_config(s)}, full "
         f"recompute, {doc['iterations']} iterations; live tensors between iterations, each "
         "variant in its own process."
     )

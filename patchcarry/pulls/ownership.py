@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from patchcarry.errors import FatalError
 from patchcarry.github_types import Comment, Pull
+from patchcarry.markers import marker, start
 
 # Every cross-link comment starts with this; a scan counts a PR carrying one as re-submitted.
-LINK_PREFIX = "<!-- patchcarry:cross-link "
+LINK_PREFIX = start("cross-link")
 
 
 def author_of(item: Pull | Comment) -> str:
@@ -57,7 +58,7 @@ def link_marker(entry_name: str, superseded: int) -> str:
 
 
 def revision_marker(entry_name: str, head: str) -> str:
-    return f"<!-- patchcarry:revision entry={entry_name} head={head} -->"
+    return marker("revision", f"entry={entry_name}", f"head={head}")
 
 
 def has_marker(text: str | None, marker: str) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 
 from patchcarry import carried_tests
 from patchcarry import pr_template as templates
+from patchcarry.git.sha import short
 from patchcarry.github_types import Pull
 from patchcarry.manifest import Entry
 from patchcarry.measure.impact import Impact
@@ -120,7 +121,7 @@ def _resubmission(entry: Entry, superseded: Sequence[Classification], base: str)
         )
         parts.append(
             f"Re-submission of #{item.number} ({why}), from an attached fork, {entry.fork}, "
-            f"on `{entry.base_branch}` at {base[:7]}."
+            f"on `{entry.base_branch}` at {short(base)}."
         )
         if item.evidence:
             facts = "\n".join(f"- {line}" for line in item.evidence)
@@ -263,10 +264,10 @@ def revision_comment(
     """The one comment per changed revision: what changed in the PR since the previous head
     (`moved`: the old and new base of a rebuilt branch; the diff is then the PR's own
     commits, old against new, never upstream's commits between the bases)."""
-    since = f" since `{old[:12]}`" if old else ""
+    since = f" since `{short(old)}`" if old else ""
     if moved is not None:
         since += (
-            f", rebuilt on `{entry.base_branch}` at {moved[1][:12]} (was {moved[0][:12]}). "
+            f", rebuilt on `{entry.base_branch}` at {short(moved[1])} (was {short(moved[0])}). "
             "Below: `git range-diff` of this PR's own commits, old against new (upstream's "
             "commits between the two bases are not this PR's change)"
         )
@@ -275,7 +276,7 @@ def revision_comment(
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", shown)), default=0))
     return (
         f"{revision_marker(entry.name, head)}\n"
-        f"New revision `{head[:12]}` ({kind}){since}. Upstream CI needs a maintainer's "
+        f"New revision `{short(head)}` ({kind}){since}. Upstream CI needs a maintainer's "
         f"`/ok to test {head}` for this head.\n\n{fence}diff\n{shown.rstrip()}\n{fence}"
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 
+from patchcarry import git, install
 from patchcarry.manifest import Entry
 from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Applied, Cache, Revision, revise
 from patchcarry.resubmit.section import locate
@@ -16,10 +17,10 @@ from patchcarry.resubmit.section import locate
 
 def record_ref(branch: str) -> str:
     """The fork ref naming the commit this tool last published on `branch`."""
-    return f"refs/patchcarry/published/{branch}"
+    return git.own_ref("published", branch)
 
 
-PUBLISHER_PREFIX = "refs/patchcarry/publisher/"
+PUBLISHER_PREFIX = git.own_ref("publisher", "")
 
 
 def publisher_ref(entry_name: str, branch: str) -> str:
@@ -73,7 +74,7 @@ class Dropped:
     subject: str
 
     def line(self) -> str:
-        return f"{self.sha[:12]} {self.author}: {self.subject}"
+        return f"{git.short(self.sha)} {self.author}: {self.subject}"
 
 
 @dataclasses.dataclass
@@ -179,7 +180,8 @@ def _rebuild(
         names = ", ".join(p.name for p in wanted.failed)
         return BranchPlan(
             BranchKind.REFUSED,
-            f"{names} does not apply on the base {base[:12]}: run scripts/check {entry.name}",
+            f"{names} does not apply on the base {git.short(base)}: run "
+            f"{install.command('check')} {entry.name}",
             live,
             published,
         )
@@ -214,7 +216,7 @@ def _on_top(
 ) -> BranchPlan:
     """Someone's head: only commits on top (or an update of an earlier revision), or refused."""
     why = "the head is not what this tool published" + (
-        f" (it published {published[:12]})" if published else " (no publication record)"
+        f" (it published {git.short(published)})" if published else " (no publication record)"
     )
     if on_live.failed:
         revised = revise(cache, entry, remote=remote, live=live, stop=base)
@@ -271,7 +273,7 @@ def _revised(
         )
     extra = f"; it also adds {', '.join(revised.added)}" if revised.added else ""
     sentence = (
-        f"{revised.old[:12]} on this branch ({revised.author}: {revised.subject}) holds an "
+        f"{git.short(revised.old)} on this branch ({revised.author}: {revised.subject}) holds an "
         f"earlier revision of this change: {revised.why}. This commit turns it into the "
         f"revision in patchcarry's {fix}{extra}."
     )
@@ -302,8 +304,8 @@ def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: 
         return decided
     if decided.rebuild_holds_fix:  # the tool's own publication: a rebuild is a force-push
         reason = (
-            f"the PR's head {(decided.live or '')[:12]} is what this tool published and already "
-            f"holds the carried fix; nothing is pushed. Held back until you pass {FLAG}: a "
+            f"the PR's head {git.short(decided.live or '')} is what this tool published and "
+            f"already holds the carried fix; nothing is pushed. Held back until you pass {FLAG}: a "
             f"rebuild of the branch that adds {', '.join(decided.added)}. Its cost: the PR's "
             "head changes, so its CI vetting starts over; only one of upstream's PR vetters "
             "(a maintainer) can re-vet it, by commenting `/ok to test <new head>`"
@@ -322,18 +324,17 @@ def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: 
     if decided.revises is None and fixes & set(decided.added):
         return decided  # the head lacks the fix's code: carrying it is the job itself
     if decided.revises is not None:
-        what = (
-            f"an earlier revision of the fix ({decided.revises.why}) in {decided.revises.old[:12]}"
-        )
+        revises = decided.revises
+        what = f"an earlier revision of the fix ({revises.why}) in {git.short(revises.old)}"
     else:
         what = "every fix patch"
     held = ", ".join(decided.added)
     live = decided.live or ""
     reason = (
-        f"the PR's head {live[:12]} already holds the carried fix ({what}); nothing is pushed. "
-        f"Held back until you pass {FLAG}: one commit {decided.target[:12]} on top that adds "
-        f"{held}. Its cost: the PR's head changes, so its CI vetting starts over; only one of "
-        f"upstream's PR vetters (a maintainer) can re-vet it, by commenting "
+        f"the PR's head {git.short(live)} already holds the carried fix ({what}); nothing is "
+        f"pushed. Held back until you pass {FLAG}: one commit {git.short(decided.target)} on top "
+        f"that adds {held}. Its cost: the PR's head changes, so its CI vetting starts over; "
+        f"only one of upstream's PR vetters (a maintainer) can re-vet it, by commenting "
         f"`/ok to test {decided.target}`"
     )
     return dataclasses.replace(

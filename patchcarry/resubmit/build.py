@@ -9,10 +9,9 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from patchcarry import git, patchrules, progress
+from patchcarry import git, install, patchrules, progress
 from patchcarry.errors import FatalError, UpstreamError
 from patchcarry.manifest import Entry
-from patchcarry.proc import CalledProcessError
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit import fork
 from patchcarry.resubmit.live import Cache
@@ -41,7 +40,7 @@ def build_entry(
         return None
     base = entry.base_commit
     if opts.rebase:
-        base = git.rev_parse(f"refs/patchcarry/heads/{entry.base_branch}", cwd=cache.repo)
+        base = git.rev_parse(git.own_ref("heads", entry.base_branch), cwd=cache.repo)
     remote = cache.add_fork(status.clone_url) if status.clone_url else "origin"
     decided = branches.assess(
         cache,
@@ -94,9 +93,9 @@ def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) ->
     ref = f"refs/heads/{entry.base_branch}" if rebase else entry.base_commit
     try:
         base = git.fetch_commit(upstream_url, ref, cwd=scratch, shallow=True)
-    except CalledProcessError as exc:
+    except git.GitError as exc:
         raise UpstreamError(
-            f"could not fetch {ref} from {upstream_url} ({exc.err.strip().splitlines()[-1:]}); "
+            f"could not fetch {ref} from {upstream_url} ({exc.said}); "
             "check --upstream-url and that the commit exists upstream"
         ) from None
     git.checkout_detached(base, cwd=scratch)
@@ -106,11 +105,11 @@ def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) ->
         commit = git.am(
             [p.path for p in patches], cwd=scratch, committer_name=name, committer_email=email
         )
-    except CalledProcessError as exc:
+    except git.GitError as exc:
         where = f"{entry.base_branch} tip" if rebase else "the pinned base"
         raise FatalError(
-            f"{entry.name}: the patches do not apply with `git am` on {where} {base[:12]}: "
-            f"{exc.err.strip().splitlines()[:1]}; run scripts/check {entry.name}"
+            f"{entry.name}: the patches do not apply with `git am` on {where} {git.short(base)}: "
+            f"{exc.said}; run {install.command('check')} {entry.name}"
         ) from None
     patchrules.refuse_special(entry.name, git.special_paths(base, commit, cwd=scratch))
     return Assembled(base=base, commit=commit, patches=len(patches))
@@ -153,12 +152,12 @@ def needs_scope(
         return None  # nothing pushed, or one commit on the live head, which the fork has
     base = git.rev_parse(f"{target}~{patches}", cwd=push_from)
     heads = side.heads if side is not None else ()
-    name = side.where if side is not None else "the fork"
+    owner = side.owner if side is not None else "the fork"
     if not heads:
         if not git.rev_exists(f"{base}:{WORKFLOWS}", cwd=push_from):
             return None
         return (
-            f"{name.split(',')[0]} has no branch yet: all of the pushed history is new to it, "
+            f"{owner} has no branch yet: all of the pushed history is new to it, "
             f"its {WORKFLOWS}/ included"
         )
     assert side is not None
@@ -173,7 +172,6 @@ def needs_scope(
     new = [sha for sha, _ in listed]
     if not new:
         return None
-    owner = name.split(",")[0]
     if len(new) > MAX_NEW:
         return (
             f"{len(new)} commits of the pushed history are new to {owner} (more than the "
@@ -188,7 +186,7 @@ def needs_scope(
             what = "merge commit" if len(parents[commit]) > 1 else "commit"
             against = " (against its first parent)" if what == "merge commit" else ""
             return (
-                f"{what} {commit[:12]} of the pushed history {verb} {path}{against}, which "
+                f"{what} {git.short(commit)} of the pushed history {verb} {path}{against}, which "
                 f"no branch of {owner} holds with those contents"
             )
     return None

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from patchcarry import install
 from patchcarry.check import render
 from patchcarry.check.report import EntryResult
+from patchcarry.git.sha import short
 from patchcarry.manifest import Entry
 from patchcarry.pulls import classify, locked, maintainer_edits, ownership
 from patchcarry.resubmit import body as bodies
@@ -89,13 +90,13 @@ def vetting_line(vetting: Vetting | None, head: str | None) -> str:
     if not vetting.readable:
         return f"CI gate: could not read upstream's pull-request/{pr}"
     if vetting.vets(head):
-        return f"CI gate: head {head[:12]} is vetted (upstream's pull-request/{pr} points at it)"
+        return f"CI gate: head {short(head)} is vetted (upstream's pull-request/{pr} points at it)"
     if vetting.sha:
         return (
-            f"CI gate: head {head[:12]} is NOT vetted (pull-request/{pr} is at "
-            f"{vetting.sha[:12]}); a maintainer must comment `/ok to test {head}`"
+            f"CI gate: head {short(head)} is NOT vetted (pull-request/{pr} is at "
+            f"{short(vetting.sha)}); a maintainer must comment `/ok to test {head}`"
         )
-    return f"CI gate: head {head[:12]} is NOT vetted (no pull-request/{pr} on upstream yet)"
+    return f"CI gate: head {short(head)} is NOT vetted (no pull-request/{pr} on upstream yet)"
 
 
 def _branch_facts(plan: Plan, seen: Observed, built: Built) -> Plan:
@@ -108,14 +109,14 @@ def _branch_facts(plan: Plan, seen: Observed, built: Built) -> Plan:
     facts.append(vetting_line(seen.vetting, seen.live))
     live, published = seen.live, seen.published
     facts.append(
-        f"fork has {live[:12] if live else 'no such branch'}; this tool last published "
-        f"{published[:12] if published else 'nothing there (no record)'}"
+        f"fork has {short(live) if live else 'no such branch'}; this tool last published "
+        f"{short(published) if published else 'nothing there (no record)'}"
     )
     facts.extend(decided.dropped_lines())
     made = built.assembled
     if made is not None and decided.kind != branches.BranchKind.REFUSED:
         facts.append(
-            f"branch: {made.commit[:12]} = {built.base_label} {made.base[:12]} + "
+            f"branch: {short(made.commit)} = {built.base_label} {short(made.base)} + "
             f"{made.patches} patch(es)"
         )
     return dataclasses.replace(_add(plan, facts=facts), branch=decided.to_json())
@@ -141,8 +142,8 @@ def _push(plan: Plan, seen: Observed, built: Built, today: str) -> tuple[Plan, s
     if target is None or built.push_from is None or plan.fork is None:
         return plan, None
     live = decided.live
-    on = f" on `{live[:12]}`" if live else ""
-    revision = f"{today} `{target[:12]}` {decided.kind}{on}"
+    on = f" on `{short(live)}`" if live else ""
+    revision = f"{today} `{short(target)}` {decided.kind}{on}"
     write = PushBranch(plan.fork.full_name, entry.head_branch, target, live)
     facts: list[str] = []
     if seen.pull is not None:

@@ -84,10 +84,8 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
                         progress=opts.progress, what=what)  # fmt: skip
     deepened = False  # one deepening, and only a push it changed something for is retried
     while True:
-        accepted, message = git.push_refs_with_lease(
-            str(status.clone_url), updates, cwd=step.push_from
-        )
-        if not accepted and "shallow update not allowed" in message:
+        pushed = git.push_refs_with_lease(str(status.clone_url), updates, cwd=step.push_from)
+        if pushed.shallow:
             base = plan.entry.base_branch
             if not deepened:  # minutes on a large upstream
                 progress.say(
@@ -101,12 +99,11 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
                 raise _shallow_refusal(branch, base)
             deepened = True
             continue
-        if accepted:
+        if pushed.accepted:
             return
-        lagging = "not found" in message.lower() or "could not read" in message.lower()
-        if not lagging or not wait.wait():
+        if not pushed.lagging or not wait.wait():
             break
-    raise_push_failure(message, branch, step.live, lagging=lagging)
+    raise_push_failure(pushed.message, branch, step.live, lagging=pushed.lagging)
 
 
 def execute(ctx: Context, plan: Plan) -> Record:
@@ -153,7 +150,7 @@ def _record(
     entry, step, rules = plan.entry, plan.push, plan.rules
     if step is not None:  # what the plan said would follow the push has happened
         facts = [f for f in facts if not isinstance(f, Outlook)]
-        facts.append(f"CI gate: the new head {step.target[:12]} needs a maintainer's "
+        facts.append(f"CI gate: the new head {git.short(step.target)} needs a maintainer's "
                      f"`/ok to test {step.target}`")  # fmt: skip
     action = Action.CREATED if created else (Action.REFRESHED if made else Action.UNCHANGED)
     if step is not None:  # after every write and the record: read once, a report
@@ -267,7 +264,7 @@ def revision_comment(
         remote = cache.add_fork(clone_url)
         for head in (old, new):
             cache.fetch_history(remote, head)
-        tip = f"refs/patchcarry/heads/{entry.base_branch}"
+        tip = git.own_ref("heads", entry.base_branch)
         rebuilt = not git.is_ancestor(old, new, cwd=cache.repo)
         found = None
         if rebuilt and git.rev_exists(tip, cwd=cache.repo):
@@ -318,10 +315,10 @@ def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[DcoShown, str]:
     try:
         found_runs = gh.check_runs(repo, sha)
     except GitHubError as exc:
-        return {"sha": sha, "dco": None}, f"DCO: not read for {sha[:12]} ({exc})"
+        return {"sha": sha, "dco": None}, f"DCO: not read for {git.short(sha)} ({exc})"
     runs = [r for r in found_runs if "dco" in str(r.get("name", "")).lower()]
     if not runs:
-        return {"sha": sha, "dco": None}, f"DCO: not reported yet for {sha[:12]}"
+        return {"sha": sha, "dco": None}, f"DCO: not reported yet for {git.short(sha)}"
     found = {str(r.get("name")): r.get("conclusion") or r.get("status") for r in runs}
     said = ", ".join(f"{name} {state}" for name, state in sorted(found.items()))
-    return {"sha": sha, "dco": found}, f"DCO: {said} for {sha[:12]}"
+    return {"sha": sha, "dco": found}, f"DCO: {said} for {git.short(sha)}"

@@ -9,7 +9,7 @@ import enum
 import time
 from collections.abc import Callable
 
-from patchcarry import hosts
+from patchcarry import hosts, limits
 from patchcarry.errors import FatalError, GitHubError
 from patchcarry.github import GitHub
 from patchcarry.pulls import classify
@@ -61,12 +61,9 @@ def refuse_detached(status: ForkStatus, upstream: str) -> FatalError:
     )
 
 
-FORK_WAIT = 300.0  # seconds: GitHub's "contact support after five minutes"
-
-
 @dataclasses.dataclass
 class Backoff:
-    budget: float = FORK_WAIT
+    budget: float = limits.FORK_WAIT_S
     sleep: Callable[[float], None] = time.sleep
     first: float = 1.0
     cap: float = 30.0

@@ -82,22 +82,22 @@ def judge_token(
     workflow: str | None,
 ) -> tuple[TokenShown, str]:
     """(what the plan shows about the token, the one-line refusal or "")."""
-    needed: list[str] = []
+    needed: dict[str, str] = {}  # scope -> what the run needs it for, in words
     if api_writes:
-        needed.append(f"public_repo (open/refresh the PR on {upstream})")
+        needed["public_repo"] = f"public_repo (open/refresh the PR on {upstream})"
     if workflow:
-        needed.append(f"workflow ({workflow})")
+        needed["workflow"] = f"workflow ({workflow})"
     shown: TokenShown = {
         "kind": kind,
         "scopes": sorted(scopes) if scopes is not None else None,
-        "needs": needed,
+        "needs": list(needed.values()),
     }
     if kind is None:
         return shown, ""
     owner = upstream.split("/")[0]
     if kind in _NO_SCOPES and api_writes and owner.lower() != login.lower():
         return shown, (
-            f"GITHUB_TOKEN is a {kind} token: GitHub answers its writes on {upstream} (not "
+            f"{tokens.variable()} is a {kind} token: GitHub answers its writes on {upstream} (not "
             f'{login}\'s) with 403 "{_NO_SCOPES[kind]}", so the PR could not be opened or '
             "refreshed after the push; use a classic token with the public_repo and workflow "
             "scopes (docs/operations.md)"
@@ -111,10 +111,10 @@ def judge_token(
         missing.append("workflow")
     if not missing:
         return shown, ""
-    why = "; ".join(n for n in needed if n.split(" ")[0] in missing)
+    why = "; ".join(needed[scope] for scope in missing)
     have = ", ".join(sorted(scopes)) or "none"
     return shown, (
-        f"GITHUB_TOKEN ({kind}, scopes: {have}) lacks the {' and '.join(missing)} scope: "
+        f"{tokens.variable()} ({kind}, scopes: {have}) lacks the {' and '.join(missing)} scope: "
         f"{why}; GitHub would refuse it part-way. Add the scope (classic token settings, or "
         f"`gh auth refresh -s {','.join(missing)}`), then re-run"
     )

@@ -13,7 +13,6 @@ from patchcarry.check import judge
 from patchcarry.errors import FatalError
 from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
-from patchcarry.proc import CalledProcessError
 from patchcarry.upstream import remote_url
 
 # In the message of every commit this tool adds on top of a live branch.
@@ -71,14 +70,14 @@ class Cache:
 
     def fetch_head(self, remote: str, sha: str) -> None:
         """The commit `sha` and its trees (no blobs, no history), once per cache."""
-        ref = f"refs/patchcarry/live/{sha}"
+        ref = git.own_ref("live", sha)
         if not self._has_ref(ref):
             git.fetch_blobless(remote, [f"+{sha}:{ref}"], cwd=self.repo)
 
     def first_parent_history(self, remote: str, sha: str, stop: str, limit: int = 50) -> list[str]:
         """`sha`'s first-parent chain down to (not including) `stop`, at most `limit`
         commits: the commits made on the branch itself (commits only, no trees)."""
-        ref = f"refs/patchcarry/history/{sha}"
+        ref = git.own_ref("history", sha)
         if not self._has_ref(ref):
             git.fetch_blobless(
                 remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=limit, filter="tree:0"
@@ -99,7 +98,7 @@ class Cache:
     def fetch_history(self, remote: str, sha: str) -> None:
         """All of `sha`'s history, commits only (trees and blobs come lazily when read),
         deepening what `fetch_head` cut; once per cache."""
-        ref = f"refs/patchcarry/all-history/{sha}"
+        ref = git.own_ref("all-history", sha)
         if not self._has_ref(ref):
             git.fetch_blobless(
                 remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=git.DEEPEST, filter="tree:0"
@@ -156,10 +155,8 @@ class Cache:
         ).replace("\n\n\n", "\n\n")
         when = fix.date or "1970-01-01T00:00:00+0000"
         author = (fix.author_name, fix.author_email, when)
-        try:
-            return git.commit_tree(tree, [live], message, author=author, cwd=self.repo)
-        except CalledProcessError as exc:  # pragma: no cover - git refuses odd identities
-            raise RuntimeError(f"git commit-tree failed: {exc}") from None
+        # git refuses an odd identity: its GitError is the one line the user sees
+        return git.commit_tree(tree, [live], message, author=author, cwd=self.repo)
 
 
 # An earlier revision of the fix (a live branch holding the same code with an older comment,
@@ -186,7 +183,7 @@ class Revision:
     conflicts: list[str] = dataclasses.field(default_factory=list)
 
     def line(self) -> str:
-        return f"{self.old[:12]} ({self.author}: {self.subject})"
+        return f"{git.short(self.old)} ({self.author}: {self.subject})"
 
     def to_json(self) -> dict[str, object]:
         return {"sha": self.old, "author": self.author, "subject": self.subject, "why": self.why}
@@ -245,7 +242,7 @@ def revise(cache: Cache, entry: Entry, *, remote: str, live: str, stop: str) -> 
     (parent,) = git.commit_parents(found.old, cwd=cache.repo)
     ours_tree = cache.apply(parent, [fix])
     if ours_tree.failed:
-        found.conflicts.append(f"{fix.name} does not apply on {parent[:12]}, its parent")
+        found.conflicts.append(f"{fix.name} does not apply on {git.short(parent)}, its parent")
         return found
     with tempfile.TemporaryDirectory(prefix="patchcarry-revise-") as tmp:
         index = Path(tmp) / "index"

@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import ClassVar, Literal, NotRequired, TypedDict
 
+from patchcarry import limits
+from patchcarry.git.sha import short
 from patchcarry.github_types import Pull
 from patchcarry.manifest import Entry
 from patchcarry.measure.impact import Impact
@@ -29,7 +31,7 @@ class Options:
     manifest_path: Path | None = None
     allow_default_branch: bool = False
     update_live: bool = False  # push tests/a revision onto a live PR whose head holds the fix
-    fork_wait: float = 300.0  # a fork GitHub is still creating: API, then git (seconds)
+    fork_wait: float = limits.FORK_WAIT_S  # a fork GitHub is still creating (seconds)
     sleep: Callable[[float], None] | None = None
     progress: Callable[[str], None] | None = None  # long waits, said on stderr (not with --json)
 
@@ -120,7 +122,7 @@ class PushBranch(Write):
 
     @property
     def call(self) -> str:
-        commit = self.commit[:12] if self.commit else "<update>"
+        commit = short(self.commit) if self.commit else "<update>"
         return f"git push {self.fork} {commit}:refs/heads/{self.branch}"
 
     @property
@@ -131,7 +133,7 @@ class PushBranch(Write):
                 "there; no commit dropped without --rewrite; nothing when it already holds the "
                 "patches, nor on an open PR whose head holds the fix without --update-live"
             )
-        lease = self.lease[:12] if self.lease else "absent"
+        lease = short(self.lease) if self.lease else "absent"
         return f"--atomic with {record_ref(self.branch)}; lease: branch {lease}"
 
 

@@ -17,7 +17,6 @@ from patchcarry.errors import BadInputError, NetworkError, UpstreamError, UsageE
 from patchcarry.github import NotFoundError
 from patchcarry.github_types import Pull, Rule
 from patchcarry.manifest import Entry
-from patchcarry.proc import CalledProcessError
 from patchcarry.pulls import classify, ownership
 from patchcarry.pulls.classify import Classification
 from patchcarry.pulls.reads import Reads, pull_state
@@ -37,7 +36,7 @@ def today() -> str:
 class RunFacts:
     """What holds for every entry of the run, read once."""
 
-    token: bool  # whether GITHUB_TOKEN is set (without it the run is a dry run)
+    token: bool  # whether a token is set (without it the run is a dry run)
     login: str  # the token's user ("" without a token): only its comments count as ours
     token_kind: str | None
     scopes: frozenset[str] | None
@@ -74,8 +73,7 @@ class ForkSide:
     workflow scope of a push (`build.needs_scope`)."""
 
     url: str
-    sha: str | None  # its default branch's head
-    where: str
+    owner: str  # whose branches, in words ("OWNER/NAME (to be made)")
     heads: tuple[str, ...] = ()  # every branch head (commits the fork has, with their trees)
 
 
@@ -207,7 +205,7 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
     dates = git.commit_dates([r.commit for r in result.refs if r.commit], cwd=facts.cache)
     review = tuple(render.review_sentences(result, entry, dates))
     template = facts.templates.get(entry.upstream)
-    seen = Observed(entry, lines, result.status != "does not apply", review, template)
+    seen = Observed(entry, lines, result.status.ok, review, template)
     if not seen.applies:
         return seen
     if reads.repo(entry.upstream) is None:
@@ -257,7 +255,7 @@ def _read_live(
     ]
     try:
         found = git.ls_remote_with_token(status.clone_url, refs, cwd=cache)
-    except CalledProcessError:
+    except git.GitError:
         raise NetworkError(
             f"could not read {status.full_name} with git (a fork's git side can lag its API "
             "for a minute after it is created): retry in a minute"
@@ -326,10 +324,7 @@ def _read_fork_side(
     # the branches most likely to hold the pushed history first: only MAX_HEADS are read
     first = [r for r in (f"refs/heads/{entry.base_branch}", ref) if r in found]
     heads = tuple(dict.fromkeys(found[r] for r in [*first, *found]))
-    sha = found.get(ref)
-    if sha is None:
-        return ForkSide(url, None, f"{owner}, which has no {default} branch yet", heads)
-    return ForkSide(url, sha, owner, heads)
+    return ForkSide(url, owner, heads)
 
 
 # What the superseded and recorded PRs alone settle, before the fork is read: merged

@@ -130,7 +130,7 @@ def _entry(entry: Entry, report: CheckReport) -> EntryPlan:
     )
     plan.facts.extend(f"check: {x}" for x in render.sentences(report.entry(entry.name), entry))
     plan.pr = entry.pr
-    if report.entry(entry.name).status == "does not apply":
+    if not report.entry(entry.name).status.ok:
         plan.action, plan.reason = (
             Action.REFUSED,
             f"check failed: run {install.command('check')} --offline {entry.name}",

@@ -10,11 +10,12 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 
+from patchcarry import markers as mark
 from patchcarry.errors import FatalError
 
 
 def section_end(entry_name: str) -> str:
-    return f"<!-- patchcarry:end entry={entry_name} -->"
+    return mark.marker("end", f"entry={entry_name}")
 
 
 def section_begin(
@@ -23,12 +24,10 @@ def section_begin(
     """`person`: the body around the section is a person's description (the tool added its
     section to it), so the section says only what that description lacks."""
     flag = "yes" if summary else "no"
-    around = " around=person" if person else ""
-    ident = f" id={section_id}" if section_id else ""
-    return (
-        f"<!-- patchcarry:begin entry={entry_name} title={title_hash(title)} summary={flag}"
-        f"{around}{ident} -->"
-    )
+    around = "around=person" if person else ""
+    ident = f"id={section_id}" if section_id else ""
+    fields = (f"entry={entry_name}", f"title={title_hash(title)}", f"summary={flag}")
+    return mark.marker("begin", *fields, around, ident)
 
 
 def title_hash(title: str) -> str:
@@ -44,9 +43,10 @@ def section_id(inner: str) -> str:
 
 # One anchored pattern per marker; the entry name is escaped where it is used. Bodies written
 # before ids existed have none (such a section is taken when it is the body's only pair).
-_BEGIN_RE = (
-    r"<!-- patchcarry:begin entry={name} title=(?P<title>[0-9a-f]+) "
-    r"summary=(?P<summary>yes|no)(?P<person> around=person)?(?: id=(?P<id>[0-9a-f]{{16}}))? -->"
+_BEGIN_RE = mark.pattern(
+    "begin",
+    r"entry={name} title=(?P<title>[0-9a-f]+) "
+    r"summary=(?P<summary>yes|no)(?P<person> around=person)?(?: id=(?P<id>[0-9a-f]{{16}}))?",
 )
 _REVISION_RE = re.compile(r"^- (?P<line>\d{4}-\d{2}-\d{2} .*?)\s*$", re.MULTILINE)
 
@@ -106,7 +106,7 @@ def defuse(text: str) -> str:
     return text
 
 
-_MARKER_STARTS = ("<!-- patchcarry:begin ", "<!-- patchcarry:end ")
+_MARKER_STARTS = (mark.start("begin"), mark.start("end"))
 
 
 def locate(body: str | None, entry_name: str) -> Found:
@@ -115,7 +115,7 @@ def locate(body: str | None, entry_name: str) -> Found:
     appended). Anything else (a marker deleted or copied, a section edited by hand since the
     tool wrote it) leaves the body alone, and `problem` says why and how to repair it."""
     text = body or ""
-    begins = _positions(text, f"<!-- patchcarry:begin entry={entry_name} ")
+    begins = _positions(text, mark.start("begin", f"entry={entry_name}"))
     ends = _positions(text, section_end(entry_name))
     if not begins and not ends:
         return Found(None)
@@ -129,7 +129,7 @@ def locate(body: str | None, entry_name: str) -> Found:
     ]
     if len(verified) == 1:
         return Found(_section(text, *verified[0], entry_name))
-    markers = f"`<!-- patchcarry:begin entry={entry_name} … -->` … `{section_end(entry_name)}`"
+    markers = f"`{mark.start('begin', f'entry={entry_name}')}… -->` … `{section_end(entry_name)}`"
     if len(verified) > 1:
         return Found(None, f"the body holds {len(verified)} copies of the tool's section: "
                      f"left as is; delete all but one (markers and what is between), "
