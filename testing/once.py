@@ -44,8 +44,14 @@ def once_dir(
     """`<run root>/once/<name>`, filled by `build(dir)` by the first caller of this run."""
     root = run_root(tmp_path_factory) / "once"
     root.mkdir(exist_ok=True)
-    dest, done = root / name, root / f"{name}.done"
-    with _locked(root / f"{name}.lock"):
+    return once_at(root / name, build)
+
+
+def once_at(dest: Path, build: Callable[[Path], object]) -> Path:
+    """`dest` (its parent exists), filled by `build(dest)` by the first caller of any process:
+    what is derived from something once_dir built (the wheel's installed files) sits beside it."""
+    done = dest.with_name(f"{dest.name}.done")
+    with _locked(dest.with_name(f"{dest.name}.lock")):
         if not done.is_file():
             if dest.exists():  # a failed build's leftovers
                 shutil.rmtree(dest)

@@ -1,13 +1,15 @@
 """A plain (non-editable) install of this checkout, as `pip install .` makes it.
 
-The wheel is built once per run (testing/once.py) from the checkout's tracked files. A venv
-gets it with `--no-deps`; its dependencies come from the running environment's site-packages
-through a path entry (so the checkout's own path file is not loaded), less the distributions
-a test hides (to be an install that lacks megatron-core, say).
+The wheel is built from the checkout's tracked files and installed (`pip install --no-deps
+--target`) once per run (testing/once.py); each venv gets a copy of those files. Its
+dependencies come from the running environment's site-packages through a path entry (so the
+checkout's own path file is not loaded), less the distributions a test hides (to be an
+install that lacks megatron-core, say).
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from patchcarry import git
-from testing.once import once_dir
+from testing.once import once_at, once_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,10 +67,20 @@ def plain_venv(wheel: Path, venv: Path, hide: tuple[str, ...] = ()) -> tuple[Pat
                 (shown / entry.name).symlink_to(entry)
         deps = shown
     (site / "deps.pth").write_text(f"{deps}\n")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site)]
-        + [str(wheel)],
-        check=True,
-        capture_output=True,
-    )
+    shutil.copytree(installed(wheel), site, symlinks=True, dirs_exist_ok=True)
     return py, site
+
+
+def installed(wheel: Path) -> Path:
+    """What `pip install --no-deps --target DIR wheel` puts in DIR, installed once per wheel
+    (beside it) and copied into each venv: pip's own run is seconds, a copy is not."""
+
+    def install(target: Path) -> None:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target)]
+            + [str(wheel)],
+            check=True,
+            capture_output=True,
+        )
+
+    return once_at(wheel.parent.with_name(f"{wheel.parent.name}-installed"), install)

@@ -41,11 +41,11 @@ def pytest_report_header() -> list[str]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    if HAS_TORCH:
-        return
     for item in items:
         if item.path.name in TORCH_MODULES or item.get_closest_marker("torch"):
-            item.add_marker(pytest.mark.skip(reason=_NO_TORCH))
+            item.add_marker(pytest.mark.slow)  # a torch child: `scripts/test --fast` skips it
+            if not HAS_TORCH:
+                item.add_marker(pytest.mark.skip(reason=_NO_TORCH))
 
 
 @pytest.fixture(scope="session")

@@ -199,6 +199,24 @@ def test_sets_are_layers_and_triton_is_added_on_cpu_only(repo: Repo) -> None:
     assert repo.installs(repo.calls()) == [["requirements/upstream-cpu.txt"]]
 
 
+def test_the_test_set_compiles_every_module_once_after_its_install(repo: Repo) -> None:
+    """Bytecode is written at install, in parallel, whatever PYTHONDONTWRITEBYTECODE says
+    (under it every process that imports torch compiled it again); not for the main set."""
+    assert repo.run("bootstrap", "main").returncode == 0
+    assert not [a for _, a, _ in repo.calls() if "compileall" in a]
+    result = repo.run("bootstrap", "test", PYTHONDONTWRITEBYTECODE="1")
+    assert result.returncode == 0, result.stderr
+    assert "bootstrap: test: compiling bytecode (all cores)" in result.stderr.splitlines()
+    calls = [a for _, a, _ in repo.calls()]
+    install = next(i for i, a in enumerate(calls) if " install " in f" {a} ")
+    (compile_call,) = [i for i, a in enumerate(calls) if "compileall" in a]
+    assert compile_call > install
+    site = repo.root / ".venv" / "lib" / "site-packages"
+    assert calls[compile_call] == f"-P -m compileall -q -q -j 0 {site}"
+    again = repo.run("bootstrap", "test")  # current: nothing installed, nothing compiled
+    assert (again.returncode, again.stderr, repo.calls()) == (0, "", [])
+
+
 def test_cuda_torch_brings_its_own_triton(repo: Repo) -> None:
     assert repo.run("bootstrap", "upstream", PATCHCARRY_TORCH="cuda").returncode == 0
     assert repo.installs(repo.calls()) == [MAIN, ["requirements/test-cuda.txt"]]
