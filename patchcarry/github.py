@@ -122,8 +122,12 @@ _HINTS_422 = (
      "fork cannot grant maintainers push access); use a fork owned by a user account"),
     ("maintainer_can_modify", ": GitHub refuses `maintainer_can_modify` for this fork; use a "
      "fork owned by a user account"),
+    ("must be a collaborator", ": the upstream repository takes pull requests from its "
+     "collaborators only (its pull request creation policy, or an interaction limit, which "
+     "GitHub shows to its admins alone); a re-run will not change that: ask a maintainer to "
+     "open the PR from the pushed branch, or to lift the limit"),
     ("draft pull requests are not supported", ": the upstream repository's plan does not "
-     "allow draft PRs; a re-run will not change that"),
+     "allow draft PRs (a private repository's owner's plan decides)"),
     ("no commits between", ": the fork branch holds nothing beyond the base branch; check the "
      "manifest's head_branch and that the push went to it"),
 )  # fmt: skip
@@ -442,6 +446,11 @@ class GitHub:
                 f"{label}: 403 Forbidden{said}: the conversation is locked; only those with "
                 "write access to the repository may comment"
             )
+        if status == 403 and "archived" in message.lower():
+            return GitHubError(
+                f"{label}: 403 Forbidden{said}: the repository is archived (read-only) since "
+                "this run read it; no token or scope changes that: its owner must unarchive it"
+            )
         if status == 403:
             return ForbiddenError(
                 f"{label}: 403 Forbidden{said}: the token lacks a scope (classic: public_repo; "
@@ -589,11 +598,11 @@ class GitHub:
 
     def create_pull(
         self, repo: str, *, title: str, head: str, base: str, body: str,
-        maintainer_can_modify: bool = False,
+        maintainer_can_modify: bool = False, draft: bool = True,
     ) -> Pull:  # fmt: skip
-        """A draft PR; upstream's maintainers may push to its branch only when the caller
-        says so (`maintainer_can_modify`, sent either way). Never retried: the caller
-        re-queries."""
+        """A PR, a draft unless told otherwise; upstream's maintainers may push to its branch
+        only when the caller says so (`maintainer_can_modify`, sent either way). Never
+        retried: the caller re-queries."""
         result: Pull = self._op(
             "pulls.create",
             _route(repo),
@@ -602,7 +611,7 @@ class GitHub:
             head=head,
             base=base,
             body=body,
-            draft=True,
+            draft=draft,
             maintainer_can_modify=maintainer_can_modify,
         )
         return result

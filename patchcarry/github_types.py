@@ -15,12 +15,20 @@ class RepoName(TypedDict, total=False):
     full_name: str
 
 
+class Permissions(TypedDict, total=False):
+    push: bool  # write access (a collaborator's, the owner's)
+
+
 class Repo(TypedDict, total=False):
     full_name: str
     fork: bool
     source: RepoName | None  # the root of its fork network (forks only)
     clone_url: str
     default_branch: str
+    archived: bool  # read-only: every write is refused
+    has_pull_requests: bool  # absent on older servers
+    pull_request_creation_policy: str  # "all" | "collaborators_only"; absent: not stated
+    permissions: Permissions  # the token user's, on an authenticated read
 
 
 class Ref(TypedDict, total=False):

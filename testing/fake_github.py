@@ -17,7 +17,7 @@ import datetime as dt
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -68,6 +68,18 @@ class _Fault:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass
+class _Hook:
+    """Someone else's act at a chosen moment of a run (a maintainer's edit while the tool
+    pushes): `act(state)` when a matching request arrives (or, `after`, once it is answered)."""
+
+    method: str
+    pattern: re.Pattern[str]
+    act: Callable[[GitHubState], None]
+    after: bool
+    times: int
+
+
 _REASONS = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
             422: "Unprocessable Entity", 500: "Internal Server Error", 502: "Bad Gateway",
             503: "Service Unavailable"}  # fmt: skip
@@ -84,6 +96,7 @@ class FakeGitHub:
         self.state = state or GitHubState()
         self.requests: list[RequestRecord] = []
         self._faults: list[_Fault] = []
+        self._hooks: list[_Hook] = []
         self._used: dict[tuple[str, str | None], int] = {}  # (resource, user) -> requests
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -178,6 +191,31 @@ class FakeGitHub:
         headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
         self.fail_next(method, path_regex, 403, times=times, body=body, headers=headers)
 
+    def on_request(
+        self,
+        method: str,
+        path_regex: str,
+        act: Callable[[GitHubState], None],
+        *,
+        after: bool = False,
+        times: int = 1,
+    ) -> None:
+        """Run `act(state)` for the next `times` matching requests (the git side's too,
+        before only: `POST /OWNER/NAME.git/git-receive-pack` is a push), before each is
+        processed or, `after`, once it is done but before it is answered: another person's
+        edit between a run's read and its write. GitHub has no conditional write; whatever
+        lands last is what stays."""
+        self._hooks.append(_Hook(method, re.compile(path_regex), act, after, times))
+
+    def _run_hooks(self, method: str, path: str, *, after: bool) -> None:
+        for hook in list(self._hooks):
+            if hook.after == after and hook.method == method and hook.pattern.search(path):
+                hook.times -= 1
+                if hook.times <= 0:
+                    self._hooks.remove(hook)
+                with self.state.lock:
+                    hook.act(self.state)
+
     def _take_fault(self, method: str, path: str, kinds: set[str]) -> _Fault | None:
         for fault in self._faults:
             if fault.kind in kinds and fault.method == method and fault.pattern.search(path):
@@ -191,6 +229,7 @@ class FakeGitHub:
     def _serve(self, h: BaseHTTPRequestHandler) -> None:
         split = urlsplit(h.path)
         if git_side.is_git_path(split.path):  # GitHub's git side, at the API's clone_url
+            self._run_hooks(h.command, split.path, after=False)
             git_side.serve(self.state, h, split.path, split.query)
             return
         prefix = "/api/v3" if split.path.startswith("/api/v3/") else ""
@@ -200,6 +239,7 @@ class FakeGitHub:
         raw = h.rfile.read(length) if length else b""
         auth = h.headers.get("Authorization")
         version = h.headers.get("X-GitHub-Api-Version")
+        self._run_hooks(h.command, path, after=False)
         with self.state.lock:
             user, reply, body = self._dispatch(h.command, path, query, raw, auth, self.url + prefix)
             if reply is not None and version is not None and version not in API_VERSIONS:
@@ -208,6 +248,7 @@ class FakeGitHub:
             self.requests.append(RequestRecord(h.command, path, query, body, auth is not None,
                                                user, reply.status if reply else 0,
                                                version))  # fmt: skip
+            self._run_hooks(h.command, path, after=True)  # done, not yet answered: no race
             if reply is None:  # drop: no status line, no headers, just a closed socket
                 h.close_connection = True
                 return
@@ -290,6 +331,20 @@ class FakeGitHub:
             return Reply(404, error_json(404, "Not Found"), {"X-Accepted-OAuth-Scopes": "repo"})
         return None
 
+    def _archived_refusal(self, method: str, path: str) -> Reply | None:
+        """GitHub's answer to any write on an archived repository (forking it is allowed:
+        the fork is a write to the forker's account)."""
+        match = re.match(r"^/repos/([^/]+)/([^/]+)(/.*)?$", path)
+        if method == "GET" or match is None or (method, match[3]) == ("POST", "/forks"):
+            return None
+        wanted = f"{match[1]}/{match[2]}".casefold()
+        repo = next((r for r in self.state.repos.values() if r.full_name.casefold() == wanted),
+                    None)  # fmt: skip
+        if repo is None or not repo.archived:
+            return None
+        return Reply(403, error_json(403, "Repository was archived so is read-only.",
+                                     "/repos/repos#update-a-repository"))  # fmt: skip
+
     def _dispatch(
         self, method: str, path: str, query: dict[str, str], raw: bytes, auth: str | None, base: str
     ) -> tuple[str | None, Reply | None, Any]:
@@ -325,6 +380,9 @@ class FakeGitHub:
             refused = self._may_write(method, path, token, user)
             if refused is not None:
                 return user, refused, body
+        refused_archived = self._archived_refusal(method, path)
+        if refused_archived is not None:
+            return user, refused_archived, body
         try:
             kind = self.state.token_kind(token) if token is not None else None
             request = Request(method, path, query, body, user, base, kind, token)

@@ -71,6 +71,10 @@ def serve(state: GitHubState, h: BaseHTTPRequestHandler, path: str, query: str) 
         headers = {"WWW-Authenticate": 'Basic realm="GitHub"', "Content-Type": "text/plain"}
         _answer(h, 401, headers, b"Invalid username or token.\n")
         return
+    if push and repo.archived:  # GitHub refuses the push outright, at the HTTP level
+        _answer(h, 403, {"Content-Type": "text/plain"},
+                b"This repository was archived so it is read-only.\n")  # fmt: skip
+        return
     env = _cgi_env(h, git_dir, found["rest"], query, token if known else None, len(body))
     done = subprocess.run(
         [_GIT, "http-backend"], input=body, env=env, capture_output=True, check=False

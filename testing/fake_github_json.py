@@ -158,7 +158,7 @@ def repo_json(api: str, state: GitHubState, repo: Repo, *, full: bool = False) -
         "has_wiki": False,
         "has_pages": False,
         "has_discussions": False,
-        "archived": False,
+        "archived": repo.archived,
         "disabled": False,
         "visibility": "private" if repo.private else "public",
         "pushed_at": repo.created_at,
@@ -169,7 +169,9 @@ def repo_json(api: str, state: GitHubState, repo: Repo, *, full: bool = False) -
         "web_commit_signoff_required": False,
     }
     if full:
-        out |= {"subscribers_count": 0, "network_count": 0}
+        out |= {"subscribers_count": 0, "network_count": 0, "has_pull_requests":
+                repo.has_pull_requests,
+                "pull_request_creation_policy": repo.pull_request_creation_policy}  # fmt: skip
         for key in ("parent", "source"):
             name = getattr(repo, key)
             if name in state.repos:

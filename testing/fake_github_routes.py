@@ -168,8 +168,9 @@ def get_repo(state: GitHubState, req: Request, owner: str, repo: str) -> Reply:
     body = repo_json(req.base, state, found, full=True)
     if req.user is not None:
         is_owner = req.user == found.owner
-        body["permissions"] = {"admin": is_owner, "maintain": is_owner, "push": is_owner,
-                               "triage": is_owner, "pull": True}  # fmt: skip
+        writer = is_owner or state.may_write(req.user, found.full_name)  # collaborators too
+        body["permissions"] = {"admin": is_owner, "maintain": is_owner, "push": writer,
+                               "triage": writer, "pull": True}  # fmt: skip
     return Reply(200, body)
 
 
@@ -232,6 +233,7 @@ def create_pull(state: GitHubState, req: Request, owner: str, repo: str) -> Repl
     doc = "/pulls/pulls#create-a-pull-request"
     base_repo = _repo(state, req, owner, repo, doc)
     body = req.body or {}
+    _may_open_pulls(state, base_repo, req.user, doc)
     for name in ("title", "head", "base"):
         if not body.get(name):
             raise _invalid(doc, {"resource": "PullRequest", "field": name, "code": "missing_field"})
@@ -251,6 +253,9 @@ def create_pull(state: GitHubState, req: Request, owner: str, repo: str) -> Repl
     state.compare_lag = max(state.compare_lag - 1, 0)
     if head_sha == base_sha or lagging:
         message = f"No commits between {body['base']} and {label}"
+        raise _invalid(doc, {"resource": "PullRequest", "code": "custom", "message": message})
+    if body.get("draft") and not base_repo.drafts:
+        message = "Draft pull requests are not supported in this repository."
         raise _invalid(doc, {"resource": "PullRequest", "code": "custom", "message": message})
     may_modify = bool(body.get("maintainer_can_modify", True))
     owner_user = state.users.get(head_repo.owner)
@@ -283,6 +288,31 @@ def create_pull(state: GitHubState, req: Request, owner: str, repo: str) -> Repl
         state.hidden_from_lists[(pull.repo, pull.number)] = state.list_lag
     headers = {"Location": f"{req.base}/repos/{pull.repo}/pulls/{pull.number}"}
     return Reply(201, pull_json(req.base, state, pull), headers)
+
+
+def _may_open_pulls(state: GitHubState, repo: Repo, user: str | None, doc: str) -> None:
+    """Who may open a PR: pull requests turned off (404, as for any absent feature), only
+    collaborators (`pull_request_creation_policy`, or an interaction limit GitHub shows to
+    admins only): 422 "must be a collaborator" to anyone else."""
+    if not repo.has_pull_requests:
+        raise _not_found(doc)
+    limited = repo.pull_request_creation_policy == "collaborators_only" or repo.interaction_limit
+    if limited and not state.may_write(user, repo.full_name):
+        raise _invalid(doc, {"resource": "PullRequest", "code": "custom",
+                             "message": "must be a collaborator"})  # fmt: skip
+
+
+@route("GET", "/repos/{owner}/{repo}/interaction-limits")
+def get_interaction_limits(state: GitHubState, req: Request, owner: str, repo: str) -> Reply:
+    """Admins only ("Administration" read): anyone else gets 404, as GitHub hides it."""
+    doc = "/interactions/repos#get-interaction-restrictions-for-a-repository"
+    found = _repo(state, req, owner, repo, doc)
+    if req.user != found.owner:
+        raise _not_found(doc)
+    if found.interaction_limit is None:
+        return Reply(200, {})
+    return Reply(200, {"limit": found.interaction_limit, "origin": "repository",
+                       "expires_at": "2026-12-31T00:00:00Z"})  # fmt: skip
 
 
 def _head_repo(state: GitHubState, base: Repo, owner: str, name: str | None) -> Repo | None:

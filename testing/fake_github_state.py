@@ -51,6 +51,16 @@ class Repo:
     parent: str | None = None  # full_name of the repository this was forked from
     source: str | None = None  # full_name of the root of the fork network
     created_at: str = "2020-01-01T00:00:00Z"
+    # archived: read-only, every write answers 403 "Repository was archived so is read-only."
+    archived: bool = False
+    # who may open PRs: "all" or "collaborators_only" (GitHub's `pull_request_creation_policy`)
+    pull_request_creation_policy: str = "all"
+    has_pull_requests: bool = True
+    # an interaction limit ("existing_users", "contributors_only", "collaborators_only"):
+    # GET .../interaction-limits shows it to admins only, and it refuses non-collaborators' PRs
+    interaction_limit: str | None = None
+    # draft PRs: public repositories and paid plans' private ones; no field says which
+    drafts: bool = True
 
     @property
     def full_name(self) -> str:

@@ -9,7 +9,16 @@ from patchcarry import tokens
 from patchcarry.errors import FatalError
 from patchcarry.github import ACTIONS, APP_USER, CLASSIC, FINE_GRAINED, OAUTH
 from patchcarry.github_types import Rule
-from patchcarry.resubmit.model import Action, Options, Plan, Refusal, RulesJudged, TokenShown
+from patchcarry.resubmit import repo_rules
+from patchcarry.resubmit.model import (
+    Action,
+    CreatePull,
+    Options,
+    Plan,
+    Refusal,
+    RulesJudged,
+    TokenShown,
+)
 from patchcarry.resubmit.observe import Observed, RunFacts
 
 
@@ -54,10 +63,26 @@ def _judge(seen: Observed, plan: Plan, facts: RunFacts) -> Plan:
     plan = dataclasses.replace(plan, token=shown, facts=(*plan.facts, line))
     if refusal:
         plan = dataclasses.replace(plan, refusal=Refusal(refusal))
+    plan = _judge_repos(seen, plan)
     if plan.push is None:
         return plan
     judged = judge_rules(None if seen.rules is None else list(seen.rules), plan.entry.base_branch)
     return dataclasses.replace(plan, rules=judged, facts=(*plan.facts, *rule_lines(judged)))
+
+
+def _judge_repos(seen: Observed, plan: Plan) -> Plan:
+    """An archived upstream or fork, an upstream that takes no PR from this user: refused
+    before the first write (the fork's creation and the push included)."""
+    if not plan.writes or plan.refusal is not None:
+        return plan
+    creates = any(isinstance(w, CreatePull) for w in plan.writes)
+    entry = plan.entry
+    verdict = repo_rules.judge(entry.upstream, seen.upstream_repo, entry.fork, seen.fork_repo,
+                               creates=creates)  # fmt: skip
+    plan = dataclasses.replace(plan, facts=(*plan.facts, *verdict.lines))
+    if verdict.refusal:
+        plan = dataclasses.replace(plan, refusal=Refusal(verdict.refusal))
+    return plan
 
 
 # Whether the token can finish the run, from answers read anyway (GitHub's documented rules):

@@ -1,0 +1,115 @@
+"""The loopback GitHub's fifth round of GitHub's rules (issue 46), each in GitHub's wording:
+no conditional write (the last PATCH wins), archived repositories, who may open a pull
+request (`pull_request_creation_policy`, interaction limits)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from patchcarry import git
+from testing import github_scenarios as sc
+from testing.fake_github import FakeGitHub, GitHubState
+from tests import test_fake_github
+from tests.test_fake_github import M, call
+
+gh = test_fake_github.gh  # the fixtures, shared
+repos = test_fake_github.repos
+
+UP = f"/repos/{sc.UPSTREAM}"
+ARCHIVED = "Repository was archived so is read-only."
+
+
+def _new_pr(gh: FakeGitHub, token: str = sc.TOKEN) -> tuple[int, dict]:  # type: ignore[type-arg]
+    body = {"title": sc.CHECKPOINT_TITLE, "head": f"{sc.OWNER}:{sc.CHECKPOINT_BRANCH}",
+            "base": "dev", "body": "x"}  # fmt: skip
+    status, _, answer = call(gh, "POST", f"{UP}/pulls", token=token, body=body)
+    return status, answer
+
+
+def test_the_last_patch_wins_and_a_hook_edits_between_a_read_and_a_write(gh: FakeGitHub):
+    """GitHub has no conditional write (no ETag/If-Match on PATCH): a body computed from an
+    old read silently replaces an edit made since."""
+    status, created = _new_pr(gh)
+    assert status == 201
+    path = f"{UP}/pulls/{created['number']}"
+
+    def tick(state: GitHubState) -> None:
+        state.pulls[(sc.UPSTREAM, created["number"])].body = "- [x] ticked"
+
+    gh.on_request("GET", rf"/pulls/{created['number']}$", tick)
+    assert call(gh, "GET", path)[2]["body"] == "- [x] ticked"  # made before the answer
+    assert call(gh, "GET", path)[2]["body"] == "- [x] ticked"  # once only
+    gh.on_request("GET", rf"/pulls/{created['number']}$", lambda s: None, after=True)
+    status, _, _ = call(gh, "PATCH", path, token=sc.TOKEN, body={"body": "stale"})
+    assert status == 200 and call(gh, "GET", path)[2]["body"] == "stale"
+
+
+def test_an_archived_repository_is_read_only_for_the_api_and_for_pushes(
+    gh: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    gh.state.repos[sc.UPSTREAM].archived = True
+    status, _, repo = call(gh, "GET", UP, token=sc.TOKEN)
+    assert status == 200 and repo["archived"] is True
+    M.FullRepository.model_validate(repo)
+    status, refused = _new_pr(gh)
+    assert (status, refused["message"]) == (403, ARCHIVED)
+    status, _, refused = call(gh, "POST", f"{UP}/issues/6117/comments", token=sc.TOKEN,
+                              body={"body": "x"})  # fmt: skip
+    assert (status, refused["message"]) == (403, ARCHIVED)
+    assert call(gh, "POST", f"{UP}/forks", token=sc.TOKEN, body={})[0] == 202  # forking is not
+    gh.state.repos[sc.NEW_FORK].archived = True
+    work = tmp_path / "work"
+    url = f"{gh.url}/{sc.NEW_FORK}.git"
+    monkeypatch.setenv("GITHUB_TOKEN", sc.TOKEN)
+    monkeypatch.setenv("GH_HOST", gh.url)
+    git.git("clone", "-q", url, str(work), cwd=tmp_path)
+    refspec = f"origin/{sc.CHECKPOINT_BRANCH}:refs/heads/x"
+    code, _, err = git.git(*git.credential_args(), "push", url, refspec, cwd=work, check=False)
+    assert code != 0 and "403" in err
+
+
+def test_prs_for_collaborators_only_are_refused_to_others_and_the_policy_is_readable(
+    gh: FakeGitHub,
+):
+    status, _, repo = call(gh, "GET", UP, token=sc.TOKEN)
+    assert repo["pull_request_creation_policy"] == "all"
+    gh.state.repos[sc.UPSTREAM].pull_request_creation_policy = "collaborators_only"
+    assert call(gh, "GET", UP, token=sc.TOKEN)[2]["pull_request_creation_policy"] == (
+        "collaborators_only"
+    )
+    status, refused = _new_pr(gh)
+    assert status == 422 and refused["errors"][0]["message"] == "must be a collaborator"
+    M.ValidationError.model_validate(refused)
+    gh.state.collaborators[sc.UPSTREAM] = {sc.OWNER}
+    assert _new_pr(gh)[0] == 201
+
+
+def test_an_interaction_limit_is_shown_to_admins_only_and_refuses_others(gh: FakeGitHub):
+    gh.state.repos[sc.UPSTREAM].interaction_limit = "contributors_only"
+    status, _, _ = call(gh, "GET", f"{UP}/interaction-limits", token=sc.TOKEN)
+    assert status == 404  # "Administration" read: not htesd's
+    assert "interaction" not in str(call(gh, "GET", UP, token=sc.TOKEN)[2])
+    status, refused = _new_pr(gh)
+    assert status == 422 and refused["errors"][0]["message"] == "must be a collaborator"
+
+
+def test_a_repository_with_pull_requests_off_answers_404_to_a_create(gh: FakeGitHub):
+    gh.state.repos[sc.UPSTREAM].has_pull_requests = False
+    assert call(gh, "GET", UP, token=sc.TOKEN)[2]["has_pull_requests"] is False
+    assert _new_pr(gh)[0] == 404
+
+
+def test_a_repository_without_drafts_refuses_a_draft_and_takes_a_ready_pr(gh: FakeGitHub):
+    gh.state.repos[sc.UPSTREAM].drafts = False
+    body = {"title": "t", "head": f"{sc.OWNER}:{sc.CHECKPOINT_BRANCH}", "base": "dev",
+            "draft": True}  # fmt: skip
+    status, _, refused = call(gh, "POST", f"{UP}/pulls", token=sc.TOKEN, body=body)
+    assert status == 422 and refused["errors"][0]["message"] == (
+        "Draft pull requests are not supported in this repository."
+    )
+    M.ValidationError.model_validate(refused)
+    status, _, created = call(gh, "POST", f"{UP}/pulls", token=sc.TOKEN,
+                              body={**body, "draft": False})  # fmt: skip
+    assert status == 201 and created["draft"] is False

@@ -1,0 +1,173 @@
+"""resubmit against GitHub's fifth round of rules (issue 46), each taught to the loopback
+GitHub first: no conditional write (a maintainer's edit made during a run stays), archived
+repositories, restricted pull requests, drafts a repository does not support, 40-hex branch
+names, and a token that expires. Real git, the CLI in-process."""
+
+from __future__ import annotations
+
+import pytest
+
+from patchcarry.resubmit.section import section_end
+from testing import github_scenarios as sc
+from testing.fake_github import GitHubState
+from testing.upstream_repos import write_manifest
+from tests import test_resubmit
+from tests.test_resubmit import ENTRY, PULLS, World
+
+template_upstream = test_resubmit.template_upstream  # the fixtures, shared
+world = test_resubmit.world
+
+PUSH = r"/Megatron-LM-oss\.git/git-receive-pack$"
+
+
+def _opened(w: World) -> int:
+    """A first run opens the PR (without the carried test); the manifest then records it,
+    as a user's would, and carries the test: the next run pushes a new revision."""
+    write_manifest(
+        w.tmp,
+        base_commit=w.upstream.base_commit,
+        overrides={ENTRY: {"pr": None, "tests": None}, "hc-mlp-norm-manager": {"pr": None}},
+    )
+    assert w.run(ENTRY) == 0
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    write_manifest(
+        w.tmp,
+        base_commit=w.upstream.base_commit,
+        overrides={ENTRY: {"pr": number}, "hc-mlp-norm-manager": {"pr": None}},
+    )
+    return number
+
+
+# -- no conditional write: the body is merged into as it is right before the PATCH ----------
+
+
+def test_a_box_ticked_while_the_run_pushes_survives_the_body_write_byte_for_byte(world):
+    w: World = world()
+    number = _opened(w)
+    pull = w.state.pulls[(sc.UPSTREAM, number)]
+    ticked = "- [x] Reviewed by hand\r\n\r\nA maintainer's note, CRLF and all.  \r\n\r\n"
+
+    def tick(state: GitHubState) -> None:  # the web UI, between the run's read and its write
+        found = state.pulls[(sc.UPSTREAM, number)]
+        found.body = ticked + (found.body or "")
+
+    w.gh.on_request("POST", PUSH, tick)
+    assert w.run("--update-live", ENTRY) == 0
+    assert pull.body is not None and pull.body.startswith(ticked)
+    assert pull.body.count(section_end(ENTRY)) == 1
+    patches = [r for r in w.gh.writes() if r.method == "PATCH"]
+    assert patches and patches[-1].body["body"].startswith(ticked)
+
+
+def test_a_title_renamed_while_the_run_pushes_is_not_renamed_back(world):
+    w: World = world()
+    number = _opened(w)
+    pull = w.state.pulls[(sc.UPSTREAM, number)]
+    text = w.manifest.read_text().replace(sc.CHECKPOINT_TITLE, "Fix grad retention (v2)")
+    w.manifest.write_text(text)  # the manifest's title changed: the tool would set it
+
+    def rename(state: GitHubState) -> None:
+        state.pulls[(sc.UPSTREAM, number)].title = "[core] A maintainer's title"
+
+    w.gh.on_request("POST", PUSH, rename)
+    assert w.run("--update-live", ENTRY) == 0
+    assert pull.title == "[core] A maintainer's title"
+    assert all("title" not in (r.body or {}) for r in w.gh.writes() if r.method == "PATCH")
+
+
+def test_the_re_read_is_the_last_request_before_the_patch(world):
+    w: World = world()
+    number = _opened(w)
+    assert w.run("--update-live", ENTRY) == 0
+    at = max(i for i, r in enumerate(w.gh.requests) if r.method == "PATCH")
+    before = w.gh.requests[at - 1]
+    assert (before.method, before.path) == ("GET", f"{PULLS}/{number}")
+
+
+@pytest.mark.parametrize("where", ["section"])
+def test_a_section_edited_by_hand_during_the_run_is_left_as_is(world, where, capsys):
+    w: World = world()
+    number = _opened(w)
+    pull = w.state.pulls[(sc.UPSTREAM, number)]
+
+    def edit(state: GitHubState) -> None:
+        found = state.pulls[(sc.UPSTREAM, number)]
+        assert found.body is not None
+        found.body = found.body.replace(section_end(ENTRY), "hand edit\n" + section_end(ENTRY))
+
+    w.gh.on_request("POST", PUSH, edit)
+    assert w.run("--update-live", ENTRY) == 0
+    assert pull.body is not None and "hand edit\n" + section_end(ENTRY) in pull.body
+
+
+# -- archived repositories: refused before any write, with the true reason ------------------
+
+
+@pytest.mark.parametrize("which", [sc.UPSTREAM, sc.NEW_FORK])
+def test_an_archived_upstream_or_fork_is_refused_before_any_write(world, which, capsys):
+    w: World = world()
+    w.state.repos[which].archived = True
+    before = w.fork_branch()
+    assert w.run(ENTRY) == 1
+    assert w.writes() == [] and w.fork_branch() == before
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{which} is archived" in out and "lacks a scope" not in out
+
+
+def test_an_archived_upstream_is_refused_before_its_fork_is_made(world, capsys):
+    w: World = world(new_fork="none")
+    w.state.repos[sc.UPSTREAM].archived = True
+    assert w.run(ENTRY) == 1
+    assert w.writes() == [] and sc.NEW_FORK not in w.state.repos
+    assert "is archived" in capsys.readouterr().out
+
+
+# -- who may open a pull request --------------------------------------------------------------
+
+
+def test_prs_for_collaborators_only_are_refused_before_the_push(world, capsys):
+    w: World = world()
+    w.state.repos[sc.UPSTREAM].pull_request_creation_policy = "collaborators_only"
+    before = w.fork_branch()
+    assert w.run(ENTRY) == 1
+    assert w.writes() == [] and w.fork_branch() == before
+    out = " ".join(capsys.readouterr().out.split())
+    assert "collaborators_only" in out and "must be a collaborator" in out
+
+
+def test_a_collaborator_opens_the_pr_where_only_collaborators_may(world, capsys):
+    w: World = world()
+    w.state.repos[sc.UPSTREAM].pull_request_creation_policy = "collaborators_only"
+    w.state.collaborators[sc.UPSTREAM] = {sc.OWNER}
+    assert w.run(ENTRY) == 0
+    assert w.pulls_from(sc.CHECKPOINT_BRANCH)
+    assert "the token's user is a collaborator there" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_plan_says_interaction_limits_are_not_known_and_the_refusal_names_them(world, capsys):
+    w: World = world()
+    assert w.run("--dry-run", ENTRY) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "who may open PRs on NVIDIA/Megatron-LM: all" in out
+    assert "not known: NVIDIA/Megatron-LM's interaction limits" in out
+    w.state.repos[sc.UPSTREAM].interaction_limit = "contributors_only"
+    assert w.run(ENTRY) != 0
+    said = " ".join("".join(capsys.readouterr()).split())
+    assert "must be a collaborator" in said and "interaction limit" in said
+    assert "re-run will not change that" in said
+
+
+# -- drafts a repository does not support ------------------------------------------------------
+
+
+def test_without_drafts_the_pr_is_opened_ready_for_review_and_said_so(world, capsys):
+    w: World = world()
+    w.state.repos[sc.UPSTREAM].drafts = False
+    assert w.run(ENTRY) == 0
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    assert w.state.pulls[(sc.UPSTREAM, number)].draft is False
+    assert f"pr = {number}" in w.manifest.read_text()
+    out = " ".join(capsys.readouterr().out.split())
+    assert "does not support draft PRs" in out and "ready for review" in out
+    creates = [r for r in w.gh.requests if (r.method, r.path) == ("POST", PULLS)]
+    assert [r.body["draft"] for r in creates] == [True, False]
