@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
@@ -80,7 +80,7 @@ class _Hook:
     times: int
 
 
-_REASONS = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+_REASONS = {301: "Moved Permanently", 307: "Temporary Redirect", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
             422: "Unprocessable Entity", 500: "Internal Server Error", 502: "Bad Gateway",
             503: "Service Unavailable"}  # fmt: skip
 
@@ -331,6 +331,35 @@ class FakeGitHub:
             return Reply(404, error_json(404, "Not Found"), {"X-Accepted-OAuth-Scopes": "repo"})
         return None
 
+    def _moved(self, method: str, path: str, query: dict[str, str], base: str) -> Reply | None:
+        """GitHub's answer to a repository's old name (renamed, transferred, or its owner
+        renamed): 301 (307 for a write, which keeps its method and body) to the same path
+        under `/repositories/{id}`; its docs say to follow it and use the new name."""
+        match = re.match(r"^/repos/([^/]+)/([^/]+)(/.*)?$", path)
+        if match is None:
+            return None
+        wanted = f"{match[1]}/{match[2]}".casefold()
+        if any(r.full_name.casefold() == wanted for r in self.state.repos.values()):
+            return None
+        repo = self.state.moved_to(wanted)
+        if repo is None:
+            return None
+        url = f"{base}/repositories/{repo.id}{match[3] or ''}"
+        url += f"?{urlencode(query)}" if query else ""
+        body = {"message": "Moved Permanently", "url": url, "documentation_url":
+                "https://docs.github.com/rest/guides/best-practices-for-using-the-rest-api"
+                "#follow-redirects"}  # fmt: skip
+        return Reply(301 if method == "GET" else 307, body, {"Location": url})
+
+    def _by_id(self, path: str) -> str:
+        """`/repositories/{id}/...` (where a redirect points) as `/repos/{owner}/{name}/...`."""
+        match = re.match(r"^/repositories/(\d+)(/.*)?$", path)
+        repo = next((r for r in self.state.repos.values() if match and r.id == int(match[1])),
+                    None)  # fmt: skip
+        if match is None or repo is None:
+            return path
+        return f"/repos/{repo.full_name}{match[2] or ''}"
+
     def _archived_refusal(self, method: str, path: str) -> Reply | None:
         """GitHub's answer to any write on an archived repository (forking it is allowed:
         the fork is a write to the forker's account)."""
@@ -363,6 +392,10 @@ class FakeGitHub:
             refused_sso = self._saml_refusal(path, token)
             if refused_sso is not None:
                 return user, refused_sso, body
+        moved = self._moved(method, path, query, base)
+        if moved is not None:
+            return user, moved, body
+        path = self._by_id(path)
         fault = self._take_fault(method, path, {"fail", "drop"})
         if fault is not None:
             if fault.kind == "drop":

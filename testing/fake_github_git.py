@@ -59,7 +59,7 @@ def serve(state: GitHubState, h: BaseHTTPRequestHandler, path: str, query: str) 
             (k for k in state.repos if k.lower() == f"{found['owner']}/{found['name']}".lower()),
             None,
         )
-        repo = state.repos[key] if key else None
+        repo = state.repos[key] if key else state.moved_to(f"{found['owner']}/{found['name']}")
         git_dir = _local_git_dir(repo.clone_url) if repo else None
         token = _basic_token(h.headers.get("Authorization"))
         known = token is not None and token in state.tokens

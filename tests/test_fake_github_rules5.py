@@ -113,3 +113,28 @@ def test_a_repository_without_drafts_refuses_a_draft_and_takes_a_ready_pr(gh: Fa
     status, _, created = call(gh, "POST", f"{UP}/pulls", token=sc.TOKEN,
                               body={**body, "draft": False})  # fmt: skip
     assert status == 201 and created["draft"] is False
+
+
+def test_a_renamed_repository_answers_its_old_name_with_a_redirect_to_its_id(
+    gh: FakeGitHub, tmp_path: Path
+):
+    repo = gh.state.rename_repo(sc.UPSTREAM, "NVIDIA/Megatron-Core")
+    status, _, body = call(gh, "GET", f"{UP}/pulls?state=closed", token=sc.TOKEN)
+    assert status == 200 and {p["base"]["repo"]["full_name"] for p in body} == {
+        "NVIDIA/Megatron-Core"}  # fmt: skip
+    first, then = gh.requests[-2:]
+    assert (first.status, first.path, then.path) == (301, f"{UP}/pulls",
+                                                     f"/repositories/{repo.id}/pulls")  # fmt: skip
+    assert then.query == {"state": "closed"}  # the redirect keeps the query
+    assert call(gh, "GET", "/repos/NVIDIA/Megatron-Core", token=sc.TOKEN)[0] == 200
+    git.git("ls-remote", f"{gh.url}/{sc.UPSTREAM}.git", cwd=tmp_path)  # git follows too
+
+
+def test_a_renamed_user_takes_their_forks_prs_and_token_along(gh: FakeGitHub):
+    gh.state.rename_user(sc.OWNER, "htesd-renamed")
+    status, _, me = call(gh, "GET", "/user", token=sc.TOKEN)
+    assert me["login"] == "htesd-renamed"
+    status, _, fork = call(gh, "GET", f"/repos/{sc.NEW_FORK}", token=sc.TOKEN)
+    assert status == 200 and fork["full_name"] == "htesd-renamed/Megatron-LM-oss"
+    status, _, old = call(gh, "GET", f"{UP}/pulls/6117")
+    assert old["user"]["login"] == "htesd-renamed"

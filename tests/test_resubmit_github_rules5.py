@@ -171,3 +171,31 @@ def test_without_drafts_the_pr_is_opened_ready_for_review_and_said_so(world, cap
     assert "does not support draft PRs" in out and "ready for review" in out
     creates = [r for r in w.gh.requests if (r.method, r.path) == ("POST", PULLS)]
     assert [r.body["draft"] for r in creates] == [True, False]
+
+
+# -- renamed or transferred repositories, renamed users: the new name from then on ------------
+
+
+@pytest.mark.parametrize(
+    ("rename", "key", "old", "new"),
+    [
+        ("repo", "upstream", sc.UPSTREAM, "NVIDIA-Labs/Megatron-Core"),  # transferred
+        ("repo", "fork", sc.NEW_FORK, "htesd/megatron-fork"),  # the fork renamed
+        ("user", "fork", sc.NEW_FORK, "htesd-new/Megatron-LM-oss"),  # its owner renamed
+    ],
+)
+def test_a_moved_name_is_followed_and_used_everywhere_after(world, rename, key, old, new, capsys):
+    w: World = world()
+    if rename == "user":
+        w.state.rename_user(sc.OWNER, "htesd-new")
+    else:
+        w.state.rename_repo(old, new)
+    assert w.run(ENTRY) == 0
+    upstream = new if key == "upstream" else sc.UPSTREAM
+    fork_owner = new.split("/")[0] if key == "fork" else sc.OWNER
+    (pull,) = [p for p in w.state.pulls.values() if p.state == "open"]
+    assert (pull.repo, pull.head_label) == (upstream, f"{fork_owner}:{sc.CHECKPOINT_BRANCH}")
+    out = " ".join("".join(capsys.readouterr()).split())
+    assert f"{old} is now {new}" in out and f'set `{key} = "{new}"`' in out
+    for wrong in ("refusing to fetch", "NOT an attached fork", "only htesd", "check GH_HOST"):
+        assert wrong not in out

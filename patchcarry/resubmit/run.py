@@ -18,6 +18,7 @@ from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode
 from patchcarry.github import token_from_env
 from patchcarry.manifest import Entry
+from patchcarry.pulls import renames
 from patchcarry.pulls.reads import Reads
 from patchcarry.resubmit import build, decide, execute, gate, observe
 from patchcarry.resubmit.live import Cache
@@ -63,6 +64,9 @@ def resubmit(
         return Outcome(offline_plan(entries, report), True, OFFLINE_HEADLINE, code)
     gh = make_github(token)
     reads = Reads(gh)
+    entries, moved = renames.follow(reads, entries)
+    for note in moved:
+        say(note)
     facts = observe.observe_run(entries, opts, gh, reads, token=token)
     with contextlib.ExitStack() as stack:
         # Live branches are fetched into the check's cache and patched there: hold its lock
