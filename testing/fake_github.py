@@ -80,7 +80,8 @@ class _Hook:
     times: int
 
 
-_REASONS = {301: "Moved Permanently", 307: "Temporary Redirect", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+_REASONS = {301: "Moved Permanently", 307: "Temporary Redirect",
+            400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
             422: "Unprocessable Entity", 500: "Internal Server Error", 502: "Bad Gateway",
             503: "Service Unavailable"}  # fmt: skip
 
