@@ -15,6 +15,7 @@ the token travels only as a per-request Authorization header held by the `GitHub
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import time
@@ -96,6 +97,11 @@ class TokenKindError(GitHubError):
 class LockedError(ForbiddenError):
     """403 "Unable to create comment because issue is locked.": the conversation is locked
     (only those with write access to the repository may comment); no scope fixes it."""
+
+
+class RateLimited(GitHubError):
+    """GitHub's rate limit is spent and its reset is further off than the run may wait:
+    what was read so far stands, the rest waits for the reset (or a token's quota)."""
 
 
 class TransientError(GitHubError):
@@ -218,6 +224,10 @@ class GitHub:
         # organisations (ids) whose results an answer left out for SAML SSO: a list read
         # through this client is incomplete while this is not empty
         self.sso_left_out: tuple[str, ...] = ()
+        # why a list read through this client is partial (search caps and timeouts, a
+        # quota spent part-way): said to the user, never claimed complete
+        self.partial: list[str] = []
+        self.quotas: dict[str, Quota] = {}  # per resource (core, search): the last headers
         self._next: str | None = None  # the last answer's Link rel="next"
         self.max_rate_wait = max_rate_wait
         self.read_retries = read_retries
@@ -350,6 +360,9 @@ class GitHub:
         if left_out:
             self.sso_left_out = tuple(dict.fromkeys((*self.sso_left_out, *left_out)))
         self._next = response.links.get("next", {}).get("url")
+        quota = Quota.read(response.headers)
+        if quota is not None:
+            self.quotas[quota.resource] = quota
 
     def _space_writes(self) -> None:
         now = self.clock()
@@ -398,13 +411,13 @@ class GitHub:
         if tries >= self.RATE_WAITS:
             return self._still_limited(response, label, tries)
         when = datetime.datetime.fromtimestamp(time.time() + wait, tz=datetime.UTC)
-        raise GitHubError(
+        raise RateLimited(
             f"{label}: GitHub rate limit exhausted; it resets at {when:%Y-%m-%d %H:%M:%S} UTC "
             f"(in {wait:.0f} s, over the {self.max_rate_wait:.0f} s wait limit): re-run after that"
         )
 
     def _still_limited(self, response: httpx2.Response, label: str, tries: int) -> float:
-        raise GitHubError(
+        raise RateLimited(
             f"{label}: GitHub still answers {response.status_code} (rate limited) after "
             f"{tries} waits; re-run later"
         )
@@ -568,14 +581,18 @@ class GitHub:
     ) -> list[SearchItem]:
         """Every item the search API finds for `query`, page by page (it serves 1000 at most)."""
         items: list[SearchItem] = []
+        total, timed_out = 0, False
         for page in range(1, max_pages + 1):
             found = self._op(
                 "search.issues_and_pull_requests", {}, q=query, per_page=per_page, page=page
             )
             chunk = (found or {}).get("items") or []
             items.extend(chunk)
+            total = max(total, _count(found, "total_count"))
+            timed_out = timed_out or (found or {}).get("incomplete_results") is True
             if len(chunk) < per_page:
                 break
+        self.partial.extend(search_gaps(query, len(items), total, timed_out, per_page * max_pages))
         return items
 
     def issue_events(self, repo: str, number: int) -> list[IssueEvent]:
@@ -629,6 +646,53 @@ class GitHub:
             "issues.create_comment", _route(repo, issue_number=number), retry=False, body=body
         )
         return result
+
+
+SEARCH_CAP = 1000  # GitHub's search API: "up to 1,000 results for each search"
+
+
+def _count(found: Any, key: str) -> int:
+    value = found.get(key) if isinstance(found, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def search_gaps(query: str, got: int, total: int, timed_out: bool, cap: int) -> list[str]:
+    """Why a search's results are not all of them: GitHub's search timed out
+    (`incomplete_results: true`), it counts more than it serves (1,000 at most per search),
+    or more than this tool's page cap read."""
+    gaps = []
+    if timed_out:
+        gaps.append(f"GitHub's search timed out and answered part of its results "
+                    f"(incomplete_results: true) for `{_one_line(query)}`")  # fmt: skip
+    if total > got:
+        limit = min(cap, SEARCH_CAP)
+        whose = "GitHub serves at most 1,000 per search" if limit == SEARCH_CAP else (
+            f"this tool reads at most {cap} of them")  # fmt: skip
+        gaps.append(f"GitHub counts {total} results for `{_one_line(query)}`, {got} read: "
+                    f"{whose}")  # fmt: skip
+    return gaps
+
+
+@dataclasses.dataclass(frozen=True)
+class Quota:
+    """GitHub's rate-limit headers: what is left of which quota, and when it resets."""
+
+    resource: str
+    limit: int
+    remaining: int
+    reset: float  # epoch seconds
+
+    @classmethod
+    def read(cls, headers: httpx2.Headers) -> Quota | None:
+        try:
+            return cls(
+                headers.get("X-RateLimit-Resource") or "core",
+                int(headers["X-RateLimit-Limit"]),
+                int(headers["X-RateLimit-Remaining"]),
+                float(headers.get("X-RateLimit-Reset") or 0),
+            )
+        except (KeyError, ValueError):
+            return None
 
 
 def _route(full_name: str, **more: str | int) -> dict[str, str | int]:

@@ -86,6 +86,10 @@ _REASONS = {301: "Moved Permanently", 307: "Temporary Redirect",
             503: "Service Unavailable"}  # fmt: skip
 
 
+# (resource, with a token) -> (requests, window in seconds): GitHub's primary rate limits
+_LIMITS = {("core", True): (5000, 3600), ("search", True): (30, 60),
+           ("core", False): (60, 3600), ("search", False): (10, 60)}  # fmt: skip
+
 # REST API versions GitHub serves (docs: "API Versions"); any other pinned one is a 400.
 API_VERSIONS = ("2022-11-28", "2026-03-10")
 
@@ -266,18 +270,34 @@ class FakeGitHub:
         h.wfile.write(data)
 
     def _rate_limit_headers(self, path: str, user: str | None) -> dict[str, str]:
-        """GitHub's per-user quota headers: core 5000/hour, search 30/minute. Counted, never
-        enforced (use `rate_limit_next` for a refusal)."""
+        """GitHub's quota headers: with a token core 5000/hour and search 30/minute, without
+        one 60/hour and 10/minute (per address). Counted; refused only with
+        `GitHubState.enforce_quota` (or `rate_limit_next`)."""
         resource = "search" if path.startswith("/search/") else "core"
-        used = self._used[(resource, user)] = self._used.get((resource, user), 0) + 1
-        limit, window = (30, 60) if resource == "search" else (5000, 3600)
+        used = self._used.get((resource, user), 0)
+        limit, window = _LIMITS[(resource, user is not None)]
         return {
             "X-RateLimit-Limit": str(limit),
             "X-RateLimit-Remaining": str(max(limit - used, 0)),
             "X-RateLimit-Reset": str(int(dt.datetime.now(dt.UTC).timestamp()) + window),
-            "X-RateLimit-Used": str(used),
+            "X-RateLimit-Used": str(min(used, limit)),
             "X-RateLimit-Resource": resource,
         }
+
+    def _spend_quota(self, path: str, user: str | None, base: str) -> Reply | None:
+        """Count one request against its quota; GitHub's refusal once it is spent (with
+        `enforce_quota`): 403, X-RateLimit-Remaining 0, the reset time in the headers."""
+        resource = "search" if path.startswith("/search/") else "core"
+        used = self._used[(resource, user)] = self._used.get((resource, user), 0) + 1
+        limit, _ = _LIMITS[(resource, user is not None)]
+        if not self.state.enforce_quota or used <= limit:
+            return None
+        who = f"user ID {self.state.users[user].id}" if user else "127.0.0.1"
+        message = f"API rate limit exceeded for {who}."
+        if user is None:
+            message += (" (But here's the good news: Authenticated requests get a higher rate "
+                        "limit. Check out the documentation for more details.)")  # fmt: skip
+        return Reply(403, error_json(403, message, "/overview/rate-limits-for-the-rest-api"))
 
     def _scope_headers(self, auth: str | None) -> dict[str, str]:
         """Classic and OAuth tokens: their scopes on every answer (`X-OAuth-Scopes`)."""
@@ -397,6 +417,9 @@ class FakeGitHub:
         if moved is not None:
             return user, moved, body
         path = self._by_id(path)
+        spent = self._spend_quota(path, user, base)
+        if spent is not None:
+            return user, spent, body
         fault = self._take_fault(method, path, {"fail", "drop"})
         if fault is not None:
             if fault.kind == "drop":

@@ -440,6 +440,9 @@ def _search_matches(state: GitHubState, req: Request, pull: Pull, terms: list[st
     return True
 
 
+SEARCH_CAP = 1000  # GitHub's search API serves up to 1,000 results for each search
+
+
 @route("GET", "/search/issues")
 def search_issues(state: GitHubState, req: Request) -> Reply:
     """Pull requests only (this fake has no plain issues); `is:issue` finds nothing."""
@@ -454,9 +457,19 @@ def search_issues(state: GitHubState, req: Request) -> Reply:
     sort_key = {"updated": "updated_at", "created": "created_at"}.get(req.query.get("sort") or "")
     found.sort(key=lambda p: (getattr(p, sort_key or "created_at"), p.number),
                reverse=(req.query.get("order") or "desc") == "desc")  # fmt: skip
+    total = len(found)
+    per_page = min(max(int(req.query.get("per_page") or 30), 1), 100)
+    if (max(int(req.query.get("page") or 1), 1) - 1) * per_page >= SEARCH_CAP:
+        message = f"Only the first {SEARCH_CAP} search results are available"
+        raise HttpError(422, error_json(422, message, doc))
+    found = found[:SEARCH_CAP]  # "up to 1,000 results for each search"
+    incomplete = state.search_timeouts > 0  # GitHub's search timed out: what it had so far
+    if incomplete:
+        state.search_timeouts -= 1
+        found = found[: len(found) // 2]
     chunk, headers = _page(req, found)
     items = [search_item_json(req.base, state, p) for p in chunk]
-    body = {"total_count": len(found), "incomplete_results": False, "items": items,
+    body = {"total_count": total, "incomplete_results": incomplete, "items": items,
             "search_type": "lexical"}  # fmt: skip
     if hidden:  # docs: "the API will not return results from the organizations that require
         # SAML SSO"; the header names them by id

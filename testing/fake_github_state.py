@@ -183,6 +183,12 @@ class GitHubState:
         # renamed or transferred repositories: old full_name (casefolded) -> the id its
         # redirect names (GitHub: 301 to /repositories/{id}; "follow the redirect")
         self.moved: dict[str, int] = {}
+        # the next `search_timeouts` searches time out part-way: GitHub then answers what it
+        # found so far with `incomplete_results: true`
+        self.search_timeouts = 0
+        # GitHub's quotas refused once spent (requests without a token: 60 an hour, 10
+        # searches a minute, per address); off: counted in the headers only
+        self.enforce_quota = False
         self.now = clock or (lambda: _ts(dt.datetime.now(dt.UTC)))
         self.lock = threading.RLock()
         self._next_number = 500

@@ -138,3 +138,40 @@ def test_a_renamed_user_takes_their_forks_prs_and_token_along(gh: FakeGitHub):
     assert status == 200 and fork["full_name"] == "htesd-renamed/Megatron-LM-oss"
     status, _, old = call(gh, "GET", f"{UP}/pulls/6117")
     assert old["user"]["login"] == "htesd-renamed"
+
+
+def _many_closed_pulls(gh: FakeGitHub, count: int) -> None:
+    for n in range(count):
+        pull = gh.state.add_pull(sc.UPSTREAM, title=f"pr {n}", user=sc.OWNER,
+                                 head_ref=f"b{n}", head_repo=None)  # fmt: skip
+        pull.state = "closed"
+
+
+def test_search_serves_1000_results_at_most_and_says_when_it_timed_out(gh: FakeGitHub):
+    _many_closed_pulls(gh, 1001)
+    query = f"/search/issues?q=author:{sc.OWNER}+is:pr&per_page=100"
+    status, _, found = call(gh, "GET", query + "&page=10", token=sc.TOKEN)
+    assert status == 200 and found["total_count"] == 1003 and len(found["items"]) == 100
+    M.IssueSearchResultItem.model_validate(found["items"][0])
+    status, _, refused = call(gh, "GET", query + "&page=11", token=sc.TOKEN)
+    assert (status, refused["message"]) == (422, "Only the first 1000 search results are "
+                                                 "available")  # fmt: skip
+    gh.state.search_timeouts = 1
+    status, _, found = call(gh, "GET", query, token=sc.TOKEN)
+    assert found["incomplete_results"] is True and found["total_count"] == 1003
+    assert call(gh, "GET", query, token=sc.TOKEN)[2]["incomplete_results"] is False
+
+
+def test_without_a_token_github_grants_60_requests_and_10_searches(gh: FakeGitHub):
+    status, headers, _ = call(gh, "GET", f"{UP}/pulls/6117")
+    assert (headers["X-RateLimit-Limit"], headers["X-RateLimit-Remaining"]) == ("60", "59")
+    status, headers, _ = call(gh, "GET", f"/search/issues?q=author:{sc.OWNER}")
+    assert (headers["X-RateLimit-Limit"], headers["X-RateLimit-Resource"]) == ("10", "search")
+    assert call(gh, "GET", UP, token=sc.TOKEN)[1]["X-RateLimit-Limit"] == "5000"
+    gh.state.enforce_quota = True
+    for _ in range(59):
+        assert call(gh, "GET", UP)[0] == 200
+    status, headers, refused = call(gh, "GET", UP)
+    assert status == 403 and headers["X-RateLimit-Remaining"] == "0"
+    assert refused["message"].startswith("API rate limit exceeded for 127.0.0.1.")
+    assert call(gh, "GET", UP, token=sc.TOKEN)[0] == 200  # a token has its own quota

@@ -199,3 +199,41 @@ def test_a_moved_name_is_followed_and_used_everywhere_after(world, rename, key, 
     assert f"{old} is now {new}" in out and f'set `{key} = "{new}"`' in out
     for wrong in ("refusing to fetch", "NOT an attached fork", "only htesd", "check GH_HOST"):
         assert wrong not in out
+
+
+# -- scan: search completeness and tokenless quotas -------------------------------------------
+
+
+def test_scan_all_says_a_timed_out_search_is_partial_and_lists_what_it_found(world, capsys):
+    w: World = world()
+    w.state.search_timeouts = 1  # GitHub answers half of the two PRs
+    assert w.scan("--all") == 6
+    out = " ".join(capsys.readouterr().out.split())
+    assert "incomplete_results: true" in out and "this list is incomplete" in out
+    assert "#6017" in out or "#6117" in out  # what it found is kept
+
+
+def test_scan_says_a_search_over_githubs_cap_is_partial(world, capsys, monkeypatch):
+    from testing import fake_github_routes
+
+    w: World = world()
+    monkeypatch.setattr(fake_github_routes, "SEARCH_CAP", 1)  # a GitHub scaled down: 1 of 2
+    assert w.scan("--json") == 6
+    out, err = capsys.readouterr()
+    assert "GitHub counts 2 results" in " ".join(err.split()) and len(out.splitlines()) == 1
+
+
+def test_scan_all_without_a_token_budgets_githubs_60_an_hour_and_keeps_what_it_found(
+    world, capsys, monkeypatch
+):
+    from testing import fake_github
+
+    w: World = world(token=None)
+    w.state.enforce_quota = True
+    monkeypatch.setitem(fake_github._LIMITS, ("core", False), (3, 3600))  # 60, scaled down
+    assert w.scan("--all", "--author", sc.OWNER) == 6
+    out = " ".join(capsys.readouterr().out.split())
+    assert "stopped after 1 of 2 PRs" in out and "without a token" in out
+    assert "for 5,000 an hour" in out
+    assert out.count("NVIDIA/Megatron-LM#") == 1  # the one PR read is listed
+    assert not [r for r in w.gh.requests if r.status == 403]  # stopped before GitHub refused
