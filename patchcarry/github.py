@@ -30,6 +30,7 @@ from ghapi.core import GhApi
 from patchcarry import http_transport, limits, retry_after, tokens, trace
 from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.github_types import (
+    Branch,
     CheckRun,
     Comment,
     IssueEvent,
@@ -604,6 +605,14 @@ class GitHub:
     def branch_rules(self, repo: str, branch: str) -> list[Rule]:
         """The active rules for `branch` (rulesets of every level; public repos: no auth)."""
         return self._list("repos.get_branch_rules", _route(repo, branch=branch))
+
+    def branch(self, repo: str, branch: str) -> Branch | None:
+        """The branch with what anyone may read of its classic protection (None: 404)."""
+        try:
+            result: Branch = self._op("repos.get_branch", _route(repo, branch=branch))
+        except NotFoundError:
+            return None
+        return result
 
     def check_runs(self, repo: str, sha: str) -> list[CheckRun]:
         """The check runs reported for commit `sha` on `repo` (one page of 100)."""

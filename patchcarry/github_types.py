@@ -78,6 +78,22 @@ class RuleParameters(TypedDict, total=False):
     required_status_checks: list[StatusCheck]
 
 
+class ClassicChecks(TypedDict, total=False):
+    contexts: list[str]
+
+
+class Protection(TypedDict, total=False):
+    required_status_checks: ClassicChecks | None
+
+
+class Branch(TypedDict, total=False):
+    """GET .../branches/{branch}: `protected` and a classic protection's required checks
+    are shown to anyone (the rest of the protection to admins only)."""
+
+    protected: bool
+    protection: Protection | None
+
+
 class Rule(TypedDict, total=False):
     type: str
     parameters: RuleParameters | None

@@ -362,3 +362,35 @@ def error_json(status: int, message: str, doc: str = "", errors: list[Json] | No
     if errors is not None:
         out["errors"] = errors
     return out
+
+
+def branch_json(
+    api: str, state: GitHubState, repo: Repo, branch: str, sha: str, checks: list[str] | None
+) -> Json:
+    """`branch-with-protection` as GitHub shows it to anyone: `protected`, and of a classic
+    protection only `enabled` and its required status checks."""
+    base = f"{api}/repos/{repo.full_name}"
+    owner = user_json(api, state.users[repo.owner])
+    person = {"name": "t", "email": "t@e", "date": "2020-01-01T00:00:00Z"}
+    commit = {
+        "url": f"{base}/commits/{sha}", "sha": sha, "node_id": f"C_{sha[:12]}",
+        "html_url": f"{WEB}/{repo.full_name}/commit/{sha}",
+        "comments_url": f"{base}/commits/{sha}/comments",
+        "commit": {"url": f"{base}/git/commits/{sha}", "author": person, "committer": person,
+                   "message": "", "comment_count": 0,
+                   "tree": {"sha": sha, "url": f"{base}/git/trees/{sha}"}},
+        "author": owner, "committer": owner, "parents": [],
+    }  # fmt: skip
+    protection: Json = {"enabled": checks is not None}
+    if checks is not None:
+        protection["required_status_checks"] = {
+            "enforcement_level": "non_admins", "contexts": list(checks),
+            "checks": [{"context": c, "app_id": None} for c in checks],
+        }  # fmt: skip
+    return {
+        "name": branch, "commit": commit,
+        "_links": {"self": f"{base}/branches/{branch}",
+                   "html": f"{WEB}/{repo.full_name}/tree/{branch}"},
+        "protected": checks is not None, "protection": protection,
+        "protection_url": f"{base}/branches/{branch}/protection",
+    }  # fmt: skip

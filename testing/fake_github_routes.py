@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from testing import fake_github_push as push_rules
 from testing.fake_github_json import (
     Json,
+    branch_json,
     comment_json,
     error_json,
     event_json,
@@ -172,6 +173,28 @@ def get_repo(state: GitHubState, req: Request, owner: str, repo: str) -> Reply:
         body["permissions"] = {"admin": is_owner, "maintain": is_owner, "push": writer,
                                "triage": writer, "pull": True}  # fmt: skip
     return Reply(200, body)
+
+
+@route("GET", "/repos/{owner}/{repo}/branches/{branch}")
+def get_branch(state: GitHubState, req: Request, owner: str, repo: str, branch: str) -> Reply:
+    """`branch-with-protection`: `protected` and a classic protection's required status
+    checks are public; GET .../branches/{branch}/protection (the rest) is for admins."""
+    doc = "/branches/branches#get-a-branch"
+    found = _repo(state, req, owner, repo, doc)
+    sha = state.branch_sha(found, branch)
+    if sha is None:
+        raise HttpError(404, error_json(404, "Branch not found", doc))
+    return Reply(
+        200,
+        branch_json(
+            req.base,
+            state,
+            found,
+            branch,
+            sha,
+            state.classic_protection.get((found.full_name, branch)),
+        ),
+    )
 
 
 @route("POST", "/repos/{owner}/{repo}/forks")

@@ -186,6 +186,10 @@ class GitHubState:
         # the next `search_timeouts` searches time out part-way: GitHub then answers what it
         # found so far with `incomplete_results: true`
         self.search_timeouts = 0
+        # classic branch protection: (repository, branch) -> the status checks it requires
+        # (GET .../branches/{branch} shows `protected` and these to anyone; the rest of the
+        # protection is shown to admins only)
+        self.classic_protection: dict[tuple[str, str], list[str]] = {}
         # GitHub's quotas refused once spent (requests without a token: 60 an hour, 10
         # searches a minute, per address); off: counted in the headers only
         self.enforce_quota = False

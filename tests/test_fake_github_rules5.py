@@ -175,3 +175,15 @@ def test_without_a_token_github_grants_60_requests_and_10_searches(gh: FakeGitHu
     assert status == 403 and headers["X-RateLimit-Remaining"] == "0"
     assert refused["message"].startswith("API rate limit exceeded for 127.0.0.1.")
     assert call(gh, "GET", UP, token=sc.TOKEN)[0] == 200  # a token has its own quota
+
+
+def test_a_branchs_classic_protection_shows_its_required_checks_to_anyone(gh: FakeGitHub):
+    status, _, branch = call(gh, "GET", f"{UP}/branches/dev")
+    assert status == 200 and branch["protected"] is False
+    M.BranchWithProtection.model_validate(branch)
+    gh.state.classic_protection[(sc.UPSTREAM, "dev")] = ["DCO", "build"]
+    status, _, branch = call(gh, "GET", f"{UP}/branches/dev")  # no token: still readable
+    assert branch["protected"] is True
+    assert branch["protection"]["required_status_checks"]["contexts"] == ["DCO", "build"]
+    M.BranchWithProtection.model_validate(branch)
+    assert call(gh, "GET", f"{UP}/branches/nope")[0] == 404

@@ -237,3 +237,16 @@ def test_scan_all_without_a_token_budgets_githubs_60_an_hour_and_keeps_what_it_f
     assert "for 5,000 an hour" in out
     assert out.count("NVIDIA/Megatron-LM#") == 1  # the one PR read is listed
     assert not [r for r in w.gh.requests if r.status == 403]  # stopped before GitHub refused
+
+
+# -- classic branch protection: partly readable by anyone ---------------------------------------
+
+
+def test_the_plan_lists_the_checks_classic_protection_requires_and_no_false_limit(world, capsys):
+    w: World = world()
+    w.state.classic_protection[(sc.UPSTREAM, "dev")] = ["DCO", "build / unit"]
+    assert w.run("--dry-run", ENTRY) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "classic branch protection on dev: required checks: DCO, build / unit" in out
+    assert "check DCO: satisfied" in out and "check build / unit: decided by upstream" in out
+    assert "not readable without admin" not in out

@@ -15,7 +15,7 @@ from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, NetworkError, UpstreamError, UsageError
 from patchcarry.github import NotFoundError
-from patchcarry.github_types import Pull, Repo, Rule
+from patchcarry.github_types import Branch, Pull, Repo, Rule
 from patchcarry.manifest import Entry
 from patchcarry.proc import CalledProcessError
 from patchcarry.pulls import classify, ownership
@@ -99,6 +99,7 @@ class Observed:
     locked: frozenset[int] = frozenset()  # superseded PRs whose conversation is locked
     rules: tuple[Rule, ...] | None = ()  # upstream's active rules (None: not readable)
     fork_side: ForkSide | None = None  # the fork's branches (for the workflow scope)
+    classic: Branch | None = None  # the base branch: what anyone may read of its protection
     upstream_repo: Repo | None = None  # GET /repos answers, read anyway (archived, who may
     fork_repo: Repo | None = None  # open PRs): judged by the gate before any write
 
@@ -232,6 +233,7 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         ),  # fmt: skip
         rules=_read_rules(reads, entry.upstream, entry.base_branch),
         fork_side=_read_fork_side(reads, entry, status, facts),
+        classic=reads.branch(entry.upstream, entry.base_branch),
         upstream_repo=reads.repo(entry.upstream),
         fork_repo=reads.repo(entry.fork) if status.kind == fork.ForkKind.ATTACHED else None,
     )

@@ -56,3 +56,4 @@ _.required_signatures  # the judged rules, read by key
 _.required_linear_history  # the judged rules, read by key
 _.after_push  # the judged rules' DCO result after the push, written by key
 _.permissions  # a repository answer's permissions for the token's user, read by key
+_.contexts  # a classic protection's required checks, read by key
