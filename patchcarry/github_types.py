@@ -25,6 +25,7 @@ class Repo(TypedDict, total=False):
     source: RepoName | None  # the root of its fork network (forks only)
     clone_url: str
     default_branch: str
+    private: bool
     archived: bool  # read-only: every write is refused
     has_pull_requests: bool  # absent on older servers
     pull_request_creation_policy: str  # "all" | "collaborators_only"; absent: not stated

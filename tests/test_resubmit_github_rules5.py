@@ -5,8 +5,11 @@ names, and a token that expires. Real git, the CLI in-process."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from patchcarry import git, pr_template
 from patchcarry.resubmit.section import section_end
 from testing import github_scenarios as sc
 from testing.fake_github import GitHubState
@@ -250,3 +253,54 @@ def test_the_plan_lists_the_checks_classic_protection_requires_and_no_false_limi
     assert "classic branch protection on dev: required checks: DCO, build / unit" in out
     assert "check DCO: satisfied" in out and "check build / unit: decided by upstream" in out
     assert "not readable without admin" not in out
+
+
+# -- PR templates where GitHub finds them -------------------------------------------------------
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e"}  # fmt: skip
+
+
+def _repo_with(tmp: Path, files: dict[str, str]) -> Path:
+    work = tmp / "tpl"
+    git.git("init", "-q", "-b", "main", str(work), cwd=tmp)
+    for path, text in files.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text)
+    git.git("add", "-A", cwd=work)
+    git.git("commit", "-q", "-m", "t", cwd=work, env_extra=GIT_ENV)
+    return work
+
+
+@pytest.mark.parametrize(
+    ("path", "found"),
+    [
+        ("PULL_REQUEST_TEMPLATE.md", True),
+        ("docs/pull_request_template.txt", True),
+        (".github/Pull_Request_Template", True),
+        (".GitHub/pull_request_template.md", True),
+        (".github/PULL_REQUEST_TEMPLATE/feature.md", False),  # chosen by ?template=, only
+        ("src/pull_request_template.md", False),
+    ],
+)
+def test_a_pr_template_is_found_where_github_finds_one(tmp_path, path, found):
+    work = _repo_with(tmp_path, {path: "## What does this PR do?\n", "README": "x\n"})
+    got = pr_template.read(work, "HEAD")
+    assert (got is not None) == found
+
+
+def test_the_owners_github_repository_gives_the_template_when_upstream_has_none(world):
+    w: World = world()
+    clone = w.tmp / "up-main"
+    git.git("clone", "-q", "-b", "main", str(w.upstream.bare), str(clone), cwd=w.tmp)
+    git.git("rm", "-q", ".github/pull_request_template.md", cwd=clone)
+    git.git("commit", "-q", "-m", "no template", cwd=clone, env_extra=GIT_ENV)
+    git.git("push", "-q", "origin", "main", cwd=clone)
+    org = _repo_with(w.tmp, {"docs/PULL_REQUEST_TEMPLATE.md": "The organisation's own line.\n"
+                                                               "- [ ] a box\n"})  # fmt: skip
+    bare = w.tmp / "org-github.git"
+    git.git("clone", "-q", "--bare", str(org), str(bare), cwd=w.tmp)
+    w.state.add_repo("NVIDIA/.github", bare, default_branch="main")
+    assert w.run(ENTRY) == 0
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    assert "The organisation's own line." in (w.state.pulls[(sc.UPSTREAM, number)].body or "")

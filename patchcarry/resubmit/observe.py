@@ -138,6 +138,21 @@ def _pr_template(reads: Reads, upstream: str, cache: Path) -> str | None:
     """Upstream's PR template as its default branch holds it (where GitHub reads it)."""
     branch = (reads.repo(upstream) or {}).get("default_branch")
     ref = pr_template.fetch(cache, str(branch)) if branch else None
+    found = pr_template.read(cache, ref) if ref else None
+    if found is not None or upstream.split("/")[1].lower() == pr_template.OWNER_REPO:
+        return found
+    return _owner_template(reads, upstream.split("/")[0], cache)
+
+
+def _owner_template(reads: Reads, owner: str, cache: Path) -> str | None:
+    """The PR template of the owner's `.github` repository, which GitHub uses for every
+    repository of the owner that has none of its own (None: no such public repository)."""
+    name = f"{owner}/{pr_template.OWNER_REPO}"
+    repo = reads.repo(name)
+    if repo is None or repo.get("private") or not repo.get("default_branch"):
+        return None
+    url = hosts.answered_git_url(reads.host, name, repo.get("clone_url"))
+    ref = pr_template.fetch_owner(cache, url, str(repo.get("default_branch")))
     return pr_template.read(cache, ref) if ref else None
 
 
