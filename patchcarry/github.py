@@ -229,6 +229,7 @@ class GitHub:
         # quota spent part-way): said to the user, never claimed complete
         self.partial: list[str] = []
         self.quotas: dict[str, Quota] = {}  # per resource (core, search): the last headers
+        self.token_expires: datetime.datetime | None = None  # a token with an expiry date
         self._next: str | None = None  # the last answer's Link rel="next"
         self.max_rate_wait = max_rate_wait
         self.read_retries = read_retries
@@ -361,6 +362,8 @@ class GitHub:
         if left_out:
             self.sso_left_out = tuple(dict.fromkeys((*self.sso_left_out, *left_out)))
         self._next = response.links.get("next", {}).get("url")
+        expires = token_expiry(response.headers.get("GitHub-Authentication-Token-Expiration"))
+        self.token_expires = expires or self.token_expires
         quota = Quota.read(response.headers)
         if quota is not None:
             self.quotas[quota.resource] = quota
@@ -655,6 +658,18 @@ class GitHub:
             "issues.create_comment", _route(repo, issue_number=number), retry=False, body=body
         )
         return result
+
+
+def token_expiry(value: str | None) -> datetime.datetime | None:
+    """GitHub's `GitHub-Authentication-Token-Expiration` ("2026-09-27 03:07:38 UTC", or with a
+    numeric offset) as an aware time; None when absent or unreadable."""
+    for form in ("%Y-%m-%d %H:%M:%S UTC", "%Y-%m-%d %H:%M:%S %z"):
+        try:
+            found = datetime.datetime.strptime((value or "").strip(), form)
+        except ValueError:
+            continue
+        return found if found.tzinfo else found.replace(tzinfo=datetime.UTC)
+    return None
 
 
 SEARCH_CAP = 1000  # GitHub's search API: "up to 1,000 results for each search"

@@ -304,6 +304,12 @@ class FakeGitHub:
         token = _token(auth)
         if token is None or token not in self.state.tokens:
             return {}
+        if token in self.state.token_expiry:  # classic and fine-grained tokens alike
+            expiry = {"GitHub-Authentication-Token-Expiration": self.state.token_expiry[token]}
+            return expiry | self._scope_headers_of(token)
+        return self._scope_headers_of(token)
+
+    def _scope_headers_of(self, token: str) -> dict[str, str]:
         if self.state.token_kind(token) not in (push_rules.CLASSIC, push_rules.OAUTH):
             return {}
         return {"X-OAuth-Scopes": ", ".join(self.state.token_scopes.get(token, ())),

@@ -190,6 +190,9 @@ class GitHubState:
         # (GET .../branches/{branch} shows `protected` and these to anyone; the rest of the
         # protection is shown to admins only)
         self.classic_protection: dict[tuple[str, str], list[str]] = {}
+        # tokens with an expiry date -> it, sent back on every answer to them as
+        # `GitHub-Authentication-Token-Expiration: 2026-09-27 03:07:38 UTC`
+        self.token_expiry: dict[str, str] = {}
         # GitHub's quotas refused once spent (requests without a token: 60 an hour, 10
         # searches a minute, per address); off: counted in the headers only
         self.enforce_quota = False

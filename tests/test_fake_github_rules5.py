@@ -187,3 +187,25 @@ def test_a_branchs_classic_protection_shows_its_required_checks_to_anyone(gh: Fa
     assert branch["protection"]["required_status_checks"]["contexts"] == ["DCO", "build"]
     M.BranchWithProtection.model_validate(branch)
     assert call(gh, "GET", f"{UP}/branches/nope")[0] == 404
+
+
+def test_a_branch_named_with_40_hex_characters_is_refused_gh002(
+    gh: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from tests.test_fake_github_rules import _push, _work
+
+    fork, work = _work(gh, tmp_path)
+    git.git("checkout", "-q", f"origin/{sc.CHECKPOINT_BRANCH}", cwd=work)
+    monkeypatch.setenv("GITHUB_TOKEN", sc.TOKEN)
+    code, out, err = _push(fork, work, "refs/heads/" + "ab12" * 10)
+    assert code != 0 and "(pre-receive hook declined)" in out
+    assert ("GH002: Sorry, branch or tag names consisting of 40 hex characters are not "
+            "allowed.") in err  # fmt: skip
+    assert _push(fork, work, "refs/heads/" + "ab12" * 10 + "x")[0] == 0  # 41: fine
+
+
+def test_a_token_with_an_expiry_date_is_told_it_on_every_answer(gh: FakeGitHub):
+    gh.state.token_expiry[sc.TOKEN] = "2026-09-27 03:07:38 UTC"
+    _, headers, _ = call(gh, "GET", UP, token=sc.TOKEN)
+    assert headers["GitHub-Authentication-Token-Expiration"] == "2026-09-27 03:07:38 UTC"
+    assert "GitHub-Authentication-Token-Expiration" not in call(gh, "GET", UP)[1]

@@ -304,3 +304,34 @@ def test_the_owners_github_repository_gives_the_template_when_upstream_has_none(
     assert w.run(ENTRY) == 0
     (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
     assert "The organisation's own line." in (w.state.pulls[(sc.UPSTREAM, number)].body or "")
+
+
+# -- smaller: 40-hex branch names (GH002), a token about to expire -----------------------------
+
+
+def test_a_40_hex_head_branch_is_refused_at_load_before_any_read(world, capsys):
+    w: World = world()
+    write_manifest(
+        w.tmp,
+        base_commit=w.upstream.base_commit,
+        overrides={ENTRY: {"pr": None, "head_branch": "0123456789" * 4},
+                   "hc-mlp-norm-manager": {"pr": None}},
+    )  # fmt: skip
+    assert w.run(ENTRY) == 5
+    said = " ".join("".join(capsys.readouterr()).split())
+    assert "GH002" in said and "40 hex characters" in said
+    assert w.gh.requests == []  # refused at load: not one read, not one write
+
+
+def test_a_token_expiring_within_the_hour_is_warned_of_before_the_first_write(world, capsys):
+    import datetime
+
+    w: World = world()
+    soon = datetime.datetime.now(datetime.UTC) + datetime.timedelta(minutes=20)
+    w.state.token_expiry[sc.TOKEN] = f"{soon:%Y-%m-%d %H:%M:%S} UTC"
+    assert w.run(ENTRY) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "expires at" in err and "GitHub-Authentication-Token-Expiration" in err
+    w.state.token_expiry[sc.TOKEN] = "2099-01-01 00:00:00 UTC"
+    assert w.run(ENTRY) == 0
+    assert "expires at" not in capsys.readouterr().err
