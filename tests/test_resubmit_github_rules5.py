@@ -44,7 +44,7 @@ def _opened(w: World) -> int:
 # -- no conditional write: the body is merged into as it is right before the PATCH ----------
 
 
-def test_a_box_ticked_while_the_run_pushes_survives_the_body_write_byte_for_byte(world):
+def test_a_box_ticked_while_the_run_pushes_survives_the_body_write_byte_for_byte(world, capsys):
     w: World = world()
     number = _opened(w)
     pull = w.state.pulls[(sc.UPSTREAM, number)]
@@ -56,6 +56,7 @@ def test_a_box_ticked_while_the_run_pushes_survives_the_body_write_byte_for_byte
 
     w.gh.on_request("POST", PUSH, tick)
     assert w.run("--update-live", ENTRY) == 0
+    assert "body: edited on GitHub during this run" in " ".join(capsys.readouterr().out.split())
     assert pull.body is not None and pull.body.startswith(ticked)
     assert pull.body.count(section_end(ENTRY)) == 1
     patches = [r for r in w.gh.writes() if r.method == "PATCH"]

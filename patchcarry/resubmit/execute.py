@@ -219,13 +219,26 @@ def open_or_refresh(
     if normalize(existing.get("body")) != normalize(pull.body):
         fields["body"] = pull.body
     if "title" in fields or "body" in fields:  # GitHub has no conditional write
-        fields = current_text(gh.pull(entry.upstream, existing["number"]), existing, pull,
-                              entry.name, fields)  # fmt: skip
+        now = gh.pull(entry.upstream, existing["number"])
+        if facts is not None:
+            facts.extend(edited_during_run(now, existing, fields))
+        fields = current_text(now, existing, pull, entry.name, fields)
     if pull.edits_change is not None:
         fields["maintainer_can_modify"] = pull.edits_change
     if fields:
         existing = gh.update_pull(entry.upstream, existing["number"], **fields)
     return existing, False
+
+
+def edited_during_run(now: Pull, read: Pull, fields: dict[str, str | bool]) -> list[str]:
+    """What the record says of someone's edit between the run's read and its write."""
+    said = []
+    if "title" in fields and now.get("title") != read.get("title"):
+        said.append("title: changed on GitHub during this run: kept as it is now")
+    if "body" in fields and now.get("body") != read.get("body"):
+        said.append("body: edited on GitHub during this run: the tool's section was merged "
+                    "into it as it is now, every other byte kept")  # fmt: skip
+    return said
 
 
 def current_text(
