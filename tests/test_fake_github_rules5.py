@@ -147,18 +147,24 @@ def _many_closed_pulls(gh: FakeGitHub, count: int) -> None:
         pull.state = "closed"
 
 
-def test_search_serves_1000_results_at_most_and_says_when_it_timed_out(gh: FakeGitHub):
-    _many_closed_pulls(gh, 1001)
-    query = f"/search/issues?q=author:{sc.OWNER}+is:pr&per_page=100"
-    status, _, found = call(gh, "GET", query + "&page=10", token=sc.TOKEN)
-    assert status == 200 and found["total_count"] == 1003 and len(found["items"]) == 100
+def test_search_serves_1000_results_at_most_and_says_when_it_timed_out(
+    gh: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+):
+    from testing import fake_github_routes
+
+    assert fake_github_routes.SEARCH_CAP == 1000  # GitHub's: "up to 1,000 results"
+    monkeypatch.setattr(fake_github_routes, "SEARCH_CAP", 10)  # scaled down
+    _many_closed_pulls(gh, 9)
+    query = f"/search/issues?q=author:{sc.OWNER}+is:pr&per_page=5"
+    status, _, found = call(gh, "GET", query + "&page=2", token=sc.TOKEN)
+    assert status == 200 and found["total_count"] == 11 and len(found["items"]) == 5
     M.IssueSearchResultItem.model_validate(found["items"][0])
-    status, _, refused = call(gh, "GET", query + "&page=11", token=sc.TOKEN)
-    assert (status, refused["message"]) == (422, "Only the first 1000 search results are "
+    status, _, refused = call(gh, "GET", query + "&page=3", token=sc.TOKEN)
+    assert (status, refused["message"]) == (422, "Only the first 10 search results are "
                                                  "available")  # fmt: skip
     gh.state.search_timeouts = 1
     status, _, found = call(gh, "GET", query, token=sc.TOKEN)
-    assert found["incomplete_results"] is True and found["total_count"] == 1003
+    assert found["incomplete_results"] is True and found["total_count"] == 11
     assert call(gh, "GET", query, token=sc.TOKEN)[2]["incomplete_results"] is False
 
 

@@ -44,48 +44,34 @@ def _opened(w: World) -> int:
 # -- no conditional write: the body is merged into as it is right before the PATCH ----------
 
 
-def test_a_box_ticked_while_the_run_pushes_survives_the_body_write_byte_for_byte(world, capsys):
-    w: World = world()
-    number = _opened(w)
-    pull = w.state.pulls[(sc.UPSTREAM, number)]
-    ticked = "- [x] Reviewed by hand\r\n\r\nA maintainer's note, CRLF and all.  \r\n\r\n"
-
-    def tick(state: GitHubState) -> None:  # the web UI, between the run's read and its write
-        found = state.pulls[(sc.UPSTREAM, number)]
-        found.body = ticked + (found.body or "")
-
-    w.gh.on_request("POST", PUSH, tick)
-    assert w.run("--update-live", ENTRY) == 0
-    assert "body: edited on GitHub during this run" in " ".join(capsys.readouterr().out.split())
-    assert pull.body is not None and pull.body.startswith(ticked)
-    assert pull.body.count(section_end(ENTRY)) == 1
-    patches = [r for r in w.gh.writes() if r.method == "PATCH"]
-    assert patches and patches[-1].body["body"].startswith(ticked)
-
-
-def test_a_title_renamed_while_the_run_pushes_is_not_renamed_back(world):
+def test_an_edit_made_while_the_run_pushes_survives_the_write_byte_for_byte(world, capsys):
+    """A box ticked and a title changed on GitHub between the run's first read and its
+    PATCH: the body is re-read right before the PATCH (the last request before it) and
+    only the tool's section is merged into it; the title stays the maintainer's."""
     w: World = world()
     number = _opened(w)
     pull = w.state.pulls[(sc.UPSTREAM, number)]
     text = w.manifest.read_text().replace(sc.CHECKPOINT_TITLE, "Fix grad retention (v2)")
     w.manifest.write_text(text)  # the manifest's title changed: the tool would set it
+    ticked = "- [x] Reviewed by hand\r\n\r\nA maintainer's note, CRLF and all.  \r\n\r\n"
 
-    def rename(state: GitHubState) -> None:
-        state.pulls[(sc.UPSTREAM, number)].title = "[core] A maintainer's title"
+    def edit(state: GitHubState) -> None:  # the web UI, between the run's read and its write
+        found = state.pulls[(sc.UPSTREAM, number)]
+        found.body = ticked + (found.body or "")
+        found.title = "[core] A maintainer's title"
 
-    w.gh.on_request("POST", PUSH, rename)
+    w.gh.on_request("POST", PUSH, edit)
     assert w.run("--update-live", ENTRY) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "body: edited on GitHub during this run" in out
+    assert "title: changed on GitHub during this run" in out
+    assert pull.body is not None and pull.body.startswith(ticked)
+    assert pull.body.count(section_end(ENTRY)) == 1
     assert pull.title == "[core] A maintainer's title"
-    assert all("title" not in (r.body or {}) for r in w.gh.writes() if r.method == "PATCH")
-
-
-def test_the_re_read_is_the_last_request_before_the_patch(world):
-    w: World = world()
-    number = _opened(w)
-    assert w.run("--update-live", ENTRY) == 0
     at = max(i for i, r in enumerate(w.gh.requests) if r.method == "PATCH")
-    before = w.gh.requests[at - 1]
+    before, patch = w.gh.requests[at - 1], w.gh.requests[at]
     assert (before.method, before.path) == ("GET", f"{PULLS}/{number}")
+    assert patch.body["body"].startswith(ticked) and "title" not in patch.body
 
 
 @pytest.mark.parametrize("where", ["section"])
@@ -330,9 +316,9 @@ def test_a_token_expiring_within_the_hour_is_warned_of_before_the_first_write(wo
     w: World = world()
     soon = datetime.datetime.now(datetime.UTC) + datetime.timedelta(minutes=20)
     w.state.token_expiry[sc.TOKEN] = f"{soon:%Y-%m-%d %H:%M:%S} UTC"
-    assert w.run(ENTRY) == 0
+    assert w.run("--dry-run", ENTRY) == 0
     err = " ".join(capsys.readouterr().err.split())
     assert "expires at" in err and "GitHub-Authentication-Token-Expiration" in err
     w.state.token_expiry[sc.TOKEN] = "2099-01-01 00:00:00 UTC"
-    assert w.run(ENTRY) == 0
+    assert w.run("--dry-run", ENTRY) == 0
     assert "expires at" not in capsys.readouterr().err
