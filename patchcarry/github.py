@@ -15,6 +15,7 @@ the token travels only as a per-request Authorization header held by the `GitHub
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import time
@@ -29,6 +30,7 @@ from ghapi.core import GhApi
 from patchcarry import http_transport, limits, retry_after, tokens, trace
 from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.github_types import (
+    Branch,
     CheckRun,
     CheckRuns,
     Comment,
@@ -106,6 +108,11 @@ class LockedError(ForbiddenError):
     (only those with write access to the repository may comment); no scope fixes it."""
 
 
+class RateLimited(GitHubError):
+    """GitHub's rate limit is spent and its reset is further off than the run may wait:
+    what was read so far stands, the rest waits for the reset (or a token's quota)."""
+
+
 class TransientError(GitHubError):
     """A 5xx answer or a dropped connection: the request may or may not have taken effect."""
 
@@ -123,6 +130,7 @@ SHAPES: dict[str, Any] = {
     "issues.list_events": list[IssueEvent] | None, "issues.create_comment": Comment,
     "issues.list_comments": list[Comment] | None, "repos.get_branch_rules": list[Rule] | None,
     "search.issues_and_pull_requests": SearchResult, "checks.list_for_ref": CheckRuns,
+    "repos.get_branch": Branch,
 }  # fmt: skip
 
 
@@ -141,8 +149,12 @@ _HINTS_422 = (
      "fork cannot grant maintainers push access); use a fork owned by a user account"),
     ("maintainer_can_modify", ": GitHub refuses `maintainer_can_modify` for this fork; use a "
      "fork owned by a user account"),
+    ("must be a collaborator", ": the upstream repository takes pull requests from its "
+     "collaborators only (its pull request creation policy, or an interaction limit, which "
+     "GitHub shows to its admins alone); a re-run will not change that: ask a maintainer to "
+     "open the PR from the pushed branch, or to lift the limit"),
     ("draft pull requests are not supported", ": the upstream repository's plan does not "
-     "allow draft PRs; a re-run will not change that"),
+     "allow draft PRs (a private repository's owner's plan decides)"),
     ("no commits between", ": the fork branch holds nothing beyond the base branch; check the "
      "manifest's head_branch and that the push went to it"),
 )  # fmt: skip
@@ -233,6 +245,11 @@ class GitHub:
         # organisations (ids) whose results an answer left out for SAML SSO: a list read
         # through this client is incomplete while this is not empty
         self.sso_left_out: tuple[str, ...] = ()
+        # why a list read through this client is partial (search caps and timeouts, a
+        # quota spent part-way): said to the user, never claimed complete
+        self.partial: list[str] = []
+        self.quotas: dict[str, Quota] = {}  # per resource (core, search): the last headers
+        self.token_expires: datetime.datetime | None = None  # a token with an expiry date
         self._next: str | None = None  # the last answer's Link rel="next"
         self.max_rate_wait = max_rate_wait
         self.read_retries = read_retries
@@ -363,6 +380,11 @@ class GitHub:
         if left_out:
             self.sso_left_out = tuple(dict.fromkeys((*self.sso_left_out, *left_out)))
         self._next = response.links.get("next", {}).get("url")
+        expires = token_expiry(response.headers.get("GitHub-Authentication-Token-Expiration"))
+        self.token_expires = expires or self.token_expires
+        quota = Quota.read(response.headers)
+        if quota is not None:
+            self.quotas[quota.resource] = quota
 
     def _space_writes(self) -> None:
         now = self.clock()
@@ -411,13 +433,13 @@ class GitHub:
         if tries >= self.RATE_WAITS:
             return self._still_limited(response, label, tries)
         when = datetime.datetime.fromtimestamp(time.time() + wait, tz=datetime.UTC)
-        raise GitHubError(
+        raise RateLimited(
             f"{label}: GitHub rate limit exhausted; it resets at {when:%Y-%m-%d %H:%M:%S} UTC "
             f"(in {wait:.0f} s, over the {self.max_rate_wait:.0f} s wait limit): re-run after that"
         )
 
     def _still_limited(self, response: httpx2.Response, label: str, tries: int) -> float:
-        raise GitHubError(
+        raise RateLimited(
             f"{label}: GitHub still answers {response.status_code} (rate limited) after "
             f"{tries} waits; re-run later"
         )
@@ -459,6 +481,11 @@ class GitHub:
             return LockedError(
                 f"{label}: 403 Forbidden{said}: the conversation is locked; only those with "
                 "write access to the repository may comment"
+            )
+        if status == 403 and "archived" in message.lower():
+            return GitHubError(
+                f"{label}: 403 Forbidden{said}: the repository is archived (read-only) since "
+                "this run read it; no token or scope changes that: its owner must unarchive it"
             )
         if status == 403:
             return ForbiddenError(
@@ -578,14 +605,18 @@ class GitHub:
     ) -> list[SearchItem]:
         """Every item the search API finds for `query`, page by page (it serves 1000 at most)."""
         items: list[SearchItem] = []
+        total, timed_out = 0, False
         for page in range(1, max_pages + 1):
             found = self._op(
                 "search.issues_and_pull_requests", {}, q=query, per_page=per_page, page=page
             )
             chunk = (found or {}).get("items") or []
             items.extend(chunk)
+            total = max(total, _count(found, "total_count"))
+            timed_out = timed_out or (found or {}).get("incomplete_results") is True
             if len(chunk) < per_page:
                 break
+        self.partial.extend(search_gaps(query, len(items), total, timed_out, per_page * max_pages))
         return items
 
     def issue_events(self, repo: str, number: int) -> list[IssueEvent]:
@@ -598,6 +629,14 @@ class GitHub:
         """The active rules for `branch` (rulesets of every level; public repos: no auth)."""
         return self._list("repos.get_branch_rules", _route(repo, branch=branch))
 
+    def branch(self, repo: str, branch: str) -> Branch | None:
+        """The branch with what anyone may read of its classic protection (None: 404)."""
+        try:
+            result: Branch = self._op("repos.get_branch", _route(repo, branch=branch))
+        except NotFoundError:
+            return None
+        return result
+
     def check_runs(self, repo: str, sha: str) -> list[CheckRun]:
         """The check runs reported for commit `sha` on `repo` (one page of 100)."""
         found = self._op(
@@ -608,11 +647,11 @@ class GitHub:
 
     def create_pull(
         self, repo: str, *, title: str, head: str, base: str, body: str,
-        maintainer_can_modify: bool = False,
+        maintainer_can_modify: bool = False, draft: bool = True,
     ) -> Pull:  # fmt: skip
-        """A draft PR; upstream's maintainers may push to its branch only when the caller
-        says so (`maintainer_can_modify`, sent either way). Never retried: the caller
-        re-queries."""
+        """A PR, a draft unless told otherwise; upstream's maintainers may push to its branch
+        only when the caller says so (`maintainer_can_modify`, sent either way). Never
+        retried: the caller re-queries."""
         result: Pull = self._op(
             "pulls.create",
             _route(repo),
@@ -621,7 +660,7 @@ class GitHub:
             head=head,
             base=base,
             body=body,
-            draft=True,
+            draft=draft,
             maintainer_can_modify=maintainer_can_modify,
         )
         return result
@@ -650,6 +689,65 @@ def _shaped(answer: Any, shape: Any, label: str) -> Any:
             "was done with it: re-run later"
         )
     return answer
+
+
+def token_expiry(value: str | None) -> datetime.datetime | None:
+    """GitHub's `GitHub-Authentication-Token-Expiration` ("2026-09-27 03:07:38 UTC", or with a
+    numeric offset) as an aware time; None when absent or unreadable."""
+    for form in ("%Y-%m-%d %H:%M:%S UTC", "%Y-%m-%d %H:%M:%S %z"):
+        try:
+            found = datetime.datetime.strptime((value or "").strip(), form)
+        except ValueError:
+            continue
+        return found if found.tzinfo else found.replace(tzinfo=datetime.UTC)
+    return None
+
+
+SEARCH_CAP = 1000  # GitHub's search API: "up to 1,000 results for each search"
+
+
+def _count(found: Any, key: str) -> int:
+    value = found.get(key) if isinstance(found, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def search_gaps(query: str, got: int, total: int, timed_out: bool, cap: int) -> list[str]:
+    """Why a search's results are not all of them: GitHub's search timed out
+    (`incomplete_results: true`), it counts more than it serves (1,000 at most per search),
+    or more than this tool's page cap read."""
+    gaps = []
+    if timed_out:
+        gaps.append(f"GitHub's search timed out and answered part of its results "
+                    f"(incomplete_results: true) for `{_one_line(query)}`")  # fmt: skip
+    if total > got:
+        limit = min(cap, SEARCH_CAP)
+        whose = "GitHub serves at most 1,000 per search" if limit == SEARCH_CAP else (
+            f"this tool reads at most {cap} of them")  # fmt: skip
+        gaps.append(f"GitHub counts {total} results for `{_one_line(query)}`, {got} read: "
+                    f"{whose}")  # fmt: skip
+    return gaps
+
+
+@dataclasses.dataclass(frozen=True)
+class Quota:
+    """GitHub's rate-limit headers: what is left of which quota, and when it resets."""
+
+    resource: str
+    limit: int
+    remaining: int
+    reset: float  # epoch seconds
+
+    @classmethod
+    def read(cls, headers: httpx2.Headers) -> Quota | None:
+        try:
+            return cls(
+                headers.get("X-RateLimit-Resource") or "core",
+                int(headers["X-RateLimit-Limit"]),
+                int(headers["X-RateLimit-Remaining"]),
+                float(headers.get("X-RateLimit-Reset") or 0),
+            )
+        except (KeyError, ValueError):
+            return None
 
 
 def _route(full_name: str, **more: str | int) -> dict[str, str | int]:

@@ -18,12 +18,21 @@ class RepoName(TypedDict, total=False):
     full_name: str
 
 
+class Permissions(TypedDict, total=False):
+    push: bool  # write access (a collaborator's, the owner's)
+
+
 class Repo(TypedDict, total=False):
     full_name: str
     fork: bool
     source: RepoName | None  # the root of its fork network (forks only)
     clone_url: str
     default_branch: str
+    private: bool
+    archived: bool  # read-only: every write is refused
+    has_pull_requests: bool  # absent on older servers
+    pull_request_creation_policy: str  # "all" | "collaborators_only"; absent: not stated
+    permissions: Permissions  # the token user's, on an authenticated read
 
 
 class Ref(TypedDict, total=False):
@@ -71,6 +80,22 @@ class StatusCheck(TypedDict, total=False):
 
 class RuleParameters(TypedDict, total=False):
     required_status_checks: list[StatusCheck]
+
+
+class ClassicChecks(TypedDict, total=False):
+    contexts: list[str]
+
+
+class Protection(TypedDict, total=False):
+    required_status_checks: ClassicChecks | None
+
+
+class Branch(TypedDict, total=False):
+    """GET .../branches/{branch}: `protected` and a classic protection's required checks
+    are shown to anyone (the rest of the protection to admins only)."""
+
+    protected: bool
+    protection: Protection | None
 
 
 class Rule(TypedDict, total=False):

@@ -319,7 +319,16 @@ def check_branch(value: str, what: str) -> str:
         raise BadInputError(
             f"{what} {ascii(value)} is not a valid branch name (git check-ref-format)"
         )
+    if _HEX40_RE.fullmatch(value):  # git takes it; GitHub's pre-receive hook does not
+        raise BadInputError(
+            f"{what} {value!r}: GitHub refuses a branch named with 40 hex characters (GH002: "
+            '"Sorry, branch or tag names consisting of 40 hex characters are not allowed."): '
+            "choose another name"
+        )
     return value
+
+
+_HEX40_RE = re.compile(r"[0-9a-fA-F]{40}")
 
 
 def _fix_names(where: str, label: str, value: Any) -> list[str]:

@@ -11,11 +11,16 @@ from pathlib import Path
 
 from patchcarry import git
 
-# GitHub's documented places for one PR template, in the order it looks; the name is not
-# case sensitive.
+# GitHub's documented places for one PR template, in the order it looks: `.github/`, the
+# root, `docs/`; the name `pull_request_template` in any case, with `.md`, `.txt` or no
+# extension. A `PULL_REQUEST_TEMPLATE/` folder holds templates chosen with a `template=`
+# query, never filled in by default. With none of its own, a repository uses its owner's
+# `.github` repository's (GitHub's default community health files), in the same places.
 FOLDERS = (".github", "", "docs")
-NAME = "pull_request_template.md"
+_NAME_RE = re.compile(r"pull_request_template(?:\.md|\.txt)?", re.IGNORECASE)
 REF = git.own_ref("template", "{branch}")
+OWNER_REF = git.own_ref("owner-template", "{branch}")
+OWNER_REPO = ".github"  # the owner's repository of default community health files
 
 _WHAT_RE = re.compile(r"^#+[ \t]*what does this pr do\??[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _COMMENT_LINE_RE = re.compile(r"(?:[ \t]*<!--.*?-->[ \t]*\n)+", re.DOTALL)
@@ -30,12 +35,26 @@ def fetch(cache: Path, branch: str) -> str | None:
     return ref if code == 0 else None
 
 
+def fetch_owner(cache: Path, url: str, branch: str) -> str | None:
+    """The owner's `.github` repository's `branch` tip into the check's cache, with its small
+    blobs (its git side is not the cache's promisor remote); None when it cannot be read."""
+    ref = OWNER_REF.format(branch=branch)
+    code, _ = git.fetch_partial(url, [f"+refs/heads/{branch}:{ref}"], depth=1, cwd=cache,
+                                object_filter="blob:limit=262144")  # fmt: skip
+    return ref if code == 0 else None
+
+
 def read(cache: Path, rev: str) -> str | None:
     """The template at `rev`, from the first of GitHub's places that holds one."""
+    root = git.names_in(rev, "", cwd=cache) or []
     for folder in FOLDERS:
-        for name in git.names_in(rev, folder, cwd=cache) or []:
-            if name.lower() == NAME:
-                data = git.show_file(rev, f"{folder}/{name}" if folder else name, cwd=cache)
+        real = next((n for n in root if n.lower() == folder), None) if folder else ""
+        if real is None:
+            continue
+        for name in sorted(git.names_in(rev, real, cwd=cache) or []):
+            path = f"{real}/{name}" if real else name
+            if _NAME_RE.fullmatch(name) and git.names_in(rev, path, cwd=cache) is None:
+                data = git.show_file(rev, path, cwd=cache)  # a file (the folder is not one)
                 if data is not None:
                     return data.decode("utf-8", errors="replace").replace("\r\n", "\n")
     return None

@@ -6,17 +6,20 @@ cross-link comment written by the token's user (re-submitted from another checko
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import re
 import shlex
+import time
 from collections.abc import Sequence
 from typing import Any
 
+from patchcarry import tokens
 from patchcarry.adopt.landed import Judge
 from patchcarry.adopt.pull import default_name
 from patchcarry.check.render import commit_words
 from patchcarry.check.report import Landing
 from patchcarry.errors import FatalError
-from patchcarry.github import GitHub
+from patchcarry.github import GitHub, RateLimited
 from patchcarry.github_types import Comment, Pull, SearchItem
 from patchcarry.pulls import classify
 from patchcarry.pulls.ownership import LINK_PREFIX, own_comments
@@ -92,19 +95,54 @@ def scan(
     found: list[Found] = []
     classes = []
     reads = Reads(gh)
-    for number in gh.search_closed_pulls(upstream, author):
-        item = pull_state(reads, upstream, number)
-        pull = reads.pull(upstream, number)
+    numbers = gh.search_closed_pulls(upstream, author)
+    for done, number in enumerate(numbers):
+        if _stop(gh, done, len(numbers)):
+            break
+        try:
+            item = pull_state(reads, upstream, number)
+            pull = reads.pull(upstream, number)
+            entry, new_pr = known.get(number, (None, None))
+            by = f"#{new_pr} (manifest entry {entry})" if entry and new_pr else None
+            if (
+                item.state == classify.PullState.DETACHED
+                and by is None
+                and _cross_linked(reads.comments(upstream, number), trusted or author)
+            ):
+                by = "cross-link comment"  # fmt: skip
+        except RateLimited as exc:  # what was found stands; the rest is said to be unread
+            gh.partial.append(f"stopped after {done} of {len(numbers)} PRs: {exc}")
+            break
         classes.append(item)
         if item.state != classify.PullState.DETACHED:
             continue
-        entry, new_pr = known.get(number, (None, None))
-        by = f"#{new_pr} (manifest entry {entry})" if entry and new_pr else None
-        if by is None and _cross_linked(reads.comments(upstream, number), trusted or author):
-            by = "cross-link comment"
         found.append(Found(item, pull.get("title", ""), by, entry if by is None else None))
     classify.add_sibling_evidence(classes)
     return sorted(found, key=lambda f: f.item.number)
+
+
+PR_READS = 4  # the most API reads one PR costs here: the PR, its events, comments, repository
+
+
+def _stop(gh: GitHub, done: int, total: int) -> bool:
+    """Whether the quota left cannot pay for the next PR and resets later than the run may
+    wait (60 requests an hour without a token): then what was found so far is the answer,
+    and `gh.partial` says what was not read and why."""
+    core = gh.quotas.get("core")
+    if core is None or core.remaining >= PR_READS:
+        return False
+    wait = core.reset - time.time()
+    if wait <= gh.max_rate_wait:
+        return False  # the client waits for the reset itself
+    when = datetime.datetime.fromtimestamp(core.reset, tz=datetime.UTC)
+    whose = "without a token" if gh.token_kind is None else "for this token"
+    more = f"; set {tokens.variable(gh.host)} for 5,000 an hour" if gh.token_kind is None else ""
+    gh.partial.append(
+        f"stopped after {done} of {total} PRs: GitHub grants {core.limit} requests an hour "
+        f"{whose} and {core.remaining} are left until {when:%H:%M} UTC; re-run after that for "
+        f"the rest{more}"
+    )
+    return True
 
 
 def repo_of(item: SearchItem) -> str:
@@ -143,20 +181,28 @@ def scan_all(
     install runs it, then the options it needs after the PR."""
     query = f"author:{author} is:pr is:closed is:unmerged"
     found: list[Closed] = []
-    for hit in gh.search_issues(query, per_page=per_page):
+    hits = gh.search_issues(query, per_page=per_page)
+    for done, hit in enumerate(hits):
+        if _stop(gh, done, len(hits)):
+            break
         upstream, number = repo_of(hit), int(hit["number"])
-        pull, item = read_pull_state(gh, upstream, number)
-        by = carried.get((upstream.lower(), number))
-        command = None
-        if item.state == classify.PullState.DETACHED:
-            if by is None and _cross_linked(gh.issue_comments(upstream, number), trusted or author):
-                by = "cross-link comment"
-            if by is None:
-                head_ref = str((pull.get("head") or {}).get("ref") or "")
-                command = _adopt_command(upstream, number, head_ref, names, adopt)
-        closed = Closed(upstream, str(pull.get("title") or ""), item, by, command)
-        if command is not None and landed_since is not None:
-            _judge_landing(closed, pull, landed_since)
+        try:
+            pull, item = read_pull_state(gh, upstream, number)
+            by = carried.get((upstream.lower(), number))
+            command = None
+            if item.state == classify.PullState.DETACHED:
+                if by is None and _cross_linked(gh.issue_comments(upstream, number),
+                                                trusted or author):  # fmt: skip
+                    by = "cross-link comment"
+                if by is None:
+                    head_ref = str((pull.get("head") or {}).get("ref") or "")
+                    command = _adopt_command(upstream, number, head_ref, names, adopt)
+            closed = Closed(upstream, str(pull.get("title") or ""), item, by, command)
+            if command is not None and landed_since is not None:
+                _judge_landing(closed, pull, landed_since)
+        except RateLimited as exc:  # what was found stands; the rest is said to be unread
+            gh.partial.append(f"stopped after {done} of {len(hits)} PRs: {exc}")
+            break
         found.append(closed)
     classify.add_sibling_evidence(c.item for c in found)
     return sorted(found, key=lambda c: (c.upstream.lower(), c.item.number))

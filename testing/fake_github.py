@@ -17,12 +17,12 @@ import datetime as dt
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
@@ -68,10 +68,27 @@ class _Fault:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-_REASONS = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+@dataclass
+class _Hook:
+    """Someone else's act at a chosen moment of a run (a maintainer's edit while the tool
+    pushes): `act(state)` when a matching request arrives (or, `after`, once it is answered)."""
+
+    method: str
+    pattern: re.Pattern[str]
+    act: Callable[[GitHubState], None]
+    after: bool
+    times: int
+
+
+_REASONS = {301: "Moved Permanently", 307: "Temporary Redirect",
+            400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
             422: "Unprocessable Entity", 500: "Internal Server Error", 502: "Bad Gateway",
             503: "Service Unavailable"}  # fmt: skip
 
+
+# (resource, with a token) -> (requests, window in seconds): GitHub's primary rate limits
+_LIMITS = {("core", True): (5000, 3600), ("search", True): (30, 60),
+           ("core", False): (60, 3600), ("search", False): (10, 60)}  # fmt: skip
 
 # REST API versions GitHub serves (docs: "API Versions"); any other pinned one is a 400.
 API_VERSIONS = ("2022-11-28", "2026-03-10")
@@ -84,6 +101,7 @@ class FakeGitHub:
         self.state = state or GitHubState()
         self.requests: list[RequestRecord] = []
         self._faults: list[_Fault] = []
+        self._hooks: list[_Hook] = []
         self._used: dict[tuple[str, str | None], int] = {}  # (resource, user) -> requests
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -178,6 +196,31 @@ class FakeGitHub:
         headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
         self.fail_next(method, path_regex, 403, times=times, body=body, headers=headers)
 
+    def on_request(
+        self,
+        method: str,
+        path_regex: str,
+        act: Callable[[GitHubState], None],
+        *,
+        after: bool = False,
+        times: int = 1,
+    ) -> None:
+        """Run `act(state)` for the next `times` matching requests (the git side's too,
+        before only: `POST /OWNER/NAME.git/git-receive-pack` is a push), before each is
+        processed or, `after`, once it is done but before it is answered: another person's
+        edit between a run's read and its write. GitHub has no conditional write; whatever
+        lands last is what stays."""
+        self._hooks.append(_Hook(method, re.compile(path_regex), act, after, times))
+
+    def _run_hooks(self, method: str, path: str, *, after: bool) -> None:
+        for hook in list(self._hooks):
+            if hook.after == after and hook.method == method and hook.pattern.search(path):
+                hook.times -= 1
+                if hook.times <= 0:
+                    self._hooks.remove(hook)
+                with self.state.lock:
+                    hook.act(self.state)
+
     def _take_fault(self, method: str, path: str, kinds: set[str]) -> _Fault | None:
         for fault in self._faults:
             if fault.kind in kinds and fault.method == method and fault.pattern.search(path):
@@ -191,6 +234,7 @@ class FakeGitHub:
     def _serve(self, h: BaseHTTPRequestHandler) -> None:
         split = urlsplit(h.path)
         if git_side.is_git_path(split.path):  # GitHub's git side, at the API's clone_url
+            self._run_hooks(h.command, split.path, after=False)
             git_side.serve(self.state, h, split.path, split.query)
             return
         prefix = "/api/v3" if split.path.startswith("/api/v3/") else ""
@@ -200,6 +244,7 @@ class FakeGitHub:
         raw = h.rfile.read(length) if length else b""
         auth = h.headers.get("Authorization")
         version = h.headers.get("X-GitHub-Api-Version")
+        self._run_hooks(h.command, path, after=False)
         with self.state.lock:
             user, reply, body = self._dispatch(h.command, path, query, raw, auth, self.url + prefix)
             if reply is not None and version is not None and version not in API_VERSIONS:
@@ -208,6 +253,7 @@ class FakeGitHub:
             self.requests.append(RequestRecord(h.command, path, query, body, auth is not None,
                                                user, reply.status if reply else 0,
                                                version))  # fmt: skip
+            self._run_hooks(h.command, path, after=True)  # done, not yet answered: no race
             if reply is None:  # drop: no status line, no headers, just a closed socket
                 h.close_connection = True
                 return
@@ -224,24 +270,46 @@ class FakeGitHub:
         h.wfile.write(data)
 
     def _rate_limit_headers(self, path: str, user: str | None) -> dict[str, str]:
-        """GitHub's per-user quota headers: core 5000/hour, search 30/minute. Counted, never
-        enforced (use `rate_limit_next` for a refusal)."""
+        """GitHub's quota headers: with a token core 5000/hour and search 30/minute, without
+        one 60/hour and 10/minute (per address). Counted; refused only with
+        `GitHubState.enforce_quota` (or `rate_limit_next`)."""
         resource = "search" if path.startswith("/search/") else "core"
-        used = self._used[(resource, user)] = self._used.get((resource, user), 0) + 1
-        limit, window = (30, 60) if resource == "search" else (5000, 3600)
+        used = self._used.get((resource, user), 0)
+        limit, window = _LIMITS[(resource, user is not None)]
         return {
             "X-RateLimit-Limit": str(limit),
             "X-RateLimit-Remaining": str(max(limit - used, 0)),
             "X-RateLimit-Reset": str(int(dt.datetime.now(dt.UTC).timestamp()) + window),
-            "X-RateLimit-Used": str(used),
+            "X-RateLimit-Used": str(min(used, limit)),
             "X-RateLimit-Resource": resource,
         }
+
+    def _spend_quota(self, path: str, user: str | None, base: str) -> Reply | None:
+        """Count one request against its quota; GitHub's refusal once it is spent (with
+        `enforce_quota`): 403, X-RateLimit-Remaining 0, the reset time in the headers."""
+        resource = "search" if path.startswith("/search/") else "core"
+        used = self._used[(resource, user)] = self._used.get((resource, user), 0) + 1
+        limit, _ = _LIMITS[(resource, user is not None)]
+        if not self.state.enforce_quota or used <= limit:
+            return None
+        who = f"user ID {self.state.users[user].id}" if user else "127.0.0.1"
+        message = f"API rate limit exceeded for {who}."
+        if user is None:
+            message += (" (But here's the good news: Authenticated requests get a higher rate "
+                        "limit. Check out the documentation for more details.)")  # fmt: skip
+        return Reply(403, error_json(403, message, "/overview/rate-limits-for-the-rest-api"))
 
     def _scope_headers(self, auth: str | None) -> dict[str, str]:
         """Classic and OAuth tokens: their scopes on every answer (`X-OAuth-Scopes`)."""
         token = _token(auth)
         if token is None or token not in self.state.tokens:
             return {}
+        if token in self.state.token_expiry:  # classic and fine-grained tokens alike
+            expiry = {"GitHub-Authentication-Token-Expiration": self.state.token_expiry[token]}
+            return expiry | self._scope_headers_of(token)
+        return self._scope_headers_of(token)
+
+    def _scope_headers_of(self, token: str) -> dict[str, str]:
         if self.state.token_kind(token) not in (push_rules.CLASSIC, push_rules.OAUTH):
             return {}
         return {"X-OAuth-Scopes": ", ".join(self.state.token_scopes.get(token, ())),
@@ -290,6 +358,49 @@ class FakeGitHub:
             return Reply(404, error_json(404, "Not Found"), {"X-Accepted-OAuth-Scopes": "repo"})
         return None
 
+    def _moved(self, method: str, path: str, query: dict[str, str], base: str) -> Reply | None:
+        """GitHub's answer to a repository's old name (renamed, transferred, or its owner
+        renamed): 301 (307 for a write, which keeps its method and body) to the same path
+        under `/repositories/{id}`; its docs say to follow it and use the new name."""
+        match = re.match(r"^/repos/([^/]+)/([^/]+)(/.*)?$", path)
+        if match is None:
+            return None
+        wanted = f"{match[1]}/{match[2]}".casefold()
+        if any(r.full_name.casefold() == wanted for r in self.state.repos.values()):
+            return None
+        repo = self.state.moved_to(wanted)
+        if repo is None:
+            return None
+        url = f"{base}/repositories/{repo.id}{match[3] or ''}"
+        url += f"?{urlencode(query)}" if query else ""
+        body = {"message": "Moved Permanently", "url": url, "documentation_url":
+                "https://docs.github.com/rest/guides/best-practices-for-using-the-rest-api"
+                "#follow-redirects"}  # fmt: skip
+        return Reply(301 if method == "GET" else 307, body, {"Location": url})
+
+    def _by_id(self, path: str) -> str:
+        """`/repositories/{id}/...` (where a redirect points) as `/repos/{owner}/{name}/...`."""
+        match = re.match(r"^/repositories/(\d+)(/.*)?$", path)
+        repo = next((r for r in self.state.repos.values() if match and r.id == int(match[1])),
+                    None)  # fmt: skip
+        if match is None or repo is None:
+            return path
+        return f"/repos/{repo.full_name}{match[2] or ''}"
+
+    def _archived_refusal(self, method: str, path: str) -> Reply | None:
+        """GitHub's answer to any write on an archived repository (forking it is allowed:
+        the fork is a write to the forker's account)."""
+        match = re.match(r"^/repos/([^/]+)/([^/]+)(/.*)?$", path)
+        if method == "GET" or match is None or (method, match[3]) == ("POST", "/forks"):
+            return None
+        wanted = f"{match[1]}/{match[2]}".casefold()
+        repo = next((r for r in self.state.repos.values() if r.full_name.casefold() == wanted),
+                    None)  # fmt: skip
+        if repo is None or not repo.archived:
+            return None
+        return Reply(403, error_json(403, "Repository was archived so is read-only.",
+                                     "/repos/repos#update-a-repository"))  # fmt: skip
+
     def _dispatch(
         self, method: str, path: str, query: dict[str, str], raw: bytes, auth: str | None, base: str
     ) -> tuple[str | None, Reply | None, Any]:
@@ -308,6 +419,13 @@ class FakeGitHub:
             refused_sso = self._saml_refusal(path, token)
             if refused_sso is not None:
                 return user, refused_sso, body
+        moved = self._moved(method, path, query, base)
+        if moved is not None:
+            return user, moved, body
+        path = self._by_id(path)
+        spent = self._spend_quota(path, user, base)
+        if spent is not None:
+            return user, spent, body
         fault = self._take_fault(method, path, {"fail", "drop"})
         if fault is not None:
             if fault.kind == "drop":
@@ -325,6 +443,9 @@ class FakeGitHub:
             refused = self._may_write(method, path, token, user)
             if refused is not None:
                 return user, refused, body
+        refused_archived = self._archived_refusal(method, path)
+        if refused_archived is not None:
+            return user, refused_archived, body
         try:
             kind = self.state.token_kind(token) if token is not None else None
             request = Request(method, path, query, body, user, base, kind, token)

@@ -59,7 +59,7 @@ def serve(state: GitHubState, h: BaseHTTPRequestHandler, path: str, query: str) 
             (k for k in state.repos if k.lower() == f"{found['owner']}/{found['name']}".lower()),
             None,
         )
-        repo = state.repos[key] if key else None
+        repo = state.repos[key] if key else state.moved_to(f"{found['owner']}/{found['name']}")
         git_dir = _local_git_dir(repo.clone_url) if repo else None
         token = _basic_token(h.headers.get("Authorization"))
         known = token is not None and token in state.tokens
@@ -70,6 +70,10 @@ def serve(state: GitHubState, h: BaseHTTPRequestHandler, path: str, query: str) 
     if (push or repo.private) and not known:
         headers = {"WWW-Authenticate": 'Basic realm="GitHub"', "Content-Type": "text/plain"}
         _answer(h, 401, headers, b"Invalid username or token.\n")
+        return
+    if push and repo.archived:  # GitHub refuses the push outright, at the HTTP level
+        _answer(h, 403, {"Content-Type": "text/plain"},
+                b"This repository was archived so it is read-only.\n")  # fmt: skip
         return
     env = _cgi_env(h, git_dir, found["rest"], query, token if known else None, len(body))
     done = subprocess.run(

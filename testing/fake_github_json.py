@@ -158,7 +158,7 @@ def repo_json(api: str, state: GitHubState, repo: Repo, *, full: bool = False) -
         "has_wiki": False,
         "has_pages": False,
         "has_discussions": False,
-        "archived": False,
+        "archived": repo.archived,
         "disabled": False,
         "visibility": "private" if repo.private else "public",
         "pushed_at": repo.created_at,
@@ -169,7 +169,9 @@ def repo_json(api: str, state: GitHubState, repo: Repo, *, full: bool = False) -
         "web_commit_signoff_required": False,
     }
     if full:
-        out |= {"subscribers_count": 0, "network_count": 0}
+        out |= {"subscribers_count": 0, "network_count": 0, "has_pull_requests":
+                repo.has_pull_requests,
+                "pull_request_creation_policy": repo.pull_request_creation_policy}  # fmt: skip
         for key in ("parent", "source"):
             name = getattr(repo, key)
             if name in state.repos:
@@ -360,3 +362,35 @@ def error_json(status: int, message: str, doc: str = "", errors: list[Json] | No
     if errors is not None:
         out["errors"] = errors
     return out
+
+
+def branch_json(
+    api: str, state: GitHubState, repo: Repo, branch: str, sha: str, checks: list[str] | None
+) -> Json:
+    """`branch-with-protection` as GitHub shows it to anyone: `protected`, and of a classic
+    protection only `enabled` and its required status checks."""
+    base = f"{api}/repos/{repo.full_name}"
+    owner = user_json(api, state.users[repo.owner])
+    person = {"name": "t", "email": "t@e", "date": "2020-01-01T00:00:00Z"}
+    commit = {
+        "url": f"{base}/commits/{sha}", "sha": sha, "node_id": f"C_{sha[:12]}",
+        "html_url": f"{WEB}/{repo.full_name}/commit/{sha}",
+        "comments_url": f"{base}/commits/{sha}/comments",
+        "commit": {"url": f"{base}/git/commits/{sha}", "author": person, "committer": person,
+                   "message": "", "comment_count": 0,
+                   "tree": {"sha": sha, "url": f"{base}/git/trees/{sha}"}},
+        "author": owner, "committer": owner, "parents": [],
+    }  # fmt: skip
+    protection: Json = {"enabled": checks is not None}
+    if checks is not None:
+        protection["required_status_checks"] = {
+            "enforcement_level": "non_admins", "contexts": list(checks),
+            "checks": [{"context": c, "app_id": None} for c in checks],
+        }  # fmt: skip
+    return {
+        "name": branch, "commit": commit,
+        "_links": {"self": f"{base}/branches/{branch}",
+                   "html": f"{WEB}/{repo.full_name}/tree/{branch}"},
+        "protected": checks is not None, "protection": protection,
+        "protection_url": f"{base}/branches/{branch}/protection",
+    }  # fmt: skip

@@ -26,6 +26,8 @@ takes over every ref update so it can answer `ng <ref> <reason>` per ref, as Git
   adding a GitHub token (`ghp_` + 36 characters) is refused, "push declined due to repository
   rule violations", with `GH013` and `- GITHUB PUSH PROTECTION` ... `- Push cannot contain
   secrets` on `remote:` lines;
+- a branch or tag named with 40 hex characters: "pre-receive hook declined", with
+  `GH002: Sorry, branch or tag names consisting of 40 hex characters are not allowed.`;
 - a merge commit is judged by the workflow files it results in, against its first parent
   (`git diff-tree` without `-m` prints nothing for a merge).
 
@@ -189,6 +191,11 @@ def refusal(old, new, ref):
     if ref.startswith("refs/pull/"):
         return "deny updating a hidden ref"
     branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None
+    name = ref.split("/", 2)[-1]
+    if ref.startswith(("refs/heads/", "refs/tags/")) and re.fullmatch("[0-9a-fA-F]{{40}}", name):
+        say("error: GH002: Sorry, branch or tag names consisting of 40 hex characters are "
+            "not allowed.", "error: Invalid branch or tag name \"" + name + "\"")
+        return "pre-receive hook declined"
     if info is not None and info.get("login") and not may_push(info["login"], branch):
         say(f"Permission to {{rules.get('repo', '')}}.git denied to {{info['login']}}.")
         return "permission denied"

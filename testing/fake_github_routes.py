@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from testing import fake_github_push as push_rules
 from testing.fake_github_json import (
     Json,
+    branch_json,
     comment_json,
     error_json,
     event_json,
@@ -168,9 +169,32 @@ def get_repo(state: GitHubState, req: Request, owner: str, repo: str) -> Reply:
     body = repo_json(req.base, state, found, full=True)
     if req.user is not None:
         is_owner = req.user == found.owner
-        body["permissions"] = {"admin": is_owner, "maintain": is_owner, "push": is_owner,
-                               "triage": is_owner, "pull": True}  # fmt: skip
+        writer = is_owner or state.may_write(req.user, found.full_name)  # collaborators too
+        body["permissions"] = {"admin": is_owner, "maintain": is_owner, "push": writer,
+                               "triage": writer, "pull": True}  # fmt: skip
     return Reply(200, body)
+
+
+@route("GET", "/repos/{owner}/{repo}/branches/{branch}")
+def get_branch(state: GitHubState, req: Request, owner: str, repo: str, branch: str) -> Reply:
+    """`branch-with-protection`: `protected` and a classic protection's required status
+    checks are public; GET .../branches/{branch}/protection (the rest) is for admins."""
+    doc = "/branches/branches#get-a-branch"
+    found = _repo(state, req, owner, repo, doc)
+    sha = state.branch_sha(found, branch)
+    if sha is None:
+        raise HttpError(404, error_json(404, "Branch not found", doc))
+    return Reply(
+        200,
+        branch_json(
+            req.base,
+            state,
+            found,
+            branch,
+            sha,
+            state.classic_protection.get((found.full_name, branch)),
+        ),
+    )
 
 
 @route("POST", "/repos/{owner}/{repo}/forks")
@@ -232,6 +256,7 @@ def create_pull(state: GitHubState, req: Request, owner: str, repo: str) -> Repl
     doc = "/pulls/pulls#create-a-pull-request"
     base_repo = _repo(state, req, owner, repo, doc)
     body = req.body or {}
+    _may_open_pulls(state, base_repo, req.user, doc)
     for name in ("title", "head", "base"):
         if not body.get(name):
             raise _invalid(doc, {"resource": "PullRequest", "field": name, "code": "missing_field"})
@@ -251,6 +276,9 @@ def create_pull(state: GitHubState, req: Request, owner: str, repo: str) -> Repl
     state.compare_lag = max(state.compare_lag - 1, 0)
     if head_sha == base_sha or lagging:
         message = f"No commits between {body['base']} and {label}"
+        raise _invalid(doc, {"resource": "PullRequest", "code": "custom", "message": message})
+    if body.get("draft") and not base_repo.drafts:
+        message = "Draft pull requests are not supported in this repository."
         raise _invalid(doc, {"resource": "PullRequest", "code": "custom", "message": message})
     may_modify = bool(body.get("maintainer_can_modify", True))
     owner_user = state.users.get(head_repo.owner)
@@ -283,6 +311,31 @@ def create_pull(state: GitHubState, req: Request, owner: str, repo: str) -> Repl
         state.hidden_from_lists[(pull.repo, pull.number)] = state.list_lag
     headers = {"Location": f"{req.base}/repos/{pull.repo}/pulls/{pull.number}"}
     return Reply(201, pull_json(req.base, state, pull), headers)
+
+
+def _may_open_pulls(state: GitHubState, repo: Repo, user: str | None, doc: str) -> None:
+    """Who may open a PR: pull requests turned off (404, as for any absent feature), only
+    collaborators (`pull_request_creation_policy`, or an interaction limit GitHub shows to
+    admins only): 422 "must be a collaborator" to anyone else."""
+    if not repo.has_pull_requests:
+        raise _not_found(doc)
+    limited = repo.pull_request_creation_policy == "collaborators_only" or repo.interaction_limit
+    if limited and not state.may_write(user, repo.full_name):
+        raise _invalid(doc, {"resource": "PullRequest", "code": "custom",
+                             "message": "must be a collaborator"})  # fmt: skip
+
+
+@route("GET", "/repos/{owner}/{repo}/interaction-limits")
+def get_interaction_limits(state: GitHubState, req: Request, owner: str, repo: str) -> Reply:
+    """Admins only ("Administration" read): anyone else gets 404, as GitHub hides it."""
+    doc = "/interactions/repos#get-interaction-restrictions-for-a-repository"
+    found = _repo(state, req, owner, repo, doc)
+    if req.user != found.owner:
+        raise _not_found(doc)
+    if found.interaction_limit is None:
+        return Reply(200, {})
+    return Reply(200, {"limit": found.interaction_limit, "origin": "repository",
+                       "expires_at": "2026-12-31T00:00:00Z"})  # fmt: skip
 
 
 def _head_repo(state: GitHubState, base: Repo, owner: str, name: str | None) -> Repo | None:
@@ -410,6 +463,9 @@ def _search_matches(state: GitHubState, req: Request, pull: Pull, terms: list[st
     return True
 
 
+SEARCH_CAP = 1000  # GitHub's search API serves up to 1,000 results for each search
+
+
 @route("GET", "/search/issues")
 def search_issues(state: GitHubState, req: Request) -> Reply:
     """Pull requests only (this fake has no plain issues); `is:issue` finds nothing."""
@@ -424,9 +480,19 @@ def search_issues(state: GitHubState, req: Request) -> Reply:
     sort_key = {"updated": "updated_at", "created": "created_at"}.get(req.query.get("sort") or "")
     found.sort(key=lambda p: (getattr(p, sort_key or "created_at"), p.number),
                reverse=(req.query.get("order") or "desc") == "desc")  # fmt: skip
+    total = len(found)
+    per_page = min(max(int(req.query.get("per_page") or 30), 1), 100)
+    if (max(int(req.query.get("page") or 1), 1) - 1) * per_page >= SEARCH_CAP:
+        message = f"Only the first {SEARCH_CAP} search results are available"
+        raise HttpError(422, error_json(422, message, doc))
+    found = found[:SEARCH_CAP]  # "up to 1,000 results for each search"
+    incomplete = state.search_timeouts > 0  # GitHub's search timed out: what it had so far
+    if incomplete:
+        state.search_timeouts -= 1
+        found = found[: len(found) // 2]
     chunk, headers = _page(req, found)
     items = [search_item_json(req.base, state, p) for p in chunk]
-    body = {"total_count": len(found), "incomplete_results": False, "items": items,
+    body = {"total_count": total, "incomplete_results": incomplete, "items": items,
             "search_type": "lexical"}  # fmt: skip
     if hidden:  # docs: "the API will not return results from the organizations that require
         # SAML SSO"; the header names them by id

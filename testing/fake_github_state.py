@@ -51,6 +51,16 @@ class Repo:
     parent: str | None = None  # full_name of the repository this was forked from
     source: str | None = None  # full_name of the root of the fork network
     created_at: str = "2020-01-01T00:00:00Z"
+    # archived: read-only, every write answers 403 "Repository was archived so is read-only."
+    archived: bool = False
+    # who may open PRs: "all" or "collaborators_only" (GitHub's `pull_request_creation_policy`)
+    pull_request_creation_policy: str = "all"
+    has_pull_requests: bool = True
+    # an interaction limit ("existing_users", "contributors_only", "collaborators_only"):
+    # GET .../interaction-limits shows it to admins only, and it refuses non-collaborators' PRs
+    interaction_limit: str | None = None
+    # draft PRs: public repositories and paid plans' private ones; no field says which
+    drafts: bool = True
 
     @property
     def full_name(self) -> str:
@@ -170,6 +180,22 @@ class GitHubState:
         # of a PR answer 422 "No commits between ..." although the head is ahead of the base
         # (dotnet/buildtools#1140, hub#1258)
         self.compare_lag = 0
+        # renamed or transferred repositories: old full_name (casefolded) -> the id its
+        # redirect names (GitHub: 301 to /repositories/{id}; "follow the redirect")
+        self.moved: dict[str, int] = {}
+        # the next `search_timeouts` searches time out part-way: GitHub then answers what it
+        # found so far with `incomplete_results: true`
+        self.search_timeouts = 0
+        # classic branch protection: (repository, branch) -> the status checks it requires
+        # (GET .../branches/{branch} shows `protected` and these to anyone; the rest of the
+        # protection is shown to admins only)
+        self.classic_protection: dict[tuple[str, str], list[str]] = {}
+        # tokens with an expiry date -> it, sent back on every answer to them as
+        # `GitHub-Authentication-Token-Expiration: 2026-09-27 03:07:38 UTC`
+        self.token_expiry: dict[str, str] = {}
+        # GitHub's quotas refused once spent (requests without a token: 60 an hour, 10
+        # searches a minute, per address); off: counted in the headers only
+        self.enforce_quota = False
         self.now = clock or (lambda: _ts(dt.datetime.now(dt.UTC)))
         self.lock = threading.RLock()
         self._next_number = 500
@@ -309,6 +335,51 @@ class GitHubState:
         return self.add_repo(
             target, clone_url, default_branch=upstream.default_branch, fork_of=full_name
         )
+
+    def rename_repo(self, old: str, new: str) -> Repo:
+        """A rename or a transfer (`new` may have another owner): the repository keeps its
+        id, every name that pointed at it follows, and the old name answers with a redirect
+        to `/repositories/{id}` (`moved`) as GitHub's does."""
+        repo = self.repos.pop(old)
+        owner, name = new.split("/")
+        self.add_user(owner)
+        repo.owner, repo.name = owner, name
+        self.repos[new] = repo
+        self.moved[old.casefold()] = repo.id
+        for other in self.repos.values():
+            other.parent = new if other.parent == old else other.parent
+            other.source = new if other.source == old else other.source
+        for key in [k for k in self.pulls if k[0] == old]:
+            pull = self.pulls.pop(key)
+            pull.repo = new
+            self.pulls[(new, key[1])] = pull
+        for pull in self.pulls.values():
+            if pull.head_repo == old:
+                pull.head_repo = new
+                pull.head_label = f"{owner}:{pull.head_ref}"
+        for item in (*self.comments, *self.events):
+            item.repo = new if item.repo == old else item.repo
+        self.sync_push_rules()
+        return repo
+
+    def rename_user(self, old: str, new: str) -> None:
+        """A user renamed: their tokens, PRs and comments show the new login, and each of
+        their repositories is renamed with them (the old URLs redirect)."""
+        user = self.users.pop(old)
+        user.login = new
+        self.users[new] = user
+        self.tokens = {t: (new if u == old else u) for t, u in self.tokens.items()}
+        for item in (*self.pulls.values(), *self.comments):
+            item.user = new if item.user == old else item.user
+        for event in self.events:
+            event.actor = new if event.actor == old else event.actor
+        for full_name in [n for n, r in self.repos.items() if r.owner == old]:
+            self.rename_repo(full_name, f"{new}/{self.repos[full_name].name}")
+
+    def moved_to(self, full_name: str) -> Repo | None:
+        """The repository an old name now redirects to (None: the name was never moved)."""
+        number = self.moved.get(full_name.casefold())
+        return next((r for r in self.repos.values() if r.id == number), None)
 
     def materialize_forks(self) -> None:
         """The lagging git side of forks made with `fork_git_lag` catches up."""

@@ -187,6 +187,8 @@ def test_every_route_serves_githubs_schemas(gh: FakeGitHub) -> None:
         ("DCO", "dco", "failure"), ("DCO gate", "github-actions", "failure")]  # fmt: skip
     assert runs["check_runs"][0]["output"]["summary"].endswith("missing a Signed-off-by from "
                                                                "its author")  # fmt: skip
+    check("GET", f"{up}/interaction-limits", 404, M.BasicError, token=tok)  # admins only
+    check("GET", f"{up}/branches/dev", 200, M.BranchWithProtection)
 
     from testing.fake_github_routes import ROUTES
 

@@ -712,8 +712,9 @@ def test_a_hand_written_body_too_long_for_the_section_is_refused_before_any_writ
 
 def test_a_github_without_rulesets_is_not_readable_never_none(world, capsys):
     """A GitHub Enterprise Server without rulesets answers GET rules/branches with 404; the
-    run goes on and says the rules are not readable. Classic branch protection needs admin
-    rights to read: the plan never says "none" about it."""
+    run goes on and says the rules are not readable. A classic protection's `protected` flag
+    and required checks are readable by anyone (GET branches/{branch}): the plan says what
+    that showed, and no limit GitHub does not have (issue 46)."""
     w = world()
     w.state.rulesets_api = False
     assert w.run("--dry-run", ENTRY) == 0
@@ -723,7 +724,8 @@ def test_a_github_without_rulesets_is_not_readable_never_none(world, capsys):
     w.state.branch_rules.clear()
     assert w.run("--dry-run", ENTRY) == 0
     out = capsys.readouterr().out
-    assert "classic branch protection: not readable" in out and "none active" not in out
+    assert "classic branch protection: none on dev" in out and "none active" not in out
+    assert "not readable without admin" not in out
 
 
 def test_a_pinned_base_pushed_to_a_fork_at_a_newer_dev_needs_no_workflow_scope(

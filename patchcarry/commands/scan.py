@@ -9,7 +9,8 @@ verdict, as `check` gives it), the commit that landed it.
 Needs a token (to know who you are: patchcarry help environment) or --author. Exit 0 when
 every one found is re-submitted (with --all: carried), 1 when some are not, 6 when the list is
 incomplete (GitHub left out organisations that enforce SAML SSO the token is not authorized
-for: it says which).
+for, its search timed out or found more than it serves, or the rate limit ran out part-way:
+it says which; what was found is listed).
 """
 
 from __future__ import annotations
@@ -72,16 +73,20 @@ def _landed_since(gh: GitHub) -> Judge:
 
 
 def _incomplete(gh: GitHub) -> str | None:
-    """The line saying the list is incomplete when GitHub left out organisations that enforce
-    SAML SSO the token is not authorized for (`X-GitHub-SSO: partial-results`), else None."""
-    if not gh.sso_left_out:
+    """The line saying the list is incomplete, else None: GitHub left out organisations that
+    enforce SAML SSO the token is not authorized for (`X-GitHub-SSO: partial-results`), its
+    search timed out or serves fewer than it counts, or the quota ran out part-way."""
+    why = list(gh.partial)
+    if gh.sso_left_out:
+        why.append(
+            "GitHub left out the results of organisation(s) "
+            f"{', '.join(gh.sso_left_out)} (ids), which enforce SAML single sign-on and for "
+            "which the token is not authorized: authorize it for them (Settings > Developer "
+            "settings > your token > Configure SSO), then re-run"
+        )
+    if not why:
         return None
-    return (
-        "this list is incomplete: GitHub left out the results of organisation(s) "
-        f"{', '.join(gh.sso_left_out)} (ids), which enforce SAML single sign-on and for which "
-        "the token is not authorized: authorize it for them (Settings > Developer settings > "
-        "your token > Configure SSO), then re-run"
-    )
+    return "this list is incomplete: " + "; ".join(why)
 
 
 def _finish(gh: GitHub, code: int, *, json_mode: bool) -> int:

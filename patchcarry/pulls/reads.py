@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from patchcarry.github import GitHub
-from patchcarry.github_types import Comment, IssueEvent, Pull, Repo, Rule
+from patchcarry.github_types import Branch, Comment, IssueEvent, Pull, Repo, Rule
 from patchcarry.pulls import classify
 
 T = TypeVar("T")
@@ -52,6 +52,12 @@ class Reads:
     def comments(self, upstream: str, number: int) -> list[Comment]:
         found: list[Comment] = self._once(
             ("comments", upstream, str(number)), lambda: self.gh.issue_comments(upstream, number)
+        )
+        return found
+
+    def branch(self, upstream: str, branch: str) -> Branch | None:
+        found: Branch | None = self._once(
+            ("branch", upstream, branch), lambda: self.gh.branch(upstream, branch)
         )
         return found
 

@@ -118,7 +118,7 @@ def execute(ctx: Context, plan: Plan) -> Record:
         made.append(PushBranch(status.full_name, entry.head_branch, step.target))
     owner = status.full_name.split("/")[0]
     lag = None if step is None else fork.Backoff(COMPARE_WAIT, ctx.opts.sleep or time.sleep, 2.0)
-    pull, created = open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login, lag)
+    pull, created = open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login, lag, facts)
     number, url = pull["number"], pull.get("html_url")
     facts += _record_number(ctx, entry, number)  # before any comment: a re-run finds the PR
     if step is not None and plan.pull.existing is not None and not plan.pull.locked:
@@ -174,11 +174,19 @@ def _shallow_refusal(branch: str, base: str) -> FatalError:
 
 # -- the API writes on upstream, each guarded by what was observed or by a marker
 COMPARE_WAIT = 60.0  # seconds "No commits between" right after a push is re-checked
+# GitHub's 422 where the repository's plan has no drafts (a private repository on a plan
+# without them): no field says so beforehand, and the PR is wanted all the same
+NO_DRAFTS = "draft pull requests are not supported in this repository"
+DRAFTS_REFUSED = (
+    'draft: {upstream} does not support draft PRs (GitHub: "Draft pull requests are not '
+    'supported in this repository."), so the PR was opened ready for review; its CI still '
+    "waits for a maintainer's `/ok to test`"
+)
 
 
 def open_or_refresh(
     gh: GitHub, entry: Entry, pull: PullWrite, owner: str, login: str,
-    lag: fork.Backoff | None = None,
+    lag: fork.Backoff | None = None, facts: list[str] | None = None,
 ) -> tuple[Pull, bool]:  # fmt: skip
     """(the PR, whether this run created it). A create whose answer was lost is looked up
     (never blindly retried) and still reported as created. With `lag` (this run pushed),
@@ -187,13 +195,20 @@ def open_or_refresh(
     existing = pull.existing
     if existing is None:
         head = f"{owner}:{entry.head_branch}"
+        draft = True
         while True:
             try:
                 return gh.create_pull(
                     entry.upstream, title=pull.title or entry.title, head=head,
                     base=entry.base_branch, body=pull.body, maintainer_can_modify=pull.edits,
+                    draft=draft,
                 ), True  # fmt: skip
             except UnprocessableError as exc:
+                if draft and NO_DRAFTS in str(exc).lower():  # a 422 created nothing
+                    draft = False
+                    if facts is not None:
+                        facts.append(DRAFTS_REFUSED.format(upstream=entry.upstream))
+                    continue
                 if lag is None or "no commits between" not in str(exc).lower():
                     return _found_after_create(gh, entry, pull, head, exc, login)
                 if not lag.wait():
@@ -209,11 +224,48 @@ def open_or_refresh(
         fields["title"] = pull.title
     if normalize(existing.get("body")) != normalize(pull.body):
         fields["body"] = pull.body
+    if "title" in fields or "body" in fields:  # GitHub has no conditional write
+        now = gh.pull(entry.upstream, existing["number"])
+        if facts is not None:
+            facts.extend(edited_during_run(now, existing, fields))
+        fields = current_text(now, existing, pull, entry.name, fields)
     if pull.edits_change is not None:
         fields["maintainer_can_modify"] = pull.edits_change
     if fields:
         existing = gh.update_pull(entry.upstream, existing["number"], **fields)
     return existing, False
+
+
+def edited_during_run(now: Pull, read: Pull, fields: dict[str, str | bool]) -> list[str]:
+    """What the record says of someone's edit between the run's read and its write."""
+    said = []
+    if "title" in fields and now.get("title") != read.get("title"):
+        said.append("title: changed on GitHub during this run: kept as it is now")
+    if "body" in fields and now.get("body") != read.get("body"):
+        said.append("body: edited on GitHub during this run: the tool's section was merged "
+                    "into it as it is now, every other byte kept")  # fmt: skip
+    return said
+
+
+def current_text(
+    now: Pull, read: Pull, pull: PullWrite, entry_name: str, fields: dict[str, str | bool]
+) -> dict[str, str | bool]:
+    """The title and body to PATCH, from `now` (the PR re-read right before the PATCH: one
+    round trip is the only window left) rather than `read` (the run's first read, made
+    before the build, the fork's wait and the push). GitHub's last write wins and ticking a
+    task-list box is a body edit, so: a title someone changed since `read` stays theirs; a
+    body someone changed gets only the tool's section merged into it as it is now (a
+    section edited by hand is left alone, as `merge` does)."""
+    out: dict[str, str | bool] = {}
+    if "title" in fields and now.get("title") == read.get("title"):
+        out["title"] = fields["title"]
+    if "body" in fields:
+        body = pull.body
+        if now.get("body") != read.get("body"):
+            body = merge(now.get("body"), pull.section, entry_name)
+        if normalize(now.get("body")) != normalize(body):
+            out["body"] = body
+    return out
 
 
 def _found_after_create(

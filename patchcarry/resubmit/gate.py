@@ -9,7 +9,16 @@ from patchcarry import tokens
 from patchcarry.errors import FatalError
 from patchcarry.github import ACTIONS, APP_USER, CLASSIC, FINE_GRAINED, OAUTH
 from patchcarry.github_types import Rule
-from patchcarry.resubmit.model import Action, Options, Plan, Refusal, RulesJudged, TokenShown
+from patchcarry.resubmit import repo_rules
+from patchcarry.resubmit.model import (
+    Action,
+    CreatePull,
+    Options,
+    Plan,
+    Refusal,
+    RulesJudged,
+    TokenShown,
+)
 from patchcarry.resubmit.observe import Observed, RunFacts
 
 
@@ -54,10 +63,29 @@ def _judge(seen: Observed, plan: Plan, facts: RunFacts) -> Plan:
     plan = dataclasses.replace(plan, token=shown, facts=(*plan.facts, line))
     if refusal:
         plan = dataclasses.replace(plan, refusal=Refusal(refusal))
+    plan = _judge_repos(seen, plan)
     if plan.push is None:
         return plan
-    judged = judge_rules(None if seen.rules is None else list(seen.rules), plan.entry.base_branch)
+    protected = bool(seen.classic and seen.classic.get("protected"))
+    rules = None if seen.rules is None else list(seen.rules)
+    judged = judge_rules(rules, plan.entry.base_branch, classic=classic_checks(seen),
+                         protected=protected)  # fmt: skip
     return dataclasses.replace(plan, rules=judged, facts=(*plan.facts, *rule_lines(judged)))
+
+
+def _judge_repos(seen: Observed, plan: Plan) -> Plan:
+    """An archived upstream or fork, an upstream that takes no PR from this user: refused
+    before the first write (the fork's creation and the push included)."""
+    if not plan.writes or plan.refusal is not None:
+        return plan
+    creates = any(isinstance(w, CreatePull) for w in plan.writes)
+    entry = plan.entry
+    verdict = repo_rules.judge(entry.upstream, seen.upstream_repo, entry.fork, seen.fork_repo,
+                               creates=creates)  # fmt: skip
+    plan = dataclasses.replace(plan, facts=(*plan.facts, *verdict.lines))
+    if verdict.refusal:
+        plan = dataclasses.replace(plan, refusal=Refusal(verdict.refusal))
+    return plan
 
 
 # Whether the token can finish the run, from answers read anyway (GitHub's documented rules):
@@ -125,17 +153,41 @@ def judge_token(
 # signs nothing), linear history (it writes no merge). Other checks are upstream CI's; the
 # write phase reports the head's DCO result once after the push.
 _SIGNED_OFF = "satisfied: every commit the tool writes is signed off by its author"
-# What the rulesets answer cannot show: a classic branch protection is read only with admin
-# rights on the repository (GET .../branches/{branch}/protection answers 404 to anyone else).
-_CLASSIC = "classic branch protection: not readable without admin rights on upstream"
 
 
-def judge_rules(rules: list[Rule] | None, branch: str) -> RulesJudged:
+def classic_checks(seen: Observed) -> list[str] | None:
+    """The base branch's classic protection as anyone may read it (GET .../branches/{b}):
+    its required checks ([] for none, or an unprotected branch); None: not read."""
+    if seen.classic is None:
+        return None
+    protection = seen.classic.get("protection") or {}
+    wanted = (protection.get("required_status_checks") or {}).get("contexts") or []
+    return [str(c) for c in wanted] if seen.classic.get("protected") else []
+
+
+def _classic_line(branch: str, classic: list[str] | None, protected: bool) -> str:
+    """What the plan says of classic protection: what GET .../branches/{branch} showed (its
+    `protected` flag and required checks); its other settings are shown to admins only."""
+    if classic is None:
+        return f"classic branch protection: not read (GET branches/{branch} answered 404)"
+    if not protected:
+        return f"classic branch protection: none on {branch}"
+    return (
+        f"classic branch protection on {branch}: required checks: "
+        f"{', '.join(classic) or 'none'} (its other settings are shown to admins only)"
+    )
+
+
+def judge_rules(
+    rules: list[Rule] | None, branch: str, *, classic: list[str] | None = None,
+    protected: bool = False,
+) -> RulesJudged:  # fmt: skip
     """What the new head needs on `branch`, and the verdict for the tool's own commits
-    (`rules` None: they could not be read)."""
+    (`rules` None: they could not be read; `classic`: the checks a classic protection
+    requires, None when it could not be read)."""
     readable = rules is not None
     rules = rules or []
-    checks: list[str] = []
+    checks: list[str] = list(classic or [])
     kinds: set[str] = set()
     for rule in rules:
         kinds.add(str(rule.get("type")))
@@ -163,22 +215,25 @@ def judge_rules(rules: list[Rule] | None, branch: str) -> RulesJudged:
         "other": sorted(kinds - judged),
         "verdicts": verdicts,
         "readable": readable,
+        "classic": classic,
+        "protected": protected,
     }
 
 
 def rule_lines(judged: RulesJudged) -> list[str]:
     """The plan's sentences for the judged rules."""
     head = f"rules for {judged['branch']}:"
+    classic = _classic_line(judged["branch"], judged.get("classic"), judged.get("protected", False))
     if not judged.get("readable", True):
         return [
             f"{head} not readable (GET rules/branches answered 404: this GitHub serves no "
-            f"rulesets, e.g. an older GitHub Enterprise Server); {_CLASSIC}; what the new "
+            f"rulesets, e.g. an older GitHub Enterprise Server); {classic}; what else the new "
             "head needs there is not known"
         ]
     if not judged["verdicts"] and not judged["other"]:
-        return [f"{head} no ruleset rule active; {_CLASSIC}"]
+        return [f"{head} no ruleset rule active; {classic}"]
     out = [f"{head} {name}: {verdict}" for name, verdict in judged["verdicts"].items()]
     if judged["other"]:
         out.append(f"{head} also {', '.join(judged['other'])} (not judged here)")
-    out.append(f"{head} {_CLASSIC}")
+    out.append(f"{head} {classic}")
     return out

@@ -61,6 +61,10 @@ class RulesJudged(TypedDict):
     other: list[str]
     verdicts: dict[str, str]
     readable: bool
+    # classic branch protection, as anyone may read it: its required checks (None: the
+    # branch answered 404; the rest of a classic protection is shown to admins only)
+    classic: NotRequired[list[str] | None]
+    protected: NotRequired[bool]  # the branch's `protected` flag (classic protection)
     after_push: NotRequired[DcoShown]
 
 

@@ -15,7 +15,7 @@ from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, NetworkError, UpstreamError, UsageError
 from patchcarry.github import NotFoundError
-from patchcarry.github_types import Pull, Rule
+from patchcarry.github_types import Branch, Pull, Repo, Rule
 from patchcarry.manifest import Entry
 from patchcarry.pulls import classify, ownership
 from patchcarry.pulls.classify import Classification
@@ -101,6 +101,9 @@ class Observed:
     locked: frozenset[int] = frozenset()  # superseded PRs whose conversation is locked
     rules: tuple[Rule, ...] | None = ()  # upstream's active rules (None: not readable)
     fork_side: ForkSide | None = None  # the fork's branches (for the workflow scope)
+    classic: Branch | None = None  # the base branch: what anyone may read of its protection
+    upstream_repo: Repo | None = None  # GET /repos answers, read anyway (archived, who may
+    fork_repo: Repo | None = None  # open PRs): judged by the gate before any write
 
 
 def observe_run(
@@ -139,6 +142,21 @@ def _pr_template(reads: Reads, upstream: str, cache: Path) -> str | None:
     """Upstream's PR template as its default branch holds it (where GitHub reads it)."""
     branch = (reads.repo(upstream) or {}).get("default_branch")
     ref = pr_template.fetch(cache, str(branch)) if branch else None
+    found = pr_template.read(cache, ref) if ref else None
+    if found is not None or upstream.split("/")[1].lower() == pr_template.OWNER_REPO:
+        return found
+    return _owner_template(reads, upstream.split("/")[0], cache)
+
+
+def _owner_template(reads: Reads, owner: str, cache: Path) -> str | None:
+    """The PR template of the owner's `.github` repository, which GitHub uses for every
+    repository of the owner that has none of its own (None: no such public repository)."""
+    name = f"{owner}/{pr_template.OWNER_REPO}"
+    repo = reads.repo(name)
+    if repo is None or repo.get("private") or not repo.get("default_branch"):
+        return None
+    url = hosts.answered_git_url(reads.host, name, repo.get("clone_url"))
+    ref = pr_template.fetch_owner(cache, url, str(repo.get("default_branch")))
     return pr_template.read(cache, ref) if ref else None
 
 
@@ -238,6 +256,9 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         ),  # fmt: skip
         rules=_read_rules(reads, entry.upstream, entry.base_branch),
         fork_side=_read_fork_side(reads, entry, status, facts),
+        classic=reads.branch(entry.upstream, entry.base_branch),
+        upstream_repo=reads.repo(entry.upstream),
+        fork_repo=reads.repo(entry.fork) if status.kind == fork.ForkKind.ATTACHED else None,
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode
 from patchcarry.github import token_from_env
 from patchcarry.manifest import Entry
+from patchcarry.pulls import renames
 from patchcarry.pulls.reads import Reads
 from patchcarry.resubmit import build, decide, execute, gate, observe
 from patchcarry.resubmit.live import Cache
@@ -63,7 +65,13 @@ def resubmit(
         return Outcome(offline_plan(entries, report), True, OFFLINE_HEADLINE, code)
     gh = make_github(token)
     reads = Reads(gh)
+    entries, moved = renames.follow(reads, entries)
+    for note in moved:
+        say(note)
     facts = observe.observe_run(entries, opts, gh, reads, token=token)
+    soon = expiry_warning(gh.token_expires, datetime.datetime.now(datetime.UTC))
+    if soon:
+        say(soon)  # before the first write: a token that expires mid-run fails after the push
     with contextlib.ExitStack() as stack:
         # Live branches are fetched into the check's cache and patched there: hold its lock
         # until the last write, so a second run waits instead of racing on the same repo.
@@ -87,6 +95,21 @@ def resubmit(
         ]
     total = sum(len(p.writes) for p in shown)
     return Outcome(shown, False, f"DONE: {total} write(s) made.", ExitCode.OK)
+
+
+EXPIRY_MARGIN = datetime.timedelta(hours=1)  # a run with a slow fork wait takes minutes
+
+
+def expiry_warning(expires: datetime.datetime | None, now: datetime.datetime) -> str:
+    """The warning for a token GitHub says expires within `EXPIRY_MARGIN` ("" otherwise)."""
+    if expires is None or expires - now > EXPIRY_MARGIN:
+        return ""
+    left = max((expires - now).total_seconds(), 0) / 60
+    return (
+        f"warning: {tokens.variable()} expires at {expires:%Y-%m-%d %H:%M} UTC (in {left:.0f} "
+        "min, GitHub-Authentication-Token-Expiration): a run that outlives it fails part-way "
+        "(a re-run resumes); renew the token first if this run may take long"
+    )
 
 
 def _cost(gh: GitHub, facts: observe.RunFacts) -> dict[str, int]:

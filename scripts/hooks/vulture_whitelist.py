@@ -55,3 +55,5 @@ _.required_status_checks  # a rule's parameters and the judged rules, read by ke
 _.required_signatures  # the judged rules, read by key
 _.required_linear_history  # the judged rules, read by key
 _.after_push  # the judged rules' DCO result after the push, written by key
+_.permissions  # a repository answer's permissions for the token's user, read by key
+_.contexts  # a classic protection's required checks, read by key

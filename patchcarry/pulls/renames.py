@@ -1,0 +1,43 @@
+"""Renamed or transferred repositories and renamed users. GitHub answers an old name with a
+redirect to `/repositories/{id}` (the client follows it) and its docs say to use the new name
+from then on: the answer's `full_name` is the name. Each entry's upstream and fork are read
+once (the run reads them anyway) and, where GitHub answered another name, the entry uses that
+name everywhere after (the git URL check, fork attachment, PR ownership), and the user is told
+which line of the manifest to change."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Protocol
+
+from patchcarry.github_types import Repo
+from patchcarry.manifest import Entry
+
+
+class RepoReader(Protocol):
+    def repo(self, full_name: str) -> Repo | None: ...
+
+
+def current_name(reader: RepoReader, name: str) -> str:
+    """`name` as GitHub names it now (itself when unreadable or only its case differs)."""
+    found = (reader.repo(name) or {}).get("full_name")
+    if not found or found.lower() == name.lower():
+        return name
+    return str(found)
+
+
+def follow(reader: RepoReader, entries: list[Entry]) -> tuple[list[Entry], list[str]]:
+    """(the entries under their repositories' current names, one line per name that moved)."""
+    out, said = [], {}
+    for entry in entries:
+        upstream = current_name(reader, entry.upstream)
+        fork = current_name(reader, entry.fork)
+        for key, old, new in (("upstream", entry.upstream, upstream), ("fork", entry.fork, fork)):
+            if old != new:
+                said[(key, old)] = (
+                    f"{old} is now {new} (GitHub redirected the old name: renamed, transferred "
+                    f'or its owner renamed): this run uses {new}; set `{key} = "{new}"` in the '
+                    "manifest"
+                )
+        out.append(dataclasses.replace(entry, upstream=upstream, fork=fork))
+    return out, list(said.values())
