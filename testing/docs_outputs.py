@@ -33,7 +33,7 @@ FILES = ("README.md", "docs/adopt.md", "docs/check.md", "docs/resubmit-demo.md",
 PY = sys.executable
 # The command a block names -> the argv that produces it ($MIRROR: the upstream mirror).
 COMMANDS: dict[str, list[str]] = {
-    "scripts/resubmit --dry-run --offline": [
+    "scripts/resubmit.sh --dry-run --offline": [
         PY, "-m", "patchcarry", "resubmit", "--dry-run", "--offline"],
     "scripts/demo-adopt": [PY, "-m", "testing.demo_adopt"],
     "python -m testing.demo_adopt_widgets": [PY, "-m", "testing.demo_adopt_widgets"],

@@ -102,7 +102,7 @@ def _snapshot(*roots: Path) -> dict[str, tuple[int, int]]:
 
 SHIMS = ["adopt", "audit", "audit-sweep", "audit-walk-bench", "bootstrap", "check", "check-bench",
          "demo-adopt", "demo-dry-run", "device-gpu-check", "gpu-check", "lock", "measure",
-         "measure-bootstrap", "patch-parse-bench", "render-docs", "resubmit", "retire", "scan",
+         "measure-bootstrap", "patch-parse-bench", "render-docs", "resubmit.sh", "retire", "scan",
          "test", "time-clean-clone", "tree"]  # fmt: skip
 
 
