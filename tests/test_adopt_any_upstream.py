@@ -173,8 +173,39 @@ def test_the_embedded_example_is_never_acted_on_as_the_users(widgets, monkeypatc
         assert cli.main(argv) == 0
         out, err = capsys.readouterr()
         assert "is the example manifest inside the installed package" in err
-        assert "adopt OWNER/REPO#N --manifest patches/series.toml` creates it" in err
+        assert "adopt OWNER/REPO#N` in your project's folder starts it there" in err
         assert out.startswith("DRY RUN") and "last-page: PLANNED" in out
         assert "--force" not in out + err and "use that owner's token" not in err
     assert gh.writes() == [] and series.read_text() == before
     assert not any(r.authorized for r in gh.requests[requests:])
+
+
+def test_adopt_in_an_empty_folder_starts_the_users_manifest_there(
+    widgets, tmp_path, monkeypatch, capsys
+) -> None:
+    """Run from a checkout (whose patches/series.toml is the example) in a folder with no
+    manifest anywhere above: adopt starts patches/series.toml here, says so in one line,
+    and leaves the checkout's example byte for byte; `adopt --help` says so too."""
+    example = manifest.DEFAULT_MANIFEST
+    before = example.read_bytes()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert cli.main(["scan", "--all"]) == 1
+    out, err = capsys.readouterr()
+    (command,) = [line.split("adopt: ", 1)[1] for line in out.splitlines() if "adopt: " in line]
+    assert "--manifest" not in command and "starts patches/series.toml in this folder" in err
+    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+    out, err = capsys.readouterr()
+    started = empty / "patches" / "series.toml"
+    (note,) = [line for line in err.splitlines() if "no manifest of yours" in line]
+    assert note.endswith(f"adopt starts {started}")
+    assert [e.name for e in manifest.load(started).entries] == ["last-page"]
+    assert example.read_bytes() == before
+    assert (
+        "next: scripts/resubmit.sh --dry-run last-page\n" in out
+    )  # found from here: no --manifest
+    with pytest.raises(SystemExit):
+        cli.main(["adopt", "--help"])
+    assert "starts patches/series.toml in this folder" in " ".join(capsys.readouterr().out.split())

@@ -4,14 +4,16 @@ carried patches: its own commits become `git format-patch` files beside the mani
 runs on it. --dry-run runs every rule and the check, writes nothing, and exits as it would.
 
 Works on any GitHub repository (a token is optional for public ones). Without --manifest the
-manifest is patches/series.toml here or in a parent, else $XDG_CONFIG_HOME/patchcarry/
-series.toml (created when missing). Exit 0 when adopted, 1 when refused (merged PR) or the
-check failed. Next: `patchcarry resubmit --dry-run NAME`.
+manifest is your own patches/series.toml here or in a parent, else $XDG_CONFIG_HOME/patchcarry/
+series.toml when it exists; with neither, adopt starts patches/series.toml in this folder and
+says so (the example manifest shipped with patchcarry is never written). Exit 0 when adopted,
+1 when refused (merged PR) or the check failed. Next: `patchcarry resubmit --dry-run NAME`.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from patchcarry.commands import argtypes
@@ -35,8 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--manifest",
         type=Path,
         default=None,
-        help="manifest to add the entry to (created if missing); patches go beside it"
-        "(default: found as described above)",
+        help="manifest to add the entry to (created if missing); patches go beside it "
+        "(default: yours, found as described above, else a new patches/series.toml here)",
     )
     parser.add_argument(
         "--paths",
@@ -61,11 +63,19 @@ def run(args: argparse.Namespace) -> int:
     target = pull.parse_target(args.pull)
     if args.upstream_url:  # before any read: a URL that cannot be used stops the run first
         hosts.refuse_url_credentials(args.upstream_url, "--upstream-url")
+    path = manifest.find_for_adding(args.manifest)
+    if path is None:  # the user has none: theirs starts here, never in the example
+        path = Path.cwd() / manifest.SEARCHED
+        print(
+            f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: "
+            f"adopt starts {escape(str(path))}",
+            file=sys.stderr,
+        )
     opts = Options(
         name=args.name,
         fork=manifest.check_repo(args.fork, "--fork") if args.fork is not None else None,
         dry_run=args.dry_run,
-        manifest_path=manifest.find(args.manifest),
+        manifest_path=path,
         paths=args.paths,
         upstream_url=args.upstream_url,
     )
