@@ -209,3 +209,22 @@ def test_adopt_in_an_empty_folder_starts_the_users_manifest_there(
     with pytest.raises(SystemExit):
         cli.main(["adopt", "--help"])
     assert "starts patches/series.toml in this folder" in " ".join(capsys.readouterr().out.split())
+
+
+def test_offline_on_another_upstream_says_the_check_was_not_made_and_plans(widgets, capsys) -> None:
+    """The offline check reads megatron-core's source, NVIDIA/Megatron-LM's: for an entry on
+    acme/widgets it says it was not made (and which check would make it), and plans; never
+    the circular `check --offline NAME`, and no megatron-core source is read or fetched."""
+    gh, w, series = widgets
+    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+    capsys.readouterr()
+    requests = len(gh.requests)
+    assert cli.main(["resubmit", "--dry-run", "--offline"]) == 0
+    out = capsys.readouterr().out
+    assert "last-page: PLANNED" in out and "REFUSED" not in out
+    assert f"check: not checked: no offline source for {wd.REPO}" in out
+    assert "--offline last-page" not in out and "megatron-core 0" not in out
+    assert cli.main(["check", "--offline"]) == 0
+    out = capsys.readouterr().out
+    assert f"no offline source for {wd.REPO}" in out and "check last-page` checks it" in out
+    assert len(gh.requests) == requests  # offline: nothing read
