@@ -111,6 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with error_handler(options, json_out=json_out, usage=command.format_usage()) as result:
             result.code = int(_command_module(args.command).run(args))
+            sys.stdout.flush()  # a closed pipe is met here, not at exit (the handler ends quietly)
     finally:
         trace.stop()
     return result.code

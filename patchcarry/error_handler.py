@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 import traceback
 from collections.abc import Iterator
@@ -59,6 +60,9 @@ def error_handler(
         message = "interrupted"
         print(message, file=sys.stderr)
         result.code = ExitCode.INTERRUPTED
+    except BrokenPipeError:  # whoever read the output went away (`| head -1`): end quietly
+        _drop_output()
+        result.code = ExitCode.INTERRUPTED
     except Exception:  # noqa: BLE001 - the last resort: report the bug, do not hide it
         traceback.print_exc()
         message = "unexpected failure (a bug in patchcarry); traceback above"
@@ -68,3 +72,16 @@ def error_handler(
         result.code = ExitCode.UNEXPECTED
     if json_out and message:
         print(json.dumps({"error": message, "exit_code": int(result.code)}))
+
+
+def _drop_output() -> None:
+    """Point stdout and stderr at /dev/null (only those whose reader is gone would matter):
+    what is still buffered, or printed on the way out, has no reader and must not raise
+    again at exit (Python's "Exception ignored ... BrokenPipeError")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):  # not a real file (captured): nothing left to flush
+            continue
+    os.close(devnull)

@@ -68,7 +68,8 @@ CODES: dict[int, str] = {
     ExitCode.GITHUB: "the GitHub API refused or failed a request (bad credentials, permissions, "
     "rate limit or secondary rate limit beyond `--max-rate-wait`, 4xx/5xx, a list longer "
     "than the paging cap)",
-    ExitCode.INTERRUPTED: "interrupted",
+    ExitCode.INTERRUPTED: "interrupted (Ctrl-C), or the reader of its output went away (a "
+    "pipe `head` closed: it ends quietly)",
 }
 
 

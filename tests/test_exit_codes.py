@@ -169,3 +169,21 @@ def test_check_offline_needs_no_single_upstream_url(tmp_path, capsys) -> None:
         overrides={"hc-mlp-norm-manager": {"upstream": "acme/widgets"}},
     )  # fmt: skip
     assert cli.main(["check", "--offline", "--manifest", str(path)]) == 0
+
+
+@pytest.mark.parametrize("argv", [["help", "exit-codes"], ["--help"], ["check", "--help"]])
+def test_a_closed_pipe_ends_quietly(argv) -> None:
+    """`patchcarry help exit-codes | head -1`: the reader is gone before the output is
+    written. No traceback, nothing on stderr (not even Python's "Exception ignored" at exit);
+    the documented code for an output nobody reads any more."""
+    read, write = os.pipe()
+    os.close(read)  # the reader left: every write to the pipe fails (EPIPE)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-P", "-m", "patchcarry", *argv], stdout=write,
+            stderr=subprocess.PIPE, text=True, timeout=60, cwd=ROOT,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert done.stderr == ""
+    assert done.returncode in (0, errors.ExitCode.INTERRUPTED)
