@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     target = pull.parse_target(args.pull)
     if args.upstream_url:  # before any read: a URL that cannot be used stops the run first
         hosts.refuse_url_credentials(args.upstream_url, "--upstream-url")
+    gh = GitHub(token=token_from_env())  # a value no token has is refused first
     path = manifest.find_for_adding(args.manifest)
     if path is None:  # the user has none: theirs starts here, never in the example
         path = Path.cwd() / manifest.SEARCHED
@@ -79,4 +80,4 @@ def run(args: argparse.Namespace) -> int:
         paths=args.paths,
         upstream_url=args.upstream_url,
     )
-    return adopt(target, opts, GitHub(token=token_from_env()), lambda text: print(escape(text)))
+    return adopt(target, opts, gh, lambda text: print(escape(text)))
