@@ -187,3 +187,13 @@ def test_a_closed_pipe_ends_quietly(argv) -> None:
         os.close(write)
     assert done.stderr == ""
     assert done.returncode in (0, errors.ExitCode.INTERRUPTED)
+
+
+def test_help_without_a_topic_lists_the_topics(capsys) -> None:
+    from patchcarry.commands import help as help_command
+
+    assert cli.main(["help"]) == 0
+    out = capsys.readouterr().out
+    for topic in help_command.TOPICS:
+        assert f"\n  {topic} " in out
+    assert "patchcarry help TOPIC" in out
