@@ -228,3 +228,48 @@ def test_offline_on_another_upstream_says_the_check_was_not_made_and_plans(widge
     out = capsys.readouterr().out
     assert f"no offline source for {wd.REPO}" in out and "check last-page` checks it" in out
     assert len(gh.requests) == requests  # offline: nothing read
+
+
+def test_adopt_takes_the_prs_url_on_the_configured_host(widgets, capsys) -> None:
+    """As gh does: https://HOST/OWNER/REPO/pull/N (a tab after the number is ignored), HOST
+    being GH_HOST's GitHub; a PR on another host is a usage mistake naming both."""
+    gh, w, series = widgets
+    other = gh.url.replace("127.0.0.1", "127.0.0.2")
+    with pytest.raises(SystemExit) as done:
+        cli.main(["adopt", f"{other}/{wd.REPO}/pull/{wd.NUMBER}"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "not on the configured GitHub" in err and gh.url in err
+    assert gh.requests == []
+    assert cli.main(["adopt", f"{gh.url}/{wd.REPO}/pull/{wd.NUMBER}/files"]) == 0
+    assert [e.supersedes for e in manifest.load(series).entries] == [(wd.NUMBER,)]
+
+
+@pytest.mark.parametrize(
+    ("host", "url", "target"),
+    [
+        (None, "https://github.com/acme/widgets/pull/7", ("acme/widgets", 7)),
+        (None, "https://GitHub.com/acme/widgets/pull/7#issuecomment-1", ("acme/widgets", 7)),
+        ("ghe.example.com", "https://ghe.example.com/acme/widgets/pull/12", ("acme/widgets", 12)),
+        ("acme.ghe.com", "https://acme.ghe.com/o/r/pull/3", ("o/r", 3)),
+    ],
+)
+def test_a_pr_url_names_its_repository_and_number(monkeypatch, host, url, target) -> None:
+    from patchcarry.adopt import pull
+
+    if host is None:
+        monkeypatch.delenv("GH_HOST", raising=False)
+    else:
+        monkeypatch.setenv("GH_HOST", host)
+    assert pull.parse_target(url) == pull.Target(*target)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://github.com/acme/widgets/issues/7", "https://github.com/acme/widgets/pull/x",
+     "ftp://github.com/acme/widgets/pull/7", "https://gitlab.com/acme/widgets/pull/7"],
+)  # fmt: skip
+def test_what_is_not_a_pr_url_here_is_a_usage_mistake(monkeypatch, capsys, url) -> None:
+    monkeypatch.delenv("GH_HOST", raising=False)
+    with pytest.raises(SystemExit) as done:
+        cli.main(["adopt", url])
+    assert done.value.code == 2 and "usage: patchcarry adopt" in capsys.readouterr().err

@@ -20,7 +20,10 @@ from patchcarry.commands import argtypes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("pull", metavar="OWNER/REPO#N", type=argtypes.pull, help="the PR to adopt")
+    parser.add_argument(
+        "pull", metavar="OWNER/REPO#N", type=argtypes.pull,
+        help="the PR to adopt, or its URL (https://HOST/OWNER/REPO/pull/N on GH_HOST's GitHub)",
+    )  # fmt: skip
     parser.add_argument(
         "--name", help="entry name (default: from the PR's head branch, e.g. fix/x-y -> x-y)"
     )
