@@ -11,6 +11,8 @@ from __future__ import annotations
 HTTP_DEADLINE_S = 120.0
 HTTP_MAX_BYTES = 64 * 1024 * 1024
 HTTP_READ_TIMEOUT_S = 60.0  # one socket read (httpx's own, per-read timeout)
+# A request unanswered this long says so on stderr (then again at each try), as it waits on
+HTTP_WAIT_NOTICE_S = 10.0
 
 # One git network call (fetch, ls-remote, push, a lazy blob fetch): a blob-less fetch of a
 # large project's whole history takes minutes, not half an hour. What git prints is read into

@@ -10,7 +10,7 @@ of drips), so a client that does not protect itself makes a test slow and failin
 - `Misbehaving`: one behaviour for every request: `retry_after` (429 + Retry-After, N times),
   `drip` (the answer one byte at a time), `endless_body` (a chunked body that goes on),
   `endless_refs` (a git ref advertisement that goes on), `endless_pack` (a git fetch whose
-  pack goes on).
+  pack goes on), `silent` (no answer at all).
 - `ProxyTrap`: an HTTP proxy that records what reaches it and forwards nothing.
 """
 
@@ -331,3 +331,16 @@ class ProxyTrap(socketserver.ThreadingTCPServer):
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
         self.server_close()
+
+
+def silent(*, hold_s: float) -> Behaviour:
+    """Reads the request and answers nothing for `hold_s` seconds (then hangs up): a server
+    that accepts and never answers, as far as a protected client waits."""
+
+    def behave(h: BaseHTTPRequestHandler, n: int) -> None:
+        end = time.monotonic() + hold_s
+        while time.monotonic() < end:
+            time.sleep(0.02)
+        h.close_connection = True
+
+    return behave

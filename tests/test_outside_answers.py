@@ -414,3 +414,24 @@ def test_a_cache_of_many_packs_gets_a_multi_pack_index(tmp_path):
     git.git("multi-pack-index", "verify", cwd=cache)
     for sha in shas:
         git.git("cat-file", "-e", f"{sha}:f.txt", cwd=cache)
+
+
+def test_an_api_that_never_answers_is_left_at_one_total_deadline_saying_it_waits(
+    monkeypatch, capsys
+):
+    """It accepts the connection and answers nothing: the per-read timeout ends a try, and
+    the tries together stop at the one total deadline (not a deadline each: four reads of
+    the per-read timeout), while stderr says what the run waits for."""
+    monkeypatch.setattr(limits, "HTTP_DEADLINE_S", 0.6)
+    monkeypatch.setattr(limits, "HTTP_READ_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(limits, "HTTP_WAIT_NOTICE_S", 0.05)
+    with hostile.Misbehaving(hostile.silent(hold_s=10)) as server:
+        monkeypatch.setenv("GH_HOST", server.url)
+        monkeypatch.setenv("GITHUB_TOKEN", "t")
+        assert cli.main(["scan", "--all"]) == 4
+        err = capsys.readouterr().err.strip().splitlines()
+        host = server.url.removeprefix("http://")
+        assert err[-1].startswith(f"error: {host}: no complete answer within 0.6 s")
+        assert f"GET /user: waiting for {host} to answer" in err[0]
+        assert any("no answer from" in line and "trying again" in line for line in err)
+        assert server.requests < 4  # three retries would make four tries
