@@ -341,10 +341,11 @@ class GitHub:
                     if left <= 0:
                         raise http_transport.past_deadline(netloc, limits.HTTP_DEADLINE_S) from None
                     attempt += 1
-                    progress.waiting(
-                        f"{label}: no answer from {netloc} ({type(exc).__name__}); trying "
-                        f"again, for at most {left:.3g} s more"
-                    )
+                    if isinstance(exc, httpx2.TimeoutException):  # it waited: it says so
+                        progress.waiting(
+                            f"{label}: no answer from {netloc} ({type(exc).__name__}); "
+                            f"trying again, for at most {left:.3g} s more"
+                        )
                     self.sleep(min(self.backoff * 2 ** (attempt - 1), left))
                     continue
                 raise ConnectionFailed(
