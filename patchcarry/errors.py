@@ -143,11 +143,13 @@ def help_table() -> str:
     """`patchcarry help exit-codes`: every code and what it means, wrapped for a terminal."""
     import textwrap
 
+    from patchcarry.display import columns
+
     lines = ["Exit codes of every patchcarry command:", ""]
     for code, meaning in CODES.items():
         text = meaning.replace("`", "")
         lines += textwrap.wrap(
-            text, width=96, initial_indent=f"  {code:<4}", subsequent_indent="      "
+            text, width=columns(96), initial_indent=f"  {code:<4}", subsequent_indent="      "
         )
     return "\n".join(lines)
 

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry import hosts, manifest
     from patchcarry.adopt import pull
     from patchcarry.adopt.run import Options, adopt
-    from patchcarry.display import escape
+    from patchcarry.display import UNBOUNDED, columns, escape, fit
     from patchcarry.github import GitHub, token_from_env
 
     target = pull.parse_target(args.pull)
@@ -83,4 +83,5 @@ def run(args: argparse.Namespace) -> int:
         paths=args.paths,
         upstream_url=args.upstream_url,
     )
-    return adopt(target, opts, gh, lambda text: print(escape(text)))
+    width = columns(UNBOUNDED)  # wrapped only where COLUMNS or a terminal asks
+    return adopt(target, opts, gh, lambda text: print(fit(escape(text), width)))

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry import hosts, manifest
     from patchcarry.check import render
     from patchcarry.check.run import run_checks
-    from patchcarry.display import escape
+    from patchcarry.display import UNBOUNDED, columns, escape, fit
     from patchcarry.upstream import url_for_entries
 
     if args.upstream is not None:  # refused even where it is not used: it would be printed
@@ -62,5 +62,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(escape(render.table(report)))  # it quotes git's messages and PR titles
+        # it quotes git's messages and PR titles; wrapped only where a width is asked for
+        print(fit(escape(render.table(report)), columns(UNBOUNDED)))
     return report.exit_code

@@ -136,7 +136,7 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def run(args: argparse.Namespace) -> int:
     from patchcarry import hosts, manifest
-    from patchcarry.display import escape, fit
+    from patchcarry.display import columns, escape, fit
     from patchcarry.github import GitHub
     from patchcarry.measure import impact
     from patchcarry.resubmit import model
@@ -191,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(model.render_json(outcome.plans))
     else:
         text = model.render_text(outcome.plans, dry_run=outcome.dry_run, headline=outcome.headline)
-        sys.stdout.write(fit(escape(text), PLAN_WIDTH))
+        sys.stdout.write(fit(escape(text), columns(PLAN_WIDTH)))
         for made in outcome.plans:
             if made.action == Action.CREATED and made.url:
                 print(escape(_next_step(made.pr, made.url)))
