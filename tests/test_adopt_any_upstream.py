@@ -273,3 +273,13 @@ def test_what_is_not_a_pr_url_here_is_a_usage_mistake(monkeypatch, capsys, url) 
     with pytest.raises(SystemExit) as done:
         cli.main(["adopt", url])
     assert done.value.code == 2 and "usage: patchcarry adopt" in capsys.readouterr().err
+
+
+def test_tree_fetches_the_entrys_own_upstream_and_names_no_other(widgets, tmp_path, capsys):
+    gh, w, series = widgets
+    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+    with pytest.raises(SystemExit):
+        cli.main(["tree", "--help"])
+    assert "Megatron-LM" not in capsys.readouterr().out
+    assert cli.main(["tree", str(tmp_path / "tree"), "--path", "src"]) == 0
+    assert (tmp_path / "tree" / "src" / "widgets" / "pagination.py").is_file()
