@@ -20,6 +20,20 @@ HINTS: dict[int, tuple[str, str]] = {
 }
 
 
+# Whether --offline checks anything for the entries the running command reads (megatron-core's
+# source stands for NVIDIA/Megatron-LM's alone): a command sets it once it has its entries;
+# False keeps the `--offline` hint from a failure where it would check nothing.
+offline_checks: bool | None = None
+
+
+def note_offline_checks(upstreams: list[str]) -> None:
+    """Record whether `--offline` would check something for entries on `upstreams`."""
+    from patchcarry.runtime.tree import has_offline_source
+
+    global offline_checks
+    offline_checks = any(has_offline_source(u) for u in upstreams)
+
+
 class CommandResult:
     """Holds the exit code chosen by `error_handler`."""
 
@@ -29,7 +43,7 @@ class CommandResult:
 def _message(exc: FatalError, options: frozenset[str]) -> str:
     text = exc.one_line() if isinstance(exc, CalledProcessError) else str(exc)
     option, hint = HINTS.get(exc.exit_code, ("", ""))
-    if option in options:
+    if option in options and not (option == "--offline" and offline_checks is False):
         text += f"; {hint}"
     return text
 
@@ -43,6 +57,8 @@ def error_handler(
     `options` are the running command's option strings (a hint names only those); a usage
     error (2) prints `usage` first, as argparse does; with `json_out` the failure is also
     one JSON object on stdout, for whoever reads that."""
+    global offline_checks
+    offline_checks = None  # not known until the command says
     result = CommandResult()
     message = ""
     try:

@@ -283,3 +283,18 @@ def test_tree_fetches_the_entrys_own_upstream_and_names_no_other(widgets, tmp_pa
     assert "Megatron-LM" not in capsys.readouterr().out
     assert cli.main(["tree", str(tmp_path / "tree"), "--path", "src"]) == 0
     assert (tmp_path / "tree" / "src" / "widgets" / "pagination.py").is_file()
+
+
+def test_a_network_failure_on_another_upstream_does_not_advise_offline(
+    widgets, monkeypatch, capsys
+) -> None:
+    """--offline checks nothing for acme/widgets (megatron-core's source is Megatron-LM's):
+    a failed read says what failed, not to run what would check nothing."""
+    gh, w, series = widgets
+    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("GH_HOST", "http://127.0.0.1:9")  # nothing listens there
+    for argv in (["resubmit", "--dry-run"], ["check"]):
+        assert cli.main(argv) == 4, argv
+        err = capsys.readouterr().err
+        assert "error: " in err and "--offline" not in err, (argv, err)

@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import hosts, manifest
+    from patchcarry import error_handler, hosts, manifest
     from patchcarry.check import render
     from patchcarry.check.run import run_checks
     from patchcarry.display import UNBOUNDED, columns, escape, fit
@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if args.offline and args.upstream is not None:
         print(f"note: --upstream {args.upstream} is ignored with --offline", file=sys.stderr)
     entries = manifest.load(manifest.find(args.manifest)).select(args.entries)
+    error_handler.note_offline_checks([e.upstream for e in entries if not e.offline])
     # offline reads no upstream: the entries' own (one URL for them all) is not needed
     upstream = "" if args.offline else (args.upstream or url_for_entries(entries))
     report = run_checks(entries, upstream=upstream, offline=args.offline, work_dir=args.work_dir)

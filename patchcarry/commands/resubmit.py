@@ -135,7 +135,7 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import hosts, manifest
+    from patchcarry import error_handler, hosts, manifest
     from patchcarry.display import columns, escape, fit
     from patchcarry.github import GitHub
     from patchcarry.measure import impact
@@ -151,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
             f"note: --upstream-url {args.upstream_url} is ignored with --offline", file=sys.stderr
         )
     entries = _entries(args)
+    error_handler.note_offline_checks([e.upstream for e in entries if not e.offline])
     example = manifest.is_example(args.manifest)
     if example:  # never acted on as the user's: planned without their token, nothing written
         print(
