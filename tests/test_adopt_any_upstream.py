@@ -103,6 +103,10 @@ def test_scan_adopt_check_resubmit_refresh_on_acme_widgets(widgets, capsys) -> N
     assert cli.main(["resubmit"]) == 0
     tip = git.rev_parse(f"refs/heads/{wd.BRANCH}", cwd=w.fork)
     assert git.git("merge-base", "--is-ancestor", merge, tip, cwd=w.fork, check=False)[0] == 0
+    # acme/widgets has no copy-pr-bot: none of its words (its CI gate, `/ok to test`)
+    out = capsys.readouterr().out
+    assert "CI gate" not in out and "/ok to test" not in out
+    assert not any("/ok to test" in c.body for c in gh.state.comments)
 
 
 def _closed(gh: FakeGitHub, w: wd.Widgets, number: int, files: dict[str, str]) -> None:

@@ -172,16 +172,22 @@ def render_new(entry: Entry, section: str, pr_template: str | None = None) -> st
     return templates.fill(pr_template, f"{_summary(entry)}\n\n{section}", ticks=ticks)
 
 
-def revision_comment(entry: Entry, *, head: str, old: str | None, kind: str, diff: str) -> str:
-    """The one comment per changed revision: what changed since the previous head."""
+def revision_comment(
+    entry: Entry, *, head: str, old: str | None, kind: str, diff: str, ci_gate: bool = True
+) -> str:
+    """The one comment per changed revision: what changed since the previous head (and, where
+    upstream vets heads with copy-pr-bot, `ci_gate`, what the new one needs)."""
     since = f" since `{old[:12]}`" if old else ""
     shown = diff if len(diff) < 60000 else diff[:60000] + "\n... (cut at 60000 characters)"
     # CommonMark closes a fence only with a run at least as long: one longer than any inside
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", shown)), default=0))
+    gate = (
+        f" Upstream CI needs a maintainer's `/ok to test {head}` for this head." if ci_gate else ""
+    )
     return (
         f"{revision_marker(entry.name, head)}\n"
-        f"New revision `{head[:12]}` ({kind}){since}. Upstream CI needs a maintainer's "
-        f"`/ok to test {head}` for this head.\n\n{fence}diff\n{shown.rstrip()}\n{fence}"
+        f"New revision `{head[:12]}` ({kind}){since}.{gate}"
+        f"\n\n{fence}diff\n{shown.rstrip()}\n{fence}"
     )
 
 

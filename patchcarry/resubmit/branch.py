@@ -295,18 +295,31 @@ def _revised(
 FLAG = "--update-live"
 
 
-def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: bool) -> BranchPlan:
+def _cost(new_head: str, ci_gate: bool) -> str:
+    """What a new head costs an open PR: its CI vetting (copy-pr-bot's, where upstream has
+    it), else its checks, start over."""
+    if not ci_gate:
+        return "Its cost: the PR's head changes, so its checks run again on the new head"
+    return (
+        "Its cost: the PR's head changes, so its CI vetting starts over; only one of upstream's "
+        f"PR vetters (a maintainer) can re-vet it, by commenting `/ok to test {new_head}`"
+    )
+
+
+def keep_live_head(
+    decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: bool, ci_gate: bool = True
+) -> BranchPlan:
     """`decided` unchanged, or (an open PR whose head holds the fix, no `--update-live`) an
-    `unchanged` plan naming what is held back and what pushing it would cost."""
+    `unchanged` plan naming what is held back and what pushing it would cost (`ci_gate`:
+    upstream vets heads with copy-pr-bot)."""
     if not live_pr or opt_in:
         return decided
     if decided.rebuild_holds_fix:  # the tool's own publication: a rebuild is a force-push
         reason = (
             f"the PR's head {(decided.live or '')[:12]} is what this tool published and already "
             f"holds the carried fix; nothing is pushed. Held back until you pass {FLAG}: a "
-            f"rebuild of the branch that adds {', '.join(decided.added)}. Its cost: the PR's "
-            "head changes, so its CI vetting starts over; only one of upstream's PR vetters "
-            "(a maintainer) can re-vet it, by commenting `/ok to test <new head>`"
+            f"rebuild of the branch that adds {', '.join(decided.added)}. "
+            f"{_cost('<new head>', ci_gate)}"
         )
         return dataclasses.replace(
             decided,
@@ -332,9 +345,7 @@ def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: 
     reason = (
         f"the PR's head {live[:12]} already holds the carried fix ({what}); nothing is pushed. "
         f"Held back until you pass {FLAG}: one commit {decided.target[:12]} on top that adds "
-        f"{held}. Its cost: the PR's head changes, so its CI vetting starts over; only one of "
-        f"upstream's PR vetters (a maintainer) can re-vet it, by commenting "
-        f"`/ok to test {decided.target}`"
+        f"{held}. {_cost(decided.target, ci_gate)}"
     )
     return dataclasses.replace(
         decided, kind=BranchKind.UNCHANGED, reason=reason, target=None, added=[], held=decided.added

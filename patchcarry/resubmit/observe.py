@@ -22,7 +22,7 @@ from patchcarry.pulls import classify, ownership
 from patchcarry.pulls.classify import Classification
 from patchcarry.pulls.reads import Reads, pull_state
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit import fork
+from patchcarry.resubmit import ci_gate, fork
 from patchcarry.resubmit.model import Options
 
 if TYPE_CHECKING:
@@ -49,6 +49,8 @@ class RunFacts:
     defaults: Mapping[str, str | None]  # entry name -> its fork's default branch
     # upstream -> its PR template, as its default branch holds it (None: it has none)
     templates: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
+    # upstream -> whether copy-pr-bot vets its PR heads (`ci_gate`); missing: not read
+    ci_gates: Mapping[str, bool] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +101,8 @@ class Observed:
     locked: frozenset[int] = frozenset()  # superseded PRs whose conversation is locked
     rules: tuple[Rule, ...] | None = ()  # upstream's active rules (None: not readable)
     fork_side: ForkSide | None = None  # the fork's branches (for the workflow scope)
+    # whether upstream vets PR heads with copy-pr-bot (`ci_gate`); None: not read
+    ci_gate: bool | None = None
 
 
 def observe_run(
@@ -115,10 +119,12 @@ def observe_run(
     defaults = {e.name: _default_branch(reads, e) for e in entries}
     classes = _classify_all(reads, entries, opts.manifest_path)
     cache = Path(report.cache)
-    templates = {u: _pr_template(reads, u, cache) for u in upstreams}
+    tips = {u: _default_tip(reads, u, cache) for u in upstreams}
+    templates = {u: pr_template.read(cache, tip) if tip else None for u, tip in tips.items()}
+    gates = {u: ci_gate.uses_copy_pr_bot(cache, tip) for u, tip in tips.items()}
     return RunFacts(
         token is not None, login, gh.token_kind, gh.scopes, url, today(), report, cache,
-        classes, defaults, templates,
+        classes, defaults, templates, gates,
     )  # fmt: skip
 
 
@@ -131,11 +137,11 @@ _HIDDEN = (
 )
 
 
-def _pr_template(reads: Reads, upstream: str, cache: Path) -> str | None:
-    """Upstream's PR template as its default branch holds it (where GitHub reads it)."""
+def _default_tip(reads: Reads, upstream: str, cache: Path) -> str | None:
+    """Upstream's default branch tip in the cache (where GitHub reads its PR template and
+    copy-pr-bot its configuration); None when it has none."""
     branch = (reads.repo(upstream) or {}).get("default_branch")
-    ref = pr_template.fetch(cache, str(branch)) if branch else None
-    return pr_template.read(cache, ref) if ref else None
+    return pr_template.fetch(cache, str(branch)) if branch else None
 
 
 def _clone_url(reads: Reads, upstream: str, host: str) -> str:
@@ -201,7 +207,8 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
     dates = git.commit_dates([r.commit for r in result.refs if r.commit], cwd=facts.cache)
     review = tuple(render.review_sentences(result, entry, dates))
     template = facts.templates.get(entry.upstream)
-    seen = Observed(entry, lines, result.status != "does not apply", review, template)
+    seen = Observed(entry, lines, result.status != "does not apply", review, template,
+                    ci_gate=facts.ci_gates.get(entry.upstream))  # fmt: skip
     if not seen.applies:
         return seen
     if reads.repo(entry.upstream) is None:
@@ -222,7 +229,7 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         live=live,
         published=published,
         publishers=publishers,
-        vetting=_read_vetting(entry, live, facts.upstream_url),
+        vetting=_read_vetting(entry, live, facts.upstream_url) if seen.ci_gate else None,
         pull=_read_pull(reads, entry, status, current),
         linked=_read_links(reads, entry, superseded, opts.force, facts.login),
         locked=frozenset(
