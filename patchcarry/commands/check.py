@@ -1,7 +1,8 @@
 """Check that each manifest entry's patch applies upstream (pinned base and branch tip),
 whether upstream drifted under it, and whether it is the change of the PRs it supersedes.
---offline checks against the installed megatron-core's source instead, and reads nothing
-remote. Exit 0 when all apply, 1 when a patch does not apply.
+--offline reads nothing remote: it checks NVIDIA/Megatron-LM entries against the installed
+megatron-core's source, and says the others (no offline source) were not checked. Exit 0
+when all apply, 1 when a patch does not apply.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--upstream",
         default=None,
         help="URL or local path of the upstream repo (default: the entries' `upstream` on the "
-        "GitHub host, e.g. https://github.com/NVIDIA/Megatron-LM.git)",
+        "GitHub host, e.g. https://github.com/OWNER/REPO.git)",
     )
     parser.add_argument(
         "--offline",
         action="store_true",
-        help="apply check only, against the installed megatron-core source",
+        help="read nothing remote: apply check of Megatron-LM entries against the installed "
+        "megatron-core source; other entries are not checked",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     parser.add_argument(
