@@ -11,7 +11,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import NoReturn
 
-from patchcarry import __version__, errors, progress, trace
+from patchcarry import __version__, display, errors, progress, trace
 from patchcarry.error_handler import error_handler
 
 # command name -> (module under patchcarry.commands, one-line help)
@@ -33,12 +33,22 @@ DESCRIPTION = (
     "upstream: find them (scan --all), adopt one as patches, then resubmit (--dry-run first) "
     "from a fork GitHub still counts as attached. `patchcarry COMMAND --help` says more."
 )
-WIDTH = 100  # --help is laid out for this width whatever the terminal: the same lines everywhere
+WIDTH = 100  # --help is laid out for this width, or a narrower COLUMNS or terminal
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs as written (they are laid out for WIDTH), each line wider
+    than the width in use wrapped at its spaces; options as argparse lays them out."""
+
     def __init__(self, prog: str) -> None:
-        super().__init__(prog, width=WIDTH, max_help_position=30)
+        super().__init__(prog, width=display.columns(WIDTH), max_help_position=30)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return display.fit(super()._fill_text(text, width, indent), width, hang=0)
+
+    def format_help(self) -> str:
+        # argparse never breaks a usage group or a long option: those lines are wrapped here
+        return display.fit(super().format_help(), self._width)
 
 
 # A shim in scripts/ names itself here, so that its --help and usage say its own name.
@@ -60,7 +70,12 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         if self.json_errors:
             print(json.dumps({"error": message, "exit_code": int(errors.ExitCode.USAGE)}))
-        super().error(message)
+        # argparse's own lines, the error wrapped to the width as the usage is
+        self.print_usage(sys.stderr)
+        said = f"{self.prog}: error: {message}"
+        self.exit(
+            errors.ExitCode.USAGE, display.fit(said, display.columns(display.UNBOUNDED)) + "\n"
+        )
 
 
 def build_parser(
@@ -111,6 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with error_handler(options, json_out=json_out, usage=command.format_usage()) as result:
             result.code = int(_command_module(args.command).run(args))
+            sys.stdout.flush()  # a closed pipe is met here, not at exit (the handler ends quietly)
     finally:
         trace.stop()
     return result.code

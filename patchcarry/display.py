@@ -6,6 +6,8 @@ is shown as `\\xNN`, and a lone surrogate from JSON as `\\uNNNN`."""
 
 from __future__ import annotations
 
+import os
+import sys
 import unicodedata
 
 
@@ -31,9 +33,28 @@ def line(text: str) -> str:
     return escape(text).replace("\n", "\\n").replace("\t", "\\t")
 
 
-def fit(text: str, width: int = 120) -> str:
+NARROWEST = 40  # below this a wrapped line says less than the one it replaces
+UNBOUNDED = 1 << 16  # `columns(UNBOUNDED)`: wrapped only where COLUMNS or a terminal says
+
+
+def columns(widest: int) -> int:
+    """The width to lay output out for: `COLUMNS` when set (as argparse and `shutil` read
+    it), else the terminal's when stdout is one, never more than `widest` (the width the
+    output is laid out for when nothing says otherwise: the same lines in a pipe, a log, a
+    test) nor fewer than NARROWEST."""
+    wanted = os.environ.get("COLUMNS", "").strip()
+    width = int(wanted) if wanted.isdigit() else None
+    if width is None:
+        try:
+            width = os.get_terminal_size(sys.stdout.fileno()).columns
+        except (OSError, ValueError, AttributeError):  # not a terminal (a pipe, captured)
+            width = widest
+    return max(NARROWEST, min(width, widest))
+
+
+def fit(text: str, width: int = 120, *, hang: int = 4) -> str:
     """`text` with every line wider than `width` wrapped at spaces, each continuation indented
-    four columns past its line's own indent: a plan that fits a terminal. A word longer than
+    `hang` columns past its line's own indent: a plan that fits a terminal. A word longer than
     the width (a URL, a ref) stays whole."""
     import textwrap
 
@@ -47,7 +68,7 @@ def fit(text: str, width: int = 120) -> str:
             row.strip(" "),
             width=width,
             initial_indent=indent,
-            subsequent_indent=indent + "    ",
+            subsequent_indent=indent + " " * hang,
             break_long_words=False,
             break_on_hyphens=False,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 import traceback
 from collections.abc import Iterator
@@ -19,6 +20,20 @@ HINTS: dict[int, tuple[str, str]] = {
 }
 
 
+# Whether --offline checks anything for the entries the running command reads (megatron-core's
+# source stands for NVIDIA/Megatron-LM's alone): a command sets it once it has its entries;
+# False keeps the `--offline` hint from a failure where it would check nothing.
+offline_checks: bool | None = None
+
+
+def note_offline_checks(upstreams: list[str]) -> None:
+    """Record whether `--offline` would check something for entries on `upstreams`."""
+    from patchcarry.runtime.tree import has_offline_source
+
+    global offline_checks
+    offline_checks = any(has_offline_source(u) for u in upstreams)
+
+
 class CommandResult:
     """Holds the exit code chosen by `error_handler`."""
 
@@ -28,7 +43,7 @@ class CommandResult:
 def _message(exc: FatalError, options: frozenset[str]) -> str:
     text = exc.one_line() if isinstance(exc, CalledProcessError) else str(exc)
     option, hint = HINTS.get(exc.exit_code, ("", ""))
-    if option in options:
+    if option in options and not (option == "--offline" and offline_checks is False):
         text += f"; {hint}"
     return text
 
@@ -42,6 +57,8 @@ def error_handler(
     `options` are the running command's option strings (a hint names only those); a usage
     error (2) prints `usage` first, as argparse does; with `json_out` the failure is also
     one JSON object on stdout, for whoever reads that."""
+    global offline_checks
+    offline_checks = None  # not known until the command says
     result = CommandResult()
     message = ""
     try:
@@ -59,6 +76,9 @@ def error_handler(
         message = "interrupted"
         print(message, file=sys.stderr)
         result.code = ExitCode.INTERRUPTED
+    except BrokenPipeError:  # whoever read the output went away (`| head -1`): end quietly
+        _drop_output()
+        result.code = ExitCode.INTERRUPTED
     except Exception:  # noqa: BLE001 - the last resort: report the bug, do not hide it
         traceback.print_exc()
         message = "unexpected failure (a bug in patchcarry); traceback above"
@@ -68,3 +88,16 @@ def error_handler(
         result.code = ExitCode.UNEXPECTED
     if json_out and message:
         print(json.dumps({"error": message, "exit_code": int(result.code)}))
+
+
+def _drop_output() -> None:
+    """Point stdout and stderr at /dev/null (only those whose reader is gone would matter):
+    what is still buffered, or printed on the way out, has no reader and must not raise
+    again at exit (Python's "Exception ignored ... BrokenPipeError")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):  # not a real file (captured): nothing left to flush
+            continue
+    os.close(devnull)

@@ -65,7 +65,9 @@ CODES: dict[int, str] = {
     "(or a created fork) in an API answer that is not the host's own URL for that OWNER/NAME; "
     "credentials in an `--upstream` URL (with `--offline` too); a `--work-dir` this tool did "
     "not make; a recorded "
-    "`pr` that does not exist (the manifest line is named); an `adopt` name clash, a PR "
+    "`pr` that does not exist (the manifest line is named); a token variable whose value "
+    "no token has (a space, a newline, non-ASCII: the variable is named); an `adopt` name "
+    "clash, a PR "
     "already carried or a PR title GitHub gives with a lone surrogate; a write to the manifest "
     "embedded in an installed package; a missing "
     "input file (`--evidence`); a destination that exists; an install that lacks what the "
@@ -74,7 +76,8 @@ CODES: dict[int, str] = {
     ExitCode.GITHUB: "the GitHub API refused or failed a request (bad credentials, permissions, "
     "rate limit or secondary rate limit beyond `--max-rate-wait`, 4xx/5xx, a list longer "
     "than the paging cap, an answer not of the documented shape: the request and field named)",
-    ExitCode.INTERRUPTED: "interrupted",
+    ExitCode.INTERRUPTED: "interrupted (Ctrl-C), or the reader of its output went away (a "
+    "pipe `head` closed: it ends quietly)",
 }
 
 
@@ -146,11 +149,13 @@ def help_table() -> str:
     """`patchcarry help exit-codes`: every code and what it means, wrapped for a terminal."""
     import textwrap
 
+    from patchcarry.display import columns
+
     lines = ["Exit codes of every patchcarry command:", ""]
     for code, meaning in CODES.items():
         text = meaning.replace("`", "")
         lines += textwrap.wrap(
-            text, width=96, initial_indent=f"  {code:<4}", subsequent_indent="      "
+            text, width=columns(96), initial_indent=f"  {code:<4}", subsequent_indent="      "
         )
     return "\n".join(lines)
 

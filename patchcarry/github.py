@@ -27,7 +27,7 @@ import httpx2
 from fasttransport.errors import APIError  # type: ignore[import-untyped]
 from ghapi.core import GhApi
 
-from patchcarry import http_transport, limits, retry_after, tokens, trace
+from patchcarry import http_transport, limits, progress, retry_after, tokens, trace
 from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.github_types import (
     Branch,
@@ -322,19 +322,33 @@ class GitHub:
         attempt = 0
         secondary = 0
         waits = 0  # primary rate-limit waits: counted, like every other retry
+        netloc = urlsplit(self.host).netloc
+        # one total deadline for the tries of a request nobody answers (an answer, even a
+        # 5xx or a rate limit, starts it again): the tries never add up past it
+        until: float | None = None
         while True:
             if is_write:
                 self._space_writes()
             else:
                 self.reads += 1
+            until = until if until is not None else time.monotonic() + limits.HTTP_DEADLINE_S
+            notice = (
+                f"{label}: waiting for {netloc} to answer (it gives up "
+                f"{limits.HTTP_DEADLINE_S:g} s after the first try)"
+            )
             try:
-                with http_transport.exchange(
-                    urlsplit(self.host).netloc,
-                    deadline_s=limits.HTTP_DEADLINE_S,
-                    max_bytes=limits.HTTP_MAX_BYTES,
+                with (
+                    progress.unless_done_within(limits.HTTP_WAIT_NOTICE_S, notice),
+                    http_transport.exchange(
+                        netloc,
+                        deadline_s=limits.HTTP_DEADLINE_S,
+                        max_bytes=limits.HTTP_MAX_BYTES,
+                        until=until,
+                    ),
                 ):
                     response = _exchange(send)
             except (httpx2.HTTPStatusError, APIError) as exc:
+                until = None
                 response = exc.response
                 self._read_headers(response)
                 status = response.status_code if response is not None else 0
@@ -356,9 +370,17 @@ class GitHub:
                 raise error from None
             except httpx2.RequestError as exc:
                 trace.no_answer(label, type(exc).__name__)
+                left = until - time.monotonic()
                 if may_retry and attempt < self.read_retries:
+                    if left <= 0:
+                        raise http_transport.past_deadline(netloc, limits.HTTP_DEADLINE_S) from None
                     attempt += 1
-                    self.sleep(self.backoff * 2 ** (attempt - 1))
+                    if isinstance(exc, httpx2.TimeoutException):  # it waited: it says so
+                        progress.waiting(
+                            f"{label}: no answer from {netloc} ({type(exc).__name__}); "
+                            f"trying again, for at most {left:.3g} s more"
+                        )
+                    self.sleep(min(self.backoff * 2 ** (attempt - 1), left))
                     continue
                 raise ConnectionFailed(
                     f"{label}: connection to {self.host} failed or dropped ({type(exc).__name__}); "

@@ -49,9 +49,13 @@ _current = threading.local()
 
 
 @contextlib.contextmanager
-def exchange(host: str, *, deadline_s: float, max_bytes: int) -> Iterator[None]:
-    """Bound every socket read made inside (one HTTP exchange, redirects included)."""
-    _current.budget = _Budget(host, deadline_s, time.monotonic() + deadline_s, max_bytes)
+def exchange(
+    host: str, *, deadline_s: float, max_bytes: int, until: float | None = None
+) -> Iterator[None]:
+    """Bound every socket read made inside (one HTTP exchange, redirects included); `until`
+    (a `time.monotonic()` time): the deadline it shares with the tries before it."""
+    end = time.monotonic() + deadline_s if until is None else until
+    _current.budget = _Budget(host, deadline_s, end, max_bytes)
     try:
         yield
     finally:
@@ -73,8 +77,12 @@ def _time_left(timeout: float | None) -> float | None:
 
 
 def _past_deadline(budget: _Budget) -> ReplyLimitError:
+    return past_deadline(budget.host, budget.deadline_s)
+
+
+def past_deadline(host: str, deadline_s: float) -> ReplyLimitError:
     return ReplyLimitError(
-        f"{budget.host}: no complete answer within {budget.deadline_s:g} s (a stalled or "
+        f"{host}: no complete answer within {deadline_s:g} s (a stalled or "
         "dripping server); check GH_HOST and the network, then re-run"
     )
 

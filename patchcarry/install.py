@@ -25,7 +25,13 @@ def command(name: str) -> str:
     `patchcarry` command (a console script, or a checkout's .venv/bin/patchcarry), else
     `scripts/NAME` in a clone, else `patchcarry NAME` (the scripts are a clone's)."""
     ran_as_command = Path(sys.argv[0]).name == "patchcarry" if sys.argv else False
-    return f"scripts/{name}" if in_checkout() and not ran_as_command else f"patchcarry {name}"
+    script = SCRIPTS.get(name, name)
+    return f"scripts/{script}" if in_checkout() and not ran_as_command else f"patchcarry {name}"
+
+
+# A clone's script for a command, where its name is not the command's: the design card's
+# name for the contributor's command.
+SCRIPTS = {"resubmit": "resubmit.sh"}
 
 
 def _pinned(distribution: str) -> str:

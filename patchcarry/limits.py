@@ -14,6 +14,8 @@ HTTP_MAX_BYTES = 64 * 1024 * 1024
 # decoded, so a small compressed answer never becomes a large one in memory.
 HTTP_MAX_DECODED = 64 * 1024 * 1024
 HTTP_READ_TIMEOUT_S = 60.0  # one socket read (httpx's own, per-read timeout)
+# A request unanswered this long says so on stderr (then again at each try), as it waits on
+HTTP_WAIT_NOTICE_S = 10.0
 
 # One git network call (fetch, ls-remote, push, a lazy blob fetch): a blob-less fetch of a
 # large project's whole history takes minutes, not half an hour. What git prints is read into

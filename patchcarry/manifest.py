@@ -54,12 +54,24 @@ def find(explicit: Path | None = None, *, cwd: Path | None = None) -> Path:
     copy)."""
     if explicit is not None:
         return Path(explicit)
+    return _users(cwd) or DEFAULT_MANIFEST
+
+
+def _users(cwd: Path | None) -> Path | None:
+    """The user's own manifest, as `find` looks for it (here, a parent, the user config)."""
     start = (cwd or Path.cwd()).absolute()
     for folder in (start, *start.parents):
         if (folder / SEARCHED).is_file():
             return folder / SEARCHED
     user = user_manifest()
-    return user if user.is_file() else DEFAULT_MANIFEST
+    return user if user.is_file() else None
+
+
+def find_for_adding(explicit: Path | None = None, *, cwd: Path | None = None) -> Path | None:
+    """The manifest `adopt` adds to: `explicit`, else the user's own as `find` finds it; None
+    when the user has none (then adopt starts `SEARCHED` in the current folder: the example,
+    the checkout's or the package's, is never theirs to add to)."""
+    return Path(explicit) if explicit is not None else _users(cwd)
 
 
 def is_example(path: Path) -> bool:
@@ -72,7 +84,7 @@ def make_your_own() -> str:
     """How to make a manifest of one's own, as the messages about the example say it."""
     return (
         f"keep your own as {SEARCHED} in your project (or {user_manifest()}): `adopt "
-        f"OWNER/REPO#N --manifest {SEARCHED}` creates it"
+        f"OWNER/REPO#N` in your project's folder starts it there"
     )
 
 

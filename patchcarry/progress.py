@@ -4,7 +4,10 @@ upstream): shown on a terminal, as git shows its own progress there, and never w
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
+from collections.abc import Iterator
 
 quiet = False
 
@@ -13,3 +16,22 @@ def say(text: str) -> None:
     """One phase line on stderr, when a person is watching it."""
     if not quiet and sys.stderr.isatty():
         print(text, file=sys.stderr, flush=True)
+
+
+def waiting(text: str) -> None:
+    """A line while the run waits on someone else (a server that does not answer): said
+    wherever stderr goes, since a silent wait looks like a hang in a log too; not with --json."""
+    if not quiet:
+        print(text, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def unless_done_within(seconds: float, text: str) -> Iterator[None]:
+    """`waiting(text)` once, if what runs inside has not ended after `seconds`."""
+    timer = threading.Timer(seconds, waiting, [text])
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()

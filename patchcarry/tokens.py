@@ -9,6 +9,7 @@ import os
 import urllib.parse
 
 from patchcarry import hosts
+from patchcarry.errors import BadInputError
 
 GITHUB_COM = ("GH_TOKEN", "GITHUB_TOKEN")
 ENTERPRISE = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
@@ -43,5 +44,31 @@ def variable(api: str | None = None) -> str:
 
 
 def token(api: str | None = None) -> str | None:
-    """The token for the API host `api` (default GH_HOST's), None when no variable holds one."""
-    return next((os.environ[n] for n in variables(api) if os.environ.get(n)), None)
+    """The token for the API host `api` (default GH_HOST's), None when no variable holds one;
+    BadInputError for a value no token has (it names the variable, never the value)."""
+    name = next((n for n in variables(api) if os.environ.get(n)), None)
+    if name is None:
+        return None
+    value = os.environ[name]
+    flaw = _flaw(value)
+    if flaw:
+        raise BadInputError(
+            f"{name} holds {flaw}, which no token has (GitHub's are ASCII letters, digits and "
+            f"_): set {name} to the token alone"
+        )
+    return value
+
+
+def _flaw(value: str) -> str | None:
+    """What in `value` no token holds (None: nothing): it would break the HTTP header or
+    git's credential answer, or is pasted text around the token."""
+    if value != value.rstrip("\r\n"):
+        return "a trailing newline"
+    for char in value:
+        if not char.isascii():
+            return "a non-ASCII character"
+        if char.isspace():
+            return "a space" if char == " " else "white space (a tab or newline)"
+        if not char.isprintable():
+            return "a control character"
+    return None

@@ -33,7 +33,7 @@ FILES = ("README.md", "docs/adopt.md", "docs/check.md", "docs/resubmit-demo.md",
 PY = sys.executable
 # The command a block names -> the argv that produces it ($MIRROR: the upstream mirror).
 COMMANDS: dict[str, list[str]] = {
-    "scripts/resubmit --dry-run --offline": [
+    "scripts/resubmit.sh --dry-run --offline": [
         PY, "-m", "patchcarry", "resubmit", "--dry-run", "--offline"],
     "scripts/demo-adopt": [PY, "-m", "testing.demo_adopt"],
     "python -m testing.demo_adopt_widgets": [PY, "-m", "testing.demo_adopt_widgets"],
@@ -75,8 +75,11 @@ def run(command: str, mirror: Path | None = None) -> str:
     """What `command` (a key of COMMANDS) prints, run from the repository root, normalised."""
     argv = [str(mirror) if a == "$MIRROR" else a for a in COMMANDS[command]]
     with tempfile.TemporaryDirectory(prefix="docs-outputs-") as cache:
-        env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_HOST")}
-        env.update(XDG_CACHE_HOME=cache, PYTHONPATH=str(ROOT), COLUMNS="100")
+        # no COLUMNS: the lines a pipe gets, whatever terminal the renderer runs in
+        env = {
+            k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_HOST", "COLUMNS")
+        }
+        env.update(XDG_CACHE_HOME=cache, PYTHONPATH=str(ROOT))
         _, out, err = proc.cmd_output(*argv, cwd=ROOT, env=env, check=False, timeout=900)
     return normalise(out + err, mirror)
 

@@ -12,7 +12,8 @@ of drips), so a client that does not protect itself makes a test slow and failin
   `endless_refs` (a git ref advertisement that goes on), `endless_pack` (a git fetch whose
   pack goes on), `compressed_body` (a small gzip/deflate answer that decodes to a large one),
   `raw_answer` (any bytes as a JSON answer: nested without end, not JSON), `dumb_http` (a git
-  host that answers in dumb-HTTP form, every other page a web page).
+  host that answers in dumb-HTTP form, every other page a web page), `silent`
+  (no answer at all).
 - `ProxyTrap`: an HTTP proxy that records what reaches it and forwards nothing.
 """
 
@@ -389,5 +390,16 @@ def dumb_http(sha: str) -> Behaviour:
         h.send_header("Content-Length", str(len(body)))
         h.end_headers()
         h.wfile.write(body)
+
+
+def silent(*, hold_s: float) -> Behaviour:
+    """Reads the request and answers nothing for `hold_s` seconds (then hangs up): a server
+    that accepts and never answers, as far as a protected client waits."""
+
+    def behave(h: BaseHTTPRequestHandler, n: int) -> None:
+        end = time.monotonic() + hold_s
+        while time.monotonic() < end:
+            time.sleep(0.02)
+        h.close_connection = True
 
     return behave

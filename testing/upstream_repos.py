@@ -57,6 +57,7 @@ _DRIFT_LINES = ["# dev: new import block added above the patched code", "import 
 # of Megatron-LM's: the author's own box first, the "What" heading with its placeholder, the
 # linked issue, the pre-check boxes.
 PR_TEMPLATE_PATH = ".github/pull_request_template.md"
+COPY_PR_BOT_PATH = ".github/copy-pr-bot.yaml"
 PR_TEMPLATE = """- [ ] I, the PR author, have personally reviewed every line of this PR.
 
 # What does this PR do?
@@ -214,6 +215,8 @@ def make_upstream(
     _g("checkout", "-q", "-b", "main", base, cwd=work)  # the default branch: the template
     (work / PR_TEMPLATE_PATH).parent.mkdir(parents=True)
     (work / PR_TEMPLATE_PATH).write_text(PR_TEMPLATE)
+    # like Megatron-LM's: copy-pr-bot vets PR heads (`/ok to test <sha>`)
+    (work / COPY_PR_BOT_PATH).write_text("enabled: true\nauto_sync_draft: false\n")
     _g("add", "-A", cwd=work)
     _g("commit", "-q", "-m", "main: the pull request template", cwd=work)
     _g("checkout", "-q", "dev", cwd=work)

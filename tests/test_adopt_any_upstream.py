@@ -103,6 +103,10 @@ def test_scan_adopt_check_resubmit_refresh_on_acme_widgets(widgets, capsys) -> N
     assert cli.main(["resubmit"]) == 0
     tip = git.rev_parse(f"refs/heads/{wd.BRANCH}", cwd=w.fork)
     assert git.git("merge-base", "--is-ancestor", merge, tip, cwd=w.fork, check=False)[0] == 0
+    # acme/widgets has no copy-pr-bot: none of its words (its CI gate, `/ok to test`)
+    out = capsys.readouterr().out
+    assert "CI gate" not in out and "/ok to test" not in out
+    assert not any("/ok to test" in c.body for c in gh.state.comments)
 
 
 def _closed(gh: FakeGitHub, w: wd.Widgets, number: int, files: dict[str, str]) -> None:
@@ -173,8 +177,128 @@ def test_the_embedded_example_is_never_acted_on_as_the_users(widgets, monkeypatc
         assert cli.main(argv) == 0
         out, err = capsys.readouterr()
         assert "is the example manifest inside the installed package" in err
-        assert "adopt OWNER/REPO#N --manifest patches/series.toml` creates it" in err
+        assert "adopt OWNER/REPO#N` in your project's folder starts it there" in err
         assert out.startswith("DRY RUN") and "last-page: PLANNED" in out
         assert "--force" not in out + err and "use that owner's token" not in err
     assert gh.writes() == [] and series.read_text() == before
     assert not any(r.authorized for r in gh.requests[requests:])
+
+
+def test_adopt_in_an_empty_folder_starts_the_users_manifest_there(
+    widgets, tmp_path, monkeypatch, capsys
+) -> None:
+    """Run from a checkout (whose patches/series.toml is the example) in a folder with no
+    manifest anywhere above: adopt starts patches/series.toml here, says so in one line,
+    and leaves the checkout's example byte for byte; `adopt --help` says so too."""
+    example = manifest.DEFAULT_MANIFEST
+    before = example.read_bytes()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert cli.main(["scan", "--all"]) == 1
+    out, err = capsys.readouterr()
+    (command,) = [line.split("adopt: ", 1)[1] for line in out.splitlines() if "adopt: " in line]
+    assert "--manifest" not in command and "starts patches/series.toml in this folder" in err
+    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+    out, err = capsys.readouterr()
+    started = empty / "patches" / "series.toml"
+    (note,) = [line for line in err.splitlines() if "no manifest of yours" in line]
+    assert note.endswith(f"adopt starts {started}")
+    assert [e.name for e in manifest.load(started).entries] == ["last-page"]
+    assert example.read_bytes() == before
+    assert (
+        "next: scripts/resubmit.sh --dry-run last-page\n" in out
+    )  # found from here: no --manifest
+    with pytest.raises(SystemExit):
+        cli.main(["adopt", "--help"])
+    assert "starts patches/series.toml in this folder" in " ".join(capsys.readouterr().out.split())
+
+
+def test_offline_on_another_upstream_says_the_check_was_not_made_and_plans(widgets, capsys) -> None:
+    """The offline check reads megatron-core's source, NVIDIA/Megatron-LM's: for an entry on
+    acme/widgets it says it was not made (and which check would make it), and plans; never
+    the circular `check --offline NAME`, and no megatron-core source is read or fetched."""
+    gh, w, series = widgets
+    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+    capsys.readouterr()
+    requests = len(gh.requests)
+    assert cli.main(["resubmit", "--dry-run", "--offline"]) == 0
+    out = capsys.readouterr().out
+    assert "last-page: PLANNED" in out and "REFUSED" not in out
+    assert f"check: not checked: no offline source for {wd.REPO}" in out
+    assert "--offline last-page" not in out and "megatron-core 0" not in out
+    assert cli.main(["check", "--offline"]) == 0
+    out = capsys.readouterr().out
+    assert f"no offline source for {wd.REPO}" in out and "check last-page` checks it" in out
+    assert len(gh.requests) == requests  # offline: nothing read
+
+
+def test_adopt_takes_the_prs_url_on_the_configured_host(widgets, capsys) -> None:
+    """As gh does: https://HOST/OWNER/REPO/pull/N (a tab after the number is ignored), HOST
+    being GH_HOST's GitHub; a PR on another host is a usage mistake naming both."""
+    gh, w, series = widgets
+    other = gh.url.replace("127.0.0.1", "127.0.0.2")
+    with pytest.raises(SystemExit) as done:
+        cli.main(["adopt", f"{other}/{wd.REPO}/pull/{wd.NUMBER}"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "not on the configured GitHub" in err and gh.url in err
+    assert gh.requests == []
+    assert cli.main(["adopt", f"{gh.url}/{wd.REPO}/pull/{wd.NUMBER}/files"]) == 0
+    assert [e.supersedes for e in manifest.load(series).entries] == [(wd.NUMBER,)]
+
+
+@pytest.mark.parametrize(
+    ("host", "url", "target"),
+    [
+        (None, "https://github.com/acme/widgets/pull/7", ("acme/widgets", 7)),
+        (None, "https://GitHub.com/acme/widgets/pull/7#issuecomment-1", ("acme/widgets", 7)),
+        ("ghe.example.com", "https://ghe.example.com/acme/widgets/pull/12", ("acme/widgets", 12)),
+        ("acme.ghe.com", "https://acme.ghe.com/o/r/pull/3", ("o/r", 3)),
+    ],
+)
+def test_a_pr_url_names_its_repository_and_number(monkeypatch, host, url, target) -> None:
+    from patchcarry.adopt import pull
+
+    if host is None:
+        monkeypatch.delenv("GH_HOST", raising=False)
+    else:
+        monkeypatch.setenv("GH_HOST", host)
+    assert pull.parse_target(url) == pull.Target(*target)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://github.com/acme/widgets/issues/7", "https://github.com/acme/widgets/pull/x",
+     "ftp://github.com/acme/widgets/pull/7", "https://gitlab.com/acme/widgets/pull/7"],
+)  # fmt: skip
+def test_what_is_not_a_pr_url_here_is_a_usage_mistake(monkeypatch, capsys, url) -> None:
+    monkeypatch.delenv("GH_HOST", raising=False)
+    with pytest.raises(SystemExit) as done:
+        cli.main(["adopt", url])
+    assert done.value.code == 2 and "usage: patchcarry adopt" in capsys.readouterr().err
+
+
+def test_tree_fetches_the_entrys_own_upstream_and_names_no_other(widgets, tmp_path, capsys):
+    gh, w, series = widgets
+    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+    with pytest.raises(SystemExit):
+        cli.main(["tree", "--help"])
+    assert "Megatron-LM" not in capsys.readouterr().out
+    assert cli.main(["tree", str(tmp_path / "tree"), "--path", "src"]) == 0
+    assert (tmp_path / "tree" / "src" / "widgets" / "pagination.py").is_file()
+
+
+def test_a_network_failure_on_another_upstream_does_not_advise_offline(
+    widgets, monkeypatch, capsys
+) -> None:
+    """--offline checks nothing for acme/widgets (megatron-core's source is Megatron-LM's):
+    a failed read says what failed, not to run what would check nothing."""
+    gh, w, series = widgets
+    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("GH_HOST", "http://127.0.0.1:9")  # nothing listens there
+    for argv in (["resubmit", "--dry-run"], ["check"]):
+        assert cli.main(argv) == 4, argv
+        err = capsys.readouterr().err
+        assert "error: " in err and "--offline" not in err, (argv, err)

@@ -1,4 +1,4 @@
-"""scripts/bootstrap and scripts/resubmit's install phase, with a stand-in Python.
+"""scripts/bootstrap and scripts/resubmit.sh's install phase, with a stand-in Python.
 
 The stand-in (a bash script named python3.11, which the venv's `bin/python` links to) logs
 every call with whether a credential was in its environment, and fakes `-m venv`, `-m pip`
@@ -50,7 +50,7 @@ class Repo:
     def __init__(self, tmp: Path) -> None:
         self.root = tmp / "repo"
         (self.root / "scripts").mkdir(parents=True)
-        for script in ("bootstrap", "resubmit", "scan"):
+        for script in ("bootstrap", "resubmit.sh", "scan"):
             shutil.copy2(ROOT / "scripts" / script, self.root / "scripts" / script)
         shutil.copytree(ROOT / "scripts" / "lib", self.root / "scripts" / "lib")  # the shims'
         shutil.copytree(ROOT / "requirements", self.root / "requirements")
@@ -160,7 +160,7 @@ def test_no_credential_reaches_pip_or_the_venv(repo: Repo) -> None:
 
 
 def test_resubmit_installs_without_the_token_then_runs_the_venv_with_it(repo: Repo) -> None:
-    result = repo.run("resubmit", "--dry-run", GITHUB_TOKEN="sentinel", RESUBMIT_TOKEN="s2")
+    result = repo.run("resubmit.sh", "--dry-run", GITHUB_TOKEN="sentinel", RESUBMIT_TOKEN="s2")
     assert result.returncode == 0, result.stderr
     *install, last = repo.calls()
     assert repo.installs(install) == [MAIN]

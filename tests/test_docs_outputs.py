@@ -17,7 +17,7 @@ LOOPBACK_BLOCKS = [
 
 def test_the_readme_shows_the_first_commands_real_output() -> None:
     readme = (docs_outputs.ROOT / "README.md").read_text()
-    assert "scripts/resubmit --dry-run --offline" in docs_outputs.blocks(readme)
+    assert "scripts/resubmit.sh --dry-run --offline" in docs_outputs.blocks(readme)
 
 
 def test_every_block_names_a_known_command() -> None:

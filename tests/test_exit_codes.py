@@ -43,7 +43,7 @@ def test_every_error_class_maps_to_a_documented_code() -> None:
 def test_every_help_fits_a_screen_and_names_the_codes_topic(
     command, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "60")  # a narrow terminal changes no line count
+    monkeypatch.delenv("COLUMNS", raising=False)  # laid out for its own width (a pipe's)
     with pytest.raises(SystemExit) as done:
         cli.main([command, "--help"] if command else ["--help"])
     assert done.value.code == 0
@@ -102,7 +102,7 @@ def _snapshot(*roots: Path) -> dict[str, tuple[int, int]]:
 
 SHIMS = ["adopt", "audit", "audit-sweep", "audit-walk-bench", "bootstrap", "check", "check-bench",
          "demo-adopt", "demo-dry-run", "device-gpu-check", "gpu-check", "lock", "measure",
-         "measure-bootstrap", "patch-parse-bench", "render-docs", "resubmit", "retire", "scan",
+         "measure-bootstrap", "patch-parse-bench", "render-docs", "resubmit.sh", "retire", "scan",
          "test", "time-clean-clone", "tree"]  # fmt: skip
 
 
@@ -169,3 +169,61 @@ def test_check_offline_needs_no_single_upstream_url(tmp_path, capsys) -> None:
         overrides={"hc-mlp-norm-manager": {"upstream": "acme/widgets"}},
     )  # fmt: skip
     assert cli.main(["check", "--offline", "--manifest", str(path)]) == 0
+
+
+@pytest.mark.parametrize("argv", [["help", "exit-codes"], ["--help"], ["check", "--help"]])
+def test_a_closed_pipe_ends_quietly(argv) -> None:
+    """`patchcarry help exit-codes | head -1`: the reader is gone before the output is
+    written. No traceback, nothing on stderr (not even Python's "Exception ignored" at exit);
+    the documented code for an output nobody reads any more."""
+    read, write = os.pipe()
+    os.close(read)  # the reader left: every write to the pipe fails (EPIPE)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-P", "-m", "patchcarry", *argv], stdout=write,
+            stderr=subprocess.PIPE, text=True, timeout=60, cwd=ROOT,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert done.stderr == ""
+    assert done.returncode in (0, errors.ExitCode.INTERRUPTED)
+
+
+def test_help_without_a_topic_lists_the_topics(capsys) -> None:
+    from patchcarry.commands import help as help_command
+
+    assert cli.main(["help"]) == 0
+    out = capsys.readouterr().out
+    for topic in help_command.TOPICS:
+        assert f"\n  {topic} " in out
+    assert "patchcarry help TOPIC" in out
+
+
+def _too_wide(text: str, width: int) -> list[str]:
+    """The lines of `text` wider than `width` that could have been wrapped (more than one
+    word: a long URL or option stays whole)."""
+    return [row for row in text.splitlines() if len(row) > width and " " in row.strip()]
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_help_tables_plans_and_usage_errors_fit_columns(width, capsys, monkeypatch) -> None:
+    """COLUMNS (else the terminal's width) is what help, the exit-code table, check's table,
+    resubmit's plan and a usage error are laid out for."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    for argv in [[], *([c] for c in cli.COMMANDS)]:
+        with pytest.raises(SystemExit):
+            cli.main([*argv, "--help"])
+        out = capsys.readouterr().out
+        assert _too_wide(out, width) == [], argv
+    for argv in (
+        ["help", "exit-codes"],
+        ["check", "--offline"],
+        ["resubmit", "--dry-run", "--offline"],
+    ):
+        assert cli.main(argv) == 0
+        out = capsys.readouterr().out
+        assert _too_wide(out, width) == [], argv
+    with pytest.raises(SystemExit):
+        cli.main(["resubmit", "--dry-rn", "--and-a-few-more-unknown-options", "--to-make-it-long"])
+    err = capsys.readouterr().err
+    assert "error: unrecognized arguments" in err and _too_wide(err, width) == []

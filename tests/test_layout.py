@@ -114,8 +114,9 @@ def test_a_plain_install_checks_its_embedded_manifest_from_anywhere(
     )
     assert plan.returncode == 0, plan.stderr
     assert "hc-mlp-norm-manager: PLANNED" in plan.stdout
+    embedded = site / "patchcarry" / "_series" / "series.toml"
     adopt = subprocess.run(  # the embedded manifest is read-only: refused before any read
-        [py, "-m", "patchcarry", "adopt", "acme/widgets#7"],
+        [py, "-m", "patchcarry", "adopt", "acme/widgets#7", "--manifest", str(embedded)],
         cwd=elsewhere,
         env=env,
         capture_output=True,

@@ -610,3 +610,24 @@ def test_an_unusable_proxy_stops_a_command_in_one_line_exit_5(monkeypatch, capsy
     assert cli.main(["scan"]) == 5
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "https_proxy" in err and SECRET not in err
+
+
+def test_an_api_that_never_answers_is_left_at_one_total_deadline_saying_it_waits(
+    monkeypatch, capsys
+):
+    """It accepts the connection and answers nothing: the per-read timeout ends a try, and
+    the tries together stop at the one total deadline (not a deadline each: four reads of
+    the per-read timeout), while stderr says what the run waits for."""
+    monkeypatch.setattr(limits, "HTTP_DEADLINE_S", 0.6)
+    monkeypatch.setattr(limits, "HTTP_READ_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(limits, "HTTP_WAIT_NOTICE_S", 0.05)
+    with hostile.Misbehaving(hostile.silent(hold_s=10)) as server:
+        monkeypatch.setenv("GH_HOST", server.url)
+        monkeypatch.setenv("GITHUB_TOKEN", "t")
+        assert cli.main(["scan", "--all"]) == 4
+        err = capsys.readouterr().err.strip().splitlines()
+        host = server.url.removeprefix("http://")
+        assert err[-1].startswith(f"error: {host}: no complete answer within 0.6 s")
+        assert f"GET /user: waiting for {host} to answer" in err[0]
+        assert any("no answer from" in line and "trying again" in line for line in err)
+        assert server.requests < 4  # three retries would make four tries

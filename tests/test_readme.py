@@ -57,7 +57,7 @@ def test_first_screen_says_what_it_does_the_users_path_and_the_two_commands():
     assert steps[0] == "patchcarry scan --all" and "--dry-run" in steps[2]
     # exactly two commands for a fresh machine: the main job (offline dry run) and the tests
     assert [line.split("  #")[0].strip() for line in ours] == [
-        "scripts/resubmit --dry-run --offline",
+        "scripts/resubmit.sh --dry-run --offline",
         "scripts/test",
     ]
     assert "| 5 |" not in first  # the exit-code table is reference: docs/ and a help topic

@@ -13,8 +13,8 @@ from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
 from patchcarry.pulls import classify, ownership
 from patchcarry.pulls.classify import Classification, PullState
+from patchcarry.resubmit import body, decide, fork, model
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit import decide, fork, model
 from patchcarry.resubmit.build import Assembled, Built
 from patchcarry.resubmit.model import Action, Options
 from patchcarry.resubmit.observe import Observed
@@ -249,3 +249,32 @@ def test_a_check_that_failed_refuses_before_anything_else():
     assert plan.action == Action.REFUSED and plan.refusal is not None
     assert plan.refusal.reason.startswith("check failed: run ")
     assert plan.facts == ("check: does not apply",)
+
+
+@pytest.mark.parametrize("gate", [True, False])
+def test_copy_pr_bots_words_only_where_upstream_has_it(gate: bool) -> None:
+    """A push onto an open PR: `/ok to test <sha>` (copy-pr-bot's gate) is said, and recorded
+    in the push, only for an upstream that vets heads with it (read from its default branch)."""
+    entry = _entry(pr=None, supersedes=(OLD,))
+    pull = _open_pull(7000, author=LOGIN, title=entry.title)
+    seen = _seen(entry, superseded=[DETACHED_OLD], pull=pull, live=LIVE, published=LIVE,
+                 ci_gate=gate)  # fmt: skip
+    plan = _decide(seen, _new_branch(), update_live=True)
+    said = "\n".join(str(f) for f in plan.facts)
+    assert plan.push is not None and plan.push.ci_gate is gate
+    assert ("/ok to test" in said) is gate and ("CI gate" in said) is gate
+    comment = body.revision_comment(entry, head=TARGET, old=LIVE, kind="new", diff="x",
+                                    ci_gate=gate)  # fmt: skip
+    assert ("/ok to test" in comment) is gate and "New revision" in comment
+
+
+@pytest.mark.parametrize("gate", [True, False])
+def test_a_held_back_push_names_copy_pr_bot_only_where_upstream_has_it(gate: bool) -> None:
+    entry = _entry(pr=None, supersedes=(OLD,))
+    rebuild = branches.BranchPlan(
+        branches.BranchKind.REWRITE, "rebuild", LIVE, LIVE, target=None,
+        added=["0003-tests.patch"], rebuild_holds_fix=True,
+    )  # fmt: skip
+    held = branches.keep_live_head(rebuild, entry, live_pr=True, opt_in=False, ci_gate=gate)
+    assert held.kind == branches.BranchKind.UNCHANGED and "Its cost" in held.reason
+    assert ("/ok to test" in held.reason) is gate

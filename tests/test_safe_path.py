@@ -1,5 +1,5 @@
 """No entry point and no Python child imports from the folder it runs in (issue 37): with a
-module of every standard and dependency name planted where `scripts/resubmit` is run (a
+module of every standard and dependency name planted where `scripts/resubmit.sh` is run (a
 `json.py` there ran with the token), none is imported. Entry points pass Python's `-P`; the
 tool's children are `proc.PYTHON` (`-P`) with PYTHONSAFEPATH set for the Pythons they start."""
 
@@ -41,7 +41,7 @@ def _clean_env(tmp: Path) -> dict[str, str]:
 def test_scripts_resubmit_run_from_a_poisoned_folder_imports_nothing_from_it(tmp_path):
     marker = _poisoned(tmp_path / "work")
     done = subprocess.run(
-        [ROOT / "scripts/resubmit", "--dry-run", "--offline"],
+        [ROOT / "scripts/resubmit.sh", "--dry-run", "--offline"],
         cwd=tmp_path / "work", env=_clean_env(tmp_path), capture_output=True, text=True,
         check=False,
     )  # fmt: skip

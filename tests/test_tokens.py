@@ -56,3 +56,32 @@ def test_gh_token_alone_is_the_users_token(
     assert "#6117" in out or '"number": 6117' in out, out
     assert code in (0, 1)
     assert any(r.path == "/user" for r in fake_github.requests)
+
+
+@pytest.mark.parametrize(
+    ("value", "flaw"),
+    [
+        (sc.TOKEN + "\n", "a trailing newline"),
+        ("tök" + sc.TOKEN, "a non-ASCII character"),
+        (f"token {sc.TOKEN}", "a space"),
+        (sc.TOKEN + "\x7f", "a control character"),
+    ],
+)
+@pytest.mark.parametrize("variable", ["GH_TOKEN", "GITHUB_TOKEN"])
+@pytest.mark.parametrize(
+    "argv", [["scan", "--all"], ["resubmit", "--dry-run"], ["adopt", "acme/widgets#7"]]
+)
+def test_a_value_no_token_has_is_one_line_naming_its_variable(
+    fake_github: FakeGitHub, monkeypatch, tmp_path, capsys, value, flaw, variable, argv
+) -> None:
+    """Refused before any request (exit 5, bad input): the variable is named, the value never
+    printed; no traceback, no "check GH_HOST and the network"."""
+    monkeypatch.setenv("GH_HOST", fake_github.url)
+    monkeypatch.setenv(variable, value)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(argv) == 5
+    out, err = capsys.readouterr()
+    (said,) = err.splitlines()
+    assert said.startswith(f"error: {variable} holds {flaw}") and "network" not in said
+    assert sc.TOKEN not in out + err and "Traceback" not in err
+    assert fake_github.requests == []

@@ -508,7 +508,7 @@ jobs:
       - name: the old resubmit step
         env:
           GITHUB_TOKEN: ${{ secrets.RESUBMIT_TOKEN }}
-        run: scripts/resubmit --json > out/resubmit.jsonl
+        run: scripts/resubmit.sh --json > out/resubmit.jsonl
   split:
     runs-on: ubuntu-24.04
     timeout-minutes: 5
@@ -524,14 +524,14 @@ jobs:
 
 
 def test_installers_never_run_with_a_secret(tmp_path: Path) -> None:
-    # ROOT: scripts/resubmit is recognised as an installer because it runs bootstrap.
+    # ROOT: scripts/resubmit.sh is recognised as an installer because it runs bootstrap.
     found = {
         v.job: v.detail
         for v in posture.check_workflow(_write(tmp_path, INSTALLS), root=ROOT)
         if v.rule == "install-with-secret"
     }
     assert set(found) == {"step-secret", "job-secret", "script-that-bootstraps"}
-    assert "scripts/resubmit (it runs scripts/bootstrap)" in found["script-that-bootstraps"]
+    assert "scripts/resubmit.sh (it runs scripts/bootstrap)" in found["script-that-bootstraps"]
 
 
 # --- the real workflows ------------------------------------------------------------------

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import urllib.parse
 
+from patchcarry import hosts
 from patchcarry.errors import BadInputError
 from patchcarry.github import GitHub
 from patchcarry.manifest import check_branch, check_repo
@@ -25,13 +27,46 @@ class Target:
 
 
 def parse_target(text: str) -> Target:
-    """`OWNER/REPO#N` -> Target; BadInputError otherwise."""
+    """`OWNER/REPO#N`, or the PR's web URL `https://HOST/OWNER/REPO/pull/N` as gh takes it
+    (HOST: the configured GitHub's) -> Target; BadInputError otherwise."""
+    if re.match(r"^[a-z][a-z0-9+.-]*://", text.strip(), re.IGNORECASE):
+        return _from_url(text.strip())
     match = _TARGET_RE.fullmatch(text.strip())
     if not match:
         raise BadInputError(
-            f"{text!r}: name the PR as OWNER/REPO#NUMBER, e.g. NVIDIA/Megatron-LM#6117"
+            f"{text!r}: name the PR as OWNER/REPO#NUMBER or by its URL, "
+            "https://HOST/OWNER/REPO/pull/NUMBER"
         )
     return Target(check_repo(match.group("repo"), "the PR's repository"), int(match.group("n")))
+
+
+def _from_url(text: str) -> Target:
+    """A PR's web URL (anything after its number, a tab like /files or an anchor, is
+    ignored, as gh does), on the GitHub host GH_HOST configures."""
+    parts = hosts.split(text, "the PR's URL")
+    segments = parts.path.split("/")
+    if (
+        parts.scheme.lower() not in ("http", "https")
+        or len(segments) < 5
+        or segments[3] != "pull"
+        or not re.fullmatch(r"[1-9]\d*", segments[4])
+    ):
+        raise BadInputError(
+            f"{hosts.redact_url(text)!r}: a PR's URL is https://HOST/OWNER/REPO/pull/NUMBER"
+        )
+    web = hosts.git_host(hosts.api_host())
+    ours = urllib.parse.urlsplit(web)
+    if (parts.hostname or "").lower() != ours.hostname or _port(parts) != _port(ours):
+        raise BadInputError(
+            f"{hosts.redact_url(text)!r} is on {parts.netloc.rsplit('@', 1)[-1]}, not on the "
+            f"configured GitHub ({web}): set GH_HOST to that host to adopt it"
+        )
+    repo = check_repo(f"{segments[1]}/{segments[2]}", "the PR's repository")
+    return Target(repo, int(segments[4]))
+
+
+def _port(parts: urllib.parse.SplitResult) -> int | None:
+    return parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
 
 
 @dataclasses.dataclass(frozen=True)

@@ -47,7 +47,9 @@ class Options:
     name: str | None = None
     fork: str | None = None
     dry_run: bool = False
-    manifest_path: Path = dataclasses.field(default_factory=manifest.find)
+    manifest_path: Path = dataclasses.field(
+        default_factory=lambda: manifest.find_for_adding() or Path.cwd() / manifest.SEARCHED
+    )
     paths: list[str] | None = None  # the entry's `paths` (default: derived from the PR)
     upstream_url: str | None = None
     work_dir: Path | None = None  # scratch repo for the history fetch (default: the cache)

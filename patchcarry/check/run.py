@@ -25,14 +25,24 @@ STATUS_APPLIES = ("clean", "offset", "fuzz")
 MAX_PULL_DEPTH = 64  # a PR head's history fetched for its identity, at most
 
 
-def _offline(entries: list[Entry], tree: Path, label: str) -> list[EntryResult]:
+def _no_offline_source(entry: Entry) -> str:
+    from patchcarry import install
+    from patchcarry.runtime import tree as megatron_tree
+
+    return (
+        f"no offline source for {entry.upstream} (the offline check reads megatron-core's "
+        f"source, {megatron_tree.OFFLINE_SOURCE_REPO}'s): `{install.command('check')} "
+        f"{entry.name}` checks it against {entry.upstream}"
+    )
+
+
+def _offline(entries: list[Entry], tree: Path | None, label: str) -> list[EntryResult]:
     results = []
     for entry in entries:
-        if entry.offline:
+        reason = entry.offline or (_no_offline_source(entry) if tree is None else None)
+        if reason is not None or tree is None:
             results.append(
-                EntryResult(
-                    entry.name, [], not_checked=["apply", *OFFLINE_SKIPS], reason=entry.offline
-                )
+                EntryResult(entry.name, [], not_checked=["apply", *OFFLINE_SKIPS], reason=reason)
             )
             continue
 
@@ -52,12 +62,20 @@ def _offline(entries: list[Entry], tree: Path, label: str) -> list[EntryResult]:
 
 
 def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
-    """Apply check against a plain source tree (default: the installed megatron-core)."""
+    """Apply check against a plain source tree (default: the installed megatron-core), for
+    the entries it stands for (NVIDIA/Megatron-LM's); the others are said not checked, and
+    no tree is looked for when none is Megatron-LM's."""
     from patchcarry.runtime import tree as megatron_tree
 
+    ours = [e for e in entries if megatron_tree.has_offline_source(e.upstream)]
+    if not any(not e.offline for e in ours):
+        label = "no offline source for these entries' upstreams"
+        return CheckReport(label, "offline", _offline(entries, None, label))
     tree = tree or megatron_tree.installed_tree()
     label = megatron_tree.tree_label(tree)
-    return CheckReport(label, "offline", _offline(entries, tree, label))
+    results = {r.name: r for r in _offline(ours, tree, label)}
+    results.update({r.name: r for r in _offline([e for e in entries if e not in ours], None, "")})
+    return CheckReport(label, "offline", [results[e.name] for e in entries])
 
 
 def _left_base(repo: Path, entry: Entry, head: str, tip: str) -> list[str]:

@@ -4,20 +4,26 @@ carried patches: its own commits become `git format-patch` files beside the mani
 runs on it. --dry-run runs every rule and the check, writes nothing, and exits as it would.
 
 Works on any GitHub repository (a token is optional for public ones). Without --manifest the
-manifest is patches/series.toml here or in a parent, else $XDG_CONFIG_HOME/patchcarry/
-series.toml (created when missing). Exit 0 when adopted, 1 when refused (merged PR) or the
-check failed. Next: `patchcarry resubmit --dry-run NAME`.
+manifest is your own patches/series.toml here or in a parent, else $XDG_CONFIG_HOME/patchcarry/
+series.toml when it exists; with neither, adopt starts patches/series.toml in this folder and
+says so (the example manifest shipped with patchcarry is never written). Exit 0 when adopted,
+1 when refused (merged PR) or the check failed. Next: `patchcarry resubmit --dry-run NAME`.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from patchcarry.commands import argtypes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("pull", metavar="OWNER/REPO#N", type=argtypes.pull, help="the PR to adopt")
+    parser.add_argument(
+        "pull", metavar="OWNER/REPO#N", type=argtypes.pull,
+        help="the PR to adopt, or its URL (https://HOST/OWNER/REPO/pull/N on GH_HOST's GitHub)",
+    )  # fmt: skip
     parser.add_argument(
         "--name", help="entry name (default: from the PR's head branch, e.g. fix/x-y -> x-y)"
     )
@@ -30,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="show the patches and the entry; write nothing"
     )
-    argtypes.add_manifest(parser)
+    argtypes.add_manifest(
+        parser, default="yours, found as above, else a new patches/series.toml here (created)"
+    )
     parser.add_argument(
         "--paths",
         nargs="+",
@@ -48,18 +56,28 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry import hosts, manifest
     from patchcarry.adopt import pull
     from patchcarry.adopt.run import Options, adopt
-    from patchcarry.display import escape
+    from patchcarry.display import UNBOUNDED, columns, escape, fit
     from patchcarry.github import GitHub, token_from_env
 
     target = pull.parse_target(args.pull)
     if args.upstream_url:  # before any read: a URL that cannot be used stops the run first
         hosts.refuse_url_credentials(args.upstream_url, "--upstream-url")
+    gh = GitHub(token=token_from_env())  # a value no token has is refused first
+    path = manifest.find_for_adding(args.manifest)
+    if path is None:  # the user has none: theirs starts here, never in the example
+        path = Path.cwd() / manifest.SEARCHED
+        print(
+            f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: "
+            f"adopt starts {escape(str(path))}",
+            file=sys.stderr,
+        )
     opts = Options(
         name=args.name,
         fork=manifest.check_repo(args.fork, "--fork") if args.fork is not None else None,
         dry_run=args.dry_run,
-        manifest_path=manifest.find(args.manifest),
+        manifest_path=path,
         paths=args.paths,
         upstream_url=args.upstream_url,
     )
-    return adopt(target, opts, GitHub(token=token_from_env()), lambda text: print(escape(text)))
+    width = columns(UNBOUNDED)  # wrapped only where COLUMNS or a terminal asks
+    return adopt(target, opts, gh, lambda text: print(fit(escape(text), width)))

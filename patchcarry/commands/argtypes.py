@@ -30,13 +30,16 @@ def pull(text: str) -> str:
     return text
 
 
-def add_manifest(parser: argparse.ArgumentParser) -> None:
+def add_manifest(
+    parser: argparse.ArgumentParser,
+    default: str = "patches/series.toml here or above, else $XDG_CONFIG_HOME's",
+) -> None:
     """`--manifest`: one option of one meaning for every command (`manifest.find` decides
-    the default)."""
+    the default; `adopt`, which adds to it, starts one where none is found)."""
     parser.add_argument(
         "--manifest",
         type=Path,
         default=None,
         metavar="PATH",
-        help="default: patches/series.toml here or above, else $XDG_CONFIG_HOME's",
+        help=f"default: {default}",
     )

@@ -1,7 +1,8 @@
 """Check that each manifest entry's patch applies upstream (pinned base and branch tip),
 whether upstream drifted under it, and whether it is the change of the PRs it supersedes.
---offline checks against the installed megatron-core's source instead, and reads nothing
-remote. Exit 0 when all apply, 1 when a patch does not apply.
+--offline reads nothing remote: it checks NVIDIA/Megatron-LM entries against the installed
+megatron-core's source, and says the others (no offline source) were not checked. Exit 0
+when all apply, 1 when a patch does not apply.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--upstream",
         default=None,
         help="URL or local path of the upstream repo (default: the entries' `upstream` on the "
-        "GitHub host, e.g. https://github.com/NVIDIA/Megatron-LM.git)",
+        "GitHub host, e.g. https://github.com/OWNER/REPO.git)",
     )
     parser.add_argument(
         "--offline",
         action="store_true",
-        help="apply check only, against the installed megatron-core source",
+        help="read nothing remote: apply check of Megatron-LM entries against the installed "
+        "megatron-core source; other entries are not checked",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     argtypes.add_manifest(parser)
@@ -41,10 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import hosts, manifest
+    from patchcarry import error_handler, hosts, manifest
     from patchcarry.check import render
     from patchcarry.check.run import run_checks
-    from patchcarry.display import escape
+    from patchcarry.display import UNBOUNDED, columns, escape, fit
     from patchcarry.upstream import url_for_entries
 
     if args.upstream is not None:  # refused even where it is not used: it would be printed
@@ -52,11 +54,13 @@ def run(args: argparse.Namespace) -> int:
     if args.offline and args.upstream is not None:
         print(f"note: --upstream {args.upstream} is ignored with --offline", file=sys.stderr)
     entries = manifest.load(manifest.find(args.manifest)).select(args.entries)
+    error_handler.note_offline_checks([e.upstream for e in entries if not e.offline])
     # offline reads no upstream: the entries' own (one URL for them all) is not needed
     upstream = "" if args.offline else (args.upstream or url_for_entries(entries))
     report = run_checks(entries, upstream=upstream, offline=args.offline, work_dir=args.work_dir)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(escape(render.table(report)))  # it quotes git's messages and PR titles
+        # it quotes git's messages and PR titles; wrapped only where a width is asked for
+        print(fit(escape(render.table(report)), columns(UNBOUNDED)))
     return report.exit_code

@@ -41,17 +41,38 @@ def _log() -> str:
     )
 
 
-TOPICS = ("exit-codes", "environment", "log")
+# topic -> what it tells, the list `patchcarry help` prints without a topic
+ABOUT = {
+    "exit-codes": "what every exit code means",
+    "environment": "the variables the commands read: tokens, GH_HOST, caches",
+    "log": "the record of the last run's git commands and GitHub requests",
+}
+TOPICS = tuple(ABOUT)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("topic", choices=TOPICS, metavar="TOPIC", help=", ".join(TOPICS))
+    parser.add_argument(
+        "topic", nargs="?", choices=TOPICS, metavar="TOPIC",
+        help=f"{', '.join(TOPICS)} (without one: the list of topics)",
+    )  # fmt: skip
+
+
+def _topics() -> str:
+    return "\n".join(
+        [
+            "Help topics (patchcarry help TOPIC):",
+            *(f"  {name:<14}{what}" for name, what in ABOUT.items()),
+            "Each command's own: patchcarry COMMAND --help",
+        ]
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from patchcarry import errors
 
-    if args.topic == "exit-codes":
+    if args.topic is None:
+        print(_topics())
+    elif args.topic == "exit-codes":
         print(errors.help_table())
     elif args.topic == "environment":
         print(_environment())

@@ -162,8 +162,8 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import hosts, manifest
-    from patchcarry.display import escape, fit
+    from patchcarry import error_handler, hosts, manifest
+    from patchcarry.display import columns, escape, fit
     from patchcarry.github import GitHub
     from patchcarry.resubmit import model
     from patchcarry.resubmit import run as runner
@@ -177,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
             f"note: --upstream-url {args.upstream_url} is ignored with --offline", file=sys.stderr
         )
     entries = _entries(args)
+    error_handler.note_offline_checks([e.upstream for e in entries if not e.offline])
     example = manifest.is_example(args.manifest)
     if example:  # never acted on as the user's: planned without their token, nothing written
         print(
@@ -214,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(model.render_json(outcome.plans))
     else:
         text = model.render_text(outcome.plans, dry_run=outcome.dry_run, headline=outcome.headline)
-        sys.stdout.write(fit(escape(text), PLAN_WIDTH))
+        sys.stdout.write(fit(escape(text), columns(PLAN_WIDTH)))
         for made in outcome.plans:
             if made.action == Action.CREATED and made.url:
                 print(escape(_next_step(made.pr, made.url)))

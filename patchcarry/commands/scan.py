@@ -102,18 +102,19 @@ def _finish(gh: GitHub, code: int, *, json_mode: bool) -> int:
 
 def _adopt_command(manifest_path: Path) -> tuple[str, ...]:
     """`adopt` as this install runs it; with no manifest of the user's (the example found
-    instead), it makes theirs here, and a note on stderr says so."""
+    instead, the package's or the checkout's), adopt starts theirs here: a note says so."""
     from patchcarry import install, manifest
 
     command = install.command("adopt")
-    if not manifest.is_example(manifest_path):
+    example = manifest.is_example(manifest_path) or manifest_path == manifest.DEFAULT_MANIFEST
+    if not example or manifest.find_for_adding() is not None:
         return (command,)
     print(
         f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: each adopt "
-        f"command below makes {manifest.SEARCHED} in this folder",
+        f"command below, run here, starts {manifest.SEARCHED} in this folder",
         file=sys.stderr,
     )
-    return (command, "--manifest", str(manifest.SEARCHED))
+    return (command,)
 
 
 def _whose(author: str | None) -> tuple[GitHub, str | None, str]:

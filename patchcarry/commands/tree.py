@@ -14,13 +14,14 @@ from patchcarry.git.sha import short
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from patchcarry.upstream import DEFAULT_UPSTREAM, TREE_PATHS
+    from patchcarry.upstream import TREE_PATHS
 
     parser.add_argument("dest", type=Path, metavar="DIR", help="where to put the tree (new)")
     parser.add_argument(
         "--upstream",
-        default=DEFAULT_UPSTREAM,
-        help="URL or local path of the upstream repo (default %(default)s)",
+        default=None,
+        help="URL or local path of the upstream repo (default: the entry's own `upstream` "
+        "on GH_HOST's GitHub)",
     )
     parser.add_argument(
         "--at",
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     at_tip = args.at == "tip"
     fetched = upstream.fetch(
-        args.upstream,
+        args.upstream or upstream.git_url(entry.upstream),
         base_commits=[] if at_tip else [entry.base_commit],
         branches=[entry.base_branch] if at_tip else [],
         pulls=[],

@@ -259,11 +259,12 @@ def linked(entry: Entry) -> str:
 
 def revision_comment(
     entry: Entry, *, head: str, old: str | None, kind: str, diff: str,
-    moved: tuple[str, str] | None = None,
+    moved: tuple[str, str] | None = None, ci_gate: bool = True,
 ) -> str:  # fmt: skip
     """The one comment per changed revision: what changed in the PR since the previous head
     (`moved`: the old and new base of a rebuilt branch; the diff is then the PR's own
-    commits, old against new, never upstream's commits between the bases)."""
+    commits, old against new, never upstream's commits between the bases; `ci_gate`: upstream
+    vets heads with copy-pr-bot, so the comment says what the new one needs)."""
     since = f" since `{short(old)}`" if old else ""
     if moved is not None:
         since += (
@@ -274,10 +275,13 @@ def revision_comment(
     shown = diff if len(diff) < 60000 else diff[:60000] + "\n... (cut at 60000 characters)"
     # CommonMark closes a fence only with a run at least as long: one longer than any inside
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", shown)), default=0))
+    gate = (
+        f" Upstream CI needs a maintainer's `/ok to test {head}` for this head." if ci_gate else ""
+    )
     return (
         f"{revision_marker(entry.name, head)}\n"
-        f"New revision `{short(head)}` ({kind}){since}. Upstream CI needs a maintainer's "
-        f"`/ok to test {head}` for this head.\n\n{fence}diff\n{shown.rstrip()}\n{fence}"
+        f"New revision `{short(head)}` ({kind}){since}.{gate}"
+        f"\n\n{fence}diff\n{shown.rstrip()}\n{fence}"
     )
 
 

@@ -297,18 +297,31 @@ def _revised(
 FLAG = "--update-live"
 
 
-def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: bool) -> BranchPlan:
+def _cost(new_head: str, ci_gate: bool) -> str:
+    """What a new head costs an open PR: its CI vetting (copy-pr-bot's, where upstream has
+    it), else its checks, start over."""
+    if not ci_gate:
+        return "Its cost: the PR's head changes, so its checks run again on the new head"
+    return (
+        "Its cost: the PR's head changes, so its CI vetting starts over; only one of upstream's "
+        f"PR vetters (a maintainer) can re-vet it, by commenting `/ok to test {new_head}`"
+    )
+
+
+def keep_live_head(
+    decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: bool, ci_gate: bool = True
+) -> BranchPlan:
     """`decided` unchanged, or (an open PR whose head holds the fix, no `--update-live`) an
-    `unchanged` plan naming what is held back and what pushing it would cost."""
+    `unchanged` plan naming what is held back and what pushing it would cost (`ci_gate`:
+    upstream vets heads with copy-pr-bot)."""
     if not live_pr or opt_in:
         return decided
     if decided.rebuild_holds_fix:  # the tool's own publication: a rebuild is a force-push
         reason = (
             f"the PR's head {git.short(decided.live or '')} is what this tool published and "
             f"already holds the carried fix; nothing is pushed. Held back until you pass {FLAG}: a "
-            f"rebuild of the branch that adds {', '.join(decided.added)}. Its cost: the PR's "
-            "head changes, so its CI vetting starts over; only one of upstream's PR vetters "
-            "(a maintainer) can re-vet it, by commenting `/ok to test <new head>`"
+            f"rebuild of the branch that adds {', '.join(decided.added)}. "
+            f"{_cost('<new head>', ci_gate)}"
         )
         return dataclasses.replace(
             decided,
@@ -332,10 +345,8 @@ def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: 
     live = decided.live or ""
     reason = (
         f"the PR's head {git.short(live)} already holds the carried fix ({what}); nothing is "
-        f"pushed. Held back until you pass {FLAG}: one commit {git.short(decided.target)} on top "
-        f"that adds {held}. Its cost: the PR's head changes, so its CI vetting starts over; "
-        f"only one of upstream's PR vetters (a maintainer) can re-vet it, by commenting "
-        f"`/ok to test {decided.target}`"
+        f"pushed. Held back until you pass {FLAG}: one commit {git.short(decided.target)} on "
+        f"top that adds {held}. {_cost(decided.target, ci_gate)}"
     )
     return dataclasses.replace(
         decided, kind=BranchKind.UNCHANGED, reason=reason, target=None, added=[], held=decided.added

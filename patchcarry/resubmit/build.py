@@ -53,7 +53,8 @@ def build_entry(
         by=branches.published_by(entry.name, seen.published, dict(seen.publishers)),
     )
     decided = branches.keep_live_head(decided, entry, live_pr=seen.pull is not None,
-                                  opt_in=opts.update_live)  # fmt: skip
+                                  opt_in=opts.update_live,
+                                  ci_gate=seen.ci_gate is not False)  # fmt: skip
     label = f"{entry.base_branch} tip" if opts.rebase else "pinned base"
     built = Built(decided, base_label=label)
     if decided.kind == branches.BranchKind.FAST_FORWARD:

@@ -106,7 +106,8 @@ def _branch_facts(plan: Plan, seen: Observed, built: Built) -> Plan:
         decided.kind != branches.BranchKind.REFUSED
     ):  # a refusal's reason is printed once, as the reason
         facts.append(f"branch: {decided.kind.upper()}: {decided.reason}")
-    facts.append(vetting_line(seen.vetting, seen.live))
+    if seen.ci_gate is not False:  # copy-pr-bot's words only where upstream has it
+        facts.append(vetting_line(seen.vetting, seen.live))
     live, published = seen.live, seen.published
     facts.append(
         f"fork has {short(live) if live else 'no such branch'}; this tool last published "
@@ -146,13 +147,14 @@ def _push(plan: Plan, seen: Observed, built: Built, today: str) -> tuple[Plan, s
     revision = f"{today} `{short(target)}` {decided.kind}{on}"
     write = PushBranch(plan.fork.full_name, entry.head_branch, target, live)
     facts: list[str] = []
-    if seen.pull is not None:
+    if seen.pull is not None and seen.ci_gate is not False:
         facts.append(Outlook(f"after the push: the new head needs `/ok to test {target}`"))
         if seen.vetting is not None and seen.vetting.vets(seen.live):
             facts.append(f"this {decided.kind} throws away the vetting of {live or ''}"[:200])
     push = Push(
         target, built.push_from, live, decided.published,
         seen.publishers.get(entry.name), decided.kind, built.workflow,
+        ci_gate=seen.ci_gate is not False,
     )  # fmt: skip
     return dataclasses.replace(_add(plan, facts=facts, writes=[write]), push=push), revision
 

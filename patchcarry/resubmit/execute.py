@@ -125,6 +125,7 @@ def execute(ctx: Context, plan: Plan) -> Record:
         facts += revision_comment(
             ctx.gh, entry, number, login=ctx.login, cache=ctx.cache,
             clone_url=str(status.clone_url), old=step.live, new=step.target, kind=step.kind,
+            ci_gate=step.ci_gate,
         )  # fmt: skip
     facts += cross_links(
         ctx.gh, entry, plan.links, plan.superseded, login=ctx.login, pr=number,
@@ -150,6 +151,7 @@ def _record(
     entry, step, rules = plan.entry, plan.push, plan.rules
     if step is not None:  # what the plan said would follow the push has happened
         facts = [f for f in facts if not isinstance(f, Outlook)]
+    if step is not None and step.ci_gate:
         facts.append(f"CI gate: the new head {git.short(step.target)} needs a maintainer's "
                      f"`/ok to test {step.target}`")  # fmt: skip
     action = Action.CREATED if created else (Action.REFRESHED if made else Action.UNCHANGED)
@@ -302,7 +304,7 @@ def marked(gh: GitHub, upstream: str, number: int, marker: str, login: str) -> b
 
 def revision_comment(
     gh: GitHub, entry: Entry, number: int, *, login: str, cache: Cache, clone_url: str,
-    old: str | None, new: str, kind: str,
+    old: str | None, new: str, kind: str, ci_gate: bool = True,
 ) -> list[str]:  # fmt: skip
     """The one comment per new revision on the PR: what changed since the previous head
     (the facts: a comment a locked conversation refused)."""
@@ -327,7 +329,13 @@ def revision_comment(
         else:
             diff = git.range_or_tree_diff(old, new, paths, cwd=cache.repo)
     text = bodies.revision_comment(
-        entry, head=new, old=old, kind=kind, diff=diff or "(no diff)", moved=moved
+        entry,
+        head=new,
+        old=old,
+        kind=kind,
+        diff=diff or "(no diff)",
+        moved=moved,
+        ci_gate=ci_gate,
     )
     try:
         gh.create_comment(entry.upstream, number, text)

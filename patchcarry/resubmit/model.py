@@ -295,6 +295,7 @@ class Push:
     own_record: str | None  # lease of this entry's publisher ref
     kind: BranchKind  # NEW, FAST_FORWARD or REWRITE
     workflow: str | None  # why it needs the `workflow` scope
+    ci_gate: bool = True  # upstream vets a new head with copy-pr-bot (`/ok to test <sha>`)
 
 
 @dataclasses.dataclass(frozen=True)

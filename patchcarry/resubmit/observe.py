@@ -21,7 +21,7 @@ from patchcarry.pulls import classify, ownership
 from patchcarry.pulls.classify import Classification
 from patchcarry.pulls.reads import Reads, pull_state
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit import fork, inert
+from patchcarry.resubmit import ci_gate, fork, inert
 from patchcarry.resubmit.model import Options
 
 if TYPE_CHECKING:
@@ -51,6 +51,8 @@ class RunFacts:
     # the token user's commit emails (`inert.own_emails`; None without a token): a fix whose
     # author has one is the user's own text, posted as written; any other is made inert
     own_emails: frozenset[str] | None = None
+    # upstream -> whether copy-pr-bot vets its PR heads (`ci_gate`); missing: not read
+    ci_gates: Mapping[str, bool] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +106,8 @@ class Observed:
     classic: Branch | None = None  # the base branch: what anyone may read of its protection
     upstream_repo: Repo | None = None  # GET /repos answers, read anyway (archived, who may
     fork_repo: Repo | None = None  # open PRs): judged by the gate before any write
+    # whether upstream vets PR heads with copy-pr-bot (`ci_gate`); None: not read
+    ci_gate: bool | None = None
 
 
 def observe_run(
@@ -121,11 +125,13 @@ def observe_run(
     defaults = {e.name: _default_branch(reads, e) for e in entries}
     classes = _classify_all(reads, entries, opts.manifest_path)
     cache = Path(report.cache)
-    templates = {u: _pr_template(reads, u, cache) for u in upstreams}
+    tips = {u: _default_tip(reads, u, cache) for u in upstreams}
+    templates = {u: _pr_template(reads, u, cache, tip) for u, tip in tips.items()}
+    gates = {u: ci_gate.uses_copy_pr_bot(cache, tip) for u, tip in tips.items()}
     own = inert.own_emails(user) if user is not None else None
     return RunFacts(
         token is not None, login, gh.token_kind, gh.scopes, url, today(), report, cache,
-        classes, defaults, templates, own,
+        classes, defaults, templates, own, gates,
     )  # fmt: skip
 
 
@@ -138,10 +144,16 @@ _HIDDEN = (
 )
 
 
-def _pr_template(reads: Reads, upstream: str, cache: Path) -> str | None:
-    """Upstream's PR template as its default branch holds it (where GitHub reads it)."""
+def _default_tip(reads: Reads, upstream: str, cache: Path) -> str | None:
+    """Upstream's default branch tip in the cache (where GitHub reads its PR template and
+    copy-pr-bot its configuration); None when it has none."""
     branch = (reads.repo(upstream) or {}).get("default_branch")
-    ref = pr_template.fetch(cache, str(branch)) if branch else None
+    return pr_template.fetch(cache, str(branch)) if branch else None
+
+
+def _pr_template(reads: Reads, upstream: str, cache: Path, ref: str | None) -> str | None:
+    """Upstream's PR template as its default branch (`ref`) holds it, where GitHub reads
+    it; else its owner's `.github` repository's."""
     found = pr_template.read(cache, ref) if ref else None
     if found is not None or upstream.split("/")[1].lower() == pr_template.OWNER_REPO:
         return found
@@ -223,7 +235,8 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
     dates = git.commit_dates([r.commit for r in result.refs if r.commit], cwd=facts.cache)
     review = tuple(render.review_sentences(result, entry, dates))
     template = facts.templates.get(entry.upstream)
-    seen = Observed(entry, lines, result.status.ok, review, template)
+    seen = Observed(entry, lines, result.status.ok, review, template,
+                    ci_gate=facts.ci_gates.get(entry.upstream))  # fmt: skip
     if not seen.applies:
         return seen
     if reads.repo(entry.upstream) is None:
@@ -248,7 +261,7 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         live=live,
         published=published,
         publishers=publishers,
-        vetting=_read_vetting(entry, live, facts.upstream_url),
+        vetting=_read_vetting(entry, live, facts.upstream_url) if seen.ci_gate else None,
         pull=_read_pull(reads, entry, status, current),
         linked=_read_links(reads, entry, superseded, opts.force, facts.login),
         locked=frozenset(

@@ -156,7 +156,8 @@ def _entry(entry: Entry, report: CheckReport) -> EntryPlan:
     if not report.entry(entry.name).status.ok:
         plan.action, plan.reason = (
             Action.REFUSED,
-            f"check failed: run {install.command('check')} --offline {entry.name}",
+            f"its patch does not apply at {report.upstream}: `{install.command('check')} "
+            f"{entry.name}` checks it against {entry.upstream}'s pinned base and tip",
         )
     plan.unverified = [
         "state of "

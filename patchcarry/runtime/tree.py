@@ -18,6 +18,14 @@ from patchcarry.patchfile import Patch
 from patchcarry.runtime import megatron_source
 
 MEGATRON_SRC_ENV = "MEGATRON_SRC"
+# megatron-core's source is one upstream's: the offline check stands for that repository alone
+OFFLINE_SOURCE_REPO = "NVIDIA/Megatron-LM"
+
+
+def has_offline_source(upstream: str) -> bool:
+    """Whether the offline check (megatron-core's source) says anything about `upstream`
+    (GitHub's names are case-insensitive)."""
+    return upstream.lower() == OFFLINE_SOURCE_REPO.lower()
 
 
 def installed_tree() -> Path:

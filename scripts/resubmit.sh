@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/resubmit [ARGS...]: `patchcarry resubmit ARGS` after setting up .venv; see --help.
+# scripts/resubmit.sh [ARGS...]: `patchcarry resubmit ARGS` after setting up .venv; see --help.
 #
 # Two phases: .venv's main set is installed (only when missing or stale) with the tokens
 # removed from the environment (bootstrap drops anything named like a credential as well),

@@ -1,0 +1,28 @@
+"""Upstream's PR vetting gate, where it has one: NVIDIA's copy-pr-bot, which runs CI on a PR's
+head only once a maintainer comments `/ok to test <sha>` (its `pull-request/<N>` branch then
+points at that head). An upstream has it when its default branch holds the bot's
+configuration, `.github/copy-pr-bot.yaml`, not switched off (`enabled: false`): read from the
+upstream itself, never assumed. Its words are said only for an upstream that has it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from patchcarry import git
+
+CONFIGS = (".github/copy-pr-bot.yaml", ".github/copy-pr-bot.yml")
+_OFF_RE = re.compile(r"^enabled:[ \t]*(false|no|off)\b", re.IGNORECASE | re.MULTILINE)
+COMMAND = "/ok to test"
+
+
+def uses_copy_pr_bot(cache: Path, rev: str | None) -> bool:
+    """Whether the upstream whose default branch tip is `rev` (in the check's cache) vets
+    PR heads with copy-pr-bot; False without a tip to read."""
+    if rev is None:
+        return False
+    for path in CONFIGS:
+        data = git.show_file(rev, path, cwd=cache)
+        if data is not None:
+            return not _OFF_RE.search(data.decode("utf-8", errors="replace"))
+    return False
