@@ -391,6 +391,8 @@ def dumb_http(sha: str) -> Behaviour:
         h.end_headers()
         h.wfile.write(body)
 
+    return behave
+
 
 def silent(*, hold_s: float) -> Behaviour:
     """Reads the request and answers nothing for `hold_s` seconds (then hangs up): a server

@@ -62,6 +62,10 @@ def _no_real_github(monkeypatch: pytest.MonkeyPatch, _session_cache: Path) -> No
     monkeypatch.setenv("GH_HOST", "http://127.0.0.1:9")  # discard port: fails fast if used
     monkeypatch.setenv("XDG_CACHE_HOME", str(_session_cache))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(_session_cache / "no-config"))  # no user manifest
+    # pytest-xdist's workers set COLUMNS=80 (and LINES): the tool lays output out to COLUMNS,
+    # so a test sees the layout a pipe gets unless it sets COLUMNS itself
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
     from patchcarry.github import GitHub
 
     monkeypatch.setattr(GitHub, "WRITE_SPACING", 0.0)  # tests never sleep between writes

@@ -371,7 +371,7 @@ def test_the_description_is_the_commit_message_reflowed_for_github():
         "    kept = code()\n    as_is()\n\n```\nfenced\n  too\n```\n\n"
         "Signed-off-by: A <a@example.com>\nCo-authored-by: B <b@example.com>"
     )
-    from patchcarry.resubmit.reflow import reflow
+    from patchcarry.resubmit.inert import reflow
 
     assert reflow(message) == (
         "Clear the .grad of each detached input after collecting it.\n\n"

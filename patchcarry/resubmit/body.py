@@ -19,7 +19,7 @@ from patchcarry.pulls.classify import Classification, PullState
 from patchcarry.pulls.ownership import link_marker, revision_marker
 from patchcarry.resubmit import inert
 from patchcarry.resubmit import section as sections
-from patchcarry.resubmit.reflow import reflow
+from patchcarry.resubmit.inert import reflow
 from patchcarry.resubmit.section import section_begin, section_end, section_id
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "pr_body.md"

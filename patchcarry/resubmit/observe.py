@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchcarry import git, hosts, pr_template
+from patchcarry import git, hosts
 from patchcarry.check import render
 from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
@@ -21,7 +21,7 @@ from patchcarry.pulls import classify, ownership
 from patchcarry.pulls.classify import Classification
 from patchcarry.pulls.reads import Reads, pull_state
 from patchcarry.resubmit import branch as branches
-from patchcarry.resubmit import ci_gate, fork, inert
+from patchcarry.resubmit import ci_gate, default_branch, fork, inert
 from patchcarry.resubmit.model import Options
 
 if TYPE_CHECKING:
@@ -125,8 +125,8 @@ def observe_run(
     defaults = {e.name: _default_branch(reads, e) for e in entries}
     classes = _classify_all(reads, entries, opts.manifest_path)
     cache = Path(report.cache)
-    tips = {u: _default_tip(reads, u, cache) for u in upstreams}
-    templates = {u: _pr_template(reads, u, cache, tip) for u, tip in tips.items()}
+    tips = {u: default_branch.tip(reads, u, cache) for u in upstreams}
+    templates = {u: default_branch.pr_template(reads, u, cache, tip) for u, tip in tips.items()}
     gates = {u: ci_gate.uses_copy_pr_bot(cache, tip) for u, tip in tips.items()}
     own = inert.own_emails(user) if user is not None else None
     return RunFacts(
@@ -142,34 +142,6 @@ _HIDDEN = (
     "for it with 404: authorize the token for the organisation (Settings > Developer settings "
     "> your token > Configure SSO); otherwise check the name"
 )
-
-
-def _default_tip(reads: Reads, upstream: str, cache: Path) -> str | None:
-    """Upstream's default branch tip in the cache (where GitHub reads its PR template and
-    copy-pr-bot its configuration); None when it has none."""
-    branch = (reads.repo(upstream) or {}).get("default_branch")
-    return pr_template.fetch(cache, str(branch)) if branch else None
-
-
-def _pr_template(reads: Reads, upstream: str, cache: Path, ref: str | None) -> str | None:
-    """Upstream's PR template as its default branch (`ref`) holds it, where GitHub reads
-    it; else its owner's `.github` repository's."""
-    found = pr_template.read(cache, ref) if ref else None
-    if found is not None or upstream.split("/")[1].lower() == pr_template.OWNER_REPO:
-        return found
-    return _owner_template(reads, upstream.split("/")[0], cache)
-
-
-def _owner_template(reads: Reads, owner: str, cache: Path) -> str | None:
-    """The PR template of the owner's `.github` repository, which GitHub uses for every
-    repository of the owner that has none of its own (None: no such public repository)."""
-    name = f"{owner}/{pr_template.OWNER_REPO}"
-    repo = reads.repo(name)
-    if repo is None or repo.get("private") or not repo.get("default_branch"):
-        return None
-    url = hosts.answered_git_url(reads.host, name, repo.get("clone_url"))
-    ref = pr_template.fetch_owner(cache, url, str(repo.get("default_branch")))
-    return pr_template.read(cache, ref) if ref else None
 
 
 def _clone_url(reads: Reads, upstream: str, host: str) -> str:
