@@ -123,6 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress.quiet = json_out
     if args.command != "help":  # reading about the log keeps the log
         trace.start(["patchcarry", *argv])
+        from patchcarry import git  # here: `help` alone runs no git and need not import it
+
+        git.forget_run_memos()  # nothing a run remembers about repositories outlives it
     try:
         with error_handler(options, json_out=json_out, usage=command.format_usage()) as result:
             result.code = int(_command_module(args.command).run(args))

@@ -8,9 +8,11 @@ module alone decides about retries, rate limits and error messages (`_with_retri
 follows ghapi's `GH_HOST` convention (a full URL such as `http://127.0.0.1:8123`), read when
 the client is built, not at import.
 
-Building a GhApi parses GitHub's whole OpenAPI description (about a second), so one
-unauthenticated GhApi per host is kept for the process, with one pooled HTTP connection;
-the token travels only as a per-request Authorization header held by the `GitHub` object.
+ghapi parses GitHub's OpenAPI description once, at import (`ghapi.core.pspec`); a GhApi
+then builds all of its 1,200 operations (signatures, docs) on construction, a fifth of a second
+per host. So one `HostApi` per host is kept for the process: ghapi's transport with one pooled
+HTTP connection, and ghapi's operation objects built from that table on first use. The token
+travels only as a per-request Authorization header held by the `GitHub` object.
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
+from fastcore.apisurface import snake  # type: ignore[import-untyped]
+from fastcore.basics import listify  # type: ignore[import-untyped]
+from fastspec.oapi import SyncOpFunc  # type: ignore[import-untyped]
 from fasttransport.errors import APIError  # type: ignore[import-untyped]
-from ghapi.core import GhApi
+from ghapi.core import GhSyncTransport, pspec
 
 from patchcarry import http_transport, limits, progress, retry_after, tokens, trace
 from patchcarry.errors import ExitCode, GitHubError
@@ -134,13 +139,44 @@ SHAPES: dict[str, Any] = {
 }  # fmt: skip
 
 
+# The media type GhApi's own transport asks for on every request.
+_ACCEPT = {"Accept": "application/vnd.github.v3+json"}
+
+
 @functools.cache
-def _ghapi(host: str) -> GhApi:
-    client = http_transport.client(host, on_response=trace.response)  # first: it may refuse
-    api = GhApi(gh_host=host, authenticate=False, sync=True)  # type: ignore[no-untyped-call]
-    api.transport.retries = 0  # connection retries are decided here, per verb
-    api.transport.client = client
-    return api
+def _operation_specs() -> dict[str, Any]:
+    """ghapi's operations by the name GhApi gives them ("pulls.list"): the table ghapi
+    parsed at import, indexed once per process whatever the host."""
+    return {
+        ".".join([*(snake(g) for g in listify(spec.group)), spec.name]): spec
+        for spec in pspec.ops
+    }  # fmt: skip
+
+
+class HostApi:
+    """One API host: ghapi's sync transport (one pooled connection, no retries of its own:
+    they are decided here, per verb) and ghapi's operations on it, each built when first
+    called."""
+
+    def __init__(self, host: str) -> None:
+        client = http_transport.client(host, on_response=trace.response)  # first: it may refuse
+        self.gh_host = host
+        self.transport = GhSyncTransport(  # type: ignore[no-untyped-call]
+            client=client, retries=0, base_headers=dict(_ACCEPT)
+        )
+        self.operations: dict[str, SyncOpFunc] = {}
+
+    def operation(self, name: str) -> SyncOpFunc:
+        """ghapi's operation `name` ("pulls.list") on this host."""
+        if name not in self.operations:
+            spec = _operation_specs()[name]
+            self.operations[name] = SyncOpFunc(spec, self.transport, self.gh_host)
+        return self.operations[name]
+
+
+@functools.cache
+def _ghapi(host: str) -> HostApi:
+    return HostApi(host)
 
 
 # 422s a re-run cannot fix, by GitHub's message text: what to change instead.
@@ -282,7 +318,7 @@ class GitHub:
             )
 
         def send() -> httpx2.Response:
-            response: httpx2.Response = self._api.transport.request(  # type: ignore[no-untyped-call,assignment]
+            response: httpx2.Response = self._api.transport.request(  # type: ignore[no-untyped-call]
                 method, url, headers=self._headers, params=query, json=body, raw=True
             )
             return response
@@ -307,8 +343,7 @@ class GitHub:
 
     def _operation(self, name: str, route: dict[str, str | int]) -> tuple[Any, str]:
         """ghapi's operation `name` ("pulls.list") and its path with `route` filled in."""
-        group, _, verb = name.partition(".")
-        op = getattr(getattr(self._api, group), verb)
+        op = self._api.operation(name)
         return op, op.path.format(**route)
 
     def _with_retries(

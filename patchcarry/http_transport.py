@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
+import ssl
 import threading
 import time
 import urllib.request
@@ -325,10 +327,23 @@ def json_body(response: httpx2.Response, label: str) -> Any:
     )
 
 
+# httpx's default certificate-verifying contexts, by the `SSL_CERT_FILE`/`SSL_CERT_DIR` values
+# httpx read to make them: loading the CA bundle costs about 50 ms, and each host's client
+# would load it again. One per process for each pair of values.
+_verifying_contexts: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
+
+
+def _verifying_context() -> ssl.SSLContext:
+    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    if key not in _verifying_contexts:
+        _verifying_contexts[key] = httpx2.create_ssl_context()
+    return _verifying_contexts[key]
+
+
 def client(api: str, *, on_response: Callable[[httpx2.Response], None]) -> httpx2.Client:
     """The pooled client for API base `api`: bounded exchanges, bounded decoding, proxy only
     where it belongs; `on_response` sees every answer (the run log)."""
-    transport = _DecodingTransport(proxy=proxy_for(api))
+    transport = _DecodingTransport(verify=_verifying_context(), proxy=proxy_for(api))
     pool = transport._pool  # the connection pool (or proxy) every exchange goes through
     pool._network_backend = _BoundedBackend(pool._network_backend)
     return httpx2.Client(

@@ -113,3 +113,18 @@ def test_a_carriage_return_inside_a_line_is_content_not_a_line_break(tmp_path: P
     git.git("commit", "-qam", message, cwd=repo, env_extra=PINNED_ENV)
     written = git.format_patch("HEAD", number=1, out_dir=tmp_path / "out", cwd=repo)
     assert patchfile.load(written).files == ("a.py",)
+
+
+def test_a_repositorys_shallow_file_is_remembered_for_one_run_only(tmp_path: Path) -> None:
+    """`shallow_file` asks git once per repository in a run; a new run (cli.main forgets)
+    asks again, so a folder made into another kind of repository is read afresh."""
+    repo = tmp_path / "r"
+    git.git("init", "-q", str(repo), cwd=tmp_path)
+    git.forget_run_memos()
+    assert git.shallow_file(cwd=repo) == repo / ".git" / "shallow"
+    (repo / ".git").rename(tmp_path / "moved.git")
+    git.git("init", "-q", "--bare", str(repo), cwd=tmp_path)
+    assert git.shallow_file(cwd=repo) == repo / ".git" / "shallow"  # this run's answer
+    git.forget_run_memos()
+    assert git.shallow_file(cwd=repo) == repo / "shallow"
+    assert git.shallow_commits(cwd=repo) == set()

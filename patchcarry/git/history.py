@@ -8,6 +8,7 @@ from pathlib import Path
 from patchcarry.git.env import LITERAL, plain_tree_env
 from patchcarry.git.runner import git, git_bytes
 from patchcarry.git.sha import Sha
+from patchcarry.git.shallow import shallow_file
 
 
 def rev_parse(rev: str, *, cwd: Path) -> Sha:
@@ -78,8 +79,7 @@ def commit_time(rev: str, *, cwd: Path) -> int:
 # format-patch files. Read-only on the repo except format-patch's output directory.
 def shallow_commits(*, cwd: Path) -> set[str]:
     """Commits at the shallow boundary of the repository at `cwd` (parents not fetched)."""
-    _, out, _ = git("rev-parse", "--git-path", "shallow", cwd=cwd)
-    path = Path(cwd) / out.strip()
+    path = shallow_file(cwd=cwd)
     return set(path.read_text().split()) if path.is_file() else set()
 
 

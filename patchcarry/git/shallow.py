@@ -19,11 +19,27 @@ from pathlib import Path
 
 from patchcarry.git.runner import git, git_bytes
 
+# `shallow_file`'s answers in this run, by repository: every fetch asks again (a dozen times in
+# one resubmit), and the place of a repository's git directory does not move while it runs.
+# Emptied when a run starts (`forget_run_memos`), never carried from one run to the next.
+_shallow_files: dict[Path, Path] = {}
+
+
+def forget_run_memos() -> None:
+    """Start a run with nothing remembered from an earlier one."""
+    _shallow_files.clear()
+
 
 def shallow_file(*, cwd: Path) -> Path:
     """`.git/shallow` (a bare repository's `shallow`) of the repository at `cwd`."""
-    _, out, _ = git("rev-parse", "--git-path", "shallow", cwd=cwd)
-    return Path(cwd) / out.strip()
+    at = Path(cwd).absolute()
+    if at not in _shallow_files:
+        _, out, _ = git("rev-parse", "--git-path", "shallow", cwd=cwd)
+        relative = Path(out.strip())
+        if relative.is_absolute() or ".." in relative.parts:  # not this folder's own: not kept
+            return at / relative
+        _shallow_files[at] = at / relative
+    return _shallow_files[at]
 
 
 def _parents(commits: set[str], *, cwd: Path) -> dict[str, list[str]]:
