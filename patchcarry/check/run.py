@@ -17,7 +17,6 @@ from patchcarry import git, patchrules
 from patchcarry import upstream as upstream_mod
 from patchcarry.check import history, judge, landing, series
 from patchcarry.check.report import CheckReport, EntryResult, Identity, RefApply
-from patchcarry.errors import UpstreamError
 from patchcarry.manifest import Entry
 
 OFFLINE_SKIPS = ["tip", "drift", "identity", "landing"]
@@ -116,26 +115,6 @@ def _identity(repo: Path, entry: Entry, number: int, head: str, tip: str) -> Ide
     return verdicts[0]
 
 
-def _deepen_pulls(fetched: upstream_mod.FetchedUpstream, entries: list[Entry]) -> None:
-    """A multi-commit entry's PR heads with as many commits under them as the entry has, in
-    one fetch per depth: identity compares the whole entry with the PR's own commits."""
-    depths: dict[int, dict[int, str]] = {}
-    for entry in entries:
-        count = len(entry.fixes) + len(entry.tests)
-        for number in entry.supersedes if count > 1 else ():
-            head = fetched.pull_heads[number]
-            if not git.rev_exists(f"{head}~{count}", cwd=fetched.repo):
-                depths.setdefault(count + 1, {})[number] = head
-    for depth, heads in sorted(depths.items()):
-        refspecs = [f"+{sha}:{git.own_ref('pull', str(n))}" for n, sha in sorted(heads.items())]
-        code, err = git.fetch_partial("origin", refspecs, depth=depth, cwd=fetched.repo)
-        if code != 0:
-            raise UpstreamError(
-                f"could not fetch the commits of PR(s) {', '.join(f'#{n}' for n in heads)} "
-                f"from {fetched.upstream}: {err.strip() or 'see git output above'}"
-            )
-
-
 def _upstream_entry(
     fetched: upstream_mod.FetchedUpstream,
     entry: Entry,
@@ -215,7 +194,6 @@ def run_checks(
             fetched.repo, fetched.branch_tips, entries, upstream=upstream, cost=cost
         )
         _prefetch(fetched, entries)
-        _deepen_pulls(fetched, entries)
         results = []
         for entry in entries:
             results.append(_upstream_entry(fetched, entry, gaps, histories))
