@@ -181,8 +181,7 @@ COMPARE_WAIT = 60.0  # seconds "No commits between" right after a push is re-che
 NO_DRAFTS = "draft pull requests are not supported in this repository"
 DRAFTS_REFUSED = (
     'draft: {upstream} does not support draft PRs (GitHub: "Draft pull requests are not '
-    'supported in this repository."), so the PR was opened ready for review; its CI still '
-    "waits for a maintainer's `/ok to test`"
+    'supported in this repository."), so the PR was opened ready for review'
 )
 
 
