@@ -195,3 +195,26 @@ def test_saml_sso_403_says_to_authorize_the_token_for_the_org_with_githubs_url(f
     assert "lacks a scope" not in message
     fake.state.sso_authorized.add((sc.TOKEN, "NVIDIA"))
     assert client(fake, []).repo(sc.UPSTREAM)["full_name"] == sc.UPSTREAM
+
+
+def test_a_redirect_to_another_host_never_carries_the_token():
+    """The client follows GitHub's 301 (a renamed repository) on the API host; an answer whose
+    Location names another host must not take the token there (the request may fail, the
+    token stays home)."""
+    from testing import hostile_github as hostile
+    from testing.capture_server import CaptureServer
+
+    with CaptureServer("127.0.0.2") as other:
+
+        def away(h, n):
+            h.send_response(301)
+            h.send_header("Location", f"{other.url}/repositories/1")
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+
+        with hostile.Misbehaving(away) as server:
+            gh = GitHub(host=server.url, token=sc.TOKEN, sleep=lambda s: None, backoff=0.01)
+            with pytest.raises(GitHubError):
+                gh.repo("acme/widgets")
+        assert other.seen, "the redirect was followed to the other host"
+        assert other.authorizations() == [] and sc.TOKEN not in repr(other.seen)
