@@ -35,22 +35,23 @@ from ghapi.core import GhSyncTransport, pspec
 from patchcarry import http_transport, limits, progress, retry_after, tokens, trace
 from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.github_types import (
-    Branch,
-    CheckRun,
+    BranchRef,
+    CheckRunRef,
     CheckRuns,
-    Comment,
-    IssueEvent,
-    Pull,
-    Repo,
-    Rule,
-    SearchItem,
-    SearchResult,
-    User,
-    malformed,
+    CommentRef,
+    EventRef,
+    PullRef,
+    Refused,
+    RepoRef,
+    RuleRef,
+    SearchHit,
+    SearchPage,
+    UserRef,
+    read,
 )
 from patchcarry.hosts import api_host as api_host  # re-exported for callers and tests
 
-Json = dict[str, Any]  # a request's query or body (answers: github_types)
+Json = dict[str, Any]  # a request's query or body (answers: github_types' records)
 
 # The REST API version every request pins (`X-GitHub-Api-Version`): answers keep this shape
 # whatever GitHub's default becomes. The loopback GitHub in testing/ serves the same one.
@@ -128,14 +129,14 @@ class ConnectionFailed(TransientError):
     exit_code = ExitCode.NETWORK
 
 
-# Each operation's answer as github_types shapes it (a page of a list: null is an empty one).
+# Each operation's answer as the record it is read into (a page of a list: null is empty).
 SHAPES: dict[str, Any] = {
-    "users.get_authenticated": User, "repos.get": Repo, "repos.create_fork": Repo,
-    "pulls.get": Pull, "pulls.create": Pull, "pulls.update": Pull, "pulls.list": list[Pull] | None,
-    "issues.list_events": list[IssueEvent] | None, "issues.create_comment": Comment,
-    "issues.list_comments": list[Comment] | None, "repos.get_branch_rules": list[Rule] | None,
-    "search.issues_and_pull_requests": SearchResult, "checks.list_for_ref": CheckRuns,
-    "repos.get_branch": Branch,
+    "users.get_authenticated": UserRef, "repos.get": RepoRef, "repos.create_fork": RepoRef,
+    "pulls.get": PullRef, "pulls.create": PullRef, "pulls.update": PullRef,
+    "pulls.list": tuple[PullRef, ...] | None, "issues.list_events": tuple[EventRef, ...] | None,
+    "issues.create_comment": CommentRef, "issues.list_comments": tuple[CommentRef, ...] | None,
+    "repos.get_branch_rules": tuple[RuleRef, ...] | None, "repos.get_branch": BranchRef,
+    "search.issues_and_pull_requests": SearchPage, "checks.list_for_ref": CheckRuns,
 }  # fmt: skip
 
 
@@ -569,7 +570,8 @@ class GitHub:
     def _pages(self, path: str, query: Json | None = None, *, max_pages: int = 0) -> list[Any]:
         """Every item of the list at `path`; more than `max_pages` pages is an error."""
         first = self.request("GET", path, query={**(query or {}), "per_page": 100})
-        return self._following(path, first, max_pages, list[Any] | None)
+        shape = tuple[Any, ...] | None
+        return self._following(path, _shaped(first, shape, f"GET {path}"), max_pages, shape)
 
     def _list(
         self, name: str, route: dict[str, str | int], *, max_pages: int = 0, **query: Any
@@ -579,13 +581,12 @@ class GitHub:
         return self._following(self._operation(name, route)[1], first, max_pages, SHAPES[name])
 
     def _following(self, path: str, chunk: Any, max_pages: int, shape: Any) -> list[Any]:
-        """`chunk` (the first page) and every page after it, by the answers' next links, each
-        page of `shape`."""
+        """`chunk` (the first page, read) and every page after it, by the answers' next links,
+        each read as `shape`."""
         cap = max_pages or self.MAX_PAGES
-        items: list[Any] = []
+        items: list[Any] = list(chunk or ())
         pages = 1
         while True:
-            items.extend(_shaped(chunk, shape, f"GET {path}") or [])
             following = self._next
             if not following:
                 return items
@@ -594,16 +595,16 @@ class GitHub:
                     f"GET {path}: more than {cap} pages of 100; refusing to act on part of "
                     "the list (raise the cap if this is expected)"
                 )
-            chunk = self.request("GET", following)
+            items.extend(_shaped(self.request("GET", following), shape, f"GET {path}") or ())
             pages += 1
 
     # -- verbs -------------------------------------------------------------------------------
-    def user(self) -> User:
+    def user(self) -> UserRef:
         """The token's user. An installation token (`ghs_`) acts as its app, not as a user:
         GitHub answers 403 "Resource not accessible by integration", which is the token's
         kind speaking, not a missing scope."""
         try:
-            result: User = self._op("users.get_authenticated", {})
+            result: UserRef = self._op("users.get_authenticated", {})
         except ForbiddenError:
             if self.token_kind == ACTIONS:
                 raise TokenKindError(
@@ -616,23 +617,23 @@ class GitHub:
             raise
         return result
 
-    def repo(self, full_name: str) -> Repo | None:
+    def repo(self, full_name: str) -> RepoRef | None:
         """The repository, or None when it does not exist (404)."""
         try:
-            result: Repo = self._op("repos.get", _route(full_name))
+            result: RepoRef = self._op("repos.get", _route(full_name))
         except NotFoundError:
             return None
         return result
 
-    def create_fork(self, upstream: str, *, name: str, organization: str | None = None) -> Repo:
+    def create_fork(self, upstream: str, *, name: str, organization: str | None = None) -> RepoRef:
         extra = {"organization": organization} if organization else {}
-        result: Repo = self._op(
+        result: RepoRef = self._op(
             "repos.create_fork", _route(upstream), name=name, default_branch_only=True, body_=extra
         )
         return result
 
-    def pull(self, repo: str, number: int) -> Pull:
-        result: Pull = self._op("pulls.get", _route(repo, pull_number=number))
+    def pull(self, repo: str, number: int) -> PullRef:
+        result: PullRef = self._op("pulls.get", _route(repo, pull_number=number))
         return result
 
     def pulls(
@@ -643,7 +644,7 @@ class GitHub:
         head: str | None = None,
         base: str | None = None,
         max_pages: int = 0,
-    ) -> list[Pull]:
+    ) -> list[PullRef]:
         query: Json = {"state": state}
         if head:
             query["head"] = head
@@ -655,61 +656,59 @@ class GitHub:
         """Numbers of `author`'s closed, unmerged PRs on `repo` (search API)."""
         query = f"repo:{repo} is:pr is:closed is:unmerged author:{author}"
         found = self.search_issues(query, max_pages=max_pages)
-        return [int(item["number"]) for item in found]
+        return [item.number for item in found]
 
     def search_issues(
         self, query: str, *, per_page: int = 100, max_pages: int = 10
-    ) -> list[SearchItem]:
+    ) -> list[SearchHit]:
         """Every item the search API finds for `query`, page by page (it serves 1000 at most)."""
-        items: list[SearchItem] = []
+        items: list[SearchHit] = []
         total, timed_out = 0, False
         for page in range(1, max_pages + 1):
-            found = self._op(
+            found: SearchPage = self._op(
                 "search.issues_and_pull_requests", {}, q=query, per_page=per_page, page=page
             )
-            chunk = (found or {}).get("items") or []
-            items.extend(chunk)
-            total = max(total, _count(found, "total_count"))
-            timed_out = timed_out or (found or {}).get("incomplete_results") is True
-            if len(chunk) < per_page:
+            items.extend(found.items)
+            total = max(total, found.total_count)
+            timed_out = timed_out or found.incomplete_results
+            if len(found.items) < per_page:
                 break
         self.partial.extend(search_gaps(query, len(items), total, timed_out, per_page * max_pages))
         return items
 
-    def issue_events(self, repo: str, number: int) -> list[IssueEvent]:
+    def issue_events(self, repo: str, number: int) -> list[EventRef]:
         return self._list("issues.list_events", _route(repo, issue_number=number))
 
-    def issue_comments(self, repo: str, number: int) -> list[Comment]:
+    def issue_comments(self, repo: str, number: int) -> list[CommentRef]:
         return self._list("issues.list_comments", _route(repo, issue_number=number))
 
-    def branch_rules(self, repo: str, branch: str) -> list[Rule]:
+    def branch_rules(self, repo: str, branch: str) -> list[RuleRef]:
         """The active rules for `branch` (rulesets of every level; public repos: no auth)."""
         return self._list("repos.get_branch_rules", _route(repo, branch=branch))
 
-    def branch(self, repo: str, branch: str) -> Branch | None:
+    def branch(self, repo: str, branch: str) -> BranchRef | None:
         """The branch with what anyone may read of its classic protection (None: 404)."""
         try:
-            result: Branch = self._op("repos.get_branch", _route(repo, branch=branch))
+            result: BranchRef = self._op("repos.get_branch", _route(repo, branch=branch))
         except NotFoundError:
             return None
         return result
 
-    def check_runs(self, repo: str, sha: str) -> list[CheckRun]:
+    def check_runs(self, repo: str, sha: str) -> list[CheckRunRef]:
         """The check runs reported for commit `sha` on `repo` (one page of 100)."""
-        found = self._op(
+        found: CheckRuns = self._op(
             "checks.list_for_ref", _route(repo, ref=sha), per_page=100, filter="latest"
         )
-        runs: list[CheckRun] = (found or {}).get("check_runs") or []
-        return runs
+        return list(found.check_runs)
 
     def create_pull(
         self, repo: str, *, title: str, head: str, base: str, body: str,
         maintainer_can_modify: bool = False, draft: bool = True,
-    ) -> Pull:  # fmt: skip
+    ) -> PullRef:  # fmt: skip
         """A PR, a draft unless told otherwise; upstream's maintainers may push to its branch
         only when the caller says so (`maintainer_can_modify`, sent either way). Never
         retried: the caller re-queries."""
-        result: Pull = self._op(
+        result: PullRef = self._op(
             "pulls.create",
             _route(repo),
             retry=False,
@@ -722,30 +721,30 @@ class GitHub:
         )
         return result
 
-    def update_pull(self, repo: str, number: int, **fields: str | bool) -> Pull:
+    def update_pull(self, repo: str, number: int, **fields: str | bool) -> PullRef:
         """PATCH title/body/maintainer_can_modify; idempotent, so retried like a read."""
-        result: Pull = self._op(
+        result: PullRef = self._op(
             "pulls.update", _route(repo, pull_number=number), retry=True, body_=dict(fields)
         )
         return result
 
-    def create_comment(self, repo: str, number: int, body: str) -> Comment:
+    def create_comment(self, repo: str, number: int, body: str) -> CommentRef:
         """Never retried: the caller re-reads the comments for its marker first."""
-        result: Comment = self._op(
+        result: CommentRef = self._op(
             "issues.create_comment", _route(repo, issue_number=number), retry=False, body=body
         )
         return result
 
 
 def _shaped(answer: Any, shape: Any, label: str) -> Any:
-    """`answer` when it has `shape`; else one line naming the request and the field."""
-    problem = malformed(answer, shape)
-    if problem:
+    """`answer` read into `shape`'s record; else one line naming the request and the field."""
+    try:
+        return read(shape, answer)
+    except Refused as problem:
         raise MalformedAnswerError(
             f"{label}: GitHub's answer is not of the documented shape ({problem}); nothing "
             "was done with it: re-run later"
-        )
-    return answer
+        ) from None
 
 
 def token_expiry(value: str | None) -> datetime.datetime | None:
@@ -761,11 +760,6 @@ def token_expiry(value: str | None) -> datetime.datetime | None:
 
 
 SEARCH_CAP = 1000  # GitHub's search API: "up to 1,000 results for each search"
-
-
-def _count(found: Any, key: str) -> int:
-    value = found.get(key) if isinstance(found, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def search_gaps(query: str, got: int, total: int, timed_out: bool, cap: int) -> list[str]:

@@ -1,149 +1,209 @@
-"""The shapes of GitHub's REST answers this tool reads (API version 2022-11-28), typed once
-beside the GitHub door and checked there (`malformed`): the fields used, none required, since
-a missing field is an answer the readers handle; a null only where GitHub documents one (a
-deleted user, a head repository gone)."""
+"""The tool's own records of GitHub's REST answers (API version 2022-11-28), read once where an
+answer enters (`read`, by the GitHub door) with only the fields this tool uses: past the door
+no code reads GitHub's JSON. A field left out (or under a null object: `at`) reads as its
+default; a null only where GitHub documents one (a deleted user, a head repository gone);
+anything else of another shape is refused there, naming the field."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import types
-from typing import Any, TypedDict, get_args, get_origin, get_type_hints, is_typeddict
+from typing import Any, Protocol, get_args, get_origin, get_type_hints
 
 
-class User(TypedDict, total=False):
-    login: str
+def at(*path: str, default: Any = dataclasses.MISSING) -> Any:
+    """A field read from `path` in the answer ("user", "login"), not from its own name."""
+    return dataclasses.field(default=default, metadata={"path": path})
 
 
-class RepoName(TypedDict, total=False):
-    full_name: str
+def path_of(field: dataclasses.Field[Any]) -> tuple[str, ...]:
+    """Where in the answer `field` is read."""
+    return tuple(field.metadata.get("path", (field.name,)))
 
 
-class Permissions(TypedDict, total=False):
-    push: bool  # write access (a collaborator's, the owner's)
+record = dataclasses.dataclass(frozen=True, slots=True)
 
 
-class Repo(TypedDict, total=False):
-    full_name: str
-    fork: bool
-    source: RepoName | None  # the root of its fork network (forks only)
-    clone_url: str
-    default_branch: str
-    private: bool
-    archived: bool  # read-only: every write is refused
-    has_pull_requests: bool  # absent on older servers
-    pull_request_creation_policy: str  # "all" | "collaborators_only"; absent: not stated
-    permissions: Permissions  # the token user's, on an authenticated read
+@record
+class UserRef:
+    login: str = ""
+    id: int | None = None
+    email: str | None = None  # the public one
 
 
-class Ref(TypedDict, total=False):
-    label: str  # owner:branch
-    ref: str
-    sha: str
-    repo: RepoName | None  # null: the head repository is gone
+@record
+class RepoRef:
+    full_name: str = ""
+    fork: bool = False
+    source: str = at("source", "full_name", default="")  # its fork network's root (forks)
+    clone_url: str | None = None
+    default_branch: str | None = None
+    private: bool = False
+    archived: bool = False  # read-only: every write is refused
+    has_pull_requests: bool | None = None  # absent on older servers
+    pull_request_creation_policy: str | None = None  # "all" | "collaborators_only"
+    can_push: bool | None = at("permissions", "push", default=None)  # the token user's
 
 
-class Pull(TypedDict, total=False):
+@record
+class PullRef:
     number: int
-    state: str
-    merged: bool
-    merged_at: str | None
-    closed_at: str | None
-    html_url: str
-    title: str
-    body: str | None
-    user: User | None
-    head: Ref
-    base: Ref
-    locked: bool  # a locked conversation: only collaborators may comment
-    maintainer_can_modify: bool  # the whole PR only (not in a list's items)
+    state: str = ""
+    merged: bool = False
+    merged_at: str | None = None
+    closed_at: str | None = None
+    html_url: str = ""
+    title: str = ""
+    body: str | None = None
+    author: str = at("user", "login", default="")  # "": GitHub shows none
+    head_label: str = at("head", "label", default="")  # owner:branch
+    head_ref: str = at("head", "ref", default="")
+    head_sha: str = at("head", "sha", default="")
+    head_repo: str | None = at("head", "repo", "full_name", default=None)  # None: gone
+    base_ref: str = at("base", "ref", default="")
+    locked: bool = False  # a locked conversation: only collaborators may comment
+    maintainer_can_modify: bool | None = None  # the whole PR only (not in a list's items)
 
 
-class IssueEvent(TypedDict, total=False):
-    event: str
-    actor: User | None
+@record
+class EventRef:
+    event: str = ""
+    actor: str = at("actor", "login", default="")
 
 
-class Comment(TypedDict, total=False):
-    body: str | None
-    user: User | None
+@record
+class CommentRef:
+    body: str | None = None
+    author: str = at("user", "login", default="")
 
 
-class SearchItem(TypedDict, total=False):
+@record
+class SearchHit:
     number: int
-    title: str
-    repository_url: str
+    title: str = ""
+    repository_url: str = ""  # .../repos/OWNER/REPO
+
+    @property
+    def repo(self) -> str:
+        return "/".join(self.repository_url.rstrip("/").split("/")[-2:])
 
 
-class StatusCheck(TypedDict, total=False):
-    context: str
-
-
-class RuleParameters(TypedDict, total=False):
-    required_status_checks: list[StatusCheck]
-
-
-class ClassicChecks(TypedDict, total=False):
-    contexts: list[str]
-
-
-class Protection(TypedDict, total=False):
-    required_status_checks: ClassicChecks | None
-
-
-class Branch(TypedDict, total=False):
+@record
+class BranchRef:
     """GET .../branches/{branch}: `protected` and a classic protection's required checks
     are shown to anyone (the rest of the protection to admins only)."""
 
-    protected: bool
-    protection: Protection | None
+    protected: bool = False
+    contexts: tuple[str, ...] = at("protection", "required_status_checks", "contexts", default=())
 
 
-class Rule(TypedDict, total=False):
-    type: str
-    parameters: RuleParameters | None
+@record
+class StatusCheck:
+    context: str = ""
 
 
-class CheckRun(TypedDict, total=False):
-    name: str
-    status: str
-    conclusion: str | None
+@record
+class RuleRef:
+    type: str = ""
+    checks: tuple[StatusCheck, ...] = at("parameters", "required_status_checks", default=())
 
 
-class SearchResult(TypedDict, total=False):
-    items: list[SearchItem]
+@record
+class CheckRunRef:
+    name: str = ""
+    status: str = ""
+    conclusion: str | None = None
 
 
-class CheckRuns(TypedDict, total=False):
-    check_runs: list[CheckRun]
+@record
+class SearchPage:
+    items: tuple[SearchHit, ...] = ()
+    total_count: int = 0
+    incomplete_results: bool = False
 
 
-def malformed(value: Any, shape: Any, where: str = "") -> str | None:
-    """What in `value` is not of `shape` (a class above, `list[...]`, `X | None`, str, int,
-    bool, Any), in a few words naming the field; None when it all is. Fields not named here
-    pass."""
-    at = where or "the answer"
+@record
+class CheckRuns:
+    check_runs: tuple[CheckRunRef, ...] = ()
+
+
+class Forge(Protocol):
+    """What the tool asks of a forge: the reads and writes of `github.GitHub` (served by
+    github.com, GitHub Enterprise and the loopback GitHub alike), each answer a record."""
+
+    host: str
+    writes: list[str]
+
+    def user(self) -> UserRef: ...
+    def repo(self, full_name: str) -> RepoRef | None: ...
+    def pull(self, repo: str, number: int) -> PullRef: ...
+    def pulls(
+        self, repo: str, *, state: str = ..., head: str | None = ..., base: str | None = ...
+    ) -> list[PullRef]: ...
+    def issue_events(self, repo: str, number: int) -> list[EventRef]: ...
+    def issue_comments(self, repo: str, number: int) -> list[CommentRef]: ...
+    def branch(self, repo: str, branch: str) -> BranchRef | None: ...
+    def branch_rules(self, repo: str, branch: str) -> list[RuleRef]: ...
+    def check_runs(self, repo: str, sha: str) -> list[CheckRunRef]: ...
+    def search_issues(self, query: str, *, per_page: int = ..., max_pages: int = ...
+                      ) -> list[SearchHit]: ...  # fmt: skip
+    def create_fork(self, upstream: str, *, name: str, organization: str | None = ...
+                    ) -> RepoRef: ...  # fmt: skip
+    def create_pull(self, repo: str, *, title: str, head: str, base: str, body: str,
+                    maintainer_can_modify: bool = ..., draft: bool = ...
+                    ) -> PullRef: ...  # fmt: skip
+    def update_pull(self, repo: str, number: int, **fields: str | bool) -> PullRef: ...
+    def create_comment(self, repo: str, number: int, body: str) -> CommentRef: ...
+
+
+class Refused(Exception):
+    """What in an answer is not of its record's shape, in a few words naming the field."""
+
+
+def read(shape: Any, value: Any, where: str = "") -> Any:
+    """`value` as `shape` (a record, `tuple[...]`, `X | None`, str, int, bool); `Refused`
+    naming the field when it is not. Fields no record names are not read."""
     if get_origin(shape) is types.UnionType:
         if value is None and type(None) in get_args(shape):
             return None
         shape = next(o for o in get_args(shape) if o is not type(None))
     if shape is Any:
-        return None
-    kind = get_origin(shape) or (dict if is_typeddict(shape) else shape)
+        return value
+    if isinstance(shape, type) and dataclasses.is_dataclass(shape):
+        _expect(value, dict, where)
+        found = {f.name: _field(value, f, hints[f.name], where)
+                 for hints in [_hints(shape)] for f in dataclasses.fields(shape)}  # fmt: skip
+        return shape(**{k: v for k, v in found.items() if v is not _ABSENT})
+    if get_origin(shape) is tuple:
+        _expect(value, list, where)
+        return tuple(read(get_args(shape)[0], v, f"{where}[{i}]") for i, v in enumerate(value))
+    _expect(value, shape, where)
+    return value
+
+
+_ABSENT = object()
+
+
+def _field(answer: dict[str, Any], field: dataclasses.Field[Any], hint: Any, where: str) -> Any:
+    *through, last = path_of(field)
+    for key in through:
+        where = f"{where}.{key}".lstrip(".")
+        answer = {} if answer.get(key) is None else answer[key]
+        _expect(answer, dict, where)
+    if last in answer:
+        return read(hint, answer[last], f"{where}.{last}".lstrip("."))
+    if field.default is dataclasses.MISSING:
+        raise Refused(f"{where}.{last}".lstrip(".") + " is missing")
+    return _ABSENT
+
+
+def _expect(value: Any, kind: type, where: str) -> None:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        return f"{at} is {_kind(value)}, not {_kind(kind())}"
-    if kind is list:
-        items = (malformed(v, get_args(shape)[0], f"{where}[{i}]") for i, v in enumerate(value))
-        return next(filter(None, items), None)
-    if kind is dict:
-        fields = (malformed(value[k], h, f"{where}.{k}".lstrip(".")) for k, h in
-                  _fields(shape).items() if k in value)  # fmt: skip
-        return next(filter(None, fields), None)
-    return None
+        raise Refused(f"{where or 'the answer'} is {_kind(value)}, not {_kind(kind())}")
 
 
-@functools.cache
-def _fields(shape: Any) -> dict[str, Any]:
-    return get_type_hints(shape)
+_hints = functools.cache(get_type_hints)
 
 
 def _kind(value: Any) -> str:

@@ -92,14 +92,14 @@ def _comment_needed(gh: GitHub, entry: Entry, say: Callable[[str], None]) -> boo
     """Whether the open PR still lacks the tool's landing comment (reads only)."""
     if entry.pr is None:
         raise BadInputError(f"{entry.name}: no `pr` recorded, so there is no PR to comment on")
-    login = str(gh.user().get("login") or "")
+    login = gh.user().login
     pull = gh.pull(entry.upstream, entry.pr)
-    if pull.get("state") != "open":
-        say(f"#{entry.pr} is {pull.get('state')}: no comment")
+    if pull.state != "open":
+        say(f"#{entry.pr} is {pull.state}: no comment")
         return False
     marker = MARKER.format(name=entry.name)
     mine = own_comments(gh.issue_comments(entry.upstream, entry.pr), login)
-    if any(marker in str(c.get("body") or "") for c in mine):
+    if any(marker in (c.body or "") for c in mine):
         say(f"#{entry.pr} already has the landing comment: not posted again")
         return False
     return True

@@ -20,7 +20,7 @@ from patchcarry.check.render import commit_words
 from patchcarry.check.report import Landing
 from patchcarry.errors import FatalError
 from patchcarry.github import GitHub, RateLimited
-from patchcarry.github_types import Comment, Pull, SearchItem
+from patchcarry.github_types import CommentRef, PullRef
 from patchcarry.pulls import classify
 from patchcarry.pulls.ownership import LINK_PREFIX, own_comments
 from patchcarry.pulls.reads import Reads, pull_state, read_pull_state
@@ -58,9 +58,9 @@ class Closed:
         }
 
 
-def _cross_linked(comments: list[Comment], login: str) -> bool:
+def _cross_linked(comments: list[CommentRef], login: str) -> bool:
     """Whether `login` left a cross-link comment: re-submitted from another checkout."""
-    return any(LINK_PREFIX in (c.get("body") or "") for c in own_comments(comments, login))
+    return any(LINK_PREFIX in (c.body or "") for c in own_comments(comments, login))
 
 
 @dataclasses.dataclass
@@ -116,7 +116,7 @@ def scan(
         classes.append(item)
         if item.state != classify.PullState.DETACHED:
             continue
-        found.append(Found(item, pull.get("title", ""), by, entry if by is None else None))
+        found.append(Found(item, pull.title, by, entry if by is None else None))
     classify.add_sibling_evidence(classes)
     return sorted(found, key=lambda f: f.item.number)
 
@@ -143,12 +143,6 @@ def _stop(gh: GitHub, done: int, total: int) -> bool:
         f"the rest{more}"
     )
     return True
-
-
-def repo_of(item: SearchItem) -> str:
-    """OWNER/REPO of a search result, from its `repository_url` (.../repos/OWNER/REPO)."""
-    url = str(item.get("repository_url") or "")
-    return "/".join(url.rstrip("/").split("/")[-2:])
 
 
 def _adopt_command(
@@ -185,7 +179,7 @@ def scan_all(
     for done, hit in enumerate(hits):
         if _stop(gh, done, len(hits)):
             break
-        upstream, number = repo_of(hit), int(hit["number"])
+        upstream, number = hit.repo, hit.number
         try:
             pull, item = read_pull_state(gh, upstream, number)
             by = carried.get((upstream.lower(), number))
@@ -195,9 +189,8 @@ def scan_all(
                                                 trusted or author):  # fmt: skip
                     by = "cross-link comment"
                 if by is None:
-                    head_ref = str((pull.get("head") or {}).get("ref") or "")
-                    command = _adopt_command(upstream, number, head_ref, names, adopt)
-            closed = Closed(upstream, str(pull.get("title") or ""), item, by, command)
+                    command = _adopt_command(upstream, number, pull.head_ref, names, adopt)
+            closed = Closed(upstream, pull.title, item, by, command)
             if command is not None and landed_since is not None:
                 _judge_landing(closed, pull, landed_since)
         except RateLimited as exc:  # what was found stands; the rest is said to be unread
@@ -208,10 +201,9 @@ def scan_all(
     return sorted(found, key=lambda c: (c.upstream.lower(), c.item.number))
 
 
-def _judge_landing(closed: Closed, pull: Pull, landed_since: Judge) -> None:
-    base = str((pull.get("base") or {}).get("ref") or "")
+def _judge_landing(closed: Closed, pull: PullRef, landed_since: Judge) -> None:
     try:
-        closed.landing = landed_since(closed.upstream, closed.item.number, base)
+        closed.landing = landed_since(closed.upstream, closed.item.number, pull.base_ref)
     except FatalError as exc:  # its head is gone, upstream unreachable: said, not guessed
         closed.landing_note = f"landing not judged: {exc}"
         return

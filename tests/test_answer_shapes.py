@@ -6,13 +6,15 @@ request, exit 6 (docs/exit-codes.md), never a traceback wherever it is first tou
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable, Iterator
 from types import UnionType
-from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
+from typing import Any, get_args, get_origin, get_type_hints
 
 import pytest
 
-from patchcarry import cli, github_types
+from patchcarry import cli
+from patchcarry import github_types as t
 from patchcarry.errors import ExitCode
 from patchcarry.github import GitHub, GitHubError, MalformedAnswerError
 from testing import github_scenarios as sc
@@ -23,16 +25,16 @@ Where = tuple[str | int, ...]
 
 # each verb of the door, called as a run calls it, and the shape its answer must have
 VERBS: dict[str, tuple[Callable[[GitHub], Any], Any]] = {
-    "user": (lambda gh: gh.user(), github_types.User),
-    "repo": (lambda gh: gh.repo(sc.NEW_FORK), github_types.Repo),
-    "pull": (lambda gh: gh.pull(sc.UPSTREAM, 6117), github_types.Pull),
-    "pulls": (lambda gh: gh.pulls(sc.UPSTREAM, state="all"), list[github_types.Pull]),
-    "search": (lambda gh: gh.search_issues(f"repo:{sc.UPSTREAM}"), github_types.SearchResult),
-    "events": (lambda gh: gh.issue_events(sc.UPSTREAM, 6117), list[github_types.IssueEvent]),
-    "comments": (lambda gh: gh.issue_comments(sc.UPSTREAM, 6017), list[github_types.Comment]),
-    "rules": (lambda gh: gh.branch_rules(sc.UPSTREAM, "dev"), list[github_types.Rule]),
-    "comment": (lambda gh: gh.create_comment(sc.UPSTREAM, 6017, "x"), github_types.Comment),
-    "update": (lambda gh: gh.update_pull(sc.UPSTREAM, 6117, title="t"), github_types.Pull),
+    "user": (lambda gh: gh.user(), t.UserRef),
+    "repo": (lambda gh: gh.repo(sc.NEW_FORK), t.RepoRef),
+    "pull": (lambda gh: gh.pull(sc.UPSTREAM, 6117), t.PullRef),
+    "pulls": (lambda gh: gh.pulls(sc.UPSTREAM, state="all"), tuple[t.PullRef, ...]),
+    "search": (lambda gh: gh.search_issues(f"repo:{sc.UPSTREAM}"), t.SearchPage),
+    "events": (lambda gh: gh.issue_events(sc.UPSTREAM, 6117), tuple[t.EventRef, ...]),
+    "comments": (lambda gh: gh.issue_comments(sc.UPSTREAM, 6017), tuple[t.CommentRef, ...]),
+    "rules": (lambda gh: gh.branch_rules(sc.UPSTREAM, "dev"), tuple[t.RuleRef, ...]),
+    "comment": (lambda gh: gh.create_comment(sc.UPSTREAM, 6017, "x"), t.CommentRef),
+    "update": (lambda gh: gh.update_pull(sc.UPSTREAM, 6117, title="t"), t.PullRef),
 }
 
 
@@ -46,16 +48,23 @@ def fake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeGitHub]:
 
 
 def _declared(value: Any, shape: Any, at: Where = ()) -> Iterator[Where]:
-    """The paths into `value` of every field `shape` declares (a list: its first item)."""
+    """The paths into `value` of every field `shape` reads, and of the objects on the way
+    (a list: its first item)."""
     if get_origin(shape) is UnionType:
         shape = next(o for o in get_args(shape) if o is not type(None))
-    if get_origin(shape) is list and value:
+    if get_origin(shape) is tuple and value:
         yield from _declared(value[0], get_args(shape)[0], (*at, 0))
-    elif is_typeddict(shape) and isinstance(value, dict):
-        for key, hint in get_type_hints(shape).items():
-            if key in value:
-                yield (*at, key)
-                yield from _declared(value[key], hint, (*at, key))
+    elif dataclasses.is_dataclass(shape) and isinstance(value, dict):
+        hints = get_type_hints(shape)
+        for field in dataclasses.fields(shape):
+            holder, path = value, t.path_of(field)
+            for depth, key in enumerate(path, 1):
+                if not isinstance(holder, dict) or key not in holder:
+                    break
+                yield (*at, *path[:depth])
+                holder = holder[key]
+            else:
+                yield from _declared(holder, hints[field.name], (*at, *path))
 
 
 def _other_type(value: Any) -> Any:
@@ -89,14 +98,16 @@ def _is_error(answer: Any) -> bool:
 
 
 def _cases(fake: FakeGitHub) -> Iterator[tuple[str, Where]]:
-    gh = GitHub(host=fake.url, token=sc.TOKEN)
-    for name, (call, shape) in VERBS.items():
-        answer = call(gh)
-        if name == "search":
-            answer = {"items": answer}
-        assert answer, f"{name}: the world serves nothing to change"
-        yield name, ()
-        yield from ((name, path) for path in _declared(answer, shape))
+    """Each verb, and every path it reads in the answer the door was given."""
+    seen: list[Any] = []
+    with hostile.RewritingFront(fake.url, lambda m, p, b: seen.append(b) or b) as front:
+        gh = GitHub(host=front.url, token=sc.TOKEN)
+        for name, (call, shape) in VERBS.items():
+            call(gh)
+            answer = seen[-1]
+            assert answer, f"{name}: the world serves nothing to change"
+            yield name, ()
+            yield from dict.fromkeys((name, path) for path in _declared(answer, shape))
 
 
 def test_every_field_read_of_another_type_is_refused_at_the_door_in_one_line(

@@ -56,7 +56,7 @@ def test_retry_after_as_http_says_a_number_or_a_date_never_a_crash(fake, retry_a
     sleeps: list[float] = []
     fake.secondary_rate_limit_next("GET", r"^/user$", retry_after=retry_after)
     gh = GitHub(host=fake.url, token=sc.TOKEN, sleep=sleeps.append, max_rate_wait=600)
-    assert gh.user()["login"] == sc.OWNER
+    assert gh.user().login == sc.OWNER
     assert sleeps == [waited]
 
 

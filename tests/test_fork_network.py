@@ -27,8 +27,7 @@ def _world(gh: FakeGitHub) -> GitHub:
 
 def test_the_fake_says_source_is_the_root_and_parent_the_forked_repository():
     with FakeGitHub(GitHubState()) as gh:
-        repo = _world(gh).repo("htesd/Megatron-LM-mid")
-        assert repo is not None
+        repo = _world(gh).request("GET", "/repos/htesd/Megatron-LM-mid")
         assert (repo["parent"]["full_name"], repo["source"]["full_name"]) == (MID, sc.UPSTREAM)
 
 

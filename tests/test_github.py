@@ -39,9 +39,9 @@ def test_api_host_follows_ghapi_and_gh_conventions():
 
 def test_reads_return_plain_data(fake):
     gh = client(fake, [])
-    assert gh.user()["login"] == sc.OWNER
+    assert gh.user().login == sc.OWNER
     fork = gh.repo(sc.NEW_FORK)
-    assert type(fork) is dict and fork["source"]["full_name"] == sc.UPSTREAM
+    assert fork is not None and fork.source == sc.UPSTREAM
     assert gh.repo("nobody/nothing") is None
     assert type(gh.issue_events(sc.UPSTREAM, 6117)) is list
 
@@ -49,7 +49,7 @@ def test_reads_return_plain_data(fake):
 def test_short_rate_limit_waits_then_retries(fake):
     sleeps: list[float] = []
     fake.rate_limit_next("GET", r"^/user$", reset_in=5)
-    assert client(fake, sleeps).user()["login"] == sc.OWNER
+    assert client(fake, sleeps).user().login == sc.OWNER
     assert len(sleeps) == 1 and 0 < sleeps[0] <= 7
 
 
@@ -64,7 +64,7 @@ def test_reads_retry_5xx_and_dropped_connections(fake):
     sleeps: list[float] = []
     fake.fail_next("GET", r"^/user$", 502)
     fake.drop_next("GET", r"^/user$")
-    assert client(fake, sleeps).user()["login"] == sc.OWNER
+    assert client(fake, sleeps).user().login == sc.OWNER
     assert len(sleeps) == 2
     assert [r.status for r in fake.requests] == [502, 0, 200]
 
@@ -94,7 +94,7 @@ def test_secondary_rate_limit_without_retry_after_waits_60s_doubling(fake):
     sleeps: list[float] = []
     fake.secondary_rate_limit_next("GET", r"^/user$", times=3)
     gh = GitHub(host=fake.url, token=sc.TOKEN, sleep=sleeps.append, max_rate_wait=600)
-    assert gh.user()["login"] == sc.OWNER
+    assert gh.user().login == sc.OWNER
     assert sleeps == [60.0, 120.0, 240.0]  # GitHub: at least a minute, exponential
 
 
@@ -147,7 +147,7 @@ def test_lists_follow_link_past_ten_pages_and_a_longer_list_is_an_error(fake):
     fake.state.add_event(sc.UPSTREAM, 6117, actor=sc.MAINTAINER, event="closed")
     gh = client(fake, [])
     events = gh.issue_events(sc.UPSTREAM, 6117)
-    assert events[-1]["event"] == "closed" and len(events) == 1150 + 2
+    assert events[-1].event == "closed" and len(events) == 1150 + 2
     with pytest.raises(PagingCapError, match="more than 5 pages"):
         gh._pages(f"/repos/{sc.UPSTREAM}/issues/6117/events", max_pages=5)
 
@@ -194,7 +194,7 @@ def test_saml_sso_403_says_to_authorize_the_token_for_the_org_with_githubs_url(f
     assert "SAML" in message and url in message and "authorize" in message
     assert "lacks a scope" not in message
     fake.state.sso_authorized.add((sc.TOKEN, "NVIDIA"))
-    assert client(fake, []).repo(sc.UPSTREAM)["full_name"] == sc.UPSTREAM
+    assert client(fake, []).repo(sc.UPSTREAM).full_name == sc.UPSTREAM  # type: ignore[union-attr]
 
 
 def test_a_redirect_to_another_host_never_carries_the_token():

@@ -96,7 +96,7 @@ def test_a_compressed_answer_under_the_cap_reads_as_github_sends_it(monkeypatch,
     monkeypatch.setattr(limits, "HTTP_MAX_DECODED", 1 << 20)
     behaviour = hostile.compressed_body(decoded=3 << 18, encoding=encoding, chunk=1 << 18)
     with hostile.Misbehaving(behaviour) as server:
-        user = GitHub(host=server.url, token="t", sleep=_never_sleep).user()
+        user = GitHub(host=server.url, token="t", sleep=_never_sleep).request("GET", "/user")
     assert user["login"] == "x" and user["pad"] == "." * (3 << 18)
 
 
@@ -299,7 +299,7 @@ def test_loopback_traffic_never_reaches_a_proxy(monkeypatch, fake_github: FakeGi
         monkeypatch.delenv("no_proxy", raising=False)
         monkeypatch.setenv("GH_HOST", fake_github.url)
         monkeypatch.setenv("GITHUB_TOKEN", sc.TOKEN)
-        assert GitHub(host=fake_github.url, token=sc.TOKEN).user()["login"] == sc.OWNER
+        assert GitHub(host=fake_github.url, token=sc.TOKEN).user().login == sc.OWNER
         code, _, _ = git.ls_remote_refs(f"{fake_github.url}/nobody/none.git", ["HEAD"])
         assert code != 0  # the fake's 404, not the proxy's 502
         assert trap.seen == []

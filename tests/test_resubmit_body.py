@@ -10,6 +10,7 @@ import pytest
 from patchcarry.check.judge import Identity
 from patchcarry.check.render import sentences
 from patchcarry.check.report import EntryResult
+from patchcarry.github_types import EventRef, PullRef, RepoRef, read
 from patchcarry.manifest import load
 from patchcarry.measure.impact import Impact, Source
 from patchcarry.pulls import classify
@@ -23,22 +24,25 @@ UP = "NVIDIA/Megatron-LM"
 def _pull(
     number=6117, *, state="closed", merged=False, head_repo=None, closed_at="2026-08-05T06:41:19Z"
 ):
-    return {
-        "number": number,
-        "state": state,
-        "merged": merged,
-        "merged_at": None,
-        "user": {"login": "htesd"},
-        "closed_at": closed_at,
-        "html_url": f"u/{number}",
-        "head": {"repo": head_repo},
-    }
+    return read(
+        PullRef,
+        {
+            "number": number,
+            "state": state,
+            "merged": merged,
+            "merged_at": None,
+            "user": {"login": "htesd"},
+            "closed_at": closed_at,
+            "html_url": f"u/{number}",
+            "head": {"repo": head_repo},
+        },
+    )
 
 
 def _closed_by(login):
     return [
-        {"event": "subscribed", "actor": {"login": "x"}},
-        {"event": "closed", "actor": {"login": login}},
+        EventRef("subscribed", "x"),
+        EventRef("closed", login),
     ]
 
 
@@ -51,10 +55,10 @@ def test_detachment_close_needs_a_detached_head_and_the_authors_close():
 
 def test_head_repo_that_is_no_longer_a_fork_is_detachment():
     listed = {"full_name": "htesd/Megatron-LM"}
-    now = {"full_name": "htesd/Megatron-LM", "fork": False}
+    now = RepoRef("htesd/Megatron-LM", fork=False)
     c = classify.classify(_pull(head_repo=listed), _closed_by("htesd"), now, UP)
     assert c.state == classify.PullState.DETACHED and any("fork: false" in e for e in c.evidence)
-    other = {"full_name": "htesd/Megatron-LM", "fork": True, "source": {"full_name": "a/b"}}
+    other = RepoRef("htesd/Megatron-LM", fork=True, source="a/b")
     assert (
         classify.classify(_pull(head_repo=listed), _closed_by("htesd"), other, UP).state
         == classify.PullState.DETACHED
@@ -63,11 +67,12 @@ def test_head_repo_that_is_no_longer_a_fork_is_detachment():
 
 def test_maintainer_close_and_author_withdrawal_are_not_detachment():
     attached = {"full_name": "htesd/M", "fork": True, "source": {"full_name": UP}}
+    attached_now = read(RepoRef, attached)
     assert (
         classify.classify(_pull(), _closed_by("yaox12"), None, UP).state
         == classify.PullState.MAINTAINER
     )
-    withdrawn = classify.classify(_pull(head_repo=attached), _closed_by("htesd"), attached, UP)
+    withdrawn = classify.classify(_pull(head_repo=attached), _closed_by("htesd"), attached_now, UP)
     assert withdrawn.state == classify.PullState.AUTHOR
 
 
@@ -230,7 +235,7 @@ def test_locate_takes_only_the_one_pair_whose_id_matches():
 
 
 def test_a_close_without_an_identifiable_actor_is_unknown_never_a_detachment():
-    for events in ([], [{"event": "closed", "actor": None}], _closed_by("ghost")):
+    for events in ([], [read(EventRef, {"event": "closed", "actor": None})], _closed_by("ghost")):
         c = classify.classify(_pull(), events, None, UP)  # head.repo null: looks detached
         assert c.state == classify.PullState.UNKNOWN
         assert any("closer unknown" in e for e in c.evidence)

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from patchcarry.github_types import PullRef, read
 from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
-from patchcarry.pulls import classify, ownership
+from patchcarry.pulls import classify
 from patchcarry.pulls.classify import Classification, PullState
 from patchcarry.resubmit import body, decide, fork, model
 from patchcarry.resubmit import branch as branches
@@ -76,12 +77,12 @@ def _holds_carried() -> Built:
     return Built(branches.BranchPlan(branches.BranchKind.UNCHANGED, reason, LIVE, LIVE))
 
 
-def _open_pull(number: int, *, author: str = LOGIN, body: str = "", title: str = "") -> dict:
-    return {
+def _open_pull(number: int, *, author: str = LOGIN, body: str = "", title: str = "") -> PullRef:
+    return read(PullRef, {
         "number": number, "html_url": f"https://github.com/{UPSTREAM}/pull/{number}",
         "user": {"login": author}, "body": body, "title": title,
         "head": {"label": f"{LOGIN}:fix/checkpoint-detached-grad-retention"},
-    }  # fmt: skip
+    })  # fmt: skip
 
 
 def _decide(seen: Observed, built: Built | None, **opts: Any) -> model.Plan:
@@ -193,7 +194,7 @@ def test_a_strangers_open_pr_on_the_fork_branch_is_refused():
     entry = _entry(pr=None, supersedes=(OLD,))
     pull = _open_pull(7000, author="stranger", body="their words", title="their title")
     seen = _seen(entry, superseded=[DETACHED_OLD], pull=pull, live=LIVE, published=None)
-    assert ownership.author_of(seen.pull) == "stranger" != seen.token_login
+    assert seen.pull.author == "stranger" != seen.token_login
     for update_live in (False, True):
         plan = _decide(seen, _holds_carried(), update_live=update_live)
         assert plan.action == Action.REFUSED and plan.refusal is not None and _calls(plan) == []

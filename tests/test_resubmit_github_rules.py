@@ -305,9 +305,10 @@ def test_fork_collab_gets_its_hint_from_the_errors_field(world):
 
 
 def test_required_signatures_line_says_a_squash_merge_is_the_pr_authors_alone():
+    from patchcarry.github_types import RuleRef
     from patchcarry.resubmit import gate
 
-    judged = gate.judge_rules([{"type": "required_signatures"}], "dev")
+    judged = gate.judge_rules([RuleRef("required_signatures")], "dev")
     said = " ".join(gate.rule_lines(judged))
     assert "a maintainer's squash merge signs the result" not in said
     assert "author" in said and "Enterprise Server" in said

@@ -84,18 +84,9 @@ class PullFacts:
 def read(gh: GitHub, target: Target) -> PullFacts:
     pull, state = read_pull_state(gh, target.upstream, target.number)
     # the answer names the branches the entry gets: the manifest's own check, before any use
-    base = str((pull.get("base") or {}).get("ref") or "")
-    head = str((pull.get("head") or {}).get("ref") or "")
-    for value, key in ((base, "base_branch"), (head, "head_branch")):
+    for value, key in ((pull.base_ref, "base_branch"), (pull.head_ref, "head_branch")):
         check_branch(value, f"{target} (as GitHub answers it): {key}")
-    return PullFacts(
-        title=str(pull.get("title") or ""),
-        author=str((pull.get("user") or {}).get("login") or ""),
-        base_branch=base,
-        head_ref=head,
-        head_sha=str((pull.get("head") or {}).get("sha") or ""),
-        state=state,
-    )
+    return PullFacts(pull.title, pull.author, pull.base_ref, pull.head_ref, pull.head_sha, state)
 
 
 def check_name(name: str) -> str:

@@ -202,7 +202,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
         repo = gh.repo(target.upstream)
         if repo is None:
             raise UpstreamError(f"{target.upstream}: not found on {gh.host}; pass --upstream-url")
-        url = hosts.answered_git_url(gh.host, target.upstream, repo.get("clone_url"))
+        url = hosts.answered_git_url(gh.host, target.upstream, repo.clone_url)
     history = upstream_mod.fetch_history(
         url, branch=facts.base_branch, pull=target.number, work_dir=opts.work_dir
     )

@@ -66,7 +66,7 @@ def _landed_since(gh: GitHub) -> Judge:
         repo = gh.repo(upstream)
         if repo is None:
             raise UpstreamError(f"{upstream}: not found on {gh.host}")
-        url = hosts.answered_git_url(gh.host, upstream, repo.get("clone_url"))
+        url = hosts.answered_git_url(gh.host, upstream, repo.clone_url)
         return landing_since(upstream, number, branch, url)
 
     return judge
@@ -124,7 +124,7 @@ def _whose(author: str | None) -> tuple[GitHub, str | None, str]:
 
     token = token_from_env()
     gh = GitHub(token=token)
-    login = gh.user().get("login") if token else None
+    login = gh.user().login if token else None
     if not (author or login):
         raise UsageError(f"scan needs {tokens.variable()} (to know whose PRs) or --author LOGIN")
     return gh, login, str(author or login)

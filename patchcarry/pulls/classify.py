@@ -13,7 +13,7 @@ import enum
 from collections.abc import Iterable
 from typing import Protocol
 
-from patchcarry.github_types import IssueEvent, Pull, Repo
+from patchcarry.github_types import EventRef, PullRef, RepoRef
 
 
 class PullState(enum.StrEnum):
@@ -45,63 +45,54 @@ class Classification:
 _NO_ONE = {"", "ghost"}
 
 
-def _closer(events: Iterable[IssueEvent]) -> str | None:
+def _closer(events: Iterable[EventRef]) -> str | None:
     """Login of whoever closed the PR last (issue events `closed` actor); None when the last
     close has no identifiable actor (null, or the `ghost` placeholder) or there is none."""
     login = None
     for event in events:
-        if event.get("event") == "closed":
-            login = (event.get("actor") or {}).get("login") or ""
-            login = None if login.lower() in _NO_ONE else login
+        if event.event == "closed":
+            login = None if event.actor.lower() in _NO_ONE else event.actor
     return login
 
 
 def head_evidence(
-    pull: Pull, head_repo: Repo | None, upstream: str, root: str | None = None
+    pull: PullRef, head_repo: RepoRef | None, upstream: str, root: str | None = None
 ) -> list[str]:
     """Why the PR's head repository is no longer an attached fork of `upstream` (empty: it
     is); `root` is the root of upstream's fork network (upstream itself by default)."""
-    listed = (pull.get("head") or {}).get("repo")
-    if listed is None:
+    name = pull.head_repo
+    if name is None:
         return ["head repository is gone (head.repo is null): deleted, private or detached"]
-    name = listed.get("full_name", "?")
     if head_repo is None:
         return [f"head repository {name} no longer exists"]
-    if not head_repo.get("fork"):
+    if not head_repo.fork:
         return [f"head repository {name} is no longer a fork (fork: false)"]
-    source = (head_repo.get("source") or {}).get("full_name")
+    source = head_repo.source
     if source and source.lower() != (root or upstream).lower():
         return [f"head repository {name} is a fork of {source}, not {root or upstream}"]
     return []
 
 
 def classify(
-    pull: Pull,
-    events: list[IssueEvent],
-    head_repo: Repo | None,
+    pull: PullRef,
+    events: list[EventRef],
+    head_repo: RepoRef | None,
     upstream: str,
     root: str | None = None,
 ) -> Classification:
     """Classify `pull` from the PR, its issue events and its head repository as it is now."""
-    author = (pull.get("user") or {}).get("login", "")
-    result = Classification(
-        number=int(pull["number"]),
-        state=PullState.OPEN,
-        url=pull.get("html_url", ""),
-        author=author,
-        closed_at=pull.get("closed_at"),
-        evidence=[],
-        head_label=(pull.get("head") or {}).get("label") or "",
-    )
-    if pull.get("merged") or pull.get("merged_at"):
+    author = pull.author
+    result = Classification(pull.number, PullState.OPEN, pull.html_url, author, pull.closed_at,
+                            evidence=[], head_label=pull.head_label)  # fmt: skip
+    if pull.merged or pull.merged_at:
         result.state = PullState.MERGED
-        result.evidence.append(f"merged at {pull.get('merged_at')}")
+        result.evidence.append(f"merged at {pull.merged_at}")
         return result
-    if pull.get("state") == "open":
+    if pull.state == "open":
         return result
     detached = head_evidence(pull, head_repo, upstream, root)
     closer = _closer(events)
-    result.evidence.append(f"closed without merge at {pull.get('closed_at')}")
+    result.evidence.append(f"closed without merge at {pull.closed_at}")
     if closer is not None and closer != author:
         result.state = PullState.MAINTAINER
         result.evidence.append(f"closed by {closer}, not by the author {author}")
@@ -156,19 +147,16 @@ def add_sibling_evidence(classes: Iterable[Classification]) -> None:
 
 
 class RepoReader(Protocol):
-    def repo(self, full_name: str) -> Repo | None: ...
+    def repo(self, full_name: str) -> RepoRef | None: ...
 
 
 def root(reader: RepoReader, upstream: str) -> str:
     """The root of `upstream`'s network: its `source` when it is a fork, else itself (also
     when it cannot be read: the caller reports that on its own)."""
     repo = reader.repo(upstream)
-    if repo and repo.get("fork"):
-        return str((repo.get("source") or {}).get("full_name") or upstream)
-    return upstream
+    return (repo.source or upstream) if repo and repo.fork else upstream
 
 
-def same_network(repo: Repo, network_root: str) -> bool:
-    """Whether `repo` (a repository answer) is a fork in the network rooted at `network_root`."""
-    source = (repo.get("source") or {}).get("full_name")
-    return bool(repo.get("fork") and source and source.lower() == network_root.lower())
+def same_network(repo: RepoRef, network_root: str) -> bool:
+    """Whether `repo` is a fork in the network rooted at `network_root`."""
+    return bool(repo.fork and repo.source and repo.source.lower() == network_root.lower())

@@ -7,7 +7,7 @@ to other branches"."""
 
 from __future__ import annotations
 
-from patchcarry.github_types import Pull
+from patchcarry.github_types import PullRef
 from patchcarry.manifest import Entry
 
 GRANTS = (
@@ -22,13 +22,13 @@ def wanted(entry: Entry) -> bool:
     return entry.maintainer_can_modify is True
 
 
-def change(existing: Pull | None, entry: Entry) -> bool | None:
+def change(existing: PullRef | None, entry: Entry) -> bool | None:
     """The value to PATCH on an existing PR whose setting differs from the stated choice
     (None: nothing to change, or no choice stated: a PR's own setting is left as it is)."""
     stated = entry.maintainer_can_modify
-    if existing is None or stated is None or existing.get("maintainer_can_modify") is None:
+    if existing is None or stated is None or existing.maintainer_can_modify is None:
         return None
-    return stated if bool(existing.get("maintainer_can_modify")) != stated else None
+    return stated if existing.maintainer_can_modify != stated else None
 
 
 def line(entry: Entry) -> str:

@@ -5,47 +5,42 @@ it; without a login (no token) that cannot be told, and each caller says what th
 from __future__ import annotations
 
 from patchcarry.errors import FatalError
-from patchcarry.github_types import Comment, Pull
+from patchcarry.github_types import CommentRef, PullRef
 from patchcarry.markers import marker, start
 
 # Every cross-link comment starts with this; a scan counts a PR carrying one as re-submitted.
 LINK_PREFIX = start("cross-link")
 
 
-def author_of(item: Pull | Comment) -> str:
-    """The login that wrote `item`, a PR or a comment ("" when GitHub shows none)."""
-    return str((item.get("user") or {}).get("login") or "")
-
-
-def written_by(item: Pull | Comment, login: str) -> bool | None:
+def written_by(item: PullRef | CommentRef, login: str) -> bool | None:
     """Whether the token's user `login` wrote `item`; None without a login: not known."""
     if not login:
         return None
-    return author_of(item).lower() == login.lower()
+    return item.author.lower() == login.lower()
 
 
-def is_own_pr(pull: Pull, login: str) -> bool:
+def is_own_pr(pull: PullRef, login: str) -> bool:
     """A PR is refused as a stranger's only when it is known not to be ours (a dry run
     without a token writes nothing, so it is not refused for what it cannot tell)."""
     return written_by(pull, login) is not False
 
 
-def own_comments(comments: list[Comment], login: str) -> list[Comment]:
+def own_comments(comments: list[CommentRef], login: str) -> list[CommentRef]:
     """The comments known to be the token's user's: the only ones whose markers count."""
     return [c for c in comments if written_by(c, login) is True]
 
 
-def stranger_reason(pull: Pull, login: str) -> str:
+def stranger_reason(pull: PullRef, login: str) -> str:
     """Why a PR from the fork's branch that `login` did not open is not taken as the tool's."""
-    head = (pull.get("head") or {}).get("label") or "the fork's branch"
+    head = pull.head_label or "the fork's branch"
     return (
-        f"#{pull.get('number')} from {head} was opened by {author_of(pull) or 'an unknown user'}, "
+        f"#{pull.number} from {head} was opened by {pull.author or 'an unknown user'}, "
         f"not by the token's user {login}: anyone can open a PR from a public fork's branch, so "
         "it is not refreshed, recorded or cross-linked; close it or use another head_branch"
     )
 
 
-def refuse_stranger(pull: Pull | None, login: str) -> Pull | None:
+def refuse_stranger(pull: PullRef | None, login: str) -> PullRef | None:
     """`pull` (or None) when the token's user opened it; FatalError (exit 1, before the write
     that would take it) saying why otherwise."""
     if pull is not None and not is_own_pr(pull, login):
@@ -65,6 +60,6 @@ def has_marker(text: str | None, marker: str) -> bool:
     return bool(text) and marker in str(text)
 
 
-def marked(comments: list[Comment], marker: str, login: str) -> bool:
+def marked(comments: list[CommentRef], marker: str, login: str) -> bool:
     """Whether the token's user left a comment holding `marker` among `comments`."""
-    return any(has_marker(c.get("body"), marker) for c in own_comments(comments, login))
+    return any(has_marker(c.body, marker) for c in own_comments(comments, login))

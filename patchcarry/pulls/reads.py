@@ -8,87 +8,73 @@ after a lost answer) go to `GitHub` directly: they must see the state as it is t
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from patchcarry.github import GitHub
-from patchcarry.github_types import Branch, Comment, IssueEvent, Pull, Repo, Rule
+from patchcarry.github_types import (
+    BranchRef,
+    CommentRef,
+    EventRef,
+    Forge,
+    PullRef,
+    RepoRef,
+    RuleRef,
+)
 from patchcarry.pulls import classify
 
 T = TypeVar("T")
 
 
 class Reads:
-    """Memoized GET verbs over one `GitHub` client."""
+    """Memoized GET verbs over one forge's client."""
 
-    def __init__(self, gh: GitHub) -> None:
+    def __init__(self, gh: Forge) -> None:
         self.gh = gh
         self.host = gh.host
         self._memo: dict[tuple[str, ...], Any] = {}
 
-    def _once(self, key: tuple[str, ...], read: Callable[[], T]) -> T:
+    def _once(self, read: Callable[..., T], repo: str, *more: str | int, **kw: str) -> T:
+        """`read(repo, ...)`, asked once per run (a repository's name in any case is one)."""
+        key = (read.__name__, repo.lower(), *map(str, more), *kw.values())
         if key not in self._memo:
-            self._memo[key] = read()
-        result: T = self._memo[key]
-        return result
+            self._memo[key] = read(repo, *more, **kw)
+        return cast(T, self._memo[key])
 
-    def repo(self, full_name: str) -> Repo | None:
-        found: Repo | None = self._once(
-            ("repo", full_name.lower()), lambda: self.gh.repo(full_name)
-        )
-        return found
+    def repo(self, full_name: str) -> RepoRef | None:
+        return self._once(self.gh.repo, full_name)
 
-    def pull(self, upstream: str, number: int) -> Pull:
-        found: Pull = self._once(
-            ("pull", upstream, str(number)), lambda: self.gh.pull(upstream, number)
-        )
-        return found
+    def pull(self, upstream: str, number: int) -> PullRef:
+        return self._once(self.gh.pull, upstream, number)
 
-    def events(self, upstream: str, number: int) -> list[IssueEvent]:
-        found: list[IssueEvent] = self._once(
-            ("events", upstream, str(number)), lambda: self.gh.issue_events(upstream, number)
-        )
-        return found
+    def events(self, upstream: str, number: int) -> list[EventRef]:
+        return self._once(self.gh.issue_events, upstream, number)
 
-    def comments(self, upstream: str, number: int) -> list[Comment]:
-        found: list[Comment] = self._once(
-            ("comments", upstream, str(number)), lambda: self.gh.issue_comments(upstream, number)
-        )
-        return found
+    def comments(self, upstream: str, number: int) -> list[CommentRef]:
+        return self._once(self.gh.issue_comments, upstream, number)
 
-    def branch(self, upstream: str, branch: str) -> Branch | None:
-        found: Branch | None = self._once(
-            ("branch", upstream, branch), lambda: self.gh.branch(upstream, branch)
-        )
-        return found
+    def branch(self, upstream: str, branch: str) -> BranchRef | None:
+        return self._once(self.gh.branch, upstream, branch)
 
-    def branch_rules(self, upstream: str, branch: str) -> list[Rule]:
-        found: list[Rule] = self._once(
-            ("rules", upstream, branch), lambda: self.gh.branch_rules(upstream, branch)
-        )
-        return found
+    def branch_rules(self, upstream: str, branch: str) -> list[RuleRef]:
+        return self._once(self.gh.branch_rules, upstream, branch)
 
-    def open_pulls(self, upstream: str, head: str, base: str) -> list[Pull]:
-        found: list[Pull] = self._once(
-            ("pulls", upstream, head, base),
-            lambda: self.gh.pulls(upstream, state="open", head=head, base=base),
-        )
-        return found
+    def open_pulls(self, upstream: str, head: str, base: str) -> list[PullRef]:
+        return self._once(self.gh.pulls, upstream, state="open", head=head, base=base)
 
 
 def pull_state(reads: Reads, upstream: str, number: int) -> classify.Classification:
     """Classify PR `number`: its issue events and head repository are read only when it is
     closed without merge (an open or merged PR's state needs neither)."""
     pull = reads.pull(upstream, number)
-    closed = pull.get("state") != "open" and not (pull.get("merged") or pull.get("merged_at"))
-    if not closed:
+    if pull.state == "open" or pull.merged or pull.merged_at:
         return classify.classify(pull, [], None, upstream)
-    head = (pull.get("head") or {}).get("repo")
-    head_repo = reads.repo(head["full_name"]) if head else None
-    top = classify.root(reads, upstream) if head_repo and head_repo.get("fork") else None
+    head_repo = reads.repo(pull.head_repo) if pull.head_repo else None
+    top = classify.root(reads, upstream) if head_repo and head_repo.fork else None
     return classify.classify(pull, reads.events(upstream, number), head_repo, upstream, top)
 
 
-def read_pull_state(gh: GitHub, upstream: str, number: int) -> tuple[Pull, classify.Classification]:
+def read_pull_state(
+    gh: Forge, upstream: str, number: int
+) -> tuple[PullRef, classify.Classification]:
     """The PR and its classification, read once each."""
     reads = Reads(gh)
     return reads.pull(upstream, number), pull_state(reads, upstream, number)

@@ -8,22 +8,16 @@ which line of the manifest to change."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Protocol
 
-from patchcarry.github_types import Repo
 from patchcarry.manifest import Entry
-
-
-class RepoReader(Protocol):
-    def repo(self, full_name: str) -> Repo | None: ...
+from patchcarry.pulls.classify import RepoReader
 
 
 def current_name(reader: RepoReader, name: str) -> str:
     """`name` as GitHub names it now (itself when unreadable or only its case differs)."""
-    found = (reader.repo(name) or {}).get("full_name")
-    if not found or found.lower() == name.lower():
-        return name
-    return str(found)
+    found = reader.repo(name)
+    moved = found is not None and found.full_name and found.full_name.lower() != name.lower()
+    return found.full_name if moved and found else name
 
 
 def follow(reader: RepoReader, entries: list[Entry]) -> tuple[list[Entry], list[str]]:

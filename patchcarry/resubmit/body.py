@@ -12,7 +12,7 @@ from typing import Any
 from patchcarry import carried_tests
 from patchcarry import pr_template as templates
 from patchcarry.git.sha import short
-from patchcarry.github_types import Pull
+from patchcarry.github_types import PullRef
 from patchcarry.manifest import Entry
 from patchcarry.measure.impact import Impact
 from patchcarry.pulls.classify import Classification, PullState
@@ -308,7 +308,7 @@ def cross_link(
 
 def compose(
     entry: Entry,
-    existing: Pull | None,
+    existing: PullRef | None,
     *,
     superseded: Sequence[Classification],
     check_lines: Sequence[str],
@@ -320,7 +320,7 @@ def compose(
     """(title to set or None, body, the tool's section, why the body is left alone or ""):
     only the tool's section changes; the title only when the manifest's title changed since
     the tool last set it. A body whose section cannot be told apart is left as it is."""
-    found = sections.locate(existing.get("body") if existing else None, entry.name)
+    found = sections.locate(existing.body if existing else None, entry.name)
     old = found.section
     revisions = [*(old.revisions if old else ()), *([revision] if revision else [])]
     history = [*(f"#{c.number}" for c in superseded), "this PR"]
@@ -330,14 +330,14 @@ def compose(
             title = None
         elif old.title_hash == sections.title_hash(entry.title):
             title = None  # unchanged in the manifest: a maintainer's rename stands
-        if title is not None and existing.get("title") == title:
+        if title is not None and existing.title == title:
             title = None
     made: dict[str, str] = {}
     test_command = carried_tests.command(entry.tests) if entry.include_tests else None
     # a person's description: a body the tool first found without its section, or one whose
     # section says so; a body the tool opened the PR with is its own
     person = existing is not None and (old.person if old else True)
-    handwritten = sections.outside(existing.get("body"), old) if person and existing else None
+    handwritten = sections.outside(existing.body, old) if person and existing else None
 
     def make(listed: list[str]) -> str:
         section = made["last"] = render_section(
@@ -348,10 +348,10 @@ def compose(
         )  # fmt: skip
         if existing is None:
             return render_new(entry, section, pr_template, own)
-        return sections.merge(existing.get("body"), section, entry.name)
+        return sections.merge(existing.body, section, entry.name)
 
     body = sections.fit(
         make, revisions, left_out=sections.earlier(old.text if old else None),
-        what=f"{entry.name}'s PR body", current=existing.get("body") if existing else None,
+        what=f"{entry.name}'s PR body", current=existing.body if existing else None,
     )  # fmt: skip
     return title, body, made["last"], found.problem

@@ -128,7 +128,7 @@ def _duplicate(seen: Observed, owner: str, force: bool) -> str:
     current, existing = seen.current, seen.pull
     if current is None or current.state != classify.PullState.OPEN or force:
         return ""
-    if existing is not None and existing["number"] == current.number:
+    if existing is not None and existing.number == current.number:
         return ""
     return (
         f"the manifest's pr #{current.number} is open from {current.head_label}, "
@@ -181,23 +181,21 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
     if existing is None or edits_change is not None:
         plan = _add(plan, facts=[maintainer_edits.line(entry)])
     kept = branches.keep_body(
-        existing.get("body") if existing else None, entry, pushing=plan.push is not None,
+        existing.body if existing else None, entry, pushing=plan.push is not None,
         ours=seen.live is not None and seen.live == seen.published, opt_in=opts.update_live,
     )  # fmt: skip
     if existing is not None and kept:
         plan = _add(plan, facts=[kept])
-        title, body = None, existing.get("body") or ""
-    is_locked = bool(existing is not None and existing.get("locked"))
+        title, body = None, existing.body or ""
+    is_locked = bool(existing is not None and existing.locked)
     pull = PullWrite(existing, title, body, section, maintainer_edits.wanted(entry), edits_change,
                      is_locked)  # fmt: skip
     if existing is None:
         create = CreatePull(entry.upstream, f"{owner}:{entry.head_branch}", entry.base_branch)
         return dataclasses.replace(_add(plan, writes=[create]), pull=pull)
-    pr = existing["number"]
+    pr = existing.number
     changed = (["title"] if title is not None else []) + (
-        ["body (the tool's section only)"]
-        if normalize(existing.get("body")) != normalize(body)
-        else []
+        ["body (the tool's section only)"] if normalize(existing.body) != normalize(body) else []
     )
     if edits_change is not None:
         changed.append(f"maintainer edits {'on' if edits_change else 'off'}")
@@ -208,7 +206,7 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
         plan = _add(plan, facts=[locked.skipped("revision comment", pr)])
     elif plan.push is not None:
         writes.append(PostComment(entry.upstream, pr, "revision"))
-    plan = dataclasses.replace(plan, pr=pr, url=existing.get("html_url"), pull=pull)
+    plan = dataclasses.replace(plan, pr=pr, url=existing.html_url, pull=pull)
     return _add(plan, writes=writes)
 
 

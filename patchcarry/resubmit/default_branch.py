@@ -13,8 +13,8 @@ from patchcarry.pulls.reads import Reads
 def tip(reads: Reads, upstream: str, cache: Path) -> str | None:
     """Upstream's default branch tip in the cache (where GitHub reads its PR template and
     copy-pr-bot its configuration); None when it has none."""
-    branch = (reads.repo(upstream) or {}).get("default_branch")
-    return templates.fetch(cache, str(branch)) if branch else None
+    repo = reads.repo(upstream)
+    return templates.fetch(cache, repo.default_branch) if repo and repo.default_branch else None
 
 
 def pr_template(reads: Reads, upstream: str, cache: Path, ref: str | None) -> str | None:
@@ -31,8 +31,8 @@ def owner_template(reads: Reads, owner: str, cache: Path) -> str | None:
     repository of the owner that has none of its own (None: no such public repository)."""
     name = f"{owner}/{templates.OWNER_REPO}"
     repo = reads.repo(name)
-    if repo is None or repo.get("private") or not repo.get("default_branch"):
+    if repo is None or repo.private or not repo.default_branch:
         return None
-    url = hosts.answered_git_url(reads.host, name, repo.get("clone_url"))
-    ref = templates.fetch_owner(cache, url, str(repo.get("default_branch")))
+    url = hosts.answered_git_url(reads.host, name, repo.clone_url)
+    ref = templates.fetch_owner(cache, url, repo.default_branch)
     return templates.read(cache, ref) if ref else None

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from patchcarry import git, progress
 from patchcarry.errors import FatalError, GitHubError
 from patchcarry.github import GitHub, LockedError, TransientError, UnprocessableError
-from patchcarry.github_types import Pull
+from patchcarry.github_types import PullRef
 from patchcarry.manifest import Entry, record_pr
 from patchcarry.pulls import locked, ownership
 from patchcarry.pulls.classify import Classification, PullState
@@ -119,7 +119,7 @@ def execute(ctx: Context, plan: Plan) -> Record:
     owner = status.full_name.split("/")[0]
     lag = None if step is None else fork.Backoff(COMPARE_WAIT, ctx.opts.sleep or time.sleep, 2.0)
     pull, created = open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login, lag, facts)
-    number, url = pull["number"], pull.get("html_url")
+    number, url = pull.number, pull.html_url
     facts += _record_number(ctx, entry, number)  # before any comment: a re-run finds the PR
     if step is not None and plan.pull.existing is not None and not plan.pull.locked:
         facts += revision_comment(
@@ -188,7 +188,7 @@ DRAFTS_REFUSED = (
 def open_or_refresh(
     gh: GitHub, entry: Entry, pull: PullWrite, owner: str, login: str,
     lag: fork.Backoff | None = None, facts: list[str] | None = None,
-) -> tuple[Pull, bool]:  # fmt: skip
+) -> tuple[PullRef, bool]:  # fmt: skip
     """(the PR, whether this run created it). A create whose answer was lost is looked up
     (never blindly retried) and still reported as created. With `lag` (this run pushed),
     "No commits between" is re-checked while it waits: GitHub's compare view can lag a push
@@ -221,35 +221,35 @@ def open_or_refresh(
             except TransientError as exc:
                 return _found_after_create(gh, entry, pull, head, exc, login)
     fields: dict[str, str | bool] = {}
-    if pull.title is not None and existing.get("title") != pull.title:
+    if pull.title is not None and existing.title != pull.title:
         fields["title"] = pull.title
-    if normalize(existing.get("body")) != normalize(pull.body):
+    if normalize(existing.body) != normalize(pull.body):
         fields["body"] = pull.body
     if "title" in fields or "body" in fields:  # GitHub has no conditional write
-        now = gh.pull(entry.upstream, existing["number"])
+        now = gh.pull(entry.upstream, existing.number)
         if facts is not None:
             facts.extend(edited_during_run(now, existing, fields))
         fields = current_text(now, existing, pull, entry.name, fields)
     if pull.edits_change is not None:
         fields["maintainer_can_modify"] = pull.edits_change
     if fields:
-        existing = gh.update_pull(entry.upstream, existing["number"], **fields)
+        existing = gh.update_pull(entry.upstream, existing.number, **fields)
     return existing, False
 
 
-def edited_during_run(now: Pull, read: Pull, fields: dict[str, str | bool]) -> list[str]:
+def edited_during_run(now: PullRef, read: PullRef, fields: dict[str, str | bool]) -> list[str]:
     """What the record says of someone's edit between the run's read and its write."""
     said = []
-    if "title" in fields and now.get("title") != read.get("title"):
+    if "title" in fields and now.title != read.title:
         said.append("title: changed on GitHub during this run: kept as it is now")
-    if "body" in fields and now.get("body") != read.get("body"):
+    if "body" in fields and now.body != read.body:
         said.append("body: edited on GitHub during this run: the tool's section was merged "
                     "into it as it is now, every other byte kept")  # fmt: skip
     return said
 
 
 def current_text(
-    now: Pull, read: Pull, pull: PullWrite, entry_name: str, fields: dict[str, str | bool]
+    now: PullRef, read: PullRef, pull: PullWrite, entry_name: str, fields: dict[str, str | bool]
 ) -> dict[str, str | bool]:
     """The title and body to PATCH, from `now` (the PR re-read right before the PATCH: one
     round trip is the only window left) rather than `read` (the run's first read, made
@@ -258,24 +258,24 @@ def current_text(
     body someone changed gets only the tool's section merged into it as it is now (a
     section edited by hand is left alone, as `merge` does)."""
     out: dict[str, str | bool] = {}
-    if "title" in fields and now.get("title") == read.get("title"):
+    if "title" in fields and now.title == read.title:
         out["title"] = fields["title"]
     if "body" in fields:
         body = pull.body
-        if now.get("body") != read.get("body"):
-            body = merge(now.get("body"), pull.section, entry_name)
-        if normalize(now.get("body")) != normalize(body):
+        if now.body != read.body:
+            body = merge(now.body, pull.section, entry_name)
+        if normalize(now.body) != normalize(body):
             out["body"] = body
     return out
 
 
 def _found_after_create(
     gh: GitHub, entry: Entry, pull: PullWrite, head: str, exc: Exception, login: str
-) -> tuple[Pull, bool]:
+) -> tuple[PullRef, bool]:
     """The PR from `head` after a create that failed or lost its answer (the 422 lookup)."""
     found = None
     for candidate in gh.pulls(entry.upstream, state="open", head=head, base=entry.base_branch):
-        if (candidate.get("head") or {}).get("label") == head:
+        if candidate.head_label == head:
             found = candidate
     if found is None and isinstance(exc, TransientError):
         raise GitHubError(
@@ -290,9 +290,9 @@ def _found_after_create(
         gh.writes.append(CreatePull(entry.upstream).call)
     # someone's PR (opened between the read and the POST), or ours whose answer was
     # lost: either way only the tool's section goes into the body found, title kept
-    body = merge(found.get("body"), pull.section, entry.name)
-    if normalize(found.get("body")) != normalize(body):
-        found = gh.update_pull(entry.upstream, found["number"], body=body)
+    body = merge(found.body, pull.section, entry.name)
+    if normalize(found.body) != normalize(body):
+        found = gh.update_pull(entry.upstream, found.number, body=body)
     return found, created
 
 
@@ -375,9 +375,9 @@ def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[DcoShown, str]:
         found_runs = gh.check_runs(repo, sha)
     except GitHubError as exc:
         return {"sha": sha, "dco": None}, f"DCO: not read for {git.short(sha)} ({exc})"
-    runs = [r for r in found_runs if "dco" in str(r.get("name", "")).lower()]
+    runs = [r for r in found_runs if "dco" in r.name.lower()]
     if not runs:
         return {"sha": sha, "dco": None}, f"DCO: not reported yet for {git.short(sha)}"
-    found = {str(r.get("name")): r.get("conclusion") or r.get("status") for r in runs}
+    found: dict[str, str | None] = {r.name: r.conclusion or r.status for r in runs}
     said = ", ".join(f"{name} {state}" for name, state in sorted(found.items()))
     return {"sha": sha, "dco": found}, f"DCO: {said} for {git.short(sha)}"

@@ -43,14 +43,15 @@ def inspect(gh: GitHub | Reads, fork: str, upstream: str) -> ForkStatus:
     repo = gh.repo(fork)
     if repo is None:
         return ForkStatus(ForkKind.MISSING, fork)
-    source = (repo.get("source") or {}).get("full_name")
     top = classify.root(gh, upstream)
     if classify.same_network(repo, top):
-        url = hosts.answered_git_url(gh.host, fork, repo.get("clone_url"))
-        return ForkStatus(ForkKind.ATTACHED, repo["full_name"], url)
+        url = hosts.answered_git_url(gh.host, fork, repo.clone_url)
+        return ForkStatus(ForkKind.ATTACHED, repo.full_name, url)
     where = f" (the root of {upstream}'s network)" if top.lower() != upstream.lower() else ""
-    why = "fork: false" if not repo.get("fork") else f"its source is {source}, not {top}{where}"
-    return ForkStatus(ForkKind.DETACHED, repo.get("full_name", fork), None, why)
+    why = (
+        "fork: false" if not repo.fork else f"its source is {repo.source or None}, not {top}{where}"
+    )
+    return ForkStatus(ForkKind.DETACHED, repo.full_name or fork, None, why)
 
 
 def refuse_detached(status: ForkStatus, upstream: str) -> FatalError:
@@ -97,7 +98,7 @@ def create(gh: GitHub, name: str, upstream: str, *, login: str, wait: Backoff) -
     used, and `note` says so."""
     owner, repo = name.split("/", 1)
     made = gh.create_fork(upstream, name=repo, organization=None if owner == login else owner)
-    full_name = str(made.get("full_name") or name)
+    full_name = made.full_name or name
     if full_name.split("/")[0].lower() != owner.lower():
         raise hosts.ForeignGitURLError(
             f"POST /repos/{upstream}/forks answered {hosts.shown(full_name)}, not a fork owned by "

@@ -8,7 +8,7 @@ import dataclasses
 from patchcarry import tokens
 from patchcarry.errors import FatalError
 from patchcarry.github import ACTIONS, APP_USER, CLASSIC, FINE_GRAINED, OAUTH
-from patchcarry.github_types import Rule
+from patchcarry.github_types import RuleRef
 from patchcarry.resubmit import repo_rules
 from patchcarry.resubmit.model import (
     Action,
@@ -66,7 +66,7 @@ def _judge(seen: Observed, plan: Plan, facts: RunFacts) -> Plan:
     plan = _judge_repos(seen, plan)
     if plan.push is None:
         return plan
-    protected = bool(seen.classic and seen.classic.get("protected"))
+    protected = bool(seen.classic and seen.classic.protected)
     rules = None if seen.rules is None else list(seen.rules)
     judged = judge_rules(rules, plan.entry.base_branch, classic=classic_checks(seen),
                          protected=protected)  # fmt: skip
@@ -160,9 +160,7 @@ def classic_checks(seen: Observed) -> list[str] | None:
     its required checks ([] for none, or an unprotected branch); None: not read."""
     if seen.classic is None:
         return None
-    protection = seen.classic.get("protection") or {}
-    wanted = (protection.get("required_status_checks") or {}).get("contexts") or []
-    return [str(c) for c in wanted] if seen.classic.get("protected") else []
+    return list(seen.classic.contexts) if seen.classic.protected else []
 
 
 def _classic_line(branch: str, classic: list[str] | None, protected: bool) -> str:
@@ -179,7 +177,7 @@ def _classic_line(branch: str, classic: list[str] | None, protected: bool) -> st
 
 
 def judge_rules(
-    rules: list[Rule] | None, branch: str, *, classic: list[str] | None = None,
+    rules: list[RuleRef] | None, branch: str, *, classic: list[str] | None = None,
     protected: bool = False,
 ) -> RulesJudged:  # fmt: skip
     """What the new head needs on `branch`, and the verdict for the tool's own commits
@@ -190,10 +188,8 @@ def judge_rules(
     checks: list[str] = list(classic or [])
     kinds: set[str] = set()
     for rule in rules:
-        kinds.add(str(rule.get("type")))
-        if rule.get("type") == "required_status_checks":
-            wanted = (rule.get("parameters") or {}).get("required_status_checks") or []
-            checks.extend(str(c.get("context")) for c in wanted if c.get("context"))
+        kinds.add(rule.type)
+        checks.extend(c.context for c in rule.checks if c.context)
     verdicts: dict[str, str] = {}
     for name in dict.fromkeys(checks):
         dco = "dco" in name.lower()

@@ -17,8 +17,9 @@ trailers (`Signed-off-by: ...`) are kept line for line."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
+
+from patchcarry.github_types import UserRef
 
 # U+2060 WORD JOINER: invisible, and GitHub's mention needs `@` right before the name
 _JOIN = "\u2060"
@@ -38,16 +39,16 @@ _IMAGE_RE = re.compile(r"!\[")
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-def own_emails(user: Mapping[str, Any]) -> frozenset[str]:
+def own_emails(user: UserRef) -> frozenset[str]:
     """The commit emails that are the token user's own, from GitHub's `GET /user` answer:
     its public email and its noreply addresses (lowercase). Empty without a user."""
-    login, ident, email = user.get("login"), user.get("id"), user.get("email")
+    login, ident, email = user.login, user.id, user.email
     found = set()
-    if isinstance(login, str) and login:
+    if login:
         found.add(f"{login}@users.noreply.github.com")
-        if isinstance(ident, int):
+        if ident is not None:
             found.add(f"{ident}+{login}@users.noreply.github.com")
-    if isinstance(email, str) and email:
+    if email:
         found.add(email)
     return frozenset(e.lower() for e in found)
 

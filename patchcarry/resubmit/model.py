@@ -12,7 +12,7 @@ from typing import ClassVar, Literal, NotRequired, TypedDict
 
 from patchcarry import limits
 from patchcarry.git.sha import short
-from patchcarry.github_types import Pull
+from patchcarry.github_types import PullRef
 from patchcarry.manifest import Entry
 from patchcarry.measure.impact import Impact
 from patchcarry.pulls.classify import Classification
@@ -302,7 +302,7 @@ class Push:
 class PullWrite:
     """The PR's create (`existing` None) or edit, and what goes in it."""
 
-    existing: Pull | None
+    existing: PullRef | None
     title: str | None  # None: the title is left as it is
     body: str
     section: str  # the tool's section alone (merged into a PR found after a create's 422)

@@ -15,7 +15,7 @@ from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, NetworkError, UpstreamError, UsageError
 from patchcarry.github import NotFoundError
-from patchcarry.github_types import Branch, Pull, Repo, Rule
+from patchcarry.github_types import BranchRef, PullRef, RepoRef, RuleRef
 from patchcarry.manifest import Entry
 from patchcarry.pulls import classify, ownership
 from patchcarry.pulls.classify import Classification
@@ -98,14 +98,14 @@ class Observed:
     published: str | None = None  # the publication record's commit
     publishers: Mapping[str, str] = dataclasses.field(default_factory=dict)
     vetting: Vetting | None = None
-    pull: Pull | None = None  # the open PR from the fork branch
+    pull: PullRef | None = None  # the open PR from the fork branch
     linked: frozenset[int] = frozenset()  # superseded PRs that hold our cross-link already
     locked: frozenset[int] = frozenset()  # superseded PRs whose conversation is locked
-    rules: tuple[Rule, ...] | None = ()  # upstream's active rules (None: not readable)
+    rules: tuple[RuleRef, ...] | None = ()  # upstream's active rules (None: not readable)
     fork_side: ForkSide | None = None  # the fork's branches (for the workflow scope)
-    classic: Branch | None = None  # the base branch: what anyone may read of its protection
-    upstream_repo: Repo | None = None  # GET /repos answers, read anyway (archived, who may
-    fork_repo: Repo | None = None  # open PRs): judged by the gate before any write
+    classic: BranchRef | None = None  # the base branch: what anyone may read of its protection
+    upstream_repo: RepoRef | None = None  # GET /repos answers, read anyway (archived, who may
+    fork_repo: RepoRef | None = None  # open PRs): judged by the gate before any write
     # whether upstream vets PR heads with copy-pr-bot (`ci_gate`); None: not read
     ci_gate: bool | None = None
 
@@ -115,7 +115,7 @@ def observe_run(
 ) -> RunFacts:
     """The run's facts: login, upstream URL, the check, the PRs' states, default branches."""
     user = gh.user() if token is not None else None
-    login = user.get("login", "") if user is not None else ""
+    login = user.login if user is not None else ""
     upstreams = sorted({e.upstream for e in entries})
     if len(upstreams) > 1 and opts.upstream_url:
         raise UsageError("--upstream-url names one repository, but the entries use several")
@@ -148,13 +148,13 @@ def _clone_url(reads: Reads, upstream: str, host: str) -> str:
     repo = reads.repo(upstream)
     if repo is None:
         raise UpstreamError(f"{upstream} not found on {host}. {_HIDDEN}")
-    return hosts.answered_git_url(reads.host, upstream, repo.get("clone_url"))
+    return hosts.answered_git_url(reads.host, upstream, repo.clone_url)
 
 
 def _default_branch(reads: Reads, entry: Entry) -> str | None:
     """The fork's default branch; a missing fork would get upstream's (default_branch_only)."""
     repo = reads.repo(entry.fork) or reads.repo(entry.upstream)
-    return (repo or {}).get("default_branch")
+    return repo.default_branch if repo else None
 
 
 def _manifest_line(path: Path, entry: str, key: str, number: int) -> str:
@@ -237,7 +237,7 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         pull=_read_pull(reads, entry, status, current),
         linked=_read_links(reads, entry, superseded, opts.force, facts.login),
         locked=frozenset(
-            c.number for c in superseded if reads.pull(entry.upstream, c.number).get("locked")
+            c.number for c in superseded if reads.pull(entry.upstream, c.number).locked
         ),  # fmt: skip
         rules=_read_rules(reads, entry.upstream, entry.base_branch),
         fork_side=_read_fork_side(reads, entry, status, facts),
@@ -281,7 +281,7 @@ def _read_vetting(entry: Entry, head: str | None, upstream_url: str) -> Vetting 
 
 def _read_pull(
     reads: Reads, entry: Entry, status: fork.ForkStatus, current: Classification | None
-) -> Pull | None:
+) -> PullRef | None:
     """The open PR from the fork branch: the recorded one when it still comes from there."""
     label = f"{status.full_name.split('/')[0]}:{entry.head_branch}"
     if (
@@ -293,8 +293,8 @@ def _read_pull(
     if status.kind != fork.ForkKind.ATTACHED:
         return None
     for pull in reads.open_pulls(entry.upstream, label, entry.base_branch):
-        if (pull.get("head") or {}).get("label") == label:  # the whole PR: a list item
-            return reads.pull(entry.upstream, pull["number"])  # lacks maintainer_can_modify
+        if pull.head_label == label:  # the whole PR: a list item
+            return reads.pull(entry.upstream, pull.number)  # lacks maintainer_can_modify
     return None
 
 
@@ -323,7 +323,7 @@ def _read_fork_side(
     else:
         url, repo = facts.upstream_url, reads.repo(entry.upstream)
         owner, pattern = f"{entry.fork} (to be made)", ""
-    default = (repo or {}).get("default_branch") or "main"
+    default = (repo.default_branch if repo else None) or "main"
     ref = f"refs/heads/{default}"
     code, found, _ = git.ls_remote_refs(url, [pattern or ref], cwd=facts.cache)
     found = found if code == 0 else {}
@@ -385,7 +385,7 @@ def settle(
     return None
 
 
-def _read_rules(reads: Reads, upstream: str, branch: str) -> tuple[Rule, ...] | None:
+def _read_rules(reads: Reads, upstream: str, branch: str) -> tuple[RuleRef, ...] | None:
     """The base branch's active rules; None where GitHub serves no rulesets (a GitHub
     Enterprise Server without them answers 404): not readable, never "none"."""
     try:

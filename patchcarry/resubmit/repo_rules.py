@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from patchcarry.github_types import Repo
+from patchcarry.github_types import RepoRef
 
 ARCHIVED = "Repository was archived so is read-only."  # GitHub's 403 to a write
 
@@ -22,19 +22,19 @@ class RepoVerdict:
 
 
 def judge(
-    upstream_name: str, upstream: Repo | None, fork_name: str, fork: Repo | None,
+    upstream_name: str, upstream: RepoRef | None, fork_name: str, fork: RepoRef | None,
     *, creates: bool,
 ) -> RepoVerdict:  # fmt: skip
     """The verdict for writes to `upstream` (a PR created when `creates`) from `fork` (None:
     not made yet, or not readable)."""
-    up = upstream or {}
-    if up.get("archived"):
+    up = upstream or RepoRef()
+    if up.archived:
         return RepoVerdict(
             f'{upstream_name} is archived: GitHub answers every write to it 403 "{ARCHIVED}" '
             "(no PR can be opened, edited or commented on) until its owner unarchives it; "
             "nothing was written"
         )
-    if fork is not None and fork.get("archived"):
+    if fork is not None and fork.archived:
         return RepoVerdict(
             f'{fork_name} is archived: GitHub refuses pushes to it ("This repository was '
             'archived so it is read-only."); unarchive it (its Settings > Danger Zone) or name '
@@ -45,14 +45,14 @@ def judge(
     return _who_may_open(upstream_name, up)
 
 
-def _who_may_open(name: str, up: Repo) -> RepoVerdict:
-    writer = (up.get("permissions") or {}).get("push")
-    if up.get("has_pull_requests") is False:
+def _who_may_open(name: str, up: RepoRef) -> RepoVerdict:
+    writer = up.can_push
+    if up.has_pull_requests is False:
         return RepoVerdict(
             f"{name} has pull requests turned off (has_pull_requests: false): GitHub would "
             "refuse the PR after the push; nothing was written"
         )
-    policy = up.get("pull_request_creation_policy")
+    policy = up.pull_request_creation_policy
     if policy == "collaborators_only" and not writer:
         return RepoVerdict(
             f"{name} lets only collaborators open pull requests (pull_request_creation_policy: "
