@@ -1,4 +1,5 @@
-"""The only module that imports ghapi: a few GitHub REST verbs that return plain data.
+"""The only module that imports ghapi: a few GitHub REST verbs, each answer read into the tool's
+own records (`github_types`, the `Forge` protocol).
 
 ghapi 2.1.4 is async by default; we build it with `sync=True` (blocking calls) on purpose:
 the flow is strictly sequential and must stop at the first failure. Each verb is ghapi's
@@ -334,8 +335,8 @@ class GitHub:
         retry: bool | None = None,
         **params: Any,
     ) -> Any:
-        """ghapi's `operation` ("pulls.list") with `route` and `params`; plain data of its
-        shape (`SHAPES`) back. Retries and waits as `_with_retries`."""
+        """ghapi's `operation` ("pulls.list") with `route` and `params`; its answer read as
+        its record (`SHAPES`). Retries and waits as `_with_retries`."""
         op, path = self._operation(operation, route)
         label = f"{op.verb} {path}"
         send = lambda: op(**route, **params, headers_=self._headers, raw_=True)  # noqa: E731

@@ -22,17 +22,14 @@ def path_of(field: dataclasses.Field[Any]) -> tuple[str, ...]:
     return tuple(field.metadata.get("path", (field.name,)))
 
 
-record = dataclasses.dataclass(frozen=True, slots=True)
-
-
-@record
+@dataclasses.dataclass(frozen=True, slots=True)
 class UserRef:
     login: str = ""
     id: int | None = None
     email: str | None = None  # the public one
 
 
-@record
+@dataclasses.dataclass(frozen=True, slots=True)
 class RepoRef:
     full_name: str = ""
     fork: bool = False
@@ -46,7 +43,7 @@ class RepoRef:
     can_push: bool | None = at("permissions", "push", default=None)  # the token user's
 
 
-@record
+@dataclasses.dataclass(frozen=True, slots=True)
 class PullRef:
     number: int
     state: str = ""
@@ -66,19 +63,19 @@ class PullRef:
     maintainer_can_modify: bool | None = None  # the whole PR only (not in a list's items)
 
 
-@record
+@dataclasses.dataclass(frozen=True, slots=True)
 class EventRef:
     event: str = ""
     actor: str = at("actor", "login", default="")
 
 
-@record
+@dataclasses.dataclass(frozen=True, slots=True)
 class CommentRef:
     body: str | None = None
     author: str = at("user", "login", default="")
 
 
-@record
+@dataclasses.dataclass(frozen=True, slots=True)
 class SearchHit:
     number: int
     title: str = ""
@@ -89,7 +86,7 @@ class SearchHit:
         return "/".join(self.repository_url.rstrip("/").split("/")[-2:])
 
 
-@record
+@dataclasses.dataclass(frozen=True, slots=True)
 class BranchRef:
     """GET .../branches/{branch}: `protected` and a classic protection's required checks
     are shown to anyone (the rest of the protection to admins only)."""
@@ -98,32 +95,32 @@ class BranchRef:
     contexts: tuple[str, ...] = at("protection", "required_status_checks", "contexts", default=())
 
 
-@record
+@dataclasses.dataclass(frozen=True, slots=True)
 class StatusCheck:
     context: str = ""
 
 
-@record
+@dataclasses.dataclass(frozen=True, slots=True)
 class RuleRef:
     type: str = ""
     checks: tuple[StatusCheck, ...] = at("parameters", "required_status_checks", default=())
 
 
-@record
+@dataclasses.dataclass(frozen=True, slots=True)
 class CheckRunRef:
     name: str = ""
     status: str = ""
     conclusion: str | None = None
 
 
-@record
+@dataclasses.dataclass(frozen=True, slots=True)
 class SearchPage:
     items: tuple[SearchHit, ...] = ()
     total_count: int = 0
     incomplete_results: bool = False
 
 
-@record
+@dataclasses.dataclass(frozen=True, slots=True)
 class CheckRuns:
     check_runs: tuple[CheckRunRef, ...] = ()
 

@@ -194,7 +194,7 @@ def test_saml_sso_403_says_to_authorize_the_token_for_the_org_with_githubs_url(f
     assert "SAML" in message and url in message and "authorize" in message
     assert "lacks a scope" not in message
     fake.state.sso_authorized.add((sc.TOKEN, "NVIDIA"))
-    assert client(fake, []).repo(sc.UPSTREAM).full_name == sc.UPSTREAM  # type: ignore[union-attr]
+    assert client(fake, []).repo(sc.UPSTREAM).full_name == sc.UPSTREAM
 
 
 def test_a_redirect_to_another_host_never_carries_the_token():

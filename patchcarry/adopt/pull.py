@@ -9,6 +9,7 @@ import urllib.parse
 from patchcarry import hosts
 from patchcarry.errors import BadInputError
 from patchcarry.github import GitHub
+from patchcarry.github_types import PullRef
 from patchcarry.manifest import check_branch, check_repo
 from patchcarry.pulls import classify
 from patchcarry.pulls.reads import read_pull_state
@@ -69,24 +70,13 @@ def _port(parts: urllib.parse.SplitResult) -> int | None:
     return parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
 
 
-@dataclasses.dataclass(frozen=True)
-class PullFacts:
+def read(gh: GitHub, target: Target) -> tuple[PullRef, classify.Classification]:
     """The PR as GitHub shows it now, and how it was closed."""
-
-    title: str
-    author: str
-    base_branch: str
-    head_ref: str
-    head_sha: str
-    state: classify.Classification
-
-
-def read(gh: GitHub, target: Target) -> PullFacts:
     pull, state = read_pull_state(gh, target.upstream, target.number)
     # the answer names the branches the entry gets: the manifest's own check, before any use
     for value, key in ((pull.base_ref, "base_branch"), (pull.head_ref, "head_branch")):
         check_branch(value, f"{target} (as GitHub answers it): {key}")
-    return PullFacts(pull.title, pull.author, pull.base_ref, pull.head_ref, pull.head_sha, state)
+    return pull, state
 
 
 def check_name(name: str) -> str:

@@ -35,6 +35,7 @@ from patchcarry.display import line
 from patchcarry.errors import BadInputError, FatalError, UpstreamError
 from patchcarry.git.sha import short
 from patchcarry.github import GitHub
+from patchcarry.github_types import PullRef
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
 from patchcarry.pulls import classify
@@ -107,7 +108,7 @@ def _one_a_line(names: list[str]) -> Any:
 
 def _fields(
     name: str,
-    facts: pull_mod.PullFacts,
+    pull: PullRef,
     target: pull_mod.Target,
     series: commits_mod.Series,
     patch_names: list[str],
@@ -118,14 +119,14 @@ def _fields(
 ) -> dict[str, Any]:
     fields: dict[str, Any] = {
         "name": name,
-        "title": facts.title,
+        "title": pull.title,
         "upstream": target.upstream,
-        "base_branch": facts.base_branch,
+        "base_branch": pull.base_ref,
         "base_commit": series.base,
     }
     if fork != defaults.get("fork"):
         fields["fork"] = fork
-    fields["head_branch"] = facts.head_ref
+    fields["head_branch"] = pull.head_ref
     fields["fix"] = patch_names[0] if fixes == 1 else _one_a_line(patch_names[:fixes])
     if len(patch_names) > fixes:  # trailing commits that touch tests alone, in order
         fields["tests"] = _one_a_line(patch_names[fixes:])
@@ -187,15 +188,14 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
     if opts.name is not None:
         pull_mod.check_name(opts.name)
         _preflight_names(opts.name, entries, path)
-    facts = pull_mod.read(gh, target)
-    state = facts.state
-    say(f"{target}: {facts.title!r} by {line(facts.author)}: {state.state}")  # repr escapes
+    pull, state = pull_mod.read(gh, target)
+    say(f"{target}: {pull.title!r} by {line(pull.author)}: {state.state}")  # repr escapes
     say("\n".join(f"  - {line(text)}" for text in state.evidence))
     if state.state == classify.PullState.MERGED:
         raise FatalError(f"{target} is merged: its change is upstream already, nothing to adopt")
-    name = opts.name or pull_mod.default_name(facts.head_ref, target.number)
+    name = opts.name or pull_mod.default_name(pull.head_ref, target.number)
     _preflight_names(name, entries, path)
-    _preflight_branch(_fork(opts, defaults, target.upstream, facts.author), facts.head_ref,
+    _preflight_branch(_fork(opts, defaults, target.upstream, pull.author), pull.head_ref,
                       entries, path)  # fmt: skip
     url = opts.upstream_url
     if url is None:
@@ -204,17 +204,17 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
             raise UpstreamError(f"{target.upstream}: not found on {gh.host}; pass --upstream-url")
         url = hosts.answered_git_url(gh.host, target.upstream, repo.clone_url)
     history = upstream_mod.fetch_history(
-        url, branch=facts.base_branch, pull=target.number, work_dir=opts.work_dir
+        url, branch=pull.base_ref, pull=target.number, work_dir=opts.work_dir
     )
     series = commits_mod.own_commits(history)
     say(
         f"refs/pull/{target.number}/head {short(history.head)}: {len(series.commits)} commit(s) "
-        f"of its own on {facts.base_branch}, base {short(series.base)} "
+        f"of its own on {pull.base_ref}, base {short(series.base)} "
         f"(history fetched to depth {history.depth}, commits only)"
     )
     for merge in series.dropped_merges:
         say(f"  dropped {short(merge.sha)} {merge.subject!r} ({line(merge.author)}): merges "
-            f"{facts.base_branch} into the PR")  # fmt: skip
+            f"{pull.base_ref} into the PR")  # fmt: skip
     patches_dir = path.parent
     with tempfile.TemporaryDirectory(prefix="adopt-") as tmp_name:
         written = commits_mod.write_patches(
@@ -231,13 +231,13 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
                 f"{target}: {bad[0].patch} does not apply in order on base {short(series.base)} "
                 "(a later commit builds on a merge of the base branch): rebase the PR by hand"
             )
-        fork = _fork(opts, defaults, target.upstream, facts.author)
+        fork = _fork(opts, defaults, target.upstream, pull.author)
         fixes = split_tests(patches)
         touched = sorted({f for p in patches for f in p.files})
         paths = opts.paths or paths_mod.derive(touched)
         _preflight_paths(target, opts, patches, paths)
         names = [p.name for p in written]
-        fields = _fields(name, facts, target, series, names, fixes, paths, fork, defaults)
+        fields = _fields(name, pull, target, series, names, fixes, paths, fork, defaults)
         _preflight_text(target, fields)
         for i, (commit, patch) in enumerate(zip(series.commits, patches, strict=True)):
             role = "fix" if i < fixes else "tests (it touches tests only)"

@@ -48,12 +48,8 @@ _.allow_reuse_address  # socketserver.TCPServer reads it when it binds
 # ghapi's transport (httpx2): read by the transport when it sends
 _.retries  # github.py sets it to 0: retries are decided there, per verb
 
-# TypedDict keys (github_types.py, resubmit/model.py): read by string key (`pull["html_url"]`)
-_.html_url  # a PR's page, read by key
-_.repository_url  # a search hit's repository, read by key
+# TypedDict keys (resubmit/model.py, resubmit/gate.py): read by string key
 _.required_status_checks  # a rule's parameters and the judged rules, read by key
 _.required_signatures  # the judged rules, read by key
 _.required_linear_history  # the judged rules, read by key
 _.after_push  # the judged rules' DCO result after the push, written by key
-_.permissions  # a repository answer's permissions for the token's user, read by key
-_.contexts  # a classic protection's required checks, read by key
