@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
         doc = evidence.load(args.render)
         return _report(doc, args)
     chosen = _configs(args)
-    src = setup.source_tree(args)  # the same tree rules as measure
+    tree = setup.TreeFrom(args.model, args.megatron_src, args.upstream, args.manifest)
+    src = setup.source_tree(tree)  # the same tree rules as measure
     manifest = manifest_mod.load(args.manifest) if args.manifest else manifest_mod.load()
     requested = [v.strip() for v in args.variants.split(",") if v.strip()]
     plan = variants.plan(manifest, requested)

@@ -128,10 +128,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.harness == "pretrain":
-        from patchcarry.measure import pretrain_setup
+    import dataclasses
 
-        return pretrain_setup.run(args)
     from patchcarry.measure import setup
 
-    return setup.run(args)
+    opts = setup.Options(
+        **{f.name: getattr(args, f.name) for f in dataclasses.fields(setup.Options)}
+    )
+    if opts.harness == "pretrain":
+        from patchcarry.measure import pretrain_setup
+
+        return pretrain_setup.run(opts)
+    return setup.run(opts)

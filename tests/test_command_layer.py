@@ -1,0 +1,49 @@
+"""The command layer turns the command line into plain typed values: below it no module reads
+argparse's namespace, so an option is renamed or re-typed in `commands/` alone (issue 45)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+
+PACKAGE = Path(__file__).resolve().parent.parent / "patchcarry"
+ABOVE = {"cli.py"}  # the dispatcher, above the commands
+
+
+def _program(tree: ast.Module) -> bool:
+    """A module run as its own process (`python -m ...`): its `main` is its own command line."""
+    return any(isinstance(n, ast.If) and "__main__" in ast.unparse(n.test) for n in tree.body)
+
+
+def _findings(source: str) -> list[str]:
+    tree = ast.parse(source)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom) and not _program(tree):
+            names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+            if "argparse" in names:
+                found.append(f"{node.lineno}: imports argparse")
+        if isinstance(node, ast.Name | ast.Attribute | ast.alias) and "Namespace" in (
+            getattr(node, "id", None) or getattr(node, "attr", None) or getattr(node, "name", "")
+        ):
+            found.append(f"{node.lineno}: names argparse's Namespace")
+    return found
+
+
+def test_nothing_below_the_commands_reads_argparse() -> None:
+    below = [
+        p
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if p.relative_to(PACKAGE).parts[0] != "commands" and p.name not in ABOVE
+    ]
+    found = [f"{p.relative_to(PACKAGE)}:{hit}" for p in below for hit in _findings(p.read_text())]
+    assert found == []
+
+
+def test_the_check_sees_a_namespace_handed_down() -> None:
+    assert _findings("import argparse\ndef run(args: argparse.Namespace) -> int: ...\n")
+    assert _findings("from argparse import Namespace\nOptions = Namespace\n")
+    program = "import argparse\nif __name__ == '__main__':\n    argparse.ArgumentParser()\n"
+    assert _findings(program) == []
+
