@@ -6,6 +6,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+from patchcarry import cli
 
 PACKAGE = Path(__file__).resolve().parent.parent / "patchcarry"
 ABOVE = {"cli.py"}  # the dispatcher, above the commands
@@ -47,3 +50,20 @@ def test_the_check_sees_a_namespace_handed_down() -> None:
     program = "import argparse\nif __name__ == '__main__':\n    argparse.ArgumentParser()\n"
     assert _findings(program) == []
 
+
+@pytest.mark.parametrize("command", ["resubmit", "scan"])
+def test_upstream_as_owner_name_is_upstream_repo_and_the_old_spelling_still_works(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--upstream` is a git URL or path in check, tree, retire, audit, measure and gpu-check;
+    OWNER/NAME is `--upstream-repo`. The old spelling keeps working one release, with a note."""
+    parser, commands = cli.build_parser()
+    new = parser.parse_args([command, "--upstream-repo", "acme/widgets"])
+    assert new.upstream_repo == "acme/widgets" and capsys.readouterr().err == ""
+    old = parser.parse_args([command, "--upstream", "acme/widgets"])
+    assert old.upstream_repo == "acme/widgets" and "upstream" not in vars(old)
+    note = capsys.readouterr().err.splitlines()
+    assert len(note) == 1 and "--upstream is deprecated" in note[0] and "--upstream-repo" in note[0]
+    assert parser.parse_args([command]).upstream_repo is None
+    shown = commands[command].format_help()
+    assert "--upstream-repo OWNER/NAME" in shown and "--upstream " not in shown

@@ -4,7 +4,10 @@ one is a usage mistake (exit 2, the command's usage printed), like any other on 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from patchcarry.errors import BadInputError
 
@@ -42,4 +45,40 @@ def add_manifest(
         default=None,
         metavar="PATH",
         help=f"default: {default}",
+    )
+
+
+class _OldSpelling(argparse.Action):
+    """An option's old spelling, kept working for one release: its value lands where the new
+    spelling's does, with a one-line note on stderr."""
+
+    def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.new = new
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        print(
+            f"note: {option_string} is deprecated here and goes in the next release; "
+            f"use {self.new}",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def add_old_spelling(parser: argparse.ArgumentParser, old: str, new: str, **kwargs: Any) -> None:
+    """`old`, hidden from the help, as a spelling of `new` (one meaning per option name)."""
+    parser.add_argument(
+        old,
+        action=_OldSpelling,
+        new=new,
+        dest=new.lstrip("-").replace("-", "_"),
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+        **kwargs,
     )

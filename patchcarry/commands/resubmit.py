@@ -66,11 +66,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="git URL or path to fetch upstream from (default: its clone_url)",
     )
     parser.add_argument(
-        "--upstream",
+        "--upstream-repo",
         metavar="OWNER/NAME",
         type=argtypes.repo,
         help="every entry's upstream repository",
     )
+    # `--upstream` is a git URL or path in the other commands
+    argtypes.add_old_spelling(parser, "--upstream", "--upstream-repo", type=argtypes.repo)
     parser.add_argument(
         "--fork",
         metavar="OWNER/NAME",
@@ -149,7 +151,7 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     entries = manifest.load(args.manifest).select(args.entries)
     up, fork = (
         manifest.check_repo(value, flag) if value is not None else None
-        for flag, value in (("--upstream", args.upstream), ("--fork", args.fork))
+        for flag, value in (("--upstream-repo", args.upstream_repo), ("--fork", args.fork))
     )
     edits = args.maintainer_edits  # the flag states the choice for every entry
     return [
