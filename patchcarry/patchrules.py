@@ -6,7 +6,7 @@ tree. The rules run on what git reads in it (`patchfile`: `git mailinfo`, `git a
 file or another file upstream's CI, forge or git obeys (`_CI_FILES`); no symlinks, submodules,
 mode changes (a delete and a create of one path with another mode included), renames, copies
 or binary data (nor a NUL, or non-UTF-8 bytes added to a UTF-8 file, in a text hunk); no
-section whose names disagree (`patchnames`); an author git can read and a `Signed-off-by:`
+section whose names disagree (`patchfile`); an author git can read and a `Signed-off-by:`
 from them (upstream requires the DCO); a UTF-8 header and message.
 Which paths an entry may touch is the manifest's (`allowed`, below); a file other tools
 upstream runs obey (`_OBEYED`: dev containers, `.lfsconfig`, `.vscode/`, pre-commit) only when
