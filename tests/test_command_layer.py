@@ -67,3 +67,21 @@ def test_upstream_as_owner_name_is_upstream_repo_and_the_old_spelling_still_work
     assert parser.parse_args([command]).upstream_repo is None
     shown = commands[command].format_help()
     assert "--upstream-repo OWNER/NAME" in shown and "--upstream " not in shown
+
+
+# i45b restructures these two; their spellings go to ci_gate's helpers once merged
+BOT_WORDS_NOT_YET = {"resubmit/body.py", "resubmit/execute.py"}
+
+
+def test_copy_pr_bot_s_words_are_spelled_in_ci_gate_alone() -> None:
+    """The bot's comment and branch, written in one module: a second spelling drifts."""
+    spelled = sorted(
+        str(p.relative_to(PACKAGE))
+        for p in PACKAGE.rglob("*.py")
+        if any(
+            isinstance(n, ast.Constant | ast.JoinedStr)
+            and any(w in ast.unparse(n) for w in ("/ok to test", "pull-request/"))
+            for n in ast.walk(ast.parse(p.read_text()))
+        )
+    )
+    assert sorted(set(spelled) - BOT_WORDS_NOT_YET) == ["resubmit/ci_gate.py"]

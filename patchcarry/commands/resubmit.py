@@ -112,37 +112,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 PLAN_WIDTH = 120  # columns: the printed plan fits a terminal whatever its entries hold
 
 
-def _impacts(args: argparse.Namespace, entries):  # type: ignore[no-untyped-def]
-    """Each entry's measured impact: its own variant, its quoted figures, and the other
-    entries' fixes named as a reviewer knows them (#PR), for what each frees with the other."""
-    from patchcarry import manifest
-    from patchcarry.measure import impact
-    from patchcarry.resubmit import body
-
-    def named(fields: dict[str, object]) -> str:
-        supersedes = fields.get("supersedes") or ()
-        if fields.get("pr"):
-            return f"#{fields['pr']}"
-        if isinstance(supersedes, tuple | list) and supersedes:
-            return f"#{supersedes[-1]}'s fix"  # its re-submission has no number yet
-        return f"`{fields['name']}`"
-
-    # the other entries' fields only: their patches are not read (a bad one stops its own run)
-    labels = {
-        str(p.fields["measure"]): named(p.fields)
-        for p in manifest.load(args.manifest).pending
-        if p.fields.get("measure")
-    }
-    return {
-        e.name: impact.measured_impact(
-            args.evidence, args.manifest, e.measure or "fix", entry=e.name,
-            siblings={v: n for v, n in labels.items() if v != (e.measure or "fix")},
-            tested=body.carries_unit_tests(e),
-        )
-        for e in entries
-    }  # fmt: skip
-
-
 def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     import dataclasses
 
@@ -189,6 +158,10 @@ def run(args: argparse.Namespace) -> int:
             "`patchcarry scan --all` lists your closed PRs",
             file=sys.stderr,
         )
+    if args.evidence is not None:  # refused before any read; rendered where used, after checks
+        from patchcarry.measure import impact
+
+        impact.check_file(args.evidence)
     opts = Options(
         dry_run=args.dry_run or example,
         force=args.force,
@@ -196,8 +169,9 @@ def run(args: argparse.Namespace) -> int:
         rewrite=args.rewrite,
         update_live=args.update_live,
         upstream_url=args.upstream_url,
-        impacts=_impacts(args, entries),
+        evidence=args.evidence,
         manifest_path=args.manifest,
+        example=example,
         allow_default_branch=args.allow_default_branch,
         fork_wait=args.fork_wait,
         progress=None if args.json else lambda text: print(escape(text), file=sys.stderr),
