@@ -1,17 +1,7 @@
-"""Reads a `git format-patch` file once, as git reads it: every fact comes from git.
-
-`git mailsplit` + `git mailinfo` (what `git am` runs) give the author, email, date, subject and
-message (RFC 2047 decoded, folded headers joined); `git interpret-trailers` the sign-offs;
-`git apply --numstat --summary -z`, run on each `diff --git` section, every path, mode,
-rename, copy and binary marker git would apply. A patch whose text holds anything else git
-would apply (a plain `Index:`/`---`/`+++` section after the real diff, or a commit message
-with a line git reads as the start of a diff) is refused: it would reach upstream unseen.
-The hunk model `check`'s drift judgement needs is built from the same git-verified sections.
-
-What a patch may carry (paths, modes, sign-off) is checked by `patchrules` in `load`, so a bad
-patch stops every command at load time, before any write. The manifest loads each patch file
-through `load`, so every later step works on the same `Patch` and no module reads it again.
-"""
+"""Reads a `git format-patch` file once, as git reads it (`git mailinfo`, `git apply
+--numstat --summary` per section): a patch holding anything else git would apply is refused,
+since it would reach upstream unseen. `load` runs `patchrules`, so a bad patch stops every
+command at load time and no module reads the file again."""
 
 from __future__ import annotations
 

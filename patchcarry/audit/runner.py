@@ -1,8 +1,5 @@
-"""Parent side: prepare each variant's tree, run `patchcarry.audit.child` on it, collect.
-
-The parent never imports torch or megatron; each variant runs in its own child process with
-its own patched copy first on PYTHONPATH (one Megatron tree per process).
-"""
+"""Parent side of the audit: each variant's tree in its own child process (one Megatron tree
+per process); the parent never imports torch or megatron."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""The PR body's "Measured impact" of ONE entry's fix, from evidence files (the body never
-types a figure).
-
-With `--evidence PATH`, that file. Otherwise the evidence committed beside the manifest
-(`<repository>/evidence/`, the manifest being `<repository>/patches/series.toml`): upstream's
-training loop on a GPU first, when the repository has it; then the CPU measurement. Each figure
-is a measurement of this fix alone at the configuration it names; none is carried to another
-configuration or to a GPU. Beside it: what the other fix of the same measurement frees alone
-and both together (the pair's interaction, measured, never summed), and the original author's
-own figures, quoted with their source (`quoted.toml`). Each block ends with its source: the
-file and commit, the repository a reader clones (its web address), the command (writing to a
-temporary folder) and what it prints.
-"""
+"""The PR body's "Measured impact" of one entry's fix, from evidence files (the body never
+types a figure): `--evidence`, else the evidence committed beside the manifest, GPU first.
+Each figure is this fix alone at the configuration it names, with its source and command."""
 
 from __future__ import annotations
 

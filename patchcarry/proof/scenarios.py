@@ -1,14 +1,6 @@
-"""A synthetic checkpointed block whose run function keeps its output on the module.
-
-`KeepsOutputBlock` is the smallest stand-in for HyperConnectionTransformerLayer keeping
-`self.mlp_norm_manager`: its forward stores its output on `self.kept`. Checkpointed with the
-real `megatron.core.tensor_parallel.random.checkpoint`, that reference keeps the recomputed
-graph, hence the detached inputs and (unpatched) their `.grad`, alive after backward.
-
-It imports torch at the top, so only the probe child (`patchcarry.proof.child`, run in a
-process whose `sys.path` starts with one Megatron tree) imports it. Scenario shapes are the
-constants below; tests recompute the expected bytes from them on their own.
-"""
+"""`KeepsOutputBlock`, the smallest stand-in for the hyper-connection layer keeping
+`mlp_norm_manager`: checkpointed with the real `checkpoint`, its kept output holds the
+recomputed graph alive. Imports torch, so only the probe child imports it."""
 
 from __future__ import annotations
 

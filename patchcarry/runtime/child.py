@@ -1,9 +1,5 @@
-"""What every child process that imports one Megatron tree shares: its environment (the tree
-first on PYTHONPATH, then this package) and a free loopback port for a process group.
-
-Proof and measure each run a tree in its own process, so an unpatched and a patched tree
-never share a module; this is the one place that says how such a child is started.
-"""
+"""How a child process that imports one Megatron tree starts (its PYTHONPATH and a free
+loopback port), so unpatched and patched trees never share a module."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Stand-ins for the CUDA-only pieces Megatron touches, for CPU runs.
-
-Each stand-in is named for exactly what it replaces; callers install them only when CUDA is
-absent. Everything else (CheckpointFunction, detach_variable, autograd, layers) stays real.
-The proof needs only the RNG state; the hyper-connection GPT (`measure/hc_gpt.py`) and the
-upstream unit tests (`patchcarry/runtime/pytest_standins.py`) also need the other three.
-"""
+"""Stand-ins for the CUDA-only pieces Megatron touches, installed only without CUDA, each named
+for exactly what it replaces; everything else (checkpointing, autograd, layers) stays real."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Megatron source trees: the installed megatron-core, an upstream checkout, patched copies.
-
-A "tree" is a directory with `megatron/` in it, importable by putting it first on
-`sys.path` (in a separate process, so unpatched and patched trees never share a module).
-Site-packages is never edited: patches go onto a copy.
-"""
+"""Megatron source trees (a directory with `megatron/` in it): the installed megatron-core, an
+upstream checkout, patched copies; site-packages is never edited."""
 
 from __future__ import annotations
 
