@@ -48,6 +48,18 @@ def add_manifest(
     )
 
 
+def add_upstream(parser: argparse.ArgumentParser, default: str | None = None) -> None:
+    """`--upstream`: where upstream's git is, one meaning in every command that fetches it
+    (the repository as OWNER/NAME is `--upstream-repo`)."""
+    shown = default or "the entries' `upstream` on GH_HOST's GitHub"
+    parser.add_argument(
+        "--upstream",
+        metavar="URL|PATH",
+        default=default,
+        help=f"git URL or local path of upstream's repository (default: {shown})",
+    )
+
+
 class _OldSpelling(argparse.Action):
     """An option's old spelling, kept working for one release: its value lands where the new
     spelling's does, with a one-line note on stderr."""

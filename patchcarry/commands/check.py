@@ -19,12 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "entries", nargs="*", metavar="ENTRY", help="entries to check (default all)"
     )
-    parser.add_argument(
-        "--upstream",
-        default=None,
-        help="URL or local path of the upstream repo (default: the entries' `upstream` on the "
-        "GitHub host, e.g. https://github.com/OWNER/REPO.git)",
-    )
+    argtypes.add_upstream(parser)
     parser.add_argument(
         "--offline",
         action="store_true",

@@ -104,12 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="upstream Megatron-LM tree (default: $MEGATRON_SRC)",
     )
-    parser.add_argument(
-        "--upstream",
-        metavar="URL|PATH",
-        default=None,
-        help="no tree given: fetch the pinned base from here",
-    )
+    argtypes.add_upstream(parser)  # no tree given: the pinned base is fetched from it
     argtypes.add_manifest(parser)
     parser.add_argument(
         "--out",

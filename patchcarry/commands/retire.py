@@ -16,11 +16,7 @@ from patchcarry.commands import argtypes
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("entry", metavar="ENTRY", help="the entry to retire")
     argtypes.add_manifest(parser)
-    parser.add_argument(
-        "--upstream",
-        default=None,
-        help="URL or local path of the upstream repo (default: the entry's)",
-    )
+    argtypes.add_upstream(parser)
     parser.add_argument("--work-dir", type=Path, default=None, help="scratch repo for the check")
     parser.add_argument("--dry-run", action="store_true", help="check and say; write nothing")
     parser.add_argument(

@@ -17,12 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from patchcarry.upstream import TREE_PATHS
 
     parser.add_argument("dest", type=Path, metavar="DIR", help="where to put the tree (new)")
-    parser.add_argument(
-        "--upstream",
-        default=None,
-        help="URL or local path of the upstream repo (default: the entry's own `upstream` "
-        "on GH_HOST's GitHub)",
-    )
+    argtypes.add_upstream(parser)
     parser.add_argument(
         "--at",
         choices=("base", "tip"),
