@@ -217,7 +217,7 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
     if not seen.applies:
         return seen
     if reads.repo(entry.upstream) is None:
-        raise UpstreamError(f"{entry.upstream} not found; check --upstream/GH_HOST")
+        raise UpstreamError(f"{entry.upstream} not found; check --upstream-repo/GH_HOST")
     current, superseded = history(entry, facts.classes)
     seen = dataclasses.replace(
         seen,
