@@ -8,7 +8,7 @@ import shlex
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from patchcarry import install, manifest, upstream
 from patchcarry.errors import ExitCode, MissingInstallError, UsageError
@@ -20,10 +20,19 @@ DEFAULT_ITERATIONS = 3
 
 
 @dataclasses.dataclass(frozen=True)
-class Options:
-    """`measure --help`'s options as plain values (None: the option's default applies)."""
+class TreeFrom:
+    """What picks the source tree (`measure` and `audit` share these options)."""
 
     model: str
+    megatron_src: Path | None
+    upstream: str | None
+    manifest: Path | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Options(TreeFrom):
+    """`measure --help`'s options as plain values (None: the option's default applies)."""
+
     harness: str
     repeats: int
     variants: str
@@ -40,33 +49,9 @@ class Options:
     seed_config: bool
     snapshot: bool
     torch_compile: bool
-    megatron_src: Path | None
-    upstream: str | None
-    manifest: Path | None
     out: Path | None
     name: str | None
     require_predicted: float | None
-
-
-class TreeRequest(Protocol):
-    """What picks the source tree (`measure` and `audit` share these options)."""
-
-    @property
-    def model(self) -> str: ...
-    @property
-    def megatron_src(self) -> Path | None: ...
-    @property
-    def upstream(self) -> str | None: ...
-    @property
-    def manifest(self) -> Path | None: ...
-
-
-@dataclasses.dataclass(frozen=True)
-class TreeFrom:
-    model: str
-    megatron_src: Path | None
-    upstream: str | None
-    manifest: Path | None
 
 
 class NoUpstreamTree(MissingInstallError):
@@ -85,7 +70,7 @@ def shape_for(opts: Options) -> Shape:
     return Shape(dtype=dtype, **values)
 
 
-def source_tree(opts: TreeRequest) -> Path:
+def source_tree(opts: TreeFrom) -> Path:
     """The Megatron tree the variants are copied from."""
     if opts.megatron_src:
         tree: Path = opts.megatron_src.expanduser().resolve()
