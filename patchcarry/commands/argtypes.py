@@ -48,15 +48,18 @@ def add_manifest(
     )
 
 
-def add_upstream(parser: argparse.ArgumentParser, default: str | None = None) -> None:
+def add_upstream(
+    parser: argparse.ArgumentParser,
+    default: str | None = None,
+    when: str = "default: the entries' `upstream` on GH_HOST",
+) -> None:
     """`--upstream`: where upstream's git is, one meaning in every command that fetches it
     (the repository as OWNER/NAME is `--upstream-repo`)."""
-    shown = default or "the entries' `upstream` on GH_HOST's GitHub"
     parser.add_argument(
         "--upstream",
         metavar="URL|PATH",
         default=default,
-        help=f"git URL or local path of upstream's repository (default: {shown})",
+        help=f"upstream's git URL or path ({when})",
     )
 
 

@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run only these steps (the others are listed as not selected): "
         "gpu-tests, unit-tests, audit, seed-harness, seed-loop, big-loop (default: all)",
     )
-    argtypes.add_upstream(parser, DEFAULT_UPSTREAM)  # the pinned base, without MEGATRON_SRC
+    argtypes.add_upstream(parser, DEFAULT_UPSTREAM, "without MEGATRON_SRC; default %(default)s")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -104,7 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="upstream Megatron-LM tree (default: $MEGATRON_SRC)",
     )
-    argtypes.add_upstream(parser)  # no tree given: the pinned base is fetched from it
+    argtypes.add_upstream(parser, when="no tree given: the pinned base from it")
     argtypes.add_manifest(parser)
     parser.add_argument(
         "--out",
