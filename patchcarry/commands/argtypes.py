@@ -63,6 +63,17 @@ def add_upstream(
     )
 
 
+def add_work_dir(parser: argparse.ArgumentParser) -> None:
+    """`--work-dir`: the check's cache repo, one option for every command that fetches."""
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        default=None,
+        help="scratch repo for the partial fetch "
+        "(default $XDG_CACHE_HOME/patchcarry/upstream/<hash>)",
+    )
+
+
 class _OldSpelling(argparse.Action):
     """An option's old spelling, kept working for one release: its value lands where the new
     spelling's does, with a one-line note on stderr."""

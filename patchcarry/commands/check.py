@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from patchcarry.commands import argtypes
 
@@ -28,13 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     argtypes.add_manifest(parser)
-    parser.add_argument(
-        "--work-dir",
-        type=Path,
-        default=None,
-        help="scratch repo for the partial fetch "
-        "(default $XDG_CACHE_HOME/patchcarry/upstream/<hash>)",
-    )
+    argtypes.add_work_dir(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,7 +8,6 @@ Exit 0 when retired (or, with --dry-run, when it would be), 1 when it has not la
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from patchcarry.commands import argtypes
 
@@ -17,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("entry", metavar="ENTRY", help="the entry to retire")
     argtypes.add_manifest(parser)
     argtypes.add_upstream(parser)
-    parser.add_argument("--work-dir", type=Path, default=None, help="scratch repo for the check")
+    argtypes.add_work_dir(parser)
     parser.add_argument("--dry-run", action="store_true", help="check and say; write nothing")
     parser.add_argument(
         "--comment",

@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--entry", help="manifest entry whose base to use (default: the first)")
     argtypes.add_manifest(parser)
-    parser.add_argument("--work-dir", type=Path, default=None, help="scratch repo (a cache)")
+    argtypes.add_work_dir(parser)
     parser.add_argument(
         "--path",
         dest="paths",
