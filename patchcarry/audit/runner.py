@@ -60,13 +60,8 @@ class Request:
 
 
 def run_child(tree: Path, request: Request) -> dict[str, Any]:
-    """Audit each configuration of `request` with `tree`'s megatron, each in its own child
-    process (a configuration that hangs or dies is its own error, not the run's); the children's
-    results merged into one.
-
-    On CPU `torch.compile` is off (TORCHDYNAMO_DISABLE=1), as in `measure`: compiling changes
-    nothing about which tensors stay referenced.
-    """
+    """Audit each configuration with `tree`'s megatron, each in its own child (one that hangs
+    or dies is its own error, not the run's); `torch.compile` is off on CPU, as in `measure`."""
     tree = Path(tree).resolve()
     env = probe_env(tree, cpu_only=request.device == "cpu")
     if request.device == "cpu":

@@ -62,12 +62,8 @@ def build(
     seed: int = 1234,
     overrides: Mapping[str, Any] | None = None,
 ) -> torch.nn.Module:
-    """Upstream's GPTModel: HyperConnectionTransformerLayer x layers, full recompute.
-
-    `overrides` replaces TransformerConfig fields (the audit's sweep: hyper connections off,
-    selective recompute, MoE); the local spec follows `enable_hyper_connections` and
-    `num_moe_experts`/`moe_grouped_gemm`.
-    """
+    """Upstream's GPTModel: HyperConnectionTransformerLayer x layers, full recompute;
+    `overrides` replaces TransformerConfig fields (the audit's sweep)."""
     from megatron.core.models.gpt import GPTModel
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
     from megatron.core.tensor_parallel import random as megatron_random

@@ -27,11 +27,8 @@ PROBE_TIMEOUT_S = 600.0
 def run_probe(
     tree: Path, batches: Sequence[str] = BATCHES, iterations: int = 2, *, cpu_only: bool = True
 ) -> dict[str, Any]:
-    """Import `tree`'s megatron in a child, run the scenario `batches`, return its JSON.
-
-    Raises ProbeError when the child fails or imported megatron from somewhere else. A
-    scenario that fails inside the child is reported in its JSON (its `error`).
-    """
+    """Import `tree`'s megatron in a child, run the scenario `batches`, return its JSON; raises
+    ProbeError when the child fails or imported megatron from somewhere else."""
     tree = Path(tree).resolve()
     if not (tree / "megatron" / "core" / "__init__.py").is_file():
         raise ProbeError(f"{tree} has no megatron/core/__init__.py; pass a prepared tree copy")

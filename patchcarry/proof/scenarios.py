@@ -85,11 +85,8 @@ CheckpointFn = Callable[..., Any]
 
 
 class SyntheticModel(torch.nn.Module):
-    """leaf x -> pre linear -> h -> [checkpointed run function] -> y; loss = sum(y^2).
-
-    The checkpoint input `h` is a non-leaf (as hidden states are in a transformer), so the
-    gradient a detached input holds is referenced by nothing else once backward returns.
-    """
+    """leaf x -> pre linear -> h -> [checkpointed run function] -> y; loss = sum(y^2). `h` is a
+    non-leaf, as hidden states are, so a detached input's gradient has no other referrer."""
 
     def __init__(self, scenario: Scenario) -> None:
         super().__init__()

@@ -18,11 +18,8 @@ PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 
 
 def probe_env(tree: Path, cpu_only: bool = False) -> dict[str, str]:
-    """The child's environment: `tree` then this repo on PYTHONPATH, one CPU thread.
-
-    `cpu_only` hides any GPU (CUDA_VISIBLE_DEVICES=""), so the CPU stand-ins are used and
-    results match a CPU runner; `run_probe` sets it by default, a GPU measurement must not.
-    """
+    """The child's environment: `tree` then this repo on PYTHONPATH, one CPU thread; `cpu_only`
+    hides any GPU so the stand-ins are used, as on a CPU runner."""
     env = dict(os.environ)
     if cpu_only:
         env["CUDA_VISIBLE_DEVICES"] = ""

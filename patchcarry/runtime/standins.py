@@ -10,11 +10,8 @@ import torch
 
 
 class CpuStandInCudaGenerator:
-    """Stands in for the CUDA default generator: a CPU torch.Generator with its own state.
-
-    `_get_cuda_rng_state` returns this generator's state and `_set_cuda_rng_state` restores
-    it, so checkpoint recompute forks and restores a distinct "CUDA" stream just as on GPU.
-    """
+    """The CUDA default generator stood in by a CPU generator with its own state, so checkpoint
+    recompute forks and restores a distinct "CUDA" stream just as on GPU."""
 
     def __init__(self, seed: int = 1234) -> None:
         self.generator = torch.Generator(device="cpu")

@@ -72,11 +72,8 @@ def _top_dirs(patches: list[Patch]) -> set[str]:
 
 
 def prepared_copy(src: Path, patches: list[Patch], dest: Path) -> Path:
-    """Copy `src`'s `megatron/` (and any other top dir the patches touch) to `dest`, then
-    `git apply` each patch there. Returns `dest`, ready to be put on PYTHONPATH.
-
-    The tree's top-level `*.py` files come too (`pretrain_gpt.py` and the builders it
-    imports: upstream's training loop runs from the variant's own tree)."""
+    """Copy `src`'s `megatron/`, its top-level `*.py` (upstream's training loop runs from the
+    variant's tree) and any top dir the patches touch to `dest`, then `git apply` each patch."""
     dest.mkdir(parents=True, exist_ok=True)
     for script in sorted(src.glob("*.py")):
         if script.is_file() and not script.is_symlink() and not (dest / script.name).exists():
