@@ -74,6 +74,18 @@ def add_work_dir(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def refuse_url(value: str | None, flag: str, *, offline: bool = False) -> None:
+    """An upstream URL with credentials is refused even where it goes unused (it would be
+    printed); with `offline` it is unused, and the user is told so."""
+    if value is None:
+        return
+    from patchcarry import hosts
+
+    hosts.refuse_url_credentials(value, flag)
+    if offline:
+        print(f"note: {flag} {value} is ignored with --offline", file=sys.stderr)
+
+
 class _OldSpelling(argparse.Action):
     """An option's old spelling, kept working for one release: its value lands where the new
     spelling's does, with a one-line note on stderr."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from patchcarry.commands import argtypes
 
@@ -31,16 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import error_handler, hosts, manifest
+    from patchcarry import error_handler, manifest
     from patchcarry.check import render
     from patchcarry.check.run import run_checks
     from patchcarry.display import UNBOUNDED, columns, escape, fit
     from patchcarry.upstream import url_for_entries
 
-    if args.upstream is not None:  # refused even where it is not used: it would be printed
-        hosts.refuse_url_credentials(args.upstream, "--upstream")
-    if args.offline and args.upstream is not None:
-        print(f"note: --upstream {args.upstream} is ignored with --offline", file=sys.stderr)
+    argtypes.refuse_url(args.upstream, "--upstream", offline=args.offline)
     entries = manifest.load(manifest.find(args.manifest)).select(args.entries)
     error_handler.note_offline_checks([e.upstream for e in entries if not e.offline])
     # offline reads no upstream: the entries' own (one URL for them all) is not needed

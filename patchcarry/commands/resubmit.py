@@ -133,7 +133,7 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import error_handler, hosts, manifest
+    from patchcarry import error_handler, manifest
     from patchcarry.display import columns, escape, fit
     from patchcarry.github import GitHub
     from patchcarry.resubmit import model
@@ -141,12 +141,7 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry.resubmit.model import Action, Options
 
     args.manifest = manifest.find(args.manifest)
-    if args.upstream_url:  # refused even where it is not used: it would be printed
-        hosts.refuse_url_credentials(args.upstream_url, "--upstream-url")
-    if args.offline and args.upstream_url:
-        print(
-            f"note: --upstream-url {args.upstream_url} is ignored with --offline", file=sys.stderr
-        )
+    argtypes.refuse_url(args.upstream_url, "--upstream-url", offline=args.offline)
     entries = _entries(args)
     error_handler.note_offline_checks([e.upstream for e in entries if not e.offline])
     example = manifest.is_example(args.manifest)
