@@ -85,3 +85,17 @@ def test_copy_pr_bot_s_words_are_spelled_in_ci_gate_alone() -> None:
         )
     )
     assert sorted(set(spelled) - BOT_WORDS_NOT_YET) == ["resubmit/ci_gate.py"]
+
+
+def test_resubmit_s_evidence_rides_as_a_path_and_is_rendered_after_the_check() -> None:
+    """The command checks the file; observe renders each entry's impact once the check has
+    run, so no rendered Markdown travels in the options."""
+    import dataclasses
+
+    from patchcarry.resubmit import model, observe
+
+    fields = {f.name for f in dataclasses.fields(model.Options)}
+    assert {"evidence", "example"} <= fields and "impacts" not in fields
+    assert "impact" in {f.name for f in dataclasses.fields(observe.Observed)}
+    command = (PACKAGE / "commands" / "resubmit.py").read_text()
+    assert "measured_impact" not in command and "for_entries" not in command
