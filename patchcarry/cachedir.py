@@ -1,11 +1,6 @@
-"""The check's cache directories: only ours, one run at a time, and no stale git locks.
-
-A cache is a bare repository this tool made (a marker file says so) or made in an empty
-directory: `--work-dir` pointed at someone's checkout is refused, never rewritten. While a
-run works in it, it holds an exclusive `fcntl` lock on a file there (a second run waits);
-with that lock held, any git `*.lock` file left inside can only be a killed run's, so it is
-removed instead of failing every later run.
-"""
+"""The check's cache directories: only ours (a marker file; `--work-dir` at someone's checkout
+is refused), one run at a time (an `fcntl` lock), so a git `*.lock` left inside can only be
+a killed run's and is removed."""
 
 from __future__ import annotations
 

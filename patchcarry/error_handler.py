@@ -52,11 +52,8 @@ def _message(exc: FatalError, options: frozenset[str]) -> str:
 def error_handler(
     options: frozenset[str] = frozenset(), *, json_out: bool = False, usage: str = ""
 ) -> Iterator[CommandResult]:
-    """FatalError -> its code and a one-line message; Ctrl-C -> 130; anything else -> 3.
-
-    `options` are the running command's option strings (a hint names only those); a usage
-    error (2) prints `usage` first, as argparse does; with `json_out` the failure is also
-    one JSON object on stdout, for whoever reads that."""
+    """FatalError -> its code and a one-line message; Ctrl-C -> 130; anything else -> 3. A hint
+    names only the command's own `options`; with `json_out` the failure is a JSON object too."""
     global offline_checks
     offline_checks = None  # not known until the command says
     result = CommandResult()

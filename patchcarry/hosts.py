@@ -1,10 +1,5 @@
-"""Where the token may go: the API host from GH_HOST, its git host, and safe URLs. Pure Python.
-
-Decided here, before any name is resolved or socket opened: plain http only to loopback
-(127.0.0.0/8, ::1, localhost), and the git host that belongs to the API host (github.com for
-api.github.com; the same host for GitHub Enterprise `/api/v3` and for loopback), which is the
-only host the credential helper answers for.
-"""
+"""Where the token may go, decided before any name is resolved: the API host from GH_HOST and
+its own git host (the only host the credential helper answers), plain http only to loopback."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
 """Finds, reads and validates the manifest (`patches/series.toml`); `record_pr` writes a PR
-number back into it.
-
-Which manifest a command uses when no `--manifest` is given (`find`), as tools of this kind
-find their config: `patches/series.toml` in the current directory or the nearest parent that
-has one, then `$XDG_CONFIG_HOME/patchcarry/series.toml` (default `~/.config`), then the
-checkout this package runs from, then the copy embedded in an installed package, which is
-read-only (`check_writable` refuses writes to it and says what to do instead)."""
+number back. Found as such tools find their config: here or above, then the user's config
+folder, then the embedded copy, which is read-only (`check_writable`)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Edits `patches/series.toml` in place: round-trip TOML (tomlkit), written atomically.
-
-People edit the manifest by hand, so the tool changes only the values it owns (an entry's
-`pr`, a new `[[entry]]`) and keeps every comment, quote style, blank line and key order as it
-found them. A write goes to a temporary file in the same directory and replaces the manifest
-with `os.replace`, so a crash leaves either the old file or the new one, never half of one.
-"""
+"""Edits `patches/series.toml` in place: people edit it by hand, so only the values the tool
+owns change (tomlkit keeps comments and order), written atomically (`os.replace`)."""
 
 from __future__ import annotations
 

@@ -1,25 +1,16 @@
-"""Reads a `git format-patch` file once, as git reads it: every fact comes from git.
-
-`git mailsplit` + `git mailinfo` (what `git am` runs) give the author, email, date, subject and
-message (RFC 2047 decoded, folded headers joined); `git interpret-trailers` the sign-offs;
-`git apply --numstat --summary -z`, run on each `diff --git` section, every path, mode,
-rename, copy and binary marker git would apply. A patch whose text holds anything else git
-would apply (a plain `Index:`/`---`/`+++` section after the real diff, or a commit message
-with a line git reads as the start of a diff) is refused: it would reach upstream unseen.
-The hunk model `check`'s drift judgement needs is built from the same git-verified sections.
-
-What a patch may carry (paths, modes, sign-off) is checked by `patchrules` in `load`, so a bad
-patch stops every command at load time, before any write. The manifest loads each patch file
-through `load`, so every later step works on the same `Patch` and no module reads it again.
-"""
+"""Reads a `git format-patch` file once, as git reads it (`git mailinfo`, `git apply
+--numstat --summary` per section): a patch holding anything else git would apply is refused,
+since it would reach upstream unseen. `load` runs `patchrules`, so a bad patch stops every
+command at load time and no module reads the file again."""
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import re
 from pathlib import Path
 
-from patchcarry import git, inputs, patchnames, patchrules
+from patchcarry import git, inputs, patchrules
 from patchcarry.errors import BadInputError
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -235,7 +226,7 @@ def _change(section: bytes, line: int, name: str) -> Change:
             old_mode, new_mode = match["old"], match["new"]
         elif match["move"]:
             kind, old_path = match["move"], _old_name(match["names"], path)
-    patchnames.check(section, line, path, kind in ("rename", "copy"), name)
+    _check_names(section, line, path, kind in ("rename", "copy"), name)
     index = _INDEX_MODE_RE.search(section)
     return Change(
         path=path,
@@ -284,3 +275,67 @@ def _hunks(section: bytes, change: Change) -> list[Hunk]:
             hunks.append(Hunk(change.path, *header, tuple(current)))
             header = None
     return hunks
+
+
+# A section's names must agree: git reads the file from `diff --git`, or from `---`/`+++` when
+# the header's names differ, and `git apply --numstat` then shows only one of them.
+_DEV_NULL = b"/dev/null"
+
+
+def _unquote(name: bytes) -> bytes:
+    """A name as git writes it: C-quoted (`"a/\\303\\251"`) when it holds special bytes."""
+    if len(name) >= 2 and name.startswith(b'"') and name.endswith(b'"'):
+        return bytes(codecs.escape_decode(name[1:-1])[0])
+    return name
+
+
+def _strip_prefix(name: bytes) -> bytes:
+    """`a/path` -> `path` (git apply's -p1)."""
+    return name.split(b"/", 1)[1] if b"/" in name else b""
+
+
+def _header_names(rest: bytes) -> tuple[bytes, ...]:
+    """The two names of `diff --git <rest>`: quoted or, unquoted, split where both name the
+    same path (git's own reading when they agree); () when they cannot be told apart."""
+    if rest.startswith(b'"'):
+        end = rest.find(b'" ', 1)
+        if end > 0:
+            return _unquote(rest[: end + 1]), _unquote(rest[end + 2 :])
+        return ()
+    if rest.endswith(b'"'):
+        start = rest.rfind(b' "')
+        return (rest[:start], _unquote(rest[start + 1 :])) if start > 0 else ()
+    for i in range(len(rest)):
+        if rest[i : i + 1] == b" " and _strip_prefix(rest[:i]) == _strip_prefix(rest[i + 1 :]):
+            return rest[:i], rest[i + 1 :]
+    return ()
+
+
+def _check_names(section: bytes, line: int, path: str, moved: bool, name: str) -> None:
+    """Refuse (exit 5) a section whose `diff --git`, `---` and `+++` names are not all `path`:
+    git would take the `+++` name and move the file, unseen by the rules (`moved`: a rename
+    or copy, whose own rules apply)."""
+    if moved:
+        return
+    lines = section.split(b"\n")
+    names = _header_names(lines[0].rstrip(b"\r")[len(b"diff --git ") :])
+    header = _strip_prefix(names[0]) if len(names) == 2 else None
+    for n, raw in enumerate(lines[1:], 1):
+        text = raw.rstrip(b"\r")
+        if text.startswith(b"@@"):
+            break
+        if text.startswith((b"--- ", b"+++ ")):
+            named = _unquote(text[4:].split(b"\t", 1)[0])
+            if named != _DEV_NULL and _strip_prefix(named) != header:
+                _refuse(name, line + n, text, path)
+    if header != path.encode("utf-8", "surrogateescape"):
+        _refuse(name, line, lines[0].rstrip(b"\r"), path)
+
+
+def _refuse(name: str, line: int, text: bytes, path: str) -> None:
+    shown = text.decode("utf-8", "replace")
+    raise BadInputError(
+        f"{name}: line {line} (`{shown}`) disagrees with its section's `diff --git` header "
+        f"and there is no rename header: git would move or change a file the rules did not "
+        f"see (it reads {path}); refused"
+    )

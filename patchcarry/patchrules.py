@@ -1,17 +1,7 @@
-"""What a patch may carry, checked once when it is read (so at `check` time, before any write).
-
-A patch is pushed to a fork and opened upstream, and `check` writes its paths into a temp
-tree. The rules run on what git reads in it (`patchfile`: `git mailinfo`, `git apply
---numstat --summary`): every path relative, normalised, outside `.git/` and not a workflow
-file or another file upstream's CI, forge or git obeys (`_CI_FILES`); no symlinks, submodules,
-mode changes (a delete and a create of one path with another mode included), renames, copies
-or binary data (nor a NUL, or non-UTF-8 bytes added to a UTF-8 file, in a text hunk); no
-section whose names disagree (`patchnames`); an author git can read and a `Signed-off-by:`
-from them (upstream requires the DCO); a UTF-8 header and message.
-Which paths an entry may touch is the manifest's (`allowed`, below); a file other tools
-upstream runs obey (`_OBEYED`: dev containers, `.lfsconfig`, `.vscode/`, pre-commit) only when
-the entry's `paths` names it itself (`named_only`).
-"""
+"""What a patch may carry, checked once when it is read, before any write: it is pushed upstream
+and its paths are written into a tree, so the rules run on what git reads in it (paths,
+modes, binaries, sign-off). Which paths an entry may touch is the manifest's (`allowed`);
+a file other tools obey only when the entry's `paths` names it itself (`named_only`)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The log of the last run: each git command it ran (with its exit code) and each GitHub
-request it sent (method, path, status), so that a user can show what happened, as
-pre-commit's log file and ghstack's request log do. Never the token, nor any header or body.
-
-`start` (the command line's, once per run) rewrites `$XDG_CACHE_HOME/patchcarry/last-run.log`;
-until then, and when it cannot be written, every record is a no-op."""
+"""The log of the last run (`$XDG_CACHE_HOME/patchcarry/last-run.log`): each git command and
+GitHub request with its outcome, so a user can show what happened; never the token, a header
+or a body."""
 
 from __future__ import annotations
 

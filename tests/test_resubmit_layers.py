@@ -16,8 +16,9 @@ PREFIX = "patchcarry.resubmit."
 # The phases in journey order; each module of resubmit/ belongs to exactly one. `shared`
 # holds the domain objects every phase may use (it imports no phase).
 PHASES: dict[str, tuple[str, ...]] = {
-    "shared": ("__init__", "model", "fork", "live", "branch", "section", "body", "inert"),
-    "observe": ("observe", "ci_gate", "default_branch"),
+    "shared": ("__init__", "model", "fork", "live", "branch", "section", "body", "inert",
+               "ci_gate"),
+    "observe": ("observe", "default_branch"),
     "build": ("build",),
     "decide": ("decide",),
     "gate": ("gate", "repo_rules"),

@@ -1,13 +1,6 @@
-"""The census: every live tensor between iterations, by storage, less the model's own state.
-
-Run inside the audit child (torch imported). Live tensors are those the walk reaches from the
-roots plus every tensor Python's gc can see; a storage counts once however many views share it
-(keyed by device and data pointer, its size from the storage). Excluded: parameters, their
-`.grad` (and `.main_grad`), a parameter's optimizer state, registered buffers. Each remaining
-storage gets the first path that reached it (roots in order, breadth first: the shortest), or
-none: then it is reported as not attributed, with its dtype, shape and creating op, never
-guessed.
-"""
+"""The census (in the audit child): every live tensor between iterations, by storage, less
+the model's own state, each given the shortest path that reached it, or reported as not
+attributed, never guessed."""
 
 from __future__ import annotations
 

@@ -1,24 +1,7 @@
-"""The audit child: one tree first on `sys.path`, each configuration for N iterations, one
-JSON line.
-
-    python -m patchcarry.audit.child < request.json
-
-Request: {"model": "hc-gpt"|"synthetic", "configs": [{"name", "shape": {Shape fields},
-"overrides": {TransformerConfig fields}}], "device", "iterations", "vocab", "seed", "port"}.
-Each iteration is forward, backward, optimizer step (Adam), zero grad (set to None),
-`gc.collect()`; then the census (`census.take`) over these roots, in order:
-
-  model      the model (paths read `decoder.layers.0.…`)
-  optimizer  the optimizer (its state is excluded from the census, its other references not)
-  harness    the step function's closure (the fixed tokens, labels, positions, mask)
-  megatron.* each global of every imported megatron module (`module:name`) and each
-             attribute of a class such a module defines (`module:Class.attr`)
-
-Result (after RESULT_MARKER): {"megatron_file", "torch_version", "cuda_device",
-"cpu_standins", "instrumented", "configs": [{"name", "shape", "overrides", "error",
-"iterations": [{"index", "records", "unattributed"}]}]}. A configuration that cannot be built
-or run keeps its error (the exception's last line) and no iterations.
-"""
+"""The audit child (`python -m patchcarry.audit.child < request.json`): one tree first on
+`sys.path`, each configuration for N iterations (forward, backward, Adam step, grads to
+None, `gc.collect()`), then the census over the model, the optimizer, the step's closure and
+megatron's globals. A configuration that cannot be built keeps its error, not a census."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
 """The configurations the audit runs: the known one (hyper connections, full recompute) and the
-sweep over Megatron's other recompute paths. Plain data; the child builds each with
-`measure.hc_gpt.build(shape, overrides=...)` (upstream's GPTModel, local spec).
-
-`NOT_ON_CPU` names the recompute paths that cannot be built here and why; `gpu-check` runs the
-sweep with `--device cuda`, where the same list is tried again (the reasons are CPU's).
-"""
+sweep over Megatron's other recompute paths; `NOT_ON_CPU` names those CPU cannot build."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The audit's evidence: built from the children's censuses, validated against
-`audit.schema.json`, rendered as a text table (bytes per site per iteration) and as the
-README's markdown table (configuration x site x bytes)."""
+`audit.schema.json`, rendered as text and as the README's table."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
-"""What fails an audit, read from its evidence alone: `--fail-on-new`, gpu-check (through it)
-and the drift judge all ask this module.
-
-  new             a site no manifest entry fixes and that is not state kept by design
-                  (`known.EXPECTED`), whatever holds it: a layer, a module global, a class
-                  attribute, a closure, a hook, the optimizer
-  grows           a site's bytes, or the bytes not attributed, rise at every iteration
-                  (however small each step)
-  not attributed  more than UNATTRIBUTED_FLOOR bytes live that no path reaches; reported with
-                  what is known of the largest (dtype, shape, creating op)
-"""
+"""What fails an audit, read from its evidence alone (for `--fail-on-new`, gpu-check and the
+drift judge): a new site not kept by design, bytes that rise every iteration, or too many
+bytes no path reaches."""
 
 from __future__ import annotations
 

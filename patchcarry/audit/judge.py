@@ -1,18 +1,7 @@
-"""The drift watch's verdict on a retention audit of upstream's tip (tested Python, not YAML).
+"""The drift watch's verdict on a retention audit of upstream's tip.
 
-    python -m patchcarry.audit.judge CURRENT.json BASELINE.json --out DIR
-
-CURRENT is `scripts/audit --json` on the base branch's tip; BASELINE the committed audit at the
-pinned base (evidence/audit-hc-gpt-cpu.json). A finding is every finding of the audit itself
-(`findings`: a new site whatever holds it, bytes rising every iteration, unattributed bytes
-past the floor), and, against the baseline, a site (any holder, state kept by design aside) that
-  - appears: absent from the baseline's same variant and configuration, or
-  - grows: more bytes than there, or
-  - survives every carried patch: present in `both` (our patches should leave nothing held), or
-  - was not built at the tip but was at the base (the audit lost sight of that path).
-Writes DIR/audit-issue.md and prints `retained=true|false` (for $GITHUB_OUTPUT): true opens or
-updates the one issue, false closes it.
-"""
+Against the committed baseline at the pinned base (tested Python, not YAML): writes
+DIR/audit-issue.md and prints `retained=true|false` for $GITHUB_OUTPUT."""
 
 from __future__ import annotations
 

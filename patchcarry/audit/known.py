@@ -1,11 +1,6 @@
-"""Sites this repository already carries a fix for, by manifest entry name, and the state kept
-by design (EXPECTED).
-
-A site is known when its name matches the entry's pattern and, where one is given, a tensor of
-the site came from the named origin (the function that made it, see `audit.child.ORIGINS`).
-Order matters: the `.grad` of a detached input is reached through `mlp_norm_manager` too, but
-it is what `checkpoint-grad` frees, so that entry is tried first.
-"""
+"""Sites this repository already carries a fix for, by manifest entry, and the state kept by
+design (EXPECTED). Order matters: a detached input's `.grad` is also reached through
+`mlp_norm_manager`, but `checkpoint-grad` frees it, so that entry is tried first."""
 
 from __future__ import annotations
 

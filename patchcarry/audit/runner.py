@@ -1,8 +1,5 @@
-"""Parent side: prepare each variant's tree, run `patchcarry.audit.child` on it, collect.
-
-The parent never imports torch or megatron; each variant runs in its own child process with
-its own patched copy first on PYTHONPATH (one Megatron tree per process).
-"""
+"""Parent side of the audit: each variant's tree in its own child process (one Megatron tree
+per process); the parent never imports torch or megatron."""
 
 from __future__ import annotations
 
@@ -63,13 +60,8 @@ class Request:
 
 
 def run_child(tree: Path, request: Request) -> dict[str, Any]:
-    """Audit each configuration of `request` with `tree`'s megatron, each in its own child
-    process (a configuration that hangs or dies is its own error, not the run's); the children's
-    results merged into one.
-
-    On CPU `torch.compile` is off (TORCHDYNAMO_DISABLE=1), as in `measure`: compiling changes
-    nothing about which tensors stay referenced.
-    """
+    """Audit each configuration with `tree`'s megatron, each in its own child (one that hangs
+    or dies is its own error, not the run's); `torch.compile` is off on CPU, as in `measure`."""
     tree = Path(tree).resolve()
     env = probe_env(tree, cpu_only=request.device == "cpu")
     if request.device == "cpu":

@@ -1,11 +1,5 @@
-"""Paths and sites, in plain Python (no torch): how a path reads, and which site it belongs to.
-
-A path is a list of hops `[kind, label]` (see `walk`). It reads like code:
-`decoder.layers.0.mlp_norm_manager.x → AddBackward0 → … (3 nodes) → AccumulateGrad.variable.grad`.
-Its *site* is where it is held, with layer (and any other list) indices folded to `*` and the
-inside of an autograd graph elided: `decoder.layers.*.mlp_norm_manager.x → … →
-AccumulateGrad.variable.grad`. Records (one per storage) are grouped by site and summed.
-"""
+"""Paths and sites in plain Python (no torch): a path reads like code, and its site is where it
+is held, list indices folded to `*` and autograd graphs elided, so records group by holder."""
 
 from __future__ import annotations
 

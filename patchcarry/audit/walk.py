@@ -1,30 +1,8 @@
-"""Reachability: the shortest readable path from a root to every tensor it keeps alive.
-
-A breadth-first walk over what Python and autograd expose, no guessing:
-
-  module        its `__dict__` (children, parameters, buffers, the forward/backward/state
-                hook dicts, plain attributes), each child named `.name` as in `named_modules()`
-  object        `__dict__` and `__slots__` attributes
-  container     dict items `[key]`, list/tuple/set/deque items `[i]`
-  function      closure cells `.<cellname>`, defaults, its `__dict__`; a bound method's
-                `__self__`; a `functools.partial`'s func, args and keywords
-  tensor        `.grad`, `.grad_fn`, `._base` (a view's base), its hook dicts
-                (`_backward_hooks`, `_post_accumulate_grad_hooks`), its Python attributes
-  autograd node `next_functions`, `AccumulateGrad.variable`, saved tensors (`_saved_*` of a
-                C++ node, `saved_tensors` and the `ctx` attributes of a Python Function),
-                its `metadata` dict
-
-Not visible to Python, so not followed: hooks registered on an autograd node itself
-(`grad_fn.register_hook`/`register_prehook`: C++ holds them), saved-tensor pack hooks, a
-function's globals, `functools.lru_cache` contents. Classes and modules are entered only as
-roots (`module_roots`). A tensor reachable only through what is not followed is reported as
-not attributed, never guessed.
-
-Memory is linear in the objects visited: one parent entry (parent id, hop) per object, every
-visited object kept alive until the walk ends (so `id()` is never reused under it), and a path
-rebuilt only for a tensor that is reported. Past `max_objects` the walk raises `WalkLimit`
-rather than stop quietly with an incomplete census.
-"""
+"""Reachability: the shortest readable path from a root to every tensor it keeps alive, by a
+breadth-first walk over what Python and autograd expose (attributes, containers, closures,
+hooks, autograd nodes and their saved tensors). What Python cannot see (C++-held node hooks,
+globals) is not followed, so a tensor reached only there is reported unattributed, never
+guessed; past `max_objects` it raises `WalkLimit` rather than return an incomplete census."""
 
 from __future__ import annotations
 

@@ -53,15 +53,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import hosts, manifest
+    from patchcarry import manifest
     from patchcarry.adopt import pull
     from patchcarry.adopt.run import Options, adopt
     from patchcarry.display import UNBOUNDED, columns, escape, fit
     from patchcarry.github import GitHub, token_from_env
 
     target = pull.parse_target(args.pull)
-    if args.upstream_url:  # before any read: a URL that cannot be used stops the run first
-        hosts.refuse_url_credentials(args.upstream_url, "--upstream-url")
+    argtypes.refuse_url(args.upstream_url, "--upstream-url")  # before any read
     gh = GitHub(token=token_from_env())  # a value no token has is refused first
     path = manifest.find_for_adding(args.manifest)
     if path is None:  # the user has none: theirs starts here, never in the example

@@ -4,7 +4,10 @@ one is a usage mistake (exit 2, the command's usage printed), like any other on 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from patchcarry.errors import BadInputError
 
@@ -42,4 +45,78 @@ def add_manifest(
         default=None,
         metavar="PATH",
         help=f"default: {default}",
+    )
+
+
+def add_upstream(
+    parser: argparse.ArgumentParser,
+    default: str | None = None,
+    when: str = "default: the entries' `upstream` on GH_HOST",
+) -> None:
+    """`--upstream`: where upstream's git is, one meaning in every command that fetches it
+    (the repository as OWNER/NAME is `--upstream-repo`)."""
+    parser.add_argument(
+        "--upstream",
+        metavar="URL|PATH",
+        default=default,
+        help=f"upstream's git URL or path ({when})",
+    )
+
+
+def add_work_dir(parser: argparse.ArgumentParser) -> None:
+    """`--work-dir`: the check's cache repo, one option for every command that fetches."""
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        default=None,
+        help="scratch repo for the partial fetch "
+        "(default $XDG_CACHE_HOME/patchcarry/upstream/<hash>)",
+    )
+
+
+def refuse_url(value: str | None, flag: str, *, offline: bool = False) -> None:
+    """An upstream URL with credentials is refused even where it goes unused (it would be
+    printed); with `offline` it is unused, and the user is told so."""
+    if value is None:
+        return
+    from patchcarry import hosts
+
+    hosts.refuse_url_credentials(value, flag)
+    if offline:
+        print(f"note: {flag} {value} is ignored with --offline", file=sys.stderr)
+
+
+class _OldSpelling(argparse.Action):
+    """An option's old spelling, kept working for one release: its value lands where the new
+    spelling's does, with a one-line note on stderr."""
+
+    def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.new = new
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        print(
+            f"note: {option_string} is deprecated here and goes in the next release; "
+            f"use {self.new}",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def add_old_spelling(parser: argparse.ArgumentParser, old: str, new: str, **kwargs: Any) -> None:
+    """`old`, hidden from the help, as a spelling of `new` (one meaning per option name)."""
+    parser.add_argument(
+        old,
+        action=_OldSpelling,
+        new=new,
+        dest=new.lstrip("-").replace("-", "_"),
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+        **kwargs,
     )

@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--iterations", type=positive, default=2)
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--megatron-src", type=Path, default=None)
-    parser.add_argument("--upstream", metavar="URL|PATH", default=None)
+    argtypes.add_upstream(parser, when="no tree given: the pinned base from it")
     argtypes.add_manifest(parser)
     parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="evidence file")
     parser.add_argument("--markdown", type=Path, default=None, metavar="PATH")
@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
         doc = evidence.load(args.render)
         return _report(doc, args)
     chosen = _configs(args)
-    src = setup.source_tree(args)  # the same tree rules as measure
+    tree = setup.TreeFrom(args.model, args.megatron_src, args.upstream, args.manifest)
+    src = setup.source_tree(tree)  # the same tree rules as measure
     manifest = manifest_mod.load(args.manifest) if args.manifest else manifest_mod.load()
     requested = [v.strip() for v in args.variants.split(",") if v.strip()]
     plan = variants.plan(manifest, requested)

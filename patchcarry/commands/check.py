@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
 from patchcarry.commands import argtypes
 
@@ -19,12 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "entries", nargs="*", metavar="ENTRY", help="entries to check (default all)"
     )
-    parser.add_argument(
-        "--upstream",
-        default=None,
-        help="URL or local path of the upstream repo (default: the entries' `upstream` on the "
-        "GitHub host, e.g. https://github.com/OWNER/REPO.git)",
-    )
+    argtypes.add_upstream(parser)
     parser.add_argument(
         "--offline",
         action="store_true",
@@ -33,26 +26,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     argtypes.add_manifest(parser)
-    parser.add_argument(
-        "--work-dir",
-        type=Path,
-        default=None,
-        help="scratch repo for the partial fetch "
-        "(default $XDG_CACHE_HOME/patchcarry/upstream/<hash>)",
-    )
+    argtypes.add_work_dir(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import error_handler, hosts, manifest
+    from patchcarry import error_handler, manifest
     from patchcarry.check import render
     from patchcarry.check.run import run_checks
     from patchcarry.display import UNBOUNDED, columns, escape, fit
     from patchcarry.upstream import url_for_entries
 
-    if args.upstream is not None:  # refused even where it is not used: it would be printed
-        hosts.refuse_url_credentials(args.upstream, "--upstream")
-    if args.offline and args.upstream is not None:
-        print(f"note: --upstream {args.upstream} is ignored with --offline", file=sys.stderr)
+    argtypes.refuse_url(args.upstream, "--upstream", offline=args.offline)
     entries = manifest.load(manifest.find(args.manifest)).select(args.entries)
     error_handler.note_offline_checks([e.upstream for e in entries if not e.offline])
     # offline reads no upstream: the entries' own (one URL for them all) is not needed

@@ -18,6 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from patchcarry.commands import argtypes
 from patchcarry.errors import UsageError
 
 
@@ -44,11 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run only these steps (the others are listed as not selected): "
         "gpu-tests, unit-tests, audit, seed-harness, seed-loop, big-loop (default: all)",
     )
-    parser.add_argument(
-        "--upstream",
-        default=DEFAULT_UPSTREAM,
-        help="where to fetch the pinned base when MEGATRON_SRC is unset (default %(default)s)",
-    )
+    argtypes.add_upstream(parser, DEFAULT_UPSTREAM, "without MEGATRON_SRC; default %(default)s")
 
 
 def run(args: argparse.Namespace) -> int:

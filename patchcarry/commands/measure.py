@@ -104,12 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="upstream Megatron-LM tree (default: $MEGATRON_SRC)",
     )
-    parser.add_argument(
-        "--upstream",
-        metavar="URL|PATH",
-        default=None,
-        help="no tree given: fetch the pinned base from here",
-    )
+    argtypes.add_upstream(parser, when="no tree given: the pinned base from it")
     argtypes.add_manifest(parser)
     parser.add_argument(
         "--out",
@@ -128,10 +123,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.harness == "pretrain":
-        from patchcarry.measure import pretrain_setup
+    import dataclasses
 
-        return pretrain_setup.run(args)
     from patchcarry.measure import setup
 
-    return setup.run(args)
+    opts = setup.Options(
+        **{f.name: getattr(args, f.name) for f in dataclasses.fields(setup.Options)}
+    )
+    if opts.harness == "pretrain":
+        from patchcarry.measure import pretrain_setup
+
+        return pretrain_setup.run(opts)
+    return setup.run(opts)

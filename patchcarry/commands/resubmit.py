@@ -66,11 +66,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="git URL or path to fetch upstream from (default: its clone_url)",
     )
     parser.add_argument(
-        "--upstream",
+        "--upstream-repo",
         metavar="OWNER/NAME",
         type=argtypes.repo,
         help="every entry's upstream repository",
     )
+    # `--upstream` is a git URL or path in the other commands
+    argtypes.add_old_spelling(parser, "--upstream", "--upstream-repo", type=argtypes.repo)
     parser.add_argument(
         "--fork",
         metavar="OWNER/NAME",
@@ -110,37 +112,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 PLAN_WIDTH = 120  # columns: the printed plan fits a terminal whatever its entries hold
 
 
-def _impacts(args: argparse.Namespace, entries):  # type: ignore[no-untyped-def]
-    """Each entry's measured impact: its own variant, its quoted figures, and the other
-    entries' fixes named as a reviewer knows them (#PR), for what each frees with the other."""
-    from patchcarry import manifest
-    from patchcarry.measure import impact
-    from patchcarry.resubmit import body
-
-    def named(fields: dict[str, object]) -> str:
-        supersedes = fields.get("supersedes") or ()
-        if fields.get("pr"):
-            return f"#{fields['pr']}"
-        if isinstance(supersedes, tuple | list) and supersedes:
-            return f"#{supersedes[-1]}'s fix"  # its re-submission has no number yet
-        return f"`{fields['name']}`"
-
-    # the other entries' fields only: their patches are not read (a bad one stops its own run)
-    labels = {
-        str(p.fields["measure"]): named(p.fields)
-        for p in manifest.load(args.manifest).pending
-        if p.fields.get("measure")
-    }
-    return {
-        e.name: impact.measured_impact(
-            args.evidence, args.manifest, e.measure or "fix", entry=e.name,
-            siblings={v: n for v, n in labels.items() if v != (e.measure or "fix")},
-            tested=body.carries_unit_tests(e),
-        )
-        for e in entries
-    }  # fmt: skip
-
-
 def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     import dataclasses
 
@@ -149,7 +120,7 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     entries = manifest.load(args.manifest).select(args.entries)
     up, fork = (
         manifest.check_repo(value, flag) if value is not None else None
-        for flag, value in (("--upstream", args.upstream), ("--fork", args.fork))
+        for flag, value in (("--upstream-repo", args.upstream_repo), ("--fork", args.fork))
     )
     edits = args.maintainer_edits  # the flag states the choice for every entry
     return [
@@ -162,7 +133,7 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import error_handler, hosts, manifest
+    from patchcarry import error_handler, manifest
     from patchcarry.display import columns, escape, fit
     from patchcarry.github import GitHub
     from patchcarry.resubmit import model
@@ -170,12 +141,7 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry.resubmit.model import Action, Options
 
     args.manifest = manifest.find(args.manifest)
-    if args.upstream_url:  # refused even where it is not used: it would be printed
-        hosts.refuse_url_credentials(args.upstream_url, "--upstream-url")
-    if args.offline and args.upstream_url:
-        print(
-            f"note: --upstream-url {args.upstream_url} is ignored with --offline", file=sys.stderr
-        )
+    argtypes.refuse_url(args.upstream_url, "--upstream-url", offline=args.offline)
     entries = _entries(args)
     error_handler.note_offline_checks([e.upstream for e in entries if not e.offline])
     example = manifest.is_example(args.manifest)
@@ -187,6 +153,10 @@ def run(args: argparse.Namespace) -> int:
             "`patchcarry scan --all` lists your closed PRs",
             file=sys.stderr,
         )
+    if args.evidence is not None:  # refused before any read; rendered where used, after checks
+        from patchcarry.measure import impact
+
+        impact.check_file(args.evidence)
     opts = Options(
         dry_run=args.dry_run or example,
         force=args.force,
@@ -194,8 +164,9 @@ def run(args: argparse.Namespace) -> int:
         rewrite=args.rewrite,
         update_live=args.update_live,
         upstream_url=args.upstream_url,
-        impacts=_impacts(args, entries),
+        evidence=args.evidence,
         manifest_path=args.manifest,
+        example=example,
         allow_default_branch=args.allow_default_branch,
         fork_wait=args.fork_wait,
         progress=None if args.json else lambda text: print(escape(text), file=sys.stderr),

@@ -8,7 +8,6 @@ Exit 0 when retired (or, with --dry-run, when it would be), 1 when it has not la
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from patchcarry.commands import argtypes
 
@@ -16,12 +15,8 @@ from patchcarry.commands import argtypes
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("entry", metavar="ENTRY", help="the entry to retire")
     argtypes.add_manifest(parser)
-    parser.add_argument(
-        "--upstream",
-        default=None,
-        help="URL or local path of the upstream repo (default: the entry's)",
-    )
-    parser.add_argument("--work-dir", type=Path, default=None, help="scratch repo for the check")
+    argtypes.add_upstream(parser)
+    argtypes.add_work_dir(parser)
     parser.add_argument("--dry-run", action="store_true", help="check and say; write nothing")
     parser.add_argument(
         "--comment",

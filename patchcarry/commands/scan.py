@@ -34,11 +34,13 @@ if TYPE_CHECKING:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument(
-        "--upstream",
+        "--upstream-repo",
         metavar="OWNER/NAME",
         type=argtypes.repo,
         help="repository to scan (default: the manifest's upstream)",
     )
+    # `--upstream` is a git URL or path in the other commands
+    argtypes.add_old_spelling(parser, "--upstream", "--upstream-repo", type=argtypes.repo)
     parser.add_argument("--author", metavar="LOGIN", help="whose PRs (default: the token's user)")
     parser.add_argument(
         "--include-resubmitted",
@@ -179,8 +181,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_all(args)
     loaded = manifest.load(args.manifest)
     upstream = (
-        manifest.check_repo(args.upstream, "--upstream")
-        if args.upstream
+        manifest.check_repo(args.upstream_repo, "--upstream-repo")
+        if args.upstream_repo
         else loaded.entries[0].upstream
     )
     known: dict[int, tuple[str, int | None]] = {

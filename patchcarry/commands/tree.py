@@ -17,12 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from patchcarry.upstream import TREE_PATHS
 
     parser.add_argument("dest", type=Path, metavar="DIR", help="where to put the tree (new)")
-    parser.add_argument(
-        "--upstream",
-        default=None,
-        help="URL or local path of the upstream repo (default: the entry's own `upstream` "
-        "on GH_HOST's GitHub)",
-    )
+    argtypes.add_upstream(parser)
     parser.add_argument(
         "--at",
         choices=("base", "tip"),
@@ -31,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--entry", help="manifest entry whose base to use (default: the first)")
     argtypes.add_manifest(parser)
-    parser.add_argument("--work-dir", type=Path, default=None, help="scratch repo (a cache)")
+    argtypes.add_work_dir(parser)
     parser.add_argument(
         "--path",
         dest="paths",

@@ -1,25 +1,7 @@
-"""The measuring child: one variant's tree first on `sys.path`, N iterations, one JSON line.
-
-    python -m patchcarry.measure.child < request.json
-
-Request: {"model": "synthetic"|"hc-gpt", "shapes": [{Shape fields}, ...], "device":
-"cpu"|"cuda", "iterations": N, "vocab": V, "seed": S, "port": P, "snapshot": PATH|null}.
-Several shapes share one process (one megatron import). The last stdout line is RESULT_MARKER
-followed by the result JSON (megatron prints on stdout too): {"megatron_file", "torch_version",
-"cuda_device", "cpu_standins", "runs": [{"shape", "parameter_bytes", "iterations": [...]}]}.
-
-Figures recorded after each iteration (forward, backward, grads digested, parameter grads
-set to None, `gc.collect()`), i.e. in the between-iteration interval:
-  detached_grad_bytes   .grad of the checkpoints' detached inputs still alive (weakrefs)
-  detached_input_bytes  those detached inputs themselves (the ones that require grad)
-  live_tensor_bytes     distinct storages of every tensor Python's gc can see, less the
-                        parameters' and their grads' storages: the CPU analogue of the
-                        allocator floor minus model state (constant buffers included)
-  step_time_s           wall time of the step (forward + backward)
-  grad_digest           sha256 of all parameter grads (compared across variants)
-  cuda (GPU only)       memory_allocated (floor), max_memory_allocated in the step (peak),
-                        and a subset of memory_stats()
-"""
+"""The measuring child (`python -m patchcarry.measure.child < request.json`): one variant's
+tree first on `sys.path`, N iterations per shape, one result line after RESULT_MARKER
+(megatron prints on stdout too). Figures are read between iterations, after grads are set to
+None and `gc.collect()`: what a retained graph keeps is all that is left."""
 
 from __future__ import annotations
 

@@ -1,24 +1,7 @@
-"""The one prepared check for a GPU machine (the self-hosted runner, or a lent device).
-
-1. An upstream Megatron-LM tree at the manifest's pinned base: MEGATRON_SRC when set (no
-   network needed), else one fetched like `tree` does (blob-less shallow fetch + sparse).
-2. Side by side (they are small on an H200): the GPU tests (pytest -m gpu: real CUDA RNG, no
-   stand-ins); upstream's own unit tests for the changed code, unpatched and patched; the
-   retention audit over every configuration, one process per variant; the PR's seed
-   configuration through this repository's harness (`measure --seed-config --snapshot`: it
-   draws no speed figure, and each process reads its own allocator).
-3. Then alone, one after another (their step times are compared): the seed configuration
-   through upstream's training loop (`measure --harness pretrain`, two runs per variant for
-   the spread of peak and reserved), and 9 layers at seq 16384 through the training loop.
-
-Every step runs even if an earlier one fails; the status is 1 when any fails (a GPU test, a
-fix that frees less than 95% of the predicted bytes, a measurement or training run, an
-upstream regression or a carried test that does not flip, an audit finding). `out` gets
-summary.md (`gpu_summary`), every evidence file and one log per step under logs/.
-Budget: 10 minutes on one H200; the summary says how long each step took.
-With `dry_run` it checks itself on CPU: a tiny hc-gpt shape in bf16, GPU tests collected
-(they skip), upstream tests without torchrun, one audit configuration; no training loop.
-"""
+"""The one prepared check for a GPU machine (the self-hosted runner, or a lent device): the
+GPU tests, upstream's unit tests on both trees, the audit and the seed configuration side by
+side, then the training-loop runs alone (their step times are compared). Every step runs even
+if one fails (status 1 then); `dry_run` checks the composition itself on CPU."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""gpu-check's summary.md, from what its steps left in OUT (evidence, reports, logs).
-
-It separates what the patches did from what the machine did: regressions and the carried
-tests' expected flip apart from failures equal in both trees (with their cause), each step's
-result and time against the budget, then every measured table.
-"""
+"""gpu-check's summary.md: what the patches did apart from what the machine did, each step's
+result and time against the budget, then every measured table."""
 
 from __future__ import annotations
 

@@ -1,21 +1,7 @@
-"""A tiny real `GPTModel` with hyper connections, from an upstream tree, plus its CPU stand-ins.
-
-Runs inside the probe child, whose `sys.path` starts with the (patched) tree. The model is
-upstream's own: local layer spec with `enable_hyper_connection=True`
-(`HyperConnectionTransformerLayer`), full recompute (`uniform`, one layer per checkpoint),
-learned absolute positions, a gloo (CPU) or NCCL (GPU) process group of world size 1.
-
-On CPU four CUDA-only things are replaced, each by one named function of
-`patchcarry.runtime.standins`; everything else,
-checkpointing and autograd included, is upstream's code. On a GPU none is installed.
-
-In half precision the model is wrapped as upstream's training wraps it (`get_model` in
-`megatron/training/training.py` at the pinned base: `Float16Module(config, model)` once the
-model is on its device, when `config.bf16` or `config.fp16`). The wrapper casts every
-parameter not marked `keep_in_fp32` and the inputs to the half dtype and the outputs back to
-fp32; without it, modules that keep fp32 parameters by design (the hyper-connection module)
-hand fp32 activations to half-precision layers, and the first forward fails, on CPU and GPU.
-"""
+"""A tiny real `GPTModel` with hyper connections from an upstream tree, built inside the child.
+On CPU only the CUDA-only parts are stood in (`runtime.standins`); in half precision it is
+wrapped in `Float16Module` as upstream's training does, else the fp32 hyper-connection module
+hands fp32 activations to half-precision layers and the first forward fails."""
 
 from __future__ import annotations
 
@@ -76,12 +62,8 @@ def build(
     seed: int = 1234,
     overrides: Mapping[str, Any] | None = None,
 ) -> torch.nn.Module:
-    """Upstream's GPTModel: HyperConnectionTransformerLayer x layers, full recompute.
-
-    `overrides` replaces TransformerConfig fields (the audit's sweep: hyper connections off,
-    selective recompute, MoE); the local spec follows `enable_hyper_connections` and
-    `num_moe_experts`/`moe_grouped_gemm`.
-    """
+    """Upstream's GPTModel: HyperConnectionTransformerLayer x layers, full recompute;
+    `overrides` replaces TransformerConfig fields (the audit's sweep)."""
     from megatron.core.models.gpt import GPTModel
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
     from megatron.core.tensor_parallel import random as megatron_random

@@ -1,16 +1,6 @@
-"""The PR body's "Measured impact" of ONE entry's fix, from evidence files (the body never
-types a figure).
-
-With `--evidence PATH`, that file. Otherwise the evidence committed beside the manifest
-(`<repository>/evidence/`, the manifest being `<repository>/patches/series.toml`): upstream's
-training loop on a GPU first, when the repository has it; then the CPU measurement. Each figure
-is a measurement of this fix alone at the configuration it names; none is carried to another
-configuration or to a GPU. Beside it: what the other fix of the same measurement frees alone
-and both together (the pair's interaction, measured, never summed), and the original author's
-own figures, quoted with their source (`quoted.toml`). Each block ends with its source: the
-file and commit, the repository a reader clones (its web address), the command (writing to a
-temporary folder) and what it prints.
-"""
+"""The PR body's "Measured impact" of one entry's fix, from evidence files (the body never
+types a figure): `--evidence`, else the evidence committed beside the manifest, GPU first.
+Each figure is this fix alone at the configuration it names, with its source and command."""
 
 from __future__ import annotations
 
@@ -19,12 +9,13 @@ import json
 import re
 import shlex
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from patchcarry import git, inputs, install
+from patchcarry import git, inputs, install, manifest
 from patchcarry.errors import BadInputError
+from patchcarry.manifest import Entry
 from patchcarry.units import human_bytes
 
 CPU_EVIDENCE = "hc-gpt-cpu.json"
@@ -402,6 +393,51 @@ def quoted(folder: Path, entry: str | None) -> str:
     )
 
 
+def check_file(path: Path) -> None:
+    """A bad `--evidence` is refused before anything is read (rendered later, where used)."""
+    from patchcarry.measure import evidence, pretrain_evidence
+
+    if not path.is_file():
+        raise BadInputError(
+            f"--evidence {path}: no such file; run {install.command('measure')} first"
+        )
+    doc = inputs.read_json(path, "evidence file")  # one line, exit 5, when it is not
+    (pretrain_evidence if pretrain_evidence.is_pretrain(doc) else evidence).load(path)
+
+
+def for_entries(
+    entries: Sequence[Entry], explicit: Path | None, manifest_path: Path | None,
+    tested: Callable[[Entry], bool],
+) -> dict[str, Impact | None]:  # fmt: skip
+    """Each entry's impact: its own variant, its quoted figures, and the other entries' fixes
+    named as a reviewer knows them (#PR), for what each frees with the other."""
+    if manifest_path is None:
+        return {}
+
+    def named(fields: Mapping[str, object]) -> str:
+        supersedes = fields.get("supersedes") or ()
+        if fields.get("pr"):
+            return f"#{fields['pr']}"
+        if isinstance(supersedes, tuple | list) and supersedes:
+            return f"#{supersedes[-1]}'s fix"  # its re-submission has no number yet
+        return f"`{fields['name']}`"
+
+    # the other entries' fields only: their patches are not read (a bad one stops its own run)
+    labels = {
+        str(p.fields["measure"]): named(p.fields)
+        for p in manifest.load(manifest_path).pending
+        if p.fields.get("measure")
+    }
+    return {
+        e.name: measured_impact(
+            explicit, manifest_path, e.measure or "fix", entry=e.name,
+            siblings={v: n for v, n in labels.items() if v != (e.measure or "fix")},
+            tested=tested(e),
+        )
+        for e in entries
+    }  # fmt: skip
+
+
 def measured_impact(
     explicit: Path | None,
     manifest_path: Path,
@@ -415,9 +451,7 @@ def measured_impact(
     `entry`: whose quoted figures to add; `siblings`: how the other fixes' variants are
     named (variant -> "#6338"); `tested`: the PR carries a test of its own."""
     if explicit is not None:
-        if not explicit.is_file():
-            measure = install.command("measure")
-            raise BadInputError(f"--evidence {explicit}: no such file; run {measure} first")
+        check_file(explicit)
         found = render_file(explicit, variant, siblings, tested=tested)
         beside = explicit.parent if (explicit.parent / QUOTED).is_file() else None
         quote = quoted(beside or evidence_dir(manifest_path), entry)

@@ -1,22 +1,7 @@
-"""The analytic model: bytes each variant keeps alive between iterations.
-
-Mechanism (upstream c76ff61, full recompute, one layer per checkpoint): `CheckpointFunction.
-backward` re-runs each layer on a detached copy of its input `[seq, mbs, hidden*streams]`.
-`HyperConnectionTransformerLayer` leaves `self.mlp_norm_manager` on the layer; the manager holds
-the pre-MLP-norm input `[seq, mbs, hidden]` of the *recomputed* graph, whose AccumulateGrad node
-holds the detached input, whose `.grad` holds a full copy of the layer's input gradient. So per
-checkpointed layer, until the next forward replaces the manager:
-
-    unpatched  .grad (g) + detached input (i) + the manager's tensor (k)
-    fix        i + k          (0001 clears .grad; the graph, hence i and k, is still referenced)
-    reset      0              (0003 drops the manager; nothing references the graph any more)
-    both       0
-
-with g = i = seq*mbs*hidden*streams*bytes and k = seq*mbs*hidden*bytes. The two figures the
-probe reads from the detached inputs themselves (weakrefs) are exactly g and i; k shows only in
-the wider "live tensor" floor. The measurements (evidence/) confirm each line, including that
-`reset` alone leaves nothing: the manager is the graph's only outside reference.
-"""
+"""The analytic model: bytes each variant keeps alive between iterations, per checkpointed
+layer (g: the detached input's `.grad`, i: the detached input, k: `mlp_norm_manager`'s
+tensor): unpatched g+i+k, fix i+k (the graph is still referenced), reset and both 0 (the
+manager is the graph's only outside reference); the evidence confirms each line."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""`measure --harness pretrain`: upstream's own training loop, one process per variant tree.
-
-Each variant's patched copy (with upstream's top-level scripts) runs `pretrain_gpt.py`
-unchanged through `patchcarry.measure.pretrain_child`, which reads the CUDA allocator after
-every `train_step`. `repeats` runs each variant that many times (a process each): the floor is
-exact, the peak and the reserved pool are not, so repeats give their spread.
-
-It needs CUDA: the parent refuses in one line (exit 5) where no GPU is listed, before any
-tree is copied.
-"""
+"""`measure --harness pretrain`: upstream's own training loop, one process per variant tree,
+`repeats` times (the floor is exact, the peak and pool are not). It refuses without CUDA
+before any tree is copied."""
 
 from __future__ import annotations
 

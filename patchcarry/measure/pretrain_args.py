@@ -1,15 +1,6 @@
-"""The command line of upstream's own `pretrain_gpt.py` for `measure --harness pretrain`.
-
-The script runs unchanged at the pinned base; only its arguments are ours, chosen so that
-upstream's loop needs neither Transformer Engine nor apex (no committed evidence file records
-a run of them on a GPU yet: evidence/ holds no hc-gpt-pretrain-cuda-*.json): the local
-transformer implementation, mock data with the
-NullTokenizer, untied embeddings, Adam, every fused kernel off, hyper connections with
-`--num-residual-streams`, full uniform recompute of one layer per checkpoint; the shape is the
-measured `Shape` (the PR's seed configuration unless --layers/--seq say otherwise).
-
-One process, no torchrun: `RANK=0 WORLD_SIZE=1 LOCAL_RANK=0` and a rendezvous address.
-"""
+"""The command line of upstream's own `pretrain_gpt.py` for `measure --harness pretrain`: only
+the arguments are ours, chosen so the loop needs neither Transformer Engine nor apex; one
+process, no torchrun."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
-"""The training-loop child: upstream's own `pretrain_gpt.py`, unchanged, with every step read.
-
-    python -m patchcarry.measure.pretrain_child < request.json
-
-Request: {"argv": [pretrain_gpt.py's arguments], "script": "pretrain_gpt.py", "parse_only":
-bool}; the cwd and the first `sys.path` entry are the variant's tree. With `parse_only` the
-arguments only go through upstream's own `parse_and_validate_args` (what `pretrain_gpt.py`
-calls first; no GPU needed) and the result is {"megatron_file", "parsed": {a few fields}}.
-
-Upstream's loop (`megatron.training.training.train`) calls `train_step` as a module
-global, so the wrapper installed on the module before `pretrain` starts sees every step.
-After each step (CUDA synchronized) it
-reads the caching allocator: `memory_allocated` (the floor between iterations: weights,
-their grads and optimizer state, plus whatever the step left referenced),
-`max_memory_allocated` since the step began (the peak), `memory_reserved` (the pool) and the
-step's wall time. The last stdout line is RESULT_MARKER and {"megatron_file", "torch_version",
-"cuda_device", "steps": [...]}.
-"""
+"""The training-loop child (`python -m patchcarry.measure.pretrain_child < request.json`):
+upstream's `pretrain_gpt.py` unchanged, its module-global `train_step` wrapped so the CUDA
+allocator is read after every step; with `parse_only`, upstream's argument check alone."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Evidence of `measure --harness pretrain`: built from the training runs, validated against
-`pretrain.schema.json`, rendered as a table (README, gpu-check summary, PR body).
-
-Per variant: the allocator floor between iterations after the last step (exact; repeats must
-agree, else the spread is shown), what it frees against unpatched and against the analytic
-model, the peak and the reserved pool (min-max over repeats: not exact), and the median step
-time (the first step, which compiles, left out) as a ratio to unpatched.
-"""
+"""Evidence of `measure --harness pretrain`: built from the runs, validated against
+`pretrain.schema.json` and rendered as a table. The floor is exact; peak, pool and step time
+vary between repeats, so their spread is shown."""
 
 from __future__ import annotations
 

@@ -3,7 +3,6 @@ configuration unless overridden), the GPU requirement, the runs, the evidence an
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 import tempfile
@@ -22,16 +21,16 @@ DEFAULT_ITERATIONS = 6  # the first step compiles; the floor is read after the l
 RUN_TIMEOUT_S = 300.0
 
 
-def shape_for(args: argparse.Namespace) -> Shape:
+def shape_for(opts: setup.Options) -> Shape:
     """The PR's seed configuration, with any of --layers/--seq/--hidden/--mbs/--streams/
     --dtype given on the command line instead."""
-    if args.device != "cuda":
+    if opts.device != "cuda":
         raise UsageError("--harness pretrain runs on a GPU: drop --device cpu (or use cuda)")
-    if args.model != "hc-gpt":
+    if opts.model != "hc-gpt":
         raise UsageError("--harness pretrain trains upstream's GPT (--model hc-gpt)")
-    given = {k: getattr(args, k) for k in CPU_DEFAULTS if getattr(args, k)}
-    if args.dtype:
-        given["dtype"] = args.dtype
+    given = {k: getattr(opts, k) for k in CPU_DEFAULTS if getattr(opts, k)}
+    if opts.dtype:
+        given["dtype"] = opts.dtype
     return dataclasses.replace(model.pr_seed_shape(), **given)
 
 
@@ -54,17 +53,17 @@ def stem(shape: Shape) -> str:
     return f"hc-gpt-pretrain-cuda-{shape.layers}l-seq{shape.seq}"
 
 
-def run(args: argparse.Namespace) -> int:
+def run(opts: setup.Options) -> int:
     """Train every requested variant; print the table, write evidence JSON and PNG."""
-    args.device = args.device or "cuda"
-    shape = shape_for(args)
+    opts = dataclasses.replace(opts, device=opts.device or "cuda")
+    shape = shape_for(opts)
     install.require(("torch", "matplotlib"), "measure", "test")
     pretrain.require_cuda()
-    src = setup.source_tree(args)
-    loaded = manifest.load(args.manifest) if args.manifest else manifest.load()
-    requested = [v.strip() for v in args.variants.split(",") if v.strip()]
-    plan = variants.plan(loaded, requested, args.patch)
-    iterations = args.iterations or DEFAULT_ITERATIONS
+    src = setup.source_tree(opts)
+    loaded = manifest.load(opts.manifest) if opts.manifest else manifest.load()
+    requested = [v.strip() for v in opts.variants.split(",") if v.strip()]
+    plan = variants.plan(loaded, requested, opts.patch)
+    iterations = opts.iterations or DEFAULT_ITERATIONS
     installed = megatron_tree.installed_tree() if install.has_module("megatron.core") else None
     with tempfile.TemporaryDirectory(prefix="patchcarry-pretrain-") as work:
         argv, results = pretrain.run(
@@ -73,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             shape,
             Path(work),
             iterations=iterations,
-            repeats=args.repeats,
+            repeats=opts.repeats,
             installed=installed,
             timeout_s=RUN_TIMEOUT_S,
             offline_note=variants.offline_note(loaded),
@@ -84,14 +83,14 @@ def run(args: argparse.Namespace) -> int:
         shape=shape,
         iterations=iterations,
         pretrain_argv=argv,
-        command=command_line(shape, iterations, args.repeats, requested),
+        command=command_line(shape, iterations, opts.repeats, requested),
         tree=setup.tree_info(src),
     )
-    out = (args.out or Path("evidence")).resolve()
-    name = args.name or stem(shape)
+    out = (opts.out or Path("evidence")).resolve()
+    name = opts.name or stem(shape)
     json_path = pretrain_evidence.write(doc, out / f"{name}.json")
     png_path = pretrain_plot.write_png(doc, out / f"{name}.png")
-    held = args.require_predicted is None or fix_meets_prediction(doc, args.require_predicted)
+    held = opts.require_predicted is None or fix_meets_prediction(doc, opts.require_predicted)
     return setup.report(pretrain_evidence.render_markdown_table(doc), json_path, png_path, held)
 
 

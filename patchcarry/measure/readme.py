@@ -1,15 +1,6 @@
-"""Keeps the README's measured tables rendered from the evidence files, never typed.
-
-A block `<!-- evidence: evidence/NAME.json -->` ... `<!-- /evidence -->` in a Markdown file
-holds `render_markdown_table` of that file (its path relative to the Markdown file).
-`python -m patchcarry.measure.readme [FILE...]` (default README.md in the current directory)
-rewrites every block; a test fails while the README differs from what the evidence renders.
-
-A block `<!-- gpu-evidence: evidence -->` ... `<!-- /gpu-evidence -->` holds every
-training-loop evidence file in that folder (what `measure --harness pretrain` writes; gpu-check
-runs it on a GPU), each as its sentence and table; with none it says so.
-So the README quotes no GPU figure that no committed file holds.
-"""
+"""Keeps the README's measured tables rendered from the evidence files, never typed: each
+`<!-- evidence: PATH -->` / `<!-- gpu-evidence: DIR -->` block is rewritten from its files
+(`python -m patchcarry.measure.readme [FILE...]`), and a test fails while they differ."""
 
 from __future__ import annotations
 

@@ -23,12 +23,9 @@ class MeasureError(FatalError):
 def run_child(
     tree: Path, request: dict[str, Any], *, torch_compile: bool = False
 ) -> dict[str, Any]:
-    """Measure `request` with `tree`'s megatron in a child process; its result JSON.
-
-    On CPU `torch.compile` is off unless `torch_compile` (TORCHDYNAMO_DISABLE=1): upstream's
-    hyper-connection kernels are `@torch.compile`d, and compiling them for the CPU costs more
-    than the whole measurement while changing nothing about which tensors stay referenced.
-    """
+    """Measure `request` with `tree`'s megatron in a child process; its result JSON. On CPU
+    `torch.compile` is off unless asked: compiling upstream's kernels costs more than the whole
+    measurement and changes nothing about which tensors stay referenced."""
     tree = Path(tree).resolve()
     # A CPU measurement hides any GPU, so the named CPU stand-ins are used as on a CPU runner.
     env = probe_env(tree, cpu_only=request["device"] == "cpu")

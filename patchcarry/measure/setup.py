@@ -3,7 +3,6 @@ variants' runs, the evidence and the plot. The command module only parses argume
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import shlex
 import sys
@@ -18,38 +17,71 @@ from patchcarry.measure.model import CPU_DEFAULTS, Shape
 from patchcarry.runtime import tree as megatron_tree
 
 DEFAULT_ITERATIONS = 3
-# The parsed command line (argparse's namespace; its fields are `measure --help`'s options).
-Options = argparse.Namespace
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeFrom:
+    """What picks the source tree (`measure` and `audit` share these options)."""
+
+    model: str
+    megatron_src: Path | None
+    upstream: str | None
+    manifest: Path | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Options(TreeFrom):
+    """`measure --help`'s options as plain values (None: the option's default applies)."""
+
+    harness: str
+    repeats: int
+    variants: str
+    patch: list[Path]
+    iterations: int | None
+    layers: int | None
+    seq: int | None
+    mbs: int | None
+    hidden: int | None
+    streams: int | None
+    dtype: str | None
+    vocab: int
+    device: str | None
+    seed_config: bool
+    snapshot: bool
+    torch_compile: bool
+    out: Path | None
+    name: str | None
+    require_predicted: float | None
 
 
 class NoUpstreamTree(MissingInstallError):
     """--model hc-gpt without an upstream source tree (exit 5, like any missing tree)."""
 
 
-def shape_for(args: Options) -> Shape:
+def shape_for(opts: Options) -> Shape:
     """The model shape: the PR's seed configuration, or the CPU defaults with overrides."""
-    if args.seed_config:
-        if args.device != "cuda":
+    if opts.seed_config:
+        if opts.device != "cuda":
             raise UsageError("--seed-config is the PR's GPU configuration; add --device cuda")
         base = model.pr_seed_shape()
-        return dataclasses.replace(base, seq=args.seq or base.seq)
-    values = {k: getattr(args, k) or v for k, v in CPU_DEFAULTS.items()}
-    dtype = args.dtype or ("bf16" if args.device == "cuda" else "fp32")
+        return dataclasses.replace(base, seq=opts.seq or base.seq)
+    values = {k: getattr(opts, k) or v for k, v in CPU_DEFAULTS.items()}
+    dtype = opts.dtype or ("bf16" if opts.device == "cuda" else "fp32")
     return Shape(dtype=dtype, **values)
 
 
-def source_tree(args: Options) -> Path:
+def source_tree(opts: TreeFrom) -> Path:
     """The Megatron tree the variants are copied from."""
-    if args.megatron_src:
-        tree: Path = args.megatron_src.expanduser().resolve()
+    if opts.megatron_src:
+        tree: Path = opts.megatron_src.expanduser().resolve()
         if not (tree / "megatron" / "core" / "__init__.py").is_file():
             raise NoUpstreamTree(f"--megatron-src {tree} has no megatron/core/__init__.py")
         return tree
-    if args.model == "synthetic":
+    if opts.model == "synthetic":
         return megatron_tree.installed_tree()
     upstream = megatron_tree.upstream_tree_from_env()
-    if upstream is None and args.upstream:
-        upstream = _fetched_tree(args)
+    if upstream is None and opts.upstream:
+        upstream = _fetched_tree(opts.upstream, opts.manifest)
     if upstream is None:
         raise NoUpstreamTree(
             "--model hc-gpt needs an upstream Megatron-LM tree (HyperConnectionTransformerLayer "
@@ -60,11 +92,11 @@ def source_tree(args: Options) -> Path:
     return upstream
 
 
-def _fetched_tree(args: Options) -> Path:
+def _fetched_tree(url: str, manifest_path: Path | None) -> Path:
     """The pinned base's tree from `--upstream`, through the check's fetcher (cached)."""
-    loaded = manifest.load(args.manifest) if args.manifest else manifest.load()
+    loaded = manifest.load(manifest_path) if manifest_path else manifest.load()
     base = loaded.entries[0].base_commit
-    fetched = upstream.fetch(args.upstream, base_commits=[base], branches=[], pulls=[])
+    fetched = upstream.fetch(url, base_commits=[base], branches=[], pulls=[])
     trees = upstream.default_work_dir(fetched.url).parent.parent / "trees"
     return upstream.checkout_tree(fetched, base, trees / base)
 
@@ -77,32 +109,32 @@ def tree_info(tree: Path) -> dict[str, Any]:
     }
 
 
-def reproduce_command(args: Options, shape: Shape, upstream_repo: str) -> str:
+def reproduce_command(opts: Options, shape: Shape, upstream_repo: str) -> str:
     """The one line that re-runs this measurement on any machine: every shape option spelled
     out, the tree fetched at the manifest's pinned base (no path of this machine)."""
     parts = ["scripts/measure", "--upstream", upstream.git_url(upstream_repo)]
-    if args.model != "hc-gpt":
-        parts += ["--model", args.model]
-    if args.device != "cpu":
-        parts += ["--device", args.device]
-    if args.seed_config:
+    if opts.model != "hc-gpt":
+        parts += ["--model", opts.model]
+    if opts.device != "cpu":
+        parts += ["--device", str(opts.device)]
+    if opts.seed_config:
         parts += ["--seed-config", "--seq", str(shape.seq)]
     else:
         parts += [w for name in CPU_DEFAULTS for w in (f"--{name}", str(getattr(shape, name)))]
         parts += ["--dtype", shape.dtype]
-    parts += ["--variants", args.variants, "--iterations", str(args.iterations)]
+    parts += ["--variants", opts.variants, "--iterations", str(opts.iterations)]
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def differs_from_command(args: Options) -> str | None:
+def differs_from_command(opts: Options) -> str | None:
     """Why the recorded command is not the one that ran (it is rebuilt from the options, with
     the tree fetched at the pinned base), or None when it is that run: then, and only then,
     the table says "Produced by"."""
-    if args.megatron_src:
+    if opts.megatron_src:
         return "the tree came from --megatron-src"
-    if args.model != "synthetic" and megatron_tree.upstream_tree_from_env() is not None:
+    if opts.model != "synthetic" and megatron_tree.upstream_tree_from_env() is not None:
         return f"the tree came from {megatron_tree.MEGATRON_SRC_ENV}"
-    if args.manifest:
+    if opts.manifest:
         return "--manifest named another manifest"
     return None
 
@@ -125,36 +157,36 @@ def fix_meets_prediction(evidence: dict[str, Any], tolerance: float) -> bool:
     return ok
 
 
-def run(args: Options) -> int:
+def run(opts: Options) -> int:
     """Measure every requested variant, print the table, write evidence JSON and PNG."""
-    args.device = args.device or "cpu"
-    args.iterations = args.iterations or DEFAULT_ITERATIONS
+    device, iterations = opts.device or "cpu", opts.iterations or DEFAULT_ITERATIONS
+    opts = dataclasses.replace(opts, device=device, iterations=iterations)
     install.require(("torch", "matplotlib"), "measure", "test")
-    shape = shape_for(args)
-    src = source_tree(args)
-    loaded = manifest.load(args.manifest) if args.manifest else manifest.load()
-    requested = [v.strip() for v in args.variants.split(",") if v.strip()]
-    plan = variants.plan(loaded, requested, args.patch)
-    if args.model == "synthetic":
+    shape = shape_for(opts)
+    src = source_tree(opts)
+    loaded = manifest.load(opts.manifest) if opts.manifest else manifest.load()
+    requested = [v.strip() for v in opts.variants.split(",") if v.strip()]
+    plan = variants.plan(loaded, requested, opts.patch)
+    if opts.model == "synthetic":
         plan = [
             dataclasses.replace(v, skip_reason=v.skip_reason or variants.SYNTHETIC_NO_RESET)
             if v.name in ("reset", "both")
             else v
             for v in plan
         ]
-    default_out = Path("evidence") if args.model == "hc-gpt" else Path("build", "measure")
-    out = (args.out or default_out).resolve()
-    stem = args.name or f"{args.model}-{args.device}" + (
-        f"-seq{shape.seq}" if args.seed_config else ""
+    default_out = Path("evidence") if opts.model == "hc-gpt" else Path("build", "measure")
+    out = (opts.out or default_out).resolve()
+    stem = opts.name or f"{opts.model}-{opts.device}" + (
+        f"-seq{shape.seq}" if opts.seed_config else ""
     )
     request = session.Request(
-        model=args.model,
+        model=opts.model,
         shapes=(shape,),
-        device=args.device,
-        iterations=args.iterations,
-        vocab=args.vocab,
-        snapshot_dir=out if args.snapshot and args.device == "cuda" else None,
-        torch_compile=args.torch_compile,
+        device=device,
+        iterations=iterations,
+        vocab=opts.vocab,
+        snapshot_dir=out if opts.snapshot and opts.device == "cuda" else None,
+        torch_compile=opts.torch_compile,
     )
     with tempfile.TemporaryDirectory(prefix="patchcarry-measure-") as work:
         results = session.run(
@@ -169,14 +201,14 @@ def run(args: Options) -> int:
         request,
         results,
         tree=tree_info(src),
-        seed_config=args.seed_config,
-        model_shapes=[model.shape_for(args.model, shape)],
+        seed_config=opts.seed_config,
+        model_shapes=[model.shape_for(opts.model, shape)],
     )
-    doc["command"] = reproduce_command(args, shape, loaded.entries[0].upstream)
-    doc["command_ran"] = differs_from_command(args) is None
+    doc["command"] = reproduce_command(opts, shape, loaded.entries[0].upstream)
+    doc["command_ran"] = differs_from_command(opts) is None
     json_path = evidence.write(doc, out / f"{stem}.json")
     png_path = plot.write_png(doc, out / f"{stem}.png")
-    held = args.require_predicted is None or fix_meets_prediction(doc, args.require_predicted)
+    held = opts.require_predicted is None or fix_meets_prediction(doc, opts.require_predicted)
     return report(evidence.render_markdown_table(doc), json_path, png_path, held)
 
 

@@ -1,12 +1,6 @@
-"""`--model synthetic`: a stack of checkpointed blocks that keep their output on the module.
-
-Each layer is `patchcarry.proof.scenarios.KeepsOutputBlock` (the shared stand-in for
-`HyperConnectionTransformerLayer` keeping `self.mlp_norm_manager`), width hidden*streams,
-checkpointed one per call with the tree's real `tensor_parallel.checkpoint`. It runs on the
-installed megatron-core (which has no hyper connections), so the retention path the fix is
-about is exercised without an upstream tree. The kept tensor is the block output, of width
-hidden*streams (`model.shape_for`).
-"""
+"""`--model synthetic`: checkpointed blocks that keep their output on the module (as the
+hyper-connection layer keeps `mlp_norm_manager`), run on the installed megatron-core, so the
+retention the fix is about is exercised without an upstream tree."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""Upstream's unit tests, unpatched vs patched, sorted into what the gpu-check summary says.
-
-    regression      passes unpatched, fails, errors or is missing patched (fails the check)
-    expected flip   a carried test (one the manifest's test patches add) that fails unpatched
-                    and passes patched: the regression test doing its job
-    missed flip     a carried test that does not flip (fails the check)
-    fixed           another test that fails unpatched and passes patched
-    same in both    fails or errors identically in both trees, with its cause named when the
-                    message says it: Transformer Engine missing, world size (tests written for
-                    more GPUs than the machine has); these are the machine's, not the patches'
-
-Works on recorded outcomes (`upstream-tests.json`), so it is tested on CPU.
-"""
+"""Upstream's unit tests, unpatched vs patched, sorted into regressions, carried tests that
+flip (or miss), other fixes, and failures equal in both trees (the machine's, not the
+patches'). Works on recorded outcomes, so it is tested on CPU."""
 
 from __future__ import annotations
 

@@ -1,23 +1,6 @@
-"""Upstream's own unit tests for the changed code, on the unpatched and the patched tree,
-side by side. Used by `scripts/gpu-check`:
-
-    python -m patchcarry.measure.upstream_tests --out DIR [--nproc N] [--no-torchrun]
-
-Two copies of MEGATRON_SRC (megatron/ and tests/): "unpatched" (the manifest's test patches
-only) and "patched" (every entry's fix and tests). Each test group runs in each copy with
-upstream's launcher convention, `torchrun --nproc-per-node=N -m pytest ...` (cwd and
-PYTHONPATH = the copy), plus `-p patchcarry.runtime.pytest_standins` (on CUDA it only supplies
-`typing.override` for Python 3.11; without CUDA, the CPU stand-ins: the dry mode) and
-`--noconftest` (upstream's conftest downloads a data set into /opt/data; these tests use none
-of its fixtures). With N > 1 every rank writes the same junit file, so per-test outcomes are
-one rank's; the group's exit status covers all ranks.
-
-The test files the manifest's test patches touch run whole as well (the carried regression
-tests). Each test is sorted by `patchcarry.measure.unit_verdict`: exit 1 on a regression (a
-test that passes unpatched but fails, errors or vanishes patched, or a group that exits 0
-unpatched and non-zero patched) or a carried test that does not flip (fail unpatched, pass
-patched); failures equal in both trees are listed with their cause, not counted against it.
-"""
+"""Upstream's own unit tests for the changed code on the unpatched and the patched tree, with
+upstream's launcher (`torchrun ... -m pytest`), plus the carried regression tests; exit 1
+on a regression or a carried test that does not flip (`unit_verdict`)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,6 @@
-"""The four variants and the patched tree copy each one runs on.
-
-    unpatched  the tree as it is
-    fix        + the fix of the manifest entry marked `measure = "fix"` (clear the detached
-               inputs' .grad)
-    reset      + the fix of the entry marked `measure = "reset"` (drop mlp_norm_manager), or
-               the files given with --patch
-    both       fix + reset
-
-Every variant, unpatched included, runs on its own copy made by `prepared_copy`, so the four
-imports differ only by the patches. A variant whose patch is missing or does not apply to the
-tree (0003 on megatron-core 0.16.1, which predates hyper connections) is skipped with the
-reason; the `fix` variant is the carried change, so it failing to apply is an error.
-"""
+"""The four variants (unpatched, fix, reset, both), each on its own patched copy of the tree so
+their imports differ only by the patches. A reset patch that does not apply is skipped with
+its reason; the fix is the carried change, so its failing to apply is an error."""
 
 from __future__ import annotations
 

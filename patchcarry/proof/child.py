@@ -1,8 +1,5 @@
-"""The probe child: imports one Megatron tree (first on `sys.path`), runs the scenario batches
-and prints one JSON document (schema in `patchcarry.proof.probe`):
-
-    python -m patchcarry.proof.child --batch cpu --batch tp2 --iterations 2
-"""
+"""The probe child: imports one Megatron tree (first on `sys.path`), runs the scenario batches,
+prints one JSON document (`python -m patchcarry.proof.child --batch cpu --iterations 2`)."""
 
 from __future__ import annotations
 

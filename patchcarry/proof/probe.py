@@ -1,24 +1,6 @@
-"""Run the synthetic-block probe against one Megatron tree in a child process.
-
-The parent never imports torch or megatron: `run_probe(tree, ...)` starts
-`python -m patchcarry.proof.child` with `tree` first on the path (cwd and PYTHONPATH), so an
-unpatched and a patched tree are each imported in their own process, never side by side in
-one. The child prints one JSON document:
-
-    {"module_file": ".../megatron/core/tensor_parallel/random.py",   # proves which tree
-     "torch_version": "...", "cuda_available": false, "iterations": 2,
-     "scenarios": {
-       "<name>[@rank<r>]": {
-         "error": null | "<traceback>",
-         "iterations": [{
-           "retained": {"live_inputs": int, "input_bytes": int, "grad_bytes": int,
-                        "live_grads": [{"shape": [4, 8], "dtype": "float32", "bytes": 128}]},
-           "input_shape_after_forward": [4, 8],      # [16] when distributed over TP=2
-           "grads": {"x": "<dtype:shape:sha256>", "pre.weight": ..., ...},
-           "reference_grads": {...}}]}}}             # same seed, no checkpoint
-
-Scenario names and shapes: `patchcarry.proof.scenarios.SCENARIOS`, `BATCH`, `HIDDEN`, `INNER`.
-"""
+"""Runs the synthetic-block probe against one Megatron tree in a child process
+(`patchcarry.proof.child`), so an unpatched and a patched tree are never imported side by
+side; the parent never imports torch or megatron."""
 
 from __future__ import annotations
 
@@ -45,11 +27,8 @@ PROBE_TIMEOUT_S = 600.0
 def run_probe(
     tree: Path, batches: Sequence[str] = BATCHES, iterations: int = 2, *, cpu_only: bool = True
 ) -> dict[str, Any]:
-    """Import `tree`'s megatron in a child, run the scenario `batches`, return its JSON.
-
-    Raises ProbeError when the child fails or imported megatron from somewhere else. A
-    scenario that fails inside the child is reported in its JSON (its `error`).
-    """
+    """Import `tree`'s megatron in a child, run the scenario `batches`, return its JSON; raises
+    ProbeError when the child fails or imported megatron from somewhere else."""
     tree = Path(tree).resolve()
     if not (tree / "megatron" / "core" / "__init__.py").is_file():
         raise ProbeError(f"{tree} has no megatron/core/__init__.py; pass a prepared tree copy")

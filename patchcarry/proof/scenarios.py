@@ -1,14 +1,6 @@
-"""A synthetic checkpointed block whose run function keeps its output on the module.
-
-`KeepsOutputBlock` is the smallest stand-in for HyperConnectionTransformerLayer keeping
-`self.mlp_norm_manager`: its forward stores its output on `self.kept`. Checkpointed with the
-real `megatron.core.tensor_parallel.random.checkpoint`, that reference keeps the recomputed
-graph, hence the detached inputs and (unpatched) their `.grad`, alive after backward.
-
-It imports torch at the top, so only the probe child (`patchcarry.proof.child`, run in a
-process whose `sys.path` starts with one Megatron tree) imports it. Scenario shapes are the
-constants below; tests recompute the expected bytes from them on their own.
-"""
+"""`KeepsOutputBlock`, the smallest stand-in for the hyper-connection layer keeping
+`mlp_norm_manager`: checkpointed with the real `checkpoint`, its kept output holds the
+recomputed graph alive. Imports torch, so only the probe child imports it."""
 
 from __future__ import annotations
 
@@ -93,11 +85,8 @@ CheckpointFn = Callable[..., Any]
 
 
 class SyntheticModel(torch.nn.Module):
-    """leaf x -> pre linear -> h -> [checkpointed run function] -> y; loss = sum(y^2).
-
-    The checkpoint input `h` is a non-leaf (as hidden states are in a transformer), so the
-    gradient a detached input holds is referenced by nothing else once backward returns.
-    """
+    """leaf x -> pre linear -> h -> [checkpointed run function] -> y; loss = sum(y^2). `h` is a
+    non-leaf, as hidden states are, so a detached input's gradient has no other referrer."""
 
     def __init__(self, scenario: Scenario) -> None:
         super().__init__()

@@ -1,12 +1,5 @@
-"""The tensor-parallel (TP=2) batch of the probe: two CPU ranks over gloo.
-
-Runs inside the probe child after it has imported one Megatron tree: the two ranks are
-forked from it (no second import of megatron), join a gloo group on a free loopback port,
-call the tree's `parallel_state.initialize_model_parallel(tensor_model_parallel_size=2)`, and
-run the `distribute_saved_activations=True` scenarios with
-`patchcarry.proof.scenarios.run_scenario`.
-Each rank's result comes back as "<scenario>@rank<r>".
-"""
+"""The probe's TP=2 batch: two CPU ranks forked from the child after its one Megatron import,
+joined over gloo, running the `distribute_saved_activations=True` scenarios."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ import enum
 
 from patchcarry import git, install
 from patchcarry.manifest import Entry
+from patchcarry.resubmit.ci_gate import ok_to_test
 from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Applied, Cache, Revision, revise
 from patchcarry.resubmit.section import locate
 
@@ -291,7 +292,7 @@ def _revised(
 
 
 # A live PR whose head already holds the carried fix is left as its author left it:
-# every push restarts upstream's CI vetting (only a maintainer's `/ok to test <sha>`
+# every push restarts upstream's CI vetting (only a maintainer's comment, ci_gate.COMMAND,
 # restarts it) and every body edit is a write on someone else's text; what else the
 # tool could add waits for an explicit `--update-live`, and the plan says what it costs.
 FLAG = "--update-live"
@@ -304,7 +305,7 @@ def _cost(new_head: str, ci_gate: bool) -> str:
         return "Its cost: the PR's head changes, so its checks run again on the new head"
     return (
         "Its cost: the PR's head changes, so its CI vetting starts over; only one of upstream's "
-        f"PR vetters (a maintainer) can re-vet it, by commenting `/ok to test {new_head}`"
+        f"PR vetters (a maintainer) can re-vet it, by commenting {ok_to_test(new_head)}"
     )
 
 

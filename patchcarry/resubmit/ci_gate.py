@@ -16,6 +16,16 @@ _OFF_RE = re.compile(r"^enabled:[ \t]*(false|no|off)\b", re.IGNORECASE | re.MULT
 COMMAND = "/ok to test"
 
 
+def ok_to_test(sha: str) -> str:
+    """The comment that vets `sha`, as a maintainer writes it (Markdown code)."""
+    return f"`{COMMAND} {sha}`"
+
+
+def gate_branch(pr: int | None) -> str:
+    """The bot's branch that points at PR `pr`'s vetted head."""
+    return f"pull-request/{pr}"
+
+
 def uses_copy_pr_bot(cache: Path, rev: str | None) -> bool:
     """Whether the upstream whose default branch tip is `rev` (in the check's cache) vets
     PR heads with copy-pr-bot; False without a tip to read."""

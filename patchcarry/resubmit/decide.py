@@ -16,6 +16,7 @@ from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit import fork
 from patchcarry.resubmit.build import Built
+from patchcarry.resubmit.ci_gate import gate_branch, ok_to_test
 from patchcarry.resubmit.model import (
     CreateFork,
     CreatePull,
@@ -83,20 +84,20 @@ def _add(plan: Plan, *, facts: Sequence[str] = (), writes: Sequence[Write] = ())
 
 
 def vetting_line(vetting: Vetting | None, head: str | None) -> str:
-    """Whether upstream's CI gate (copy-pr-bot's `pull-request/<N>` branch) vetted `head`."""
+    """Whether upstream's CI gate (copy-pr-bot's branch for the PR) vetted `head`."""
     if vetting is None or head is None:
         return "CI gate: no PR head to vet yet"
-    pr = vetting.pr
+    gate = gate_branch(vetting.pr)
     if not vetting.readable:
-        return f"CI gate: could not read upstream's pull-request/{pr}"
+        return f"CI gate: could not read upstream's {gate}"
     if vetting.vets(head):
-        return f"CI gate: head {short(head)} is vetted (upstream's pull-request/{pr} points at it)"
+        return f"CI gate: head {short(head)} is vetted (upstream's {gate} points at it)"
     if vetting.sha:
         return (
-            f"CI gate: head {short(head)} is NOT vetted (pull-request/{pr} is at "
-            f"{short(vetting.sha)}); a maintainer must comment `/ok to test {head}`"
+            f"CI gate: head {short(head)} is NOT vetted ({gate} is at "
+            f"{short(vetting.sha)}); a maintainer must comment {ok_to_test(head)}"
         )
-    return f"CI gate: head {short(head)} is NOT vetted (no pull-request/{pr} on upstream yet)"
+    return f"CI gate: head {short(head)} is NOT vetted (no {gate} on upstream yet)"
 
 
 def _branch_facts(plan: Plan, seen: Observed, built: Built) -> Plan:
@@ -148,7 +149,7 @@ def _push(plan: Plan, seen: Observed, built: Built, today: str) -> tuple[Plan, s
     write = PushBranch(plan.fork.full_name, entry.head_branch, target, live)
     facts: list[str] = []
     if seen.pull is not None and seen.ci_gate is not False:
-        facts.append(Outlook(f"after the push: the new head needs `/ok to test {target}`"))
+        facts.append(Outlook(f"after the push: the new head needs {ok_to_test(target)}"))
         if seen.vetting is not None and seen.vetting.vets(seen.live):
             facts.append(f"this {decided.kind} throws away the vetting of {live or ''}"[:200])
     push = Push(
@@ -165,7 +166,7 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner
     try:
         title, body, section, problem = bodies.compose(
             entry, existing, superseded=seen.superseded, check_lines=seen.review_lines,
-            impact=opts.impacts.get(entry.name), pr_template=seen.pr_template,
+            impact=seen.impact, pr_template=seen.pr_template,
             revision=revision, own=seen.own_emails,
         )  # fmt: skip
     except TooLong as exc:

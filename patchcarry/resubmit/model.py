@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar, Literal, NotRequired, TypedDict
 
@@ -14,7 +14,6 @@ from patchcarry import limits
 from patchcarry.git.sha import short
 from patchcarry.github_types import PullRef
 from patchcarry.manifest import Entry
-from patchcarry.measure.impact import Impact
 from patchcarry.pulls.classify import Classification
 from patchcarry.resubmit import fork
 from patchcarry.resubmit.branch import BranchKind, record_ref
@@ -27,8 +26,9 @@ class Options:
     rebase: bool = False
     rewrite: bool = False
     upstream_url: str | None = None  # --upstream-url (None: the API's clone_url)
-    impacts: Mapping[str, Impact | None] = dataclasses.field(default_factory=dict)  # by entry
+    evidence: Path | None = None  # --evidence (rendered per entry after the check)
     manifest_path: Path | None = None
+    example: bool = False  # the example manifest: planned without the user's token
     allow_default_branch: bool = False
     update_live: bool = False  # push tests/a revision onto a live PR whose head holds the fix
     fork_wait: float = limits.FORK_WAIT_S  # a fork GitHub is still creating (seconds)
@@ -295,7 +295,7 @@ class Push:
     own_record: str | None  # lease of this entry's publisher ref
     kind: BranchKind  # NEW, FAST_FORWARD or REWRITE
     workflow: str | None  # why it needs the `workflow` scope
-    ci_gate: bool = True  # upstream vets a new head with copy-pr-bot (`/ok to test <sha>`)
+    ci_gate: bool = True  # upstream vets a new head with copy-pr-bot (ci_gate)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,11 +17,13 @@ from patchcarry.errors import BadInputError, NetworkError, UpstreamError, UsageE
 from patchcarry.github import NotFoundError
 from patchcarry.github_types import BranchRef, PullRef, RepoRef, RuleRef
 from patchcarry.manifest import Entry
+from patchcarry.measure.impact import Impact, for_entries
 from patchcarry.pulls import classify, ownership
 from patchcarry.pulls.classify import Classification
 from patchcarry.pulls.reads import Reads, pull_state
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit import ci_gate, default_branch, fork, inert
+from patchcarry.resubmit.body import carries_unit_tests
 from patchcarry.resubmit.model import Options
 
 if TYPE_CHECKING:
@@ -53,11 +55,12 @@ class RunFacts:
     own_emails: frozenset[str] | None = None
     # upstream -> whether copy-pr-bot vets its PR heads (`ci_gate`); missing: not read
     ci_gates: Mapping[str, bool] = dataclasses.field(default_factory=dict)
+    impacts: Mapping[str, Impact | None] = dataclasses.field(default_factory=dict)  # by entry
 
 
 @dataclasses.dataclass(frozen=True)
 class Vetting:
-    """Upstream's CI gate branch `pull-request/<pr>` as read (`readable` False: it could not be)."""
+    """Upstream's CI gate branch for PR `pr` as read (`readable` False: it could not be)."""
 
     pr: int
     readable: bool
@@ -89,6 +92,7 @@ class Observed:
     applies: bool
     review_lines: tuple[str, ...] = ()  # the check's results in a reviewer's words (PR body)
     pr_template: str | None = None  # upstream's PR template (its default branch)
+    impact: Impact | None = None  # the measured impact the body shows
     token_login: str = ""  # the run's token user, so `decide` needs this value alone
     own_emails: frozenset[str] | None = None  # the token user's commit emails (RunFacts')
     current: Classification | None = None  # the manifest's recorded PR
@@ -129,9 +133,10 @@ def observe_run(
     templates = {u: default_branch.pr_template(reads, u, cache, tip) for u, tip in tips.items()}
     gates = {u: ci_gate.uses_copy_pr_bot(cache, tip) for u, tip in tips.items()}
     own = inert.own_emails(user) if user is not None else None
+    found = for_entries(entries, opts.evidence, opts.manifest_path, carries_unit_tests)
     return RunFacts(
         token is not None, login, gh.token_kind, gh.scopes, url, today(), report, cache,
-        classes, defaults, templates, own, gates,
+        classes, defaults, templates, own, gates, found,
     )  # fmt: skip
 
 
@@ -206,13 +211,13 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
     lines = tuple(render.sentences(result, entry))
     dates = git.commit_dates([r.commit for r in result.refs if r.commit], cwd=facts.cache)
     review = tuple(render.review_sentences(result, entry, dates))
-    template = facts.templates.get(entry.upstream)
+    template, gated = facts.templates.get(entry.upstream), facts.ci_gates.get(entry.upstream)
     seen = Observed(entry, lines, result.status.ok, review, template,
-                    ci_gate=facts.ci_gates.get(entry.upstream))  # fmt: skip
+                    facts.impacts.get(entry.name), ci_gate=gated)  # fmt: skip
     if not seen.applies:
         return seen
     if reads.repo(entry.upstream) is None:
-        raise UpstreamError(f"{entry.upstream} not found; check --upstream/GH_HOST")
+        raise UpstreamError(f"{entry.upstream} not found; check --upstream-repo/GH_HOST")
     current, superseded = history(entry, facts.classes)
     seen = dataclasses.replace(
         seen,
@@ -271,10 +276,10 @@ def _read_live(
 
 
 def _read_vetting(entry: Entry, head: str | None, upstream_url: str) -> Vetting | None:
-    """Upstream's CI gate (copy-pr-bot's `pull-request/<N>` branch), when there is a head."""
+    """Upstream's CI gate (copy-pr-bot's branch for the PR), when there is a head."""
     if entry.pr is None or head is None:
         return None
-    ref = f"refs/heads/pull-request/{entry.pr}"
+    ref = f"refs/heads/{ci_gate.gate_branch(entry.pr)}"
     code, found, _ = git.ls_remote_refs(upstream_url, [ref])
     return Vetting(entry.pr, code == 0, found.get(ref) if code == 0 else None)
 

@@ -54,8 +54,7 @@ def resubmit(
     make_github: Callable[[str | None], GitHub],
     say: Callable[[str], None],
 ) -> Outcome:
-    example = opts.manifest_path is not None and manifest.is_example(opts.manifest_path)
-    token = None if example else token_from_env()  # the user's token never acts on the example
+    token = None if opts.example else token_from_env()  # the user's token never acts on the example
     dry_run = opts.dry_run or token is None
     if not dry_run and opts.manifest_path is not None:
         manifest.check_writable(opts.manifest_path)  # before any read: it records the PR

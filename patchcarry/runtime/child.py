@@ -1,9 +1,5 @@
-"""What every child process that imports one Megatron tree shares: its environment (the tree
-first on PYTHONPATH, then this package) and a free loopback port for a process group.
-
-Proof and measure each run a tree in its own process, so an unpatched and a patched tree
-never share a module; this is the one place that says how such a child is started.
-"""
+"""How a child process that imports one Megatron tree starts (its PYTHONPATH and a free
+loopback port), so unpatched and patched trees never share a module."""
 
 from __future__ import annotations
 
@@ -22,11 +18,8 @@ PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 
 
 def probe_env(tree: Path, cpu_only: bool = False) -> dict[str, str]:
-    """The child's environment: `tree` then this repo on PYTHONPATH, one CPU thread.
-
-    `cpu_only` hides any GPU (CUDA_VISIBLE_DEVICES=""), so the CPU stand-ins are used and
-    results match a CPU runner; `run_probe` sets it by default, a GPU measurement must not.
-    """
+    """The child's environment: `tree` then this repo on PYTHONPATH, one CPU thread; `cpu_only`
+    hides any GPU so the stand-ins are used, as on a CPU runner."""
     env = dict(os.environ)
     if cpu_only:
         env["CUDA_VISIBLE_DEVICES"] = ""

@@ -1,13 +1,6 @@
-"""megatron-core's source for an install that lacks it, fetched once into the cache.
-
-A plain `pip install patchcarry` has no megatron-core (its wheel needs torch, and a loose
-torch pulls a multi-GB CUDA build), yet its main job, the offline check, only reads
-megatron-core's files. So on first use the pinned wheel is fetched by pip (the user's own
-index settings) against the hash lock this package ships (`requirements/megatron-core.txt`,
-embedded as `patchcarry._requirements`), and its `megatron/` unpacked under
-`$XDG_CACHE_HOME/patchcarry/megatron-core/VERSION`. One line on stderr says so; nothing of it
-is imported or installed.
-"""
+"""megatron-core's source for an install that lacks it (its wheel needs torch, and a loose torch
+pulls a CUDA build), fetched once by pip against the shipped hash lock into the cache; only
+read by the offline check, never imported or installed."""
 
 from __future__ import annotations
 

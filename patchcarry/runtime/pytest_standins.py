@@ -1,11 +1,5 @@
-"""pytest plugin: run upstream Megatron-LM unit tests written for CUDA + NCCL on a CPU host.
-
-Loaded only by the child pytest that `tests/test_upstream_unit_tests.py` starts, with
-`-p patchcarry.runtime.pytest_standins` (this repository on PYTHONPATH after the Megatron copy).
-When CUDA is available it does nothing. Otherwise each function below stands in for exactly
-one CUDA-only thing the carried unit tests touch; megatron's checkpointing, autograd and
-layers stay real. Installed in `pytest_configure`, i.e. before test modules are imported.
-"""
+"""pytest plugin (`-p patchcarry.runtime.pytest_standins`): upstream's CUDA + NCCL unit tests
+on a CPU host, each CUDA-only thing stood in by one named function (with CUDA: nothing)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Stand-ins for the CUDA-only pieces Megatron touches, for CPU runs.
-
-Each stand-in is named for exactly what it replaces; callers install them only when CUDA is
-absent. Everything else (CheckpointFunction, detach_variable, autograd, layers) stays real.
-The proof needs only the RNG state; the hyper-connection GPT (`measure/hc_gpt.py`) and the
-upstream unit tests (`patchcarry/runtime/pytest_standins.py`) also need the other three.
-"""
+"""Stand-ins for the CUDA-only pieces Megatron touches, installed only without CUDA, each named
+for exactly what it replaces; everything else (checkpointing, autograd, layers) stays real."""
 
 from __future__ import annotations
 
@@ -15,11 +10,8 @@ import torch
 
 
 class CpuStandInCudaGenerator:
-    """Stands in for the CUDA default generator: a CPU torch.Generator with its own state.
-
-    `_get_cuda_rng_state` returns this generator's state and `_set_cuda_rng_state` restores
-    it, so checkpoint recompute forks and restores a distinct "CUDA" stream just as on GPU.
-    """
+    """The CUDA default generator stood in by a CPU generator with its own state, so checkpoint
+    recompute forks and restores a distinct "CUDA" stream just as on GPU."""
 
     def __init__(self, seed: int = 1234) -> None:
         self.generator = torch.Generator(device="cpu")

@@ -1,11 +1,6 @@
-"""CPU stand-ins for the one CUDA call on the `distribute_saved_activations` path.
-
-`split_tensor_into_1d_equal_chunks` (new_buffer=True) and `gather_split_1d_tensor` in
-`megatron.core.tensor_parallel.utils` allocate with `device=torch.cuda.current_device()`.
-On a CPU-only torch that call raises. The stand-in swaps the `torch` name *inside that one
-module* for a view of torch whose `cuda.current_device()` returns the CPU device; torch
-itself, every other module, and the split/gather logic (and gloo collectives) stay real.
-"""
+"""CPU stand-in for the one CUDA call on the `distribute_saved_activations` path: inside
+`tensor_parallel.utils` alone, `torch.cuda.current_device()` answers the CPU device; the
+split/gather logic and gloo collectives stay real."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Megatron source trees: the installed megatron-core, an upstream checkout, patched copies.
-
-A "tree" is a directory with `megatron/` in it, importable by putting it first on
-`sys.path` (in a separate process, so unpatched and patched trees never share a module).
-Site-packages is never edited: patches go onto a copy.
-"""
+"""Megatron source trees (a directory with `megatron/` in it): the installed megatron-core, an
+upstream checkout, patched copies; site-packages is never edited."""
 
 from __future__ import annotations
 
@@ -76,11 +72,8 @@ def _top_dirs(patches: list[Patch]) -> set[str]:
 
 
 def prepared_copy(src: Path, patches: list[Patch], dest: Path) -> Path:
-    """Copy `src`'s `megatron/` (and any other top dir the patches touch) to `dest`, then
-    `git apply` each patch there. Returns `dest`, ready to be put on PYTHONPATH.
-
-    The tree's top-level `*.py` files come too (`pretrain_gpt.py` and the builders it
-    imports: upstream's training loop runs from the variant's own tree)."""
+    """Copy `src`'s `megatron/`, its top-level `*.py` (upstream's training loop runs from the
+    variant's tree) and any top dir the patches touch to `dest`, then `git apply` each patch."""
     dest.mkdir(parents=True, exist_ok=True)
     for script in sorted(src.glob("*.py")):
         if script.is_file() and not script.is_symlink() and not (dest / script.name).exists():
