@@ -1,13 +1,13 @@
-"""A refused `git push` read from git's per-ref porcelain results: the server's own reason
-first (quoted, with what to do about it), then a lost lease, in one clear line."""
+"""A refused `git push`, from the git door's per-ref results (`git.Pushed`): the server's own
+reason first (quoted, with what to do about it), then a lost lease, in one clear line."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 from patchcarry import push_protection, tokens
 from patchcarry.errors import FatalError
+from patchcarry.git.remote import Pushed
 from patchcarry.git.sha import short
 
 
@@ -18,30 +18,6 @@ class LeaseRejected(FatalError):
 class PushRefused(FatalError):
     """The server refused a ref with a reason of its own (not a lease): nothing else is
     written after it; the message quotes the reason and says what to change."""
-
-
-@dataclasses.dataclass(frozen=True)
-class RefResult:
-    """One ref's line of `git push --porcelain`: `<flag>\t<from>:<to>\t<summary> (<why>)`."""
-
-    flag: str  # " " "+" "-" "*" "=" accepted; "!" refused
-    ref: str
-    summary: str  # "[rejected]", "[remote rejected]", "[new branch]", "abc..def", ...
-    why: str  # the text in parentheses, if any
-
-
-_PORCELAIN = re.compile(r"^([ +\-*=!])\t[^\t]*:([^\t]+)\t(\S.*?)(?: \((.*)\))?$")
-
-
-def parse_porcelain(output: str) -> list[RefResult]:
-    """Every ref line of git's porcelain push output, in order (other lines are ignored)."""
-    found = []
-    for line in output.splitlines():
-        match = _PORCELAIN.match(line)
-        if match:
-            flag, ref, summary, why = match.groups()
-            found.append(RefResult(flag, ref, summary, why or ""))
-    return found
 
 
 # GitHub's documented refusals, by the words of its reason (or the GHxxx code GitHub prints
@@ -67,36 +43,28 @@ _REASONS = (
      "https://github.com/settings/emails or use a noreply address"),
     ("pre-receive hook declined", "a server-side hook refused it; see the `remote:` lines"),
 )  # fmt: skip
-_LEASE = ("stale info", "fetch first", "non-fast-forward")
 
 
 def _advice(text: str) -> str:
     return next((advice for key, advice in _REASONS if key.lower() in text.lower()), "")
 
 
-_REMOTE_CODE = re.compile(r"^remote:\s*(?:error:\s*)?(GH\d{3}: .*?)\s*$", re.MULTILINE)
+_REMOTE_CODE = re.compile(r"^(?:error:\s*)?(GH\d{3}: .*)$")
 
 
-def remote_codes(output: str) -> list[str]:
-    """GitHub's `GHxxx: text` lines among the `remote:` lines of a push (its error codes
-    appear nowhere else)."""
-    return _REMOTE_CODE.findall(output)
-
-
-def raise_push_failure(
-    message: str, branch: str, expected: str | None, *, lagging: bool = False
-) -> None:
-    """The one clear line for a refused push, from git's per-ref porcelain results: the
-    server's own reason first (quoted, with what to do), then a lost lease."""
-    results = [r for r in parse_porcelain(message) if r.flag == "!"]
-    # in an atomic push the refs the server did not object to say "atomic transaction
-    # failed": the reason is the other ref's, so that one is quoted first
-    results.sort(key=lambda r: "atomic" in r.why)
-    for result in results:
-        if result.summary == "[remote rejected]":
-            codes = remote_codes(message)
+def raise_push_failure(pushed: Pushed, branch: str, expected: str | None) -> None:
+    """The one clear line for a refused push: the server's own reason first (quoted, with
+    what to do), then a lost lease."""
+    # in an atomic push the refs the server did not object to say so: the reason is the
+    # other ref's, so that one is quoted first
+    refused = sorted((r for r in pushed.refs if not r.accepted), key=lambda r: r.atomic)
+    codes = [m.group(1) for m in map(_REMOTE_CODE.match, pushed.server) if m]
+    for result in refused:
+        if result.remote:
             advice = (
-                push_protection.advice(message) or _advice(result.why) or _advice(" ".join(codes))
+                push_protection.advice(pushed.server)
+                or _advice(result.why)
+                or _advice(" ".join(codes))
             )
             said = f" (remote: {codes[0][:200]!r})" if codes else ""
             raise PushRefused(
@@ -104,16 +72,15 @@ def raise_push_failure(
                 + (f": {advice}" if advice else "")
                 + "; nothing after the push was written"
             )
-    if any(r.summary == "[rejected]" and r.why in _LEASE for r in results):
+    if any(r.lease for r in refused):
         raise LeaseRejected(
             f"push to {branch} refused by the lease: the fork branch is no longer at "
             f"{short(expected or 'absent')} (someone pushed to it); inspect it, then re-run"
         )
-    if lagging:
+    if pushed.lagging:
         raise FatalError(
             f"the fork does not accept the push to {branch} yet (a new fork's git side lags "
             "its API): retry in a minute"
         )
-    last = message.splitlines()[-1] if message else "no output"
     need = f"check {tokens.variable()}'s push access"
-    raise FatalError(f"git push to the fork failed: {last}; {need}")
+    raise FatalError(f"git push to the fork failed: {pushed.last}; {need}")

@@ -217,6 +217,7 @@ def test_a_check_run_read_that_fails_after_the_writes_still_records_the_pr(world
 
 
 def test_an_atomic_push_quotes_the_refused_refs_reason_not_the_atomic_side_effect():
+    from patchcarry import git
     from patchcarry import push_refusals as push
 
     out = (
@@ -226,7 +227,7 @@ def test_an_atomic_push_quotes_the_refused_refs_reason_not_the_atomic_side_effec
         "Done\n"
     )
     with pytest.raises(push.PushRefused, match="refs/pull/1/head: 'deny updating a hidden ref'"):
-        push.raise_push_failure(out, "fix/x", None)
+        push.raise_push_failure(git.read_push(1, out), "fix/x", None)
 
 
 def test_a_fork_github_is_still_creating_is_awaited_with_back_off_up_to_five_minutes(

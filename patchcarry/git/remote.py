@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 from typing import NamedTuple
@@ -225,23 +226,54 @@ def _remote_read(what: str, *args: str, cwd: Path, stream_stderr: bool = False) 
         raise NetworkError(f"could not read {what}: {said[0]}; check the network, then re-run")
 
 
+class RefPushed(NamedTuple):
+    """One ref of a push, from git's porcelain line `<flag>\t<from>:<to>\t<summary> (<why>)`:
+    moved or not, and why not in the server's words (`why`) and git's, read here."""
+
+    ref: str
+    accepted: bool
+    why: str  # the text in parentheses (the server's reason for a remote refusal)
+    remote: bool = False  # refused by the server (a hook, a rule), not by git's own checks
+    lease: bool = False  # refused because the ref moved since it was read (a lost lease)
+    atomic: bool = False  # refused only because another ref of the atomic push was
+
+
+_PORCELAIN = re.compile(r"^([ +\-*=!])\t[^\t]*:([^\t]+)\t(\S.*?)(?: \((.*)\))?$")
+_LEASE = ("stale info", "fetch first", "non-fast-forward")
+_REMOTE = re.compile(r"^remote:\s?(.*?)\s*$", re.MULTILINE)
+
+
 class Pushed(NamedTuple):
-    """An atomic push's outcome: accepted or not, git's words (per-ref porcelain lines and
-    the server's `remote:` lines, for push_refusals), and what they mean for a retry."""
+    """An atomic push's outcome, read from git's words here: each ref's result, the server's
+    `remote:` lines (GitHub's own words, such as its GHxxx codes), and what they mean for a
+    retry."""
 
     accepted: bool
-    message: str
+    refs: tuple[RefPushed, ...] = ()
+    server: tuple[str, ...] = ()
+    last: str = ""  # git's last line, for a failure nothing else explains
+    shallow: bool = False  # refused for history a shallow clone lacks: deepening may help
+    lagging: bool = False  # the repository's git side does not serve it yet (a new fork)
 
-    @property
-    def shallow(self) -> bool:
-        """Refused for history a shallow clone lacks: deepening may let it in."""
-        return not self.accepted and "shallow update not allowed" in self.message
 
-    @property
-    def lagging(self) -> bool:
-        """The repository's git side does not serve it yet (a new fork's lags its API)."""
-        low = self.message.lower()
-        return not self.accepted and ("not found" in low or "could not read" in low)
+def read_push(code: int, output: str) -> Pushed:
+    """What `git push --porcelain` said (exit `code`, stdout and stderr joined)."""
+    refs = []
+    for line in output.splitlines():
+        if found := _PORCELAIN.match(line):
+            flag, ref, summary, why = found.groups()
+            refs.append(RefPushed(
+                ref, flag != "!", why or "", remote=summary == "[remote rejected]",
+                lease=summary == "[rejected]" and why in _LEASE,
+                atomic="atomic" in (why or ""),
+            ))  # fmt: skip
+    low, refused = output.lower(), code != 0
+    return Pushed(
+        not refused, tuple(refs), tuple(_REMOTE.findall(output)),
+        output.splitlines()[-1] if output else "no output",
+        refused and "shallow update not allowed" in low,
+        refused and ("not found" in low or "could not read" in low),
+    )  # fmt: skip
 
 
 def push_refs_with_lease(
@@ -262,4 +294,4 @@ def push_refs_with_lease(
         cwd=cwd,
         check=False,
     )
-    return Pushed(code == 0, (out + err).strip())
+    return read_push(code, (out + err).strip())

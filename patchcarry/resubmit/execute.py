@@ -103,7 +103,7 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
             return
         if not pushed.lagging or not wait.wait():
             break
-    raise_push_failure(pushed.message, branch, step.live, lagging=pushed.lagging)
+    raise_push_failure(pushed, branch, step.live)
 
 
 def execute(ctx: Context, plan: Plan) -> Record:
