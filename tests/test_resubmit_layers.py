@@ -16,7 +16,8 @@ PREFIX = "patchcarry.resubmit."
 # The phases in journey order; each module of resubmit/ belongs to exactly one. `shared`
 # holds the domain objects every phase may use (it imports no phase).
 PHASES: dict[str, tuple[str, ...]] = {
-    "shared": ("__init__", "model", "fork", "live", "branch", "section", "body", "inert"),
+    "shared": ("__init__", "model", "fork", "live", "branch", "section", "body", "inert",
+               "revisions"),
     "observe": ("observe", "ci_gate", "default_branch"),
     "build": ("build",),
     "decide": ("decide",),
