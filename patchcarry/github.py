@@ -95,7 +95,10 @@ class NotFoundError(GitHubError):
 
 
 class UnprocessableError(GitHubError):
-    """422 from GitHub (validation failed, e.g. a pull request that already exists)."""
+    """422 from GitHub (validation failed, e.g. a pull request that already exists); `said`:
+    GitHub's own message and its errors', lower-cased, what a caller may judge it by."""
+
+    said = ""
 
 
 class ForbiddenError(GitHubError):
@@ -556,7 +559,9 @@ class GitHub:
             )
         if status == 422:
             hint = _hint_422(message, fields)
-            return UnprocessableError(f"{label}: 422 Unprocessable{said}{hint}")
+            error = UnprocessableError(f"{label}: 422 Unprocessable{said}{hint}")
+            error.said = message.lower()
+            return error
         if status >= 500:
             return TransientError(f"{label}: GitHub answered {status}{said}; re-run later")
         return GitHubError(f"{label}: GitHub answered {status}{said}")

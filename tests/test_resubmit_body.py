@@ -429,3 +429,17 @@ def test_the_revision_list_is_read_back_from_its_own_place_only():
                                   revisions=pushed)  # fmt: skip
     found = sections.find_section(section, entry.name)
     assert shaped in section and found is not None and found.revisions == pushed
+
+
+def test_the_tools_commit_on_top_is_told_by_its_note_above_the_sign_off_alone():
+    """A head the tool built whole is rebuilt; one it added on top of someone's work is not.
+    The fix's own message may quote the note: only the paragraph right above the sign-off
+    that ends the message is the tool's."""
+    from patchcarry.resubmit import live
+
+    note = f"{live.FAST_FORWARD_NOTE} checkpoint-grad (0001-a.patch), on top of the commits "
+    note += "already here."
+    signed = "Signed-off-by: A <a@example.com>\n"
+    assert live.on_top(f"Fix x\n\nWhy.\n\n{note}\n\n{signed}", "checkpoint-grad")
+    assert not live.on_top(f"Fix x\n\nIt said: {note}\n\nWhy.\n\n{signed}", "checkpoint-grad")
+    assert not live.on_top(f"Fix x\n\n{note}\n\n{signed}", "other-entry")

@@ -130,3 +130,23 @@ def test_a_push_s_result_is_read_per_ref_at_the_git_door(tmp_path: Path) -> None
         ("refs/heads/x", False, True, False),
         ("refs/heads/y", False, False, True),
     ]
+
+
+def test_an_error_is_judged_by_its_type_and_the_answer_s_words_never_by_its_sentence() -> None:
+    """`str(exc)` is the tool's sentence about an error (label, hint): a decision that
+    searches it turns on the tool's own wording. GitHub's words ride as `said`."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        caught = {h.name for h in ast.walk(tree) if isinstance(h, ast.ExceptHandler) and h.name}
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In | ast.NotIn)):
+                continue
+            said = [
+                call for side in (node.left, *node.comparators) for call in ast.walk(side)
+                if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "str"
+                and any(getattr(a, "id", "") in caught for a in call.args)
+            ]  # fmt: skip
+            if said:
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert found == []

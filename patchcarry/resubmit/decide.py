@@ -79,7 +79,7 @@ def _refuse(plan: Plan, reason: str) -> Plan:
     return dataclasses.replace(plan, refusal=Refusal(reason))
 
 
-def _add(plan: Plan, *, facts: Sequence[str] = (), writes: Sequence[Write] = ()) -> Plan:
+def _add(plan: Plan, *, facts: Sequence[str | Outlook] = (), writes: Sequence[Write] = ()) -> Plan:
     return dataclasses.replace(plan, facts=(*plan.facts, *facts), writes=(*plan.writes, *writes))
 
 
@@ -146,7 +146,7 @@ def _push(plan: Plan, seen: Observed, built: Built, today: str) -> tuple[Plan, R
     live = decided.live
     revision = Revision(today, target, decided.kind, live or "")
     write = PushBranch(plan.fork.full_name, entry.head_branch, target, live)
-    facts: list[str] = []
+    facts: list[str | Outlook] = []
     if seen.pull is not None and seen.ci_gate is not False:
         facts.append(Outlook(f"after the push: the new head needs `/ok to test {target}`"))
         if seen.vetting is not None and seen.vetting.vets(seen.live):

@@ -22,12 +22,14 @@ from patchcarry.resubmit import fork
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.model import (
     Action,
+    CreateFork,
     CreatePull,
     DcoShown,
-    Made,
+    EditPull,
     Options,
     Outlook,
     Plan,
+    PostComment,
     PullWrite,
     Push,
     PushBranch,
@@ -50,24 +52,34 @@ class Context:
     forks: dict[str, fork.ForkStatus] = dataclasses.field(default_factory=dict)
 
 
-def _ensure_fork(ctx: Context, plan: Plan) -> tuple[fork.ForkStatus, list[str]]:
-    """The fork, created at most once per run even when several entries share it, and the
-    note a created fork leaves in the record."""
+@dataclasses.dataclass
+class Done:
+    """One entry's writes as they are made: the facts they establish, and each write, typed
+    (the record lists these, not what the GitHub client logged)."""
+
+    facts: list[str] = dataclasses.field(default_factory=list)
+    made: list[Write] = dataclasses.field(default_factory=list)
+
+
+def _ensure_fork(ctx: Context, plan: Plan, done: Done) -> fork.ForkStatus:
+    """The fork, created at most once per run even when several entries share it (a created
+    fork's note goes in the record)."""
     status, entry = plan.fork, plan.entry
     assert status is not None
     if status.kind != fork.ForkKind.MISSING:
-        return status, []
-    key, notes = entry.fork.lower(), []
+        return status
+    key = entry.fork.lower()
     if key not in ctx.forks:
         wait = fork.Backoff(ctx.opts.fork_wait, ctx.opts.sleep or time.sleep,
                             progress=ctx.opts.progress, what=f"{entry.fork} to appear")  # fmt: skip
         ctx.forks[key] = fork.create(ctx.gh, entry.fork, entry.upstream, login=ctx.login,
                                         wait=wait)  # fmt: skip
         ctx.forks[key].waited = wait.spent
+        done.made.append(CreateFork(entry.upstream, entry.fork))
         if ctx.forks[key].note:
             ctx.say(f"{entry.name}: {ctx.forks[key].note}")
-            notes.append(f"fork: {ctx.forks[key].note}")
-    return ctx.forks[key], notes
+            done.facts.append(f"fork: {ctx.forks[key].note}")
+    return ctx.forks[key]
 
 
 def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None:
@@ -110,29 +122,27 @@ def execute(ctx: Context, plan: Plan) -> Record:
     """Make the planned writes for one entry, in order; record the PR in the manifest."""
     entry, step = plan.entry, plan.push
     assert plan.pull is not None
-    before = len(ctx.gh.writes)
-    status, facts = _ensure_fork(ctx, plan)
-    made: list[Write] = []
+    done = Done()
+    status = _ensure_fork(ctx, plan, done)
     if step is not None:
         _push(ctx, plan, step, status)
-        made.append(PushBranch(status.full_name, entry.head_branch, step.target))
+        done.made.append(PushBranch(status.full_name, entry.head_branch, step.target))
     owner = status.full_name.split("/")[0]
     lag = None if step is None else fork.Backoff(COMPARE_WAIT, ctx.opts.sleep or time.sleep, 2.0)
-    pull, created = open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login, lag, facts)
+    pull, created = open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login, lag, done)
     number, url = pull["number"], pull.get("html_url")
-    facts += _record_number(ctx, entry, number)  # before any comment: a re-run finds the PR
+    done.facts += _record_number(ctx, entry, number)  # before any comment: a re-run finds it
     if step is not None and plan.pull.existing is not None and not plan.pull.locked:
-        facts += revision_comment(
-            ctx.gh, entry, number, login=ctx.login, cache=ctx.cache,
+        revision_comment(
+            ctx.gh, entry, number, done, login=ctx.login, cache=ctx.cache,
             clone_url=str(status.clone_url), old=step.live, new=step.target, kind=step.kind,
             ci_gate=step.ci_gate,
         )  # fmt: skip
-    facts += cross_links(
-        ctx.gh, entry, plan.links, plan.superseded, login=ctx.login, pr=number,
+    cross_links(
+        ctx.gh, entry, plan.links, plan.superseded, done, login=ctx.login, pr=number,
         url=url or "", fork=status.full_name,
     )  # fmt: skip
-    made.extend(Made(call) for call in ctx.gh.writes[before:])
-    return _record(ctx, plan, [*plan.facts, *facts], made, number, url, created)
+    return _record(ctx, plan, done, number, url, created)
 
 
 def _record_number(ctx: Context, entry: Entry, number: int) -> list[str]:
@@ -144,13 +154,13 @@ def _record_number(ctx: Context, entry: Entry, number: int) -> list[str]:
 
 
 def _record(
-    ctx: Context, plan: Plan, facts: list[str], made: list[Write], number: int,
-    url: str | None, created: bool,
-) -> Record:  # fmt: skip
-    """After every write: the manifest's record, and the head's DCO result read once."""
+    ctx: Context, plan: Plan, done: Done, number: int, url: str | None, created: bool
+) -> Record:
+    """After every write: the manifest's record, and the head's DCO result read once (what
+    the plan said would follow the push has happened: its outlook is not repeated)."""
     entry, step, rules = plan.entry, plan.push, plan.rules
-    if step is not None:  # what the plan said would follow the push has happened
-        facts = [f for f in facts if not isinstance(f, Outlook)]
+    kept = [f for f in plan.facts if step is None or not isinstance(f, Outlook)]
+    facts, made = [*map(str, kept), *done.facts], done.made
     if step is not None and step.ci_gate:
         facts.append(f"CI gate: the new head {git.short(step.target)} needs a maintainer's "
                      f"`/ok to test {step.target}`")  # fmt: skip
@@ -187,7 +197,7 @@ DRAFTS_REFUSED = (
 
 def open_or_refresh(
     gh: GitHub, entry: Entry, pull: PullWrite, owner: str, login: str,
-    lag: fork.Backoff | None = None, facts: list[str] | None = None,
+    lag: fork.Backoff | None, done: Done,
 ) -> tuple[Pull, bool]:  # fmt: skip
     """(the PR, whether this run created it). A create whose answer was lost is looked up
     (never blindly retried) and still reported as created. With `lag` (this run pushed),
@@ -199,19 +209,20 @@ def open_or_refresh(
         draft = True
         while True:
             try:
-                return gh.create_pull(
+                made = gh.create_pull(
                     entry.upstream, title=pull.title or entry.title, head=head,
                     base=entry.base_branch, body=pull.body, maintainer_can_modify=pull.edits,
                     draft=draft,
-                ), True  # fmt: skip
+                )  # fmt: skip
+                done.made.append(CreatePull(entry.upstream, head, entry.base_branch))
+                return made, True
             except UnprocessableError as exc:
-                if draft and NO_DRAFTS in str(exc).lower():  # a 422 created nothing
+                if draft and NO_DRAFTS in exc.said:  # a 422 created nothing
                     draft = False
-                    if facts is not None:
-                        facts.append(DRAFTS_REFUSED.format(upstream=entry.upstream))
+                    done.facts.append(DRAFTS_REFUSED.format(upstream=entry.upstream))
                     continue
-                if lag is None or "no commits between" not in str(exc).lower():
-                    return _found_after_create(gh, entry, pull, head, exc, login)
+                if lag is None or "no commits between" not in exc.said:
+                    return _found_after_create(gh, entry, pull, head, exc, login, done)
                 if not lag.wait():
                     raise GitHubError(
                         f"{exc}. GitHub said so right after this run's push and still after "
@@ -219,7 +230,7 @@ def open_or_refresh(
                         "few minutes; the branch is pushed and the re-run opens the PR"
                     ) from None
             except TransientError as exc:
-                return _found_after_create(gh, entry, pull, head, exc, login)
+                return _found_after_create(gh, entry, pull, head, exc, login, done)
     fields: dict[str, str | bool] = {}
     if pull.title is not None and existing.get("title") != pull.title:
         fields["title"] = pull.title
@@ -227,13 +238,13 @@ def open_or_refresh(
         fields["body"] = pull.body
     if "title" in fields or "body" in fields:  # GitHub has no conditional write
         now = gh.pull(entry.upstream, existing["number"])
-        if facts is not None:
-            facts.extend(edited_during_run(now, existing, fields))
+        done.facts.extend(edited_during_run(now, existing, fields))
         fields = current_text(now, existing, pull, entry.name, fields)
     if pull.edits_change is not None:
         fields["maintainer_can_modify"] = pull.edits_change
     if fields:
         existing = gh.update_pull(entry.upstream, existing["number"], **fields)
+        done.made.append(EditPull(entry.upstream, existing["number"], tuple(fields)))
     return existing, False
 
 
@@ -270,7 +281,7 @@ def current_text(
 
 
 def _found_after_create(
-    gh: GitHub, entry: Entry, pull: PullWrite, head: str, exc: Exception, login: str
+    gh: GitHub, entry: Entry, pull: PullWrite, head: str, exc: Exception, login: str, done: Done
 ) -> tuple[Pull, bool]:
     """The PR from `head` after a create that failed or lost its answer (the 422 lookup)."""
     found = None
@@ -287,12 +298,13 @@ def _found_after_create(
     ownership.refuse_stranger(found, login)  # a stranger's PR on our branch is not ours
     created = isinstance(exc, TransientError)
     if created:
-        gh.writes.append(CreatePull(entry.upstream).call)
+        done.made.append(CreatePull(entry.upstream, head, entry.base_branch))
     # someone's PR (opened between the read and the POST), or ours whose answer was
     # lost: either way only the tool's section goes into the body found, title kept
     body = merge(found.get("body"), pull.section, entry.name)
     if normalize(found.get("body")) != normalize(body):
         found = gh.update_pull(entry.upstream, found["number"], body=body)
+        done.made.append(EditPull(entry.upstream, found["number"], ("body",)))
     return found, created
 
 
@@ -302,14 +314,14 @@ def marked(gh: GitHub, upstream: str, number: int, marker: str, login: str) -> b
 
 
 def revision_comment(
-    gh: GitHub, entry: Entry, number: int, *, login: str, cache: Cache, clone_url: str,
-    old: str | None, new: str, kind: str, ci_gate: bool = True,
-) -> list[str]:  # fmt: skip
+    gh: GitHub, entry: Entry, number: int, done: Done, *, login: str, cache: Cache,
+    clone_url: str, old: str | None, new: str, kind: str, ci_gate: bool = True,
+) -> None:  # fmt: skip
     """The one comment per new revision on the PR: what changed since the previous head
-    (the facts: a comment a locked conversation refused)."""
+    (a locked conversation's refusal is a fact of the record)."""
     marker = ownership.revision_marker(entry.name, new)
     if marked(gh, entry.upstream, number, marker, login):
-        return []
+        return
     paths = sorted({f for p in entry.patches() for f in p.files})
     diff, moved = "", None
     if old is not None:  # both heads' histories into the cache (the new one is on the fork)
@@ -338,18 +350,17 @@ def revision_comment(
     )
     try:
         gh.create_comment(entry.upstream, number, text)
+        done.made.append(PostComment(entry.upstream, number, "revision"))
     except LockedError:
-        return [locked.refused("revision comment", number)]
-    return []
+        done.facts.append(locked.refused("revision comment", number))
 
 
 def cross_links(
     gh: GitHub, entry: Entry, numbers: tuple[int, ...], superseded: tuple[Classification, ...],
-    *, login: str, pr: int, url: str, fork: str,
-) -> list[str]:  # fmt: skip
-    """A cross-link on each superseded PR in `numbers` that does not hold it yet (the facts:
-    links a conversation locked since the read refused)."""
-    facts = []
+    done: Done, *, login: str, pr: int, url: str, fork: str,
+) -> None:  # fmt: skip
+    """A cross-link on each superseded PR in `numbers` that does not hold it yet (a link a
+    conversation locked since the read refused is a fact of the record)."""
     for number in numbers:
         marker = ownership.link_marker(entry.name, number)
         if marked(gh, entry.upstream, number, marker, login):
@@ -361,11 +372,12 @@ def cross_links(
         try:
             gh.create_comment(entry.upstream, number, text)
         except LockedError:
-            facts.append(locked.refused("cross-link", number))
+            done.facts.append(locked.refused("cross-link", number))
+            continue
         except TransientError as exc:  # never blind-retry: did it land?
             if not marked(gh, entry.upstream, number, marker, login):
                 raise GitHubError(f"{exc}; the cross-link was not posted; re-run") from None
-    return facts
+        done.made.append(PostComment(entry.upstream, number, "cross-link"))
 
 
 def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[DcoShown, str]:

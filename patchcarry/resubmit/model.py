@@ -195,19 +195,15 @@ class PostComment(Write):
 
 
 @dataclasses.dataclass(frozen=True)
-class Made(Write):
-    """A write the run made, as the GitHub client logged it (the record shows calls only)."""
+class Outlook:
+    """A fact about what follows a planned write: shown in the plan, left out of the record
+    once the write is made (the record says what did follow). A value of its own type, so no
+    string operation on it can lose what it is."""
 
-    logged: str
+    text: str
 
-    @property
-    def call(self) -> str:
-        return self.logged
-
-
-class Outlook(str):
-    """A fact about what follows a planned write: shown in the plan, dropped from the record
-    once the write is made."""
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclasses.dataclass
@@ -265,7 +261,8 @@ def render_text(plans: list[EntryPlan], *, dry_run: bool, headline: str = "") ->
         )
         if plan.writes:
             out.append(f"  {label}:")
-            out.extend(f"    {n}. {w.line()}" for n, w in enumerate(plan.writes, 1))
+            shown = [w.call if label == "wrote" else w.line() for w in plan.writes]  # calls made
+            out.extend(f"    {n}. {line}" for n, line in enumerate(shown, 1))
         else:
             out.append(f"  {label}: nothing")
         out.append("")
@@ -316,7 +313,7 @@ class Plan:
     """One entry's decision, printable before anything is written."""
 
     entry: Entry
-    facts: tuple[str, ...]
+    facts: tuple[str | Outlook, ...]
     writes: tuple[Write, ...] = ()
     superseded: tuple[Classification, ...] = ()
     pr: int | None = None
@@ -352,7 +349,8 @@ class Plan:
         """The printed plan (a dry run, a refusal, or an entry with nothing to write)."""
         return EntryPlan(
             self.entry.name, self.target(), action=self.action, pr=self.pr, url=self.url,
-            superseded=list(self.superseded), facts=list(self.facts), unverified=unverified,
+            superseded=list(self.superseded), facts=[str(f) for f in self.facts],
+            unverified=unverified,
             writes=list(self.writes), reason=self.refusal.reason if self.refusal else self.merged,
             branch=self.branch, cost=cost, token=self.token, rules=self.rules,
         )  # fmt: skip
@@ -375,6 +373,6 @@ class Record:
         return EntryPlan(
             plan.entry.name, plan.target(), action=self.action, pr=self.pr, url=self.url,
             superseded=list(plan.superseded), facts=list(self.facts),
-            writes=[Made(w.call) for w in self.made], branch=plan.branch, cost=cost,
+            writes=list(self.made), branch=plan.branch, cost=cost,
             token=plan.token, rules=self.rules,
         )  # fmt: skip
