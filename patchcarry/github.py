@@ -257,7 +257,6 @@ def _body(response: httpx2.Response, label: str) -> Any:
 class GitHub:
     """Blocking GitHub REST client with bounded retries on reads and rate-limit waits.
 
-    `writes` records every write call made ("POST /repos/..."), for the run's report.
     Write calls are spaced `WRITE_SPACING` seconds apart, as GitHub asks of integrations
     (its secondary rate limits punish bursts of content-creating requests).
     """
@@ -295,7 +294,6 @@ class GitHub:
         self.backoff = backoff
         self.sleep = sleep
         self.clock = clock
-        self.writes: list[str] = []
         self.reads = 0  # GET requests sent, for the run's cost report
         self.write_spacing = self.WRITE_SPACING
         self._last_write: float | None = None
@@ -424,8 +422,6 @@ class GitHub:
                     f"{label}: connection to {self.host} failed or dropped ({type(exc).__name__}); "
                     "check GH_HOST and the network, then re-run (it re-reads state before writing)"
                 ) from None
-            if is_write:
-                self.writes.append(label)
             self._read_headers(response)
             return _body(response, label)
 

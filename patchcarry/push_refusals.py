@@ -20,33 +20,29 @@ class PushRefused(FatalError):
     written after it; the message quotes the reason and says what to change."""
 
 
-# GitHub's documented refusals, by the words of its reason (or the GHxxx code GitHub prints
-# only on `remote:` lines): what the user does about each.
+# GitHub's documented refusals, by the words of its reason or the GHxxx code GitHub prints
+# only on `remote:` lines: what the user does about each.
 _REASONS = (
-    ("without `workflow` scope", "the token needs the `workflow` scope to push commits that "
+    (("without `workflow` scope",), "the token needs the `workflow` scope to push commits that "
      "change .github/workflows/ (classic token: tick `workflow`; `gh auth refresh -s workflow`)"),
-    ("without `workflows` permission", "the GitHub App needs the `workflows` permission to push "
-     "commits that change .github/workflows/; use a classic token with `workflow`"),
-    ("hidden ref", "GitHub reserves that ref namespace (refs/pull/...); nothing may push there"),
-    ("protected branch hook declined", "the fork's branch is protected (GH006); lift the "
-     "protection on the fork or set another head_branch"),
-    ("repository rule violations", "a ruleset of the fork refuses this push (GH013); see the "
-     "rule it names, then change the ruleset or set another head_branch"),
-    ("email privacy restrictions", "the commit carries an email your GitHub account keeps "
-     "private (GH007; the tool commits with the patch author's email): untick \"Block command "
-     "line pushes that expose my email\" at https://github.com/settings/emails, or carry a "
-     "patch made with your noreply address"),
-    ("GH006", "the fork's branch is protected; lift the protection on the fork or set another "
-     "head_branch"),
-    ("GH013", "a ruleset of the fork refuses this push; see the rule it names"),
-    ("GH007", "the commit carries an email your GitHub account keeps private; allow it at "
-     "https://github.com/settings/emails or use a noreply address"),
-    ("pre-receive hook declined", "a server-side hook refused it; see the `remote:` lines"),
+    (("without `workflows` permission",), "the GitHub App needs the `workflows` permission to "
+     "push commits that change .github/workflows/; use a classic token with `workflow`"),
+    (("hidden ref",), "GitHub reserves that ref namespace (refs/pull/...); nothing may push there"),
+    (("protected branch hook declined", "GH006"), "the fork's branch is protected (GH006); lift "
+     "the protection on the fork or set another head_branch"),
+    (("repository rule violations", "GH013"), "a ruleset of the fork refuses this push (GH013); "
+     "see the rule it names, then change the ruleset or set another head_branch"),
+    (("email privacy restrictions", "GH007"), "the commit carries an email your GitHub account "
+     "keeps private (GH007; the tool commits with the patch author's email): untick \"Block "
+     "command line pushes that expose my email\" at https://github.com/settings/emails, or carry "
+     "a patch made with your noreply address"),
+    (("pre-receive hook declined",), "a server-side hook refused it; see the `remote:` lines"),
 )  # fmt: skip
 
 
 def _advice(text: str) -> str:
-    return next((advice for key, advice in _REASONS if key.lower() in text.lower()), "")
+    low = text.lower()
+    return next((said for keys, said in _REASONS if any(k.lower() in low for k in keys)), "")
 
 
 _REMOTE_CODE = re.compile(r"^(?:error:\s*)?(GH\d{3}: .*)$")

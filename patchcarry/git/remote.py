@@ -29,11 +29,13 @@ def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> Sha | None:
     _, out, _ = git(
         *credential_args(url), "ls-remote", "--end-of-options", url, f"refs/heads/{branch}", cwd=cwd
     )
-    for line in out.splitlines():
-        sha, _, ref = line.partition("\t")
-        if ref == f"refs/heads/{branch}":
-            return Sha(sha)
-    return None
+    found = _refs(out).get(f"refs/heads/{branch}")
+    return Sha(found) if found else None
+
+
+def _refs(listed: str) -> dict[str, str]:
+    """{ref: sha} of what `git ls-remote` printed."""
+    return {ref: sha for sha, _, ref in (line.partition("\t") for line in listed.splitlines())}
 
 
 def ls_remote_refs(
@@ -55,22 +57,14 @@ def ls_remote_refs(
             check=False,
             env_extra=None if cwd else plain_tree_env(Path(tmp) / "x"),
         )
-    found: dict[str, str] = {}
-    for line in out.splitlines():
-        sha, _, ref = line.partition("\t")
-        found[ref] = sha
-    return code, found, err
+    return code, _refs(out), err
 
 
 def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, str]:
     """{ref: sha} for the `refs` that exist at `url` (token available for a private fork);
     raises CalledProcessError when the remote cannot be read."""
     _, out, _ = git(*credential_args(url), "ls-remote", "--end-of-options", url, *refs, cwd=cwd)
-    found: dict[str, str] = {}
-    for line in out.splitlines():
-        sha, _, ref = line.partition("\t")
-        found[ref] = sha
-    return found
+    return _refs(out)
 
 
 def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> Sha:

@@ -339,15 +339,8 @@ def revision_comment(
             moved = (old_base, new_base) if old_base != new_base else None
         else:
             diff = git.range_or_tree_diff(old, new, paths, cwd=cache.repo)
-    text = bodies.revision_comment(
-        entry,
-        head=new,
-        old=old,
-        kind=kind,
-        diff=diff or "(no diff)",
-        moved=moved,
-        ci_gate=ci_gate,
-    )
+    text = bodies.revision_comment(entry, head=new, old=old, kind=kind, diff=diff or "(no diff)",
+                                   moved=moved, ci_gate=ci_gate)  # fmt: skip
     try:
         gh.create_comment(entry.upstream, number, text)
         done.made.append(PostComment(entry.upstream, number, "revision"))

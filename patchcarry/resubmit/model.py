@@ -369,10 +369,7 @@ class Record:
     rules: RulesJudged | None
 
     def shown(self, cost: dict[str, int] | None) -> EntryPlan:
-        plan = self.plan
-        return EntryPlan(
-            plan.entry.name, plan.target(), action=self.action, pr=self.pr, url=self.url,
-            superseded=list(plan.superseded), facts=list(self.facts),
-            writes=list(self.made), branch=plan.branch, cost=cost,
-            token=plan.token, rules=self.rules,
+        return dataclasses.replace(
+            self.plan.shown(cost, []), action=self.action, pr=self.pr, url=self.url,
+            facts=list(self.facts), writes=list(self.made), reason="", rules=self.rules,
         )  # fmt: skip

@@ -41,9 +41,6 @@ class Revisions(NamedTuple):
     def add(self, revision: Revision | None) -> Revisions:
         return self if revision is None else self._replace(listed=(*self.listed, revision))
 
-    def drop_oldest(self) -> Revisions:
-        return Revisions(self.listed[1:], self.earlier + 1)
-
     def lines(self) -> list[str]:
         s = "s" if self.earlier != 1 else ""
         left_out = [

@@ -217,4 +217,4 @@ def fit(
                 'no revision listed (GitHub answers 422 "body is too long"): shorten the '
                 "text outside the tool's section, then re-run"
             )
-        revisions = revisions.drop_oldest()
+        revisions = Revisions(revisions.listed[1:], revisions.earlier + 1)
