@@ -60,7 +60,7 @@ def test_messages_name_the_token_s_variable_as_tokens_reads_it() -> None:
 # git's own words, as it prints them: read inside git/ alone (its typed results say them)
 GIT_WORDS = ("shallow update not allowed", "corrupt patch", "No valid patches", "patch failed",
              "succeeded at", "[remote rejected]", "[rejected]", "stale info", "fetch first",
-             "non-fast-forward", "atomic push failed")  # fmt: skip
+             "non-fast-forward", "atomic push failed", "no commits selected")  # fmt: skip
 
 
 def test_only_the_git_door_reads_git_s_text_or_catches_its_failures() -> None:

@@ -129,6 +129,11 @@ def fetch_partial(
     return code, err
 
 
+def selected_nothing(err: str) -> bool:
+    """Whether a failed `fetch_partial(since=...)` found no commit that new to send."""
+    return "no commits selected for shallow requests" in err
+
+
 def fetch_blobless(
     remote: str, refspecs: list[str], *, cwd: Path, depth: int = 1, filter: str = "blob:none"
 ) -> None:
