@@ -239,7 +239,7 @@ class RefPushed(NamedTuple):
 
 _PORCELAIN = re.compile(r"^([ +\-*=!])\t[^\t]*:([^\t]+)\t(\S.*?)(?: \((.*)\))?$")
 _LEASE = ("stale info", "fetch first", "non-fast-forward")
-_REMOTE = re.compile(r"^remote:\s?(.*?)\s*$", re.MULTILINE)
+_REMOTE = re.compile(r"^remote:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 
 
 class Pushed(NamedTuple):

@@ -224,20 +224,11 @@ class EntryPlan:
     rules: RulesJudged | None = None  # upstream's rules for the base branch, judged
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "entry": self.entry,
-            "action": self.action,
-            "pr": self.pr,
-            "url": self.url,
+        """Every field but `target` (the text form's line); the writes as their calls."""
+        shown = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {k: v for k, v in shown.items() if k != "target"} | {
             "superseded": [c.to_json() for c in self.superseded],
             "writes": [w.call for w in self.writes],
-            "facts": self.facts,
-            "unverified": self.unverified,
-            "reason": self.reason,
-            "branch": self.branch,
-            "cost": self.cost,
-            "token": self.token,
-            "rules": self.rules,
         }
 
 
