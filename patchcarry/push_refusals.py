@@ -55,19 +55,14 @@ def raise_push_failure(pushed: Pushed, branch: str, expected: str | None) -> Non
     # other ref's, so that one is quoted first
     refused = sorted((r for r in pushed.refs if not r.accepted), key=lambda r: r.atomic)
     codes = [m.group(1) for m in map(_REMOTE_CODE.match, pushed.server) if m]
-    for result in refused:
-        if result.remote:
-            advice = (
-                push_protection.advice(pushed.server)
-                or _advice(result.why)
-                or _advice(" ".join(codes))
-            )
-            said = f" (remote: {codes[0][:200]!r})" if codes else ""
-            raise PushRefused(
-                f"GitHub refused the push to {result.ref}: {result.why!r}{said}"
-                + (f": {advice}" if advice else "")
-                + "; nothing after the push was written"
-            )
+    for result in (r for r in refused if r.remote):
+        advice = push_protection.advice(pushed.server) or _advice(result.why) or _advice(str(codes))
+        said = f" (remote: {codes[0][:200]!r})" if codes else ""
+        raise PushRefused(
+            f"GitHub refused the push to {result.ref}: {result.why!r}{said}"
+            + (f": {advice}" if advice else "")
+            + "; nothing after the push was written"
+        )
     if any(r.lease for r in refused):
         raise LeaseRejected(
             f"push to {branch} refused by the lease: the fork branch is no longer at "

@@ -26,11 +26,8 @@ DEEPEST = 2147483647  # git's "infinite" depth: a fetch at it deepens every shal
 
 def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> Sha | None:
     """The commit `refs/heads/<branch>` has at `url`, or None when the branch is absent."""
-    _, out, _ = git(
-        *credential_args(url), "ls-remote", "--end-of-options", url, f"refs/heads/{branch}", cwd=cwd
-    )
-    found = _refs(out).get(f"refs/heads/{branch}")
-    return Sha(found) if found else None
+    ref = f"refs/heads/{branch}"
+    return Sha(found) if (found := ls_remote_with_token(url, [ref], cwd=cwd).get(ref)) else None
 
 
 def _refs(listed: str) -> dict[str, str]:
@@ -282,15 +279,7 @@ def push_refs_with_lease(
     it still holds `expected` (absent when None)."""
     leases = [f"--force-with-lease={ref}:{expected or ''}" for _, ref, expected in updates]
     code, out, err = git(
-        *credential_args(url),
-        "push",
-        "--porcelain",
-        "--atomic",
-        *leases,
-        "--end-of-options",
-        url,
-        *(f"{commit}:{ref}" for commit, ref, _ in updates),
-        cwd=cwd,
-        check=False,
-    )
+        *credential_args(url), "push", "--porcelain", "--atomic", *leases, "--end-of-options",
+        url, *(f"{commit}:{ref}" for commit, ref, _ in updates), cwd=cwd, check=False,
+    )  # fmt: skip
     return read_push(code, (out + err).strip())

@@ -323,7 +323,8 @@ def compose(
     the tool last set it. A body whose section cannot be told apart is left as it is."""
     found = sections.locate(existing.get("body") if existing else None, entry.name)
     old = found.section
-    revisions = (old.revisions if old else Revisions()).add(revision)
+    revisions = old.revisions if old else Revisions()
+    revisions = revisions._replace(listed=(*revisions.listed, *([revision] if revision else [])))
     history = [*(f"#{c.number}" for c in superseded), "this PR"]
     title: str | None = pr_title(entry, own)
     if existing is not None:

@@ -108,7 +108,10 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
             shown = not progress.quiet and sys.stderr.isatty()  # git's own progress, live
             if deepened or not git.deepen(ctx.upstream_url, base, cwd=step.push_from,
                                           progress=shown):  # fmt: skip
-                raise _shallow_refusal(branch, base)
+                raise FatalError(f"the fork refuses the push to {branch} for its shallow "
+                                 f"history even after the whole history of upstream's {base} "
+                                 "was fetched; push the base branch to the fork (or sync the "
+                                 "fork on GitHub), then re-run")  # fmt: skip
             deepened = True
             continue
         if pushed.accepted:
@@ -172,16 +175,6 @@ def _record(
         rules["after_push"] = shown
         facts.append(line)
     return Record(plan, action, number, url, tuple(made), tuple(facts), rules)
-
-
-def _shallow_refusal(branch: str, base: str) -> FatalError:
-    """The fork still refuses the push for its shallow history after `base` was fetched to
-    its whole depth: nothing this run can fetch would change that."""
-    return FatalError(
-        f"the fork refuses the push to {branch} for its shallow history even after the whole "
-        f"history of upstream's {base} was fetched; push the base branch to the fork (or sync "
-        "the fork on GitHub), then re-run"
-    )
 
 
 # -- the API writes on upstream, each guarded by what was observed or by a marker
@@ -308,11 +301,6 @@ def _found_after_create(
     return found, created
 
 
-def marked(gh: GitHub, upstream: str, number: int, marker: str, login: str) -> bool:
-    """Whether the token's user already left a comment with `marker` on #number."""
-    return ownership.marked(gh.issue_comments(upstream, number), marker, login)
-
-
 def revision_comment(
     gh: GitHub, entry: Entry, number: int, done: Done, *, login: str, cache: Cache,
     clone_url: str, old: str | None, new: str, kind: str, ci_gate: bool = True,
@@ -320,7 +308,7 @@ def revision_comment(
     """The one comment per new revision on the PR: what changed since the previous head
     (a locked conversation's refusal is a fact of the record)."""
     marker = ownership.revision_marker(entry.name, new)
-    if marked(gh, entry.upstream, number, marker, login):
+    if ownership.marked(gh.issue_comments(entry.upstream, number), marker, login):
         return
     paths = sorted({f for p in entry.patches() for f in p.files})
     diff, moved = "", None
@@ -356,7 +344,7 @@ def cross_links(
     conversation locked since the read refused is a fact of the record)."""
     for number in numbers:
         marker = ownership.link_marker(entry.name, number)
-        if marked(gh, entry.upstream, number, marker, login):
+        if ownership.marked(gh.issue_comments(entry.upstream, number), marker, login):
             continue
         detached = any(c.number == number and c.state == PullState.DETACHED for c in superseded)
         text = bodies.cross_link(
@@ -368,7 +356,7 @@ def cross_links(
             done.facts.append(locked.refused("cross-link", number))
             continue
         except TransientError as exc:  # never blind-retry: did it land?
-            if not marked(gh, entry.upstream, number, marker, login):
+            if not ownership.marked(gh.issue_comments(entry.upstream, number), marker, login):
                 raise GitHubError(f"{exc}; the cross-link was not posted; re-run") from None
         done.made.append(PostComment(entry.upstream, number, "cross-link"))
 

@@ -38,16 +38,11 @@ class Revisions(NamedTuple):
     listed: tuple[Revision, ...] = ()
     earlier: int = 0
 
-    def add(self, revision: Revision | None) -> Revisions:
-        return self if revision is None else self._replace(listed=(*self.listed, revision))
-
     def lines(self) -> list[str]:
-        s = "s" if self.earlier != 1 else ""
-        left_out = [
-            f"- ({self.earlier} earlier revision{s} not listed: GitHub holds a PR body "
-            f"to {MAX_BODY:,} characters; each has its revision comment on this PR)"
-        ]
-        return left_out[: bool(self.earlier)] + [f"- {r.line()}" for r in self.listed]
+        plural = "s" * (self.earlier != 1)
+        left_out = f"- ({self.earlier} earlier revision{plural} not listed: GitHub holds a PR "
+        left_out += f"body to {MAX_BODY:,} characters; each has its revision comment on this PR)"
+        return [left_out] * bool(self.earlier) + [f"- {r.line()}" for r in self.listed]
 
 
 def read(section: str) -> Revisions:
