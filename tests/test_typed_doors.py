@@ -150,3 +150,19 @@ def test_an_error_is_judged_by_its_type_and_the_answer_s_words_never_by_its_sent
             if said:
                 found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert found == []
+
+
+def test_the_server_s_remote_lines_reach_push_protection_without_git_s_prefix() -> None:
+    """GitHub's push protection names the commit and the path on indented `remote:` lines;
+    the door hands them on as the server wrote them, so the advice can name both."""
+    from patchcarry import git, push_protection
+
+    said = git.read_push(1, "\n".join([
+        "remote: error: GH013: Repository rule violations found for refs/heads/leak.",
+        "remote:     - Push cannot contain secrets", "remote:       - commit: 0123456789abcdef",
+        "remote:         path: conf.py:1",
+        "!\tabc:refs/heads/leak\t[remote rejected] (push declined due to repository rule "
+        "violations)",
+    ]))  # fmt: skip
+    assert [(r.ref, r.remote) for r in said.refs] == [("refs/heads/leak", True)]
+    assert "(commit 0123456789ab, conf.py:1)" in push_protection.advice(said.server)
