@@ -97,7 +97,10 @@ class NotFoundError(GitHubError):
 
 
 class UnprocessableError(GitHubError):
-    """422 from GitHub (validation failed, e.g. a pull request that already exists)."""
+    """422 from GitHub (validation failed, e.g. a pull request that already exists); `said`:
+    GitHub's own message and its errors', lower-cased, what a caller may judge it by."""
+
+    said = ""
 
 
 class ForbiddenError(GitHubError):
@@ -256,7 +259,6 @@ def _body(response: httpx2.Response, label: str) -> Any:
 class GitHub:
     """Blocking GitHub REST client with bounded retries on reads and rate-limit waits.
 
-    `writes` records every write call made ("POST /repos/..."), for the run's report.
     Write calls are spaced `WRITE_SPACING` seconds apart, as GitHub asks of integrations
     (its secondary rate limits punish bursts of content-creating requests).
     """
@@ -294,7 +296,6 @@ class GitHub:
         self.backoff = backoff
         self.sleep = sleep
         self.clock = clock
-        self.writes: list[str] = []
         self.reads = 0  # GET requests sent, for the run's cost report
         self.write_spacing = self.WRITE_SPACING
         self._last_write: float | None = None
@@ -423,8 +424,6 @@ class GitHub:
                     f"{label}: connection to {self.host} failed or dropped ({type(exc).__name__}); "
                     "check GH_HOST and the network, then re-run (it re-reads state before writing)"
                 ) from None
-            if is_write:
-                self.writes.append(label)
             self._read_headers(response)
             return _body(response, label)
 
@@ -558,7 +557,9 @@ class GitHub:
             )
         if status == 422:
             hint = _hint_422(message, fields)
-            return UnprocessableError(f"{label}: 422 Unprocessable{said}{hint}")
+            error = UnprocessableError(f"{label}: 422 Unprocessable{said}{hint}")
+            error.said = message.lower()
+            return error
         if status >= 500:
             return TransientError(f"{label}: GitHub answered {status}{said}; re-run later")
         return GitHubError(f"{label}: GitHub answered {status}{said}")

@@ -130,7 +130,6 @@ class Forge(Protocol):
     github.com, GitHub Enterprise and the loopback GitHub alike), each answer a record."""
 
     host: str
-    writes: list[str]
 
     def user(self) -> UserRef: ...
     def repo(self, full_name: str) -> RepoRef | None: ...

@@ -276,6 +276,23 @@ def entry_lines(text: str) -> list[int]:
     return [text.count("\n", 0, m.start()) + 1 for m in _ENTRY_HEADER_RE.finditer(text)]
 
 
+def key_line(path: Path, entry_name: str, key: str) -> str:
+    """`path:LINE` of entry `entry_name`'s `key = ...` line, so a message names the line to
+    edit (the path alone where it cannot be told)."""
+    try:
+        text = path.read_text()
+        names = [e.get("name") for e in tomllib.loads(text).get("entry", [])]
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):
+        return str(path)
+    headers, lines = entry_lines(text), text.splitlines()
+    if entry_name not in names or len(headers) != len(names):
+        return str(path)
+    at = names.index(entry_name)
+    block = range(headers[at], headers[at + 1] - 1 if at + 1 < len(headers) else len(lines))
+    found = [n + 1 for n in block if re.match(rf"[ \t]*{re.escape(key)}[ \t]*=", lines[n])]
+    return f"{path}:{found[0]}" if found else str(path)
+
+
 def _typed(path: Path | str, label: str, merged: dict[str, Any], key: str, kind: type) -> Any:
     """`merged[key]` when it has exactly type `kind` (a bool is not an int here)."""
     value = merged.get(key)

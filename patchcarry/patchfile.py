@@ -14,12 +14,6 @@ from patchcarry import git, inputs, patchrules
 from patchcarry.errors import BadInputError
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-_SUMMARY_RE = re.compile(
-    r"^ (?:(?P<kind>create|delete) mode (?P<mode>\d+) (?P<path>.+)"
-    r"|mode change (?P<old>\d+) => (?P<new>\d+) (?P<mpath>.+)"
-    r"|(?P<move>rename|copy) (?P<names>.+) \(\d+%\)"
-    r"|rewrite .+ \(\d+%\))$"
-)
 _INDEX_MODE_RE = re.compile(rb"^index [0-9a-f]+\.\.[0-9a-f]+ (\d{6})$", re.MULTILINE)
 _SIGNOFF = "signed-off-by"
 # Bounds no real patch meets, checked before git reads it: a fix carried upstream is kilobytes
@@ -197,12 +191,10 @@ def _sections(body: bytes, name: str, offset: int) -> list[tuple[int, bytes]]:
 
 def _change(section: bytes, line: int, name: str) -> Change:
     """What git applies from one `diff --git` section: exactly one file, or refused."""
-    code, out, err = git.apply_numstat(section)
+    records, summary, refused = git.apply_numstat(section)
     where = f"{name}: the `diff --git` section at line {line}"
-    if code != 0:
-        first = next((ln for ln in err.splitlines() if ln.startswith(("error", "fatal"))), err)
-        raise BadInputError(f"{where}: git cannot read it ({' '.join(first.split())[:200]})")
-    *records, summary = out.split(b"\0")
+    if refused:
+        raise BadInputError(f"{where}: git cannot read it ({refused})")
     if len(records) != 1:
         raise BadInputError(
             f"{where}: git reads {len(records)} files in it (a diff hidden after the first); "
@@ -212,8 +204,7 @@ def _change(section: bytes, line: int, name: str) -> Change:
         patchrules.utf8(part, name, "a path") for part in records[0].split(b"\t", 2)
     )
     kind, old_path, old_mode, new_mode = "modify", path, "", ""
-    for text in summary.decode("utf-8", "surrogateescape").splitlines():
-        match = _SUMMARY_RE.match(text)
+    for match, text in summary:
         if match is None:
             raise BadInputError(f"{where}: unexpected `git apply --summary` line {text!r}")
         if match["kind"]:
@@ -225,7 +216,7 @@ def _change(section: bytes, line: int, name: str) -> Change:
         elif match["old"]:
             old_mode, new_mode = match["old"], match["new"]
         elif match["move"]:
-            kind, old_path = match["move"], _old_name(match["names"], path)
+            kind, old_path = match["move"], git.renamed_from(match["names"], path)
     _check_names(section, line, path, kind in ("rename", "copy"), name)
     index = _INDEX_MODE_RE.search(section)
     return Change(
@@ -238,16 +229,6 @@ def _change(section: bytes, line: int, name: str) -> Change:
         index_mode=index.group(1).decode() if index else "",
         line=line,
     )
-
-
-def _old_name(names: str, new: str) -> str:
-    """The source of `git apply --summary`'s `rename OLD => NEW` (or `a/{b => c}/d`)."""
-    match = re.match(r"^(.*)\{(.*) => (.*)\}(.*)$", names)
-    if match:
-        head, old, _, tail = match.groups()
-        return re.sub("//+", "/", f"{head}{old}{tail}")
-    old, sep, _ = names.partition(" => ")
-    return old if sep else new
 
 
 def _hunks(section: bytes, change: Change) -> list[Hunk]:

@@ -9,14 +9,15 @@ import re
 
 from patchcarry.git.sha import short
 
-_AT = re.compile(r"^remote:\s*-?\s*(commit|path):\s*(\S+)\s*$", re.MULTILINE)
+_AT = re.compile(r"^-?\s*(commit|path):\s*(\S+)$")
 
 
-def advice(output: str) -> str:
-    """What to do about a push GitHub's push protection refused ("" for any other push)."""
-    if "push cannot contain secrets" not in output.lower():
+def advice(server: tuple[str, ...]) -> str:
+    """What to do about a push GitHub's push protection refused ("" for any other push), from
+    the server's `remote:` lines (`git.Pushed.server`)."""
+    if not any("push cannot contain secrets" in line.lower() for line in server):
         return ""
-    where = {key: value[:120] for key, value in _AT.findall(output)}
+    where = {m.group(1): m.group(2)[:120] for m in map(_AT.match, server) if m}
     at = f" (commit {short(where['commit'])}, {where['path']})" if len(where) == 2 else ""
     return (
         f"GitHub's push protection found a secret in a pushed commit{at}: remove it from the "

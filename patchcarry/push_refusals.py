@@ -1,13 +1,13 @@
-"""A refused `git push` read from git's per-ref porcelain results: the server's own reason
-first (quoted, with what to do about it), then a lost lease, in one clear line."""
+"""A refused `git push`, from the git door's per-ref results (`git.Pushed`): the server's own
+reason first (quoted, with what to do about it), then a lost lease, in one clear line."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 from patchcarry import push_protection, tokens
 from patchcarry.errors import FatalError
+from patchcarry.git.remote import Pushed
 from patchcarry.git.sha import short
 
 
@@ -20,100 +20,58 @@ class PushRefused(FatalError):
     written after it; the message quotes the reason and says what to change."""
 
 
-@dataclasses.dataclass(frozen=True)
-class RefResult:
-    """One ref's line of `git push --porcelain`: `<flag>\t<from>:<to>\t<summary> (<why>)`."""
-
-    flag: str  # " " "+" "-" "*" "=" accepted; "!" refused
-    ref: str
-    summary: str  # "[rejected]", "[remote rejected]", "[new branch]", "abc..def", ...
-    why: str  # the text in parentheses, if any
-
-
-_PORCELAIN = re.compile(r"^([ +\-*=!])\t[^\t]*:([^\t]+)\t(\S.*?)(?: \((.*)\))?$")
-
-
-def parse_porcelain(output: str) -> list[RefResult]:
-    """Every ref line of git's porcelain push output, in order (other lines are ignored)."""
-    found = []
-    for line in output.splitlines():
-        match = _PORCELAIN.match(line)
-        if match:
-            flag, ref, summary, why = match.groups()
-            found.append(RefResult(flag, ref, summary, why or ""))
-    return found
-
-
-# GitHub's documented refusals, by the words of its reason (or the GHxxx code GitHub prints
-# only on `remote:` lines): what the user does about each.
+# GitHub's documented refusals, by the words of its reason or the GHxxx code GitHub prints
+# only on `remote:` lines: what the user does about each.
 _REASONS = (
-    ("without `workflow` scope", "the token needs the `workflow` scope to push commits that "
+    (("without `workflow` scope",), "the token needs the `workflow` scope to push commits that "
      "change .github/workflows/ (classic token: tick `workflow`; `gh auth refresh -s workflow`)"),
-    ("without `workflows` permission", "the GitHub App needs the `workflows` permission to push "
-     "commits that change .github/workflows/; use a classic token with `workflow`"),
-    ("hidden ref", "GitHub reserves that ref namespace (refs/pull/...); nothing may push there"),
-    ("protected branch hook declined", "the fork's branch is protected (GH006); lift the "
-     "protection on the fork or set another head_branch"),
-    ("repository rule violations", "a ruleset of the fork refuses this push (GH013); see the "
-     "rule it names, then change the ruleset or set another head_branch"),
-    ("email privacy restrictions", "the commit carries an email your GitHub account keeps "
-     "private (GH007; the tool commits with the patch author's email): untick \"Block command "
-     "line pushes that expose my email\" at https://github.com/settings/emails, or carry a "
-     "patch made with your noreply address"),
-    ("GH006", "the fork's branch is protected; lift the protection on the fork or set another "
-     "head_branch"),
-    ("GH013", "a ruleset of the fork refuses this push; see the rule it names"),
-    ("GH007", "the commit carries an email your GitHub account keeps private; allow it at "
-     "https://github.com/settings/emails or use a noreply address"),
-    ("pre-receive hook declined", "a server-side hook refused it; see the `remote:` lines"),
+    (("without `workflows` permission",), "the GitHub App needs the `workflows` permission to "
+     "push commits that change .github/workflows/; use a classic token with `workflow`"),
+    (("hidden ref",), "GitHub reserves that ref namespace (refs/pull/...); nothing may push there"),
+    (("protected branch hook declined", "GH006"), "the fork's branch is protected (GH006); lift "
+     "the protection on the fork or set another head_branch"),
+    (("repository rule violations", "GH013"), "a ruleset of the fork refuses this push (GH013); "
+     "see the rule it names, then change the ruleset or set another head_branch"),
+    (("email privacy restrictions", "GH007"), "the commit carries an email your GitHub account "
+     "keeps private (GH007; the tool commits with the patch author's email): untick \"Block "
+     "command line pushes that expose my email\" at https://github.com/settings/emails, or carry "
+     "a patch made with your noreply address"),
+    (("pre-receive hook declined",), "a server-side hook refused it; see the `remote:` lines"),
 )  # fmt: skip
-_LEASE = ("stale info", "fetch first", "non-fast-forward")
 
 
 def _advice(text: str) -> str:
-    return next((advice for key, advice in _REASONS if key.lower() in text.lower()), "")
+    low = text.lower()
+    return next((said for keys, said in _REASONS if any(k.lower() in low for k in keys)), "")
 
 
-_REMOTE_CODE = re.compile(r"^remote:\s*(?:error:\s*)?(GH\d{3}: .*?)\s*$", re.MULTILINE)
+_REMOTE_CODE = re.compile(r"^(?:error:\s*)?(GH\d{3}: .*)$")
 
 
-def remote_codes(output: str) -> list[str]:
-    """GitHub's `GHxxx: text` lines among the `remote:` lines of a push (its error codes
-    appear nowhere else)."""
-    return _REMOTE_CODE.findall(output)
-
-
-def raise_push_failure(
-    message: str, branch: str, expected: str | None, *, lagging: bool = False
-) -> None:
-    """The one clear line for a refused push, from git's per-ref porcelain results: the
-    server's own reason first (quoted, with what to do), then a lost lease."""
-    results = [r for r in parse_porcelain(message) if r.flag == "!"]
-    # in an atomic push the refs the server did not object to say "atomic transaction
-    # failed": the reason is the other ref's, so that one is quoted first
-    results.sort(key=lambda r: "atomic" in r.why)
-    for result in results:
-        if result.summary == "[remote rejected]":
-            codes = remote_codes(message)
-            advice = (
-                push_protection.advice(message) or _advice(result.why) or _advice(" ".join(codes))
-            )
-            said = f" (remote: {codes[0][:200]!r})" if codes else ""
-            raise PushRefused(
-                f"GitHub refused the push to {result.ref}: {result.why!r}{said}"
-                + (f": {advice}" if advice else "")
-                + "; nothing after the push was written"
-            )
-    if any(r.summary == "[rejected]" and r.why in _LEASE for r in results):
+def raise_push_failure(pushed: Pushed, branch: str, expected: str | None) -> None:
+    """The one clear line for a refused push: the server's own reason first (quoted, with
+    what to do), then a lost lease."""
+    # in an atomic push the refs the server did not object to say so: the reason is the
+    # other ref's, so that one is quoted first
+    refused = sorted((r for r in pushed.refs if not r.accepted), key=lambda r: r.atomic)
+    codes = [m.group(1) for m in map(_REMOTE_CODE.match, pushed.server) if m]
+    for result in (r for r in refused if r.remote):
+        advice = push_protection.advice(pushed.server) or _advice(result.why) or _advice(str(codes))
+        said = f" (remote: {codes[0][:200]!r})" if codes else ""
+        raise PushRefused(
+            f"GitHub refused the push to {result.ref}: {result.why!r}{said}"
+            + (f": {advice}" if advice else "")
+            + "; nothing after the push was written"
+        )
+    if any(r.lease for r in refused):
         raise LeaseRejected(
             f"push to {branch} refused by the lease: the fork branch is no longer at "
             f"{short(expected or 'absent')} (someone pushed to it); inspect it, then re-run"
         )
-    if lagging:
+    if pushed.lagging:
         raise FatalError(
             f"the fork does not accept the push to {branch} yet (a new fork's git side lags "
             "its API): retry in a minute"
         )
-    last = message.splitlines()[-1] if message else "no output"
     need = f"check {tokens.variable()}'s push access"
-    raise FatalError(f"git push to the fork failed: {last}; {need}")
+    raise FatalError(f"git push to the fork failed: {pushed.last}; {need}")

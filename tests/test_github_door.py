@@ -19,9 +19,9 @@ KEYS = {key for r in RECORDS for f in dataclasses.fields(r) for key in github_ty
 # banned where a module takes GitHub's answers (it imports the door or `pulls`), not elsewhere
 SHARED = {"name", "status", "label", "title", "fork", "source", "protected"}
 # ... and where such a module reads its own data by that word: a manifest's defaults, the
-# fields a PATCH sends, the judged rules
+# fields a PATCH sends, the judged rules, the revision list's own line (a regex group)
 OWN = {("adopt/run.py", "fork"), ("commands/resubmit.py", "name"), ("resubmit/execute.py", "title"),
-       ("resubmit/gate.py", "protected")}  # fmt: skip
+       ("resubmit/gate.py", "protected"), ("resubmit/revisions.py", "head")}  # fmt: skip
 NEAR = ("patchcarry.github", "patchcarry.pulls")
 
 

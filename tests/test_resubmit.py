@@ -671,6 +671,7 @@ def test_a_body_near_githubs_limit_keeps_the_newest_revisions_within_it(world):
     whose revision list grew that long lists the newest revisions and counts the rest."""
     from patchcarry import manifest as manifest_mod
     from patchcarry.resubmit import body
+    from patchcarry.resubmit.revisions import Revision, Revisions
 
     w = world()
     assert w.run(ENTRY) == 0
@@ -680,8 +681,9 @@ def test_a_body_near_githubs_limit_keeps_the_newest_revisions_within_it(world):
     revisions: list[str] = []
     while True:
         revisions.append(f"2026-08-{len(revisions) % 28 + 1:02d} `{len(revisions):012x}` rewrite")
+        listed = Revisions(tuple(Revision(*r.replace("`", "").split()) for r in revisions))
         section = body.render_section(entry, superseded=[], check_lines=[],
-                                      impact=None, revisions=revisions)  # fmt: skip
+                                      impact=None, revisions=listed)  # fmt: skip
         text = body.render_new(entry, section)
         if len(text) > 65_536 - 200:
             break

@@ -416,3 +416,35 @@ def test_why_both_is_answered_beside_a_description_that_states_its_own_figures()
     )  # fmt: skip
     assert "### Measured impact" not in text
     assert "### Why both PRs?" in text and "With #6338 merged, this fix frees nothing more" in text
+
+
+def test_the_revision_list_is_read_back_from_its_own_place_only():
+    """The revisions and the count left out are data the section writes and reads back
+    (`revisions`): a line of the description shaped like one is someone's text, never a
+    revision the tool pushed."""
+    from patchcarry.resubmit.revisions import Revision, Revisions
+
+    entry = load().select(["checkpoint-grad"])[0]
+    shaped = "- 2026-01-01 `0123456789ab` rewrite"
+    fix = dataclasses.replace(entry.fix, message=f"{entry.fix.message}\n\n{shaped}")
+    entry = dataclasses.replace(entry, fixes=(fix,))
+    pushed = Revisions((Revision("2026-08-10", "abcdef012345", "fast-forward", "0123456789ab"),), 3)
+    section = body.render_section(entry, superseded=[], check_lines=["x"], impact=None,
+                                  summary=True, own=frozenset({fix.author_email.lower()}),
+                                  revisions=pushed)  # fmt: skip
+    found = sections.find_section(section, entry.name)
+    assert shaped in section and found is not None and found.revisions == pushed
+
+
+def test_the_tools_commit_on_top_is_told_by_its_note_above_the_sign_off_alone():
+    """A head the tool built whole is rebuilt; one it added on top of someone's work is not.
+    The fix's own message may quote the note: only the paragraph right above the sign-off
+    that ends the message is the tool's."""
+    from patchcarry.resubmit import live
+
+    note = f"{live.FAST_FORWARD_NOTE} checkpoint-grad (0001-a.patch), on top of the commits "
+    note += "already here."
+    signed = "Signed-off-by: A <a@example.com>\n"
+    assert live.on_top(f"Fix x\n\nWhy.\n\n{note}\n\n{signed}", "checkpoint-grad")
+    assert not live.on_top(f"Fix x\n\nIt said: {note}\n\nWhy.\n\n{signed}", "checkpoint-grad")
+    assert not live.on_top(f"Fix x\n\n{note}\n\n{signed}", "other-entry")

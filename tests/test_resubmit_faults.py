@@ -35,6 +35,18 @@ def test_create_applied_but_answer_lost_is_reported_created_with_its_write(world
     assert result["pr"] == number
 
 
+def test_a_cross_link_whose_answer_was_lost_is_found_and_recorded_as_made(world, capsys):
+    """The comment landed though its answer was lost (502 after it applied): its marker
+    finds it, it is not posted again, and the record names it among the writes made (the
+    record lists the writes the run made, not the calls the GitHub client saw succeed)."""
+    w: World = world()
+    w.gh.fail_after_apply("POST", r"/issues/\d+/comments$", 502)
+    assert w.run("--json", ENTRY) == 0
+    made = [c for c in _result(capsys.readouterr().out)["writes"] if c.endswith("/comments")]
+    posted = [r.path for r in w.gh.requests if r.method == "POST" and r.path.endswith("/comments")]
+    assert len(made) == 1 and made == [f"POST {path}" for path in posted]
+
+
 def test_lost_create_not_yet_listed_says_it_may_exist_and_a_rerun_finds_it(world, capsys):
     w: World = world()
     w.gh.fail_after_apply("POST", r"/pulls$", 502)
@@ -217,6 +229,7 @@ def test_a_check_run_read_that_fails_after_the_writes_still_records_the_pr(world
 
 
 def test_an_atomic_push_quotes_the_refused_refs_reason_not_the_atomic_side_effect():
+    from patchcarry import git
     from patchcarry import push_refusals as push
 
     out = (
@@ -226,7 +239,7 @@ def test_an_atomic_push_quotes_the_refused_refs_reason_not_the_atomic_side_effec
         "Done\n"
     )
     with pytest.raises(push.PushRefused, match="refs/pull/1/head: 'deny updating a hidden ref'"):
-        push.raise_push_failure(out, "fix/x", None)
+        push.raise_push_failure(git.read_push(1, out), "fix/x", None)
 
 
 def test_a_fork_github_is_still_creating_is_awaited_with_back_off_up_to_five_minutes(

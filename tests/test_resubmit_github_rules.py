@@ -279,12 +279,10 @@ def test_push_protection_gets_the_secret_advice_not_the_rulesets(world, monkeypa
     git.git("add", "-A", cwd=work)
     git.git("commit", "-q", "-m", "oops", cwd=work, env_extra=PINNED_ENV)
     head = git.rev_parse("HEAD", cwd=work)
-    accepted, message = git.push_refs_with_lease(
-        str(w.fork_git), [(head, "refs/heads/leak", None)], cwd=work
-    )
-    assert not accepted
+    pushed = git.push_refs_with_lease(str(w.fork_git), [(head, "refs/heads/leak", None)], cwd=work)
+    assert not pushed.accepted
     with pytest.raises(push_refusals.PushRefused) as caught:
-        push_refusals.raise_push_failure(message, "leak", None)
+        push_refusals.raise_push_failure(pushed, "leak", None)
     said = str(caught.value)
     assert "secret" in said and "push protection" in said.lower()
     assert "change the ruleset" not in said

@@ -17,7 +17,7 @@ PREFIX = "patchcarry.resubmit."
 # holds the domain objects every phase may use (it imports no phase).
 PHASES: dict[str, tuple[str, ...]] = {
     "shared": ("__init__", "model", "fork", "live", "branch", "section", "body", "inert",
-               "ci_gate"),
+               "ci_gate", "revisions"),
     "observe": ("observe", "default_branch"),
     "build": ("build",),
     "decide": ("decide",),

@@ -59,7 +59,8 @@ def test_messages_name_the_token_s_variable_as_tokens_reads_it() -> None:
 
 # git's own words, as it prints them: read inside git/ alone (its typed results say them)
 GIT_WORDS = ("shallow update not allowed", "corrupt patch", "No valid patches", "patch failed",
-             "succeeded at")  # fmt: skip
+             "succeeded at", "[remote rejected]", "[rejected]", "stale info", "fetch first",
+             "non-fast-forward", "atomic push failed", "no commits selected")  # fmt: skip
 
 
 def test_only_the_git_door_reads_git_s_text_or_catches_its_failures() -> None:
@@ -106,3 +107,62 @@ def test_the_tool_s_own_refs_are_named_in_one_place() -> None:
         if "refs/patchcarry/" in p.read_text() and str(p.relative_to(PACKAGE)) not in NOT_YET
     )
     assert spelled == ["git/repo.py"]
+
+
+def test_a_push_s_result_is_read_per_ref_at_the_git_door(tmp_path: Path) -> None:
+    """A lost lease in an atomic push: the ref that moved says so (`lease`), the other was
+    refused only for it (`atomic`); nothing outside git/ reads git's porcelain lines."""
+    from patchcarry import git
+
+    bare, work = tmp_path / "b.git", tmp_path / "w"
+    git.git("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    git.git("init", "-q", str(work), cwd=tmp_path)
+    ident = ("-c", "user.name=a", "-c", "user.email=a@example.com")
+    for message in ("a", "b"):
+        git.git(*ident, "commit", "-q", "--allow-empty", "-m", message, cwd=work)
+    first, second = git.rev_parse("HEAD~", cwd=work), git.rev_parse("HEAD", cwd=work)
+    assert git.push_refs_with_lease(str(bare), [(first, "refs/heads/x", None)], cwd=work).accepted
+    pushed = git.push_refs_with_lease(
+        str(bare), [(second, "refs/heads/x", second), (second, "refs/heads/y", None)], cwd=work
+    )
+    assert not pushed.accepted and not pushed.shallow
+    assert [(r.ref, r.accepted, r.lease, r.atomic) for r in pushed.refs] == [
+        ("refs/heads/x", False, True, False),
+        ("refs/heads/y", False, False, True),
+    ]
+
+
+def test_an_error_is_judged_by_its_type_and_the_answer_s_words_never_by_its_sentence() -> None:
+    """`str(exc)` is the tool's sentence about an error (label, hint): a decision that
+    searches it turns on the tool's own wording. GitHub's words ride as `said`."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        caught = {h.name for h in ast.walk(tree) if isinstance(h, ast.ExceptHandler) and h.name}
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In | ast.NotIn)):
+                continue
+            said = [
+                call for side in (node.left, *node.comparators) for call in ast.walk(side)
+                if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "str"
+                and any(getattr(a, "id", "") in caught for a in call.args)
+            ]  # fmt: skip
+            if said:
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert found == []
+
+
+def test_the_server_s_remote_lines_reach_push_protection_without_git_s_prefix() -> None:
+    """GitHub's push protection names the commit and the path on indented `remote:` lines;
+    the door hands them on as the server wrote them, so the advice can name both."""
+    from patchcarry import git, push_protection
+
+    said = git.read_push(1, "\n".join([
+        "remote: error: GH013: Repository rule violations found for refs/heads/leak.",
+        "remote:     - Push cannot contain secrets", "remote:       - commit: 0123456789abcdef",
+        "remote:         path: conf.py:1",
+        "!\tabc:refs/heads/leak\t[remote rejected] (push declined due to repository rule "
+        "violations)",
+    ]))  # fmt: skip
+    assert [(r.ref, r.remote) for r in said.refs] == [("refs/heads/leak", True)]
+    assert "(commit 0123456789ab, conf.py:1)" in push_protection.advice(said.server)

@@ -270,7 +270,7 @@ def _read_branch(
             "origin", [f"+{tip}:{git.own_ref('heads', branch)}"], since=oldest - margin, cwd=repo
         )
         cost.fetches[branch] = cost.fetches.get(branch, 0) + 1
-        if code != 0 and "no commits selected for shallow requests" in err:
+        if code != 0 and git.selected_nothing(err):
             rewritten = True  # every commit of the tip is older than the bases: not its history
             break
         if code != 0:

@@ -25,16 +25,9 @@ def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: 
     """
     env = {"GIT_COMMITTER_NAME": committer_name, "GIT_COMMITTER_EMAIL": committer_email}
     code, out, err = git(
-        "am",
-        "-q",
-        "--keep-cr",
-        "--committer-date-is-author-date",
-        "--no-3way",
-        *(str(p) for p in patches),
-        cwd=cwd,
-        env_extra=env,
-        check=False,
-    )
+        "am", "-q", "--keep-cr", "--committer-date-is-author-date", "--no-3way",
+        *(str(p) for p in patches), cwd=cwd, env_extra=env, check=False,
+    )  # fmt: skip
     if code != 0:
         git("am", "--abort", cwd=cwd, check=False)
         raise GitError(["git", "am", *(p.name for p in patches)], code, out, err)
@@ -45,22 +38,10 @@ def format_patch(commit: str, *, number: int, out_dir: Path, cwd: Path) -> Path:
     """`git format-patch` of the one commit `commit` into `out_dir`, named `NNNN-subject.patch`
     from `number`. Authorship, date and message (sign-offs) are the commit's; nothing added."""
     _, out, _ = git(
-        "format-patch",
-        "-1",
-        "--no-signoff",
-        "--no-numbered",
-        "--no-thread",
-        "--no-to",
-        "--no-cc",
-        "--no-add-header",
-        "--suffix=.patch",
-        f"--start-number={number}",
-        "-o",
-        str(out_dir),
-        "--end-of-options",
-        commit,
-        cwd=cwd,
-    )
+        "format-patch", "-1", "--no-signoff", "--no-numbered", "--no-thread", "--no-to", "--no-cc",
+        "--no-add-header", "--suffix=.patch", f"--start-number={number}", "-o", str(out_dir),
+        "--end-of-options", commit, cwd=cwd,
+    )  # fmt: skip
     return Path(out.strip())
 
 
@@ -143,21 +124,48 @@ def mailinfo(mail: bytes) -> tuple[dict[str, str], bytes, bytes]:
         return info, (Path(tmp) / "msg").read_bytes(), (Path(tmp) / "patch").read_bytes()
 
 
-def apply_numstat(patch: bytes) -> tuple[int, bytes, str]:
-    """`git apply --numstat --summary -z` of `patch`: every file git would apply, with its line
-    counts (`-` for binary), then the creations, deletions, mode changes, renames and copies.
-    (code, git's output, git's stderr). Reads no tree."""
+_SUMMARY = re.compile(
+    r"^ (?:(?P<kind>create|delete) mode (?P<mode>\d+) (?P<path>.+)"
+    r"|mode change (?P<old>\d+) => (?P<new>\d+) (?P<mpath>.+)"
+    r"|(?P<move>rename|copy) (?P<names>.+) \(\d+%\)"
+    r"|rewrite .+ \(\d+%\))$"
+)
+
+
+class Numstat(NamedTuple):
+    """What `git apply --numstat --summary -z` reads in a patch, read here: each file's
+    record (`ADDED\tDELETED\tPATH`, `-` counts for binary), each summary line with its match
+    (creation, deletion, mode change, rename, copy; None: a line this reader does not know),
+    and git's own line saying why it cannot read the patch ("" when it can)."""
+
+    records: list[bytes]
+    summary: list[tuple[re.Match[str] | None, str]]
+    refused: str = ""
+
+
+def apply_numstat(patch: bytes) -> Numstat:
+    """Every file git would apply from `patch`, with its line counts and summary. Reads no
+    tree."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-numstat-") as tmp:
-        return git_bytes(
-            "apply",
-            "--numstat",
-            "--summary",
-            "-z",
-            cwd=tmp,
-            stdin=patch,
-            check=False,
-            env_extra=plain_tree_env(Path(tmp) / "x"),
-        )
+        env = plain_tree_env(Path(tmp) / "x")
+        code, out, err = git_bytes("apply", "--numstat", "--summary", "-z", cwd=tmp, stdin=patch,
+                                   check=False, env_extra=env)  # fmt: skip
+    if code != 0:
+        first = next((ln for ln in err.splitlines() if ln.startswith(("error", "fatal"))), err)
+        return Numstat([], [], " ".join(first.split())[:200])
+    *records, summary = out.split(b"\0")
+    lines = summary.decode("utf-8", "surrogateescape").splitlines()
+    return Numstat(records, [(_SUMMARY.match(line), line) for line in lines])
+
+
+def renamed_from(names: str, new: str) -> str:
+    """The source of `git apply --summary`'s `rename OLD => NEW` (or `a/{b => c}/d`)."""
+    match = re.match(r"^(.*)\{(.*) => (.*)\}(.*)$", names)
+    if match:
+        head, old, _, tail = match.groups()
+        return re.sub("//+", "/", f"{head}{old}{tail}")
+    old, sep, _ = names.partition(" => ")
+    return old if sep else new
 
 
 def trailers(message: bytes) -> list[tuple[str, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 from typing import NamedTuple
@@ -25,14 +26,13 @@ DEEPEST = 2147483647  # git's "infinite" depth: a fetch at it deepens every shal
 
 def ls_remote_branch(url: str, branch: str, *, cwd: Path) -> Sha | None:
     """The commit `refs/heads/<branch>` has at `url`, or None when the branch is absent."""
-    _, out, _ = git(
-        *credential_args(url), "ls-remote", "--end-of-options", url, f"refs/heads/{branch}", cwd=cwd
-    )
-    for line in out.splitlines():
-        sha, _, ref = line.partition("\t")
-        if ref == f"refs/heads/{branch}":
-            return Sha(sha)
-    return None
+    ref = f"refs/heads/{branch}"
+    return Sha(found) if (found := ls_remote_with_token(url, [ref], cwd=cwd).get(ref)) else None
+
+
+def _refs(listed: str) -> dict[str, str]:
+    """{ref: sha} of what `git ls-remote` printed."""
+    return {ref: sha for sha, _, ref in (line.partition("\t") for line in listed.splitlines())}
 
 
 def ls_remote_refs(
@@ -54,22 +54,14 @@ def ls_remote_refs(
             check=False,
             env_extra=None if cwd else plain_tree_env(Path(tmp) / "x"),
         )
-    found: dict[str, str] = {}
-    for line in out.splitlines():
-        sha, _, ref = line.partition("\t")
-        found[ref] = sha
-    return code, found, err
+    return code, _refs(out), err
 
 
 def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, str]:
     """{ref: sha} for the `refs` that exist at `url` (token available for a private fork);
     raises CalledProcessError when the remote cannot be read."""
     _, out, _ = git(*credential_args(url), "ls-remote", "--end-of-options", url, *refs, cwd=cwd)
-    found: dict[str, str] = {}
-    for line in out.splitlines():
-        sha, _, ref = line.partition("\t")
-        found[ref] = sha
-    return found
+    return _refs(out)
 
 
 def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> Sha:
@@ -132,6 +124,11 @@ def fetch_partial(
     )
     keep_known_history(cwd=cwd)
     return code, err
+
+
+def selected_nothing(err: str) -> bool:
+    """Whether a failed `fetch_partial(since=...)` found no commit that new to send."""
+    return "no commits selected for shallow requests" in err
 
 
 def fetch_blobless(
@@ -225,23 +222,54 @@ def _remote_read(what: str, *args: str, cwd: Path, stream_stderr: bool = False) 
         raise NetworkError(f"could not read {what}: {said[0]}; check the network, then re-run")
 
 
+class RefPushed(NamedTuple):
+    """One ref of a push, from git's porcelain line `<flag>\t<from>:<to>\t<summary> (<why>)`:
+    moved or not, and why not in the server's words (`why`) and git's, read here."""
+
+    ref: str
+    accepted: bool
+    why: str  # the text in parentheses (the server's reason for a remote refusal)
+    remote: bool = False  # refused by the server (a hook, a rule), not by git's own checks
+    lease: bool = False  # refused because the ref moved since it was read (a lost lease)
+    atomic: bool = False  # refused only because another ref of the atomic push was
+
+
+_PORCELAIN = re.compile(r"^([ +\-*=!])\t[^\t]*:([^\t]+)\t(\S.*?)(?: \((.*)\))?$")
+_LEASE = ("stale info", "fetch first", "non-fast-forward")
+_REMOTE = re.compile(r"^remote:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+
+
 class Pushed(NamedTuple):
-    """An atomic push's outcome: accepted or not, git's words (per-ref porcelain lines and
-    the server's `remote:` lines, for push_refusals), and what they mean for a retry."""
+    """An atomic push's outcome, read from git's words here: each ref's result, the server's
+    `remote:` lines (GitHub's own words, such as its GHxxx codes), and what they mean for a
+    retry."""
 
     accepted: bool
-    message: str
+    refs: tuple[RefPushed, ...] = ()
+    server: tuple[str, ...] = ()
+    last: str = ""  # git's last line, for a failure nothing else explains
+    shallow: bool = False  # refused for history a shallow clone lacks: deepening may help
+    lagging: bool = False  # the repository's git side does not serve it yet (a new fork)
 
-    @property
-    def shallow(self) -> bool:
-        """Refused for history a shallow clone lacks: deepening may let it in."""
-        return not self.accepted and "shallow update not allowed" in self.message
 
-    @property
-    def lagging(self) -> bool:
-        """The repository's git side does not serve it yet (a new fork's lags its API)."""
-        low = self.message.lower()
-        return not self.accepted and ("not found" in low or "could not read" in low)
+def read_push(code: int, output: str) -> Pushed:
+    """What `git push --porcelain` said (exit `code`, stdout and stderr joined)."""
+    refs = []
+    for line in output.splitlines():
+        if found := _PORCELAIN.match(line):
+            flag, ref, summary, why = found.groups()
+            refs.append(RefPushed(
+                ref, flag != "!", why or "", remote=summary == "[remote rejected]",
+                lease=summary == "[rejected]" and why in _LEASE,
+                atomic="atomic" in (why or ""),
+            ))  # fmt: skip
+    low, refused = output.lower(), code != 0
+    return Pushed(
+        not refused, tuple(refs), tuple(_REMOTE.findall(output)),
+        output.splitlines()[-1] if output else "no output",
+        refused and "shallow update not allowed" in low,
+        refused and ("not found" in low or "could not read" in low),
+    )  # fmt: skip
 
 
 def push_refs_with_lease(
@@ -251,15 +279,7 @@ def push_refs_with_lease(
     it still holds `expected` (absent when None)."""
     leases = [f"--force-with-lease={ref}:{expected or ''}" for _, ref, expected in updates]
     code, out, err = git(
-        *credential_args(url),
-        "push",
-        "--porcelain",
-        "--atomic",
-        *leases,
-        "--end-of-options",
-        url,
-        *(f"{commit}:{ref}" for commit, ref, _ in updates),
-        cwd=cwd,
-        check=False,
-    )
-    return Pushed(code == 0, (out + err).strip())
+        *credential_args(url), "push", "--porcelain", "--atomic", *leases, "--end-of-options",
+        url, *(f"{commit}:{ref}" for commit, ref, _ in updates), cwd=cwd, check=False,
+    )  # fmt: skip
+    return read_push(code, (out + err).strip())

@@ -19,7 +19,9 @@ from patchcarry.pulls.classify import Classification, PullState
 from patchcarry.pulls.ownership import link_marker, revision_marker
 from patchcarry.resubmit import inert
 from patchcarry.resubmit import section as sections
+from patchcarry.resubmit.ci_gate import ok_to_test
 from patchcarry.resubmit.inert import reflow
+from patchcarry.resubmit.revisions import Revision, Revisions
 from patchcarry.resubmit.section import section_begin, section_end, section_id
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "pr_body.md"
@@ -54,7 +56,7 @@ def render_section(
     base: str | None = None,
     title: str | None = None,
     summary: bool = False,
-    revisions: Sequence[str] = (),
+    revisions: Revisions | None = None,
     history: Sequence[str] = (),
     template: Path = TEMPLATE,
     own: frozenset[str] | None = None,
@@ -72,7 +74,7 @@ def render_section(
         entry, [c for c in superseded if c.number in numbers], base or entry.base_commit
     )
     trail = " → ".join(history)
-    lines = ([f"PRs: {trail}"] if trail else []) + [f"- {line}" for line in revisions]
+    lines = ([f"PRs: {trail}"] if trail else []) + (revisions.lines() if revisions else [])
     placeholder = "\x00begin\x00"
     values = {
         "begin": placeholder,
@@ -275,9 +277,7 @@ def revision_comment(
     shown = diff if len(diff) < 60000 else diff[:60000] + "\n... (cut at 60000 characters)"
     # CommonMark closes a fence only with a run at least as long: one longer than any inside
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", shown)), default=0))
-    gate = (
-        f" Upstream CI needs a maintainer's `/ok to test {head}` for this head." if ci_gate else ""
-    )
+    gate = f" Upstream CI needs a maintainer's {ok_to_test(head)} for this head." if ci_gate else ""
     return (
         f"{revision_marker(entry.name, head)}\n"
         f"New revision `{short(head)}` ({kind}){since}.{gate}"
@@ -314,7 +314,7 @@ def compose(
     check_lines: Sequence[str],
     impact: Impact | None,
     pr_template: str | None,
-    revision: str | None,
+    revision: Revision | None,
     own: frozenset[str] | None = None,
 ) -> tuple[str | None, str, str, str]:
     """(title to set or None, body, the tool's section, why the body is left alone or ""):
@@ -322,7 +322,8 @@ def compose(
     the tool last set it. A body whose section cannot be told apart is left as it is."""
     found = sections.locate(existing.body if existing else None, entry.name)
     old = found.section
-    revisions = [*(old.revisions if old else ()), *([revision] if revision else [])]
+    revisions = old.revisions if old else Revisions()
+    revisions = revisions._replace(listed=(*revisions.listed, *([revision] if revision else [])))
     history = [*(f"#{c.number}" for c in superseded), "this PR"]
     title: str | None = pr_title(entry, own)
     if existing is not None:
@@ -339,7 +340,7 @@ def compose(
     person = existing is not None and (old.person if old else True)
     handwritten = sections.outside(existing.body, old) if person and existing else None
 
-    def make(listed: list[str]) -> str:
+    def make(listed: Revisions) -> str:
         section = made["last"] = render_section(
             entry, superseded=superseded, check_lines=check_lines, impact=impact,
             test_command=test_command, handwritten=handwritten, base=entry.base_commit,
@@ -350,8 +351,6 @@ def compose(
             return render_new(entry, section, pr_template, own)
         return sections.merge(existing.body, section, entry.name)
 
-    body = sections.fit(
-        make, revisions, left_out=sections.earlier(old.text if old else None),
-        what=f"{entry.name}'s PR body", current=existing.body if existing else None,
-    )  # fmt: skip
+    current = existing.body if existing else None
+    body = sections.fit(make, revisions, what=f"{entry.name}'s PR body", current=current)
     return title, body, made["last"], found.problem

@@ -12,7 +12,7 @@ import enum
 from patchcarry import git, install
 from patchcarry.manifest import Entry
 from patchcarry.resubmit.ci_gate import ok_to_test
-from patchcarry.resubmit.live import FAST_FORWARD_NOTE, Applied, Cache, Revision, revise
+from patchcarry.resubmit.live import Applied, Cache, Revision, on_top, revise
 from patchcarry.resubmit.section import locate
 
 
@@ -149,7 +149,7 @@ def assess(
         )
     # A publication that was itself a commit on top of someone's work is not rebuilt: that
     # would drop their commits underneath. Only a head the tool built whole is.
-    ours = live == published and by == entry.name and FAST_FORWARD_NOTE not in cache.message(live)
+    ours = live == published and by == entry.name and not on_top(cache.message(live), entry.name)
     if ours or rewrite:
         plan = _rebuild(cache, entry, remote, base, live, published, ours=ours)
         fixes = {f.name for f in entry.fixes}

@@ -32,6 +32,7 @@ from patchcarry.resubmit.model import (
     Write,
 )  # fmt: skip
 from patchcarry.resubmit.observe import Observed, Vetting, settle
+from patchcarry.resubmit.revisions import Revision
 from patchcarry.resubmit.section import TooLong, normalize
 
 MAX_TITLE = 256  # GitHub's limit on a PR's title, in characters
@@ -79,7 +80,7 @@ def _refuse(plan: Plan, reason: str) -> Plan:
     return dataclasses.replace(plan, refusal=Refusal(reason))
 
 
-def _add(plan: Plan, *, facts: Sequence[str] = (), writes: Sequence[Write] = ()) -> Plan:
+def _add(plan: Plan, *, facts: Sequence[str | Outlook] = (), writes: Sequence[Write] = ()) -> Plan:
     return dataclasses.replace(plan, facts=(*plan.facts, *facts), writes=(*plan.writes, *writes))
 
 
@@ -138,16 +139,15 @@ def _duplicate(seen: Observed, owner: str, force: bool) -> str:
     )
 
 
-def _push(plan: Plan, seen: Observed, built: Built, today: str) -> tuple[Plan, str | None]:
+def _push(plan: Plan, seen: Observed, built: Built, today: str) -> tuple[Plan, Revision | None]:
     """The push write with its leases, and the revision line it records (None: no push)."""
     entry, decided, target = seen.entry, built.branch, built.target
     if target is None or built.push_from is None or plan.fork is None:
         return plan, None
     live = decided.live
-    on = f" on `{short(live)}`" if live else ""
-    revision = f"{today} `{short(target)}` {decided.kind}{on}"
+    revision = Revision(today, target, decided.kind, live or "")
     write = PushBranch(plan.fork.full_name, entry.head_branch, target, live)
-    facts: list[str] = []
+    facts: list[str | Outlook] = []
     if seen.pull is not None and seen.ci_gate is not False:
         facts.append(Outlook(f"after the push: the new head needs {ok_to_test(target)}"))
         if seen.vetting is not None and seen.vetting.vets(seen.live):
@@ -160,7 +160,7 @@ def _push(plan: Plan, seen: Observed, built: Built, today: str) -> tuple[Plan, s
     return dataclasses.replace(_add(plan, facts=facts, writes=[write]), push=push), revision
 
 
-def _pull(plan: Plan, seen: Observed, opts: Options, revision: str | None, owner: str) -> Plan:
+def _pull(plan: Plan, seen: Observed, opts: Options, revision: Revision | None, owner: str) -> Plan:
     """The PR's create, or the edit of only what changed, and the revision comment."""
     entry, existing = seen.entry, seen.pull
     try:

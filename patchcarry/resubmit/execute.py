@@ -19,15 +19,18 @@ from patchcarry.push_refusals import raise_push_failure
 from patchcarry.resubmit import body as bodies
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit import fork
+from patchcarry.resubmit.ci_gate import ok_to_test
 from patchcarry.resubmit.live import Cache
 from patchcarry.resubmit.model import (
     Action,
+    CreateFork,
     CreatePull,
     DcoShown,
-    Made,
+    EditPull,
     Options,
     Outlook,
     Plan,
+    PostComment,
     PullWrite,
     Push,
     PushBranch,
@@ -50,24 +53,34 @@ class Context:
     forks: dict[str, fork.ForkStatus] = dataclasses.field(default_factory=dict)
 
 
-def _ensure_fork(ctx: Context, plan: Plan) -> tuple[fork.ForkStatus, list[str]]:
-    """The fork, created at most once per run even when several entries share it, and the
-    note a created fork leaves in the record."""
+@dataclasses.dataclass
+class Done:
+    """One entry's writes as they are made: the facts they establish, and each write, typed
+    (the record lists these, not what the GitHub client logged)."""
+
+    facts: list[str] = dataclasses.field(default_factory=list)
+    made: list[Write] = dataclasses.field(default_factory=list)
+
+
+def _ensure_fork(ctx: Context, plan: Plan, done: Done) -> fork.ForkStatus:
+    """The fork, created at most once per run even when several entries share it (a created
+    fork's note goes in the record)."""
     status, entry = plan.fork, plan.entry
     assert status is not None
     if status.kind != fork.ForkKind.MISSING:
-        return status, []
-    key, notes = entry.fork.lower(), []
+        return status
+    key = entry.fork.lower()
     if key not in ctx.forks:
         wait = fork.Backoff(ctx.opts.fork_wait, ctx.opts.sleep or time.sleep,
                             progress=ctx.opts.progress, what=f"{entry.fork} to appear")  # fmt: skip
         ctx.forks[key] = fork.create(ctx.gh, entry.fork, entry.upstream, login=ctx.login,
                                         wait=wait)  # fmt: skip
         ctx.forks[key].waited = wait.spent
+        done.made.append(CreateFork(entry.upstream, entry.fork))
         if ctx.forks[key].note:
             ctx.say(f"{entry.name}: {ctx.forks[key].note}")
-            notes.append(f"fork: {ctx.forks[key].note}")
-    return ctx.forks[key], notes
+            done.facts.append(f"fork: {ctx.forks[key].note}")
+    return ctx.forks[key]
 
 
 def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None:
@@ -96,43 +109,44 @@ def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None
             shown = not progress.quiet and sys.stderr.isatty()  # git's own progress, live
             if deepened or not git.deepen(ctx.upstream_url, base, cwd=step.push_from,
                                           progress=shown):  # fmt: skip
-                raise _shallow_refusal(branch, base)
+                raise FatalError(f"the fork refuses the push to {branch} for its shallow "
+                                 f"history even after the whole history of upstream's {base} "
+                                 "was fetched; push the base branch to the fork (or sync the "
+                                 "fork on GitHub), then re-run")  # fmt: skip
             deepened = True
             continue
         if pushed.accepted:
             return
         if not pushed.lagging or not wait.wait():
             break
-    raise_push_failure(pushed.message, branch, step.live, lagging=pushed.lagging)
+    raise_push_failure(pushed, branch, step.live)
 
 
 def execute(ctx: Context, plan: Plan) -> Record:
     """Make the planned writes for one entry, in order; record the PR in the manifest."""
     entry, step = plan.entry, plan.push
     assert plan.pull is not None
-    before = len(ctx.gh.writes)
-    status, facts = _ensure_fork(ctx, plan)
-    made: list[Write] = []
+    done = Done()
+    status = _ensure_fork(ctx, plan, done)
     if step is not None:
         _push(ctx, plan, step, status)
-        made.append(PushBranch(status.full_name, entry.head_branch, step.target))
+        done.made.append(PushBranch(status.full_name, entry.head_branch, step.target))
     owner = status.full_name.split("/")[0]
     lag = None if step is None else fork.Backoff(COMPARE_WAIT, ctx.opts.sleep or time.sleep, 2.0)
-    pull, created = open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login, lag, facts)
+    pull, created = open_or_refresh(ctx.gh, entry, plan.pull, owner, ctx.login, lag, done)
     number, url = pull.number, pull.html_url
-    facts += _record_number(ctx, entry, number)  # before any comment: a re-run finds the PR
+    done.facts += _record_number(ctx, entry, number)  # before any comment: a re-run finds it
     if step is not None and plan.pull.existing is not None and not plan.pull.locked:
-        facts += revision_comment(
-            ctx.gh, entry, number, login=ctx.login, cache=ctx.cache,
+        revision_comment(
+            ctx.gh, entry, number, done, login=ctx.login, cache=ctx.cache,
             clone_url=str(status.clone_url), old=step.live, new=step.target, kind=step.kind,
             ci_gate=step.ci_gate,
         )  # fmt: skip
-    facts += cross_links(
-        ctx.gh, entry, plan.links, plan.superseded, login=ctx.login, pr=number,
+    cross_links(
+        ctx.gh, entry, plan.links, plan.superseded, done, login=ctx.login, pr=number,
         url=url or "", fork=status.full_name,
     )  # fmt: skip
-    made.extend(Made(call) for call in ctx.gh.writes[before:])
-    return _record(ctx, plan, [*plan.facts, *facts], made, number, url, created)
+    return _record(ctx, plan, done, number, url, created)
 
 
 def _record_number(ctx: Context, entry: Entry, number: int) -> list[str]:
@@ -144,16 +158,16 @@ def _record_number(ctx: Context, entry: Entry, number: int) -> list[str]:
 
 
 def _record(
-    ctx: Context, plan: Plan, facts: list[str], made: list[Write], number: int,
-    url: str | None, created: bool,
-) -> Record:  # fmt: skip
-    """After every write: the manifest's record, and the head's DCO result read once."""
+    ctx: Context, plan: Plan, done: Done, number: int, url: str | None, created: bool
+) -> Record:
+    """After every write: the manifest's record, and the head's DCO result read once (what
+    the plan said would follow the push has happened: its outlook is not repeated)."""
     entry, step, rules = plan.entry, plan.push, plan.rules
-    if step is not None:  # what the plan said would follow the push has happened
-        facts = [f for f in facts if not isinstance(f, Outlook)]
+    kept = [f for f in plan.facts if step is None or not isinstance(f, Outlook)]
+    facts, made = [*map(str, kept), *done.facts], done.made
     if step is not None and step.ci_gate:
         facts.append(f"CI gate: the new head {git.short(step.target)} needs a maintainer's "
-                     f"`/ok to test {step.target}`")  # fmt: skip
+                     f"{ok_to_test(step.target)}")  # fmt: skip
     action = Action.CREATED if created else (Action.REFRESHED if made else Action.UNCHANGED)
     if step is not None:  # after every write and the record: read once, a report
         shown, line = dco_result(ctx.gh, entry.upstream, step.target)
@@ -162,16 +176,6 @@ def _record(
         rules["after_push"] = shown
         facts.append(line)
     return Record(plan, action, number, url, tuple(made), tuple(facts), rules)
-
-
-def _shallow_refusal(branch: str, base: str) -> FatalError:
-    """The fork still refuses the push for its shallow history after `base` was fetched to
-    its whole depth: nothing this run can fetch would change that."""
-    return FatalError(
-        f"the fork refuses the push to {branch} for its shallow history even after the whole "
-        f"history of upstream's {base} was fetched; push the base branch to the fork (or sync "
-        "the fork on GitHub), then re-run"
-    )
 
 
 # -- the API writes on upstream, each guarded by what was observed or by a marker
@@ -187,7 +191,7 @@ DRAFTS_REFUSED = (
 
 def open_or_refresh(
     gh: GitHub, entry: Entry, pull: PullWrite, owner: str, login: str,
-    lag: fork.Backoff | None = None, facts: list[str] | None = None,
+    lag: fork.Backoff | None, done: Done,
 ) -> tuple[PullRef, bool]:  # fmt: skip
     """(the PR, whether this run created it). A create whose answer was lost is looked up
     (never blindly retried) and still reported as created. With `lag` (this run pushed),
@@ -199,19 +203,20 @@ def open_or_refresh(
         draft = True
         while True:
             try:
-                return gh.create_pull(
+                made = gh.create_pull(
                     entry.upstream, title=pull.title or entry.title, head=head,
                     base=entry.base_branch, body=pull.body, maintainer_can_modify=pull.edits,
                     draft=draft,
-                ), True  # fmt: skip
+                )  # fmt: skip
+                done.made.append(CreatePull(entry.upstream, head, entry.base_branch))
+                return made, True
             except UnprocessableError as exc:
-                if draft and NO_DRAFTS in str(exc).lower():  # a 422 created nothing
+                if draft and NO_DRAFTS in exc.said:  # a 422 created nothing
                     draft = False
-                    if facts is not None:
-                        facts.append(DRAFTS_REFUSED.format(upstream=entry.upstream))
+                    done.facts.append(DRAFTS_REFUSED.format(upstream=entry.upstream))
                     continue
-                if lag is None or "no commits between" not in str(exc).lower():
-                    return _found_after_create(gh, entry, pull, head, exc, login)
+                if lag is None or "no commits between" not in exc.said:
+                    return _found_after_create(gh, entry, pull, head, exc, login, done)
                 if not lag.wait():
                     raise GitHubError(
                         f"{exc}. GitHub said so right after this run's push and still after "
@@ -219,7 +224,7 @@ def open_or_refresh(
                         "few minutes; the branch is pushed and the re-run opens the PR"
                     ) from None
             except TransientError as exc:
-                return _found_after_create(gh, entry, pull, head, exc, login)
+                return _found_after_create(gh, entry, pull, head, exc, login, done)
     fields: dict[str, str | bool] = {}
     if pull.title is not None and existing.title != pull.title:
         fields["title"] = pull.title
@@ -227,13 +232,13 @@ def open_or_refresh(
         fields["body"] = pull.body
     if "title" in fields or "body" in fields:  # GitHub has no conditional write
         now = gh.pull(entry.upstream, existing.number)
-        if facts is not None:
-            facts.extend(edited_during_run(now, existing, fields))
+        done.facts.extend(edited_during_run(now, existing, fields))
         fields = current_text(now, existing, pull, entry.name, fields)
     if pull.edits_change is not None:
         fields["maintainer_can_modify"] = pull.edits_change
     if fields:
         existing = gh.update_pull(entry.upstream, existing.number, **fields)
+        done.made.append(EditPull(entry.upstream, existing.number, tuple(fields)))
     return existing, False
 
 
@@ -270,7 +275,7 @@ def current_text(
 
 
 def _found_after_create(
-    gh: GitHub, entry: Entry, pull: PullWrite, head: str, exc: Exception, login: str
+    gh: GitHub, entry: Entry, pull: PullWrite, head: str, exc: Exception, login: str, done: Done
 ) -> tuple[PullRef, bool]:
     """The PR from `head` after a create that failed or lost its answer (the 422 lookup)."""
     found = None
@@ -287,29 +292,25 @@ def _found_after_create(
     ownership.refuse_stranger(found, login)  # a stranger's PR on our branch is not ours
     created = isinstance(exc, TransientError)
     if created:
-        gh.writes.append(CreatePull(entry.upstream).call)
+        done.made.append(CreatePull(entry.upstream, head, entry.base_branch))
     # someone's PR (opened between the read and the POST), or ours whose answer was
     # lost: either way only the tool's section goes into the body found, title kept
     body = merge(found.body, pull.section, entry.name)
     if normalize(found.body) != normalize(body):
         found = gh.update_pull(entry.upstream, found.number, body=body)
+        done.made.append(EditPull(entry.upstream, found.number, ("body",)))
     return found, created
 
 
-def marked(gh: GitHub, upstream: str, number: int, marker: str, login: str) -> bool:
-    """Whether the token's user already left a comment with `marker` on #number."""
-    return ownership.marked(gh.issue_comments(upstream, number), marker, login)
-
-
 def revision_comment(
-    gh: GitHub, entry: Entry, number: int, *, login: str, cache: Cache, clone_url: str,
-    old: str | None, new: str, kind: str, ci_gate: bool = True,
-) -> list[str]:  # fmt: skip
+    gh: GitHub, entry: Entry, number: int, done: Done, *, login: str, cache: Cache,
+    clone_url: str, old: str | None, new: str, kind: str, ci_gate: bool = True,
+) -> None:  # fmt: skip
     """The one comment per new revision on the PR: what changed since the previous head
-    (the facts: a comment a locked conversation refused)."""
+    (a locked conversation's refusal is a fact of the record)."""
     marker = ownership.revision_marker(entry.name, new)
-    if marked(gh, entry.upstream, number, marker, login):
-        return []
+    if ownership.marked(gh.issue_comments(entry.upstream, number), marker, login):
+        return
     paths = sorted({f for p in entry.patches() for f in p.files})
     diff, moved = "", None
     if old is not None:  # both heads' histories into the cache (the new one is on the fork)
@@ -327,32 +328,24 @@ def revision_comment(
             moved = (old_base, new_base) if old_base != new_base else None
         else:
             diff = git.range_or_tree_diff(old, new, paths, cwd=cache.repo)
-    text = bodies.revision_comment(
-        entry,
-        head=new,
-        old=old,
-        kind=kind,
-        diff=diff or "(no diff)",
-        moved=moved,
-        ci_gate=ci_gate,
-    )
+    text = bodies.revision_comment(entry, head=new, old=old, kind=kind, diff=diff or "(no diff)",
+                                   moved=moved, ci_gate=ci_gate)  # fmt: skip
     try:
         gh.create_comment(entry.upstream, number, text)
+        done.made.append(PostComment(entry.upstream, number, "revision"))
     except LockedError:
-        return [locked.refused("revision comment", number)]
-    return []
+        done.facts.append(locked.refused("revision comment", number))
 
 
 def cross_links(
     gh: GitHub, entry: Entry, numbers: tuple[int, ...], superseded: tuple[Classification, ...],
-    *, login: str, pr: int, url: str, fork: str,
-) -> list[str]:  # fmt: skip
-    """A cross-link on each superseded PR in `numbers` that does not hold it yet (the facts:
-    links a conversation locked since the read refused)."""
-    facts = []
+    done: Done, *, login: str, pr: int, url: str, fork: str,
+) -> None:  # fmt: skip
+    """A cross-link on each superseded PR in `numbers` that does not hold it yet (a link a
+    conversation locked since the read refused is a fact of the record)."""
     for number in numbers:
         marker = ownership.link_marker(entry.name, number)
-        if marked(gh, entry.upstream, number, marker, login):
+        if ownership.marked(gh.issue_comments(entry.upstream, number), marker, login):
             continue
         detached = any(c.number == number and c.state == PullState.DETACHED for c in superseded)
         text = bodies.cross_link(
@@ -361,11 +354,12 @@ def cross_links(
         try:
             gh.create_comment(entry.upstream, number, text)
         except LockedError:
-            facts.append(locked.refused("cross-link", number))
+            done.facts.append(locked.refused("cross-link", number))
+            continue
         except TransientError as exc:  # never blind-retry: did it land?
-            if not marked(gh, entry.upstream, number, marker, login):
+            if not ownership.marked(gh.issue_comments(entry.upstream, number), marker, login):
                 raise GitHubError(f"{exc}; the cross-link was not posted; re-run") from None
-    return facts
+        done.made.append(PostComment(entry.upstream, number, "cross-link"))
 
 
 def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[DcoShown, str]:

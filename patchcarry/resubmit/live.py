@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import tempfile
 from pathlib import Path
 
@@ -15,8 +16,16 @@ from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
 from patchcarry.upstream import remote_url
 
-# In the message of every commit this tool adds on top of a live branch.
+# In the message of every commit this tool adds on top of a live branch: the paragraph right
+# above its sign-off (`on_top` reads it there alone; the fix's own words may quote it).
 FAST_FORWARD_NOTE = "Brings this branch up to date with patchcarry entry"
+_NOTE_END = ", on top of the commits already here."
+
+
+def on_top(message: str, entry_name: str) -> bool:
+    """Whether `message` is that of a commit `Cache.commit_on` added for `entry_name`."""
+    note = re.escape(f"{FAST_FORWARD_NOTE} {entry_name} (") + r"[^\n]*" + re.escape(_NOTE_END)
+    return re.search(rf"\n\n{note}\n\nSigned-off-by: [^\n]*\s*\Z", message) is not None
 
 
 @dataclasses.dataclass
@@ -149,8 +158,7 @@ class Cache:
             fix = carried[0]
             head = "\n\n".join(f"{f.subject}\n\n{f.message.strip()}" for f in carried)
         message = (
-            f"{head}\n\n{FAST_FORWARD_NOTE} {entry.name} "
-            f"({what}), on top of the commits already here.\n\n"
+            f"{head}\n\n{FAST_FORWARD_NOTE} {entry.name} ({what}){_NOTE_END}\n\n"
             f"Signed-off-by: {author_signoff(entry, fix)}\n"
         ).replace("\n\n\n", "\n\n")
         when = fix.date or "1970-01-01T00:00:00+0000"

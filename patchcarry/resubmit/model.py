@@ -195,19 +195,15 @@ class PostComment(Write):
 
 
 @dataclasses.dataclass(frozen=True)
-class Made(Write):
-    """A write the run made, as the GitHub client logged it (the record shows calls only)."""
+class Outlook:
+    """A fact about what follows a planned write: shown in the plan, left out of the record
+    once the write is made (the record says what did follow). A value of its own type, so no
+    string operation on it can lose what it is."""
 
-    logged: str
+    text: str
 
-    @property
-    def call(self) -> str:
-        return self.logged
-
-
-class Outlook(str):
-    """A fact about what follows a planned write: shown in the plan, dropped from the record
-    once the write is made."""
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclasses.dataclass
@@ -228,20 +224,11 @@ class EntryPlan:
     rules: RulesJudged | None = None  # upstream's rules for the base branch, judged
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "entry": self.entry,
-            "action": self.action,
-            "pr": self.pr,
-            "url": self.url,
+        """Every field but `target` (the text form's line); the writes as their calls."""
+        shown = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {k: v for k, v in shown.items() if k != "target"} | {
             "superseded": [c.to_json() for c in self.superseded],
             "writes": [w.call for w in self.writes],
-            "facts": self.facts,
-            "unverified": self.unverified,
-            "reason": self.reason,
-            "branch": self.branch,
-            "cost": self.cost,
-            "token": self.token,
-            "rules": self.rules,
         }
 
 
@@ -265,7 +252,8 @@ def render_text(plans: list[EntryPlan], *, dry_run: bool, headline: str = "") ->
         )
         if plan.writes:
             out.append(f"  {label}:")
-            out.extend(f"    {n}. {w.line()}" for n, w in enumerate(plan.writes, 1))
+            shown = [w.call if label == "wrote" else w.line() for w in plan.writes]  # calls made
+            out.extend(f"    {n}. {line}" for n, line in enumerate(shown, 1))
         else:
             out.append(f"  {label}: nothing")
         out.append("")
@@ -316,7 +304,7 @@ class Plan:
     """One entry's decision, printable before anything is written."""
 
     entry: Entry
-    facts: tuple[str, ...]
+    facts: tuple[str | Outlook, ...]
     writes: tuple[Write, ...] = ()
     superseded: tuple[Classification, ...] = ()
     pr: int | None = None
@@ -352,7 +340,8 @@ class Plan:
         """The printed plan (a dry run, a refusal, or an entry with nothing to write)."""
         return EntryPlan(
             self.entry.name, self.target(), action=self.action, pr=self.pr, url=self.url,
-            superseded=list(self.superseded), facts=list(self.facts), unverified=unverified,
+            superseded=list(self.superseded), facts=[str(f) for f in self.facts],
+            unverified=unverified,
             writes=list(self.writes), reason=self.refusal.reason if self.refusal else self.merged,
             branch=self.branch, cost=cost, token=self.token, rules=self.rules,
         )  # fmt: skip
@@ -371,10 +360,7 @@ class Record:
     rules: RulesJudged | None
 
     def shown(self, cost: dict[str, int] | None) -> EntryPlan:
-        plan = self.plan
-        return EntryPlan(
-            plan.entry.name, plan.target(), action=self.action, pr=self.pr, url=self.url,
-            superseded=list(plan.superseded), facts=list(self.facts),
-            writes=[Made(w.call) for w in self.made], branch=plan.branch, cost=cost,
-            token=plan.token, rules=self.rules,
+        return dataclasses.replace(
+            self.plan.shown(cost, []), action=self.action, pr=self.pr, url=self.url,
+            facts=list(self.facts), writes=list(self.made), reason="", rules=self.rules,
         )  # fmt: skip

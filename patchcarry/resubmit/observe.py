@@ -16,7 +16,7 @@ from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, NetworkError, UpstreamError, UsageError
 from patchcarry.github import NotFoundError
 from patchcarry.github_types import BranchRef, PullRef, RepoRef, RuleRef
-from patchcarry.manifest import Entry
+from patchcarry.manifest import Entry, key_line
 from patchcarry.measure.impact import Impact, for_entries
 from patchcarry.pulls import classify, ownership
 from patchcarry.pulls.classify import Classification
@@ -162,22 +162,6 @@ def _default_branch(reads: Reads, entry: Entry) -> str | None:
     return repo.default_branch if repo else None
 
 
-def _manifest_line(path: Path, entry: str, key: str, number: int) -> str:
-    """`path:LINE` of the entry's `key = number` line (for a message), else just the path."""
-    try:
-        lines = path.read_text().splitlines()
-    except OSError:
-        return str(path)
-    inside = False
-    for n, line in enumerate(lines, 1):
-        text = line.split("#", 1)[0].strip().replace(" ", "")
-        if text.startswith("name="):
-            inside = text == f'name="{entry}"' or text == f"name='{entry}'"
-        if inside and (text == f"{key}={number}" or f"{key}=[" in text and str(number) in text):
-            return f"{path}:{n}"
-    return str(path)
-
-
 def _classify_all(
     reads: Reads, entries: list[Entry], path: Path | None
 ) -> dict[int, Classification]:
@@ -191,7 +175,7 @@ def _classify_all(
                 found[number] = pull_state(reads, entry.upstream, number)
             except NotFoundError:
                 key = "pr" if number == entry.pr else "supersedes"
-                where = f"{_manifest_line(path, entry.name, key, number)}: " if path else ""
+                where = f"{key_line(path, entry.name, key)}: " if path else ""
                 if reads.repo(entry.upstream) is None:  # not even the repository: unknowable
                     raise UpstreamError(
                         f"{where}entry {entry.name!r}: `{key}` names #{number}, but the token "

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from patchcarry import markers as mark
 from patchcarry.errors import FatalError
+from patchcarry.resubmit.revisions import MAX_BODY, Revisions, read
 
 
 def section_end(entry_name: str) -> str:
@@ -48,7 +49,6 @@ _BEGIN_RE = mark.pattern(
     r"entry={name} title=(?P<title>[0-9a-f]+) "
     r"summary=(?P<summary>yes|no)(?P<person> around=person)?(?: id=(?P<id>[0-9a-f]{{16}}))?",
 )
-_REVISION_RE = re.compile(r"^- (?P<line>\d{4}-\d{2}-\d{2} .*?)\s*$", re.MULTILINE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +59,7 @@ class Section:
     end: int  # index just past the end marker
     title_hash: str
     summary: bool
-    revisions: tuple[str, ...]  # "2026-08-10 `abc1234` fast-forward ..." lines, oldest first
+    revisions: Revisions  # what the tool pushed, as its list says
     text: str
     person: bool = False  # the body around it is a person's description
 
@@ -76,10 +76,9 @@ class Found:
 def _section(text: str, begin: re.Match[str], end: int, entry_name: str) -> Section:
     stop = end + len(section_end(entry_name))
     inner = text[begin.start() : stop]
-    revisions = tuple(m.group("line") for m in _REVISION_RE.finditer(inner.replace("\r\n", "\n")))
     summary = begin.group("summary") == "yes"
     person = begin.group("person") is not None
-    return Section(begin.start(), stop, begin.group("title"), summary, revisions, inner, person)
+    return Section(begin.start(), stop, begin.group("title"), summary, read(inner), inner, person)
 
 
 def _positions(text: str, needle: str) -> list[int]:
@@ -193,53 +192,29 @@ def normalize(text: str | None) -> str:
     return "\n".join(line.rstrip() for line in lines).strip()
 
 
-MAX_BODY = 65_536
-
-
 class TooLong(FatalError):
     """A body GitHub would refuse even with no revision listed."""
 
 
-_EARLIER = re.compile(r"^- \((\d+) earlier revisions? not listed", re.MULTILINE)
-
-
-def earlier(inner: str | None) -> int:
-    """How many revisions an existing section already left out of its list."""
-    found = _EARLIER.search(inner or "")
-    return int(found.group(1)) if found else 0
-
-
-def _omitted(count: int) -> str:
-    plural = "s" if count != 1 else ""
-    return (
-        f"({count} earlier revision{plural} not listed: GitHub holds a PR body to "
-        f"{MAX_BODY:,} characters; each has its revision comment on this PR)"
-    )
-
-
 def fit(
-    make: Callable[[list[str]], str],
-    revisions: Sequence[str],
+    make: Callable[[Revisions], str],
+    revisions: Revisions,
     *,
-    left_out: int = 0,
     what: str = "the PR body",
     current: str | None = None,
     limit: int = MAX_BODY,
 ) -> str:
     """`make(listed)` for the longest tail of `revisions` whose body fits in `limit`
-    characters (an "N earlier revisions" line first when any are left out). A body equal to
-    `current` (what the PR holds: nothing to write) is returned whatever its length."""
-    kept = list(revisions)
-    dropped = left_out
+    characters (the older ones counted, not listed). A body equal to `current` (what the PR
+    holds: nothing to write) is returned whatever its length."""
     while True:
-        body = make(([_omitted(dropped)] if dropped else []) + kept)
+        body = make(revisions)
         if len(body) <= limit or normalize(body) == normalize(current):
             return body
-        if not kept:
+        if not revisions.listed:
             raise TooLong(
                 f"{what} would be {len(body):,} characters, over GitHub's {limit:,} even with "
                 'no revision listed (GitHub answers 422 "body is too long"): shorten the '
                 "text outside the tool's section, then re-run"
             )
-        kept.pop(0)
-        dropped += 1
+        revisions = Revisions(revisions.listed[1:], revisions.earlier + 1)
