@@ -18,7 +18,7 @@ from patchcarry.resubmit import body, decide, fork, model
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit.build import Assembled, Built
 from patchcarry.resubmit.model import Action, Options
-from patchcarry.resubmit.observe import Observed
+from patchcarry.resubmit.observe import Observed, settle
 
 LOGIN = "htesd"
 FORK = "htesd/Megatron-LM-oss"
@@ -54,13 +54,17 @@ def _pr(number: int, state: str, *, author: str = LOGIN, head: str = "") -> Clas
     )  # fmt: skip
 
 
-def _seen(entry: Entry, *, current=None, superseded=(), status=None, **more: Any) -> Observed:  # noqa: ANN001
+def _seen(
+    entry: Entry, *, current=None, superseded=(), status=None, force=False, **more: Any
+) -> Observed:
+    """What observe reads, with what it settles from the PRs (`--force` as `force`)."""
     status = status or fork.ForkStatus(
         fork.ForkKind.ATTACHED, FORK, "https://example.invalid/f.git"
     )
     return Observed(
         entry, ("applies at the pinned base",), True, token_login=LOGIN, current=current,
-        superseded=tuple(superseded), fork=status, **more,
+        superseded=tuple(superseded), settled=settle(current, tuple(superseded), force=force),
+        fork=status, **more,
     )  # fmt: skip
 
 
@@ -123,14 +127,14 @@ def test_merged_superseded_pr_is_nothing_to_resubmit():
 )
 def test_someone_elses_decision_is_refused_unless_forced(state: str):
     entry = _entry(pr=None, supersedes=(OLD,))
-    seen = _seen(entry, superseded=[_pr(OLD, state)])
-    plan = _decide(seen, _new_branch())
+    plan = _decide(_seen(entry, superseded=[_pr(OLD, state)]), _new_branch())
     assert plan.action == Action.REFUSED and plan.writes == ()
     assert plan.refusal is not None
     assert plan.refusal.reason == (
         f"#{OLD} is {state}: re-submitting would override that decision; pass --force if "
         "you mean it"
     )
+    seen = _seen(entry, superseded=[_pr(OLD, state)], force=True)  # observe settles it
     forced = _decide(seen, _new_branch(), force=True)
     assert forced.action == Action.PLANNED and forced.refusal is None
 

@@ -31,7 +31,7 @@ from patchcarry.resubmit.model import (
     Refusal,
     Write,
 )  # fmt: skip
-from patchcarry.resubmit.observe import Observed, Vetting, settle
+from patchcarry.resubmit.observe import Observed, Vetting
 from patchcarry.resubmit.revisions import Revision
 from patchcarry.resubmit.section import TooLong, normalize
 
@@ -45,7 +45,7 @@ def decide(seen: Observed, built: Built | None, opts: Options, *, today: str) ->
     if not seen.applies:
         return _refuse(plan, f"check failed: run {install.command('check')} {entry.name}")
     plan = dataclasses.replace(plan, superseded=seen.superseded)
-    settled = settle(seen.current, seen.superseded, force=opts.force)
+    settled = seen.settled
     if settled is not None and settled.merged is not None:
         return dataclasses.replace(
             plan, merged=settled.reason, pr=settled.merged.number, url=settled.merged.url

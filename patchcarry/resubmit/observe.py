@@ -83,8 +83,16 @@ class ForkSide:
 
 
 @dataclasses.dataclass(frozen=True)
+class Settled:
+    """The entry's outcome without any further read: merged (`merged` set) or refused."""
+
+    reason: str
+    merged: Classification | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class Observed:
-    """Everything read for one entry. Fields after `superseded` stay empty when the reads
+    """Everything read for one entry. Fields after `settled` stay empty when the reads
     before them settled the entry (check failed, merged, refused, detached fork)."""
 
     entry: Entry
@@ -97,6 +105,7 @@ class Observed:
     own_emails: frozenset[str] | None = None  # the token user's commit emails (RunFacts')
     current: Classification | None = None  # the manifest's recorded PR
     superseded: tuple[Classification, ...] = ()
+    settled: Settled | None = None  # what `current` and `superseded` alone decide (`settle`)
     fork: fork.ForkStatus | None = None
     live: str | None = None  # the fork branch's head (None: absent)
     published: str | None = None  # the publication record's commit
@@ -209,8 +218,9 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         own_emails=facts.own_emails,
         current=current,
         superseded=superseded,
+        settled=settle(current, superseded, force=opts.force),
     )
-    if settle(current, superseded, force=opts.force) is not None:
+    if seen.settled is not None:
         return seen
     status = fork.inspect(reads, entry.fork, entry.upstream)
     seen = dataclasses.replace(seen, fork=status)
@@ -330,14 +340,6 @@ _BLOCKING = (
     classify.PullState.UNKNOWN,
     classify.PullState.OPEN,
 )
-
-
-@dataclasses.dataclass(frozen=True)
-class Settled:
-    """The entry's outcome without any further read: merged (`merged` set) or refused."""
-
-    reason: str
-    merged: Classification | None = None
 
 
 def history(
