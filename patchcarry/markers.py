@@ -1,5 +1,5 @@
 """The tool's markers in what it posts (HTML comments GitHub never renders): how each is
-written and the anchored pattern that reads it back live here, and nowhere else."""
+written and the anchored reading of it back live here, and nowhere else."""
 
 from __future__ import annotations
 
@@ -21,3 +21,10 @@ def start(kind: str, *fields: str) -> str:
 def pattern(kind: str, fields: str) -> str:
     """The anchored regular expression of a marker whose fields match `fields` (a regex)."""
     return re.escape(f"{OPEN}{kind} ") + fields + re.escape(CLOSE)
+
+
+def opening(text: str | None) -> str:
+    """The marker a comment opens with as its own whole first line, where the tool writes it
+    ("" when none): one quoted (`>`), in code or mid-line is someone's text."""
+    first = (text or "").partition("\n")[0].rstrip()  # GitHub stores a web edit with CRLF
+    return first if first.startswith(OPEN) and first.endswith(CLOSE) else ""

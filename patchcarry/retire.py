@@ -22,7 +22,7 @@ from patchcarry.errors import BadInputError, FatalError, UsageError
 from patchcarry.github import GitHub
 from patchcarry.manifest import Entry
 from patchcarry.markers import marker
-from patchcarry.pulls.ownership import own_comments
+from patchcarry.pulls.ownership import marked
 
 MARKER = marker("landed", "entry={name}")
 
@@ -98,8 +98,7 @@ def _comment_needed(gh: GitHub, entry: Entry, say: Callable[[str], None]) -> boo
         say(f"#{entry.pr} is {pull.state}: no comment")
         return False
     marker = MARKER.format(name=entry.name)
-    mine = own_comments(gh.issue_comments(entry.upstream, entry.pr), login)
-    if any(marker in (c.body or "") for c in mine):
+    if marked(gh.issue_comments(entry.upstream, entry.pr), marker, login):
         say(f"#{entry.pr} already has the landing comment: not posted again")
         return False
     return True

@@ -21,6 +21,7 @@ from patchcarry.check.report import Landing
 from patchcarry.errors import FatalError
 from patchcarry.github import GitHub, RateLimited
 from patchcarry.github_types import CommentRef, PullRef
+from patchcarry.markers import opening
 from patchcarry.pulls import classify
 from patchcarry.pulls.ownership import LINK_PREFIX, own_comments
 from patchcarry.pulls.reads import Reads, pull_state, read_pull_state
@@ -60,7 +61,7 @@ class Closed:
 
 def _cross_linked(comments: list[CommentRef], login: str) -> bool:
     """Whether `login` left a cross-link comment: re-submitted from another checkout."""
-    return any(LINK_PREFIX in (c.body or "") for c in own_comments(comments, login))
+    return any(opening(c.body).startswith(LINK_PREFIX) for c in own_comments(comments, login))
 
 
 @dataclasses.dataclass

@@ -107,15 +107,18 @@ def test_dry_run_writes_nothing(world, capsys) -> None:
 
 def test_comment_once_on_the_open_pr(world, fake_github, monkeypatch, capsys) -> None:
     _with_pr(world, fake_github, monkeypatch)
+    # the user's own reply quoting the tool's marker is their text, not the landing comment
+    quote = "> <!-- patchcarry:landed entry=widget-grads -->\n\nLanded, thanks!"
+    fake_github.state.add_comment("acme/widgets", PR_NOW, user="casey", body=quote)
     landed = world.squash("Clear detached grads in backward (#101)")
     assert _retire(world, "--comment") == 0
-    comments = [c for c in fake_github.state.comments if c.issue == PR_NOW]
+    comments = [c for c in fake_github.state.comments if c.issue == PR_NOW and c.body != quote]
     assert len(comments) == 1 and landed in comments[0].body and comments[0].user == "casey"
     # a re-run after the record (the manifest write lost, say) finds it and posts no second
     text = world.manifest.read_text()
     world.manifest.write_text(text[: text.index("landed =")])
     assert _retire(world, "--comment") == 0
-    assert len([c for c in fake_github.state.comments if c.issue == PR_NOW]) == 1
+    assert len([c for c in fake_github.state.comments if c.issue == PR_NOW]) == 2
     assert "already has the landing comment" in capsys.readouterr().out
 
 

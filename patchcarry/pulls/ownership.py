@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from patchcarry.errors import FatalError
 from patchcarry.github_types import CommentRef, PullRef
-from patchcarry.markers import marker, start
+from patchcarry.markers import marker, opening, start
 
 # Every cross-link comment starts with this; a scan counts a PR carrying one as re-submitted.
 LINK_PREFIX = start("cross-link")
@@ -56,10 +56,6 @@ def revision_marker(entry_name: str, head: str) -> str:
     return marker("revision", f"entry={entry_name}", f"head={head}")
 
 
-def has_marker(text: str | None, marker: str) -> bool:
-    return bool(text) and marker in str(text)
-
-
 def marked(comments: list[CommentRef], marker: str, login: str) -> bool:
-    """Whether the token's user left a comment holding `marker` among `comments`."""
-    return any(has_marker(c.body, marker) for c in own_comments(comments, login))
+    """Whether the token's user left a comment opening with `marker` among `comments`."""
+    return any(opening(c.body) == marker for c in own_comments(comments, login))
