@@ -18,7 +18,6 @@ travels only as a per-request Authorization header held by the `GitHub` object.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import functools
 import time
@@ -42,6 +41,7 @@ from patchcarry.github_types import (
     CommentRef,
     EventRef,
     PullRef,
+    Quota,
     Refused,
     RepoRef,
     RuleRef,
@@ -779,28 +779,6 @@ def search_gaps(query: str, got: int, total: int, timed_out: bool, cap: int) -> 
         gaps.append(f"GitHub counts {total} results for `{_one_line(query)}`, {got} read: "
                     f"{whose}")  # fmt: skip
     return gaps
-
-
-@dataclasses.dataclass(frozen=True)
-class Quota:
-    """GitHub's rate-limit headers: what is left of which quota, and when it resets."""
-
-    resource: str
-    limit: int
-    remaining: int
-    reset: float  # epoch seconds
-
-    @classmethod
-    def read(cls, headers: httpx2.Headers) -> Quota | None:
-        try:
-            return cls(
-                headers.get("X-RateLimit-Resource") or "core",
-                int(headers["X-RateLimit-Limit"]),
-                int(headers["X-RateLimit-Remaining"]),
-                float(headers.get("X-RateLimit-Reset") or 0),
-            )
-        except (KeyError, ValueError):
-            return None
 
 
 def _route(full_name: str, **more: str | int) -> dict[str, str | int]:

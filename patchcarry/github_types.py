@@ -7,8 +7,10 @@ anything else of another shape is refused there, naming the field."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import functools
 import types
+from collections.abc import Mapping
 from typing import Any, Protocol, get_args, get_origin, get_type_hints
 
 
@@ -125,11 +127,41 @@ class CheckRuns:
     check_runs: tuple[CheckRunRef, ...] = ()
 
 
+@dataclasses.dataclass(frozen=True)
+class Quota:
+    """GitHub's rate-limit headers: what is left of which quota, and when it resets."""
+
+    resource: str
+    limit: int
+    remaining: int
+    reset: float  # epoch seconds
+
+    @classmethod
+    def read(cls, headers: Mapping[str, str]) -> Quota | None:
+        try:
+            return cls(
+                headers.get("X-RateLimit-Resource") or "core",
+                int(headers["X-RateLimit-Limit"]),
+                int(headers["X-RateLimit-Remaining"]),
+                float(headers.get("X-RateLimit-Reset") or 0),
+            )
+        except (KeyError, ValueError):
+            return None
+
+
 class Forge(Protocol):
     """What the tool asks of a forge: the reads and writes of `github.GitHub` (served by
-    github.com, GitHub Enterprise and the loopback GitHub alike), each answer a record."""
+    github.com, GitHub Enterprise and the loopback GitHub alike), each answer a record, and
+    what the answers told of the token and its quotas. Code below `commands/` takes this."""
 
     host: str
+    token_kind: str | None  # by the token's prefix (None: no token)
+    scopes: frozenset[str] | None  # the token's, as the last answer names them
+    token_expires: datetime.datetime | None
+    quotas: dict[str, Quota]  # per resource, as the last answer left them
+    max_rate_wait: float  # seconds the client waits for a quota's reset itself
+    partial: list[str]  # why a list read is incomplete: said, never claimed complete
+    reads: int  # requests that read: the run's cost
 
     def user(self) -> UserRef: ...
     def repo(self, full_name: str) -> RepoRef | None: ...
@@ -142,6 +174,8 @@ class Forge(Protocol):
     def branch(self, repo: str, branch: str) -> BranchRef | None: ...
     def branch_rules(self, repo: str, branch: str) -> list[RuleRef]: ...
     def check_runs(self, repo: str, sha: str) -> list[CheckRunRef]: ...
+    def search_closed_pulls(self, repo: str, author: str, *, max_pages: int = ...
+                            ) -> list[int]: ...  # fmt: skip
     def search_issues(self, query: str, *, per_page: int = ..., max_pages: int = ...
                       ) -> list[SearchHit]: ...  # fmt: skip
     def create_fork(self, upstream: str, *, name: str, organization: str | None = ...

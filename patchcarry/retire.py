@@ -19,7 +19,7 @@ from patchcarry.check.landing import NOT_LANDED, SUPERSEDED, UNDONE
 from patchcarry.check.report import Landing
 from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, FatalError, UsageError
-from patchcarry.github import GitHub
+from patchcarry.github_types import Forge
 from patchcarry.manifest import Entry
 from patchcarry.markers import marker
 from patchcarry.pulls.ownership import marked
@@ -88,7 +88,7 @@ def _judge(entry: Entry, opts: Options, say: Callable[[str], None]) -> Landing:
     return landing
 
 
-def _comment_needed(gh: GitHub, entry: Entry, say: Callable[[str], None]) -> bool:
+def _comment_needed(gh: Forge, entry: Entry, say: Callable[[str], None]) -> bool:
     """Whether the open PR still lacks the tool's landing comment (reads only)."""
     if entry.pr is None:
         raise BadInputError(f"{entry.name}: no `pr` recorded, so there is no PR to comment on")
@@ -107,7 +107,7 @@ def _comment_needed(gh: GitHub, entry: Entry, say: Callable[[str], None]) -> boo
 def retire(
     entry: Entry,
     opts: Options,
-    make_github: Callable[[], GitHub | None],
+    make_github: Callable[[], Forge | None],
     say: Callable[[str], None],
 ) -> int:
     landing = _judge(entry, opts, say)

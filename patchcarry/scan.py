@@ -19,8 +19,8 @@ from patchcarry.adopt.pull import default_name
 from patchcarry.check.render import commit_words
 from patchcarry.check.report import Landing
 from patchcarry.errors import FatalError
-from patchcarry.github import GitHub, RateLimited
-from patchcarry.github_types import CommentRef, PullRef
+from patchcarry.github import RateLimited
+from patchcarry.github_types import CommentRef, Forge, PullRef
 from patchcarry.markers import opening
 from patchcarry.pulls import classify
 from patchcarry.pulls.ownership import LINK_PREFIX, own_comments
@@ -83,7 +83,7 @@ class Found:
 
 
 def scan(
-    gh: GitHub,
+    gh: Forge,
     upstream: str,
     author: str,
     known: dict[int, tuple[str, int | None]],
@@ -125,7 +125,7 @@ def scan(
 PR_READS = 4  # the most API reads one PR costs here: the PR, its events, comments, repository
 
 
-def _stop(gh: GitHub, done: int, total: int) -> bool:
+def _stop(gh: Forge, done: int, total: int) -> bool:
     """Whether the quota left cannot pay for the next PR and resets later than the run may
     wait (60 requests an hour without a token): then what was found so far is the answer,
     and `gh.partial` says what was not read and why."""
@@ -158,7 +158,7 @@ def _adopt_command(
 
 
 def scan_all(
-    gh: GitHub,
+    gh: Forge,
     author: str,
     carried: dict[tuple[str, int], str],
     names: set[str],

@@ -8,8 +8,7 @@ import urllib.parse
 
 from patchcarry import hosts
 from patchcarry.errors import BadInputError
-from patchcarry.github import GitHub
-from patchcarry.github_types import PullRef
+from patchcarry.github_types import Forge, PullRef
 from patchcarry.manifest import check_branch, check_repo
 from patchcarry.pulls import classify
 from patchcarry.pulls.reads import read_pull_state
@@ -70,7 +69,7 @@ def _port(parts: urllib.parse.SplitResult) -> int | None:
     return parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
 
 
-def read(gh: GitHub, target: Target) -> tuple[PullRef, classify.Classification]:
+def read(gh: Forge, target: Target) -> tuple[PullRef, classify.Classification]:
     """The PR as GitHub shows it now, and how it was closed."""
     pull, state = read_pull_state(gh, target.upstream, target.number)
     # the answer names the branches the entry gets: the manifest's own check, before any use

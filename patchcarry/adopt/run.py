@@ -34,8 +34,7 @@ from patchcarry.check.run import run_checks
 from patchcarry.display import line
 from patchcarry.errors import BadInputError, FatalError, UpstreamError
 from patchcarry.git.sha import short
-from patchcarry.github import GitHub
-from patchcarry.github_types import PullRef
+from patchcarry.github_types import Forge, PullRef
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
 from patchcarry.pulls import classify
@@ -179,7 +178,7 @@ def _preflight_branch(fork: str, branch: str, entries: list[manifest.Entry], pat
         )
 
 
-def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str], None]) -> int:
+def adopt(target: pull_mod.Target, opts: Options, gh: Forge, say: Callable[[str], None]) -> int:
     """Adopt PR `target` into the manifest at `opts.manifest_path`; the exit code."""
     path = Path(opts.manifest_path)
     manifest.check_writable(path)

@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 from patchcarry import git, progress
 from patchcarry.errors import FatalError, GitHubError
-from patchcarry.github import GitHub, LockedError, TransientError, UnprocessableError
-from patchcarry.github_types import PullRef
+from patchcarry.github import LockedError, TransientError, UnprocessableError
+from patchcarry.github_types import Forge, PullRef
 from patchcarry.manifest import Entry, record_pr
 from patchcarry.pulls import locked, ownership
 from patchcarry.pulls.classify import Classification, PullState
@@ -44,7 +44,7 @@ from patchcarry.resubmit.section import merge, normalize
 class Context:
     """The run's write-side state shared by its entries."""
 
-    gh: GitHub
+    gh: Forge
     opts: Options
     login: str
     upstream_url: str
@@ -190,7 +190,7 @@ DRAFTS_REFUSED = (
 
 
 def open_or_refresh(
-    gh: GitHub, entry: Entry, pull: PullWrite, owner: str, login: str,
+    gh: Forge, entry: Entry, pull: PullWrite, owner: str, login: str,
     lag: fork.Backoff | None, done: Done,
 ) -> tuple[PullRef, bool]:  # fmt: skip
     """(the PR, whether this run created it). A create whose answer was lost is looked up
@@ -275,7 +275,7 @@ def current_text(
 
 
 def _found_after_create(
-    gh: GitHub, entry: Entry, pull: PullWrite, head: str, exc: Exception, login: str, done: Done
+    gh: Forge, entry: Entry, pull: PullWrite, head: str, exc: Exception, login: str, done: Done
 ) -> tuple[PullRef, bool]:
     """The PR from `head` after a create that failed or lost its answer (the 422 lookup)."""
     found = None
@@ -303,7 +303,7 @@ def _found_after_create(
 
 
 def revision_comment(
-    gh: GitHub, entry: Entry, number: int, done: Done, *, login: str, cache: Cache,
+    gh: Forge, entry: Entry, number: int, done: Done, *, login: str, cache: Cache,
     clone_url: str, old: str | None, new: str, kind: str, ci_gate: bool = True,
 ) -> None:  # fmt: skip
     """The one comment per new revision on the PR: what changed since the previous head
@@ -338,7 +338,7 @@ def revision_comment(
 
 
 def cross_links(
-    gh: GitHub, entry: Entry, numbers: tuple[int, ...], superseded: tuple[Classification, ...],
+    gh: Forge, entry: Entry, numbers: tuple[int, ...], superseded: tuple[Classification, ...],
     done: Done, *, login: str, pr: int, url: str, fork: str,
 ) -> None:  # fmt: skip
     """A cross-link on each superseded PR in `numbers` that does not hold it yet (a link a
@@ -362,7 +362,7 @@ def cross_links(
         done.made.append(PostComment(entry.upstream, number, "cross-link"))
 
 
-def dco_result(gh: GitHub, repo: str, sha: str) -> tuple[DcoShown, str]:
+def dco_result(gh: Forge, repo: str, sha: str) -> tuple[DcoShown, str]:
     """The head's DCO check runs, read once after the push: (shown, sentence). A report,
     never a failure: the writes are done, and a head the PR does not show yet answers 422."""
     try:

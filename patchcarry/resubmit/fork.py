@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from patchcarry import hosts, limits
 from patchcarry.errors import FatalError, GitHubError
-from patchcarry.github import GitHub
+from patchcarry.github_types import Forge
 from patchcarry.pulls import classify
 from patchcarry.pulls.reads import Reads
 
@@ -38,7 +38,7 @@ class ForkStatus:
         return f"{self.full_name} is NOT an attached fork of {upstream}: {self.note}"
 
 
-def inspect(gh: GitHub | Reads, fork: str, upstream: str) -> ForkStatus:
+def inspect(gh: Forge | Reads, fork: str, upstream: str) -> ForkStatus:
     """Read-only: what `fork` is right now (fresh from `GitHub`, or the run's one read)."""
     repo = gh.repo(fork)
     if repo is None:
@@ -92,7 +92,7 @@ class Backoff:
         return True
 
 
-def create(gh: GitHub, name: str, upstream: str, *, login: str, wait: Backoff) -> ForkStatus:
+def create(gh: Forge, name: str, upstream: str, *, login: str, wait: Backoff) -> ForkStatus:
     """POST the fork, then poll with `wait` until it answers as attached (it may 404 for a
     while). GitHub may hand back the owner's existing fork under another name: that one is
     used, and `note` says so."""

@@ -7,7 +7,6 @@ import dataclasses
 import datetime
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from patchcarry import git, hosts
 from patchcarry.check import render
@@ -15,7 +14,7 @@ from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError, NetworkError, UpstreamError, UsageError
 from patchcarry.github import NotFoundError
-from patchcarry.github_types import BranchRef, PullRef, RepoRef, RuleRef
+from patchcarry.github_types import BranchRef, Forge, PullRef, RepoRef, RuleRef
 from patchcarry.manifest import Entry, key_line
 from patchcarry.measure.impact import Impact, for_entries
 from patchcarry.pulls import classify, ownership
@@ -25,9 +24,6 @@ from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit import ci_gate, default_branch, fork, inert
 from patchcarry.resubmit.body import carries_unit_tests
 from patchcarry.resubmit.model import Options
-
-if TYPE_CHECKING:
-    from patchcarry.github import GitHub
 
 
 def today() -> str:
@@ -124,7 +120,7 @@ class Observed:
 
 
 def observe_run(
-    entries: list[Entry], opts: Options, gh: GitHub, reads: Reads, *, token: str | None
+    entries: list[Entry], opts: Options, gh: Forge, reads: Reads, *, token: str | None
 ) -> RunFacts:
     """The run's facts: login, upstream URL, the check, the PRs' states, default branches."""
     user = gh.user() if token is not None else None

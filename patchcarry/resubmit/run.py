@@ -9,7 +9,6 @@ import contextlib
 import dataclasses
 import datetime
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from patchcarry import cachedir, install, manifest, tokens
 from patchcarry import upstream as upstream_mod
@@ -18,6 +17,7 @@ from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode
 from patchcarry.github import token_from_env
+from patchcarry.github_types import Forge
 from patchcarry.manifest import Entry
 from patchcarry.pulls import renames
 from patchcarry.pulls.reads import Reads
@@ -34,9 +34,6 @@ from patchcarry.resubmit.model import (
     PushBranch,
 )  # fmt: skip
 
-if TYPE_CHECKING:
-    from patchcarry.github import GitHub
-
 
 @dataclasses.dataclass
 class Outcome:
@@ -51,7 +48,7 @@ def resubmit(
     opts: Options,
     *,
     offline: bool,
-    make_github: Callable[[str | None], GitHub],
+    make_github: Callable[[str | None], Forge],
     say: Callable[[str], None],
 ) -> Outcome:
     token = None if opts.example else token_from_env()  # the user's token never acts on the example
@@ -111,7 +108,7 @@ def expiry_warning(expires: datetime.datetime | None, now: datetime.datetime) ->
     )
 
 
-def _cost(gh: GitHub, facts: observe.RunFacts) -> dict[str, int]:
+def _cost(gh: Forge, facts: observe.RunFacts) -> dict[str, int]:
     """The run's API reads, and what the check fetched plus what reading the live branches
     added since."""
     report = facts.report
