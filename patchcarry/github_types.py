@@ -139,12 +139,9 @@ class Quota:
     @classmethod
     def read(cls, headers: Mapping[str, str]) -> Quota | None:
         try:
-            return cls(
-                headers.get("X-RateLimit-Resource") or "core",
-                int(headers["X-RateLimit-Limit"]),
-                int(headers["X-RateLimit-Remaining"]),
-                float(headers.get("X-RateLimit-Reset") or 0),
-            )
+            return cls(headers.get("X-RateLimit-Resource") or "core",
+                       int(headers["X-RateLimit-Limit"]), int(headers["X-RateLimit-Remaining"]),
+                       float(headers.get("X-RateLimit-Reset") or 0))  # fmt: skip
         except (KeyError, ValueError):
             return None
 

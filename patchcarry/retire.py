@@ -97,8 +97,7 @@ def _comment_needed(gh: Forge, entry: Entry, say: Callable[[str], None]) -> bool
     if pull.state != "open":
         say(f"#{entry.pr} is {pull.state}: no comment")
         return False
-    marker = MARKER.format(name=entry.name)
-    if marked(gh.issue_comments(entry.upstream, entry.pr), marker, login):
+    if marked(gh.issue_comments(entry.upstream, entry.pr), MARKER.format(name=entry.name), login):
         say(f"#{entry.pr} already has the landing comment: not posted again")
         return False
     return True

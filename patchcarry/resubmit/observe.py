@@ -208,14 +208,9 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
     if reads.repo(entry.upstream) is None:
         raise UpstreamError(f"{entry.upstream} not found; check --upstream-repo/GH_HOST")
     current, superseded = history(entry, facts.classes)
-    seen = dataclasses.replace(
-        seen,
-        token_login=facts.login,
-        own_emails=facts.own_emails,
-        current=current,
-        superseded=superseded,
-        settled=settle(current, superseded, force=opts.force),
-    )
+    seen = dataclasses.replace(seen, token_login=facts.login, own_emails=facts.own_emails,
+                               current=current, superseded=superseded,
+                               settled=settle(current, superseded, force=opts.force))  # fmt: skip
     if seen.settled is not None:
         return seen
     status = fork.inspect(reads, entry.fork, entry.upstream)
