@@ -7,7 +7,7 @@ import io
 import re
 import tempfile
 import tokenize
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from patchcarry import git, patchrules
@@ -23,7 +23,7 @@ MAX_IDENTITY_FILES = 50
 Reader = Callable[[str], "bytes | None"]  # a file's bytes as stored (CRLF, any encoding)
 
 
-def _rejected_hunk(patch: Patch, applied: git.Applied) -> str:
+def rejected_hunk(patch: Patch, applied: git.Applied) -> str:
     """The hunk git could not place, as patch text; git's own message when unknown."""
     if applied.failed_at:
         path, line = applied.failed_at
@@ -35,7 +35,7 @@ def _rejected_hunk(patch: Patch, applied: git.Applied) -> str:
     return "\n".join(line for line in said if not line.startswith("Checking"))
 
 
-def _inside(tree: Path, path: str, patches: list[Patch]) -> Path:
+def inside(tree: Path, path: str, patches: list[Patch]) -> Path:
     """`tree / path`, refused unless it is a safe relative path that stays inside `tree`
     (patchfile already refused such patches; this holds even for a Patch built elsewhere)."""
     names = ", ".join(p.name for p in patches if path in p.files)
@@ -54,13 +54,13 @@ def apply_at(patches: list[Patch], read: Reader) -> list[PatchApply]:
     with tempfile.TemporaryDirectory(prefix="patchcarry-apply-") as tmp:
         tree = Path(tmp).resolve()
         for path in sorted({p for patch in patches for p in patch.files}):
-            target = _inside(tree, path, patches)
+            target = inside(tree, path, patches)
             data = read(path)
             if data is not None:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
         blocked = False
-        for patch in patches:
+        for n, patch in enumerate(patches, 1):
             if blocked:
                 results.append(PatchApply(patch.name, "not checked", []))
                 continue
@@ -75,10 +75,11 @@ def apply_at(patches: list[Patch], read: Reader) -> list[PatchApply]:
                 status, context = ("fuzz", 1) if fuzzed.code == 0 else ("conflict", None)
                 applied = fuzzed if fuzzed.code == 0 else applied
             if status == "conflict":
-                results.append(PatchApply(patch.name, status, [], _rejected_hunk(patch, applied)))
+                results.append(PatchApply(patch.name, status, [], rejected_hunk(patch, applied)))
                 blocked = True
                 continue
-            git.apply_in_tree(patch.path, tree=tree, context=context, check_only=False)
+            if n < len(patches):  # the next patch applies on what this one made
+                git.apply_in_tree(patch.path, tree=tree, context=context, check_only=False)
             results.append(PatchApply(patch.name, status, applied.offsets))
     return results
 
@@ -102,13 +103,19 @@ def _gap(start: int, count: int, hunk: Hunk) -> int:
     return max(start - last - (0 if count == 0 else 1), 0)
 
 
-def drift(repo: Path, base: str, tip: str, patches: list[Patch]) -> list[FileDrift]:
+def drift(
+    repo: Path, base: str, tip: str, patches: list[Patch], diffs: Mapping[str, str] | None = None
+) -> list[FileDrift]:
     """Per touched file: did it change from `base` to `tip`, and do the changed lines (old
-    side, -U0) overlap our hunks? Diffs only the touched files."""
+    side, -U0) overlap our hunks? Diffs only the touched files (`diffs`: each one's -U0 diff,
+    read for many entries at once)."""
     hunks = [h for p in patches for h in p.hunks]
     result = []
     for path in sorted({h.path for h in hunks}):
-        diff = git.diff_paths(base, tip, [path], cwd=repo, unified=0)
+        if diffs is not None and path in diffs:
+            diff = diffs[path]
+        else:
+            diff = git.diff_paths(base, tip, [path], cwd=repo, unified=0)
         changes = [(int(a), int(b) if b else 1) for a, b in _U0_RE.findall(diff)]
         mine = [h for h in hunks if h.path == path]
         hit = sorted({h.old_start for h in mine for s, c in changes if _touches(s, c, h)})

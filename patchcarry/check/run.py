@@ -15,7 +15,7 @@ from pathlib import Path
 
 from patchcarry import git, patchrules
 from patchcarry import upstream as upstream_mod
-from patchcarry.check import history, judge, landing, series
+from patchcarry.check import history, judge, landing, prepare, series
 from patchcarry.check.report import CheckReport, EntryResult, Identity, RefApply
 from patchcarry.manifest import Entry
 
@@ -120,6 +120,7 @@ def _upstream_entry(
     entry: Entry,
     gaps: dict[str, history.Gap | None] | None = None,
     histories: dict[str, history.BranchHistory] | None = None,
+    known: prepare.Prepared | None = None,
 ) -> EntryResult:
     repo, base = fetched.repo, entry.base_commit
     tip = fetched.branch_tips[entry.base_branch]
@@ -132,38 +133,36 @@ def _upstream_entry(
     ):
         # git's own modes of the touched paths first: a submodule is no blob to read, and a
         # file a patch creates again must keep the mode the tree gives it
-        modes = git.modes_at(commit, touched, cwd=repo)
+        modes = known.modes(commit, touched) if known else git.modes_at(commit, touched, cwd=repo)
         patchrules.refuse_special(entry.name, git.special_at(modes))
         changes = [c for p in patches for c in p.changes]
         patchrules.refuse_mode_against_tree(entry.name, changes, modes)
-        applied = judge.apply_at(patches, functools.partial(fetched.show, commit))
+        applied = known.applied.get((entry.name, commit)) if known else None
+        if applied is None:
+            read = (
+                functools.partial(known.show, commit)
+                if known
+                else functools.partial(fetched.show, commit)
+            )
+            applied = judge.apply_at(patches, read)
         refs.append(RefApply(ref, label, commit, applied))
-    drift = judge.drift(repo, base, tip, patches)
+    drift = judge.drift(repo, base, tip, patches, known.drift.get((base, tip)) if known else None)
     identity = [_identity(repo, entry, n, fetched.pull_heads[n], tip) for n in entry.supersedes]
     fixes_at_tip = refs[1].patches[: len(entry.fixes)]
     applies = all(p.status in STATUS_APPLIES for p in fixes_at_tip)
     unfetched = history.Gap("the base branch's history since the pinned base was not read", True)
     gap = gaps[entry.name] if gaps is not None else unfetched
     shared = (histories or {}).get(entry.base_branch)
-    judged = landing.judge(repo, entry, tip, applies, gap, shared)
+    judged = landing.judge(repo, entry, tip, applies, gap, shared, known.landing if known else None)
     return EntryResult(entry.name, refs, drift, identity, landing=judged)
 
 
-def _prefetch(fetched: upstream_mod.FetchedUpstream, entries: list[Entry]) -> None:
+def _prefetch(fetched: upstream_mod.FetchedUpstream, trees: prepare.Trees) -> None:
     """Every blob the entries' checks read at their pinned base and their branch's tip (the
     touched files; trees name them), in one fetch for all entries instead of a lazy fetch
     each."""
-    wanted: dict[str, set[str]] = {}
-    for entry in entries:
-        touched = {f for p in entry.patches(with_tests=True) for f in p.files}
-        for commit in (entry.base_commit, fetched.branch_tips[entry.base_branch]):
-            wanted.setdefault(commit, set()).update(touched)
-    blobs = [
-        blob
-        for commit, paths in sorted(wanted.items())
-        for blob in git.blob_ids(commit, sorted(paths), cwd=fetched.repo)
-    ]
-    git.prefetch_blobs("origin", blobs, cwd=fetched.repo)
+    blobs = [i for held in trees.values() for _, kind, i in held.values() if kind == "blob"]
+    git.prefetch_blobs("origin", list(dict.fromkeys(blobs)), cwd=fetched.repo)
 
 
 def run_checks(
@@ -193,11 +192,14 @@ def run_checks(
         histories, gaps = history.read(
             fetched.repo, fetched.branch_tips, entries, upstream=upstream, cost=cost
         )
-        _prefetch(fetched, entries)
+        trees = prepare.tree_entries(fetched, entries)
+        _prefetch(fetched, trees)
         results = []
-        for entry in entries:
-            results.append(_upstream_entry(fetched, entry, gaps, histories))
-            git.index_packs(fetched.repo)  # the packs its lazy blob fetches left
+        for chunk in prepare.chunks(entries):
+            known = prepare.Prepared.read(fetched, chunk, trees, histories)
+            for entry in chunk:
+                results.append(_upstream_entry(fetched, entry, gaps, histories, known))
+                git.index_packs(fetched.repo)  # the packs its lazy blob fetches left
     report = CheckReport(
         upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo), fetched.cache_bytes
     )
