@@ -16,7 +16,8 @@ change is binary or empty, or that touch what no manifest may carry are skipped.
   another branch that holds it (a maintenance branch merged forward; expected: that merge, and
   a commit on its side);
 - `squash`: the PR's whole diff has the `git patch-id --stable` of one first-parent commit
-  (expected: that commit; a one-commit PR rebased reads the same);
+  (expected: that commit; a one-commit PR rebased reads the same). Patch-ids are taken of
+  `-U0` diffs: the same lines added and removed in each file, whatever the context;
 - `rebase-merge`: each of the PR's commits has the patch-id of a first-parent commit
   (expected: one of those);
 - `not merged`: the head is not on the branch and no patch-id matches, and no subject on the
@@ -24,7 +25,9 @@ change is binary or empty, or that touch what no manifest may carry are skipped.
 
 A landing is right when `check` names the expected commit (a "landed, then undone" one only when
 git no longer reverse-applies the PR's change at the tip); a control is right unless `check` calls
-it landed, changed or undone (a false landing). All cases go through one `check` (one history
+it landed, changed or undone (a false landing), or git reverse-applies the PR's whole change at
+the commit `check` names and not at its parent (the same lines landed through another commit:
+counted apart, `controls_landed_elsewhere`). All cases go through one `check` (one history
 read), from a cache of its own. Prints one line per case and saves the figures (right %, false
 landings, per style) with each case to `--out`. Only reads the mirror; nothing of it is kept.
 """
@@ -119,7 +122,7 @@ def _by_patch_id(repo: Path, tip: str, cases: list[dict[str, Any]]) -> None:
                                                     repo=repo)))["base"]  # fmt: skip
     first = _g("rev-list", "--first-parent", f"{oldest}..{tip}", repo=repo).split()  # newest first
     on_first = set(first)
-    fmt = ["-p", "--no-renames", "--format=commit %H", f"{oldest}..{tip}"]
+    fmt = ["-p", "-U0", "--no-renames", "--format=commit %H", f"{oldest}..{tip}"]
     log = git.git_bytes("log", "--first-parent", "--diff-merges=first-parent", *fmt, cwd=repo)[1]
     branch_ids = _patch_ids(repo, log)
     side = git.git_bytes("log", "--no-merges", *fmt, cwd=repo)[1]
@@ -136,8 +139,9 @@ def _by_patch_id(repo: Path, tip: str, cases: list[dict[str, Any]]) -> None:
         return next(c for c in reversed(first) if c in below)
 
     for case in open_cases:
-        squash = _patch_ids(repo, b"commit " + case["head"].encode() + b"\n" + case["diff"])
-        own = git.git_bytes("log", "-p", "--no-renames", "--format=commit %H",
+        whole = git.git_bytes("diff", "-U0", "--no-renames", case["base"], case["head"], cwd=repo)
+        squash = _patch_ids(repo, b"commit " + case["head"].encode() + b"\n" + whole[1])
+        own = git.git_bytes("log", "-p", "-U0", "--no-renames", "--format=commit %H",
                             f"{case['base']}..{case['head']}", cwd=repo)[1]  # fmt: skip
         commits = _patch_ids(repo, own)
         found = [branch_ids[p] for p in squash if p in branch_ids]
@@ -179,8 +183,12 @@ def _judged(repo: Path, branch: str, case: dict[str, Any], landing: Any) -> dict
     found = landing.commit.sha if landing.commit else None
     merge = landing.merged_by.sha if landing.merged_by else None
     landed = landing.verdict in LANDED_VERDICTS
+    elsewhere = False
     if case["style"] == "not merged":
-        ok = not landed
+        # git's verdict on the commit named: the PR's whole change is in it, not before it
+        # (the same lines landed through another PR, a maintainer's own commit)
+        elsewhere = landed and found is not None and carried_at(repo, found, case["diff"])
+        ok = not landed or elsewhere
     else:
         ok = landed and found in case["accept"] and merge in case["merges"]
         if ok and landing.verdict == Verdict.UNDONE:  # git agrees it is no longer whole
@@ -195,11 +203,19 @@ def _judged(repo: Path, branch: str, case: dict[str, Any], landing: Any) -> dict
         "commit": found,
         "merged_by": merge,
         "ok": ok,
-        "false_landing": case["style"] == "not merged" and landed,
+        "landed_elsewhere": elsewhere,
+        "false_landing": case["style"] == "not merged" and landed and not elsewhere,
         "identity": None,
         "evidence": landing.evidence,
         "partial": landing.partial,
     }
+
+
+def carried_at(repo: Path, commit: str, diff: bytes) -> bool:
+    """Whether git reverse-applies `diff` at `commit` and not at its first parent."""
+    return _applies(repo, commit, diff, reverse=True) and not _applies(
+        repo, f"{commit}^1", diff, reverse=True
+    )
 
 
 def run(repo: Path, branch: str, upstream: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
@@ -239,6 +255,7 @@ def run(repo: Path, branch: str, upstream: str, cases: list[dict[str, Any]]) -> 
         "right": right,
         "right_percent": round(100 * right / len(results), 1) if results else None,
         "false_landings": sum(r["false_landing"] for r in results),
+        "controls_landed_elsewhere": sum(r["landed_elsewhere"] for r in results),
         "identity_identical": sum(r["identity"] == ["identical"] for r in results),
         "styles": styles,
         "cost": {**(report.cost or {}), "wall_seconds": round(wall, 2)},
