@@ -238,6 +238,7 @@ def identity(
     head: str,
     under: str | None = None,
     also: Sequence[str] = (),
+    same_tree_as: Sequence[str] = (),
 ) -> Identity:
     """Compare our fix (a patch, or its per-file diff sections) with PR `number`'s change
     (`git patch-id --verbatim`, then per file). A
@@ -246,7 +247,9 @@ def identity(
     else against the parent with the fewest changed files. `under`: the commit as many
     commits below the head as the entry has, so that a multi-commit entry is compared whole
     with the PR's own commits, never with its last commit alone; then the ancestors in
-    `also` (where a PR of several commits left its base branch)."""
+    `also` (where a PR of several commits left its base branch); then the commits in
+    `same_tree_as`, for "identical" only: the head's tree is that commit's with the fix (a
+    base git cannot tell an ancestor here; never the parent a "different" is told against)."""
     ours_files = patch_files(fix) if isinstance(fix, Patch) else fix
     parents = git.commit_parents(head, cwd=repo) or _root_or_cut(repo, number, head)
     merge = len(parents) > 1
@@ -264,6 +267,14 @@ def identity(
             "".join(t for _, t in git.diff_files(parent, head, files, cwd=repo)), cwd=repo
         ):
             return Identity(number, head, merge, parent, "identical", None, [], files)
+    for base in dict.fromkeys(same_tree_as):
+        if base in parents:
+            continue
+        files = git.changed_paths(base, head, cwd=repo)
+        if set(files) == set(ours) and git.patch_id(ours_text, cwd=repo) == git.patch_id(
+            "".join(t for _, t in git.diff_files(base, head, files, cwd=repo)), cwd=repo
+        ):
+            return Identity(number, head, merge, base, "identical", None, [], files)
     parent = min(parents, key=lambda p: counts[p])
     files = git.changed_paths(parent, head, cwd=repo)
     if len(files) > MAX_IDENTITY_FILES:

@@ -77,12 +77,16 @@ def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
     return CheckReport(label, "offline", [results[e.name] for e in entries])
 
 
-def _left_base(repo: Path, entry: Entry, head: str, tip: str) -> list[str]:
+def _left_base(repo: Path, entry: Entry, head: str, tip: str) -> tuple[list[str], list[str]]:
     """Where PR `head` left its base branch, as GitHub's "Files changed" takes it (its merge
-    base with the branch's tip), and the pinned base: those git finds to be its ancestors
-    in the history here (`pull_depth` brought a PR's own commits)."""
-    found = [git.merge_base(head, tip, cwd=repo), entry.base_commit]
-    return [b for b in dict.fromkeys(found) if b and git.is_ancestor(b, head, cwd=repo)]
+    base with the branch's tip), and the pinned base: (those git finds to be its ancestors in
+    the history here, the others). A PR of more commits than the entry has patches (carried
+    squashed) may leave its base below what `pull_depth` fetched: git cannot tell that base
+    an ancestor, yet the PR is this change when its tree is the base's with the change."""
+    found = [b for b in dict.fromkeys([git.merge_base(head, tip, cwd=repo), entry.base_commit])
+             if b]  # fmt: skip
+    ancestors = [b for b in found if git.is_ancestor(b, head, cwd=repo)]
+    return ancestors, [b for b in found if b not in ancestors]
 
 
 def pull_depth(entries: list[Entry]) -> int:
@@ -96,7 +100,7 @@ def _identity(repo: Path, entry: Entry, number: int, head: str, tip: str) -> Ide
     its test commits too (a PR that carried them)? The first that is identical, else the
     fixes' verdict."""
     candidates = [list(entry.fixes)] + ([[*entry.fixes, *entry.tests]] if entry.tests else [])
-    bases = _left_base(repo, entry, head, tip)
+    bases, untold = _left_base(repo, entry, head, tip)
     verdicts: list[Identity] = []
     for patches in candidates:
         files = (
@@ -109,7 +113,9 @@ def _identity(repo: Path, entry: Entry, number: int, head: str, tip: str) -> Ide
         ours = files if files is not None else judge.patch_files(entry.fix)
         under = f"{head}~{len(patches)}"
         below = git.rev_parse(under, cwd=repo) if git.rev_exists(under, cwd=repo) else None
-        verdicts.append(judge.identity(repo, ours, number, head, below, also=bases))
+        verdicts.append(
+            judge.identity(repo, ours, number, head, below, also=bases, same_tree_as=untold)
+        )
         if verdicts[-1].result == "identical":
             return verdicts[-1]
     return verdicts[0]
