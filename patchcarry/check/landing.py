@@ -150,6 +150,13 @@ class Known:
     diffed: set[str] = dataclasses.field(default_factory=set)  # commits diffed (empty ones too)
     paths: set[str] = dataclasses.field(default_factory=set)  # the paths those diffs cover
     patch_ids: dict[str, str | None] = dataclasses.field(default_factory=dict)  # by diff text
+    # (commit, entry name) -> whether the fix reverse-applies at that commit
+    reverses_at: dict[tuple[str, str], bool] = dataclasses.field(default_factory=dict)
+
+    def reverse_applies(self, commit: str, entry: Entry, fix: _Fix, repo: Path) -> bool:
+        if (commit, entry.name) in self.reverses_at:
+            return self.reverses_at[(commit, entry.name)]
+        return series.reverse_applies(repo, commit, fix.file)
 
     def patch_id(self, text: str, repo: Path) -> str | None:
         return self.patch_ids[text] if text in self.patch_ids else git.patch_id(text, cwd=repo)
@@ -208,8 +215,8 @@ def _carried(
     evidence = []
     if known.patch_id(theirs_text, repo) == known.patch_id(fix.text, repo):
         evidence.append("same git patch-id --verbatim over the fix's files")
-    elif series.reverse_applies(repo, sha, fix.file) and not series.reverse_applies(
-        repo, parent, fix.file
+    elif known.reverse_applies(sha, entry, fix, repo) and not known.reverse_applies(
+        parent, entry, fix, repo
     ):  # the change arrived in this very commit
         evidence.append("the fix reverse-applies at it (git apply -R --check)")
     elif total >= 2 and found == total:  # one line alone could sit anywhere: not enough

@@ -164,28 +164,20 @@ class Prepared:
         known = self.landing
         known.fix_files.update(series_many(self.repo, entries, tmp))
         # whether each fix reverse-applies at its tip: one scratch index per tip
-        by_tip: dict[str, list[tuple[Entry, Path, list[str], int]]] = collections.defaultdict(list)
+        fixes: dict[str, tuple[Path, list[str], int]] = {}  # the fix diff, on disk
         for n, entry in enumerate(entries):
             files = known.fix_files.get(entry.name)
             if files:
                 diff = tmp / f"fix-{n}.diff"
                 diff.write_bytes(git.encode(landing.joined(files)))
-                touches = sorted({p for p, _ in files})
-                tip = fetched.branch_tips[entry.base_branch]
-                by_tip[tip].append((entry, diff, touches, len(files)))
-        for n, (tip, group) in enumerate(sorted(by_tip.items(), key=lambda kv: kv[0])):
-            index = tmp / f"tip-{n}.index"
-            git.read_tree(tip, index=index, cwd=self.repo)
-            answers = git.check_many(
-                [(diff, touches, sections) for _, diff, touches, sections in group],
-                cwd=self.repo,
-                args=["--cached", "-R"],
-                env={"GIT_INDEX_FILE": str(index)},
-                scratch=tmp / "many.patch",
-            )
-            for (entry, _, _, _), answer in zip(group, answers, strict=True):
-                if answer is not None:
-                    known.in_tip[entry.name] = answer[0]
+                fixes[entry.name] = (diff, sorted({p for p, _ in files}), len(files))
+        by_tip: dict[str, list[Entry]] = collections.defaultdict(list)
+        for entry in entries:
+            if entry.name in fixes:
+                by_tip[fetched.branch_tips[entry.base_branch]].append(entry)
+        for reversed_here in self._reverse_at(by_tip, fixes, tmp).values():
+            for name, answer in reversed_here.items():
+                known.in_tip[name] = answer
         # the first-parent commits that touch each fix's files since its base: their diffs
         # (one diff-tree for all) and patch-ids (one patch-id for all, the fixes' too)
         pairs: dict[str, str] = {}
@@ -224,6 +216,54 @@ class Prepared:
                         texts.append(landing.joined(theirs))
         unique = list(dict.fromkeys(texts))
         known.patch_ids.update(zip(unique, git.patch_ids(unique, cwd=self.repo), strict=True))
+        # whether each fix reverse-applies at the commits whose change on its files has
+        # another patch-id (what `_carried` asks next): one scratch index per commit
+        at: dict[str, list[Entry]] = collections.defaultdict(list)
+        for entry in entries:
+            files = known.fix_files.get(entry.name)
+            history = histories.get(entry.base_branch)
+            if not files or history is None or not history.has_base(entry.base_commit):
+                continue
+            ours, net = known.patch_ids.get(landing.joined(files)), {p for p, _ in files}
+            for commit in history.candidates(entry.base_commit, sorted(net))[
+                : landing.MAX_CANDIDATES
+            ]:
+                side = history.side(commit, sorted(net), entry.base_commit) if commit.merge else []
+                for one in [commit, *side]:
+                    if one.sha in history.shallow or not one.parents:
+                        continue
+                    theirs = [(p, s) for p, s in known.commit_diffs.get(one.sha, []) if p in net]
+                    if theirs and known.patch_ids.get(landing.joined(theirs)) != ours:
+                        at[one.sha].append(entry)
+        for sha, reversed_here in self._reverse_at(at, fixes, tmp).items():
+            for name, answer in reversed_here.items():
+                known.reverses_at[(sha, name)] = answer
+
+    def _reverse_at(
+        self,
+        wanted: dict[str, list[Entry]],
+        fixes: dict[str, tuple[Path, list[str], int]],
+        tmp: Path,
+    ) -> dict[str, dict[str, bool]]:
+        """{commit: {entry: whether its fix reverse-applies there}}: `git apply -R --check
+        --cached` of every fix asked at a commit, on one scratch index of it."""
+        found: dict[str, dict[str, bool]] = {}
+        index = tmp / "at.index"
+        for commit, group in sorted(wanted.items()):
+            index.unlink(missing_ok=True)
+            git.read_tree(commit, index=index, cwd=self.repo)
+            group = list({e.name: e for e in group}.values())
+            answers = git.check_many(
+                [fixes[e.name] for e in group],
+                cwd=self.repo,
+                args=["--cached", "-R"],
+                env={"GIT_INDEX_FILE": str(index)},
+                scratch=tmp / "many.patch",
+            )
+            found[commit] = {
+                e.name: answer[0] for e, answer in zip(group, answers, strict=True) if answer
+            }
+        return found
 
 
 def _applied(
