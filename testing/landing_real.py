@@ -3,8 +3,10 @@ CI, not a test): carry the net change of that project's newest PRs as patches on
 bases and ask `check` at the base branch's tip whether each landed; the truth is set by git
 alone, on every landing style the project uses.
 
-    python -m testing.landing_real /work/.mirror/pallets+click/repo --count 120 \
-        --out docs/landing-real-click.json
+    python -m testing.landing_real /work/.mirror/pallets+click/repo --count 150 --skip 30 \
+        --out click.json
+    python -m testing.landing_real --combine click.json requests.json \
+        --out docs/landing-real-histories.json
 
 The PR's change is `git diff` of its head against where it left the branch (its merge-base with
 the branch just before it landed, or with the tip); PRs whose own commits hold a merge, whose
@@ -263,15 +265,62 @@ def run(repo: Path, branch: str, upstream: str, cases: list[dict[str, Any]]) -> 
     }
 
 
+_KEPT = ("pr", "style", "verdict", "commit", "merged_by", "ok", "false_landing",
+         "landed_elsewhere", "identity")  # fmt: skip
+
+
+def combine(paths: list[Path]) -> dict[str, Any]:
+    """One JSON of several runs (each a project's `--out`): per project its figures and each
+    case in brief (evidence and notes kept for the cases not right), and the totals."""
+    projects: dict[str, Any] = {}
+    for path in paths:
+        run = json.loads(path.read_text())
+        name = Path(run["mirror"]).parent.name.replace("+", "/", 1)
+        name += f" (PRs from #{min(r['pr'] for r in run['results'])})"
+        cases = [
+            {k: r.get(k) for k in _KEPT}
+            | ({} if r["ok"] else {"evidence": r["evidence"], "partial": r["partial"]})
+            for r in run["results"]
+        ]
+        projects[name] = {k: v for k, v in run.items() if k not in ("results", "mirror")}
+        projects[name]["results"] = cases
+    results = [r for p in projects.values() for r in p["results"]]
+    styles: dict[str, dict[str, int]] = {}
+    for r in results:
+        row = styles.setdefault(r["style"], {"cases": 0, "right": 0})
+        row["cases"] += 1
+        row["right"] += int(r["ok"])
+    right = sum(r["ok"] for r in results)
+    total = {
+        "cases": len(results),
+        "right": right,
+        "right_percent": round(100 * right / len(results), 1) if results else None,
+        "false_landings": sum(r["false_landing"] for r in results),
+        "controls_landed_elsewhere": sum(bool(r.get("landed_elsewhere")) for r in results),
+        "identity_identical": sum(r["identity"] == ["identical"] for r in results),
+        "styles": styles,
+    }
+    return {"total": total, "projects": projects}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mirror", type=Path)
+    parser.add_argument("mirror", type=Path, nargs="?")
+    parser.add_argument("--combine", type=Path, nargs="+", help="runs' JSON: one JSON of all")
     parser.add_argument("--branch", default=None, help="default: the mirror's HEAD")
     parser.add_argument("--upstream", default=None, help="owner/name (default: from the path)")
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--skip", type=int, default=0, help="skip the newest N PR numbers")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.combine:
+        text = json.dumps(combine(args.combine), indent=1) + "\n"
+        print(text[:2000])
+        if args.out:
+            args.out.write_text(text)
+        return 0
+    if args.mirror is None:
+        parser.error("a mirror, or --combine")
     repo = args.mirror.resolve()
     branch = args.branch or _g("symbolic-ref", "--short", "HEAD", repo=repo).strip()
     owner = repo.name if repo.name != "repo" else repo.parent.name
