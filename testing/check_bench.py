@@ -7,10 +7,13 @@ on dev, a third landed on main and brought to dev by a sync merge, a third not l
 cold cache; `check --json` runs on every entry, and its own `cost` (seconds, bytes fetched,
 history fetches and walks per base branch) is recorded with the wall time of the whole command
 (manifest loading included), the peak memory of this process and of the largest git it ran
-(`getrusage`'s ru_maxrss, MB; the process's peak includes building the world) and whether
-every verdict was the expected one. Prints and writes one JSON object: {"runs": [{"entries",
-"wall_seconds", "check_seconds", "bytes_fetched", "history_fetches", "history_walks",
-"peak_rss_mb", "peak_git_rss_mb", "verdicts_ok"}]}. A measurement, not a test: nothing is
+(`getrusage`'s ru_maxrss, MB; the process's peak includes building the world), the
+CPU-seconds of the command (this process, and the gits it ran: on a shared machine its
+wall time says more about the others' load, given beside it) and whether every verdict was
+the expected one. Prints and writes one JSON object: {"runs": [{"entries", "wall_seconds",
+"check_seconds", "cpu_seconds": {"self", "git"}, "load_1min": {"before", "after"},
+"bytes_fetched", "history_fetches", "history_walks", "peak_rss_mb", "peak_git_rss_mb",
+"verdicts_ok"}]}. A measurement, not a test: nothing is
 compared with a time. `--entries 1000` is the issue-49 figure (1,000 entries cold).
 """
 
@@ -37,6 +40,13 @@ def _peak(who: int) -> float:
     return resource.getrusage(who).ru_maxrss / 1024
 
 
+def _cpu() -> dict[str, float]:
+    """CPU-seconds (user + system) so far of this process and of the children it waited for
+    (every git the check ran)."""
+    own, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return {"self": own.ru_utime + own.ru_stime, "git": kids.ru_utime + kids.ru_stime}
+
+
 def measure(count: int) -> dict[str, Any]:
     """One cold `check --json` of `count` entries on a world of its own."""
     from patchcarry.cli import main
@@ -49,10 +59,13 @@ def measure(count: int) -> dict[str, Any]:
         old = os.environ.get("XDG_CACHE_HOME")
         os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")
         try:
+            load = os.getloadavg()[0]
+            cpu = _cpu()
             started = time.monotonic()
             with contextlib.redirect_stdout(out):
                 code = main([*argv, "--work-dir", str(Path(tmp) / "wd")])
             wall = time.monotonic() - started
+            cpu = {k: round(v - cpu[k], 2) for k, v in _cpu().items()}
         finally:
             if old is None:
                 os.environ.pop("XDG_CACHE_HOME", None)
@@ -65,6 +78,8 @@ def measure(count: int) -> dict[str, Any]:
             "exit_code": code,
             "wall_seconds": round(wall, 2),
             "check_seconds": cost["seconds"],
+            "cpu_seconds": cpu,
+            "load_1min": {"before": round(load, 2), "after": round(os.getloadavg()[0], 2)},
             "bytes_fetched": cost["bytes_fetched"],
             "history_fetches": cost["history_fetches"],
             "history_walks": cost["history_walks"],

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import stat
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,13 @@ def test_many_entries_read_the_shared_history_once(
     assert data["cost"]["history_fetches"] == {"dev": 1}
     assert data["cost"]["history_walks"] == {"dev": 2}
     assert data["cost"]["entries"] == COUNT and data["cost"]["bytes_fetched"] > 0
+    # and no git command runs once per entry: the touched files' trees and blobs, whether
+    # each patch applies, the drift and the landing's diffs are asked for many entries in one
+    # process each (check/prepare.py); only reading the patch files is per file
+    reads_patch = ("mailsplit", "mailinfo", "interpret-trailers", "--numstat", "check-ref-format")
+    verbs = Counter(
+        next(w for w in c.split() if not w.startswith("-") and "=" not in w)
+        for c in calls
+        if not any(r in c for r in reads_patch)
+    )
+    assert max(verbs.values()) < COUNT, verbs

@@ -13,7 +13,11 @@ from typing import Any
 
 import pytest
 
+from patchcarry import git
+from patchcarry.check.run import _identity
 from patchcarry.cli import main
+from patchcarry.manifest import load
+from testing.landing_history import BASE_TEXT, CONTRIBUTOR, FIX, SIGNOFF, _g, edit
 from testing.landing_styles import CASES, StylesWorld
 
 
@@ -81,3 +85,51 @@ def test_a_multi_commit_entry_is_identical_to_its_whole_pr(full: dict[str, Any])
     for name, (_, multi, _) in CASES.items():
         (identity,) = full[name]["identity"]
         assert identity["result"] == "identical", (name, multi, identity)
+
+
+def test_a_pr_of_more_commits_than_the_entry_has_patches_is_identical(tmp_path: Path) -> None:
+    """A PR of three commits carried as one squashed patch: its head is fetched as deep as the
+    entry's one patch asks, so git cannot tell the base an ancestor of it (psf/requests
+    #7520); the PR is still this change (its tree is the base's with it), not "different"."""
+    work, bare, cache = tmp_path / "work", tmp_path / "upstream.git", tmp_path / "cache.git"
+    work.mkdir()
+    _g("init", "-q", "-b", "dev", cwd=work)
+    (work / "megatron").mkdir()
+    module = work / "megatron" / "widget.py"
+    module.write_text(BASE_TEXT)
+    _g("add", "-A", cwd=work)
+    _g("commit", "-q", "-m", "base (#1)", cwd=work)
+    base = _g("rev-parse", "HEAD", cwd=work)
+    steps = [edit(BASE_TEXT, FIX), edit(BASE_TEXT, FIX) + "# one\n", edit(BASE_TEXT, FIX) + "# 2\n"]
+    for n, content in enumerate(steps):  # the PR's own commits
+        module.write_text(content)
+        _g(
+            "commit",
+            "-q",
+            "-am",
+            f"Step {n}\n\nSigned-off-by: {SIGNOFF}",
+            cwd=work,
+            env=CONTRIBUTOR,
+        )
+    head = _g("rev-parse", "HEAD", cwd=work)
+    _g("checkout", "-q", "-b", "carried", base, cwd=work)
+    module.write_text(steps[-1])
+    _g("commit", "-q", "-am", f"Fix widget\n\nSigned-off-by: {SIGNOFF}", cwd=work, env=CONTRIBUTOR)
+    _g("format-patch", "-q", "-1", "-o", str(tmp_path / "patches"), cwd=work)
+    _g("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    _g("push", "-q", str(bare), f"{base}:refs/heads/dev", f"{head}:refs/pull/7/head", cwd=work)
+    # the cache as check fetches it: the base, and the PR head two commits deep
+    _g("init", "-q", "--bare", str(cache), cwd=tmp_path)
+    _g("fetch", "-q", "--depth=1", bare.as_uri(), "dev", cwd=cache)
+    _g("fetch", "-q", "--depth=2", bare.as_uri(), "refs/pull/7/head", cwd=cache)
+    assert not git.is_ancestor(base, head, cwd=cache)  # the PR's first commit is not here
+    (patch,) = (tmp_path / "patches").glob("*.patch")
+    manifest = tmp_path / "patches" / "series.toml"
+    manifest.write_text(
+        '[defaults]\nupstream = "acme/widgets"\nbase_branch = "dev"\nfork = "casey/widgets"\n'
+        f'[[entry]]\nname = "widget"\ntitle = "Fix widget"\nhead_branch = "fix/widget"\n'
+        f'fix = "{patch.name}"\nsupersedes = [7]\nbase_commit = "{base}"\n'
+    )
+    (entry,) = load(manifest).select([])
+    identity = _identity(cache, entry, 7, head, base)
+    assert identity.result == "identical" and identity.compared_to == base, identity

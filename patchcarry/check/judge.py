@@ -7,7 +7,7 @@ import io
 import re
 import tempfile
 import tokenize
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from patchcarry import git, patchrules
@@ -23,7 +23,7 @@ MAX_IDENTITY_FILES = 50
 Reader = Callable[[str], "bytes | None"]  # a file's bytes as stored (CRLF, any encoding)
 
 
-def _rejected_hunk(patch: Patch, applied: git.Applied) -> str:
+def rejected_hunk(patch: Patch, applied: git.Applied) -> str:
     """The hunk git could not place, as patch text; git's own message when unknown."""
     if applied.failed_at:
         path, line = applied.failed_at
@@ -35,7 +35,7 @@ def _rejected_hunk(patch: Patch, applied: git.Applied) -> str:
     return "\n".join(line for line in said if not line.startswith("Checking"))
 
 
-def _inside(tree: Path, path: str, patches: list[Patch]) -> Path:
+def inside(tree: Path, path: str, patches: list[Patch]) -> Path:
     """`tree / path`, refused unless it is a safe relative path that stays inside `tree`
     (patchfile already refused such patches; this holds even for a Patch built elsewhere)."""
     names = ", ".join(p.name for p in patches if path in p.files)
@@ -54,13 +54,13 @@ def apply_at(patches: list[Patch], read: Reader) -> list[PatchApply]:
     with tempfile.TemporaryDirectory(prefix="patchcarry-apply-") as tmp:
         tree = Path(tmp).resolve()
         for path in sorted({p for patch in patches for p in patch.files}):
-            target = _inside(tree, path, patches)
+            target = inside(tree, path, patches)
             data = read(path)
             if data is not None:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
         blocked = False
-        for patch in patches:
+        for n, patch in enumerate(patches, 1):
             if blocked:
                 results.append(PatchApply(patch.name, "not checked", []))
                 continue
@@ -75,10 +75,11 @@ def apply_at(patches: list[Patch], read: Reader) -> list[PatchApply]:
                 status, context = ("fuzz", 1) if fuzzed.code == 0 else ("conflict", None)
                 applied = fuzzed if fuzzed.code == 0 else applied
             if status == "conflict":
-                results.append(PatchApply(patch.name, status, [], _rejected_hunk(patch, applied)))
+                results.append(PatchApply(patch.name, status, [], rejected_hunk(patch, applied)))
                 blocked = True
                 continue
-            git.apply_in_tree(patch.path, tree=tree, context=context, check_only=False)
+            if n < len(patches):  # the next patch applies on what this one made
+                git.apply_in_tree(patch.path, tree=tree, context=context, check_only=False)
             results.append(PatchApply(patch.name, status, applied.offsets))
     return results
 
@@ -102,13 +103,19 @@ def _gap(start: int, count: int, hunk: Hunk) -> int:
     return max(start - last - (0 if count == 0 else 1), 0)
 
 
-def drift(repo: Path, base: str, tip: str, patches: list[Patch]) -> list[FileDrift]:
+def drift(
+    repo: Path, base: str, tip: str, patches: list[Patch], diffs: Mapping[str, str] | None = None
+) -> list[FileDrift]:
     """Per touched file: did it change from `base` to `tip`, and do the changed lines (old
-    side, -U0) overlap our hunks? Diffs only the touched files."""
+    side, -U0) overlap our hunks? Diffs only the touched files (`diffs`: each one's -U0 diff,
+    read for many entries at once)."""
     hunks = [h for p in patches for h in p.hunks]
     result = []
     for path in sorted({h.path for h in hunks}):
-        diff = git.diff_paths(base, tip, [path], cwd=repo, unified=0)
+        if diffs is not None and path in diffs:
+            diff = diffs[path]
+        else:
+            diff = git.diff_paths(base, tip, [path], cwd=repo, unified=0)
         changes = [(int(a), int(b) if b else 1) for a, b in _U0_RE.findall(diff)]
         mine = [h for h in hunks if h.path == path]
         hit = sorted({h.old_start for h in mine for s, c in changes if _touches(s, c, h)})
@@ -231,6 +238,7 @@ def identity(
     head: str,
     under: str | None = None,
     also: Sequence[str] = (),
+    same_tree_as: Sequence[str] = (),
 ) -> Identity:
     """Compare our fix (a patch, or its per-file diff sections) with PR `number`'s change
     (`git patch-id --verbatim`, then per file). A
@@ -239,7 +247,9 @@ def identity(
     else against the parent with the fewest changed files. `under`: the commit as many
     commits below the head as the entry has, so that a multi-commit entry is compared whole
     with the PR's own commits, never with its last commit alone; then the ancestors in
-    `also` (where a PR of several commits left its base branch)."""
+    `also` (where a PR of several commits left its base branch); then the commits in
+    `same_tree_as`, for "identical" only: the head's tree is that commit's with the fix (a
+    base git cannot tell an ancestor here; never the parent a "different" is told against)."""
     ours_files = patch_files(fix) if isinstance(fix, Patch) else fix
     parents = git.commit_parents(head, cwd=repo) or _root_or_cut(repo, number, head)
     merge = len(parents) > 1
@@ -257,6 +267,14 @@ def identity(
             "".join(t for _, t in git.diff_files(parent, head, files, cwd=repo)), cwd=repo
         ):
             return Identity(number, head, merge, parent, "identical", None, [], files)
+    for base in dict.fromkeys(same_tree_as):
+        if base in parents:
+            continue
+        files = git.changed_paths(base, head, cwd=repo)
+        if set(files) == set(ours) and git.patch_id(ours_text, cwd=repo) == git.patch_id(
+            "".join(t for _, t in git.diff_files(base, head, files, cwd=repo)), cwd=repo
+        ):
+            return Identity(number, head, merge, base, "identical", None, [], files)
     parent = min(parents, key=lambda p: counts[p])
     files = git.changed_paths(parent, head, cwd=repo)
     if len(files) > MAX_IDENTITY_FILES:

@@ -140,6 +140,35 @@ def upstream_commit(
 
 
 @dataclasses.dataclass
+class Known:
+    """What was read for many entries at once (check/prepare.py): each the answer git gives
+    the entry's own question; a question not answered here is asked of git."""
+
+    fix_files: dict[str, list[tuple[str, str]] | None] = dataclasses.field(default_factory=dict)
+    in_tip: dict[str, bool] = dataclasses.field(default_factory=dict)  # by entry name
+    commit_diffs: dict[str, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)
+    diffed: set[str] = dataclasses.field(default_factory=set)  # commits diffed (empty ones too)
+    paths: set[str] = dataclasses.field(default_factory=set)  # the paths those diffs cover
+    patch_ids: dict[str, str | None] = dataclasses.field(default_factory=dict)  # by diff text
+    # (commit, entry name) -> whether the fix reverse-applies at that commit
+    reverses_at: dict[tuple[str, str], bool] = dataclasses.field(default_factory=dict)
+
+    def reverse_applies(self, commit: str, entry: Entry, fix: _Fix, repo: Path) -> bool:
+        if (commit, entry.name) in self.reverses_at:
+            return self.reverses_at[(commit, entry.name)]
+        return series.reverse_applies(repo, commit, fix.file)
+
+    def patch_id(self, text: str, repo: Path) -> str | None:
+        return self.patch_ids[text] if text in self.patch_ids else git.patch_id(text, cwd=repo)
+
+    def commit_diff(self, c: Commit, paths: list[str], repo: Path) -> list[tuple[str, str]]:
+        """`git diff parent c -- paths`, the sections of those paths."""
+        if c.sha in self.diffed and self.paths.issuperset(paths):
+            return [(p, s) for p, s in self.commit_diffs.get(c.sha, []) if p in paths]
+        return git.diff_files(c.parents[0], c.sha, paths, cwd=repo)
+
+
+@dataclasses.dataclass
 class _Carrier:
     commit: UpstreamCommit
     evidence: list[str]
@@ -164,11 +193,14 @@ class _Fix:
         return sorted(self.ours)
 
 
-def _carried(repo: Path, entry: Entry, fix: _Fix, c: Commit) -> tuple[_Carrier | None, str | None]:
+def _carried(
+    repo: Path, entry: Entry, fix: _Fix, c: Commit, known: Known | None = None
+) -> tuple[_Carrier | None, str | None]:
     """Whether commit `c` (its change against its first parent) carries the fix; else a
     partial note."""
     sha, parent, subject = c.sha, c.parents[0], c.subject
-    theirs_files = git.diff_files(parent, sha, fix.paths, cwd=repo)
+    known = known or Known()
+    theirs_files = known.commit_diff(c, fix.paths, repo)
     if not theirs_files:
         return None, None
     theirs_text = joined(theirs_files)
@@ -181,10 +213,10 @@ def _carried(repo: Path, entry: Entry, fix: _Fix, c: Commit) -> tuple[_Carrier |
         & {*entry.supersedes, *([entry.pr] if entry.pr else [])}
     )
     evidence = []
-    if git.patch_id(theirs_text, cwd=repo) == git.patch_id(fix.text, cwd=repo):
+    if known.patch_id(theirs_text, repo) == known.patch_id(fix.text, repo):
         evidence.append("same git patch-id --verbatim over the fix's files")
-    elif series.reverse_applies(repo, sha, fix.file) and not series.reverse_applies(
-        repo, parent, fix.file
+    elif known.reverse_applies(sha, entry, fix, repo) and not known.reverse_applies(
+        parent, entry, fix, repo
     ):  # the change arrived in this very commit
         evidence.append("the fix reverse-applies at it (git apply -R --check)")
     elif total >= 2 and found == total:  # one line alone could sit anywhere: not enough
@@ -323,12 +355,14 @@ def judge(
     tip_applies: bool,
     gap: Gap | None,
     history: BranchHistory | None = None,
+    known: Known | None = None,
 ) -> Landing:
     """The landing verdict for `entry` at `tip`, with what to do next; `history` is the base
-    branch's history as every entry shares it (walked here when not given)."""
+    branch's history as every entry shares it (walked here when not given); `known`, what was
+    read for many entries at once."""
     if history is None or history.tip != tip:
         history = BranchHistory(repo, entry.base_branch, tip)
-    landing = _judge(repo, entry, history, tip_applies, gap)
+    landing = _judge(repo, entry, history, tip_applies, gap, known or Known())
     if landing.landed and landing.commit is None:  # retire needs the commit
         landing.next = (
             "the fix is in the tip, but no commit since the pinned base was found carrying it "
@@ -352,7 +386,7 @@ def judge(
 
 
 def _through_merge(
-    repo: Path, entry: Entry, fix: _Fix, merge: Commit, history: BranchHistory
+    repo: Path, entry: Entry, fix: _Fix, merge: Commit, history: BranchHistory, known: Known
 ) -> tuple[_Carrier | None, list[str], list[str]]:
     """A first-parent merge of the base branch that changes the fix's files: the commit on its
     other parents' side (not on the base branch's own history) that carried the fix, if one
@@ -363,7 +397,7 @@ def _through_merge(
     for commit in side:
         if commit.sha in history.shallow or not commit.parents:
             continue  # its parents were not fetched: its change cannot be read
-        carrier, note = _carried(repo, entry, fix, commit)
+        carrier, note = _carried(repo, entry, fix, commit, known)
         if carrier is not None:
             carrier.merged_by = upstream_commit(repo, sha, subject, merge)
             sides = " ".join(short(p) for p in parents[1:])
@@ -387,13 +421,21 @@ def _through_merge(
 
 
 def _judge(
-    repo: Path, entry: Entry, history: BranchHistory, tip_applies: bool, gap: Gap | None
+    repo: Path,
+    entry: Entry,
+    history: BranchHistory,
+    tip_applies: bool,
+    gap: Gap | None,
+    known: Known,
 ) -> Landing:
     """The landing verdict for `entry` at `tip` (its base branch's tip), given whether the fix
     applies there and why the history since the base is incomplete (`gap`). A "not landed"
     that rests on history that was not read is "undetermined" instead."""
     base, tip = entry.base_commit, history.tip
-    files = series.series_files(repo, base, list(entry.fixes))
+    if entry.name in known.fix_files:
+        files = known.fix_files[entry.name]
+    else:
+        files = series.series_files(repo, base, list(entry.fixes))
     if files is None:
         return Landing(NOT_LANDED, partial=["the fix does not apply at its pinned base"])
     notes = [gap.reason] if gap else []
@@ -401,7 +443,10 @@ def _judge(
     with tempfile.TemporaryDirectory(prefix="patchcarry-landing-") as tmp:
         fix = _Fix(files, parse_files(files), Path(tmp) / "fix.diff")
         fix.file.write_bytes(git.encode(fix.text))
-        in_tip = series.reverse_applies(repo, tip, fix.file)
+        if entry.name in known.in_tip:
+            in_tip = known.in_tip[entry.name]
+        else:
+            in_tip = series.reverse_applies(repo, tip, fix.file)
         carrier = None
         commits = (  # git says whether the base is on the tip's history, not a message's words
             history.candidates(base, fix.paths) if history.has_base(base) else []
@@ -416,13 +461,15 @@ def _judge(
             if commit.sha in history.shallow or not commit.parents:
                 continue  # its parents were not fetched (the gap says so)
             if commit.merge:
-                carrier, side_notes, side_cuts = _through_merge(repo, entry, fix, commit, history)
+                carrier, side_notes, side_cuts = _through_merge(
+                    repo, entry, fix, commit, history, known
+                )
                 notes += side_notes
                 cuts += side_cuts
                 notes += side_cuts
                 if carrier is not None:
                     break
-            carrier, note = _carried(repo, entry, fix, commit)
+            carrier, note = _carried(repo, entry, fix, commit, known)
             if carrier is not None:
                 break
             if note:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from patchcarry import git, patchrules
 from patchcarry import upstream as upstream_mod
-from patchcarry.check import history, judge, landing, series
+from patchcarry.check import history, judge, landing, prepare, series
 from patchcarry.check.report import CheckReport, EntryResult, Identity, RefApply
 from patchcarry.manifest import Entry
 
@@ -77,12 +77,16 @@ def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
     return CheckReport(label, "offline", [results[e.name] for e in entries])
 
 
-def _left_base(repo: Path, entry: Entry, head: str, tip: str) -> list[str]:
+def _left_base(repo: Path, entry: Entry, head: str, tip: str) -> tuple[list[str], list[str]]:
     """Where PR `head` left its base branch, as GitHub's "Files changed" takes it (its merge
-    base with the branch's tip), and the pinned base: those git finds to be its ancestors
-    in the history here (`pull_depth` brought a PR's own commits)."""
-    found = [git.merge_base(head, tip, cwd=repo), entry.base_commit]
-    return [b for b in dict.fromkeys(found) if b and git.is_ancestor(b, head, cwd=repo)]
+    base with the branch's tip), and the pinned base: (those git finds to be its ancestors in
+    the history here, the others). A PR of more commits than the entry has patches (carried
+    squashed) may leave its base below what `pull_depth` fetched: git cannot tell that base
+    an ancestor, yet the PR is this change when its tree is the base's with the change."""
+    found = [b for b in dict.fromkeys([git.merge_base(head, tip, cwd=repo), entry.base_commit])
+             if b]  # fmt: skip
+    ancestors = [b for b in found if git.is_ancestor(b, head, cwd=repo)]
+    return ancestors, [b for b in found if b not in ancestors]
 
 
 def pull_depth(entries: list[Entry]) -> int:
@@ -96,7 +100,7 @@ def _identity(repo: Path, entry: Entry, number: int, head: str, tip: str) -> Ide
     its test commits too (a PR that carried them)? The first that is identical, else the
     fixes' verdict."""
     candidates = [list(entry.fixes)] + ([[*entry.fixes, *entry.tests]] if entry.tests else [])
-    bases = _left_base(repo, entry, head, tip)
+    bases, untold = _left_base(repo, entry, head, tip)
     verdicts: list[Identity] = []
     for patches in candidates:
         files = (
@@ -109,7 +113,9 @@ def _identity(repo: Path, entry: Entry, number: int, head: str, tip: str) -> Ide
         ours = files if files is not None else judge.patch_files(entry.fix)
         under = f"{head}~{len(patches)}"
         below = git.rev_parse(under, cwd=repo) if git.rev_exists(under, cwd=repo) else None
-        verdicts.append(judge.identity(repo, ours, number, head, below, also=bases))
+        verdicts.append(
+            judge.identity(repo, ours, number, head, below, also=bases, same_tree_as=untold)
+        )
         if verdicts[-1].result == "identical":
             return verdicts[-1]
     return verdicts[0]
@@ -120,6 +126,7 @@ def _upstream_entry(
     entry: Entry,
     gaps: dict[str, history.Gap | None] | None = None,
     histories: dict[str, history.BranchHistory] | None = None,
+    known: prepare.Prepared | None = None,
 ) -> EntryResult:
     repo, base = fetched.repo, entry.base_commit
     tip = fetched.branch_tips[entry.base_branch]
@@ -132,38 +139,36 @@ def _upstream_entry(
     ):
         # git's own modes of the touched paths first: a submodule is no blob to read, and a
         # file a patch creates again must keep the mode the tree gives it
-        modes = git.modes_at(commit, touched, cwd=repo)
+        modes = known.modes(commit, touched) if known else git.modes_at(commit, touched, cwd=repo)
         patchrules.refuse_special(entry.name, git.special_at(modes))
         changes = [c for p in patches for c in p.changes]
         patchrules.refuse_mode_against_tree(entry.name, changes, modes)
-        applied = judge.apply_at(patches, functools.partial(fetched.show, commit))
+        applied = known.applied.get((entry.name, commit)) if known else None
+        if applied is None:
+            read = (
+                functools.partial(known.show, commit)
+                if known
+                else functools.partial(fetched.show, commit)
+            )
+            applied = judge.apply_at(patches, read)
         refs.append(RefApply(ref, label, commit, applied))
-    drift = judge.drift(repo, base, tip, patches)
+    drift = judge.drift(repo, base, tip, patches, known.drift.get((base, tip)) if known else None)
     identity = [_identity(repo, entry, n, fetched.pull_heads[n], tip) for n in entry.supersedes]
     fixes_at_tip = refs[1].patches[: len(entry.fixes)]
     applies = all(p.status in STATUS_APPLIES for p in fixes_at_tip)
     unfetched = history.Gap("the base branch's history since the pinned base was not read", True)
     gap = gaps[entry.name] if gaps is not None else unfetched
     shared = (histories or {}).get(entry.base_branch)
-    judged = landing.judge(repo, entry, tip, applies, gap, shared)
+    judged = landing.judge(repo, entry, tip, applies, gap, shared, known.landing if known else None)
     return EntryResult(entry.name, refs, drift, identity, landing=judged)
 
 
-def _prefetch(fetched: upstream_mod.FetchedUpstream, entries: list[Entry]) -> None:
+def _prefetch(fetched: upstream_mod.FetchedUpstream, trees: prepare.Trees) -> None:
     """Every blob the entries' checks read at their pinned base and their branch's tip (the
     touched files; trees name them), in one fetch for all entries instead of a lazy fetch
     each."""
-    wanted: dict[str, set[str]] = {}
-    for entry in entries:
-        touched = {f for p in entry.patches(with_tests=True) for f in p.files}
-        for commit in (entry.base_commit, fetched.branch_tips[entry.base_branch]):
-            wanted.setdefault(commit, set()).update(touched)
-    blobs = [
-        blob
-        for commit, paths in sorted(wanted.items())
-        for blob in git.blob_ids(commit, sorted(paths), cwd=fetched.repo)
-    ]
-    git.prefetch_blobs("origin", blobs, cwd=fetched.repo)
+    blobs = [i for held in trees.values() for _, kind, i in held.values() if kind == "blob"]
+    git.prefetch_blobs("origin", list(dict.fromkeys(blobs)), cwd=fetched.repo)
 
 
 def run_checks(
@@ -193,11 +198,14 @@ def run_checks(
         histories, gaps = history.read(
             fetched.repo, fetched.branch_tips, entries, upstream=upstream, cost=cost
         )
-        _prefetch(fetched, entries)
+        trees = prepare.tree_entries(fetched, entries)
+        _prefetch(fetched, trees)
         results = []
-        for entry in entries:
-            results.append(_upstream_entry(fetched, entry, gaps, histories))
-            git.index_packs(fetched.repo)  # the packs its lazy blob fetches left
+        for chunk in prepare.chunks(entries):
+            known = prepare.Prepared.read(fetched, chunk, trees, histories)
+            for entry in chunk:
+                results.append(_upstream_entry(fetched, entry, gaps, histories, known))
+                git.index_packs(fetched.repo)  # the packs its lazy blob fetches left
     report = CheckReport(
         upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo), fetched.cache_bytes
     )

@@ -6,6 +6,7 @@ door (the runner's process handling and a module's helpers keep a leading unders
 
 from __future__ import annotations
 
+from patchcarry.git.batch import *
 from patchcarry.git.env import *
 from patchcarry.git.history import *
 from patchcarry.git.index import *

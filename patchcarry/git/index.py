@@ -33,6 +33,22 @@ def apply_to_index(patch: Path, *, index: Path, cwd: Path, reverse: bool, check:
     return code == 0
 
 
+def apply_many_to_index(patches: list[Path], *, index: Path, cwd: Path) -> bool:
+    """`git apply --cached` of `patches` in order on the scratch index, in one call (each on
+    what the ones before it made); whether all applied. All or nothing: git leaves the index
+    as it was when any does not."""
+    code, _, _ = git(
+        *credential_args(),
+        "apply",
+        "--cached",
+        *(str(p.resolve()) for p in patches),
+        cwd=cwd,
+        check=False,
+        env_extra={"GIT_INDEX_FILE": str(index)},
+    )
+    return code == 0
+
+
 def merge_file(ours: bytes, base: bytes, theirs: bytes, *, cwd: Path) -> tuple[bool, bytes]:
     """`git merge-file -p`: the 3-way merge of one file's three contents (bytes, so CRLF and
     any encoding survive); (clean, merged). Conflict markers are in it when not clean; the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from pathlib import Path
 
@@ -81,9 +82,11 @@ def unset_config(key: str, *, cwd: Path) -> None:
     git("config", "--unset-all", key, cwd=cwd, check=False)
 
 
+@functools.lru_cache(maxsize=4096)
 def is_valid_branch_name(name: str) -> bool:
     """Whether `refs/heads/<name>` is a valid ref name (`git check-ref-format`), asked in an
-    empty directory: no repository (the caller's least of all) is read for it."""
+    empty directory: no repository (the caller's least of all) is read for it; once per name
+    and process (a manifest of 1,000 entries names its base branch 1,000 times)."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-ref-") as tmp:
         code, _, _ = git(
             "check-ref-format",

@@ -124,20 +124,6 @@ def modes_at(commit: str, paths: list[str], *, cwd: Path) -> dict[str, str]:
     return found
 
 
-def blob_ids(commit: str, paths: list[str], *, cwd: Path) -> list[str]:
-    """The blob id of each of `paths` that is a file in `commit`'s tree (`git ls-tree -z`:
-    trees only, no blob is fetched)."""
-    _, out, _ = git_bytes(
-        "ls-tree", "-z", "--end-of-options", commit, "--", *paths, cwd=cwd, env_extra=LITERAL
-    )
-    found = []
-    for record in out.split(b"\0"):
-        meta = record.partition(b"\t")[0].split(b" ")
-        if len(meta) == 3 and meta[1] == b"blob":
-            found.append(meta[2].decode())
-    return found
-
-
 def special_at(modes: Mapping[str, str]) -> list[tuple[str, str]]:
     """(path, what it is) for each path of a `modes_at` answer that is a symlink or a
     submodule."""
