@@ -1,6 +1,5 @@
-"""The check's cache directories: only ours (a marker file; `--work-dir` at someone's checkout
-is refused), one run at a time (an `fcntl` lock), so a git `*.lock` left inside can only be
-a killed run's and is removed."""
+"""The check's cache folders: only ours (a marker file), one run at a time (an `fcntl` lock), so
+a git `*.lock` left inside can only be a killed run's and is removed."""
 
 from __future__ import annotations
 
@@ -19,9 +18,8 @@ _held: dict[Path, tuple[int, int]] = {}  # resolved dir -> (fd, depth): reentran
 
 
 def claim(path: Path, *, adopt_repo: bool = False) -> None:
-    """Make `path` ours: create it (or take it empty) and write the marker. A directory that
-    holds anything else is refused before anything is written there. `adopt_repo` takes a
-    bare repo without the marker (a cache of an older version, in our own cache folder)."""
+    """Make `path` ours (created, or taken empty, and marked); a folder holding anything else
+    is refused. `adopt_repo` takes an older version's bare cache without the marker."""
     marker = path / MARKER
     if marker.is_file():
         return
@@ -44,10 +42,8 @@ def _stale_git_locks(path: Path) -> list[Path]:
 
 
 def _acquire(key: Path) -> int:
-    """The lock of `key`, held: a descriptor of the lock file that is still the one at `key`.
-    The run holding it may remove the directory (a new cache its network read failed to
-    fill) before it lets go: the waiter then holds a removed file, so it claims `key` anew
-    and locks again."""
+    """The lock of `key`, held. Its holder may remove the folder first: the waiter then holds a
+    removed file, so it claims `key` anew and locks again."""
     waited = False
     while True:
         try:

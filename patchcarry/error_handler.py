@@ -88,9 +88,8 @@ def error_handler(
 
 
 def _drop_output() -> None:
-    """Point stdout and stderr at /dev/null (only those whose reader is gone would matter):
-    what is still buffered, or printed on the way out, has no reader and must not raise
-    again at exit (Python's "Exception ignored ... BrokenPipeError")."""
+    """Point stdout and stderr at /dev/null: their reader is gone, so what is printed on the
+    way out must not raise again at exit."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -1,20 +1,7 @@
 """The only module that imports ghapi: a few GitHub REST verbs, each answer read into the tool's
-own records (`github_types`, the `Forge` protocol).
-
-ghapi 2.1.4 is async by default; we build it with `sync=True` (blocking calls) on purpose:
-the flow is strictly sequential and must stop at the first failure. Each verb is ghapi's
-operation (`pulls.list`, `issues.create_comment`, ...) called with `raw_=True`, so that this
-module alone decides about retries, rate limits and error messages (`_with_retries`); a
-`Link` next page goes through ghapi's transport as the URL GitHub gave. The API base
-follows ghapi's `GH_HOST` convention (a full URL such as `http://127.0.0.1:8123`), read when
-the client is built, not at import.
-
-ghapi parses GitHub's OpenAPI description once, at import (`ghapi.core.pspec`); a GhApi
-then builds all of its 1,200 operations (signatures, docs) on construction, a fifth of a second
-per host. So one `HostApi` per host is kept for the process: ghapi's transport with one pooled
-HTTP connection, and ghapi's operation objects built from that table on first use. The token
-travels only as a per-request Authorization header held by the `GitHub` object.
-"""
+own records (`github_types`). Operations are called sync and `raw_=True`, so retries, rate
+limits and messages are decided here; one `HostApi` per host is kept (building a GhApi costs
+a fifth of a second)."""
 
 from __future__ import annotations
 
@@ -156,9 +143,8 @@ def _operation_specs() -> dict[str, Any]:
 
 
 class HostApi:
-    """One API host: ghapi's sync transport (one pooled connection, no retries of its own:
-    they are decided here, per verb) and ghapi's operations on it, each built when first
-    called."""
+    """One API host: ghapi's sync transport (no retries of its own) and its operations, each
+    built when first called."""
 
     def __init__(self, host: str) -> None:
         client = http_transport.client(host, on_response=trace.response)  # first: it may refuse
@@ -206,9 +192,8 @@ def _hint_422(message: str, fields: tuple[str, ...] = ()) -> str:
 
 
 def sso_partial(response: httpx2.Response | None) -> tuple[str, ...]:
-    """The organisation ids of GitHub's `X-GitHub-SSO: partial-results; organizations=<ids>`:
-    an answer that could come from several organisations left out those enforcing SAML SSO
-    the token is not authorized for (docs: "Authenticating to the REST API")."""
+    """The organisation ids of `X-GitHub-SSO: partial-results; organizations=<ids>`: those left
+    out of an answer for SAML SSO the token is not authorized for."""
     value = response.headers.get("X-GitHub-SSO") if response is not None else None
     if not value or not value.strip().lower().startswith("partial-results"):
         return ()
@@ -218,9 +203,7 @@ def sso_partial(response: httpx2.Response | None) -> tuple[str, ...]:
 
 
 def _sso_url(response: httpx2.Response | None) -> str | None:
-    """The URL of GitHub's `X-GitHub-SSO: required; url=<url>` header ("" without a URL),
-    None when there is no such header: the answer of an org with SAML SSO to a token not
-    authorized for it."""
+    """The URL of `X-GitHub-SSO: required; url=<url>` ("" without one), None without the header."""
     value = response.headers.get("X-GitHub-SSO") if response is not None else None
     if value is None:
         return None
@@ -254,12 +237,8 @@ def _body(response: httpx2.Response, label: str) -> Any:
 
 
 class GitHub:
-    """Blocking GitHub REST client with bounded retries on reads and rate-limit waits.
-
-    `writes` records every write call made ("POST /repos/..."), for the run's report.
-    Write calls are spaced `WRITE_SPACING` seconds apart, as GitHub asks of integrations
-    (its secondary rate limits punish bursts of content-creating requests).
-    """
+    """Blocking GitHub REST client with bounded retries and rate-limit waits; `writes` records
+    each write for the report, spaced `WRITE_SPACING` apart (GitHub's secondary limits)."""
 
     WRITE_SPACING = 1.0
 
@@ -351,9 +330,8 @@ class GitHub:
     def _with_retries(
         self, method: str, label: str, send: Callable[[], httpx2.Response], *, retry: bool | None
     ) -> Any:
-        """`send()` once, or again after a short rate-limit wait, and (reads, and writes marked
-        `retry`) after a 5xx or a dropped connection, a bounded number of times. The body as
-        plain data; raises GitHubError subclasses."""
+        """`send()`, again after a short rate-limit wait, and (reads, writes marked `retry`)
+        after a 5xx or a dropped connection, a bounded number of times; the body as data."""
         is_write = method != "GET"
         may_retry = (not is_write) if retry is None else retry
         attempt = 0
@@ -476,9 +454,8 @@ class GitHub:
     def _rate_limit_wait(
         self, response: httpx2.Response | None, label: str, tries: int
     ) -> float | None:
-        """A primary rate limit (403/429 with no quota left, or a Retry-After): wait as GitHub
-        says while the wait is short and this request has waited fewer than `RATE_WAITS` times,
-        else stop saying so (a server that keeps saying "wait 0 s" is not obeyed forever)."""
+        """A primary rate limit (403/429, no quota left or a Retry-After): wait while short and
+        fewer than `RATE_WAITS` times, else stop saying so."""
         if response is None or response.status_code not in (403, 429):
             return None
         headers = response.headers
@@ -601,9 +578,7 @@ class GitHub:
 
     # -- verbs -------------------------------------------------------------------------------
     def user(self) -> UserRef:
-        """The token's user. An installation token (`ghs_`) acts as its app, not as a user:
-        GitHub answers 403 "Resource not accessible by integration", which is the token's
-        kind speaking, not a missing scope."""
+        """The token's user; 403 to an installation token (`ghs_`) is its kind, not a scope."""
         try:
             result: UserRef = self._op("users.get_authenticated", {})
         except ForbiddenError:
@@ -706,8 +681,7 @@ class GitHub:
         self, repo: str, *, title: str, head: str, base: str, body: str,
         maintainer_can_modify: bool = False, draft: bool = True,
     ) -> PullRef:  # fmt: skip
-        """A PR, a draft unless told otherwise; upstream's maintainers may push to its branch
-        only when the caller says so (`maintainer_can_modify`, sent either way). Never
+        """A PR, a draft unless told otherwise, `maintainer_can_modify` always sent. Never
         retried: the caller re-queries."""
         result: PullRef = self._op(
             "pulls.create",
@@ -764,9 +738,7 @@ SEARCH_CAP = 1000  # GitHub's search API: "up to 1,000 results for each search"
 
 
 def search_gaps(query: str, got: int, total: int, timed_out: bool, cap: int) -> list[str]:
-    """Why a search's results are not all of them: GitHub's search timed out
-    (`incomplete_results: true`), it counts more than it serves (1,000 at most per search),
-    or more than this tool's page cap read."""
+    """Why a search's results are not all of them: a timeout, GitHub's 1,000 cap, or ours."""
     gaps = []
     if timed_out:
         gaps.append(f"GitHub's search timed out and answered part of its results "

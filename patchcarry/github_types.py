@@ -1,8 +1,5 @@
-"""The tool's own records of GitHub's REST answers (API version 2022-11-28), read once where an
-answer enters (`read`, by the GitHub door) with only the fields this tool uses: past the door
-no code reads GitHub's JSON. A field left out (or under a null object: `at`) reads as its
-default; a null only where GitHub documents one (a deleted user, a head repository gone);
-anything else of another shape is refused there, naming the field."""
+"""The tool's own records of GitHub's REST answers, read once where an answer enters (`read`)
+with only the fields used; a null only where GitHub documents one, any other shape refused."""
 
 from __future__ import annotations
 

@@ -16,9 +16,8 @@ _DATA_RESIDENCY_SUFFIX = ".ghe.com"  # GitHub Enterprise Cloud with data residen
 
 
 def split(url: str, what: str) -> urllib.parse.SplitResult:
-    """`url` split as urllib reads it, its port read too; BadInputError (exit 5, the URL shown
-    without credentials) when it cannot be: a malformed IPv6 host (`http://[::1`), a port
-    that is not a number or out of range."""
+    """`url` split as urllib reads it, port included; BadInputError (URL shown without
+    credentials) when it cannot be."""
     try:
         parts = urllib.parse.urlsplit(url)
         parts.port  # noqa: B018 - reading it is the check (ValueError when malformed)
@@ -40,9 +39,8 @@ def is_loopback(hostname: str) -> bool:
 
 
 def api_host(value: str | None = None) -> str:
-    """The REST base URL: `GH_HOST` as ghapi reads it (full URL); a bare hostname maps like gh's
-    (`github.com`, `<tenant>.ghe.com` -> `https://api.<tenant>.ghe.com`, else GHE `/api/v3`).
-    Plain http to a host that is not loopback is refused: the token would travel in clear."""
+    """The REST base URL from `GH_HOST` (a bare hostname maps as gh maps it); plain http to a
+    host that is not loopback is refused: the token would travel in clear."""
     host = (value if value is not None else os.environ.get("GH_HOST", "")).strip().rstrip("/")
     if not host or host == "github.com":
         return DEFAULT_API
@@ -65,9 +63,7 @@ def api_host(value: str | None = None) -> str:
 
 
 def git_host(api: str) -> str:
-    """`scheme://host[:port]` of the git server that belongs to API base `api` (already
-    validated by `api_host`): https://github.com for api.github.com, https://<tenant>.ghe.com
-    for api.<tenant>.ghe.com, the same host (and port) for GHE and loopback."""
+    """`scheme://host[:port]` of the git server that belongs to API base `api`."""
     parts = urllib.parse.urlsplit(api)
     host = (parts.hostname or "").lower()
     if host == "api.github.com":
@@ -123,10 +119,8 @@ def repo_git_url(api: str, full_name: str) -> str:
 
 
 def answered_git_url(api: str, full_name: str, answered: object) -> str:
-    """`repo_git_url(api, full_name)` when the API's `clone_url` for it (`answered`) is that URL
-    or absent; any other answer (a path, another host, ssh, another repository, credentials in
-    it) is refused in one line, before anything is fetched or pushed. GitHub's names are
-    case-insensitive, so is the comparison of the path."""
+    """`repo_git_url(api, full_name)` when the API's `clone_url` is that URL or absent; any other
+    answer is refused before anything is fetched or pushed (paths compared case-insensitively)."""
     own = repo_git_url(api, full_name)
     if answered is None or answered == "" or _same_url(str(answered), own):
         return own

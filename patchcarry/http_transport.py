@@ -1,16 +1,5 @@
-"""The HTTP client ghapi sends through: every exchange has a total deadline and a size cap
-that a real GitHub answer never meets, and loopback traffic never goes through a proxy.
-
-httpx's timeouts are per read: a server that drips a byte every few seconds, or sends an
-endless body, would hold the run forever or fill memory. Here every socket read of an exchange
-is given at most the time left to it, and every byte read is counted; past either limit the
-exchange ends with `ReplyLimitError` (exit 4, one line naming the host).
-
-Proxies come from the environment (`https_proxy`, `no_proxy`, ...) as curl and urllib read
-them, except for a loopback host: its traffic (plain http, the token in it) stays on the
-machine whatever the proxy settings say. A value without a scheme is an http:// proxy, as curl
-reads it; one the client cannot use (SOCKS, ftp) is refused by name, its password never shown.
-"""
+"""The HTTP client ghapi sends through: each exchange has a total deadline and a size cap (httpx
+times out per read only), and loopback traffic never goes through a proxy."""
 
 from __future__ import annotations
 
@@ -170,9 +159,8 @@ def proxy_for(url: str) -> str | None:
 
 
 def _usable_proxy(value: str, setting: str) -> str:
-    """`value` as curl (and so git) reads it: without a scheme it is an http:// proxy. The API
-    client goes through http(s) proxies alone: any other (SOCKS, ftp) or a value that is no
-    URL is BadInputError naming the setting, never its password."""
+    """`value` as curl reads it (no scheme: http://); a proxy the client cannot use (SOCKS) or
+    no URL is BadInputError naming the setting, never its password."""
     url = value if "://" in value else f"http://{value}"
     shown = hosts.redact_url(url)
     try:
@@ -194,9 +182,8 @@ def _usable_proxy(value: str, setting: str) -> str:
 
 
 class _DecodedStream(httpx2.SyncByteStream):
-    """An answer's body decoded here (`Content-Encoding`, outermost last), every decoded byte
-    counted: past `cap` the exchange ends (ReplyLimitError) before more is held. zlib is
-    asked for at most what is left under the cap at each step, so a bomb never unpacks."""
+    """A body decoded here (`Content-Encoding`), every byte counted: past the cap it stops, so
+    a compression bomb never unpacks."""
 
     def __init__(self, inner: httpx2.SyncByteStream, codings: list[str], host: str) -> None:
         self._inner, self._host = inner, host
@@ -271,9 +258,8 @@ _DECODABLE = ("gzip", "x-gzip", "deflate")
 
 
 class _DecodingTransport(httpx2.HTTPTransport):
-    """httpx's transport, with compressed bodies decoded here under `limits.HTTP_MAX_DECODED`
-    (httpx itself would decode without a total). A coding this client never asks for is a
-    failed read, not a body passed on as if it were JSON."""
+    """httpx's transport, compressed bodies decoded here under `limits.HTTP_MAX_DECODED`; a
+    coding never asked for is a failed read."""
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         response = super().handle_request(request)
@@ -312,9 +298,8 @@ class ReplyShapeError(NetworkError):
 
 
 def json_body(response: httpx2.Response, label: str) -> Any:
-    """The answer's JSON as plain data; ReplyShapeError (exit 4, one line naming the request
-    and host) where it cannot be read: JSON nested 100,000 deep ends any JSON reader in
-    RecursionError, and no GitHub answer nests past a few levels."""
+    """The answer's JSON; ReplyShapeError (exit 4, naming the request) where it cannot be read,
+    deep nesting included."""
     host = response.request.url.netloc.decode("ascii", "replace")
     try:
         return json.loads(response.content)

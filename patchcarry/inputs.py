@@ -1,5 +1,4 @@
-"""Reading a file the user named (a manifest, a patch, an evidence file): every way it can be
-unreadable (missing, a directory, no permission, not UTF-8, not JSON) is one line and exit 5
+"""Reading a file the user named: every way it can be unreadable is one line and exit 5
 (`BadInputError`) naming the file, never a traceback."""
 
 from __future__ import annotations

@@ -21,9 +21,8 @@ def in_checkout() -> bool:
 
 
 def command(name: str) -> str:
-    """How a user of this install runs `name`: as they ran this one when that was the
-    `patchcarry` command (a console script, or a checkout's .venv/bin/patchcarry), else
-    `scripts/NAME` in a clone, else `patchcarry NAME` (the scripts are a clone's)."""
+    """How a user of this install runs `name`: as they ran this one, else `scripts/NAME` in a
+    clone, else `patchcarry NAME`."""
     ran_as_command = Path(sys.argv[0]).name == "patchcarry" if sys.argv else False
     script = SCRIPTS.get(name, name)
     return f"scripts/{script}" if in_checkout() and not ran_as_command else f"patchcarry {name}"

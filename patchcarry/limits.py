@@ -1,8 +1,5 @@
-"""How long and how much: the total deadline and the size cap of every network exchange.
-
-Each is far beyond what a real answer needs, so only a broken or hostile server meets one;
-past it the run stops (exit 4) in one line naming the host. Tests lower them.
-"""
+"""How long and how much: the deadline and size cap of every network exchange, far beyond what
+a real answer needs (tests lower them)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Finds, reads and validates the manifest (`patches/series.toml`); `record_pr` writes a PR
-number back. Found as such tools find their config: here or above, then the user's config
-folder, then the embedded copy, which is read-only (`check_writable`)."""
+"""Finds, reads and validates the manifest (`patches/series.toml`): here or above, then the
+user's config folder, then the embedded read-only copy."""
 
 from __future__ import annotations
 
@@ -43,10 +42,8 @@ def user_manifest() -> Path:
 
 
 def find(explicit: Path | None = None, *, cwd: Path | None = None) -> Path:
-    """The manifest a command uses: `explicit` (--manifest) as given; else the first
-    `patches/series.toml` in `cwd` (default: the current directory) or a parent; else the user
-    config one when it exists; else this package's (its checkout's, or the read-only embedded
-    copy)."""
+    """The manifest a command uses: `explicit`, else `patches/series.toml` here or above, else
+    the user config one, else this package's."""
     if explicit is not None:
         return Path(explicit)
     return _users(cwd) or DEFAULT_MANIFEST
@@ -63,9 +60,8 @@ def _users(cwd: Path | None) -> Path | None:
 
 
 def find_for_adding(explicit: Path | None = None, *, cwd: Path | None = None) -> Path | None:
-    """The manifest `adopt` adds to: `explicit`, else the user's own as `find` finds it; None
-    when the user has none (then adopt starts `SEARCHED` in the current folder: the example,
-    the checkout's or the package's, is never theirs to add to)."""
+    """The manifest `adopt` adds to: `explicit`, else the user's own; None when there is none
+    (the example is never theirs to add to)."""
     return Path(explicit) if explicit is not None else _users(cwd)
 
 
@@ -408,9 +404,7 @@ def _too_deep(source: str) -> str:
 
 
 def _check_paths(where: str, label: str, patch: Patch, allowed: list[str]) -> None:
-    """Every file must be inside the entry's `paths` (what is never carried, whatever
-    `paths` says, was refused when the patch was read: `patchrules`), and a file upstream's
-    tools obey must be named there itself (`patchrules.named_only`)."""
+    """Every file inside the entry's `paths`, and a `patchrules.named_only` file named there."""
     patchrules.refuse_obeyed(f"{where}: {label}: {patch.name}", patch.files, allowed)
     refused = patchrules.outside(patch.files, allowed)
     if refused:
@@ -546,9 +540,8 @@ class _Pending:
 
 
 def branch_owner(entries: Sequence[_Owner], fork: str, head_branch: str) -> _Owner | None:
-    """The entry that publishes from `fork`'s `head_branch`, if one does. Two entries on one
-    branch would rebuild each other's PR, so a (fork, head_branch) pair names one entry;
-    GitHub's owner and repository names are case-insensitive, branch names are not."""
+    """The entry that publishes from `fork`'s `head_branch`, if one does (owner and repository
+    names are case-insensitive, branch names are not)."""
     for entry in entries:
         if entry.fork.lower() == fork.lower() and entry.head_branch == head_branch:
             return entry
@@ -596,9 +589,8 @@ def _unique_branches(path: Path, entries: Sequence[_Publishes]) -> None:
 def load(
     path: Path = DEFAULT_MANIFEST, *, text: str | None = None, staged: Staged | None = None
 ) -> Manifest:
-    """Parse and validate the manifest; BadInputError says what is wrong and where (the file
-    and the entry's line). `text` and `staged` (patch name -> file) validate what a write
-    would leave at `path` before anything is written, with messages that name `path`."""
+    """Parse and validate the manifest; `text` and `staged` (patch name -> file) validate what
+    a write would leave at `path` before anything is written."""
     path = Path(path).absolute()  # patch paths must hold from any cwd (git am runs elsewhere)
     source = inputs.read_text(path, "manifest") if text is None else text
     try:

@@ -35,9 +35,8 @@ def _entries(doc: tomlkit.TOMLDocument) -> list[Table]:
 
 
 def write_atomic(path: Path, text: str, *, validate: Validator | None = None) -> None:
-    """Replace `path` with `text` via a temporary file beside it; `validate(tmp)` may raise
-    first, and then the manifest is left untouched. A symlinked manifest stays a symlink:
-    the write goes through to the file it points at (beside which the temporary file is)."""
+    """Replace `path` with `text` via a temporary file beside it, after `validate(tmp)`; a
+    symlinked manifest stays a symlink."""
     path = Path(path).resolve() if Path(path).is_symlink() else Path(path)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -1,7 +1,5 @@
-"""Reads a `git format-patch` file once, as git reads it (`git mailinfo`, `git apply
---numstat --summary` per section): a patch holding anything else git would apply is refused,
-since it would reach upstream unseen. `load` runs `patchrules`, so a bad patch stops every
-command at load time and no module reads the file again."""
+"""Reads a `git format-patch` file once, as git reads it (`mailinfo`, `apply --numstat`): a
+patch holding anything else git would apply is refused; `load` runs `patchrules`."""
 
 from __future__ import annotations
 
@@ -163,10 +161,8 @@ def read(text: str | bytes, *, name: str = "patch", path: Path | None = None) ->
 
 
 def _sections(body: bytes, name: str, offset: int) -> list[tuple[int, bytes]]:
-    """The `diff --git` sections of the patch part `git mailinfo` split off, each with the
-    line it starts on. What comes before the first must be format-patch's own `---` and
-    diffstat: a commit message line git reads as the start of a diff, or a plain diff
-    section, is refused with its line named."""
+    """The `diff --git` sections (with their start lines); before the first only format-patch's
+    `---` and diffstat may stand."""
     lines = re.findall(rb"[^\n]*\n|[^\n]+$", body)  # by LF only: a CR inside a line is content
     first = next((i for i, ln in enumerate(lines) if ln.startswith(b"diff --git ")), len(lines))
     separators = [i for i, ln in enumerate(lines[:first]) if ln.rstrip(b"\r\n") == b"---"]
@@ -312,9 +308,8 @@ def _header_names(rest: bytes) -> tuple[bytes, ...]:
 
 
 def _check_names(section: bytes, line: int, path: str, moved: bool, name: str) -> None:
-    """Refuse (exit 5) a section whose `diff --git`, `---` and `+++` names are not all `path`:
-    git would take the `+++` name and move the file, unseen by the rules (`moved`: a rename
-    or copy, whose own rules apply)."""
+    """Refuse a section whose `diff --git`, `---` and `+++` names are not all `path` (git would
+    move the file unseen); `moved`: a rename or copy."""
     if moved:
         return
     lines = section.split(b"\n")

@@ -1,7 +1,5 @@
-"""What a patch may carry, checked once when it is read, before any write: it is pushed upstream
-and its paths are written into a tree, so the rules run on what git reads in it (paths,
-modes, binaries, sign-off). Which paths an entry may touch is the manifest's (`allowed`);
-a file other tools obey only when the entry's `paths` names it itself (`named_only`)."""
+"""What a patch may carry, checked once when it is read, on what git reads in it (paths, modes,
+binaries, sign-off): it is pushed upstream and written into a tree."""
 
 from __future__ import annotations
 
@@ -94,9 +92,8 @@ _STRUCTURE = (b"diff --git ", b"index ", b"@@ ")  # no hunk line starts so: it s
 
 
 def check_bytes(data: bytes, name: str) -> None:
-    """A file converted to CRLF (any line format-patch writes itself ends in CR: the mail
-    header, a `diff --git`, `index` or `@@` line) is an editor's doing, not format-patch's:
-    refused. CR inside a hunk (a CRLF file's lines) is content and kept."""
+    """A line format-patch writes itself ending in CR is an editor's doing: refused. CR inside
+    a hunk is content and kept."""
     lines = data.split(b"\n")
     blank = next((i for i, line in enumerate(lines) if not line.strip()), len(lines))
     header = lines[:blank]
@@ -130,10 +127,8 @@ def _utf8(line: str) -> bool:
 
 
 def check_text(name: str, hunks: Iterable[Hunk]) -> None:
-    """A text hunk holds text: no NUL (git reads a file holding one as binary, and
-    format-patch writes it as a binary diff), and no bytes that are not UTF-8 added to a file
-    whose lines the patch shows are UTF-8 (an 0xFF reaching a module makes it unreadable
-    to Python). A file already in another encoding (Latin-1) keeps it."""
+    """A text hunk holds text: no NUL, and no non-UTF-8 bytes added to a file whose lines are
+    UTF-8 (a file already in another encoding keeps it)."""
     hunks = list(hunks)
     legacy = {h.path for h in hunks for ln in h.lines if ln[:1] != "+" and not _utf8(ln)}
     for hunk in hunks:
@@ -160,9 +155,8 @@ def utf8(data: bytes, name: str, what: str) -> str:
 
 
 def check_identity(author_name: str, email: str, name: str) -> None:
-    """The author as `git mailinfo` (so `git am`) reads the From: header: a name and an email.
-    git replaces a name it cannot use (over 60 bytes, or holding `@<>`) by the email: that
-    author would not be the patch's, so it is refused."""
+    """The author as `git mailinfo` reads the From: header; a name git would replace by the
+    email (over 60 bytes, or holding `@<>`) is refused."""
     if not email:
         raise BadInputError(
             f"{name}: no `From:` author line git can read; re-export it with git format-patch"
@@ -178,10 +172,8 @@ _SIGNOFF_VALUE = re.compile(r"^(.*) <(.*)>\s*$")
 
 
 def signed_off_by(signoff: str, names: Iterable[str], emails: Iterable[str]) -> bool:
-    """Whether one `Signed-off-by:` value certifies for a commit whose author and committer
-    have `names` and `emails`: the DCO App's rule (dcoapp/app lib/dco.js), its name one of the
-    names AND its email one of the emails, case-insensitively. An email alone is not enough:
-    `Jane Doe` under `Jane Q. Doe` fails upstream's check."""
+    """Whether one `Signed-off-by:` value certifies for `names` and `emails`: the DCO App's rule,
+    name AND email each one of them, case-insensitively."""
     match = _SIGNOFF_VALUE.match(signoff.strip())
     if match is None:
         return False
@@ -194,9 +186,8 @@ def check(
     name: str, author: str, email: str, signoffs: Iterable[str], changes: Iterable[Change],
     *, author_name: str | None = None,
 ) -> None:  # fmt: skip
-    """What a read patch may carry: a sign-off by its author (name and email, as upstream's
-    DCO App wants), and on git's own list of files, only edits, creations and deletions of
-    regular text files at safe paths, no workflow files."""
+    """What a read patch may carry: its author's sign-off, and only edits, creations and
+    deletions of regular text files at safe paths, no workflow files."""
     who = author_name if author_name is not None else author.rsplit(" <", 1)[0]
     values = list(signoffs)
     if not any(signed_off_by(value, [who], [email]) for value in values):
@@ -218,9 +209,8 @@ def check(
 
 
 def refuse_mode_flips(name: str, changes: Iterable[Change]) -> None:
-    """A path deleted and created again (in one patch or across an entry's patches, in order)
-    must come back with the mode it had: a delete plus a create is how a mode change
-    (100644 -> 100755, the executable bit) can be written without a `mode change` line."""
+    """A path deleted and created again (across an entry's patches, in order) comes back with
+    its mode: else a delete plus a create hides a mode change."""
     deleted: dict[str, str] = {}
     for change in changes:
         if change.kind == "delete":
@@ -238,9 +228,8 @@ def refuse_mode_flips(name: str, changes: Iterable[Change]) -> None:
 def refuse_mode_against_tree(
     name: str, changes: Iterable[Change], modes: Mapping[str, str]
 ) -> None:
-    """A created path the tree already holds (a delete plus a create) must come back with the
-    tree's own mode: the patch's stated old mode is not what git applies against (git only
-    warns that the type differs), so a delete stated as 100755 hides a 100644 -> 100755."""
+    """A created path the tree holds comes back with the tree's own mode (git applies against
+    the tree, not the patch's stated old mode)."""
     for change in changes:
         had = modes.get(change.path)
         if change.kind == "create" and had is not None and had != change.new_mode:

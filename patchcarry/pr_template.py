@@ -1,7 +1,5 @@
-"""Upstream's pull request template, as GitHub fills a new PR's body from it: read from the
-upstream's default branch (where GitHub reads it) in the check's cache, never copied into this
-repository, and filled in: the tool's description under its "What does this PR do?" heading,
-and a box ticked only where the PR makes it true."""
+"""Upstream's pull request template, read from upstream's default branch in the check's cache
+and filled in as GitHub fills a new PR's body from it."""
 
 from __future__ import annotations
 
@@ -67,10 +65,8 @@ _LINKED_RE = re.compile(
 
 
 def fill(template: str, what: str, *, ticks: Collection[str] = (), linked: str = "") -> str:
-    """`template` with `what` under its "What does this PR do?" heading (after the
-    placeholder comment there; on top when it has no such heading), each unticked box
-    whose text holds one of `ticks` (case-insensitive) ticked, and an empty "Linked issue:"
-    line (its placeholder comment replaced) given `linked`. Nothing else changes."""
+    """`template` with `what` under "What does this PR do?" (on top without it), boxes whose
+    text holds one of `ticks` ticked, "Linked issue:" given `linked`; nothing else changes."""
     if linked:
         template = _LINKED_RE.sub(lambda m: f"{m.group('label')} {linked}", template, count=1)
 

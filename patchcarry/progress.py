@@ -1,6 +1,5 @@
-"""Phase lines on stderr for the steps that can take more than a few seconds (fetching from
-upstream): shown on a terminal, as git shows its own progress there, and never with --json
-(the command line sets `quiet`), so that captured output stays what it was."""
+"""Phase lines on stderr for slow steps, shown on a terminal as git shows its progress, never
+with --json (the command line sets `quiet`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""How long GitHub asks to wait: a `Retry-After` header read as HTTP says (RFC 9110 10.2.3),
-delay-seconds or an HTTP-date, so a server or proxy that sends a date, a negative number or
-garbage gets a wait (or the caller's own default), never a crash."""
+"""How long GitHub asks to wait: `Retry-After` read as RFC 9110 says (seconds or an HTTP-date);
+garbage gets the caller's default, never a crash."""
 
 from __future__ import annotations
 

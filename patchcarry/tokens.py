@@ -1,7 +1,5 @@
-"""Which environment variable holds the token, as gh reads them: GH_TOKEN before GITHUB_TOKEN
-for github.com and GHE.com (`<tenant>.ghe.com`), GH_ENTERPRISE_TOKEN before
-GITHUB_ENTERPRISE_TOKEN for a GitHub Enterprise Server host. The loopback GitHub of the tests
-stands in for github.com. The only place a token is read; it is never echoed or stored."""
+"""Which variable holds the token, as gh reads them (GH_TOKEN, GITHUB_TOKEN; the ENTERPRISE ones
+for a GHE Server host); the only place a token is read."""
 
 from __future__ import annotations
 

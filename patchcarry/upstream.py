@@ -1,13 +1,5 @@
-"""Gets just enough of upstream for `check`: named commits, shallow, without blobs.
-
-Into a scratch bare repo (a cache) it fetches only the pinned base commits and the base
-branches' tips (`--depth 1`) and each superseded PR's `refs/pull/N/head` (`pull_depth`: at
-least 2, so a merge head's parents are there; one more than the entry's patches, so a PR of
-several commits reaches where it left its base branch), all with `--filter=blob:none`. File
-contents are read with `git show REV:PATH`, which fetches just that blob. Never a full clone.
-What a later shallow fetch cuts where the parents are here stays readable
-(`git.keep_known_history`).
-"""
+"""Gets just enough of upstream for `check`: named commits, shallow, `--filter=blob:none`, into a
+scratch bare repo; file contents come lazily with `git show REV:PATH`. Never a full clone."""
 
 from __future__ import annotations
 
@@ -131,9 +123,7 @@ def _have(repo: Path) -> dict[str, str]:
 
 
 def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: str) -> None:
-    """Fetch each wanted commit not yet here with `depth` commits of history. One here is
-    fetched again when git says its history is shorter than that: one of its newest
-    `depth - 1` commits is at the shallow boundary (its parents are not here)."""
+    """Fetch each wanted commit not here, or here with less than `depth` commits of history."""
     have, repo = _have(fetched.repo), fetched.repo
     cut = git.shallow_commits(cwd=repo) if depth > 1 else set()
     refspecs = [
@@ -164,10 +154,8 @@ def fetch(
     work_dir: Path | None = None,
     pull_depth: int = 2,
 ) -> FetchedUpstream:
-    """Fetch the named commits from `upstream` into a scratch repo, each PR head with
-    `pull_depth` commits of history (2: its parents; a PR of N commits needs N + 1 to reach
-    where it left its base branch); UpstreamError (exit 4) when upstream is unreachable or a
-    branch, PR head or commit is missing there."""
+    """Fetch the named commits from `upstream`, each PR head with `pull_depth` commits of history;
+    UpstreamError (exit 4) when upstream or one of them is missing."""
     url = remote_url(upstream)
     with claimed(url, work_dir) as chosen:
         return _fetch_locked(upstream, url, chosen, base_commits, branches, pulls, pull_depth)
@@ -175,10 +163,8 @@ def fetch(
 
 @contextlib.contextmanager
 def claimed(url: str, work_dir: Path | None) -> Iterator[Path]:
-    """The cache directory for `url`, claimed and locked for the block. One this call made
-    is removed again when the network read in the block fails: a run that reached nothing
-    leaves no empty cache behind. It is removed with the lock held (a run waiting for it then
-    claims the directory anew: `cachedir.locked`)."""
+    """The cache folder for `url`, claimed and locked; one this call made is removed (lock held)
+    when the network read in the block fails."""
     chosen = work_dir or default_work_dir(url)
     made = not chosen.exists()
     chosen = claim_work_dir(url, work_dir)
@@ -307,9 +293,8 @@ def fetch_history(
     work_dir: Path | None = None,
     depths: tuple[int, ...] = HISTORY_DEPTHS,
 ) -> PullHistory:
-    """Fetch `refs/pull/<pull>/head` and `branch` from `upstream` (commits only), deepening
-    until the PR's own commits are known; UpstreamError (exit 4) when upstream is unreachable,
-    the PR's head or the branch is gone, or `depths[-1]` commits are not enough."""
+    """Fetch `refs/pull/<pull>/head` and `branch` (commits only), deepening until the PR's own
+    commits are known; UpstreamError when it cannot."""
     url = remote_url(upstream)
     default = default_work_dir(url)
     chosen = work_dir or default.with_name(default.name + "-history")

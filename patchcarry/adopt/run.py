@@ -1,14 +1,6 @@
-"""adopt, in order: read the PR (refuse a merged one), pick and check the entry name, fetch the
-PR's head with just enough history, cut its own commits into format-patch files, prove they
-apply on their base, validate the manifest as it would be with the new entry (every rule
-`manifest.load` has, its messages naming the real manifest), then write the patches and the
-entry and run `check` on it. A dry run does all of that but the write (it checks the staged
-entry) and exits as the real run would. Every refusal comes before the first write; a failed
-write removes what it wrote, so a re-run starts clean.
-
-The entry's `paths` are the PR's own (`adopt.paths.derive`) unless `--paths` says; its fix
-commits stay one series, in order (`fix = [...]`); only a trailing run of commits that touch
-tests alone is proposed as `tests`."""
+"""adopt: read the PR, cut its commits into patches, prove they apply, validate the manifest as
+it would be, then write and check. Every refusal comes before the first write; a failed write
+removes what it wrote, so a re-run starts clean."""
 
 from __future__ import annotations
 
@@ -57,9 +49,8 @@ class Options:
 
 
 def existing(path: Path) -> tuple[dict[str, Any], list[manifest.Entry]]:
-    """The manifest's [defaults] and its entries (validated); a missing or entry-less
-    manifest has none. A new manifest's own folder (`patches/`) may be missing, not the one
-    above it: adopt makes the first, a typo in the second is refused."""
+    """The manifest's [defaults] and entries; none for a missing manifest. A new manifest's own
+    folder may be missing, not the one above it (a typo there is refused)."""
     if not path.exists():
         if not path.parent.is_dir() and not path.parent.parent.is_dir():
             raise BadInputError(f"{path}: no such directory for the manifest")
@@ -89,10 +80,8 @@ def _fork(opts: Options, defaults: dict[str, Any], upstream: str, author: str) -
 
 
 def split_tests(patches: list[Patch]) -> int:
-    """How many of `patches` (in order) are fixes: all but the trailing run of commits that
-    touch tests alone, and never fewer than one. Proposing a test-only commit in the middle
-    as `tests` would reorder the series; proposing a fix as `tests` would let
-    `include_tests = false` drop part of the fix."""
+    """How many of `patches` are fixes: all but the trailing run of test-only commits, at least
+    one (any other split would reorder the series or let `include_tests` drop a fix)."""
     count = len(patches)
     while count > 1 and paths_mod.tests_only(patches[count - 1].files):
         count -= 1
@@ -274,9 +263,8 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
 
 
 def _preflight_text(target: pull_mod.Target, fields: dict[str, Any]) -> None:
-    """What GitHub answered (a title, a branch) must be text a file can hold: JSON can carry
-    a lone surrogate (`\\ud800`), which no UTF-8 file, TOML included, can. Refused before the
-    first write, so a dry run says what the real run would."""
+    """What GitHub answered must be text a file can hold (JSON can carry a lone surrogate);
+    refused before the first write, so a dry run says what the real run would."""
     for key, value in fields.items():
         for text in value if isinstance(value, list) else [value]:
             if isinstance(text, str) and not _encodable(text):

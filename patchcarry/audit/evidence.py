@@ -139,9 +139,7 @@ def held_sites(config: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def render_markdown(doc: dict[str, Any]) -> str:
-    """The README table: configuration x site (any holder, state kept by design left out),
-    bytes per variant (last iteration). A configuration where nothing is held says so; one that
-    cannot be built says why."""
+    """The README table: configuration x site, bytes per variant (last iteration)."""
     audited = [v for v in doc["variants"] if v["status"] == "audited"]
     names = [v["name"] for v in audited]
     rows = [

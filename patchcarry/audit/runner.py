@@ -40,10 +40,8 @@ class Request:
 
     @property
     def one_process(self) -> bool:
-        """On CUDA every configuration of a variant runs in one child (one import, one
-        `torch.compile` of the hyper-connection kernels per variant, not per configuration);
-        the child's own per-configuration alarm stops one that hangs. On CPU a configuration
-        that recurses until the memory is gone must not take the others with it: one each."""
+        """On CUDA a variant's configurations share one child (one compile); on CPU each gets
+        its own, so one that exhausts memory does not take the others with it."""
         return self.device == "cuda"
 
     def child_request(self, configs: list[dict[str, Any]]) -> dict[str, Any]:

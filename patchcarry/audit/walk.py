@@ -1,8 +1,5 @@
 """Reachability: the shortest readable path from a root to every tensor it keeps alive, by a
-breadth-first walk over what Python and autograd expose (attributes, containers, closures,
-hooks, autograd nodes and their saved tensors). What Python cannot see (C++-held node hooks,
-globals) is not followed, so a tensor reached only there is reported unattributed, never
-guessed; past `max_objects` it raises `WalkLimit` rather than return an incomplete census."""
+breadth-first walk over what Python and autograd expose; what they hide is never guessed."""
 
 from __future__ import annotations
 
@@ -217,10 +214,8 @@ def _enterable(obj: Any, is_root: bool) -> bool:
 
 
 def reach(roots: list[tuple[str, Any]], *, max_objects: int = MAX_OBJECTS) -> list[Found]:
-    """Every tensor reachable from `roots` (walked in order: an earlier root wins), each once.
-
-    Raises `WalkLimit` when more than `max_objects` objects are reachable.
-    """
+    """Every tensor reachable from `roots` (an earlier root wins), each once; `WalkLimit` past
+    `max_objects`."""
     parents: dict[int, tuple[int, Hop]] = {}  # id(child) -> (id(parent), hop); roots absent
     seen: set[int] = set()
     keepalive: list[Any] = []
@@ -273,9 +268,8 @@ def _class_roots(mod_name: str, cls: type) -> Iterator[tuple[str, Any]]:
 
 
 def module_roots(prefix: str) -> list[tuple[str, Any]]:
-    """What the imported modules under `prefix` (e.g. "megatron") hold: each global (`mod:name`;
-    a function too: its closure, defaults and attributes) and each class attribute of a class
-    the module defines (`mod:Class.attr`)."""
+    """What the modules under `prefix` hold: each global (`mod:name`) and each class attribute
+    of a class they define (`mod:Class.attr`)."""
     import sys
 
     roots: list[tuple[str, Any]] = []

@@ -40,11 +40,7 @@ def add_manifest(
     """`--manifest`: one option of one meaning for every command (`manifest.find` decides
     the default; `adopt`, which adds to it, starts one where none is found)."""
     parser.add_argument(
-        "--manifest",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help=f"default: {default}",
+        "--manifest", type=Path, default=None, metavar="PATH", help=f"default: {default}"
     )
 
 

@@ -88,9 +88,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="GPU: the PR's configuration (2 layers, seq 8192, bf16, ...)",
     )
     parser.add_argument(
-        "--snapshot",
-        action="store_true",
-        help="GPU: also dump CUDA memory-history snapshots",
+        "--snapshot", action="store_true", help="GPU: also dump CUDA memory-history snapshots"
     )
     parser.add_argument(
         "--torch-compile",

@@ -25,11 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="read all, print each write, write nothing (default without a token)",
     )
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="one JSON object per entry per line",
-    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per entry per line")
     parser.add_argument(
         "--force",
         action="store_true",

@@ -94,9 +94,8 @@ _LOOPBACK = "localhost,127.0.0.1,::1,127.0.0.0/8"
 
 
 def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The current environment without stray GIT_* variables or a token (`proc.environment`),
-    isolated from user and system configuration and hooks (`ISOLATED`), never prompting,
-    C locale."""
+    """This environment without stray GIT_* variables or a token, isolated from user and system
+    configuration and hooks, never prompting, C locale."""
     require_isolating_git()
     env = {
         k: v
@@ -117,11 +116,8 @@ def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def plain_tree_env(tree: Path) -> dict[str, str]:
-    """Env that stops git from finding a repository above `tree` (a plain source tree).
-
-    Without it, `git apply` inside e.g. site-packages of a venv that lives in a git checkout
-    treats paths as relative to that checkout and silently skips every file.
-    """
+    """Env that stops git from finding a repository above `tree`: else `git apply` in a venv
+    inside a checkout takes paths relative to that checkout and skips every file."""
     return {"GIT_CEILING_DIRECTORIES": str(Path(tree).resolve().parent)}
 
 
@@ -146,10 +142,8 @@ _NOT_HTTP = re.compile(r"^(?!https?://|file://)([a-z][a-z0-9+.-]*://|[a-z]+::|[^
 
 
 def credential_args(url: str | None = None, api: str | None = None) -> tuple[str, ...]:
-    """`-c` options that give GITHUB_TOKEN to git for the API host's git host only (`api`
-    defaults to GH_HOST's), plus the network timeouts every remote call gets. A `url` git
-    reaches through a program of the user's (ssh, git://, `user@host:path`) gets no helper, so
-    that run gets no token at all (`_secrets`): the ssh command never sees one."""
+    """`-c` options giving the token to git for the API host's git host only, plus network
+    timeouts; a `url` reached through a program of the user's (ssh) gets no token at all."""
     if url is not None and _NOT_HTTP.match(url):
         return NETWORK_ARGS
     scope = hosts.git_host(hosts.api_host(api))

@@ -1,6 +1,5 @@
-"""Trees built in a scratch index of the blob-less cache (no work tree, no checkout), so
-only the blobs the patches touch are ever fetched (lazily, from a promisor remote).
-credential_args() ride along: a lazy fetch from the fork may need them."""
+"""Trees built in a scratch index of the blob-less cache, so only the blobs the patches touch
+are fetched (lazily: credential_args ride along)."""
 
 from __future__ import annotations
 
@@ -34,9 +33,7 @@ def apply_to_index(patch: Path, *, index: Path, cwd: Path, reverse: bool, check:
 
 
 def merge_file(ours: bytes, base: bytes, theirs: bytes, *, cwd: Path) -> tuple[bool, bytes]:
-    """`git merge-file -p`: the 3-way merge of one file's three contents (bytes, so CRLF and
-    any encoding survive); (clean, merged). Conflict markers are in it when not clean; the
-    caller then refuses."""
+    """`git merge-file -p` of one file's three contents (bytes): (clean, merged)."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-merge-") as tmp:
         paths = []
         for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):

@@ -1,6 +1,5 @@
-"""Patches as git reads and writes them: am, format-patch, apply, and what git itself
-reads in a patch file (mailsplit, mailinfo, numstat, trailers; each of those runs in an
-empty temp dir that git may not leave: no repository is involved)."""
+"""Patches as git reads and writes them: am, format-patch, apply, mailsplit, mailinfo, numstat
+and trailers (those in an empty temp folder: no repository involved)."""
 
 from __future__ import annotations
 
@@ -17,12 +16,8 @@ from patchcarry.git.sha import Sha
 
 
 def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: str) -> Sha:
-    """`git am` the patches on HEAD, keeping authorship and message (sign-off included).
-    `--keep-cr`: a line of a CRLF file keeps its CR (as `patchfile` reads the patch).
-
-    The committer is given and its date is the author date, so the same patches on the same
-    base give the same commit hash on every run (a re-run sees "already pushed").
-    """
+    """`git am --keep-cr` the patches on HEAD, keeping authorship and message; the committer
+    and date are pinned so the same patches on the same base give the same hash every run."""
     env = {"GIT_COMMITTER_NAME": committer_name, "GIT_COMMITTER_EMAIL": committer_email}
     code, out, err = git(
         "am",
@@ -144,9 +139,7 @@ def mailinfo(mail: bytes) -> tuple[dict[str, str], bytes, bytes]:
 
 
 def apply_numstat(patch: bytes) -> tuple[int, bytes, str]:
-    """`git apply --numstat --summary -z` of `patch`: every file git would apply, with its line
-    counts (`-` for binary), then the creations, deletions, mode changes, renames and copies.
-    (code, git's output, git's stderr). Reads no tree."""
+    """`git apply --numstat --summary -z` of `patch`: (code, output, stderr). Reads no tree."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-numstat-") as tmp:
         return git_bytes(
             "apply",

@@ -45,11 +45,8 @@ PACKS_OUTSIDE_INDEX = 16
 
 def index_packs(repo: Path) -> bool:
     """Write a multi-pack index over the cache `repo`'s packs once more than
-    `PACKS_OUTSIDE_INDEX` are outside it; True when written. Every lazy blob fetch leaves a
-    pack, and each git then opens every pack's own index to find an object: hundreds of
-    entries read that way made each git call slower as entries went by, so a check slowed with
-    the square of its entries. The index is one lookup for all; no pack is rewritten (the
-    tool's caches are tidied by the tool alone: `env.CACHE_CONFIG`)."""
+    `PACKS_OUTSIDE_INDEX` are outside it (each lazy fetch leaves a pack, and each git call
+    opens every pack's index); True when written."""
     packs = repo / "objects" / "pack"
     count = len(list(packs.glob("*.pack")))
     indexed = _indexed.get(repo)

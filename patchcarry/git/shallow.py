@@ -1,15 +1,6 @@
-"""The shallow boundary of the tool's caches: drawn by the commits they hold, never by the
-order they were fetched in.
-
-A `--depth` (or `--shallow-since`) fetch makes git record every commit at the server's cut
-in `.git/shallow`, even one whose parents the repository already holds: fetching a commit at
-depth 1 that an earlier fetch brought in with its parents hides those parents from every
-later read (`git rev-list --parents` shows none, `merge-base` finds nothing). What the tool
-reads about history would then depend on which fetch ran last. After each shallow fetch,
-`keep_known_history` takes back every boundary whose parents are all here: the boundary is
-then exactly the commits whose parents were never fetched, and git's own reads (`rev-list`,
-`merge-base --is-ancestor`, `git rev-parse --is-shallow-repository`) answer from that.
-"""
+"""The shallow boundary of the tool's caches, drawn by the commits they hold: a `--depth` fetch
+marks commits shallow even when their parents are here, hiding history an earlier fetch
+brought; `keep_known_history` takes those marks back after each shallow fetch."""
 
 from __future__ import annotations
 
@@ -81,10 +72,8 @@ def _present(commits: set[str], *, cwd: Path) -> set[str]:
 
 
 def keep_known_history(*, cwd: Path) -> set[str]:
-    """Take out of the shallow file every commit whose parents are all in this repository
-    (history an earlier fetch brought, which a later shallow fetch cut); the commits taken
-    out. Written as git writes it (`shallow.lock`, then renamed); left alone while another
-    git holds that lock."""
+    """Take out of the shallow file every commit whose parents are all here; the commits taken
+    out. Written as git writes it (`shallow.lock`); left alone while another git holds it."""
     path = shallow_file(cwd=cwd)
     if not path.is_file():
         return set()

@@ -1,7 +1,5 @@
-"""The one prepared check for a GPU machine (the self-hosted runner, or a lent device): the
-GPU tests, upstream's unit tests on both trees, the audit and the seed configuration side by
-side, then the training-loop runs alone (their step times are compared). Every step runs even
-if one fails (status 1 then); `dry_run` checks the composition itself on CPU."""
+"""The one prepared check for a GPU machine: GPU tests, upstream's unit tests, the audit and the
+seed configuration, then the training-loop runs alone; every step runs even if one fails."""
 
 from __future__ import annotations
 

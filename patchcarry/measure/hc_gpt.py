@@ -1,7 +1,5 @@
-"""A tiny real `GPTModel` with hyper connections from an upstream tree, built inside the child.
-On CPU only the CUDA-only parts are stood in (`runtime.standins`); in half precision it is
-wrapped in `Float16Module` as upstream's training does, else the fp32 hyper-connection module
-hands fp32 activations to half-precision layers and the first forward fails."""
+"""A tiny real `GPTModel` with hyper connections from an upstream tree; in half precision it is
+wrapped in `Float16Module` as upstream's training does (else the first forward fails)."""
 
 from __future__ import annotations
 
@@ -119,10 +117,8 @@ def wrap_half_precision(config: Any, module: torch.nn.Module) -> torch.nn.Module
 def make_step(
     model: torch.nn.Module, shape: Shape, *, device: str, vocab: int = 1024, seed: int = 1234
 ) -> Callable[[], None]:
-    """One forward (with labels) and backward; no optimizer, the caller clears param grads.
-
-    The causal mask is passed explicitly: upstream's default mask is built on "cuda".
-    """
+    """One forward (with labels) and backward, with an explicit causal mask (upstream's default
+    is built on "cuda"); the caller clears param grads."""
     gen = torch.Generator().manual_seed(seed)
     tokens = torch.randint(0, vocab, (shape.mbs, shape.seq), generator=gen).to(device)
     labels = torch.randint(0, vocab, (shape.mbs, shape.seq), generator=gen).to(device)

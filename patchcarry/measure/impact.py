@@ -1,6 +1,5 @@
 """The PR body's "Measured impact" of one entry's fix, from evidence files (the body never
-types a figure): `--evidence`, else the evidence committed beside the manifest, GPU first.
-Each figure is this fix alone at the configuration it names, with its source and command."""
+types a figure): `--evidence`, else the evidence committed beside the manifest, GPU first."""
 
 from __future__ import annotations
 
@@ -33,9 +32,8 @@ FREES = {
 
 @dataclasses.dataclass(frozen=True)
 class Home:
-    """The repository and revision that hold an evidence file (and the harness that made it):
-    what a reader clones to run the command. `web` is its address on a web host, from a git
-    remote or pyproject.toml's `[project.urls]`; None when neither names one."""
+    """The repository and revision holding an evidence file: what a reader clones to run the
+    command (`web`: its address on a web host, or None)."""
 
     rel: str  # the file, relative to the repository's top
     sha: str | None  # the newest commit of it (None: not committed, or changed since)
@@ -95,9 +93,8 @@ class Source:
 
 @dataclasses.dataclass(frozen=True)
 class Impact:
-    """One entry's measured impact: the figures, where they come from, how it sits with the
-    other fixes of the same measurement (`pair`), and the original author's own figures,
-    quoted with their source (`quote`)."""
+    """One entry's measured impact: figures, sources, the pairing with the other fix, and the
+    original author's own figures (`quote`)."""
 
     figures: str  # what was measured, with its configuration (numbers)
     sources: tuple[Source, ...]
@@ -201,9 +198,8 @@ def cpu_paragraphs(doc: dict[str, Any], variant: str) -> str:
 def pair_paragraph(
     doc: dict[str, Any], variant: str, siblings: Mapping[str, str], *, tested: bool = False
 ) -> str:
-    """What `variant` frees alone, what the other fix of the same measurement frees alone,
-    and both together, from the measured rows (never a sum: one tensor may be freed by
-    either fix). Empty unless the measurement holds this fix, exactly one other and both."""
+    """What `variant` frees alone, the other fix alone, and both, from the measured rows (never
+    a sum); empty unless the measurement holds exactly those."""
     run = doc["runs"][-1]
     others = [
         v["name"] for v in run["variants"]
@@ -250,9 +246,8 @@ def pair_paragraph(
 
 
 def web_home(root: Path) -> tuple[str | None, str]:
-    """(web address, owner/name) of the repository at `root`: the first git remote whose URL
-    is a web host's (origin first), else pyproject.toml's `[project.urls]` (Repository,
-    Source, Homepage); (None, the folder's name) when neither names one."""
+    """(web address, owner/name) of the repository at `root`, from a git remote or pyproject's
+    `[project.urls]`; (None, the folder's name) when neither names one."""
     names = git.remote_names(cwd=root)
     for name in sorted(names, key=lambda n: n != "origin"):
         web = web_url(git.remote_url_of(name, cwd=root) or "")
@@ -371,9 +366,8 @@ def gpu_files(folder: Path) -> list[Path]:
 
 
 def quoted(folder: Path, entry: str | None) -> str:
-    """The original author's own measured figures for `entry`, quoted with their source,
-    from `quoted.toml` beside the evidence (a table per entry: pr, where, text, source);
-    empty when it holds none. Never re-derived, never carried to another entry."""
+    """The original author's own figures for `entry`, quoted from `quoted.toml` beside the
+    evidence; never re-derived, never carried to another entry."""
     path = folder / QUOTED
     if entry is None or not path.is_file():
         return ""
@@ -447,9 +441,8 @@ def measured_impact(
     siblings: Mapping[str, str] | None = None,
     tested: bool = False,
 ) -> Impact | None:
-    """`variant`'s impact: `explicit`, else committed GPU evidence then CPU, else None.
-    `entry`: whose quoted figures to add; `siblings`: how the other fixes' variants are
-    named (variant -> "#6338"); `tested`: the PR carries a test of its own."""
+    """`variant`'s impact: `explicit`, else committed GPU evidence then CPU, else None
+    (`siblings`: variant -> "#6338"; `tested`: the PR carries a test)."""
     if explicit is not None:
         check_file(explicit)
         found = render_file(explicit, variant, siblings, tested=tested)

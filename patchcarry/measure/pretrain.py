@@ -1,6 +1,5 @@
 """`measure --harness pretrain`: upstream's own training loop, one process per variant tree,
-`repeats` times (the floor is exact, the peak and pool are not). It refuses without CUDA
-before any tree is copied."""
+`repeats` times; refused without CUDA before any tree is copied."""
 
 from __future__ import annotations
 
@@ -46,9 +45,8 @@ def require_cuda() -> None:
 
 
 def prebuilt_helpers(tree: Path, installed: Path | None) -> Path | None:
-    """Copy the installed megatron-core's built dataset helpers (`helpers_cpp*.so`, the same
-    `helpers.cpp`) into `tree` when it has none for this Python, so upstream's start-up `make`
-    finds it up to date instead of compiling (which needs a compiler and python3-config)."""
+    """Copy the installed megatron-core's built dataset helpers into `tree` when it has none
+    for this Python, so upstream's start-up `make` needs no compiler."""
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     target = tree / HELPERS / f"helpers_cpp{suffix}"
     if target.exists() or installed is None:

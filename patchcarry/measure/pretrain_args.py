@@ -1,6 +1,5 @@
-"""The command line of upstream's own `pretrain_gpt.py` for `measure --harness pretrain`: only
-the arguments are ours, chosen so the loop needs neither Transformer Engine nor apex; one
-process, no torchrun."""
+"""The command line of upstream's `pretrain_gpt.py` for `--harness pretrain`: needs neither
+Transformer Engine nor apex; one process, no torchrun."""
 
 from __future__ import annotations
 

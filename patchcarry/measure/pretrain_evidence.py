@@ -1,6 +1,5 @@
-"""Evidence of `measure --harness pretrain`: built from the runs, validated against
-`pretrain.schema.json` and rendered as a table. The floor is exact; peak, pool and step time
-vary between repeats, so their spread is shown."""
+"""Evidence of `measure --harness pretrain`: built, validated against `pretrain.schema.json`
+and rendered; peak, pool and step time vary between repeats, so their spread is shown."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""`--model synthetic`: checkpointed blocks that keep their output on the module (as the
-hyper-connection layer keeps `mlp_norm_manager`), run on the installed megatron-core, so the
-retention the fix is about is exercised without an upstream tree."""
+"""`--model synthetic`: checkpointed blocks that keep their output on the module, as the
+hyper-connection layer does, on the installed megatron-core."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Upstream's unit tests, unpatched vs patched, sorted into regressions, carried tests that
-flip (or miss), other fixes, and failures equal in both trees (the machine's, not the
-patches'). Works on recorded outcomes, so it is tested on CPU."""
+flip (or miss), other fixes, and failures equal in both trees; pure, so tested on CPU."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Runs the synthetic-block probe against one Megatron tree in a child process
-(`patchcarry.proof.child`), so an unpatched and a patched tree are never imported side by
-side; the parent never imports torch or megatron."""
+"""Runs the synthetic-block probe against one Megatron tree in a child process, so two trees
+are never imported side by side."""
 
 from __future__ import annotations
 

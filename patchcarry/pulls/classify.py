@@ -1,10 +1,6 @@
-"""Classifies an upstream PR: open, merged, or closed and by whom. Pure functions over API data.
-
-GitHub closes every open PR whose head repository leaves the fork network (turned private,
-deleted, or detached) and attributes the close to the fork's owner. So a close by the PR's own
-author, with a head repository that is gone or no longer a fork of upstream, is a detachment
-close, not a withdrawal; several of that owner's PRs closing in the same second corroborate it.
-"""
+"""Classifies an upstream PR: open, merged, or closed and by whom. GitHub closes every open PR
+whose head repository leaves the fork network and attributes the close to the fork's owner,
+so such a close by the PR's author is a detachment, not a withdrawal."""
 
 from __future__ import annotations
 

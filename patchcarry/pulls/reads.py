@@ -1,9 +1,5 @@
-"""GitHub reads for one run, each object read at most once, and the one pull-state reader
-that `resubmit` and `scan` share (pull -> its head repository -> classification).
-
-Reads made right before a write to check it has not happened yet (a comment's marker, a PR
-after a lost answer) go to `GitHub` directly: they must see the state as it is then.
-"""
+"""GitHub reads for one run, each object read once, and the pull-state reader `resubmit` and
+`scan` share. Reads that check a write has not happened go to `GitHub` directly."""
 
 from __future__ import annotations
 
