@@ -20,9 +20,8 @@ HINTS: dict[int, tuple[str, str]] = {
 }
 
 
-# Whether --offline checks anything for the entries the running command reads (megatron-core's
-# source stands for NVIDIA/Megatron-LM's alone): a command sets it once it has its entries;
-# False keeps the `--offline` hint from a failure where it would check nothing.
+# Whether --offline checks anything for the running command's entries: False keeps the
+# `--offline` hint from a failure where it would check nothing.
 offline_checks: bool | None = None
 
 

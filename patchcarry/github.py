@@ -542,9 +542,8 @@ class GitHub:
 
     MAX_PAGES = 30  # 3000 items of one list: past that a PR's history is not what we expect
 
-    # Lists follow `Link: rel="next"` (GitHub's documented way; the URL it gives is used as
-    # is): ghapi's `paged`/`pages` ask for page numbers until an empty one (one more request
-    # per list) or all at once in parallel, which is neither what GitHub documents nor bounded.
+    # Lists follow `Link: rel="next"` as GitHub documents; ghapi's `paged` asks for page
+    # numbers until an empty one, or all at once, unbounded.
     def _pages(self, path: str, query: Json | None = None, *, max_pages: int = 0) -> list[Any]:
         """Every item of the list at `path`; more than `max_pages` pages is an error."""
         first = self.request("GET", path, query={**(query or {}), "per_page": 100})

@@ -312,9 +312,7 @@ def json_body(response: httpx2.Response, label: str) -> Any:
     )
 
 
-# httpx's default certificate-verifying contexts, by the `SSL_CERT_FILE`/`SSL_CERT_DIR` values
-# httpx read to make them: loading the CA bundle costs about 50 ms, and each host's client
-# would load it again. One per process for each pair of values.
+# httpx's verifying contexts by `SSL_CERT_FILE`/`SSL_CERT_DIR`: one per process (50 ms each).
 _verifying_contexts: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
 
 

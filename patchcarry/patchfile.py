@@ -20,10 +20,8 @@ _SUMMARY_RE = re.compile(
 )
 _INDEX_MODE_RE = re.compile(rb"^index [0-9a-f]+\.\.[0-9a-f]+ (\d{6})$", re.MULTILINE)
 _SIGNOFF = "signed-off-by"
-# Bounds no real patch meets, checked before git reads it: a fix carried upstream is kilobytes
-# (a generated file added whole may be a few MB), and a `diff --git` line names two paths of at
-# most PATH_MAX (4096) bytes each, C-quoted at worst four bytes a byte. git's own reading of that
-# line is quadratic in its spaces (200 KB took git 13 s), so it is bounded too.
+# Bounds no real patch meets, checked before git reads it (git's reading of a `diff --git` line
+# is quadratic in its spaces: 200 KB took 13 s).
 MAX_PATCH_BYTES = 8 * 1024 * 1024
 MAX_HEADER_BYTES = 2 * 4 * 4096 + 64
 

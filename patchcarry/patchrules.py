@@ -34,11 +34,8 @@ DEFAULT_PATHS = ("megatron/**", "tests/**")
 _SAFE_MODES = ("100644", "100755")
 # GitHub runs these with the repository's credentials; never pushed under the user's name.
 _WORKFLOWS = (".github/workflows/**",)
-# What else upstream's CI, forge or git runs or obeys: composite actions, the scripts workflows
-# call (the DCO gate's), dependabot; CODEOWNERS wherever GitHub reads it; git's attributes
-# (filters, diff drivers: in any folder) and submodules; GitLab's and other hosted CIs.
-# Refused as workflow files are. Matched ignoring case: a `.GitHub/` is `.github/` on a
-# case-insensitive checkout (macOS, Windows), and GitHub reads CODEOWNERS by any case.
+# What else upstream's CI, forge or git runs or obeys (composite actions, CODEOWNERS,
+# attributes, submodules, other CIs): refused as workflow files are, ignoring case.
 _CI_FILES = (
     ".github/**", "codeowners", "docs/codeowners",
     ".gitattributes", "**/.gitattributes", ".gitmodules", "**/.gitmodules",
@@ -47,11 +44,7 @@ _CI_FILES = (
 )  # fmt: skip
 
 # Files other tools upstream's maintainers run obey, which a repository may keep on purpose:
-# a dev container's commands run in a maintainer's codespace, git-lfs reads `.lfsconfig`, an
-# editor runs `.vscode` tasks, pre-commit runs its hooks, direnv its `.envrc`, other hosted
-# CIs and docs builders their configs, git its `.mailmap`. Carried only when the user's own
-# `paths` names the file itself (`named_only`); a glob, or what `adopt` derives from the PR's
-# own files, never does. Matched ignoring case, in any folder where the tool reads one there.
+# carried only when the entry's own `paths` names the file itself (`named_only`), never a glob.
 _OBEYED = (
     ".devcontainer/**", "**/.devcontainer/**", ".devcontainer.json", "**/.devcontainer.json",
     ".lfsconfig", ".vscode/**", "**/.vscode/**",

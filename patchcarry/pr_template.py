@@ -9,11 +9,8 @@ from pathlib import Path
 
 from patchcarry import git
 
-# GitHub's documented places for one PR template, in the order it looks: `.github/`, the
-# root, `docs/`; the name `pull_request_template` in any case, with `.md`, `.txt` or no
-# extension. A `PULL_REQUEST_TEMPLATE/` folder holds templates chosen with a `template=`
-# query, never filled in by default. With none of its own, a repository uses its owner's
-# `.github` repository's (GitHub's default community health files), in the same places.
+# GitHub's places for one PR template, in its order (`.github/`, the root, `docs/`), any case;
+# without one, the owner's `.github` repository's.
 FOLDERS = (".github", "", "docs")
 _NAME_RE = re.compile(r"pull_request_template(?:\.md|\.txt)?", re.IGNORECASE)
 REF = git.own_ref("template", "{branch}")

@@ -6,9 +6,8 @@ from __future__ import annotations
 import email.utils
 import re
 
-# RFC 9110 delay-seconds are ASCII digits (a leading minus is read as 0): float() would also
-# take "inf", "1e400" and "1_0". A wait longer than a day is capped at one: nothing a caller
-# would sit through, and a date that far never overflows a timestamp.
+# RFC 9110 delay-seconds are ASCII digits (float() would take "inf" and "1_0"); a wait is
+# capped at a day.
 _DELAY = re.compile(r"-?[0-9]+")
 MAX_WAIT_S = 86_400.0
 

@@ -253,11 +253,8 @@ def checkout_tree(
     return dest
 
 
-# -- adopt: a PR head and its base branch with just enough history to tell them apart.
-# Commits only (`--filter=tree:0`: trees and blobs come on demand, for the few commits a
-# patch is made from), from both tips with a depth that grows until the PR's own commits
-# are separated from the branch: a merge-base exists and no commit on the head but not on
-# the branch sits at the shallow boundary (its parents would be unknown). Bounded.
+# -- adopt: a PR head and its base branch, commits only, deepened until the PR's own commits
+# are separated from the branch. Bounded.
 HISTORY_DEPTHS = (64, 512, 4096, 32768)
 
 

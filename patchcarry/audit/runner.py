@@ -16,9 +16,8 @@ from patchcarry.measure.variants import VariantResult
 from patchcarry.runtime.child import child_result, free_loopback_port, probe_env
 
 RESULT_MARKER = "PATCHCARRY-AUDIT-RESULT "  # as in patchcarry.audit.child (torch-free here)
-# One configuration takes seconds on a CPU; past this it is stuck (c76ff61 with hyper
-# connections and selective `mlp` recompute recurses in CheckpointFunction.backward until the
-# memory is gone), and is reported as not finished rather than taking the other ones with it.
+# One configuration takes seconds on CPU; past this it is stuck (recursing until memory is gone)
+# and reported as not finished.
 CONFIG_TIMEOUT_S = 120.0
 
 

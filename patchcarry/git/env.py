@@ -24,10 +24,8 @@ _GIT_ENV_KEEP = {
 }
 
 
-# A stalled http transfer (under 1 KiB/s for 60 s) is aborted instead of hanging the run, as
-# the API client has its timeout. What a fetch gets is kept as one pack, never unpacked into
-# loose objects: the pack directory is where the runner sees it grow (`ObjectStoreGrowth`).
-# The check's cache also stores them for lazy blob fetches.
+# A stalled http transfer is aborted; a fetch keeps what it gets as one pack, where the runner
+# sees it grow (`ObjectStoreGrowth`).
 NETWORK_ARGS = (
     "-c",
     "http.lowSpeedLimit=1024",
@@ -40,11 +38,8 @@ NETWORK_ARGS = (
 # A path handed to git as a pathspec names that file alone (`[v2]`, `*`, `?` are no globs).
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
 
-# The tool's own caches are tidied by the tool alone: no git it runs there (a fetch, a lazy
-# blob fetch, a commit) starts `git gc --auto`, `git maintenance run --auto`, a repack or a
-# commit-graph write behind its back, detached, while the next command reads the repository
-# ("fatal: shallow file has changed since we read it"). Written into each cache's own config
-# (`repo.own_cache_config`), so the git processes git itself starts there hold to it too.
+# The tool's caches are tidied by the tool alone: no background gc, maintenance, repack or
+# commit-graph while the next command reads ("shallow file has changed since we read it").
 CACHE_CONFIG = {
     "gc.auto": "0",
     "gc.autoPackLimit": "0",
@@ -54,11 +49,8 @@ CACHE_CONFIG = {
 }
 
 
-# Every git this tool runs reads none of the user's or the system's configuration, runs no
-# hook and copies no template: `apply.whitespace=fix`, `core.hooksPath`, `init.templateDir`,
-# `url.*.insteadOf` or `core.sshCommand` set there would change what is pushed or run code
-# beside the push. What the tool needs it sets itself (identity, the credential helper).
-# `GIT_CONFIG_COUNT` is command-line config: it outranks a repository's own config too.
+# No git reads the user's or system's configuration, runs a hook or copies a template: those
+# could change what is pushed; `GIT_CONFIG_COUNT` outranks a repository's config too.
 ISOLATED = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,
@@ -121,12 +113,8 @@ def plain_tree_env(tree: Path) -> dict[str, str]:
     return {"GIT_CEILING_DIRECTORIES": str(Path(tree).resolve().parent)}
 
 
-# The token reaches git only through the environment. The helper below is a literal shell
-# snippet: git runs it with the action as $1 and it prints `password=$GITHUB_TOKEN` expanded in
-# ITS process, so the token value is never in argv, a URL, git config or a file.
-# `credential.helper=` first drops other helpers; ours is set only for the git host that belongs
-# to the API host (`credential.<url>.helper`), so a clone_url that points elsewhere, or plain
-# http to a non-loopback host, gets no token.
+# The token reaches git only through the environment: the helper is a shell snippet that
+# expands `$GITHUB_TOKEN` in its own process, set only for the API host's git host.
 _TOKEN_HELPER = (
     '!f() { test "$1" = get || return 0; echo username=x-access-token; '
     'echo "password=${GITHUB_TOKEN}"; }; f'

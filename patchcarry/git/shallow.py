@@ -10,9 +10,8 @@ from pathlib import Path
 
 from patchcarry.git.runner import git, git_bytes
 
-# `shallow_file`'s answers in this run, by repository: every fetch asks again (a dozen times in
-# one resubmit), and the place of a repository's git directory does not move while it runs.
-# Emptied when a run starts (`forget_run_memos`), never carried from one run to the next.
+# `shallow_file`'s answers in this run, by repository (asked a dozen times a resubmit);
+# emptied when a run starts (`forget_run_memos`).
 _shallow_files: dict[Path, Path] = {}
 
 

@@ -137,9 +137,8 @@ def add_sibling_evidence(classes: Iterable[Classification]) -> None:
                 item.evidence.append(note)
 
 
-# Fork networks. GitHub names two repositories on a fork: `parent` (forked from) and
-# `source` (the network's root). Any repository of upstream's network can open a PR to it,
-# so "attached" means: a fork whose `source` is upstream's root (upstream, when no fork).
+# A PR can come from any repository of upstream's network, so "attached" means a fork whose
+# `source` (the network's root) is upstream's root.
 
 
 class RepoReader(Protocol):
