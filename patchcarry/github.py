@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import email.utils
 import functools
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,7 +22,7 @@ from fastspec.oapi import SyncOpFunc  # type: ignore[import-untyped]
 from fasttransport.errors import APIError  # type: ignore[import-untyped]
 from ghapi.core import GhSyncTransport, pspec
 
-from patchcarry import http_transport, limits, progress, retry_after, tokens, trace
+from patchcarry import http_transport, limits, progress, tokens, trace
 from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.github_types import (
     BranchRef,
@@ -438,7 +440,7 @@ class GitHub:
             return None
         if "secondary rate limit" not in response.text.lower():
             return None
-        wait = retry_after.seconds(response.headers.get("Retry-After"), time.time())
+        wait = retry_after_seconds(response.headers.get("Retry-After"), time.time())
         if wait is None:
             wait = min(60.0 * 2**tries, 900.0)
         if wait <= self.max_rate_wait and tries < 3:
@@ -461,9 +463,9 @@ class GitHub:
         headers = response.headers
         if headers.get("X-RateLimit-Remaining") != "0" and "Retry-After" not in headers:
             return None
-        wait = retry_after.seconds(headers.get("Retry-After"), time.time())
+        wait = retry_after_seconds(headers.get("Retry-After"), time.time())
         if wait is None:
-            wait = retry_after.until_reset(headers.get("X-RateLimit-Reset"), time.time()) + 1
+            wait = until_reset(headers.get("X-RateLimit-Reset"), time.time()) + 1
         if wait <= self.max_rate_wait and tries < self.RATE_WAITS:
             return wait
         if tries >= self.RATE_WAITS:
@@ -777,3 +779,32 @@ def _route(full_name: str, **more: str | int) -> dict[str, str | int]:
     """An operation's route parameters: `owner` and `repo` from "OWNER/REPO", and `more`."""
     owner, _, repo = full_name.partition("/")
     return {"owner": owner, "repo": repo, **more}
+
+
+# RFC 9110 delay-seconds are ASCII digits (float() would take "inf" and "1_0"); a wait is
+# capped at a day.
+_DELAY = re.compile(r"-?[0-9]+")
+MAX_WAIT_S = 86_400.0
+
+
+def retry_after_seconds(value: str | None, now: float) -> float | None:
+    """The wait a `Retry-After` asks for (RFC 9110: seconds or an HTTP-date), never negative;
+    None when absent or neither (the caller's default), never a crash."""
+    if value is None:
+        return None
+    text = value.strip()
+    if _DELAY.fullmatch(text):
+        return min(MAX_WAIT_S, max(0.0, float(text)))
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110: an HTTP-date is GMT
+        return None
+    return min(MAX_WAIT_S, max(0.0, when.timestamp() - now))
+
+
+def until_reset(value: str | None, now: float) -> float:
+    """Seconds from `now` to an `X-RateLimit-Reset` epoch (capped); 0 when absent or no number."""
+    text = (value or "").strip()
+    return min(MAX_WAIT_S, max(0.0, float(text) - now)) if _DELAY.fullmatch(text) else 0.0

@@ -89,27 +89,9 @@ def check_writable(path: Path) -> None:
         )
 
 
-_REQUIRED = (
-    "name",
-    "title",
-    "upstream",
-    "base_branch",
-    "base_commit",
-    "fork",
-    "head_branch",
-    "fix",
-)
-_KNOWN = set(_REQUIRED) | {
-    "tests",
-    "include_tests",
-    "maintainer_can_modify",
-    "supersedes",
-    "pr",
-    "offline",
-    "measure",
-    "paths",
-    "landed",
-}
+_REQUIRED = tuple("name title upstream base_branch base_commit fork head_branch fix".split())
+_KNOWN = {*_REQUIRED, *"tests include_tests maintainer_can_modify supersedes pr".split()}
+_KNOWN |= {"offline", "measure", "paths", "landed"}
 # `landed = {commit, date, verdict, pr?, subject?, retired}`: written by `retire`; the entry is
 # kept as a record and no longer carried.
 _LANDED_KEYS = {"commit", "date", "verdict", "retired", "pr", "subject"}
@@ -309,10 +291,6 @@ def _patch_file(path: Path, where: str, label: str, name: str, staged: Staged) -
     return file
 
 
-def _branch(where: str, label: str, key: str, value: str) -> str:
-    return check_branch(value, f"{where}: {label}: {key}")
-
-
 def check_branch(value: str, what: str) -> str:
     """`value` when git takes it as a branch name; else BadInputError naming `what` (the
     manifest's entry and key, or where an API answer named it: `adopt`)."""
@@ -439,7 +417,7 @@ def _entry(
     if not _SHA_RE.match(text["base_commit"]):
         raise _bad(where, f"{label}: base_commit must be a full 40-hex sha")
     for key in ("base_branch", "head_branch"):
-        _branch(where, label, key, text[key])
+        check_branch(text[key], f"{where}: {label}: {key}")
     supersedes = _pr_numbers(where, label, "supersedes", merged.get("supersedes", []))
     pr = merged.get("pr")
     if pr is not None and not (type(pr) is int and pr > 0):
@@ -462,13 +440,8 @@ def _entry(
         tuple(files),
         len(fix_names),
         tuple(allowed),
-        dict(
-            name=text["name"],
-            title=text["title"],
-            upstream=text["upstream"],
-            base_branch=text["base_branch"],
-            base_commit=text["base_commit"],
-            fork=text["fork"],
+        {k: text[k] for k in ("name", "title", "upstream", "base_branch", "base_commit", "fork")}
+        | dict(
             head_branch=text["head_branch"],
             include_tests=True if include_tests is None else include_tests,
             supersedes=supersedes,

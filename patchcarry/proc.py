@@ -95,11 +95,16 @@ def cmd_output(
 ) -> tuple[int, str, str]:
     """Run `cmd`: (code, stdout, stderr); CalledProcessError when `check` fails, FatalError
     past `timeout`. `stream_stderr`: stderr to the terminal, returned empty."""
-    try:
-        proc = _run(cmd, cwd, environment(env, secrets), stdin, stream_stderr, timeout)
+    try:  # errors="surrogateescape": git prints what a commit holds, any bytes, kept as data
+        proc = subprocess.run(
+            list(cmd), cwd=cwd, env=environment(env, secrets), input=stdin, text=True,
+            stdout=subprocess.PIPE, stderr=None if stream_stderr else subprocess.PIPE,
+            errors="surrogateescape", check=False, timeout=timeout,
+        )  # fmt: skip
     except subprocess.TimeoutExpired:
         trace.command(cmd, None)
         raise TimedOut(f"command timed out after {timeout:g} s: {' '.join(cmd)}") from None
+    trace.command(cmd, proc.returncode)
     out, err = proc.stdout or "", proc.stderr or ""
     if check and proc.returncode != 0:
         raise CalledProcessError(cmd, proc.returncode, out, err)
@@ -263,9 +268,8 @@ def _communicate(
                 next_watch = time.monotonic() + WATCH_EVERY_S
                 if (reason := watch()) is not None:
                     return None, b"", b"", reason
-        over: list[str] = []
-        code = _wait(exited, end, deadline_s, watch, over)
-    return code, bytes(out), bytes(err), over[0] if over else None
+        code, over = _wait(exited, end, deadline_s, watch)
+    return code, bytes(out), bytes(err), over
 
 
 class _ExitWaiter:
@@ -296,47 +300,16 @@ class _ExitWaiter:
 
 
 def _wait(
-    exited: _ExitWaiter,
-    end: float,
-    deadline_s: float,
-    watch: Callable[[], str | None] | None,
-    over: list[str],
-) -> int | None:
-    """The child's exit code, or None with the reason in `over` once it is past the deadline
-    or `watch` names one."""
+    exited: _ExitWaiter, end: float, deadline_s: float, watch: Callable[[], str | None] | None
+) -> tuple[int | None, str | None]:
+    """The child's exit code, or None and the reason once past the deadline or `watch` names one."""
     while True:
         left = end - time.monotonic()
         code = exited.wait(max(0.0, min(left, WATCH_EVERY_S if watch else left)))
         if code is not None:
-            return code
+            return code, None
         reason = watch() if watch is not None else None
         if reason is not None:
-            over.append(reason)
-            return None
+            return None, reason
         if time.monotonic() >= end:
-            over.append(f"still running after {deadline_s:g} s")
-            return None
-
-
-def _run(
-    cmd: Sequence[str],
-    cwd: Path | str | None,
-    env: Mapping[str, str],
-    stdin: str | None,
-    stream_stderr: bool,
-    timeout: float | None,
-) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        list(cmd),
-        cwd=cwd,
-        env=dict(env),
-        input=stdin,
-        stdout=subprocess.PIPE,
-        stderr=None if stream_stderr else subprocess.PIPE,
-        text=True,
-        errors="surrogateescape",  # git prints what a commit holds: any bytes, kept as data
-        check=False,
-        timeout=timeout,
-    )
-    trace.command(cmd, done.returncode)
-    return done
+            return None, f"still running after {deadline_s:g} s"
