@@ -56,20 +56,14 @@ def default_work_dir(url: str) -> Path:
     return cache / "patchcarry" / "upstream" / hashlib.sha256(url.encode()).hexdigest()[:16]
 
 
-def _dir_bytes(path: Path) -> int:
-    total = 0
-    for root, _, files in os.walk(path):
-        for name in files:
-            try:
-                total += (Path(root) / name).stat().st_size
-            except FileNotFoundError:
-                continue
-    return total
-
-
 def object_bytes(repo: Path) -> int:
     """Bytes in a cache repo's object store (packs plus blobs fetched on demand)."""
-    return _dir_bytes(repo / "objects")
+    total = 0
+    for root, _, files in os.walk(repo / "objects"):
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):
+                total += (Path(root) / name).stat().st_size
+    return total
 
 
 @dataclasses.dataclass
@@ -117,14 +111,10 @@ def _scratch_repo(url: str, work_dir: Path) -> Path:
     return work_dir
 
 
-def _have(repo: Path) -> dict[str, str]:
-    """Our refs already in the cache: {refname: sha}."""
-    return git.refs_under(git.OWN_REFS, cwd=repo)
-
-
 def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: str) -> None:
     """Fetch each wanted commit not here, or here with less than `depth` commits of history."""
-    have, repo = _have(fetched.repo), fetched.repo
+    repo = fetched.repo
+    have = git.refs_under(git.OWN_REFS, cwd=repo)  # our refs already here: {refname: sha}
     cut = git.shallow_commits(cwd=repo) if depth > 1 else set()
     refspecs = [
         f"+{sha}:{ref}"
@@ -158,16 +148,40 @@ def fetch(
     UpstreamError (exit 4) when upstream or one of them is missing."""
     url = remote_url(upstream)
     with claimed(url, work_dir) as chosen:
-        return _fetch_locked(upstream, url, chosen, base_commits, branches, pulls, pull_depth)
+        repo = _scratch_repo(url, chosen)
+        start = object_bytes(repo)
+        refs = [f"refs/heads/{b}" for b in branches] + [f"refs/pull/{n}/head" for n in pulls]
+        code, found, err = git.ls_remote_refs(url, refs, cwd=repo)
+        if code != 0:
+            said = err.strip().splitlines()[-1:] or [f"git ls-remote exited {code}"]
+            raise NetworkError(
+                f"upstream {upstream} is unreachable: {said[0]}; check --upstream and the network"
+            )
+        missing = [r for r in refs if r not in found]
+        if missing:
+            raise UpstreamError(
+                f"missing at {upstream}: {', '.join(missing)}\n  check base_branch / supersedes "
+                "in the manifest (a PR number that does not exist?)"
+            )
+        tips = {b: found[f"refs/heads/{b}"] for b in branches}
+        heads = {n: found[f"refs/pull/{n}/head"] for n in pulls}
+        fetched = FetchedUpstream(upstream, url, repo, tips, heads, start)
+        shallow = {git.own_ref("base", sha): sha for sha in base_commits}
+        shallow.update({git.own_ref("heads", b): sha for b, sha in tips.items()})
+        _fetch(fetched, shallow, 1, f"base commit(s) {', '.join(base_commits)} or branch tips")
+        pull_refs = {git.own_ref("pull", str(n)): sha for n, sha in heads.items()}
+        _fetch(fetched, pull_refs, pull_depth, "PR heads " + ", ".join(f"#{n}" for n in pulls))
+        return fetched
 
 
 @contextlib.contextmanager
 def claimed(url: str, work_dir: Path | None) -> Iterator[Path]:
     """The cache folder for `url`, claimed and locked; one this call made is removed (lock held)
     when the network read in the block fails."""
-    chosen = work_dir or default_work_dir(url)
+    default = default_work_dir(url)
+    chosen = work_dir or default
     made = not chosen.exists()
-    chosen = claim_work_dir(url, work_dir)
+    cachedir.claim(chosen, adopt_repo=chosen == default)
     with cachedir.locked(chosen):
         try:
             yield chosen
@@ -175,54 +189,6 @@ def claimed(url: str, work_dir: Path | None) -> Iterator[Path]:
             if made:
                 shutil.rmtree(chosen, ignore_errors=True)
             raise
-
-
-def claim_work_dir(url: str, work_dir: Path | None) -> Path:
-    """The cache directory for `url` (the default one unless given), claimed as ours."""
-    default = default_work_dir(url)
-    chosen = work_dir or default
-    cachedir.claim(chosen, adopt_repo=chosen == default)
-    return chosen
-
-
-def _fetch_locked(
-    upstream: str,
-    url: str,
-    work_dir: Path,
-    base_commits: list[str],
-    branches: list[str],
-    pulls: list[int],
-    pull_depth: int = 2,
-) -> FetchedUpstream:
-    repo = _scratch_repo(url, work_dir)
-    start = object_bytes(repo)
-    refs = [f"refs/heads/{b}" for b in branches] + [f"refs/pull/{n}/head" for n in pulls]
-    code, found, err = git.ls_remote_refs(url, refs, cwd=repo)
-    if code != 0:
-        said = err.strip().splitlines()[-1:] or [f"git ls-remote exited {code}"]
-        raise NetworkError(
-            f"upstream {upstream} is unreachable: {said[0]}; check --upstream and the network"
-        )
-    missing = [r for r in refs if r not in found]
-    if missing:
-        raise UpstreamError(
-            f"missing at {upstream}: {', '.join(missing)}\n"
-            "  check base_branch / supersedes in the manifest (a PR number that does not exist?)"
-        )
-    fetched = FetchedUpstream(
-        upstream=upstream,
-        url=url,
-        repo=repo,
-        branch_tips={b: found[f"refs/heads/{b}"] for b in branches},
-        pull_heads={n: found[f"refs/pull/{n}/head"] for n in pulls},
-        _start_bytes=start,
-    )
-    shallow = {git.own_ref("base", sha): sha for sha in base_commits}
-    shallow.update({git.own_ref("heads", b): sha for b, sha in fetched.branch_tips.items()})
-    _fetch(fetched, shallow, 1, f"base commit(s) {', '.join(base_commits)} or branch tips")
-    heads = {git.own_ref("pull", str(n)): sha for n, sha in fetched.pull_heads.items()}
-    _fetch(fetched, heads, pull_depth, "PR heads " + ", ".join(f"#{n}" for n in pulls))
-    return fetched
 
 
 # What an importable upstream source tree needs: the package and upstream's unit tests.
