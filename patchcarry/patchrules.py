@@ -111,9 +111,10 @@ class Hunk(Protocol):
     def lines(self) -> tuple[str, ...]: ...
 
 
-def _utf8(line: str) -> bool:
+def is_utf8(text: str) -> bool:
+    """Whether `text` encodes as UTF-8 (non-UTF-8 bytes read with surrogateescape do not)."""
     try:
-        line.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
         return False
     return True
@@ -123,13 +124,13 @@ def check_text(name: str, hunks: Iterable[Hunk]) -> None:
     """A text hunk holds text: no NUL, and no non-UTF-8 bytes added to a file whose lines are
     UTF-8 (a file already in another encoding keeps it)."""
     hunks = list(hunks)
-    legacy = {h.path for h in hunks for ln in h.lines if ln[:1] != "+" and not _utf8(ln)}
+    legacy = {h.path for h in hunks for ln in h.lines if ln[:1] != "+" and not is_utf8(ln)}
     for hunk in hunks:
         for number, line in enumerate(hunk.lines, 1):
             where = f"{name}: {hunk.path}, line {number} of its hunk at line {hunk.old_start}"
             if "\0" in line:
                 raise BadInputError(f"{where}: holds a NUL byte (binary data in a text hunk)")
-            if line[:1] == "+" and hunk.path not in legacy and not _utf8(line):
+            if line[:1] == "+" and hunk.path not in legacy and not is_utf8(line):
                 raise BadInputError(
                     f"{where}: adds bytes that are not UTF-8 to a UTF-8 file (binary data "
                     "in a text hunk); refused"
@@ -168,11 +169,8 @@ def signed_off_by(signoff: str, names: Iterable[str], emails: Iterable[str]) -> 
     """Whether one `Signed-off-by:` value certifies for `names` and `emails`: the DCO App's rule,
     name AND email each one of them, case-insensitively."""
     match = _SIGNOFF_VALUE.match(signoff.strip())
-    if match is None:
-        return False
-    return match[1].strip().lower() in {n.lower() for n in names} and match[2].lower() in {
-        e.lower() for e in emails
-    }
+    names, emails = {n.lower() for n in names}, {e.lower() for e in emails}
+    return match is not None and match[1].strip().lower() in names and match[2].lower() in emails
 
 
 def check(
@@ -289,10 +287,9 @@ def _matches(patterns: Iterable[str], *paths: str) -> bool:
 
 def _glob_re(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """`**` spans directories, `*` and `?` stay inside one path component."""
-    out = []
-    for token in re.split(r"(\*\*|\*|\?)", pattern):
-        out.append({"**": ".*", "*": "[^/]*", "?": "[^/]"}.get(token, re.escape(token)))
-    return re.compile("".join(out) + r"\Z", flags)
+    parts = re.split(r"(\*\*|\*|\?)", pattern)
+    out = "".join({"**": ".*", "*": "[^/]*", "?": "[^/]"}.get(t, re.escape(t)) for t in parts)
+    return re.compile(out + r"\Z", flags)
 
 
 def outside(paths: Iterable[str], allowed: Iterable[str]) -> list[str]:

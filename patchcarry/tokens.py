@@ -24,9 +24,7 @@ def is_enterprise_server(api: str) -> bool:
     """True for an API host that is neither github.com, GHE.com nor loopback (an Enterprise
     Server's `https://HOST/api/v3`)."""
     host = (urllib.parse.urlsplit(api).hostname or "").lower()
-    if host == "api.github.com" or host.endswith(".ghe.com") or hosts.is_loopback(host):
-        return False
-    return True
+    return not (host == "api.github.com" or host.endswith(".ghe.com") or hosts.is_loopback(host))
 
 
 def variables(api: str | None = None) -> tuple[str, str]:

@@ -267,20 +267,12 @@ def _preflight_text(target: pull_mod.Target, fields: dict[str, Any]) -> None:
     refused before the first write, so a dry run says what the real run would."""
     for key, value in fields.items():
         for text in value if isinstance(value, list) else [value]:
-            if isinstance(text, str) and not _encodable(text):
+            if isinstance(text, str) and not patchrules.is_utf8(text):
                 raise BadInputError(
                     f"{target}: its {key} from GitHub, `{line(text)}`, holds a lone surrogate "
                     "(not Unicode text): it cannot be written to the manifest; edit it on "
                     "GitHub, then adopt again"
                 )
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _preflight_paths(
