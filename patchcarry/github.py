@@ -66,19 +66,16 @@ def token_kind(token: str | None) -> str | None:
 
 
 def token_from_env() -> str | None:
-    """The token for the API client, from the variables gh reads (`patchcarry.tokens`: the
-    same ones git's credential helper gets, git/env.py); never echoed, logged or stored."""
+    """The token for the API client, from the variables gh reads (`patchcarry.tokens`)."""
     return tokens.token()
 
 
 class PagingCapError(GitHubError):
-    """A list longer than the stated page cap: reading on would be unbounded, stopping
-    silently would act on part of it."""
+    """A list longer than the page cap: reading on is unbounded, stopping acts on part of it."""
 
 
 class MalformedAnswerError(GitHubError):
-    """An answer not of the shape GitHub documents (github_types): refused where it enters,
-    before any reader acts on part of it."""
+    """An answer not of the shape GitHub documents: refused where it enters."""
 
 
 class NotFoundError(GitHubError):
@@ -100,13 +97,11 @@ class TokenKindError(GitHubError):
 
 
 class LockedError(ForbiddenError):
-    """403 "Unable to create comment because issue is locked.": the conversation is locked
-    (only those with write access to the repository may comment); no scope fixes it."""
+    """403 "... because issue is locked.": only writers may comment; no scope fixes it."""
 
 
 class RateLimited(GitHubError):
-    """GitHub's rate limit is spent and its reset is further off than the run may wait:
-    what was read so far stands, the rest waits for the reset (or a token's quota)."""
+    """The rate limit is spent and resets later than the run may wait; what was read stands."""
 
 
 class TransientError(GitHubError):
@@ -136,8 +131,7 @@ _ACCEPT = {"Accept": "application/vnd.github.v3+json"}
 
 @functools.cache
 def _operation_specs() -> dict[str, Any]:
-    """ghapi's operations by the name GhApi gives them ("pulls.list"): the table ghapi
-    parsed at import, indexed once per process whatever the host."""
+    """ghapi's operations by GhApi's name ("pulls.list"), indexed once per process."""
     return {
         ".".join([*(snake(g) for g in listify(spec.group)), spec.name]): spec
         for spec in pspec.ops
@@ -145,8 +139,7 @@ def _operation_specs() -> dict[str, Any]:
 
 
 class HostApi:
-    """One API host: ghapi's sync transport (no retries of its own) and its operations, each
-    built when first called."""
+    """One API host: ghapi's transport (no retries of its own) and its operations, built lazily."""
 
     def __init__(self, host: str) -> None:
         client = http_transport.client(host, on_response=trace.response)  # first: it may refuse
@@ -187,8 +180,7 @@ _HINTS_422 = (
 
 
 def _hint_422(message: str, fields: tuple[str, ...] = ()) -> str:
-    """The hint for a 422 whose message or whose errors' `field` names one of `_HINTS_422`
-    (GitHub's `fork_collab` error says "Fork collab can't be granted ...")."""
+    """The hint for a 422 whose message or errors' `field` names a key of `_HINTS_422`."""
     low = " ".join((message, *fields)).lower()
     return next((hint for key, hint in _HINTS_422 if key in low), "")
 
@@ -219,8 +211,7 @@ def _one_line(text: str) -> str:
 
 
 def _exchange(send: Callable[[], httpx2.Response]) -> httpx2.Response:
-    """`send()`; a connection that failed is httpx's own error again (a ghapi operation wraps
-    it in an APIError with no response), so both ways of sending fail alike."""
+    """`send()`; a failed connection is httpx's own error (ghapi wraps it in an APIError)."""
     try:
         return send()
     except APIError as exc:
@@ -230,8 +221,7 @@ def _exchange(send: Callable[[], httpx2.Response]) -> httpx2.Response:
 
 
 def _body(response: httpx2.Response, label: str) -> Any:
-    """The answer's body as plain data: JSON (every REST answer read here), else its text;
-    None when empty."""
+    """The answer's body as plain data: JSON, else its text; None when empty."""
     if not response.content:
         return None
     kind = (response.headers.get("content-type") or "").lower()
@@ -290,8 +280,7 @@ class GitHub:
         body: Json | None = None,
         retry: bool | None = None,
     ) -> Any:
-        """One REST call to `path` (or an absolute URL on the API host: a `Link` next page);
-        plain data back. Retries and waits as `_with_retries`."""
+        """One REST call to `path` (or an absolute `Link` URL on the API host); plain data."""
         url = path if path.startswith(("http://", "https://")) else self._api.gh_host + path
         there, here = urlsplit(url), urlsplit(self._api.gh_host)
         if (there.scheme, there.netloc) != (here.scheme, here.netloc):  # the token rides along
@@ -316,8 +305,7 @@ class GitHub:
         retry: bool | None = None,
         **params: Any,
     ) -> Any:
-        """ghapi's `operation` ("pulls.list") with `route` and `params`; its answer read as
-        its record (`SHAPES`). Retries and waits as `_with_retries`."""
+        """ghapi's `operation` ("pulls.list"), its answer read as its record (`SHAPES`)."""
         op, path = self._operation(operation, route)
         label = f"{op.verb} {path}"
         send = lambda: op(**route, **params, headers_=self._headers, raw_=True)  # noqa: E731
@@ -434,8 +422,7 @@ class GitHub:
     def _secondary_wait(
         self, response: httpx2.Response | None, label: str, tries: int
     ) -> float | None:
-        """A secondary rate limit (403/429 naming it, remaining quota > 0): wait as GitHub
-        advises (Retry-After, else at least 60 s, doubling, capped), or stop saying so."""
+        """A secondary rate limit (403/429 naming it): wait as GitHub advises, or stop."""
         if response is None or response.status_code not in (403, 429):
             return None
         if "secondary rate limit" not in response.text.lower():
@@ -560,8 +547,7 @@ class GitHub:
         return self._following(self._operation(name, route)[1], first, max_pages, SHAPES[name])
 
     def _following(self, path: str, chunk: Any, max_pages: int, shape: Any) -> list[Any]:
-        """`chunk` (the first page, read) and every page after it, by the answers' next links,
-        each read as `shape`."""
+        """`chunk` (the first page) and every page after it by next links, read as `shape`."""
         cap = max_pages or self.MAX_PAGES
         items: list[Any] = list(chunk or ())
         pages = 1
@@ -724,8 +710,7 @@ def _shaped(answer: Any, shape: Any, label: str) -> Any:
 
 
 def token_expiry(value: str | None) -> datetime.datetime | None:
-    """GitHub's `GitHub-Authentication-Token-Expiration` ("2026-09-27 03:07:38 UTC", or with a
-    numeric offset) as an aware time; None when absent or unreadable."""
+    """`GitHub-Authentication-Token-Expiration` as an aware time; None when absent or unread."""
     for form in ("%Y-%m-%d %H:%M:%S UTC", "%Y-%m-%d %H:%M:%S %z"):
         try:
             found = datetime.datetime.strptime((value or "").strip(), form)

@@ -85,8 +85,7 @@ class SearchHit:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class BranchRef:
-    """GET .../branches/{branch}: `protected` and a classic protection's required checks
-    are shown to anyone (the rest of the protection to admins only)."""
+    """GET .../branches/{branch}: what of a classic protection anyone may read."""
 
     protected: bool = False
     contexts: tuple[str, ...] = at("protection", "required_status_checks", "contexts", default=())
@@ -123,8 +122,7 @@ class CheckRuns:
 
 
 class Forge(Protocol):
-    """What the tool asks of a forge: the reads and writes of `github.GitHub` (served by
-    github.com, GitHub Enterprise and the loopback GitHub alike), each answer a record."""
+    """What the tool asks of a forge: `github.GitHub`'s verbs, each answer a record."""
 
     host: str
     writes: list[str]
@@ -156,8 +154,7 @@ class Refused(Exception):
 
 
 def read(shape: Any, value: Any, where: str = "") -> Any:
-    """`value` as `shape` (a record, `tuple[...]`, `X | None`, str, int, bool); `Refused`
-    naming the field when it is not. Fields no record names are not read."""
+    """`value` as `shape` (a record, tuple, `X | None`, str, int, bool); `Refused` if not."""
     if get_origin(shape) is types.UnionType:
         if value is None and type(None) in get_args(shape):
             return None

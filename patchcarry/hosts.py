@@ -16,8 +16,7 @@ _DATA_RESIDENCY_SUFFIX = ".ghe.com"  # GitHub Enterprise Cloud with data residen
 
 
 def split(url: str, what: str) -> urllib.parse.SplitResult:
-    """`url` split as urllib reads it, port included; BadInputError (URL shown without
-    credentials) when it cannot be."""
+    """`url` split, port included; BadInputError (without credentials) when it cannot be."""
     try:
         parts = urllib.parse.urlsplit(url)
         parts.port  # noqa: B018 - reading it is the check (ValueError when malformed)
@@ -77,8 +76,7 @@ def git_host(api: str) -> str:
 
 
 def redact_url(url: str) -> str:
-    """`url` without any user name or password (`https://user:secret@h/p` -> `https://h/p`);
-    a URL urllib cannot split loses everything between `://` and the last `@` before the path."""
+    """`url` without any user name or password (`https://user:secret@h/p` -> `https://h/p`)."""
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
@@ -89,8 +87,7 @@ def redact_url(url: str) -> str:
 
 
 def refuse_url_credentials(url: str, what: str) -> None:
-    """BadInputError when `url` carries a password, or any user name over http(s) (tokens
-    are often passed as the user name): git would store it in config and echo it."""
+    """Refuse a password in `url`, or any user name over http(s) (git would store and echo it)."""
     if "://" not in url:
         return
     parts = split(url, what)
@@ -105,13 +102,11 @@ def refuse_url_credentials(url: str, what: str) -> None:
 
 
 class ForeignGitURLError(BadInputError):
-    """An API answer named a git URL that is not the configured host's own URL for the
-    repository: fetching or pushing there would let the answer choose where the tool writes."""
+    """An API answer named a git URL that is not the configured host's own for the repository."""
 
 
 def repo_git_url(api: str, full_name: str) -> str:
-    """The git URL of `full_name` (OWNER/NAME) on API base `api`'s git host: the only URL this
-    tool fetches from or pushes to for a repository it learnt about from the API."""
+    """The git URL of OWNER/NAME on `api`'s git host: the only one used for an API's repository."""
     owner, _, name = full_name.partition("/")
     if name in (".", "..") or not _NAME.fullmatch(full_name):
         raise ForeignGitURLError(f"{full_name!r} is not OWNER/NAME; refusing to derive a git URL")

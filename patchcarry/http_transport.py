@@ -43,8 +43,7 @@ _current = threading.local()
 def exchange(
     host: str, *, deadline_s: float, max_bytes: int, until: float | None = None
 ) -> Iterator[None]:
-    """Bound every socket read made inside (one HTTP exchange, redirects included); `until`
-    (a `time.monotonic()` time): the deadline it shares with the tries before it."""
+    """Bound every socket read inside; `until` (monotonic): a deadline shared with earlier tries."""
     end = time.monotonic() + deadline_s if until is None else until
     _current.budget = _Budget(host, deadline_s, end, max_bytes)
     try:
@@ -224,8 +223,7 @@ class _DecodedStream(httpx2.SyncByteStream):
 
 
 def _decompressor(coding: str) -> Any:
-    """zlib's decompressor for one content coding (deflate: zlib-wrapped, as HTTP says; the
-    bare form some servers send is told by its first byte)."""
+    """zlib's decompressor for one content coding (deflate: zlib-wrapped or bare)."""
     if coding in ("gzip", "x-gzip"):
         return zlib.decompressobj(16 + zlib.MAX_WBITS)
     return _Deflate()
@@ -293,8 +291,7 @@ class _DecodingTransport(httpx2.HTTPTransport):
 
 
 class ReplyShapeError(NetworkError):
-    """An answer whose body is not the JSON it says it is (cut short, not UTF-8, nested past
-    what a reader recurses into): nothing is judged from it."""
+    """An answer whose body is not the JSON it says it is: nothing is judged from it."""
 
 
 def json_body(response: httpx2.Response, label: str) -> Any:
@@ -324,8 +321,7 @@ def _verifying_context() -> ssl.SSLContext:
 
 
 def client(api: str, *, on_response: Callable[[httpx2.Response], None]) -> httpx2.Client:
-    """The pooled client for API base `api`: bounded exchanges, bounded decoding, proxy only
-    where it belongs; `on_response` sees every answer (the run log)."""
+    """The pooled client for API base `api`; `on_response` sees every answer (the run log)."""
     transport = _DecodingTransport(verify=_verifying_context(), proxy=proxy_for(api))
     pool = transport._pool  # the connection pool (or proxy) every exchange goes through
     pool._network_backend = _BoundedBackend(pool._network_backend)

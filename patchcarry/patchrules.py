@@ -61,8 +61,7 @@ _OBEYED = (
 
 
 def named_only(paths: Iterable[str], allowed: Iterable[str]) -> list[str]:
-    """The `paths` that are files upstream's tools obey (`_OBEYED`) and that `allowed` does
-    not name itself (the exact path, no glob): what an entry may not carry."""
+    """The `paths` upstream's tools obey (`_OBEYED`) that `allowed` does not name exactly."""
     named = {a.lower() for a in allowed if not any(c in a for c in "*?[")}
     return [p for p in paths if _matches(_OBEYED, p) and p.lower() not in named]
 
@@ -100,8 +99,7 @@ def check_bytes(data: bytes, name: str) -> None:
 
 
 class Hunk(Protocol):
-    """One hunk as read (`patchfile.Hunk`): its file and its lines (non-UTF-8 bytes kept as
-    surrogates)."""
+    """One hunk as read (`patchfile.Hunk`); non-UTF-8 bytes kept as surrogates."""
 
     @property
     def path(self) -> str: ...
@@ -149,8 +147,7 @@ def utf8(data: bytes, name: str, what: str) -> str:
 
 
 def check_identity(author_name: str, email: str, name: str) -> None:
-    """The author as `git mailinfo` reads the From: header; a name git would replace by the
-    email (over 60 bytes, or holding `@<>`) is refused."""
+    """The author as `git mailinfo` reads it; a name git would replace by the email is refused."""
     if not email:
         raise BadInputError(
             f"{name}: no `From:` author line git can read; re-export it with git format-patch"
@@ -299,8 +296,7 @@ def outside(paths: Iterable[str], allowed: Iterable[str]) -> list[str]:
 
 
 def refuse_special(name: str, found: list[tuple[str, str]]) -> None:
-    """`found`: git's (path, what) for the symlinks, submodules and mode changes a built tree
-    has (the tree's own modes, whatever the patch text says: `git.special_paths`)."""
+    """`found`: git's (path, what) for the symlinks, submodules and mode changes of a built tree."""
     if found:
         path, what = found[0]
         raise BadInputError(

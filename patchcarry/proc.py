@@ -42,8 +42,7 @@ def environment(
 
 
 class OutOfBounds(FatalError):
-    """A bounded command ran past its deadline or printed past its cap; it was killed. The
-    caller says what it was (the message here names only the limit)."""
+    """A bounded command ran past its deadline or printed past its cap; it was killed."""
 
     def __init__(self, what: str) -> None:
         self.what = what
@@ -68,8 +67,7 @@ class CalledProcessError(FatalError):
         )
 
     def one_line(self) -> str:
-        """What the face prints: the program and its subcommand and the last line it said,
-        not the command line (it can hold -c options, URLs and paths)."""
+        """The program, its subcommand and its last line (the command line may hold URLs)."""
         words = iter(self.cmd)
         name = Path(next(words, "?")).name
         verb = ""
@@ -227,8 +225,7 @@ def _communicate(
     max_output: int,
     watch: Callable[[], str | None] | None,
 ) -> tuple[int | None, bytes, bytes, str | None]:
-    """Feed `stdin`, read stdout and stderr, and wait for the exit, in this thread (no thread
-    per call: a run makes thousands): (code, stdout, stderr, why it was stopped or None)."""
+    """Feed, read and wait in this thread (a run makes thousands): (code, out, err, why stopped)."""
     end = time.monotonic() + deadline_s
     out, err = bytearray(), bytearray()
     reads = {s.fileno(): into for s, into in ((child.stdout, out), (child.stderr, err)) if s}

@@ -49,8 +49,7 @@ class Options:
 
 
 def existing(path: Path) -> tuple[dict[str, Any], list[manifest.Entry]]:
-    """The manifest's [defaults] and entries; none for a missing manifest. A new manifest's own
-    folder may be missing, not the one above it (a typo there is refused)."""
+    """The manifest's [defaults] and entries; none for a manifest not yet made."""
     if not path.exists():
         if not path.parent.is_dir() and not path.parent.parent.is_dir():
             raise BadInputError(f"{path}: no such directory for the manifest")
@@ -80,8 +79,7 @@ def _fork(opts: Options, defaults: dict[str, Any], upstream: str, author: str) -
 
 
 def split_tests(patches: list[Patch]) -> int:
-    """How many of `patches` are fixes: all but the trailing run of test-only commits, at least
-    one (any other split would reorder the series or let `include_tests` drop a fix)."""
+    """How many of `patches` are fixes: all but a trailing run of test-only ones, at least 1."""
     count = len(patches)
     while count > 1 and paths_mod.tests_only(patches[count - 1].files):
         count -= 1
@@ -136,8 +134,7 @@ def _where(path: Path, entries: list[manifest.Entry], entry: manifest.Entry) -> 
 def _preflight_carried(
     upstream: str, number: int, entries: list[manifest.Entry], path: Path
 ) -> None:
-    """A PR an entry already carries is not adopted twice, whatever name is asked for; a PR
-    is `upstream`'s (GitHub's names are case-insensitive): #N of another repository is not."""
+    """A PR an entry of the same upstream already carries is not adopted twice."""
     for entry in entries:
         if entry.upstream.lower() != upstream.lower():
             continue
@@ -263,8 +260,7 @@ def adopt(target: pull_mod.Target, opts: Options, gh: GitHub, say: Callable[[str
 
 
 def _preflight_text(target: pull_mod.Target, fields: dict[str, Any]) -> None:
-    """What GitHub answered must be text a file can hold (JSON can carry a lone surrogate);
-    refused before the first write, so a dry run says what the real run would."""
+    """What GitHub answered must be text a file can hold (JSON can carry a lone surrogate)."""
     for key, value in fields.items():
         for text in value if isinstance(value, list) else [value]:
             if isinstance(text, str) and not patchrules.is_utf8(text):
@@ -278,8 +274,7 @@ def _preflight_text(target: pull_mod.Target, fields: dict[str, Any]) -> None:
 def _preflight_paths(
     target: pull_mod.Target, opts: Options, patches: list[Patch], paths: list[str]
 ) -> None:
-    """With --paths, every file the PR touches must be inside them (the derived ones hold
-    them by construction); files never carried are refused by the manifest's own rule."""
+    """With --paths, every file the PR touches must be inside them."""
     if not opts.paths:
         return
     for patch in patches:
@@ -292,8 +287,7 @@ def _preflight_paths(
 
 
 def _write(path: Path, patches_dir: Path, written: list[Path], fields: dict[str, Any]) -> None:
-    """Copy the patches beside the manifest (making its folder for a new one), then add the
-    entry; undo the copies, and the folder it made, on failure."""
+    """Copy the patches beside the manifest, then add the entry; undo both on failure."""
     copied: list[Path] = []
     made = not patches_dir.exists()
     patches_dir.mkdir(exist_ok=True)
