@@ -76,8 +76,7 @@ def _is_current(fd: int, path: Path) -> bool:
 
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
-    """Hold the cache's lock (waiting for another run if needed); reentrant in one process.
-    On first acquiring it, git lock files a dead run left behind are removed."""
+    """Hold the cache's lock, reentrant; git lock files a dead run left are removed first."""
     key = path.resolve()
     if key in _held:
         fd, depth = _held[key]

@@ -139,8 +139,7 @@ SHORT: dict[int, str] = {
 
 
 def help_epilog() -> str:
-    """The two lines every command's --help ends with: the codes in a word each, and where
-    the whole table is (as gh keeps its codes in one help topic)."""
+    """The two lines every --help ends with: each code in a word, and where the table is."""
     *first, last = (f"{code} {SHORT[code]}" for code in CODES)
     return f"exit codes: {', '.join(first)},\n{last}; what each means: patchcarry help exit-codes"
 

@@ -668,8 +668,7 @@ class GitHub:
         self, repo: str, *, title: str, head: str, base: str, body: str,
         maintainer_can_modify: bool = False, draft: bool = True,
     ) -> PullRef:  # fmt: skip
-        """A PR, a draft unless told otherwise, `maintainer_can_modify` always sent. Never
-        retried: the caller re-queries."""
+        """A PR, a draft unless told otherwise. Never retried: the caller re-queries."""
         result: PullRef = self._op(
             "pulls.create",
             _route(repo),

@@ -94,8 +94,7 @@ def load(path: Path) -> Patch:
 
 
 def parse(text: str | bytes, *, name: str = "patch", path: Path | None = None) -> Patch:
-    """Read format-patch `text` as git does and check what it may carry (`patchrules`);
-    BadInputError says what is wrong (`name` labels it, `path` is the file it came from)."""
+    """Read format-patch `text` as git does and check what it may carry (`patchrules`)."""
     patch = read(text, name=name, path=path)
     patchrules.check(patch.name, patch.author, patch.author_email, patch.signoffs, patch.changes,
                      author_name=patch.author_name)  # fmt: skip
@@ -159,8 +158,7 @@ def read(text: str | bytes, *, name: str = "patch", path: Path | None = None) ->
 
 
 def _sections(body: bytes, name: str, offset: int) -> list[tuple[int, bytes]]:
-    """The `diff --git` sections (with their start lines); before the first only format-patch's
-    `---` and diffstat may stand."""
+    """The `diff --git` sections with their start lines; only format-patch's `---` before."""
     lines = re.findall(rb"[^\n]*\n|[^\n]+$", body)  # by LF only: a CR inside a line is content
     first = next((i for i, ln in enumerate(lines) if ln.startswith(b"diff --git ")), len(lines))
     separators = [i for i, ln in enumerate(lines[:first]) if ln.rstrip(b"\r\n") == b"---"]

@@ -23,8 +23,7 @@ _BOX_RE = re.compile(r"^(?P<lead>[ \t]*[-*+] \[) \](?P<text>.*)$", re.MULTILINE)
 
 
 def fetch(cache: Path, branch: str) -> str | None:
-    """The default branch's tip in the check's cache (one commit, trees, no blobs); None
-    when upstream has no such branch (then there is no template to follow)."""
+    """The default branch's tip in the check's cache (commit and trees); None without one."""
     ref = REF.format(branch=branch)
     code, _ = git.fetch_partial("origin", [f"+refs/heads/{branch}:{ref}"], depth=1, cwd=cache)
     return ref if code == 0 else None

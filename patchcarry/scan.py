@@ -122,8 +122,7 @@ PR_READS = 4  # the most API reads one PR costs here: the PR, its events, commen
 
 
 def _stop(gh: GitHub, done: int, total: int) -> bool:
-    """Whether the quota left cannot pay for the next PR and resets later than the run may
-    wait; `gh.partial` then says what was not read."""
+    """Whether the quota left cannot pay for the next PR and resets later than the run may wait."""
     core = gh.quotas.get("core")
     if core is None or core.remaining >= PR_READS:
         return False

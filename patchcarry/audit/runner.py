@@ -89,8 +89,7 @@ def run_child(tree: Path, request: Request) -> dict[str, Any]:
 def _one_child(
     tree: Path, env: dict[str, str], request: Request, configs: list[dict[str, Any]]
 ) -> dict[str, Any] | str:
-    """One child's result for `configs`, or why it has none: it ran past the time limit or
-    was killed (a signal: the kernel's OOM killer, typically)."""
+    """One child's result for `configs`, or why it has none (timed out, or killed: OOM)."""
     try:
         code, out, err = proc.cmd_output(
             *proc.PYTHON,

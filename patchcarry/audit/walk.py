@@ -50,14 +50,12 @@ def _is_node(obj: Any) -> bool:
 
 
 def _is_mock(obj: Any) -> bool:
-    """unittest.mock objects (megatron stands in for absent extensions with them) make up an
-    attribute for every lookup: never entered."""
+    """unittest.mock objects make up an attribute for every lookup: never entered."""
     return type(obj).__module__ == "unittest.mock"
 
 
 def _key_label(key: Any) -> str:
-    """A dict key as a path shows it; a tensor key (the optimizer's state) by its type only:
-    its repr would print its values."""
+    """A dict key as a path shows it; a tensor key by its type only (its repr prints values)."""
     if isinstance(key, int) and not isinstance(key, bool):
         return str(key)
     return f"<{type(key).__name__}>" if isinstance(key, torch.Tensor) else repr(key)
@@ -179,8 +177,7 @@ class WalkLimit(RuntimeError):
 
 
 class Found:
-    """A tensor reached from a root; its path (BFS: the shortest) rebuilt from the walk's
-    parent map only when asked."""
+    """A tensor reached from a root; its (shortest) path rebuilt from the walk only when asked."""
 
     __slots__ = ("_parents", "key", "owner", "root", "tensor")
 
@@ -214,8 +211,7 @@ def _enterable(obj: Any, is_root: bool) -> bool:
 
 
 def reach(roots: list[tuple[str, Any]], *, max_objects: int = MAX_OBJECTS) -> list[Found]:
-    """Every tensor reachable from `roots` (an earlier root wins), each once; `WalkLimit` past
-    `max_objects`."""
+    """Every tensor reachable from `roots` (an earlier root wins), once; `WalkLimit` past cap."""
     parents: dict[int, tuple[int, Hop]] = {}  # id(child) -> (id(parent), hop); roots absent
     seen: set[int] = set()
     keepalive: list[Any] = []

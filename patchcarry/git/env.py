@@ -145,7 +145,6 @@ def credential_args(url: str | None = None, api: str | None = None) -> tuple[str
 
 
 def secrets_for(args: tuple[str, ...]) -> dict[str, str]:
-    """The token, for a git run that carries this tool's credential helper (`credential_args`)
-    and for no other: the helper reads it from its environment when git asks for it."""
+    """The token, for a git run carrying this tool's credential helper (`credential_args`) alone."""
     token = tokens.token()
     return {"GITHUB_TOKEN": token} if token and _TOKEN_HELPER_ARG in "".join(args) else {}

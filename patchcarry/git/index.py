@@ -47,8 +47,7 @@ def merge_file(ours: bytes, base: bytes, theirs: bytes, *, cwd: Path) -> tuple[b
 
 
 def write_blob_to_index(data: bytes, path: str, *, index: Path, cwd: Path) -> None:
-    """Store `data` as a blob (as is: no filters) and put it at `path` in the scratch index,
-    keeping its mode."""
+    """Store `data` as a blob (no filters) at `path` in the scratch index, keeping its mode."""
     env = {"GIT_INDEX_FILE": str(index)}
     _, raw, _ = git_bytes("hash-object", "-w", "--no-filters", "--stdin", cwd=cwd, stdin=data)
     blob = raw.decode()
@@ -67,8 +66,7 @@ def write_tree(*, index: Path, cwd: Path) -> str:
 def commit_tree(
     tree: str, parents: list[str], message: str, *, author: tuple[str, str, str], cwd: Path
 ) -> Sha:
-    """A commit of `tree` on `parents`; `author` = (name, email, date) is also the committer,
-    so the same inputs give the same hash on every run and machine."""
+    """A commit of `tree` on `parents`, `author` also committer: the same hash every run."""
     name, email, date = author
     env = {
         "GIT_AUTHOR_NAME": name,

@@ -110,8 +110,7 @@ def apply_in_tree(
 
 # Each runs in an empty temp dir that git may not leave (no repository is involved).
 def mailsplit(data: bytes) -> list[bytes]:
-    """The mails `git am` would split `data` into (`git mailsplit --keep-cr`, as am runs it);
-    none when git reads no mailbox in it."""
+    """The mails `git mailsplit --keep-cr` splits `data` into, as am does; none for no mailbox."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-mail-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
         code, _, _ = git_bytes(
@@ -154,8 +153,7 @@ def apply_numstat(patch: bytes) -> tuple[int, bytes, str]:
 
 
 def trailers(message: bytes) -> list[tuple[str, str]]:
-    """The trailers (`Signed-off-by: ...`) `git interpret-trailers --parse` reads in a commit
-    message, in order, as (key, value)."""
+    """The (key, value) trailers `git interpret-trailers --parse` reads in `message`, in order."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-trailers-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
         _, out, _ = git_bytes(

@@ -33,8 +33,7 @@ def set_config(key: str, value: str, *, cwd: Path) -> None:
 
 
 def own_cache_config(repo: Path) -> None:
-    """Write `env.CACHE_CONFIG` (no housekeeping behind the tool's back) into the cache
-    repository `repo`'s own config."""
+    """Write `env.CACHE_CONFIG` (no housekeeping behind the tool's back) into `repo`'s config."""
     for key, value in CACHE_CONFIG.items():
         set_config(key, value, cwd=repo)
 
@@ -79,8 +78,7 @@ def unset_config(key: str, *, cwd: Path) -> None:
 
 
 def is_valid_branch_name(name: str) -> bool:
-    """Whether `refs/heads/<name>` is a valid ref name (`git check-ref-format`), asked in an
-    empty directory: no repository (the caller's least of all) is read for it."""
+    """Whether `refs/heads/<name>` is a valid ref name, asked in an empty folder (no repo read)."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-ref-") as tmp:
         code, _, _ = git(
             "check-ref-format",

@@ -34,8 +34,7 @@ def git(
     stdin: str | None = None,
     stream_stderr: bool = False,
 ) -> tuple[int, str, str]:
-    """Run `git ARGS` in `cwd`; (code, stdout, stderr). Raises GitError if `check`.
-    What git prints is any bytes a commit holds: kept as data (surrogateescape)."""
+    """Run `git ARGS` in `cwd`: (code, stdout, stderr), any bytes kept (surrogateescape)."""
     data = None if stdin is None else stdin.encode("utf-8", "surrogateescape")
     code, raw_out, raw_err = _bounded(args, cwd, env_extra, data, stream_stderr)
     out, err = (raw.decode("utf-8", "surrogateescape") for raw in (raw_out, raw_err))
@@ -131,8 +130,7 @@ class ObjectStoreGrowth:
         return found
 
     def remove_unfinished(self) -> None:
-        """Remove what a killed git left half-written (`tmp_*`) since the call began, only in
-        a cache this tool made: elsewhere such a file may be another git's."""
+        """Remove what a killed git left (`tmp_*`) since the call began, in our caches only."""
         if not (self.objects.parent / cachedir.MARKER).is_file():
             return
         for path, _ in self._written():

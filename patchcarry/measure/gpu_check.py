@@ -145,8 +145,7 @@ def _run_step(step: Step, logs: Path, say: Callable[[str], None]) -> gpu_summary
 def run_steps(
     side_by_side: Sequence[Step], alone: Sequence[Step], logs: Path, say: Callable[[str], None]
 ) -> list[gpu_summary.Outcome]:
-    """The first group concurrently, then the second one step at a time; outcomes in plan
-    order."""
+    """The first group concurrently, then the second one step at a time; outcomes in order."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(side_by_side))) as pool:
         first = list(pool.map(lambda s: _run_step(s, logs, say), side_by_side))
     return first + [_run_step(s, logs, say) for s in alone]

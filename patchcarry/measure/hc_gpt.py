@@ -60,8 +60,7 @@ def build(
     seed: int = 1234,
     overrides: Mapping[str, Any] | None = None,
 ) -> torch.nn.Module:
-    """Upstream's GPTModel: HyperConnectionTransformerLayer x layers, full recompute;
-    `overrides` replaces TransformerConfig fields (the audit's sweep)."""
+    """Upstream's GPTModel, hyper-connection layers, full recompute; `overrides`: config fields."""
     from megatron.core.models.gpt import GPTModel
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
     from megatron.core.tensor_parallel import random as megatron_random

@@ -32,8 +32,7 @@ FREES = {
 
 @dataclasses.dataclass(frozen=True)
 class Home:
-    """The repository and revision holding an evidence file: what a reader clones to run the
-    command (`web`: its address on a web host, or None)."""
+    """The repository and revision holding an evidence file (`web`: its web address, or None)."""
 
     rel: str  # the file, relative to the repository's top
     sha: str | None  # the newest commit of it (None: not committed, or changed since)
@@ -93,8 +92,7 @@ class Source:
 
 @dataclasses.dataclass(frozen=True)
 class Impact:
-    """One entry's measured impact: figures, sources, the pairing with the other fix, and the
-    original author's own figures (`quote`)."""
+    """One entry's measured impact: figures, sources, the pairing, the author's own (`quote`)."""
 
     figures: str  # what was measured, with its configuration (numbers)
     sources: tuple[Source, ...]
@@ -146,8 +144,7 @@ def _tree(doc: dict[str, Any]) -> str:
 
 
 def gpu_sentence(doc: dict[str, Any], variant: str | None = None) -> str:
-    """The training-loop measurement in words: of `variant` ("this change"), or of every
-    fix variant (the README's account of both fixes)."""
+    """The training-loop measurement in words, of `variant` or of every fix variant."""
     s, base = doc["shape"], _variant(doc["variants"], "unpatched")
     head = (
         f"On {doc['hardware']['gpu']}, upstream's own `pretrain_gpt.py` at "
@@ -288,8 +285,7 @@ _REMOTE_RES = (
 
 
 def web_url(remote: str) -> str | None:
-    """The web address of a git remote on a GitHub-like host (credentials dropped); None for
-    a local path or anything else."""
+    """The web address of a git remote on a GitHub-like host (no credentials), else None."""
     for pattern in _REMOTE_RES:
         match = pattern.match(remote)
         if match:
@@ -298,8 +294,7 @@ def web_url(remote: str) -> str | None:
 
 
 def out_to_temp(command: str | None) -> str | None:
-    """The measurement's command writing to a new temporary folder (`--out "$(mktemp -d)"`),
-    so that running it as printed never overwrites the committed evidence."""
+    """The command writing to a new temporary folder, never over the committed evidence."""
     if command is None:
         return None
     words = shlex.split(command)
@@ -403,8 +398,7 @@ def for_entries(
     entries: Sequence[Entry], explicit: Path | None, manifest_path: Path | None,
     tested: Callable[[Entry], bool],
 ) -> dict[str, Impact | None]:  # fmt: skip
-    """Each entry's impact: its own variant, its quoted figures, and the other entries' fixes
-    named as a reviewer knows them (#PR), for what each frees with the other."""
+    """Each entry's impact, the other entries' fixes named as a reviewer knows them (#PR)."""
     if manifest_path is None:
         return {}
 

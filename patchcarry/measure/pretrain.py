@@ -61,8 +61,7 @@ def prebuilt_helpers(tree: Path, installed: Path | None) -> Path | None:
 def run_child(
     tree: Path, argv: list[str], *, timeout_s: float | None, parse_only: bool = False
 ) -> dict[str, Any]:
-    """One training run of `tree`'s `pretrain_gpt.py`; the child's figures. `parse_only`:
-    upstream's own argument parsing and validation alone (no GPU needed)."""
+    """One training run of `tree`'s `pretrain_gpt.py`; `parse_only`: its argument check alone."""
     env = probe_env(tree, cpu_only=parse_only)
     env.update(pretrain_args.env(free_loopback_port()))
     request = {"argv": argv, "script": pretrain_args.SCRIPT, "parse_only": parse_only}
@@ -83,8 +82,7 @@ def run(
     offline_note: str | None = None,
     progress: Callable[[str], None] = lambda _: None,
 ) -> tuple[list[str], list[VariantResult]]:
-    """`pretrain_gpt.py`'s arguments and, per variant, its repeats' results
-    (`child` = {"runs": [child result, ...]}; None when skipped)."""
+    """`pretrain_gpt.py`'s arguments and, per variant, its repeats' results (None: skipped)."""
     argv = pretrain_args.argv(shape, iterations=iterations)
     if not (src / pretrain_args.SCRIPT).is_file():
         raise MissingInstallError(

@@ -35,8 +35,7 @@ class CheckpointedStack(torch.nn.Module):
 def make_step(
     shape: Shape, *, device: str, seed: int = 1234
 ) -> tuple[torch.nn.Module, Callable[[], None]]:
-    """The model and one forward+backward step on a fixed input `[seq, mbs, hidden*streams]`
-    (the caller clears the parameter grads)."""
+    """The model and one forward+backward step on a fixed `[seq, mbs, hidden*streams]` input."""
     from megatron.core.tensor_parallel import random as megatron_random
 
     model = CheckpointedStack(shape, seed).to(device)

@@ -23,8 +23,7 @@ _DEF_TEST = re.compile(r"^\+\s*def (test_\w+)\(")
 
 
 def carried_tests(test_patches: Iterable[Patch]) -> set[str]:
-    """Names of the test functions the manifest's test patches add (from the patch reader's
-    own hunks): the tests expected to flip."""
+    """The test functions the manifest's test patches add: the tests expected to flip."""
     names: set[str] = set()
     for patch in test_patches:
         for hunk in patch.hunks:

@@ -146,8 +146,7 @@ class RepoReader(Protocol):
 
 
 def root(reader: RepoReader, upstream: str) -> str:
-    """The root of `upstream`'s network: its `source` when it is a fork, else itself (also
-    when it cannot be read: the caller reports that on its own)."""
+    """The root of `upstream`'s network: its `source` when a fork, else itself."""
     repo = reader.repo(upstream)
     return (repo.source or upstream) if repo and repo.fork else upstream
 

@@ -40,8 +40,7 @@ def stranger_reason(pull: PullRef, login: str) -> str:
 
 
 def refuse_stranger(pull: PullRef | None, login: str) -> PullRef | None:
-    """`pull` (or None) when the token's user opened it; FatalError (exit 1, before the write
-    that would take it) saying why otherwise."""
+    """`pull` (or None) when the token's user opened it; else FatalError before the write."""
     if pull is not None and not is_own_pr(pull, login):
         raise FatalError(stranger_reason(pull, login))
     return pull

@@ -49,8 +49,7 @@ def standin_cuda_seed_api(generator: CpuStandInCudaGenerator) -> None:
 
 
 def standin_current_device_cpu() -> None:
-    """`torch.cuda.current_device()` -> the CPU device: megatron's GlobalMemoryBuffer (the
-    attention matmul buffer) allocates with `device=torch.cuda.current_device()`."""
+    """`torch.cuda.current_device()` -> the CPU device (megatron's GlobalMemoryBuffer uses it)."""
     torch.cuda.current_device = lambda: torch.device("cpu")  # type: ignore[assignment,return-value]
 
 

@@ -19,8 +19,7 @@ OFFLINE_SOURCE_REPO = "NVIDIA/Megatron-LM"
 
 
 def has_offline_source(upstream: str) -> bool:
-    """Whether the offline check (megatron-core's source) says anything about `upstream`
-    (GitHub's names are case-insensitive)."""
+    """Whether the offline check (megatron-core's source) says anything about `upstream`."""
     return upstream.lower() == OFFLINE_SOURCE_REPO.lower()
 
 
