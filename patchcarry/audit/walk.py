@@ -14,17 +14,8 @@ from typing import Any
 import torch
 
 # Hop kinds. "graph" hops leave the object world into autograd's.
-ATTR, ITEM, GRAD, GRAD_FN, NEXT, VARIABLE, SAVED, BASE, CLOSURE = (
-    "attr",
-    "item",
-    "grad",
-    "grad_fn",
-    "next",
-    "variable",
-    "saved",
-    "base",
-    "closure",
-)
+_KINDS = "attr item grad grad_fn next variable saved base closure"
+ATTR, ITEM, GRAD, GRAD_FN, NEXT, VARIABLE, SAVED, BASE, CLOSURE = _KINDS.split()
 GRAPH_KINDS = frozenset({GRAD_FN, NEXT, VARIABLE, SAVED})
 MAX_OBJECTS = 2_000_000  # a 2-layer model and megatron's globals visit about 100k
 _TENSOR_HOOKS = ("_backward_hooks", "_post_accumulate_grad_hooks")

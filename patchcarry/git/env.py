@@ -15,25 +15,15 @@ from patchcarry.errors import MissingInstallError
 
 # Variables that would redirect git away from the repository we name (set by hooks, `git
 # rebase -x`, or a parent git). Removing them keeps every call about its own cwd.
-_GIT_ENV_KEEP = {
-    "GIT_EXEC_PATH",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_SSL_CAINFO",
-    "GIT_SSL_NO_VERIFY",
-}
+_GIT_ENV_KEEP = set(
+    "GIT_EXEC_PATH GIT_SSH GIT_SSH_COMMAND GIT_SSL_CAINFO GIT_SSL_NO_VERIFY".split()
+)
 
 
 # A stalled http transfer is aborted; a fetch keeps what it gets as one pack, where the runner
 # sees it grow (`ObjectStoreGrowth`).
-NETWORK_ARGS = (
-    "-c",
-    "http.lowSpeedLimit=1024",
-    "-c",
-    "http.lowSpeedTime=60",
-    "-c",
-    "fetch.unpackLimit=1",
-)
+_NETWORK_CONFIG = ("http.lowSpeedLimit=1024", "http.lowSpeedTime=60", "fetch.unpackLimit=1")
+NETWORK_ARGS = tuple(arg for setting in _NETWORK_CONFIG for arg in ("-c", setting))
 
 # A path handed to git as a pathspec names that file alone (`[v2]`, `*`, `?` are no globs).
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
@@ -119,8 +109,6 @@ _TOKEN_HELPER = (
     '!f() { test "$1" = get || return 0; echo username=x-access-token; '
     'echo "password=${GITHUB_TOKEN}"; }; f'
 )
-
-
 _TOKEN_HELPER_ARG = f".helper={_TOKEN_HELPER}"
 
 
@@ -134,14 +122,8 @@ def credential_args(url: str | None = None, api: str | None = None) -> tuple[str
     timeouts; a `url` reached through a program of the user's (ssh) gets no token at all."""
     if url is not None and _NOT_HTTP.match(url):
         return NETWORK_ARGS
-    scope = hosts.git_host(hosts.api_host(api))
-    return (
-        "-c",
-        "credential.helper=",
-        "-c",
-        f"credential.{scope}.helper={_TOKEN_HELPER}",
-        *NETWORK_ARGS,
-    )
+    helper = f"credential.{hosts.git_host(hosts.api_host(api))}.helper={_TOKEN_HELPER}"
+    return ("-c", "credential.helper=", "-c", helper, *NETWORK_ARGS)
 
 
 def secrets_for(args: tuple[str, ...]) -> dict[str, str]:

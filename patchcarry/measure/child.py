@@ -19,12 +19,9 @@ from patchcarry.measure.runner import RESULT_MARKER
 from patchcarry.runtime.tracker import DetachedInputTracker, tensor_bytes, track_detached_inputs
 
 CUDA_STATS = (
-    "allocated_bytes.all.current",
-    "active_bytes.all.current",
-    "reserved_bytes.all.current",
-    "allocation.all.current",
-    "num_alloc_retries",
-)
+    "allocated_bytes.all.current", "active_bytes.all.current", "reserved_bytes.all.current",
+    "allocation.all.current", "num_alloc_retries",
+)  # fmt: skip
 
 
 def live_tensor_bytes(model: torch.nn.Module) -> int:

@@ -29,12 +29,8 @@ def install_cpu_standins(random_module: types.ModuleType) -> list[str]:
     standin_nvtx_ranges()
     standin_current_device_cpu()
     standin_cuda_seed_api(generator)
-    return [
-        "install_cuda_rng_state_standin",
-        "standin_nvtx_ranges",
-        "standin_current_device_cpu",
-        "standin_cuda_seed_api",
-    ]
+    return ["install_cuda_rng_state_standin", "standin_nvtx_ranges",
+            "standin_current_device_cpu", "standin_cuda_seed_api"]  # fmt: skip
 
 
 def init_single_rank(device: str, port: int) -> None:

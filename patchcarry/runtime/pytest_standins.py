@@ -86,17 +86,10 @@ def pytest_configure(config: pytest.Config) -> None:
     standin_torch_compile_eager()
     standin_nccl_with_gloo()
     standin_cuda_moves()
-    INSTALLED.extend(
-        [
-            "megatron _get/_set_cuda_rng_state",
-            "torch.cuda seed/rng-state",
-            "torch.cuda device api",
-            "nvtx no-ops",
-            "torch.compile eager",
-            "nccl->gloo",
-            ".cuda()->cpu",
-        ]
-    )
+    INSTALLED.extend([
+        "megatron _get/_set_cuda_rng_state", "torch.cuda seed/rng-state", "torch.cuda device api",
+        "nvtx no-ops", "torch.compile eager", "nccl->gloo", ".cuda()->cpu",
+    ])  # fmt: skip
 
 
 def pytest_report_header(config: pytest.Config) -> str:
