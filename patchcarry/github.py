@@ -12,7 +12,7 @@ import functools
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import httpx2
@@ -590,14 +590,12 @@ class GitHub:
 
     def create_fork(self, upstream: str, *, name: str, organization: str | None = None) -> RepoRef:
         extra = {"organization": organization} if organization else {}
-        result: RepoRef = self._op(
-            "repos.create_fork", _route(upstream), name=name, default_branch_only=True, body_=extra
-        )
-        return result
+        fork = self._op("repos.create_fork", _route(upstream), name=name,
+                        default_branch_only=True, body_=extra)  # fmt: skip
+        return cast(RepoRef, fork)
 
     def pull(self, repo: str, number: int) -> PullRef:
-        result: PullRef = self._op("pulls.get", _route(repo, pull_number=number))
-        return result
+        return cast(PullRef, self._op("pulls.get", _route(repo, pull_number=number)))
 
     def pulls(
         self,
@@ -608,11 +606,8 @@ class GitHub:
         base: str | None = None,
         max_pages: int = 0,
     ) -> list[PullRef]:
-        query: Json = {"state": state}
-        if head:
-            query["head"] = head
-        if base:
-            query["base"] = base
+        query: Json = {"state": state, **({"head": head} if head else {})}
+        query.update({"base": base} if base else {})
         return self._list("pulls.list", _route(repo), max_pages=max_pages, **query)
 
     def search_closed_pulls(self, repo: str, author: str, *, max_pages: int = 5) -> list[int]:
@@ -669,32 +664,19 @@ class GitHub:
         maintainer_can_modify: bool = False, draft: bool = True,
     ) -> PullRef:  # fmt: skip
         """A PR, a draft unless told otherwise. Never retried: the caller re-queries."""
-        result: PullRef = self._op(
-            "pulls.create",
-            _route(repo),
-            retry=False,
-            title=title,
-            head=head,
-            base=base,
-            body=body,
-            draft=draft,
-            maintainer_can_modify=maintainer_can_modify,
-        )
-        return result
+        fields = {"title": title, "head": head, "base": base, "body": body, "draft": draft}
+        fields["maintainer_can_modify"] = maintainer_can_modify
+        return cast(PullRef, self._op("pulls.create", _route(repo), retry=False, **fields))
 
     def update_pull(self, repo: str, number: int, **fields: str | bool) -> PullRef:
         """PATCH title/body/maintainer_can_modify; idempotent, so retried like a read."""
-        result: PullRef = self._op(
-            "pulls.update", _route(repo, pull_number=number), retry=True, body_=dict(fields)
-        )
-        return result
+        route = _route(repo, pull_number=number)
+        return cast(PullRef, self._op("pulls.update", route, retry=True, body_=dict(fields)))
 
     def create_comment(self, repo: str, number: int, body: str) -> CommentRef:
         """Never retried: the caller re-reads the comments for its marker first."""
-        result: CommentRef = self._op(
-            "issues.create_comment", _route(repo, issue_number=number), retry=False, body=body
-        )
-        return result
+        route = _route(repo, issue_number=number)
+        return cast(CommentRef, self._op("issues.create_comment", route, retry=False, body=body))
 
 
 def _shaped(answer: Any, shape: Any, label: str) -> Any:
