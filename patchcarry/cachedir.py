@@ -1,5 +1,4 @@
-"""The check's cache folders: only ours (a marker file), one run at a time (an `fcntl` lock), so
-a git `*.lock` left inside can only be a killed run's and is removed."""
+"""The check's cache folders: only ours (a marker file), one run at a time (an `fcntl` lock)."""
 
 from __future__ import annotations
 

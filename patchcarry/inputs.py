@@ -1,5 +1,4 @@
-"""Reading a file the user named: every way it can be unreadable is one line and exit 5
-(`BadInputError`) naming the file, never a traceback."""
+"""Reading a file the user named: any way it is unreadable is one line and exit 5, naming it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""How long and how much: the deadline and size cap of every network exchange, far beyond what
-a real answer needs (tests lower them)."""
+"""The deadline and size cap of every network exchange, far beyond a real answer's."""
 
 from __future__ import annotations
 

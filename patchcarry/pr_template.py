@@ -1,5 +1,4 @@
-"""Upstream's pull request template, read from upstream's default branch in the check's cache
-and filled in as GitHub fills a new PR's body from it."""
+"""Upstream's PR template, read from its default branch and filled in as GitHub fills it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Phase lines on stderr for slow steps, shown on a terminal as git shows its progress, never
-with --json (the command line sets `quiet`)."""
+"""Phase lines on stderr for slow steps, on a terminal only and never with --json (`quiet`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Finds a user's PRs closed by fork detachment and not carried yet, on one upstream (`scan`) or
-everywhere through the search API (`scan_all`)."""
+"""PRs closed by fork detachment and not carried yet, on one upstream or everywhere (search)."""
 
 from __future__ import annotations
 

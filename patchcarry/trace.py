@@ -1,5 +1,4 @@
-"""The log of the last run: each git command and GitHub request with its outcome; never the
-token, a header or a body."""
+"""The log of the last run: each git command and GitHub request; never a token, header or body."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The `paths` an adopted entry gets: the folders its PR's commits touch, as globs, so the new
-entry allows its own files and nothing else widens."""
+"""The `paths` an adopted entry gets: the folders its PR's commits touch, nothing wider."""
 
 from __future__ import annotations
 

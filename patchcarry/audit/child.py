@@ -1,5 +1,4 @@
-"""The audit child (`python -m patchcarry.audit.child < request.json`): each configuration for
-N iterations, then the census; one that cannot be built keeps its error."""
+"""The audit child: each configuration for N iterations, then the census (or its error)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The audit's evidence: built from the children's censuses, validated against
-`audit.schema.json`, rendered as text and as the README's table."""
+"""The audit's evidence: built from the censuses, validated against its schema, rendered."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Parent side of the audit: each variant's tree in its own child process (one Megatron tree
-per process); the parent never imports torch or megatron."""
+"""Parent side of the audit: each variant's tree in its own child; no torch imported here."""
 
 from __future__ import annotations
 

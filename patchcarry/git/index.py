@@ -1,5 +1,4 @@
-"""Trees built in a scratch index of the blob-less cache, so only the blobs the patches touch
-are fetched (lazily: credential_args ride along)."""
+"""Trees built in a scratch index of the blob-less cache: only touched blobs are fetched."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Patches as git reads and writes them: am, format-patch, apply, mailsplit, mailinfo, numstat
-and trailers (those in an empty temp folder: no repository involved)."""
+"""Patches as git reads and writes them: am, format-patch, apply, mailsplit, mailinfo, trailers."""
 
 from __future__ import annotations
 

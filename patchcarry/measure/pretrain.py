@@ -1,5 +1,4 @@
-"""`measure --harness pretrain`: upstream's own training loop, one process per variant tree,
-`repeats` times; refused without CUDA before any tree is copied."""
+"""`measure --harness pretrain`: upstream's own training loop, one process per variant tree."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The command line of upstream's `pretrain_gpt.py` for `--harness pretrain`: needs neither
-Transformer Engine nor apex; one process, no torchrun."""
+"""`pretrain_gpt.py`'s command line for `--harness pretrain`: no Transformer Engine, no apex."""
 
 from __future__ import annotations
 

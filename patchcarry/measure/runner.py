@@ -1,5 +1,4 @@
-"""Parent side: run `patchcarry.measure.child` on one prepared tree, in its own process with
-the tree first on PYTHONPATH, so no two trees share a module."""
+"""Parent side: each variant's tree in its own child process, so no two trees share a module."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""`--model synthetic`: checkpointed blocks that keep their output on the module, as the
-hyper-connection layer does, on the installed megatron-core."""
+"""`--model synthetic`: checkpointed blocks that keep their output on the module, as HC does."""
 
 from __future__ import annotations
 

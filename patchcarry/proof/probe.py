@@ -1,5 +1,4 @@
-"""Runs the synthetic-block probe against one Megatron tree in a child process, so two trees
-are never imported side by side."""
+"""Runs the probe against one Megatron tree in a child, so two trees never share a process."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""`KeepsOutputBlock`, the smallest stand-in for the hyper-connection layer keeping
-`mlp_norm_manager`. Imports torch, so only the probe child imports it."""
+"""`KeepsOutputBlock`, the smallest stand-in for HC's `mlp_norm_manager` (imports torch)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""megatron-core's source for an install that lacks it, fetched once by pip against the shipped
-hash lock into the cache; read by the offline check only."""
+"""megatron-core's source for an install without it, fetched once by pip against the hash lock."""
 
 from __future__ import annotations
 

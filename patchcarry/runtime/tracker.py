@@ -1,5 +1,4 @@
-"""Which detached checkpoint inputs (and their .grad) are still alive: a wrapper of the real
-`random.detach_variable` keeps a weakref to each tensor it returns."""
+"""Which detached checkpoint inputs (and their .grad) are still alive, by weakrefs."""
 
 from __future__ import annotations
 
