@@ -39,9 +39,7 @@ def add_manifest(
 ) -> None:
     """`--manifest`: one option of one meaning for every command (`manifest.find` decides
     the default; `adopt`, which adds to it, starts one where none is found)."""
-    parser.add_argument(
-        "--manifest", type=Path, default=None, metavar="PATH", help=f"default: {default}"
-    )
+    parser.add_argument("--manifest", type=Path, metavar="PATH", help=f"default: {default}")
 
 
 def add_upstream(
@@ -64,7 +62,6 @@ def add_work_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--work-dir",
         type=Path,
-        default=None,
         help="scratch repo for the partial fetch "
         "(default $XDG_CACHE_HOME/patchcarry/upstream/<hash>)",
     )

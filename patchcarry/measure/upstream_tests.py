@@ -183,7 +183,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--work",
         type=Path,
-        default=None,
         help="where the two copies go "
         "(default: a new temporary directory; not under --out, an artifact)",
     )
