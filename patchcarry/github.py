@@ -157,9 +157,7 @@ class HostApi:
         return self.operations[name]
 
 
-@functools.cache
-def _ghapi(host: str) -> HostApi:
-    return HostApi(host)
+_ghapi = functools.cache(HostApi)
 
 
 # 422s a re-run cannot fix, by GitHub's message text: what to change instead.
@@ -456,17 +454,14 @@ class GitHub:
         if wait <= self.max_rate_wait and tries < self.RATE_WAITS:
             return wait
         if tries >= self.RATE_WAITS:
-            return self._still_limited(response, label, tries)
+            raise RateLimited(
+                f"{label}: GitHub still answers {response.status_code} (rate limited) after "
+                f"{tries} waits; re-run later"
+            )
         when = datetime.datetime.fromtimestamp(time.time() + wait, tz=datetime.UTC)
         raise RateLimited(
             f"{label}: GitHub rate limit exhausted; it resets at {when:%Y-%m-%d %H:%M:%S} UTC "
             f"(in {wait:.0f} s, over the {self.max_rate_wait:.0f} s wait limit): re-run after that"
-        )
-
-    def _still_limited(self, response: httpx2.Response, label: str, tries: int) -> float:
-        raise RateLimited(
-            f"{label}: GitHub still answers {response.status_code} (rate limited) after "
-            f"{tries} waits; re-run later"
         )
 
     def _status_error(

@@ -62,12 +62,8 @@ def _time_left(timeout: float | None) -> float | None:
         return timeout
     left = budget.until - time.monotonic()
     if left <= 0:
-        raise _past_deadline(budget)
+        raise past_deadline(budget.host, budget.deadline_s)
     return left if timeout is None else min(timeout, left)
-
-
-def _past_deadline(budget: _Budget) -> ReplyLimitError:
-    return past_deadline(budget.host, budget.deadline_s)
 
 
 def past_deadline(host: str, deadline_s: float) -> ReplyLimitError:
@@ -87,7 +83,7 @@ class _BoundedStream(httpcore2.NetworkStream):
         except httpcore2.ReadTimeout:
             budget = _budget()
             if budget is not None and time.monotonic() >= budget.until:
-                raise _past_deadline(budget) from None
+                raise past_deadline(budget.host, budget.deadline_s) from None
             raise
         budget = _budget()
         if budget is not None:
@@ -121,13 +117,9 @@ class _BoundedBackend(httpcore2.NetworkBackend):
         self._inner = inner
 
     def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Any = None,
-    ) -> httpcore2.NetworkStream:
+        self, host: str, port: int, timeout: float | None = None,
+        local_address: str | None = None, socket_options: Any = None,
+    ) -> httpcore2.NetworkStream:  # fmt: skip
         stream = self._inner.connect_tcp(
             host, port, _time_left(timeout), local_address, socket_options
         )
