@@ -20,14 +20,8 @@ def apply_to_index(patch: Path, *, index: Path, cwd: Path, reverse: bool, check:
     """`git apply --cached` (`-R`, `--check` as told) of `patch` on the scratch index; whether
     it applied. Reads only the touched blobs (fetched lazily in a partial clone)."""
     args = ["apply", "--cached", *(["-R"] if reverse else []), *(["--check"] if check else [])]
-    code, _, _ = git(
-        *credential_args(),
-        *args,
-        str(patch.resolve()),
-        cwd=cwd,
-        check=False,
-        env_extra={"GIT_INDEX_FILE": str(index)},
-    )
+    args = [*credential_args(), *args, str(patch.resolve())]
+    code, _, _ = git(*args, cwd=cwd, check=False, env_extra={"GIT_INDEX_FILE": str(index)})
     return code == 0
 
 

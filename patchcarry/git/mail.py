@@ -18,17 +18,8 @@ def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: 
     """`git am --keep-cr` the patches on HEAD, keeping authorship and message; the committer
     and date are pinned so the same patches on the same base give the same hash every run."""
     env = {"GIT_COMMITTER_NAME": committer_name, "GIT_COMMITTER_EMAIL": committer_email}
-    code, out, err = git(
-        "am",
-        "-q",
-        "--keep-cr",
-        "--committer-date-is-author-date",
-        "--no-3way",
-        *(str(p) for p in patches),
-        cwd=cwd,
-        env_extra=env,
-        check=False,
-    )
+    flags = ["-q", "--keep-cr", "--committer-date-is-author-date", "--no-3way"]
+    code, out, err = git("am", *flags, *map(str, patches), cwd=cwd, env_extra=env, check=False)
     if code != 0:
         git("am", "--abort", cwd=cwd, check=False)
         raise GitError(["git", "am", *(p.name for p in patches)], code, out, err)
@@ -38,23 +29,9 @@ def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: 
 def format_patch(commit: str, *, number: int, out_dir: Path, cwd: Path) -> Path:
     """`git format-patch` of the one commit `commit` into `out_dir`, named `NNNN-subject.patch`
     from `number`. Authorship, date and message (sign-offs) are the commit's; nothing added."""
-    _, out, _ = git(
-        "format-patch",
-        "-1",
-        "--no-signoff",
-        "--no-numbered",
-        "--no-thread",
-        "--no-to",
-        "--no-cc",
-        "--no-add-header",
-        "--suffix=.patch",
-        f"--start-number={number}",
-        "-o",
-        str(out_dir),
-        "--end-of-options",
-        commit,
-        cwd=cwd,
-    )
+    flags = "-1 --no-signoff --no-numbered --no-thread --no-to --no-cc --no-add-header".split()
+    flags += ["--suffix=.patch", f"--start-number={number}", "-o", str(out_dir)]
+    _, out, _ = git("format-patch", *flags, "--end-of-options", commit, cwd=cwd)
     return Path(out.strip())
 
 
@@ -139,16 +116,9 @@ def mailinfo(mail: bytes) -> tuple[dict[str, str], bytes, bytes]:
 def apply_numstat(patch: bytes) -> tuple[int, bytes, str]:
     """`git apply --numstat --summary -z` of `patch`: (code, output, stderr). Reads no tree."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-numstat-") as tmp:
-        return git_bytes(
-            "apply",
-            "--numstat",
-            "--summary",
-            "-z",
-            cwd=tmp,
-            stdin=patch,
-            check=False,
-            env_extra=plain_tree_env(Path(tmp) / "x"),
-        )
+        env = plain_tree_env(Path(tmp) / "x")
+        args = ("apply", "--numstat", "--summary", "-z")
+        return git_bytes(*args, cwd=tmp, stdin=patch, check=False, env_extra=env)
 
 
 def trailers(message: bytes) -> list[tuple[str, str]]:

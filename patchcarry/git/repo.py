@@ -80,12 +80,9 @@ def unset_config(key: str, *, cwd: Path) -> None:
 def is_valid_branch_name(name: str) -> bool:
     """Whether `refs/heads/<name>` is a valid ref name, asked in an empty folder (no repo read)."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-ref-") as tmp:
+        env = plain_tree_env(Path(tmp) / "x")
         code, _, _ = git(
-            "check-ref-format",
-            f"refs/heads/{name}",
-            cwd=tmp,
-            check=False,
-            env_extra=plain_tree_env(Path(tmp) / "x"),
+            "check-ref-format", f"refs/heads/{name}", cwd=tmp, check=False, env_extra=env
         )
     return code == 0
 
