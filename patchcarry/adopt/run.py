@@ -94,23 +94,11 @@ def _one_a_line(names: list[str]) -> Any:
 
 
 def _fields(
-    name: str,
-    pull: PullRef,
-    target: pull_mod.Target,
-    series: commits_mod.Series,
-    patch_names: list[str],
-    fixes: int,
-    paths: list[str],
-    fork: str,
-    defaults: dict[str, Any],
-) -> dict[str, Any]:
-    fields: dict[str, Any] = {
-        "name": name,
-        "title": pull.title,
-        "upstream": target.upstream,
-        "base_branch": pull.base_ref,
-        "base_commit": series.base,
-    }
+    name: str, pull: PullRef, target: pull_mod.Target, series: commits_mod.Series,
+    patch_names: list[str], fixes: int, paths: list[str], fork: str, defaults: dict[str, Any],
+) -> dict[str, Any]:  # fmt: skip
+    fields: dict[str, Any] = {"name": name, "title": pull.title, "upstream": target.upstream}
+    fields |= {"base_branch": pull.base_ref, "base_commit": series.base}
     if fork != defaults.get("fork"):
         fields["fork"] = fork
     fields["head_branch"] = pull.head_ref
