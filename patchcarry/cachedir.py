@@ -41,8 +41,7 @@ def _stale_git_locks(path: Path) -> list[Path]:
 
 
 def _acquire(key: Path) -> int:
-    """The lock of `key`, held. Its holder may remove the folder first: the waiter then holds a
-    removed file, so it claims `key` anew and locks again."""
+    """The lock of `key`, held; the folder claimed anew if its holder removed it meanwhile."""
     waited = False
     while True:
         try:

@@ -35,8 +35,7 @@ UNBOUNDED = 1 << 16  # `columns(UNBOUNDED)`: wrapped only where COLUMNS or a ter
 
 
 def columns(widest: int) -> int:
-    """The width to lay output out for: `COLUMNS`, else the terminal's, between NARROWEST and
-    `widest` (what a pipe, a log or a test gets)."""
+    """The width to lay output out for: `COLUMNS`, else the terminal's, within NARROWEST..widest."""
     wanted = os.environ.get("COLUMNS", "").strip()
     width = int(wanted) if wanted.isdigit() else None
     if width is None:
@@ -48,8 +47,7 @@ def columns(widest: int) -> int:
 
 
 def fit(text: str, width: int = 120, *, hang: int = 4) -> str:
-    """`text` with lines wider than `width` wrapped at spaces, continuations indented `hang`
-    more; a word longer than the width stays whole."""
+    """`text` wrapped at spaces to `width`, continuations indented `hang` more; long words whole."""
     import textwrap
 
     out = []

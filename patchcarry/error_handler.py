@@ -87,8 +87,7 @@ def error_handler(
 
 
 def _drop_output() -> None:
-    """Point stdout and stderr at /dev/null: their reader is gone, so what is printed on the
-    way out must not raise again at exit."""
+    """Point stdout and stderr at /dev/null: their reader is gone, so exiting must not raise."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     for stream in (sys.stdout, sys.stderr):
         try:

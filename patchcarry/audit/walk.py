@@ -255,8 +255,7 @@ def _class_roots(mod_name: str, cls: type) -> Iterator[tuple[str, Any]]:
 
 
 def module_roots(prefix: str) -> list[tuple[str, Any]]:
-    """What the modules under `prefix` hold: each global (`mod:name`) and each class attribute
-    of a class they define (`mod:Class.attr`)."""
+    """What the modules under `prefix` hold: globals (`mod:name`), class attributes (`mod:C.a`)."""
     import sys
 
     roots: list[tuple[str, Any]] = []

@@ -65,8 +65,7 @@ def _bounded(
     stdin: bytes | None,
     stream_stderr: bool,
 ) -> tuple[int, bytes, bytes]:
-    """Every git call, local ones too: a read in a partial clone fetches a missing blob from
-    its promisor remote by itself, so any call may be a network call."""
+    """Every git call is bounded: in a partial clone any read may fetch a missing blob."""
     watch = ObjectStoreGrowth.of(cwd, limits.GIT_MAX_WRITTEN)
     try:
         return proc.cmd_output_bounded(

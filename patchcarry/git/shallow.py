@@ -33,8 +33,7 @@ def shallow_file(*, cwd: Path) -> Path:
 
 
 def _parents(commits: set[str], *, cwd: Path) -> dict[str, list[str]]:
-    """Each commit's parents as its object records them (the shallow file hides them from
-    every other read). Only commits that are here are asked for: nothing is fetched."""
+    """Each commit's parents as its object records them (the shallow file hides them elsewhere)."""
     wanted = sorted(commits)
     if not wanted:
         return {}

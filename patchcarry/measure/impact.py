@@ -169,8 +169,7 @@ def gpu_sentence(doc: dict[str, Any], variant: str | None = None) -> str:
 
 
 def cpu_paragraphs(doc: dict[str, Any], variant: str) -> str:
-    """The CPU measurement of `variant` alone: what it counts, at the configuration it ran.
-    Nothing is carried to another configuration or to a GPU: no run here measured one."""
+    """The CPU measurement of `variant` alone, at the configuration it ran; nothing extrapolated."""
     run = doc["runs"][-1]
     s, own = run["shape"], _variant(run["variants"], variant)
     where = (
@@ -361,8 +360,7 @@ def gpu_files(folder: Path) -> list[Path]:
 
 
 def quoted(folder: Path, entry: str | None) -> str:
-    """The original author's own figures for `entry`, quoted from `quoted.toml` beside the
-    evidence; never re-derived, never carried to another entry."""
+    """The original author's figures for `entry`, quoted from `quoted.toml`, never re-derived."""
     path = folder / QUOTED
     if entry is None or not path.is_file():
         return ""

@@ -42,8 +42,7 @@ _NO_ONE = {"", "ghost"}
 
 
 def _closer(events: Iterable[EventRef]) -> str | None:
-    """Login of whoever closed the PR last (issue events `closed` actor); None when the last
-    close has no identifiable actor (null, or the `ghost` placeholder) or there is none."""
+    """Login of whoever closed the PR last; None when there is none or it is null or `ghost`."""
     login = None
     for event in events:
         if event.event == "closed":

@@ -58,8 +58,7 @@ class Reads:
 
 
 def pull_state(reads: Reads, upstream: str, number: int) -> classify.Classification:
-    """Classify PR `number`: its issue events and head repository are read only when it is
-    closed without merge (an open or merged PR's state needs neither)."""
+    """Classify PR `number`; its events and head repository are read only when closed unmerged."""
     pull = reads.pull(upstream, number)
     if pull.state == "open" or pull.merged or pull.merged_at:
         return classify.classify(pull, [], None, upstream)
