@@ -102,6 +102,12 @@ class _OldSpelling(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+def add_upstream_repo(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--upstream-repo OWNER/NAME`; `--upstream` (a git URL or path elsewhere) still works."""
+    parser.add_argument("--upstream-repo", metavar="OWNER/NAME", type=repo, help=what)
+    add_old_spelling(parser, "--upstream", "--upstream-repo", type=repo)
+
+
 def add_old_spelling(parser: argparse.ArgumentParser, old: str, new: str, **kwargs: Any) -> None:
     """`old`, hidden from the help, as a spelling of `new` (one meaning per option name)."""
     parser.add_argument(

@@ -37,14 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="git URL or path to fetch upstream from (default: its clone_url)",
     )
-    parser.add_argument(
-        "--upstream-repo",
-        metavar="OWNER/NAME",
-        type=argtypes.repo,
-        help="every entry's upstream repository",
-    )
-    # `--upstream` is a git URL or path in the other commands
-    argtypes.add_old_spelling(parser, "--upstream", "--upstream-repo", type=argtypes.repo)
+    argtypes.add_upstream_repo(parser, "every entry's upstream repository")
     parser.add_argument(
         "--fork",
         metavar="OWNER/NAME",

@@ -33,14 +33,7 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
 
-    parser.add_argument(
-        "--upstream-repo",
-        metavar="OWNER/NAME",
-        type=argtypes.repo,
-        help="repository to scan (default: the manifest's upstream)",
-    )
-    # `--upstream` is a git URL or path in the other commands
-    argtypes.add_old_spelling(parser, "--upstream", "--upstream-repo", type=argtypes.repo)
+    argtypes.add_upstream_repo(parser, "repository to scan (default: the manifest's upstream)")
     parser.add_argument("--author", metavar="LOGIN", help="whose PRs (default: the token's user)")
     parser.add_argument(
         "--include-resubmitted", action="store_true", help="also list the ones already re-submitted"
