@@ -1,6 +1,4 @@
-"""The check's cache directories: only ours (a marker file; `--work-dir` at someone's checkout
-is refused), one run at a time (an `fcntl` lock), so a git `*.lock` left inside can only be
-a killed run's and is removed."""
+"""The check's cache folders: only ours (a marker file), one run at a time (an `fcntl` lock)."""
 
 from __future__ import annotations
 
@@ -19,9 +17,8 @@ _held: dict[Path, tuple[int, int]] = {}  # resolved dir -> (fd, depth): reentran
 
 
 def claim(path: Path, *, adopt_repo: bool = False) -> None:
-    """Make `path` ours: create it (or take it empty) and write the marker. A directory that
-    holds anything else is refused before anything is written there. `adopt_repo` takes a
-    bare repo without the marker (a cache of an older version, in our own cache folder)."""
+    """Make `path` ours (created, or taken empty, and marked); a folder holding anything else
+    is refused. `adopt_repo` takes an older version's bare cache without the marker."""
     marker = path / MARKER
     if marker.is_file():
         return
@@ -44,10 +41,7 @@ def _stale_git_locks(path: Path) -> list[Path]:
 
 
 def _acquire(key: Path) -> int:
-    """The lock of `key`, held: a descriptor of the lock file that is still the one at `key`.
-    The run holding it may remove the directory (a new cache its network read failed to
-    fill) before it lets go: the waiter then holds a removed file, so it claims `key` anew
-    and locks again."""
+    """The lock of `key`, held; the folder claimed anew if its holder removed it meanwhile."""
     waited = False
     while True:
         try:
@@ -80,8 +74,7 @@ def _is_current(fd: int, path: Path) -> bool:
 
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
-    """Hold the cache's lock (waiting for another run if needed); reentrant in one process.
-    On first acquiring it, git lock files a dead run left behind are removed."""
+    """Hold the cache's lock, reentrant; git lock files a dead run left are removed first."""
     key = path.resolve()
     if key in _held:
         fd, depth = _held[key]

@@ -33,9 +33,7 @@ def command(patches: Iterable[Patch]) -> str | None:
     return "pytest " + " ".join(shlex.quote(i) for i in ids) if ids else None
 
 
-# What an upstream's own unit-test suite needs to run, for the upstreams whose suites this
-# tool runs (on CPU it stands in for each of these: patchcarry/runtime/): the reviewer is
-# told before running the carried test.
+# What an upstream's own unit-test suite needs to run (on CPU: patchcarry/runtime/ stands in).
 NEEDS = {
     "nvidia/megatron-lm": (
         "a CUDA device and Python 3.12+: upstream's `tests/unit_tests/conftest.py` imports "

@@ -1,8 +1,5 @@
-"""Outside text (commit subjects, author names, PR titles, comment bodies, git's stderr) as
-it may be printed: a control character would move the cursor, clear the screen or set the
-terminal's title (ESC, OSC, C1), or overwrite a line (CR), so each is shown escaped. git's
-output is read with surrogateescape (a commit may hold any bytes): a byte that is not UTF-8
-is shown as `\\xNN`, and a lone surrogate from JSON as `\\uNNNN`."""
+"""Outside text as it may be printed: control characters (ESC, OSC, C1, CR) escaped so they
+cannot move the cursor or retitle the terminal; undecodable bytes shown as `\\xNN`."""
 
 from __future__ import annotations
 
@@ -38,10 +35,7 @@ UNBOUNDED = 1 << 16  # `columns(UNBOUNDED)`: wrapped only where COLUMNS or a ter
 
 
 def columns(widest: int) -> int:
-    """The width to lay output out for: `COLUMNS` when set (as argparse and `shutil` read
-    it), else the terminal's when stdout is one, never more than `widest` (the width the
-    output is laid out for when nothing says otherwise: the same lines in a pipe, a log, a
-    test) nor fewer than NARROWEST."""
+    """The width to lay output out for: `COLUMNS`, else the terminal's, within NARROWEST..widest."""
     wanted = os.environ.get("COLUMNS", "").strip()
     width = int(wanted) if wanted.isdigit() else None
     if width is None:
@@ -53,9 +47,7 @@ def columns(widest: int) -> int:
 
 
 def fit(text: str, width: int = 120, *, hang: int = 4) -> str:
-    """`text` with every line wider than `width` wrapped at spaces, each continuation indented
-    `hang` columns past its line's own indent: a plan that fits a terminal. A word longer than
-    the width (a URL, a ref) stays whole."""
+    """`text` wrapped at spaces to `width`, continuations indented `hang` more; long words whole."""
     import textwrap
 
     out = []

@@ -20,9 +20,8 @@ HINTS: dict[int, tuple[str, str]] = {
 }
 
 
-# Whether --offline checks anything for the entries the running command reads (megatron-core's
-# source stands for NVIDIA/Megatron-LM's alone): a command sets it once it has its entries;
-# False keeps the `--offline` hint from a failure where it would check nothing.
+# Whether --offline checks anything for the running command's entries: False keeps the
+# `--offline` hint from a failure where it would check nothing.
 offline_checks: bool | None = None
 
 
@@ -88,9 +87,7 @@ def error_handler(
 
 
 def _drop_output() -> None:
-    """Point stdout and stderr at /dev/null (only those whose reader is gone would matter):
-    what is still buffered, or printed on the way out, has no reader and must not raise
-    again at exit (Python's "Exception ignored ... BrokenPipeError")."""
+    """Point stdout and stderr at /dev/null: their reader is gone, so exiting must not raise."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     for stream in (sys.stdout, sys.stderr):
         try:

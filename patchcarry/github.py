@@ -1,28 +1,17 @@
 """The only module that imports ghapi: a few GitHub REST verbs, each answer read into the tool's
-own records (`github_types`, the `Forge` protocol).
-
-ghapi 2.1.4 is async by default; we build it with `sync=True` (blocking calls) on purpose:
-the flow is strictly sequential and must stop at the first failure. Each verb is ghapi's
-operation (`pulls.list`, `issues.create_comment`, ...) called with `raw_=True`, so that this
-module alone decides about retries, rate limits and error messages (`_with_retries`); a
-`Link` next page goes through ghapi's transport as the URL GitHub gave. The API base
-follows ghapi's `GH_HOST` convention (a full URL such as `http://127.0.0.1:8123`), read when
-the client is built, not at import.
-
-ghapi parses GitHub's OpenAPI description once, at import (`ghapi.core.pspec`); a GhApi
-then builds all of its 1,200 operations (signatures, docs) on construction, a fifth of a second
-per host. So one `HostApi` per host is kept for the process: ghapi's transport with one pooled
-HTTP connection, and ghapi's operation objects built from that table on first use. The token
-travels only as a per-request Authorization header held by the `GitHub` object.
-"""
+own records (`github_types`). Operations are called sync and `raw_=True`, so retries, rate
+limits and messages are decided here; one `HostApi` per host is kept (building a GhApi costs
+a fifth of a second)."""
 
 from __future__ import annotations
 
 import datetime
+import email.utils
 import functools
+import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import httpx2
@@ -32,7 +21,7 @@ from fastspec.oapi import SyncOpFunc  # type: ignore[import-untyped]
 from fasttransport.errors import APIError  # type: ignore[import-untyped]
 from ghapi.core import GhSyncTransport, pspec
 
-from patchcarry import http_transport, limits, progress, retry_after, tokens, trace
+from patchcarry import http_transport, limits, progress, tokens, trace
 from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.github_types import (
     BranchRef,
@@ -77,19 +66,16 @@ def token_kind(token: str | None) -> str | None:
 
 
 def token_from_env() -> str | None:
-    """The token for the API client, from the variables gh reads (`patchcarry.tokens`: the
-    same ones git's credential helper gets, git/env.py); never echoed, logged or stored."""
+    """The token for the API client, from the variables gh reads (`patchcarry.tokens`)."""
     return tokens.token()
 
 
 class PagingCapError(GitHubError):
-    """A list longer than the stated page cap: reading on would be unbounded, stopping
-    silently would act on part of it."""
+    """A list longer than the page cap: reading on is unbounded, stopping acts on part of it."""
 
 
 class MalformedAnswerError(GitHubError):
-    """An answer not of the shape GitHub documents (github_types): refused where it enters,
-    before any reader acts on part of it."""
+    """An answer not of the shape GitHub documents: refused where it enters."""
 
 
 class NotFoundError(GitHubError):
@@ -114,13 +100,11 @@ class TokenKindError(GitHubError):
 
 
 class LockedError(ForbiddenError):
-    """403 "Unable to create comment because issue is locked.": the conversation is locked
-    (only those with write access to the repository may comment); no scope fixes it."""
+    """403 "... because issue is locked.": only writers may comment; no scope fixes it."""
 
 
 class RateLimited(GitHubError):
-    """GitHub's rate limit is spent and its reset is further off than the run may wait:
-    what was read so far stands, the rest waits for the reset (or a token's quota)."""
+    """The rate limit is spent and resets later than the run may wait; what was read stands."""
 
 
 class TransientError(GitHubError):
@@ -150,8 +134,7 @@ _ACCEPT = {"Accept": "application/vnd.github.v3+json"}
 
 @functools.cache
 def _operation_specs() -> dict[str, Any]:
-    """ghapi's operations by the name GhApi gives them ("pulls.list"): the table ghapi
-    parsed at import, indexed once per process whatever the host."""
+    """ghapi's operations by GhApi's name ("pulls.list"), indexed once per process."""
     return {
         ".".join([*(snake(g) for g in listify(spec.group)), spec.name]): spec
         for spec in pspec.ops
@@ -159,9 +142,7 @@ def _operation_specs() -> dict[str, Any]:
 
 
 class HostApi:
-    """One API host: ghapi's sync transport (one pooled connection, no retries of its own:
-    they are decided here, per verb) and ghapi's operations on it, each built when first
-    called."""
+    """One API host: ghapi's transport (no retries of its own) and its operations, built lazily."""
 
     def __init__(self, host: str) -> None:
         client = http_transport.client(host, on_response=trace.response)  # first: it may refuse
@@ -179,9 +160,7 @@ class HostApi:
         return self.operations[name]
 
 
-@functools.cache
-def _ghapi(host: str) -> HostApi:
-    return HostApi(host)
+_ghapi = functools.cache(HostApi)
 
 
 # 422s a re-run cannot fix, by GitHub's message text: what to change instead.
@@ -202,16 +181,14 @@ _HINTS_422 = (
 
 
 def _hint_422(message: str, fields: tuple[str, ...] = ()) -> str:
-    """The hint for a 422 whose message or whose errors' `field` names one of `_HINTS_422`
-    (GitHub's `fork_collab` error says "Fork collab can't be granted ...")."""
+    """The hint for a 422 whose message or errors' `field` names a key of `_HINTS_422`."""
     low = " ".join((message, *fields)).lower()
     return next((hint for key, hint in _HINTS_422 if key in low), "")
 
 
 def sso_partial(response: httpx2.Response | None) -> tuple[str, ...]:
-    """The organisation ids of GitHub's `X-GitHub-SSO: partial-results; organizations=<ids>`:
-    an answer that could come from several organisations left out those enforcing SAML SSO
-    the token is not authorized for (docs: "Authenticating to the REST API")."""
+    """The organisation ids of `X-GitHub-SSO: partial-results; organizations=<ids>`: those left
+    out of an answer for SAML SSO the token is not authorized for."""
     value = response.headers.get("X-GitHub-SSO") if response is not None else None
     if not value or not value.strip().lower().startswith("partial-results"):
         return ()
@@ -221,9 +198,7 @@ def sso_partial(response: httpx2.Response | None) -> tuple[str, ...]:
 
 
 def _sso_url(response: httpx2.Response | None) -> str | None:
-    """The URL of GitHub's `X-GitHub-SSO: required; url=<url>` header ("" without a URL),
-    None when there is no such header: the answer of an org with SAML SSO to a token not
-    authorized for it."""
+    """The URL of `X-GitHub-SSO: required; url=<url>` ("" without one), None without the header."""
     value = response.headers.get("X-GitHub-SSO") if response is not None else None
     if value is None:
         return None
@@ -237,8 +212,7 @@ def _one_line(text: str) -> str:
 
 
 def _exchange(send: Callable[[], httpx2.Response]) -> httpx2.Response:
-    """`send()`; a connection that failed is httpx's own error again (a ghapi operation wraps
-    it in an APIError with no response), so both ways of sending fail alike."""
+    """`send()`; a failed connection is httpx's own error (ghapi wraps it in an APIError)."""
     try:
         return send()
     except APIError as exc:
@@ -248,8 +222,7 @@ def _exchange(send: Callable[[], httpx2.Response]) -> httpx2.Response:
 
 
 def _body(response: httpx2.Response, label: str) -> Any:
-    """The answer's body as plain data: JSON (every REST answer read here), else its text;
-    None when empty."""
+    """The answer's body as plain data: JSON, else its text; None when empty."""
     if not response.content:
         return None
     kind = (response.headers.get("content-type") or "").lower()
@@ -257,11 +230,8 @@ def _body(response: httpx2.Response, label: str) -> Any:
 
 
 class GitHub:
-    """Blocking GitHub REST client with bounded retries on reads and rate-limit waits.
-
-    Write calls are spaced `WRITE_SPACING` seconds apart, as GitHub asks of integrations
-    (its secondary rate limits punish bursts of content-creating requests).
-    """
+    """Blocking GitHub REST client with bounded retries and rate-limit waits; writes are spaced
+    `WRITE_SPACING` apart (GitHub's secondary limits)."""
 
     WRITE_SPACING = 1.0
 
@@ -310,8 +280,7 @@ class GitHub:
         body: Json | None = None,
         retry: bool | None = None,
     ) -> Any:
-        """One REST call to `path` (or an absolute URL on the API host: a `Link` next page);
-        plain data back. Retries and waits as `_with_retries`."""
+        """One REST call to `path` (or an absolute `Link` URL on the API host); plain data."""
         url = path if path.startswith(("http://", "https://")) else self._api.gh_host + path
         there, here = urlsplit(url), urlsplit(self._api.gh_host)
         if (there.scheme, there.netloc) != (here.scheme, here.netloc):  # the token rides along
@@ -336,8 +305,7 @@ class GitHub:
         retry: bool | None = None,
         **params: Any,
     ) -> Any:
-        """ghapi's `operation` ("pulls.list") with `route` and `params`; its answer read as
-        its record (`SHAPES`). Retries and waits as `_with_retries`."""
+        """ghapi's `operation` ("pulls.list"), its answer read as its record (`SHAPES`)."""
         op, path = self._operation(operation, route)
         label = f"{op.verb} {path}"
         send = lambda: op(**route, **params, headers_=self._headers, raw_=True)  # noqa: E731
@@ -352,9 +320,8 @@ class GitHub:
     def _with_retries(
         self, method: str, label: str, send: Callable[[], httpx2.Response], *, retry: bool | None
     ) -> Any:
-        """`send()` once, or again after a short rate-limit wait, and (reads, and writes marked
-        `retry`) after a 5xx or a dropped connection, a bounded number of times. The body as
-        plain data; raises GitHubError subclasses."""
+        """`send()`, again after a short rate-limit wait, and (reads, writes marked `retry`)
+        after a 5xx or a dropped connection, a bounded number of times; the body as data."""
         is_write = method != "GET"
         may_retry = (not is_write) if retry is None else retry
         attempt = 0
@@ -453,13 +420,12 @@ class GitHub:
     def _secondary_wait(
         self, response: httpx2.Response | None, label: str, tries: int
     ) -> float | None:
-        """A secondary rate limit (403/429 naming it, remaining quota > 0): wait as GitHub
-        advises (Retry-After, else at least 60 s, doubling, capped), or stop saying so."""
+        """A secondary rate limit (403/429 naming it): wait as GitHub advises, or stop."""
         if response is None or response.status_code not in (403, 429):
             return None
         if "secondary rate limit" not in response.text.lower():
             return None
-        wait = retry_after.seconds(response.headers.get("Retry-After"), time.time())
+        wait = retry_after_seconds(response.headers.get("Retry-After"), time.time())
         if wait is None:
             wait = min(60.0 * 2**tries, 900.0)
         if wait <= self.max_rate_wait and tries < 3:
@@ -475,31 +441,27 @@ class GitHub:
     def _rate_limit_wait(
         self, response: httpx2.Response | None, label: str, tries: int
     ) -> float | None:
-        """A primary rate limit (403/429 with no quota left, or a Retry-After): wait as GitHub
-        says while the wait is short and this request has waited fewer than `RATE_WAITS` times,
-        else stop saying so (a server that keeps saying "wait 0 s" is not obeyed forever)."""
+        """A primary rate limit (403/429, no quota left or a Retry-After): wait while short and
+        fewer than `RATE_WAITS` times, else stop saying so."""
         if response is None or response.status_code not in (403, 429):
             return None
         headers = response.headers
         if headers.get("X-RateLimit-Remaining") != "0" and "Retry-After" not in headers:
             return None
-        wait = retry_after.seconds(headers.get("Retry-After"), time.time())
+        wait = retry_after_seconds(headers.get("Retry-After"), time.time())
         if wait is None:
-            wait = retry_after.until_reset(headers.get("X-RateLimit-Reset"), time.time()) + 1
+            wait = until_reset(headers.get("X-RateLimit-Reset"), time.time()) + 1
         if wait <= self.max_rate_wait and tries < self.RATE_WAITS:
             return wait
         if tries >= self.RATE_WAITS:
-            return self._still_limited(response, label, tries)
+            raise RateLimited(
+                f"{label}: GitHub still answers {response.status_code} (rate limited) after "
+                f"{tries} waits; re-run later"
+            )
         when = datetime.datetime.fromtimestamp(time.time() + wait, tz=datetime.UTC)
         raise RateLimited(
             f"{label}: GitHub rate limit exhausted; it resets at {when:%Y-%m-%d %H:%M:%S} UTC "
             f"(in {wait:.0f} s, over the {self.max_rate_wait:.0f} s wait limit): re-run after that"
-        )
-
-    def _still_limited(self, response: httpx2.Response, label: str, tries: int) -> float:
-        raise RateLimited(
-            f"{label}: GitHub still answers {response.status_code} (rate limited) after "
-            f"{tries} waits; re-run later"
         )
 
     def _status_error(
@@ -566,9 +528,8 @@ class GitHub:
 
     MAX_PAGES = 30  # 3000 items of one list: past that a PR's history is not what we expect
 
-    # Lists follow `Link: rel="next"` (GitHub's documented way; the URL it gives is used as
-    # is): ghapi's `paged`/`pages` ask for page numbers until an empty one (one more request
-    # per list) or all at once in parallel, which is neither what GitHub documents nor bounded.
+    # Lists follow `Link: rel="next"` as GitHub documents; ghapi's `paged` asks for page
+    # numbers until an empty one, or all at once, unbounded.
     def _pages(self, path: str, query: Json | None = None, *, max_pages: int = 0) -> list[Any]:
         """Every item of the list at `path`; more than `max_pages` pages is an error."""
         first = self.request("GET", path, query={**(query or {}), "per_page": 100})
@@ -583,8 +544,7 @@ class GitHub:
         return self._following(self._operation(name, route)[1], first, max_pages, SHAPES[name])
 
     def _following(self, path: str, chunk: Any, max_pages: int, shape: Any) -> list[Any]:
-        """`chunk` (the first page, read) and every page after it, by the answers' next links,
-        each read as `shape`."""
+        """`chunk` (the first page) and every page after it by next links, read as `shape`."""
         cap = max_pages or self.MAX_PAGES
         items: list[Any] = list(chunk or ())
         pages = 1
@@ -602,9 +562,7 @@ class GitHub:
 
     # -- verbs -------------------------------------------------------------------------------
     def user(self) -> UserRef:
-        """The token's user. An installation token (`ghs_`) acts as its app, not as a user:
-        GitHub answers 403 "Resource not accessible by integration", which is the token's
-        kind speaking, not a missing scope."""
+        """The token's user; 403 to an installation token (`ghs_`) is its kind, not a scope."""
         try:
             result: UserRef = self._op("users.get_authenticated", {})
         except ForbiddenError:
@@ -629,14 +587,12 @@ class GitHub:
 
     def create_fork(self, upstream: str, *, name: str, organization: str | None = None) -> RepoRef:
         extra = {"organization": organization} if organization else {}
-        result: RepoRef = self._op(
-            "repos.create_fork", _route(upstream), name=name, default_branch_only=True, body_=extra
-        )
-        return result
+        fork = self._op("repos.create_fork", _route(upstream), name=name,
+                        default_branch_only=True, body_=extra)  # fmt: skip
+        return cast(RepoRef, fork)
 
     def pull(self, repo: str, number: int) -> PullRef:
-        result: PullRef = self._op("pulls.get", _route(repo, pull_number=number))
-        return result
+        return cast(PullRef, self._op("pulls.get", _route(repo, pull_number=number)))
 
     def pulls(
         self,
@@ -647,11 +603,8 @@ class GitHub:
         base: str | None = None,
         max_pages: int = 0,
     ) -> list[PullRef]:
-        query: Json = {"state": state}
-        if head:
-            query["head"] = head
-        if base:
-            query["base"] = base
+        query: Json = {"state": state, **({"head": head} if head else {})}
+        query.update({"base": base} if base else {})
         return self._list("pulls.list", _route(repo), max_pages=max_pages, **query)
 
     def search_closed_pulls(self, repo: str, author: str, *, max_pages: int = 5) -> list[int]:
@@ -707,35 +660,20 @@ class GitHub:
         self, repo: str, *, title: str, head: str, base: str, body: str,
         maintainer_can_modify: bool = False, draft: bool = True,
     ) -> PullRef:  # fmt: skip
-        """A PR, a draft unless told otherwise; upstream's maintainers may push to its branch
-        only when the caller says so (`maintainer_can_modify`, sent either way). Never
-        retried: the caller re-queries."""
-        result: PullRef = self._op(
-            "pulls.create",
-            _route(repo),
-            retry=False,
-            title=title,
-            head=head,
-            base=base,
-            body=body,
-            draft=draft,
-            maintainer_can_modify=maintainer_can_modify,
-        )
-        return result
+        """A PR, a draft unless told otherwise. Never retried: the caller re-queries."""
+        fields = {"title": title, "head": head, "base": base, "body": body, "draft": draft}
+        fields["maintainer_can_modify"] = maintainer_can_modify
+        return cast(PullRef, self._op("pulls.create", _route(repo), retry=False, **fields))
 
     def update_pull(self, repo: str, number: int, **fields: str | bool) -> PullRef:
         """PATCH title/body/maintainer_can_modify; idempotent, so retried like a read."""
-        result: PullRef = self._op(
-            "pulls.update", _route(repo, pull_number=number), retry=True, body_=dict(fields)
-        )
-        return result
+        route = _route(repo, pull_number=number)
+        return cast(PullRef, self._op("pulls.update", route, retry=True, body_=dict(fields)))
 
     def create_comment(self, repo: str, number: int, body: str) -> CommentRef:
         """Never retried: the caller re-reads the comments for its marker first."""
-        result: CommentRef = self._op(
-            "issues.create_comment", _route(repo, issue_number=number), retry=False, body=body
-        )
-        return result
+        route = _route(repo, issue_number=number)
+        return cast(CommentRef, self._op("issues.create_comment", route, retry=False, body=body))
 
 
 def _shaped(answer: Any, shape: Any, label: str) -> Any:
@@ -750,8 +688,7 @@ def _shaped(answer: Any, shape: Any, label: str) -> Any:
 
 
 def token_expiry(value: str | None) -> datetime.datetime | None:
-    """GitHub's `GitHub-Authentication-Token-Expiration` ("2026-09-27 03:07:38 UTC", or with a
-    numeric offset) as an aware time; None when absent or unreadable."""
+    """`GitHub-Authentication-Token-Expiration` as an aware time; None when absent or unread."""
     for form in ("%Y-%m-%d %H:%M:%S UTC", "%Y-%m-%d %H:%M:%S %z"):
         try:
             found = datetime.datetime.strptime((value or "").strip(), form)
@@ -765,9 +702,7 @@ SEARCH_CAP = 1000  # GitHub's search API: "up to 1,000 results for each search"
 
 
 def search_gaps(query: str, got: int, total: int, timed_out: bool, cap: int) -> list[str]:
-    """Why a search's results are not all of them: GitHub's search timed out
-    (`incomplete_results: true`), it counts more than it serves (1,000 at most per search),
-    or more than this tool's page cap read."""
+    """Why a search's results are not all of them: a timeout, GitHub's 1,000 cap, or ours."""
     gaps = []
     if timed_out:
         gaps.append(f"GitHub's search timed out and answered part of its results "
@@ -785,3 +720,32 @@ def _route(full_name: str, **more: str | int) -> dict[str, str | int]:
     """An operation's route parameters: `owner` and `repo` from "OWNER/REPO", and `more`."""
     owner, _, repo = full_name.partition("/")
     return {"owner": owner, "repo": repo, **more}
+
+
+# RFC 9110 delay-seconds are ASCII digits (float() would take "inf" and "1_0"); a wait is
+# capped at a day.
+_DELAY = re.compile(r"-?[0-9]+")
+MAX_WAIT_S = 86_400.0
+
+
+def retry_after_seconds(value: str | None, now: float) -> float | None:
+    """The wait a `Retry-After` asks for (RFC 9110: seconds or an HTTP-date), never negative;
+    None when absent or neither (the caller's default), never a crash."""
+    if value is None:
+        return None
+    text = value.strip()
+    if _DELAY.fullmatch(text):
+        return min(MAX_WAIT_S, max(0.0, float(text)))
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110: an HTTP-date is GMT
+        return None
+    return min(MAX_WAIT_S, max(0.0, when.timestamp() - now))
+
+
+def until_reset(value: str | None, now: float) -> float:
+    """Seconds from `now` to an `X-RateLimit-Reset` epoch (capped); 0 when absent or no number."""
+    text = (value or "").strip()
+    return min(MAX_WAIT_S, max(0.0, float(text) - now)) if _DELAY.fullmatch(text) else 0.0

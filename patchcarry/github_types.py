@@ -1,8 +1,5 @@
-"""The tool's own records of GitHub's REST answers (API version 2022-11-28), read once where an
-answer enters (`read`, by the GitHub door) with only the fields this tool uses: past the door
-no code reads GitHub's JSON. A field left out (or under a null object: `at`) reads as its
-default; a null only where GitHub documents one (a deleted user, a head repository gone);
-anything else of another shape is refused there, naming the field."""
+"""The tool's own records of GitHub's REST answers, read once where an answer enters (`read`)
+with only the fields used; a null only where GitHub documents one, any other shape refused."""
 
 from __future__ import annotations
 
@@ -90,8 +87,7 @@ class SearchHit:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class BranchRef:
-    """GET .../branches/{branch}: `protected` and a classic protection's required checks
-    are shown to anyone (the rest of the protection to admins only)."""
+    """GET .../branches/{branch}: what of a classic protection anyone may read."""
 
     protected: bool = False
     contexts: tuple[str, ...] = at("protection", "required_status_checks", "contexts", default=())
@@ -147,9 +143,8 @@ class Quota:
 
 
 class Forge(Protocol):
-    """What the tool asks of a forge: the reads and writes of `github.GitHub` (served by
-    github.com, GitHub Enterprise and the loopback GitHub alike), each answer a record, and
-    what the answers told of the token and its quotas. Code below `commands/` takes this."""
+    """What the tool asks of a forge: `github.GitHub`'s verbs, each answer a record, and what
+    the answers told of the token and its quotas. Code below `commands/` takes this."""
 
     host: str
     token_kind: str | None  # by the token's prefix (None: no token)
@@ -189,8 +184,7 @@ class Refused(Exception):
 
 
 def read(shape: Any, value: Any, where: str = "") -> Any:
-    """`value` as `shape` (a record, `tuple[...]`, `X | None`, str, int, bool); `Refused`
-    naming the field when it is not. Fields no record names are not read."""
+    """`value` as `shape` (a record, tuple, `X | None`, str, int, bool); `Refused` if not."""
     if get_origin(shape) is types.UnionType:
         if value is None and type(None) in get_args(shape):
             return None

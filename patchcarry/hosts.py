@@ -16,9 +16,7 @@ _DATA_RESIDENCY_SUFFIX = ".ghe.com"  # GitHub Enterprise Cloud with data residen
 
 
 def split(url: str, what: str) -> urllib.parse.SplitResult:
-    """`url` split as urllib reads it, its port read too; BadInputError (exit 5, the URL shown
-    without credentials) when it cannot be: a malformed IPv6 host (`http://[::1`), a port
-    that is not a number or out of range."""
+    """`url` split, port included; BadInputError (without credentials) when it cannot be."""
     try:
         parts = urllib.parse.urlsplit(url)
         parts.port  # noqa: B018 - reading it is the check (ValueError when malformed)
@@ -40,9 +38,8 @@ def is_loopback(hostname: str) -> bool:
 
 
 def api_host(value: str | None = None) -> str:
-    """The REST base URL: `GH_HOST` as ghapi reads it (full URL); a bare hostname maps like gh's
-    (`github.com`, `<tenant>.ghe.com` -> `https://api.<tenant>.ghe.com`, else GHE `/api/v3`).
-    Plain http to a host that is not loopback is refused: the token would travel in clear."""
+    """The REST base URL from `GH_HOST` (a bare hostname maps as gh maps it); plain http to a
+    host that is not loopback is refused: the token would travel in clear."""
     host = (value if value is not None else os.environ.get("GH_HOST", "")).strip().rstrip("/")
     if not host or host == "github.com":
         return DEFAULT_API
@@ -65,9 +62,7 @@ def api_host(value: str | None = None) -> str:
 
 
 def git_host(api: str) -> str:
-    """`scheme://host[:port]` of the git server that belongs to API base `api` (already
-    validated by `api_host`): https://github.com for api.github.com, https://<tenant>.ghe.com
-    for api.<tenant>.ghe.com, the same host (and port) for GHE and loopback."""
+    """`scheme://host[:port]` of the git server that belongs to API base `api`."""
     parts = urllib.parse.urlsplit(api)
     host = (parts.hostname or "").lower()
     if host == "api.github.com":
@@ -81,8 +76,7 @@ def git_host(api: str) -> str:
 
 
 def redact_url(url: str) -> str:
-    """`url` without any user name or password (`https://user:secret@h/p` -> `https://h/p`);
-    a URL urllib cannot split loses everything between `://` and the last `@` before the path."""
+    """`url` without any user name or password (`https://user:secret@h/p` -> `https://h/p`)."""
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
@@ -93,8 +87,7 @@ def redact_url(url: str) -> str:
 
 
 def refuse_url_credentials(url: str, what: str) -> None:
-    """BadInputError when `url` carries a password, or any user name over http(s) (tokens
-    are often passed as the user name): git would store it in config and echo it."""
+    """Refuse a password in `url`, or any user name over http(s) (git would store and echo it)."""
     if "://" not in url:
         return
     parts = split(url, what)
@@ -109,13 +102,11 @@ def refuse_url_credentials(url: str, what: str) -> None:
 
 
 class ForeignGitURLError(BadInputError):
-    """An API answer named a git URL that is not the configured host's own URL for the
-    repository: fetching or pushing there would let the answer choose where the tool writes."""
+    """An API answer named a git URL that is not the configured host's own for the repository."""
 
 
 def repo_git_url(api: str, full_name: str) -> str:
-    """The git URL of `full_name` (OWNER/NAME) on API base `api`'s git host: the only URL this
-    tool fetches from or pushes to for a repository it learnt about from the API."""
+    """The git URL of OWNER/NAME on `api`'s git host: the only one used for an API's repository."""
     owner, _, name = full_name.partition("/")
     if name in (".", "..") or not _NAME.fullmatch(full_name):
         raise ForeignGitURLError(f"{full_name!r} is not OWNER/NAME; refusing to derive a git URL")
@@ -123,10 +114,8 @@ def repo_git_url(api: str, full_name: str) -> str:
 
 
 def answered_git_url(api: str, full_name: str, answered: object) -> str:
-    """`repo_git_url(api, full_name)` when the API's `clone_url` for it (`answered`) is that URL
-    or absent; any other answer (a path, another host, ssh, another repository, credentials in
-    it) is refused in one line, before anything is fetched or pushed. GitHub's names are
-    case-insensitive, so is the comparison of the path."""
+    """`repo_git_url(api, full_name)` when the API's `clone_url` is that URL or absent; any other
+    answer is refused before anything is fetched or pushed (paths compared case-insensitively)."""
     own = repo_git_url(api, full_name)
     if answered is None or answered == "" or _same_url(str(answered), own):
         return own

@@ -1,16 +1,5 @@
-"""The HTTP client ghapi sends through: every exchange has a total deadline and a size cap
-that a real GitHub answer never meets, and loopback traffic never goes through a proxy.
-
-httpx's timeouts are per read: a server that drips a byte every few seconds, or sends an
-endless body, would hold the run forever or fill memory. Here every socket read of an exchange
-is given at most the time left to it, and every byte read is counted; past either limit the
-exchange ends with `ReplyLimitError` (exit 4, one line naming the host).
-
-Proxies come from the environment (`https_proxy`, `no_proxy`, ...) as curl and urllib read
-them, except for a loopback host: its traffic (plain http, the token in it) stays on the
-machine whatever the proxy settings say. A value without a scheme is an http:// proxy, as curl
-reads it; one the client cannot use (SOCKS, ftp) is refused by name, its password never shown.
-"""
+"""The HTTP client ghapi sends through: each exchange has a total deadline and a size cap (httpx
+times out per read only), and loopback traffic never goes through a proxy."""
 
 from __future__ import annotations
 
@@ -54,8 +43,7 @@ _current = threading.local()
 def exchange(
     host: str, *, deadline_s: float, max_bytes: int, until: float | None = None
 ) -> Iterator[None]:
-    """Bound every socket read made inside (one HTTP exchange, redirects included); `until`
-    (a `time.monotonic()` time): the deadline it shares with the tries before it."""
+    """Bound every socket read inside; `until` (monotonic): a deadline shared with earlier tries."""
     end = time.monotonic() + deadline_s if until is None else until
     _current.budget = _Budget(host, deadline_s, end, max_bytes)
     try:
@@ -74,12 +62,8 @@ def _time_left(timeout: float | None) -> float | None:
         return timeout
     left = budget.until - time.monotonic()
     if left <= 0:
-        raise _past_deadline(budget)
+        raise past_deadline(budget.host, budget.deadline_s)
     return left if timeout is None else min(timeout, left)
-
-
-def _past_deadline(budget: _Budget) -> ReplyLimitError:
-    return past_deadline(budget.host, budget.deadline_s)
 
 
 def past_deadline(host: str, deadline_s: float) -> ReplyLimitError:
@@ -99,7 +83,7 @@ class _BoundedStream(httpcore2.NetworkStream):
         except httpcore2.ReadTimeout:
             budget = _budget()
             if budget is not None and time.monotonic() >= budget.until:
-                raise _past_deadline(budget) from None
+                raise past_deadline(budget.host, budget.deadline_s) from None
             raise
         budget = _budget()
         if budget is not None:
@@ -133,13 +117,9 @@ class _BoundedBackend(httpcore2.NetworkBackend):
         self._inner = inner
 
     def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Any = None,
-    ) -> httpcore2.NetworkStream:
+        self, host: str, port: int, timeout: float | None = None,
+        local_address: str | None = None, socket_options: Any = None,
+    ) -> httpcore2.NetworkStream:  # fmt: skip
         stream = self._inner.connect_tcp(
             host, port, _time_left(timeout), local_address, socket_options
         )
@@ -170,9 +150,8 @@ def proxy_for(url: str) -> str | None:
 
 
 def _usable_proxy(value: str, setting: str) -> str:
-    """`value` as curl (and so git) reads it: without a scheme it is an http:// proxy. The API
-    client goes through http(s) proxies alone: any other (SOCKS, ftp) or a value that is no
-    URL is BadInputError naming the setting, never its password."""
+    """`value` as curl reads it (no scheme: http://); a proxy the client cannot use (SOCKS) or
+    no URL is BadInputError naming the setting, never its password."""
     url = value if "://" in value else f"http://{value}"
     shown = hosts.redact_url(url)
     try:
@@ -194,9 +173,8 @@ def _usable_proxy(value: str, setting: str) -> str:
 
 
 class _DecodedStream(httpx2.SyncByteStream):
-    """An answer's body decoded here (`Content-Encoding`, outermost last), every decoded byte
-    counted: past `cap` the exchange ends (ReplyLimitError) before more is held. zlib is
-    asked for at most what is left under the cap at each step, so a bomb never unpacks."""
+    """A body decoded here (`Content-Encoding`), every byte counted: past the cap it stops, so
+    a compression bomb never unpacks."""
 
     def __init__(self, inner: httpx2.SyncByteStream, codings: list[str], host: str) -> None:
         self._inner, self._host = inner, host
@@ -237,8 +215,7 @@ class _DecodedStream(httpx2.SyncByteStream):
 
 
 def _decompressor(coding: str) -> Any:
-    """zlib's decompressor for one content coding (deflate: zlib-wrapped, as HTTP says; the
-    bare form some servers send is told by its first byte)."""
+    """zlib's decompressor for one content coding (deflate: zlib-wrapped or bare)."""
     if coding in ("gzip", "x-gzip"):
         return zlib.decompressobj(16 + zlib.MAX_WBITS)
     return _Deflate()
@@ -271,9 +248,8 @@ _DECODABLE = ("gzip", "x-gzip", "deflate")
 
 
 class _DecodingTransport(httpx2.HTTPTransport):
-    """httpx's transport, with compressed bodies decoded here under `limits.HTTP_MAX_DECODED`
-    (httpx itself would decode without a total). A coding this client never asks for is a
-    failed read, not a body passed on as if it were JSON."""
+    """httpx's transport, compressed bodies decoded here under `limits.HTTP_MAX_DECODED`; a
+    coding never asked for is a failed read."""
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         response = super().handle_request(request)
@@ -307,14 +283,12 @@ class _DecodingTransport(httpx2.HTTPTransport):
 
 
 class ReplyShapeError(NetworkError):
-    """An answer whose body is not the JSON it says it is (cut short, not UTF-8, nested past
-    what a reader recurses into): nothing is judged from it."""
+    """An answer whose body is not the JSON it says it is: nothing is judged from it."""
 
 
 def json_body(response: httpx2.Response, label: str) -> Any:
-    """The answer's JSON as plain data; ReplyShapeError (exit 4, one line naming the request
-    and host) where it cannot be read: JSON nested 100,000 deep ends any JSON reader in
-    RecursionError, and no GitHub answer nests past a few levels."""
+    """The answer's JSON; ReplyShapeError (exit 4, naming the request) where it cannot be read,
+    deep nesting included."""
     host = response.request.url.netloc.decode("ascii", "replace")
     try:
         return json.loads(response.content)
@@ -327,9 +301,7 @@ def json_body(response: httpx2.Response, label: str) -> Any:
     )
 
 
-# httpx's default certificate-verifying contexts, by the `SSL_CERT_FILE`/`SSL_CERT_DIR` values
-# httpx read to make them: loading the CA bundle costs about 50 ms, and each host's client
-# would load it again. One per process for each pair of values.
+# httpx's verifying contexts by `SSL_CERT_FILE`/`SSL_CERT_DIR`: one per process (50 ms each).
 _verifying_contexts: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
 
 
@@ -341,8 +313,7 @@ def _verifying_context() -> ssl.SSLContext:
 
 
 def client(api: str, *, on_response: Callable[[httpx2.Response], None]) -> httpx2.Client:
-    """The pooled client for API base `api`: bounded exchanges, bounded decoding, proxy only
-    where it belongs; `on_response` sees every answer (the run log)."""
+    """The pooled client for API base `api`; `on_response` sees every answer (the run log)."""
     transport = _DecodingTransport(verify=_verifying_context(), proxy=proxy_for(api))
     pool = transport._pool  # the connection pool (or proxy) every exchange goes through
     pool._network_backend = _BoundedBackend(pool._network_backend)

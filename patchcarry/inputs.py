@@ -1,6 +1,4 @@
-"""Reading a file the user named (a manifest, a patch, an evidence file): every way it can be
-unreadable (missing, a directory, no permission, not UTF-8, not JSON) is one line and exit 5
-(`BadInputError`) naming the file, never a traceback."""
+"""Reading a file the user named: any way it is unreadable is one line and exit 5, naming it."""
 
 from __future__ import annotations
 
@@ -12,8 +10,7 @@ from patchcarry.errors import BadInputError
 
 
 def read_bytes(path: Path, what: str, *, shown: str | None = None) -> bytes:
-    """The bytes of `path`; `what` names the input ("manifest", "patch file"), `shown` the
-    file in the message (default: `path` itself)."""
+    """The bytes of `path`; `what` names the input, `shown` the file (default: `path`)."""
     label = shown or str(path)
     try:
         return Path(path).read_bytes()
@@ -26,8 +23,7 @@ def read_bytes(path: Path, what: str, *, shown: str | None = None) -> bytes:
 
 
 def read_text(path: Path, what: str, *, shown: str | None = None) -> str:
-    """`path` as UTF-8 text (see `read_bytes`); a file in another encoding is refused with
-    the offset of its first bad byte."""
+    """`path` as UTF-8 text; another encoding is refused at its first bad byte."""
     data = read_bytes(path, what, shown=shown)
     try:
         return data.decode("utf-8")

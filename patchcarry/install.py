@@ -21,9 +21,7 @@ def in_checkout() -> bool:
 
 
 def command(name: str) -> str:
-    """How a user of this install runs `name`: as they ran this one when that was the
-    `patchcarry` command (a console script, or a checkout's .venv/bin/patchcarry), else
-    `scripts/NAME` in a clone, else `patchcarry NAME` (the scripts are a clone's)."""
+    """How a user runs `name`: as they ran this one, else `scripts/NAME`, else `patchcarry NAME`."""
     ran_as_command = Path(sys.argv[0]).name == "patchcarry" if sys.argv else False
     script = SCRIPTS.get(name, name)
     return f"scripts/{script}" if in_checkout() and not ran_as_command else f"patchcarry {name}"
@@ -47,8 +45,7 @@ def _pinned(distribution: str) -> str:
 
 
 def _pipx_venv() -> bool:
-    """True when this Python is a pipx-made venv (`.../pipx/venvs/NAME`): pip is not the
-    user's tool there, `pipx inject` is."""
+    """True in a pipx-made venv (`.../pipx/venvs/NAME`): `pipx inject` is the user's tool there."""
     return Path(sys.prefix).parent.name == "venvs" and "pipx" in Path(sys.prefix).parts
 
 

@@ -1,8 +1,4 @@
-"""How long and how much: the total deadline and the size cap of every network exchange.
-
-Each is far beyond what a real answer needs, so only a broken or hostile server meets one;
-past it the run stops (exit 4) in one line naming the host. Tests lower them.
-"""
+"""The deadline and size cap of every network exchange, far beyond a real answer's."""
 
 from __future__ import annotations
 
@@ -17,18 +13,15 @@ HTTP_READ_TIMEOUT_S = 60.0  # one socket read (httpx's own, per-read timeout)
 # A request unanswered this long says so on stderr (then again at each try), as it waits on
 HTTP_WAIT_NOTICE_S = 10.0
 
-# One git network call (fetch, ls-remote, push, a lazy blob fetch): a blob-less fetch of a
-# large project's whole history takes minutes, not half an hour. What git prints is read into
-# memory: a ref list of every pull request of a large project is a few MiB.
+# One git network call: a blob-less fetch of a large history takes minutes; a ref list of
+# every pull request of a large project is a few MiB.
 GIT_DEADLINE_S = 1800.0
 GIT_MAX_OUTPUT = 256 * 1024 * 1024
 # What one git call may add to a repository's object store (a fetch's pack, a lazy fetch's
 # blobs): Megatron-LM's whole history with every blob is about 1 GiB.
 GIT_MAX_WRITTEN = 8 * 1024 * 1024 * 1024
-# What one git call's process tree may be (git, its transport, the lazy fetches a read in a
-# partial clone starts, theirs): a fetch is a handful of processes, and its largest process
-# (a clone of Megatron-LM's whole blob-less history) holds under 300 MiB. Each git child's
-# data is capped (RLIMIT_DATA), and the tree's processes and their memory all together.
+# One git call's process tree (git, its transport, lazy fetches): a handful of processes, the
+# largest under 300 MiB; each child's data is capped too (RLIMIT_DATA).
 GIT_MAX_PROCESSES = 64
 GIT_MAX_MEMORY = 4 * 1024 * 1024 * 1024
 # How long a new fork may take to appear (API, then git): GitHub's "contact support after

@@ -1,6 +1,5 @@
-"""Finds, reads and validates the manifest (`patches/series.toml`); `record_pr` writes a PR
-number back. Found as such tools find their config: here or above, then the user's config
-folder, then the embedded copy, which is read-only (`check_writable`)."""
+"""Finds, reads and validates the manifest (`patches/series.toml`): here or above, then the
+user's config folder, then the embedded read-only copy."""
 
 from __future__ import annotations
 
@@ -24,8 +23,7 @@ Staged = Mapping[str, Path]  # patch name -> a file not yet beside the manifest
 
 
 def _default_manifest() -> Path:
-    """patches/series.toml of the checkout this package runs from, else the copy embedded in
-    the installed package (pyproject maps patches/ to `patchcarry._series`)."""
+    """patches/series.toml of this package's checkout, else the copy embedded in the package."""
     package = Path(__file__).resolve().parent
     checkout = package.parent / "patches" / "series.toml"
     return checkout if checkout.is_file() else EMBEDDED_DIR / "series.toml"
@@ -43,10 +41,8 @@ def user_manifest() -> Path:
 
 
 def find(explicit: Path | None = None, *, cwd: Path | None = None) -> Path:
-    """The manifest a command uses: `explicit` (--manifest) as given; else the first
-    `patches/series.toml` in `cwd` (default: the current directory) or a parent; else the user
-    config one when it exists; else this package's (its checkout's, or the read-only embedded
-    copy)."""
+    """The manifest a command uses: `explicit`, else `patches/series.toml` here or above, else
+    the user config one, else this package's."""
     if explicit is not None:
         return Path(explicit)
     return _users(cwd) or DEFAULT_MANIFEST
@@ -63,15 +59,12 @@ def _users(cwd: Path | None) -> Path | None:
 
 
 def find_for_adding(explicit: Path | None = None, *, cwd: Path | None = None) -> Path | None:
-    """The manifest `adopt` adds to: `explicit`, else the user's own as `find` finds it; None
-    when the user has none (then adopt starts `SEARCHED` in the current folder: the example,
-    the checkout's or the package's, is never theirs to add to)."""
+    """The manifest `adopt` adds to: `explicit`, else the user's own, else None."""
     return Path(explicit) if explicit is not None else _users(cwd)
 
 
 def is_example(path: Path) -> bool:
-    """True for the example manifest embedded in the installed package (this repository's
-    Megatron entries): found when the user has none of their own, never theirs to act on."""
+    """True for the example manifest embedded in the package: never the user's to act on."""
     return Path(path).absolute().resolve().is_relative_to(EMBEDDED_DIR)
 
 
@@ -84,8 +77,7 @@ def make_your_own() -> str:
 
 
 def check_writable(path: Path) -> None:
-    """Refuse (BadInputError) to write the manifest embedded in the installed package: an
-    upgrade would replace it, and site-packages is no place for the user's entries."""
+    """Refuse to write the manifest embedded in the package (an upgrade would replace it)."""
     if is_example(path):
         raise BadInputError(
             f"{path} is the example manifest inside the installed package (read-only): "
@@ -93,27 +85,9 @@ def check_writable(path: Path) -> None:
         )
 
 
-_REQUIRED = (
-    "name",
-    "title",
-    "upstream",
-    "base_branch",
-    "base_commit",
-    "fork",
-    "head_branch",
-    "fix",
-)
-_KNOWN = set(_REQUIRED) | {
-    "tests",
-    "include_tests",
-    "maintainer_can_modify",
-    "supersedes",
-    "pr",
-    "offline",
-    "measure",
-    "paths",
-    "landed",
-}
+_REQUIRED = tuple("name title upstream base_branch base_commit fork head_branch fix".split())
+_KNOWN = {*_REQUIRED, *"tests include_tests maintainer_can_modify supersedes pr".split()}
+_KNOWN |= {"offline", "measure", "paths", "landed"}
 # `landed = {commit, date, verdict, pr?, subject?, retired}`: written by `retire`; the entry is
 # kept as a record and no longer carried.
 _LANDED_KEYS = {"commit", "date", "verdict", "retired", "pr", "subject"}
@@ -129,8 +103,7 @@ _REPO_RE = re.compile(
 
 
 def check_repo(value: str, what: str) -> str:
-    """`value` when it is a GitHub `OWNER/REPO` (whole string); else BadInputError naming
-    `what` (the manifest key or command-line option). The one check every source uses."""
+    """`value` when it is a GitHub `OWNER/REPO`; else BadInputError naming `what`."""
     if not isinstance(value, str) or not _REPO_RE.fullmatch(value):
         raise BadInputError(f"{what} must be OWNER/REPO as GitHub names them, got {value!r}")
     return value
@@ -187,8 +160,7 @@ class Entry:
 
 @dataclasses.dataclass(frozen=True)
 class Manifest:
-    """The manifest's entries, validated; each entry's patch files are read when a command
-    asks for that entry (`select`, `entries`), so checking one entry of hundreds reads one."""
+    """The validated entries; an entry's patch files are read when a command asks for it."""
 
     path: Path
     pending: tuple[_Pending, ...]  # the entries carried
@@ -209,8 +181,7 @@ class Manifest:
         return [p.name for p in self.pending]
 
     def select(self, names: list[str] | tuple[str, ...]) -> list[Entry]:
-        """Entries named on the command line, in manifest order; all when none are named.
-        Only their patches are read (and checked: a bad one stops the command here)."""
+        """Entries named, in manifest order (all when none are); only their patches are read."""
         if not names:
             return list(self.entries)
         for pending in self.pending_retired:
@@ -317,8 +288,7 @@ def _strings(path: Path | str, label: str, key: str, value: Any) -> list[str]:
 
 
 def _patch_file(path: Path, where: str, label: str, name: str, staged: Staged) -> Path:
-    """A patch file named relative to the manifest, inside its folder (`patches/`); a name in
-    `staged` is a file about to be written there (adopt validates before it writes)."""
+    """A patch file inside the manifest's folder; a name in `staged` is about to be written."""
     folder = path.parent.resolve()
     file = (folder / name).resolve()
     if Path(name).is_absolute() or ".." in Path(name).parts or not file.is_relative_to(folder):
@@ -330,13 +300,8 @@ def _patch_file(path: Path, where: str, label: str, name: str, staged: Staged) -
     return file
 
 
-def _branch(where: str, label: str, key: str, value: str) -> str:
-    return check_branch(value, f"{where}: {label}: {key}")
-
-
 def check_branch(value: str, what: str) -> str:
-    """`value` when git takes it as a branch name; else BadInputError naming `what` (the
-    manifest's entry and key, or where an API answer named it: `adopt`)."""
+    """`value` when git takes it as a branch name; else BadInputError naming `what`."""
     if "\0" in value:
         raise BadInputError(f"{what} holds a NUL character; no branch name can")
     if value.startswith("-") or not git.is_valid_branch_name(value):
@@ -365,8 +330,7 @@ def _fix_names(where: str, label: str, value: Any) -> list[str]:
 
 
 def _refuse_nul(where: str, label: str, merged: Mapping[str, Any]) -> None:
-    """No value holds a NUL (TOML's `\\u0000`): no branch, file name, path glob or title can
-    carry one to git, the file system or GitHub. Checked before any value is used."""
+    """No value holds a NUL: none can carry one to git, the file system or GitHub."""
 
     def holds(value: Any) -> bool:
         if isinstance(value, str):
@@ -383,8 +347,7 @@ def _refuse_nul(where: str, label: str, merged: Mapping[str, Any]) -> None:
 
 
 def _too_deep(source: str) -> str:
-    """Where a manifest nests past what a reader recurses into: `LINE: entry NAME: KEY is
-    nested ...`, found by one linear pass over the brackets (strings and comments skipped)."""
+    """`LINE: entry NAME: KEY is nested ...` for a manifest nested past what a reader recurses."""
     depth, deepest, start = 0, (0, 1, "?"), (1, "?")
     key_re = re.compile(r"\s*([A-Za-z0-9_.\"'-]+)\s*=")
     quote = ""
@@ -425,9 +388,7 @@ def _too_deep(source: str) -> str:
 
 
 def _check_paths(where: str, label: str, patch: Patch, allowed: list[str]) -> None:
-    """Every file must be inside the entry's `paths` (what is never carried, whatever
-    `paths` says, was refused when the patch was read: `patchrules`), and a file upstream's
-    tools obey must be named there itself (`patchrules.named_only`)."""
+    """Every file inside the entry's `paths`, and a `patchrules.named_only` file named there."""
     patchrules.refuse_obeyed(f"{where}: {label}: {patch.name}", patch.files, allowed)
     refused = patchrules.outside(patch.files, allowed)
     if refused:
@@ -462,7 +423,7 @@ def _entry(
     if not _SHA_RE.match(text["base_commit"]):
         raise _bad(where, f"{label}: base_commit must be a full 40-hex sha")
     for key in ("base_branch", "head_branch"):
-        _branch(where, label, key, text[key])
+        check_branch(text[key], f"{where}: {label}: {key}")
     supersedes = _pr_numbers(where, label, "supersedes", merged.get("supersedes", []))
     pr = merged.get("pr")
     if pr is not None and not (type(pr) is int and pr > 0):
@@ -485,13 +446,8 @@ def _entry(
         tuple(files),
         len(fix_names),
         tuple(allowed),
-        dict(
-            name=text["name"],
-            title=text["title"],
-            upstream=text["upstream"],
-            base_branch=text["base_branch"],
-            base_commit=text["base_commit"],
-            fork=text["fork"],
+        {k: text[k] for k in ("name", "title", "upstream", "base_branch", "base_commit", "fork")}
+        | dict(
             head_branch=text["head_branch"],
             include_tests=True if include_tests is None else include_tests,
             supersedes=supersedes,
@@ -508,8 +464,7 @@ _PARSED: dict[tuple[Path, bytes], Patch] = {}  # (file, its sha256) -> the patch
 
 
 def _load_patch(file: Path) -> Patch:
-    """`patchfile.load`, once per file content in this process: entries that share a patch,
-    and a manifest loaded again (validated before a write, then read), parse it once."""
+    """`patchfile.load`, once per file content in this process."""
     digest = hashlib.sha256(inputs.read_bytes(file, "patch file", shown=file.name)).digest()
     key = (file.resolve(), digest)
     if key not in _PARSED:
@@ -519,8 +474,7 @@ def _load_patch(file: Path) -> Patch:
 
 @dataclasses.dataclass
 class _Pending:
-    """An entry whose fields are validated and whose patch files are found, not yet read:
-    a command reads the patches of the entries it works on alone (`Manifest.select`)."""
+    """An entry validated, its patch files found but not yet read (`Manifest.select`)."""
 
     where: str
     label: str
@@ -540,8 +494,7 @@ class _Pending:
         return value if isinstance(value, Landed) else None
 
     def entry(self) -> Entry:
-        """The entry with its patches read and checked (once); BadInputError names the
-        manifest line and the entry."""
+        """The entry with its patches read and checked, once."""
         if self.built is None:
             self.built = self._build()
         return self.built
@@ -563,9 +516,8 @@ class _Pending:
 
 
 def branch_owner(entries: Sequence[_Owner], fork: str, head_branch: str) -> _Owner | None:
-    """The entry that publishes from `fork`'s `head_branch`, if one does. Two entries on one
-    branch would rebuild each other's PR, so a (fork, head_branch) pair names one entry;
-    GitHub's owner and repository names are case-insensitive, branch names are not."""
+    """The entry that publishes from `fork`'s `head_branch`, if one does (owner and repository
+    names are case-insensitive, branch names are not)."""
     for entry in entries:
         if entry.fork.lower() == fork.lower() and entry.head_branch == head_branch:
             return entry
@@ -587,8 +539,7 @@ _Owner = TypeVar("_Owner", Entry, _Publishes)
 
 
 def _unique_branches(path: Path, entries: Sequence[_Publishes]) -> None:
-    """One entry per fork branch, and per recorded PR (two entries on one PR would each
-    refresh it as their own)."""
+    """One entry per fork branch, and per recorded PR."""
     for n, entry in enumerate(entries):
         other = branch_owner(entries[:n], entry.fork, entry.head_branch)
         if other is not None:
@@ -613,9 +564,8 @@ def _unique_branches(path: Path, entries: Sequence[_Publishes]) -> None:
 def load(
     path: Path = DEFAULT_MANIFEST, *, text: str | None = None, staged: Staged | None = None
 ) -> Manifest:
-    """Parse and validate the manifest; BadInputError says what is wrong and where (the file
-    and the entry's line). `text` and `staged` (patch name -> file) validate what a write
-    would leave at `path` before anything is written, with messages that name `path`."""
+    """Parse and validate the manifest; `text` and `staged` (patch name -> file) validate what
+    a write would leave at `path` before anything is written."""
     path = Path(path).absolute()  # patch paths must hold from any cwd (git am runs elsewhere)
     source = inputs.read_text(path, "manifest") if text is None else text
     try:
@@ -645,6 +595,5 @@ def load(
 
 
 def record_pr(path: Path, entry_name: str, pr: int) -> None:
-    """Write the entry's current PR number back into the manifest file: a round-trip edit
-    that keeps comments and layout, written atomically (see `manifest_edit`)."""
+    """Write the entry's PR number back, keeping comments and layout (`manifest_edit`)."""
     manifest_edit.record_pr(Path(path), entry_name, pr)

@@ -35,9 +35,7 @@ def _entries(doc: tomlkit.TOMLDocument) -> list[Table]:
 
 
 def write_atomic(path: Path, text: str, *, validate: Validator | None = None) -> None:
-    """Replace `path` with `text` via a temporary file beside it; `validate(tmp)` may raise
-    first, and then the manifest is left untouched. A symlinked manifest stays a symlink:
-    the write goes through to the file it points at (beside which the temporary file is)."""
+    """Replace `path` with `text` via a temporary file, after `validate(tmp)`; symlinks kept."""
     path = Path(path).resolve() if Path(path).is_symlink() else Path(path)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -79,8 +77,7 @@ def _insert_in_key_block(table: Table, key: str, item: Item, newline: str) -> No
 
 
 def record_pr_text(text: str, entry_name: str, pr: int) -> str:
-    """Manifest `text` with `pr = <pr>` set in the entry named `entry_name`, all else as is
-    (its line endings too)."""
+    """Manifest `text` with `pr = <pr>` set in entry `entry_name`; all else (line ends) as is."""
     try:
         doc = tomlkit.parse(text)
     except TOMLKitError as exc:
@@ -98,8 +95,7 @@ def record_pr_text(text: str, entry_name: str, pr: int) -> str:
 
 
 def record_landed_text(text: str, entry_name: str, record: Mapping[str, Any]) -> str:
-    """Manifest `text` with `landed = {...}` (an inline table: `retire`'s record) set in the
-    entry named `entry_name`, all else as is."""
+    """Manifest `text` with `landed = {...}` (`retire`'s record) set in entry `entry_name`."""
     try:
         doc = tomlkit.parse(text)
     except TOMLKitError as exc:
@@ -160,8 +156,7 @@ def add_entry_text(text: str, fields: Mapping[str, Any]) -> str:
 
 
 def add_entry(path: Path, fields: Mapping[str, Any], *, validate: Validator | None = None) -> None:
-    """Append a new `[[entry]]` to the manifest at `path` (created if missing), atomically;
-    `validate` (e.g. `manifest.load`) runs on the new text before it replaces the file."""
+    """Append a new `[[entry]]` to the manifest at `path` atomically, after `validate`."""
     path = Path(path)
     text = _read(path) if path.exists() else ""
     write_atomic(path, add_entry_text(text, fields), validate=validate)

@@ -1,7 +1,5 @@
-"""Reads a `git format-patch` file once, as git reads it (`git mailinfo`, `git apply
---numstat --summary` per section): a patch holding anything else git would apply is refused,
-since it would reach upstream unseen. `load` runs `patchrules`, so a bad patch stops every
-command at load time and no module reads the file again."""
+"""Reads a `git format-patch` file once, as git reads it (`mailinfo`, `apply --numstat`): a
+patch holding anything else git would apply is refused; `load` runs `patchrules`."""
 
 from __future__ import annotations
 
@@ -16,10 +14,8 @@ from patchcarry.errors import BadInputError
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _INDEX_MODE_RE = re.compile(rb"^index [0-9a-f]+\.\.[0-9a-f]+ (\d{6})$", re.MULTILINE)
 _SIGNOFF = "signed-off-by"
-# Bounds no real patch meets, checked before git reads it: a fix carried upstream is kilobytes
-# (a generated file added whole may be a few MB), and a `diff --git` line names two paths of at
-# most PATH_MAX (4096) bytes each, C-quoted at worst four bytes a byte. git's own reading of that
-# line is quadratic in its spaces (200 KB took git 13 s), so it is bounded too.
+# Bounds no real patch meets, checked before git reads it (git's reading of a `diff --git` line
+# is quadratic in its spaces: 200 KB took 13 s).
 MAX_PATCH_BYTES = 8 * 1024 * 1024
 MAX_HEADER_BYTES = 2 * 4 * 4096 + 64
 
@@ -92,8 +88,7 @@ def load(path: Path) -> Patch:
 
 
 def parse(text: str | bytes, *, name: str = "patch", path: Path | None = None) -> Patch:
-    """Read format-patch `text` as git does and check what it may carry (`patchrules`);
-    BadInputError says what is wrong (`name` labels it, `path` is the file it came from)."""
+    """Read format-patch `text` as git does and check what it may carry (`patchrules`)."""
     patch = read(text, name=name, path=path)
     patchrules.check(patch.name, patch.author, patch.author_email, patch.signoffs, patch.changes,
                      author_name=patch.author_name)  # fmt: skip
@@ -157,10 +152,7 @@ def read(text: str | bytes, *, name: str = "patch", path: Path | None = None) ->
 
 
 def _sections(body: bytes, name: str, offset: int) -> list[tuple[int, bytes]]:
-    """The `diff --git` sections of the patch part `git mailinfo` split off, each with the
-    line it starts on. What comes before the first must be format-patch's own `---` and
-    diffstat: a commit message line git reads as the start of a diff, or a plain diff
-    section, is refused with its line named."""
+    """The `diff --git` sections with their start lines; only format-patch's `---` before."""
     lines = re.findall(rb"[^\n]*\n|[^\n]+$", body)  # by LF only: a CR inside a line is content
     first = next((i for i, ln in enumerate(lines) if ln.startswith(b"diff --git ")), len(lines))
     separators = [i for i, ln in enumerate(lines[:first]) if ln.rstrip(b"\r\n") == b"---"]
@@ -293,9 +285,8 @@ def _header_names(rest: bytes) -> tuple[bytes, ...]:
 
 
 def _check_names(section: bytes, line: int, path: str, moved: bool, name: str) -> None:
-    """Refuse (exit 5) a section whose `diff --git`, `---` and `+++` names are not all `path`:
-    git would take the `+++` name and move the file, unseen by the rules (`moved`: a rename
-    or copy, whose own rules apply)."""
+    """Refuse a section whose `diff --git`, `---` and `+++` names are not all `path` (git would
+    move the file unseen); `moved`: a rename or copy."""
     if moved:
         return
     lines = section.split(b"\n")

@@ -1,7 +1,5 @@
-"""What a patch may carry, checked once when it is read, before any write: it is pushed upstream
-and its paths are written into a tree, so the rules run on what git reads in it (paths,
-modes, binaries, sign-off). Which paths an entry may touch is the manifest's (`allowed`);
-a file other tools obey only when the entry's `paths` names it itself (`named_only`)."""
+"""What a patch may carry, checked once when it is read, on what git reads in it (paths, modes,
+binaries, sign-off): it is pushed upstream and written into a tree."""
 
 from __future__ import annotations
 
@@ -36,11 +34,8 @@ DEFAULT_PATHS = ("megatron/**", "tests/**")
 _SAFE_MODES = ("100644", "100755")
 # GitHub runs these with the repository's credentials; never pushed under the user's name.
 _WORKFLOWS = (".github/workflows/**",)
-# What else upstream's CI, forge or git runs or obeys: composite actions, the scripts workflows
-# call (the DCO gate's), dependabot; CODEOWNERS wherever GitHub reads it; git's attributes
-# (filters, diff drivers: in any folder) and submodules; GitLab's and other hosted CIs.
-# Refused as workflow files are. Matched ignoring case: a `.GitHub/` is `.github/` on a
-# case-insensitive checkout (macOS, Windows), and GitHub reads CODEOWNERS by any case.
+# What else upstream's CI, forge or git runs or obeys (composite actions, CODEOWNERS,
+# attributes, submodules, other CIs): refused as workflow files are, ignoring case.
 _CI_FILES = (
     ".github/**", "codeowners", "docs/codeowners",
     ".gitattributes", "**/.gitattributes", ".gitmodules", "**/.gitmodules",
@@ -49,11 +44,7 @@ _CI_FILES = (
 )  # fmt: skip
 
 # Files other tools upstream's maintainers run obey, which a repository may keep on purpose:
-# a dev container's commands run in a maintainer's codespace, git-lfs reads `.lfsconfig`, an
-# editor runs `.vscode` tasks, pre-commit runs its hooks, direnv its `.envrc`, other hosted
-# CIs and docs builders their configs, git its `.mailmap`. Carried only when the user's own
-# `paths` names the file itself (`named_only`); a glob, or what `adopt` derives from the PR's
-# own files, never does. Matched ignoring case, in any folder where the tool reads one there.
+# carried only when the entry's own `paths` names the file itself (`named_only`), never a glob.
 _OBEYED = (
     ".devcontainer/**", "**/.devcontainer/**", ".devcontainer.json", "**/.devcontainer.json",
     ".lfsconfig", ".vscode/**", "**/.vscode/**",
@@ -70,8 +61,7 @@ _OBEYED = (
 
 
 def named_only(paths: Iterable[str], allowed: Iterable[str]) -> list[str]:
-    """The `paths` that are files upstream's tools obey (`_OBEYED`) and that `allowed` does
-    not name itself (the exact path, no glob): what an entry may not carry."""
+    """The `paths` upstream's tools obey (`_OBEYED`) that `allowed` does not name exactly."""
     named = {a.lower() for a in allowed if not any(c in a for c in "*?[")}
     return [p for p in paths if _matches(_OBEYED, p) and p.lower() not in named]
 
@@ -94,9 +84,8 @@ _STRUCTURE = (b"diff --git ", b"index ", b"@@ ")  # no hunk line starts so: it s
 
 
 def check_bytes(data: bytes, name: str) -> None:
-    """A file converted to CRLF (any line format-patch writes itself ends in CR: the mail
-    header, a `diff --git`, `index` or `@@` line) is an editor's doing, not format-patch's:
-    refused. CR inside a hunk (a CRLF file's lines) is content and kept."""
+    """A line format-patch writes itself ending in CR is an editor's doing: refused. CR inside
+    a hunk is content and kept."""
     lines = data.split(b"\n")
     blank = next((i for i, line in enumerate(lines) if not line.strip()), len(lines))
     header = lines[:blank]
@@ -110,8 +99,7 @@ def check_bytes(data: bytes, name: str) -> None:
 
 
 class Hunk(Protocol):
-    """One hunk as read (`patchfile.Hunk`): its file and its lines (non-UTF-8 bytes kept as
-    surrogates)."""
+    """One hunk as read (`patchfile.Hunk`); non-UTF-8 bytes kept as surrogates."""
 
     @property
     def path(self) -> str: ...
@@ -121,27 +109,26 @@ class Hunk(Protocol):
     def lines(self) -> tuple[str, ...]: ...
 
 
-def _utf8(line: str) -> bool:
+def is_utf8(text: str) -> bool:
+    """Whether `text` encodes as UTF-8 (non-UTF-8 bytes read with surrogateescape do not)."""
     try:
-        line.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
         return False
     return True
 
 
 def check_text(name: str, hunks: Iterable[Hunk]) -> None:
-    """A text hunk holds text: no NUL (git reads a file holding one as binary, and
-    format-patch writes it as a binary diff), and no bytes that are not UTF-8 added to a file
-    whose lines the patch shows are UTF-8 (an 0xFF reaching a module makes it unreadable
-    to Python). A file already in another encoding (Latin-1) keeps it."""
+    """A text hunk holds text: no NUL, and no non-UTF-8 bytes added to a file whose lines are
+    UTF-8 (a file already in another encoding keeps it)."""
     hunks = list(hunks)
-    legacy = {h.path for h in hunks for ln in h.lines if ln[:1] != "+" and not _utf8(ln)}
+    legacy = {h.path for h in hunks for ln in h.lines if ln[:1] != "+" and not is_utf8(ln)}
     for hunk in hunks:
         for number, line in enumerate(hunk.lines, 1):
             where = f"{name}: {hunk.path}, line {number} of its hunk at line {hunk.old_start}"
             if "\0" in line:
                 raise BadInputError(f"{where}: holds a NUL byte (binary data in a text hunk)")
-            if line[:1] == "+" and hunk.path not in legacy and not _utf8(line):
+            if line[:1] == "+" and hunk.path not in legacy and not is_utf8(line):
                 raise BadInputError(
                     f"{where}: adds bytes that are not UTF-8 to a UTF-8 file (binary data "
                     "in a text hunk); refused"
@@ -160,9 +147,7 @@ def utf8(data: bytes, name: str, what: str) -> str:
 
 
 def check_identity(author_name: str, email: str, name: str) -> None:
-    """The author as `git mailinfo` (so `git am`) reads the From: header: a name and an email.
-    git replaces a name it cannot use (over 60 bytes, or holding `@<>`) by the email: that
-    author would not be the patch's, so it is refused."""
+    """The author as `git mailinfo` reads it; a name git would replace by the email is refused."""
     if not email:
         raise BadInputError(
             f"{name}: no `From:` author line git can read; re-export it with git format-patch"
@@ -178,25 +163,19 @@ _SIGNOFF_VALUE = re.compile(r"^(.*) <(.*)>\s*$")
 
 
 def signed_off_by(signoff: str, names: Iterable[str], emails: Iterable[str]) -> bool:
-    """Whether one `Signed-off-by:` value certifies for a commit whose author and committer
-    have `names` and `emails`: the DCO App's rule (dcoapp/app lib/dco.js), its name one of the
-    names AND its email one of the emails, case-insensitively. An email alone is not enough:
-    `Jane Doe` under `Jane Q. Doe` fails upstream's check."""
+    """Whether one `Signed-off-by:` value certifies for `names` and `emails`: the DCO App's rule,
+    name AND email each one of them, case-insensitively."""
     match = _SIGNOFF_VALUE.match(signoff.strip())
-    if match is None:
-        return False
-    return match[1].strip().lower() in {n.lower() for n in names} and match[2].lower() in {
-        e.lower() for e in emails
-    }
+    names, emails = {n.lower() for n in names}, {e.lower() for e in emails}
+    return match is not None and match[1].strip().lower() in names and match[2].lower() in emails
 
 
 def check(
     name: str, author: str, email: str, signoffs: Iterable[str], changes: Iterable[Change],
     *, author_name: str | None = None,
 ) -> None:  # fmt: skip
-    """What a read patch may carry: a sign-off by its author (name and email, as upstream's
-    DCO App wants), and on git's own list of files, only edits, creations and deletions of
-    regular text files at safe paths, no workflow files."""
+    """What a read patch may carry: its author's sign-off, and only edits, creations and
+    deletions of regular text files at safe paths, no workflow files."""
     who = author_name if author_name is not None else author.rsplit(" <", 1)[0]
     values = list(signoffs)
     if not any(signed_off_by(value, [who], [email]) for value in values):
@@ -218,9 +197,8 @@ def check(
 
 
 def refuse_mode_flips(name: str, changes: Iterable[Change]) -> None:
-    """A path deleted and created again (in one patch or across an entry's patches, in order)
-    must come back with the mode it had: a delete plus a create is how a mode change
-    (100644 -> 100755, the executable bit) can be written without a `mode change` line."""
+    """A path deleted and created again (across an entry's patches, in order) comes back with
+    its mode: else a delete plus a create hides a mode change."""
     deleted: dict[str, str] = {}
     for change in changes:
         if change.kind == "delete":
@@ -238,9 +216,8 @@ def refuse_mode_flips(name: str, changes: Iterable[Change]) -> None:
 def refuse_mode_against_tree(
     name: str, changes: Iterable[Change], modes: Mapping[str, str]
 ) -> None:
-    """A created path the tree already holds (a delete plus a create) must come back with the
-    tree's own mode: the patch's stated old mode is not what git applies against (git only
-    warns that the type differs), so a delete stated as 100755 hides a 100644 -> 100755."""
+    """A created path the tree holds comes back with the tree's own mode (git applies against
+    the tree, not the patch's stated old mode)."""
     for change in changes:
         had = modes.get(change.path)
         if change.kind == "create" and had is not None and had != change.new_mode:
@@ -307,10 +284,9 @@ def _matches(patterns: Iterable[str], *paths: str) -> bool:
 
 def _glob_re(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """`**` spans directories, `*` and `?` stay inside one path component."""
-    out = []
-    for token in re.split(r"(\*\*|\*|\?)", pattern):
-        out.append({"**": ".*", "*": "[^/]*", "?": "[^/]"}.get(token, re.escape(token)))
-    return re.compile("".join(out) + r"\Z", flags)
+    parts = re.split(r"(\*\*|\*|\?)", pattern)
+    out = "".join({"**": ".*", "*": "[^/]*", "?": "[^/]"}.get(t, re.escape(t)) for t in parts)
+    return re.compile(out + r"\Z", flags)
 
 
 def outside(paths: Iterable[str], allowed: Iterable[str]) -> list[str]:
@@ -320,8 +296,7 @@ def outside(paths: Iterable[str], allowed: Iterable[str]) -> list[str]:
 
 
 def refuse_special(name: str, found: list[tuple[str, str]]) -> None:
-    """`found`: git's (path, what) for the symlinks, submodules and mode changes a built tree
-    has (the tree's own modes, whatever the patch text says: `git.special_paths`)."""
+    """`found`: git's (path, what) for the symlinks, submodules and mode changes of a built tree."""
     if found:
         path, what = found[0]
         raise BadInputError(

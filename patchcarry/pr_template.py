@@ -1,7 +1,4 @@
-"""Upstream's pull request template, as GitHub fills a new PR's body from it: read from the
-upstream's default branch (where GitHub reads it) in the check's cache, never copied into this
-repository, and filled in: the tool's description under its "What does this PR do?" heading,
-and a box ticked only where the PR makes it true."""
+"""Upstream's PR template, read from its default branch and filled in as GitHub fills it."""
 
 from __future__ import annotations
 
@@ -11,11 +8,8 @@ from pathlib import Path
 
 from patchcarry import git
 
-# GitHub's documented places for one PR template, in the order it looks: `.github/`, the
-# root, `docs/`; the name `pull_request_template` in any case, with `.md`, `.txt` or no
-# extension. A `PULL_REQUEST_TEMPLATE/` folder holds templates chosen with a `template=`
-# query, never filled in by default. With none of its own, a repository uses its owner's
-# `.github` repository's (GitHub's default community health files), in the same places.
+# GitHub's places for one PR template, in its order (`.github/`, the root, `docs/`), any case;
+# without one, the owner's `.github` repository's.
 FOLDERS = (".github", "", "docs")
 _NAME_RE = re.compile(r"pull_request_template(?:\.md|\.txt)?", re.IGNORECASE)
 REF = git.own_ref("template", "{branch}")
@@ -28,8 +22,7 @@ _BOX_RE = re.compile(r"^(?P<lead>[ \t]*[-*+] \[) \](?P<text>.*)$", re.MULTILINE)
 
 
 def fetch(cache: Path, branch: str) -> str | None:
-    """The default branch's tip in the check's cache (one commit, trees, no blobs); None
-    when upstream has no such branch (then there is no template to follow)."""
+    """The default branch's tip in the check's cache (commit and trees); None without one."""
     ref = REF.format(branch=branch)
     code, _ = git.fetch_partial("origin", [f"+refs/heads/{branch}:{ref}"], depth=1, cwd=cache)
     return ref if code == 0 else None
@@ -67,10 +60,8 @@ _LINKED_RE = re.compile(
 
 
 def fill(template: str, what: str, *, ticks: Collection[str] = (), linked: str = "") -> str:
-    """`template` with `what` under its "What does this PR do?" heading (after the
-    placeholder comment there; on top when it has no such heading), each unticked box
-    whose text holds one of `ticks` (case-insensitive) ticked, and an empty "Linked issue:"
-    line (its placeholder comment replaced) given `linked`. Nothing else changes."""
+    """`template` with `what` under "What does this PR do?" (on top without it), boxes whose
+    text holds one of `ticks` ticked, "Linked issue:" given `linked`; nothing else changes."""
     if linked:
         template = _LINKED_RE.sub(lambda m: f"{m.group('label')} {linked}", template, count=1)
 

@@ -1,8 +1,5 @@
-"""The one place that runs subprocesses. No child sees a token: every environment passes
-through `environment`, which drops the token variables; the one caller that needs the token
-(git's credential helper, in `patchcarry.git`) hands it over as `secrets`, for that call.
-No Python child imports from its working folder: each is started as `PYTHON` (`-P`), and
-`environment` sets PYTHONSAFEPATH for the Pythons those start in turn (torchrun's workers)."""
+"""The one place that runs subprocesses: no child sees a token (`environment`) or imports from
+its working folder (`PYTHON` is `-P`, PYTHONSAFEPATH for those it starts)."""
 
 from __future__ import annotations
 
@@ -36,10 +33,8 @@ PYTHON = (sys.executable, "-P")
 def environment(
     base: Mapping[str, str] | None = None, secrets: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """`base` (default: this process's environment) without the token variables, plus
-    `secrets`: what a child is started with. Measuring, audit and upstream-test children run
-    upstream's code, and hooks or helpers git starts would inherit the token: none need it.
-    PYTHONSAFEPATH makes any Python it starts import nothing from its working folder."""
+    """`base` (default: this environment) without the token variables, plus `secrets`, with
+    PYTHONSAFEPATH: what a child is started with."""
     env = {k: v for k, v in (os.environ if base is None else base).items() if k not in TOKEN_VARS}
     env["PYTHONSAFEPATH"] = "1"
     env.update(secrets or {})
@@ -47,8 +42,7 @@ def environment(
 
 
 class OutOfBounds(FatalError):
-    """A bounded command ran past its deadline or printed past its cap; it was killed. The
-    caller says what it was (the message here names only the limit)."""
+    """A bounded command ran past its deadline or printed past its cap; it was killed."""
 
     def __init__(self, what: str) -> None:
         self.what = what
@@ -73,8 +67,7 @@ class CalledProcessError(FatalError):
         )
 
     def one_line(self) -> str:
-        """What the face prints: the program and its subcommand and the last line it said,
-        not the command line (it can hold -c options, URLs and paths)."""
+        """The program, its subcommand and its last line (the command line may hold URLs)."""
         words = iter(self.cmd)
         name = Path(next(words, "?")).name
         verb = ""
@@ -98,17 +91,18 @@ def cmd_output(
     timeout: float | None = None,
     secrets: Mapping[str, str] | None = None,
 ) -> tuple[int, str, str]:
-    """Run `cmd`, return (code, stdout, stderr); raise CalledProcessError when check fails.
-
-    With `stream_stderr`, stderr goes to the terminal (git's progress) and is returned empty.
-    A command still running after `timeout` seconds is killed and reported as a FatalError.
-    `env` never carries a token to the child; `secrets` (git's credential helper alone) do.
-    """
-    try:
-        proc = _run(cmd, cwd, environment(env, secrets), stdin, stream_stderr, timeout)
+    """Run `cmd`: (code, stdout, stderr); CalledProcessError when `check` fails, FatalError
+    past `timeout`. `stream_stderr`: stderr to the terminal, returned empty."""
+    try:  # errors="surrogateescape": git prints what a commit holds, any bytes, kept as data
+        proc = subprocess.run(
+            list(cmd), cwd=cwd, env=environment(env, secrets), input=stdin, text=True,
+            stdout=subprocess.PIPE, stderr=None if stream_stderr else subprocess.PIPE,
+            errors="surrogateescape", check=False, timeout=timeout,
+        )  # fmt: skip
     except subprocess.TimeoutExpired:
         trace.command(cmd, None)
         raise TimedOut(f"command timed out after {timeout:g} s: {' '.join(cmd)}") from None
+    trace.command(cmd, proc.returncode)
     out, err = proc.stdout or "", proc.stderr or ""
     if check and proc.returncode != 0:
         raise CalledProcessError(cmd, proc.returncode, out, err)
@@ -128,14 +122,9 @@ def cmd_output_bounded(
     max_processes: int = 0,
     max_memory: int = 0,
 ) -> tuple[int, bytes, bytes]:
-    """Run `cmd` with a total deadline and a cap on what it prints (stdout and stderr each):
-    (code, stdout, stderr). Past either the child is killed and OutOfBounds is raised: a
-    network call (git's) must not wait or read without end, whatever the server does. With
-    `stream_stderr`, stderr goes to the terminal (git's progress) and comes back empty.
-    `watch` is asked every `WATCH_EVERY_S` while the child runs: a reason it gives (what the
-    child wrote to disk past a cap) stops the child the same way. `max_processes` and
-    `max_memory` (0: none) bound the child's whole process tree (`_GroupUsage`), and
-    `max_memory` each of its processes' data too (`_cap_data`)."""
+    """Run `cmd` with a total deadline and output caps; past either, or a reason from `watch`
+    (asked every `WATCH_EVERY_S`), the child is killed and OutOfBounds raised. `max_processes`
+    and `max_memory` (0: none) bound its process tree."""
     child = subprocess.Popen(
         list(cmd),
         cwd=cwd,
@@ -177,22 +166,16 @@ _OUT_OF_MEMORY = re.compile(rb"out of memory|malloc failed|cannot allocate memor
 
 
 def _cap_data(pid: int, limit: int) -> None:
-    """Cap the data (heap, anonymous memory; not the pack files git maps) of the process
-    `pid` and of every process it starts from now on (RLIMIT_DATA is inherited): set right
-    after it is started, before git could have started a transport. Set from here, not in a
-    `preexec_fn` (which makes every spawn a full fork: ten times slower). A no-op where the
-    platform has no prlimit."""
+    """Cap the data of `pid` and every process it starts (RLIMIT_DATA is inherited), set from
+    here, not a `preexec_fn` (ten times slower spawns); a no-op without prlimit."""
     with contextlib.suppress(AttributeError, OSError, ValueError):
         resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
 
 
 class _GroupUsage:
-    """The child's process group (every process it started: git's transport, a lazy fetch,
-    the transport of that; none leaves the group) counted from /proc when asked: past
-    `max_processes` processes or `max_memory` resident bytes all together, the reason to
-    stop it. A process limit cannot do this (RLIMIT_NPROC counts the user's processes and
-    binds no root); a chain of lazy fetches grows the tree by dozens a second. Then asks
-    `then` (another watch). Without /proc (not Linux), only `then`."""
+    """The child's process group counted from /proc when asked: past `max_processes` processes
+    or `max_memory` resident bytes, the reason to stop it (RLIMIT_NPROC cannot: it counts the
+    user's processes); then asks `then`."""
 
     def __init__(
         self, leader: int, max_processes: int, max_memory: int,
@@ -242,8 +225,7 @@ def _communicate(
     max_output: int,
     watch: Callable[[], str | None] | None,
 ) -> tuple[int | None, bytes, bytes, str | None]:
-    """Feed `stdin`, read stdout and stderr, and wait for the exit, in this thread (no thread
-    per call: a run makes thousands): (code, stdout, stderr, why it was stopped or None)."""
+    """Feed, read and wait in this thread (a run makes thousands): (code, out, err, why stopped)."""
     end = time.monotonic() + deadline_s
     out, err = bytearray(), bytearray()
     reads = {s.fileno(): into for s, into in ((child.stdout, out), (child.stderr, err)) if s}
@@ -283,15 +265,13 @@ def _communicate(
                 next_watch = time.monotonic() + WATCH_EVERY_S
                 if (reason := watch()) is not None:
                     return None, b"", b"", reason
-        over: list[str] = []
-        code = _wait(exited, end, deadline_s, watch, over)
-    return code, bytes(out), bytes(err), over[0] if over else None
+        code, over = _wait(exited, end, deadline_s, watch)
+    return code, bytes(out), bytes(err), over
 
 
 class _ExitWaiter:
-    """`wait(seconds)`: the child's exit code once it has exited, None if it has not within
-    `seconds`. Woken the moment the child exits (Linux's pidfd), not by polling, which would
-    add up to its poll interval to each of the thousands of git calls a run makes."""
+    """`wait(seconds)`: the child's exit code, or None if still running; woken by a pidfd, not
+    by polling (thousands of git calls a run)."""
 
     def __init__(self, child: subprocess.Popen[bytes]) -> None:
         self.child = child
@@ -317,47 +297,16 @@ class _ExitWaiter:
 
 
 def _wait(
-    exited: _ExitWaiter,
-    end: float,
-    deadline_s: float,
-    watch: Callable[[], str | None] | None,
-    over: list[str],
-) -> int | None:
-    """The child's exit code, or None with the reason in `over` once it is past the deadline
-    or `watch` names one."""
+    exited: _ExitWaiter, end: float, deadline_s: float, watch: Callable[[], str | None] | None
+) -> tuple[int | None, str | None]:
+    """The child's exit code, or None and the reason once past the deadline or `watch` names one."""
     while True:
         left = end - time.monotonic()
         code = exited.wait(max(0.0, min(left, WATCH_EVERY_S if watch else left)))
         if code is not None:
-            return code
+            return code, None
         reason = watch() if watch is not None else None
         if reason is not None:
-            over.append(reason)
-            return None
+            return None, reason
         if time.monotonic() >= end:
-            over.append(f"still running after {deadline_s:g} s")
-            return None
-
-
-def _run(
-    cmd: Sequence[str],
-    cwd: Path | str | None,
-    env: Mapping[str, str],
-    stdin: str | None,
-    stream_stderr: bool,
-    timeout: float | None,
-) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        list(cmd),
-        cwd=cwd,
-        env=dict(env),
-        input=stdin,
-        stdout=subprocess.PIPE,
-        stderr=None if stream_stderr else subprocess.PIPE,
-        text=True,
-        errors="surrogateescape",  # git prints what a commit holds: any bytes, kept as data
-        check=False,
-        timeout=timeout,
-    )
-    trace.command(cmd, done.returncode)
-    return done
+            return None, f"still running after {deadline_s:g} s"

@@ -1,6 +1,4 @@
-"""Phase lines on stderr for the steps that can take more than a few seconds (fetching from
-upstream): shown on a terminal, as git shows its own progress there, and never with --json
-(the command line sets `quiet`), so that captured output stays what it was."""
+"""Phase lines on stderr for slow steps, on a terminal only and never with --json (`quiet`)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""retire: stop carrying an entry whose fix landed upstream. `check` must find it landed (or,
-with --moot, superseded); the manifest then records where and when (`landed = {...}` in the
-entry, which stays as a record while every command stops carrying it). With --comment, the
-entry's open PR gets one comment pointing at the landing commit (found again by its marker,
-so a re-run never posts a second). Every read and refusal comes before the first write; the
-comment goes before the manifest is written, so a re-run after any failure resumes."""
+"""retire: stop carrying an entry whose fix landed upstream (`landed = {...}` recorded), with
+--comment on its open PR first (found by its marker), so a re-run after a failure resumes."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Finds a user's PRs closed by fork detachment and not carried yet: on one upstream
-(`scan`), or on every repository through GitHub's search API (`scan_all`, with the exact
-`adopt` command for each). Carried means: a manifest entry names it, or it holds this tool's
-cross-link comment written by the token's user (re-submitted from another checkout)."""
+"""PRs closed by fork detachment and not carried yet, on one upstream or everywhere (search)."""
 
 from __future__ import annotations
 
@@ -90,9 +87,8 @@ def scan(
     *,
     trusted: str | None = None,
 ) -> list[Found]:
-    """Every closed-by-detachment PR of `author` on `upstream`; `known` maps a PR number to the
-    manifest entry that supersedes it and that entry's recorded PR (None if none yet). Only
-    cross-link comments written by `trusted` (the token's user; default `author`) count."""
+    """Every closed-by-detachment PR of `author` on `upstream`; `known`: PR -> (entry, its PR).
+    Only cross-link comments written by `trusted` count."""
     found: list[Found] = []
     classes = []
     reads = Reads(gh)
@@ -126,9 +122,7 @@ PR_READS = 4  # the most API reads one PR costs here: the PR, its events, commen
 
 
 def _stop(gh: Forge, done: int, total: int) -> bool:
-    """Whether the quota left cannot pay for the next PR and resets later than the run may
-    wait (60 requests an hour without a token): then what was found so far is the answer,
-    and `gh.partial` says what was not read and why."""
+    """Whether the quota left cannot pay for the next PR and resets later than the run may wait."""
     core = gh.quotas.get("core")
     if core is None or core.remaining >= PR_READS:
         return False
@@ -168,12 +162,8 @@ def scan_all(
     landed_since: Judge | None = None,
     adopt: Sequence[str] = ("patchcarry adopt",),
 ) -> list[Closed]:
-    """`author`'s closed, unmerged PRs everywhere; `carried` maps (OWNER/REPO lowercased, N)
-    to the manifest entry that carries it; `names` are the manifest's entry names. Only
-    cross-link comments written by `trusted` (the token's user; default `author`) count.
-    `landed_since` judges whether a detached, uncarried PR's change has landed since: such a
-    PR gets no `adopt` command (adopt would refuse it). `adopt` is that command as this
-    install runs it, then the options it needs after the PR."""
+    """`author`'s closed, unmerged PRs everywhere; `carried`: (owner/repo lowercased, N) ->
+    entry. A PR `landed_since` finds landed gets no `adopt` command (adopt would refuse it)."""
     query = f"author:{author} is:pr is:closed is:unmerged"
     found: list[Closed] = []
     hits = gh.search_issues(query, per_page=per_page)

@@ -1,7 +1,5 @@
-"""Which environment variable holds the token, as gh reads them: GH_TOKEN before GITHUB_TOKEN
-for github.com and GHE.com (`<tenant>.ghe.com`), GH_ENTERPRISE_TOKEN before
-GITHUB_ENTERPRISE_TOKEN for a GitHub Enterprise Server host. The loopback GitHub of the tests
-stands in for github.com. The only place a token is read; it is never echoed or stored."""
+"""Which variable holds the token, as gh reads them (GH_TOKEN, GITHUB_TOKEN; the ENTERPRISE ones
+for a GHE Server host); the only place a token is read."""
 
 from __future__ import annotations
 
@@ -26,9 +24,7 @@ def is_enterprise_server(api: str) -> bool:
     """True for an API host that is neither github.com, GHE.com nor loopback (an Enterprise
     Server's `https://HOST/api/v3`)."""
     host = (urllib.parse.urlsplit(api).hostname or "").lower()
-    if host == "api.github.com" or host.endswith(".ghe.com") or hosts.is_loopback(host):
-        return False
-    return True
+    return not (host == "api.github.com" or host.endswith(".ghe.com") or hosts.is_loopback(host))
 
 
 def variables(api: str | None = None) -> tuple[str, str]:

@@ -1,6 +1,4 @@
-"""The log of the last run (`$XDG_CACHE_HOME/patchcarry/last-run.log`): each git command and
-GitHub request with its outcome, so a user can show what happened; never the token, a header
-or a body."""
+"""The log of the last run: each git command and GitHub request; never a token, header or body."""
 
 from __future__ import annotations
 

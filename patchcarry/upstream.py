@@ -1,13 +1,5 @@
-"""Gets just enough of upstream for `check`: named commits, shallow, without blobs.
-
-Into a scratch bare repo (a cache) it fetches only the pinned base commits and the base
-branches' tips (`--depth 1`) and each superseded PR's `refs/pull/N/head` (`pull_depth`: at
-least 2, so a merge head's parents are there; one more than the entry's patches, so a PR of
-several commits reaches where it left its base branch), all with `--filter=blob:none`. File
-contents are read with `git show REV:PATH`, which fetches just that blob. Never a full clone.
-What a later shallow fetch cuts where the parents are here stays readable
-(`git.keep_known_history`).
-"""
+"""Gets just enough of upstream for `check`: named commits, shallow, `--filter=blob:none`, into a
+scratch bare repo; file contents come lazily with `git show REV:PATH`. Never a full clone."""
 
 from __future__ import annotations
 
@@ -64,20 +56,14 @@ def default_work_dir(url: str) -> Path:
     return cache / "patchcarry" / "upstream" / hashlib.sha256(url.encode()).hexdigest()[:16]
 
 
-def _dir_bytes(path: Path) -> int:
-    total = 0
-    for root, _, files in os.walk(path):
-        for name in files:
-            try:
-                total += (Path(root) / name).stat().st_size
-            except FileNotFoundError:
-                continue
-    return total
-
-
 def object_bytes(repo: Path) -> int:
     """Bytes in a cache repo's object store (packs plus blobs fetched on demand)."""
-    return _dir_bytes(repo / "objects")
+    total = 0
+    for root, _, files in os.walk(repo / "objects"):
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):
+                total += (Path(root) / name).stat().st_size
+    return total
 
 
 @dataclasses.dataclass
@@ -125,16 +111,10 @@ def _scratch_repo(url: str, work_dir: Path) -> Path:
     return work_dir
 
 
-def _have(repo: Path) -> dict[str, str]:
-    """Our refs already in the cache: {refname: sha}."""
-    return git.refs_under(git.OWN_REFS, cwd=repo)
-
-
 def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: str) -> None:
-    """Fetch each wanted commit not yet here with `depth` commits of history. One here is
-    fetched again when git says its history is shorter than that: one of its newest
-    `depth - 1` commits is at the shallow boundary (its parents are not here)."""
-    have, repo = _have(fetched.repo), fetched.repo
+    """Fetch each wanted commit not here, or here with less than `depth` commits of history."""
+    repo = fetched.repo
+    have = git.refs_under(git.OWN_REFS, cwd=repo)  # our refs already here: {refname: sha}
     cut = git.shallow_commits(cwd=repo) if depth > 1 else set()
     refspecs = [
         f"+{sha}:{ref}"
@@ -164,24 +144,44 @@ def fetch(
     work_dir: Path | None = None,
     pull_depth: int = 2,
 ) -> FetchedUpstream:
-    """Fetch the named commits from `upstream` into a scratch repo, each PR head with
-    `pull_depth` commits of history (2: its parents; a PR of N commits needs N + 1 to reach
-    where it left its base branch); UpstreamError (exit 4) when upstream is unreachable or a
-    branch, PR head or commit is missing there."""
+    """Fetch the named commits from `upstream`, each PR head with `pull_depth` commits of history;
+    UpstreamError (exit 4) when upstream or one of them is missing."""
     url = remote_url(upstream)
     with claimed(url, work_dir) as chosen:
-        return _fetch_locked(upstream, url, chosen, base_commits, branches, pulls, pull_depth)
+        repo = _scratch_repo(url, chosen)
+        start = object_bytes(repo)
+        refs = [f"refs/heads/{b}" for b in branches] + [f"refs/pull/{n}/head" for n in pulls]
+        code, found, err = git.ls_remote_refs(url, refs, cwd=repo)
+        if code != 0:
+            said = err.strip().splitlines()[-1:] or [f"git ls-remote exited {code}"]
+            raise NetworkError(
+                f"upstream {upstream} is unreachable: {said[0]}; check --upstream and the network"
+            )
+        missing = [r for r in refs if r not in found]
+        if missing:
+            raise UpstreamError(
+                f"missing at {upstream}: {', '.join(missing)}\n  check base_branch / supersedes "
+                "in the manifest (a PR number that does not exist?)"
+            )
+        tips = {b: found[f"refs/heads/{b}"] for b in branches}
+        heads = {n: found[f"refs/pull/{n}/head"] for n in pulls}
+        fetched = FetchedUpstream(upstream, url, repo, tips, heads, start)
+        shallow = {git.own_ref("base", sha): sha for sha in base_commits}
+        shallow.update({git.own_ref("heads", b): sha for b, sha in tips.items()})
+        _fetch(fetched, shallow, 1, f"base commit(s) {', '.join(base_commits)} or branch tips")
+        pull_refs = {git.own_ref("pull", str(n)): sha for n, sha in heads.items()}
+        _fetch(fetched, pull_refs, pull_depth, "PR heads " + ", ".join(f"#{n}" for n in pulls))
+        return fetched
 
 
 @contextlib.contextmanager
 def claimed(url: str, work_dir: Path | None) -> Iterator[Path]:
-    """The cache directory for `url`, claimed and locked for the block. One this call made
-    is removed again when the network read in the block fails: a run that reached nothing
-    leaves no empty cache behind. It is removed with the lock held (a run waiting for it then
-    claims the directory anew: `cachedir.locked`)."""
-    chosen = work_dir or default_work_dir(url)
+    """The cache folder for `url`, claimed and locked; one this call made is removed (lock held)
+    when the network read in the block fails."""
+    default = default_work_dir(url)
+    chosen = work_dir or default
     made = not chosen.exists()
-    chosen = claim_work_dir(url, work_dir)
+    cachedir.claim(chosen, adopt_repo=chosen == default)
     with cachedir.locked(chosen):
         try:
             yield chosen
@@ -189,54 +189,6 @@ def claimed(url: str, work_dir: Path | None) -> Iterator[Path]:
             if made:
                 shutil.rmtree(chosen, ignore_errors=True)
             raise
-
-
-def claim_work_dir(url: str, work_dir: Path | None) -> Path:
-    """The cache directory for `url` (the default one unless given), claimed as ours."""
-    default = default_work_dir(url)
-    chosen = work_dir or default
-    cachedir.claim(chosen, adopt_repo=chosen == default)
-    return chosen
-
-
-def _fetch_locked(
-    upstream: str,
-    url: str,
-    work_dir: Path,
-    base_commits: list[str],
-    branches: list[str],
-    pulls: list[int],
-    pull_depth: int = 2,
-) -> FetchedUpstream:
-    repo = _scratch_repo(url, work_dir)
-    start = object_bytes(repo)
-    refs = [f"refs/heads/{b}" for b in branches] + [f"refs/pull/{n}/head" for n in pulls]
-    code, found, err = git.ls_remote_refs(url, refs, cwd=repo)
-    if code != 0:
-        said = err.strip().splitlines()[-1:] or [f"git ls-remote exited {code}"]
-        raise NetworkError(
-            f"upstream {upstream} is unreachable: {said[0]}; check --upstream and the network"
-        )
-    missing = [r for r in refs if r not in found]
-    if missing:
-        raise UpstreamError(
-            f"missing at {upstream}: {', '.join(missing)}\n"
-            "  check base_branch / supersedes in the manifest (a PR number that does not exist?)"
-        )
-    fetched = FetchedUpstream(
-        upstream=upstream,
-        url=url,
-        repo=repo,
-        branch_tips={b: found[f"refs/heads/{b}"] for b in branches},
-        pull_heads={n: found[f"refs/pull/{n}/head"] for n in pulls},
-        _start_bytes=start,
-    )
-    shallow = {git.own_ref("base", sha): sha for sha in base_commits}
-    shallow.update({git.own_ref("heads", b): sha for b, sha in fetched.branch_tips.items()})
-    _fetch(fetched, shallow, 1, f"base commit(s) {', '.join(base_commits)} or branch tips")
-    heads = {git.own_ref("pull", str(n)): sha for n, sha in fetched.pull_heads.items()}
-    _fetch(fetched, heads, pull_depth, "PR heads " + ", ".join(f"#{n}" for n in pulls))
-    return fetched
 
 
 # What an importable upstream source tree needs: the package and upstream's unit tests.
@@ -267,11 +219,8 @@ def checkout_tree(
     return dest
 
 
-# -- adopt: a PR head and its base branch with just enough history to tell them apart.
-# Commits only (`--filter=tree:0`: trees and blobs come on demand, for the few commits a
-# patch is made from), from both tips with a depth that grows until the PR's own commits
-# are separated from the branch: a merge-base exists and no commit on the head but not on
-# the branch sits at the shallow boundary (its parents would be unknown). Bounded.
+# -- adopt: a PR head and its base branch, commits only, deepened until the PR's own commits
+# are separated from the branch. Bounded.
 HISTORY_DEPTHS = (64, 512, 4096, 32768)
 
 
@@ -307,9 +256,8 @@ def fetch_history(
     work_dir: Path | None = None,
     depths: tuple[int, ...] = HISTORY_DEPTHS,
 ) -> PullHistory:
-    """Fetch `refs/pull/<pull>/head` and `branch` from `upstream` (commits only), deepening
-    until the PR's own commits are known; UpstreamError (exit 4) when upstream is unreachable,
-    the PR's head or the branch is gone, or `depths[-1]` commits are not enough."""
+    """Fetch `refs/pull/<pull>/head` and `branch` (commits only), deepening until the PR's own
+    commits are known; UpstreamError when it cannot."""
     url = remote_url(upstream)
     default = default_work_dir(url)
     chosen = work_dir or default.with_name(default.name + "-history")

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from patchcarry import cli, git, retry_after
+from patchcarry import cli, git, github
 from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.github import GitHub
 from testing import github_scenarios as sc
@@ -63,10 +63,10 @@ def test_retry_after_as_http_says_a_number_or_a_date_never_a_crash(fake, retry_a
 def test_a_wait_far_off_is_capped_never_an_overflow():
     """Digits only (RFC 9110 delay-seconds), capped at a day: a reset epoch or a delay far
     beyond any clock is a wait the rate-limit message can name, not a traceback."""
-    assert retry_after.seconds("99999999999999", 0.0) == retry_after.MAX_WAIT_S
-    assert retry_after.until_reset("99999999999999", 0.0) == retry_after.MAX_WAIT_S
-    assert retry_after.until_reset("1e20", 0.0) == 0.0 and retry_after.until_reset(None, 5) == 0
-    assert retry_after.until_reset("1700000100", 1700000000.0) == 100.0
+    assert github.retry_after_seconds("99999999999999", 0.0) == github.MAX_WAIT_S
+    assert github.until_reset("99999999999999", 0.0) == github.MAX_WAIT_S
+    assert github.until_reset("1e20", 0.0) == 0.0 and github.until_reset(None, 5) == 0
+    assert github.until_reset("1700000100", 1700000000.0) == 100.0
 
 
 def test_a_retry_after_date_beyond_the_wait_limit_says_so(fake):

@@ -1,2 +1,1 @@
-"""adopt: turn an upstream PR (typically one auto-closed when its fork left the fork network)
-into carried patches and a manifest entry, checked, in one command."""
+"""adopt: an upstream PR (one closed when its fork left the network) into patches and an entry."""

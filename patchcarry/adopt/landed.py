@@ -1,8 +1,5 @@
-"""Has a closed PR's own change landed on its base branch since (another PR, NVIDIA's
-internal process)? The same verdict `check` gives an entry (`check.landing`), for a PR not in
-the manifest: its own commits as patches on their base, judged in a throwaway manifest. adopt
-refuses such a PR as it refuses a merged one; `scan --all` says it landed instead of offering
-`adopt`."""
+"""Has a closed PR's own change landed on its base branch since? `check`'s verdict for a PR not
+in the manifest, so adopt refuses it and `scan --all` says it landed."""
 
 from __future__ import annotations
 

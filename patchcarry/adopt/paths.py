@@ -1,7 +1,4 @@
-"""The `paths` an adopted entry gets: the directories its PR's commits touch, as globs, so the
-new entry allows exactly its own files' folders and nothing else widens (`[defaults] paths`
-and other entries stay as they were). A file at the top of the tree is allowed by name.
-Pure Python."""
+"""The `paths` an adopted entry gets: the folders its PR's commits touch, nothing wider."""
 
 from __future__ import annotations
 
@@ -18,10 +15,8 @@ _TEST_DIRS = {"test", "tests", "testing", "__tests__", "spec", "specs"}
 
 
 def derive(files: Iterable[str]) -> list[str]:
-    """Per top-level directory, the deepest directory holding all of its touched files, as
-    `DIR/**`; top-level files by name. Sorted, no duplicates. A file upstream's tools obey
-    (`patchrules.named_only`) gets nothing from here: the PR's own files never name it for
-    the user, so the manifest's rule refuses it unless `--paths` names it."""
+    """Per top-level folder, the deepest folder holding all its touched files, as `DIR/**`;
+    top-level files by name. A file `patchrules.named_only` covers gets nothing from here."""
     groups: dict[str, list[str]] = {}
     globs: set[str] = set()
     for file in files:

@@ -1,14 +1,6 @@
-"""adopt, in order: read the PR (refuse a merged one), pick and check the entry name, fetch the
-PR's head with just enough history, cut its own commits into format-patch files, prove they
-apply on their base, validate the manifest as it would be with the new entry (every rule
-`manifest.load` has, its messages naming the real manifest), then write the patches and the
-entry and run `check` on it. A dry run does all of that but the write (it checks the staged
-entry) and exits as the real run would. Every refusal comes before the first write; a failed
-write removes what it wrote, so a re-run starts clean.
-
-The entry's `paths` are the PR's own (`adopt.paths.derive`) unless `--paths` says; its fix
-commits stay one series, in order (`fix = [...]`); only a trailing run of commits that touch
-tests alone is proposed as `tests`."""
+"""adopt: read the PR, cut its commits into patches, prove they apply, validate the manifest as
+it would be, then write and check. Every refusal comes before the first write; a failed write
+removes what it wrote, so a re-run starts clean."""
 
 from __future__ import annotations
 
@@ -56,9 +48,7 @@ class Options:
 
 
 def existing(path: Path) -> tuple[dict[str, Any], list[manifest.Entry]]:
-    """The manifest's [defaults] and its entries (validated); a missing or entry-less
-    manifest has none. A new manifest's own folder (`patches/`) may be missing, not the one
-    above it: adopt makes the first, a typo in the second is refused."""
+    """The manifest's [defaults] and entries; none for a manifest not yet made."""
     if not path.exists():
         if not path.parent.is_dir() and not path.parent.parent.is_dir():
             raise BadInputError(f"{path}: no such directory for the manifest")
@@ -88,10 +78,7 @@ def _fork(opts: Options, defaults: dict[str, Any], upstream: str, author: str) -
 
 
 def split_tests(patches: list[Patch]) -> int:
-    """How many of `patches` (in order) are fixes: all but the trailing run of commits that
-    touch tests alone, and never fewer than one. Proposing a test-only commit in the middle
-    as `tests` would reorder the series; proposing a fix as `tests` would let
-    `include_tests = false` drop part of the fix."""
+    """How many of `patches` are fixes: all but a trailing run of test-only ones, at least 1."""
     count = len(patches)
     while count > 1 and paths_mod.tests_only(patches[count - 1].files):
         count -= 1
@@ -106,23 +93,11 @@ def _one_a_line(names: list[str]) -> Any:
 
 
 def _fields(
-    name: str,
-    pull: PullRef,
-    target: pull_mod.Target,
-    series: commits_mod.Series,
-    patch_names: list[str],
-    fixes: int,
-    paths: list[str],
-    fork: str,
-    defaults: dict[str, Any],
-) -> dict[str, Any]:
-    fields: dict[str, Any] = {
-        "name": name,
-        "title": pull.title,
-        "upstream": target.upstream,
-        "base_branch": pull.base_ref,
-        "base_commit": series.base,
-    }
+    name: str, pull: PullRef, target: pull_mod.Target, series: commits_mod.Series,
+    patch_names: list[str], fixes: int, paths: list[str], fork: str, defaults: dict[str, Any],
+) -> dict[str, Any]:  # fmt: skip
+    fields: dict[str, Any] = {"name": name, "title": pull.title, "upstream": target.upstream}
+    fields |= {"base_branch": pull.base_ref, "base_commit": series.base}
     if fork != defaults.get("fork"):
         fields["fork"] = fork
     fields["head_branch"] = pull.head_ref
@@ -146,8 +121,7 @@ def _where(path: Path, entries: list[manifest.Entry], entry: manifest.Entry) -> 
 def _preflight_carried(
     upstream: str, number: int, entries: list[manifest.Entry], path: Path
 ) -> None:
-    """A PR an entry already carries is not adopted twice, whatever name is asked for; a PR
-    is `upstream`'s (GitHub's names are case-insensitive): #N of another repository is not."""
+    """A PR an entry of the same upstream already carries is not adopted twice."""
     for entry in entries:
         if entry.upstream.lower() != upstream.lower():
             continue
@@ -273,12 +247,10 @@ def adopt(target: pull_mod.Target, opts: Options, gh: Forge, say: Callable[[str]
 
 
 def _preflight_text(target: pull_mod.Target, fields: dict[str, Any]) -> None:
-    """What GitHub answered (a title, a branch) must be text a file can hold: JSON can carry
-    a lone surrogate (`\\ud800`), which no UTF-8 file, TOML included, can. Refused before the
-    first write, so a dry run says what the real run would."""
+    """What GitHub answered must be text a file can hold (JSON can carry a lone surrogate)."""
     for key, value in fields.items():
         for text in value if isinstance(value, list) else [value]:
-            if isinstance(text, str) and not _encodable(text):
+            if isinstance(text, str) and not patchrules.is_utf8(text):
                 raise BadInputError(
                     f"{target}: its {key} from GitHub, `{line(text)}`, holds a lone surrogate "
                     "(not Unicode text): it cannot be written to the manifest; edit it on "
@@ -286,19 +258,10 @@ def _preflight_text(target: pull_mod.Target, fields: dict[str, Any]) -> None:
                 )
 
 
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _preflight_paths(
     target: pull_mod.Target, opts: Options, patches: list[Patch], paths: list[str]
 ) -> None:
-    """With --paths, every file the PR touches must be inside them (the derived ones hold
-    them by construction); files never carried are refused by the manifest's own rule."""
+    """With --paths, every file the PR touches must be inside them."""
     if not opts.paths:
         return
     for patch in patches:
@@ -311,8 +274,7 @@ def _preflight_paths(
 
 
 def _write(path: Path, patches_dir: Path, written: list[Path], fields: dict[str, Any]) -> None:
-    """Copy the patches beside the manifest (making its folder for a new one), then add the
-    entry; undo the copies, and the folder it made, on failure."""
+    """Copy the patches beside the manifest, then add the entry; undo both on failure."""
     copied: list[Path] = []
     made = not patches_dir.exists()
     patches_dir.mkdir(exist_ok=True)

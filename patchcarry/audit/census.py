@@ -1,6 +1,5 @@
-"""The census (in the audit child): every live tensor between iterations, by storage, less
-the model's own state, each given the shortest path that reached it, or reported as not
-attributed, never guessed."""
+"""The census: every live tensor between iterations, less the model's own state, each with the
+shortest path that reached it, or reported as not attributed, never guessed."""
 
 from __future__ import annotations
 
@@ -50,10 +49,7 @@ def model_state(model: torch.nn.Module, optimizer: torch.optim.Optimizer | None)
 
 
 class OriginTracker:
-    """Weakrefs to tensors made by named functions (e.g. the checkpoints' detached inputs).
-
-    Instrumentation only: the wrapped function is called unchanged and its result returned.
-    """
+    """Weakrefs to tensors made by named functions; the wrapped function runs unchanged."""
 
     def __init__(self) -> None:
         self.refs: list[tuple[str, weakref.ref[torch.Tensor]]] = []
@@ -86,9 +82,7 @@ class OriginTracker:
 
 
 def _describe(t: torch.Tensor) -> dict[str, Any]:
-    """What is known of a tensor without a path: dtype, shape, and the op that made it (its
-    `grad_fn`, or the `grad_fn` of the tensor it is a view of; None for a leaf or a detached
-    tensor)."""
+    """What is known of a tensor without a path: dtype, shape and the op that made it."""
     # a view's base tensor: torch exposes it only as `_base` (no public name)
     node = t.grad_fn if t.grad_fn is not None else getattr(t._base, "grad_fn", None)
     return {

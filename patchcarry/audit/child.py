@@ -1,7 +1,4 @@
-"""The audit child (`python -m patchcarry.audit.child < request.json`): one tree first on
-`sys.path`, each configuration for N iterations (forward, backward, Adam step, grads to
-None, `gc.collect()`), then the census over the model, the optimizer, the step's closure and
-megatron's globals. A configuration that cannot be built keeps its error, not a census."""
+"""The audit child: each configuration for N iterations, then the census (or its error)."""
 
 from __future__ import annotations
 

@@ -55,11 +55,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
             moe_shared_expert_intermediate_size=32,
         ),
         _config(
-            "moe-selective-moe_act",
-            _NO_HC,
-            _MOE,
-            _selective("moe_act"),
-            moe_grouped_gemm=True,
+            "moe-selective-moe_act", _NO_HC, _MOE, _selective("moe_act"), moe_grouped_gemm=True
         ),
         _config("moe-hc-full-uniform-1", _HC, _MOE, _FULL),
         _config("moe-hc-selective-mhc", _HC, _MOE, _selective("mhc")),

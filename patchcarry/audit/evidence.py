@@ -1,5 +1,4 @@
-"""The audit's evidence: built from the children's censuses, validated against
-`audit.schema.json`, rendered as text and as the README's table."""
+"""The audit's evidence: built from the censuses, validated against its schema, rendered."""
 
 from __future__ import annotations
 
@@ -89,8 +88,7 @@ def _cells(values: tuple[int, ...]) -> str:
 
 
 def render_text(doc: dict[str, Any]) -> str:
-    """Bytes per site per iteration (and not attributed), one block per variant and
-    configuration, then every finding (see `findings`)."""
+    """Bytes per site per iteration, a block per variant and configuration, then the findings."""
     lines = [f"audit: {doc['tree']['label']}, {doc['model']} on {doc['device']}"]
     for v in doc["variants"]:
         if v["status"] == "skipped":
@@ -131,17 +129,14 @@ def layer_sites(config: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def held_sites(config: dict[str, Any]) -> list[dict[str, Any]]:
-    """Sites at the last iteration that are not state kept by design, whatever holds them:
-    the ones a manifest entry fixes and the new ones."""
+    """Sites at the last iteration not kept by design: those an entry fixes and the new ones."""
     if not config["iterations"]:
         return []
     return [s for s in config["iterations"][-1]["sites"] if findings.status(s) != "expected"]
 
 
 def render_markdown(doc: dict[str, Any]) -> str:
-    """The README table: configuration x site (any holder, state kept by design left out),
-    bytes per variant (last iteration). A configuration where nothing is held says so; one that
-    cannot be built says why."""
+    """The README table: configuration x site, bytes per variant (last iteration)."""
     audited = [v for v in doc["variants"] if v["status"] == "audited"]
     names = [v["name"] for v in audited]
     rows = [
@@ -185,6 +180,5 @@ def render_markdown(doc: dict[str, Any]) -> str:
 
 
 def new_sites(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(variant, configuration, site) for each site no manifest entry fixes, whatever holds
-    it (state kept by design aside)."""
+    """(variant, configuration, site) for each site no entry fixes and not kept by design."""
     return [(f.variant, f.config, f.site) for f in findings.of_doc(doc) if f.kind == "new"]

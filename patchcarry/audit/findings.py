@@ -1,6 +1,5 @@
-"""What fails an audit, read from its evidence alone (for `--fail-on-new`, gpu-check and the
-drift judge): a new site not kept by design, bytes that rise every iteration, or too many
-bytes no path reaches."""
+"""What fails an audit, from its evidence alone: a new site not kept by design, bytes that rise
+every iteration, or too many bytes no path reaches."""
 
 from __future__ import annotations
 

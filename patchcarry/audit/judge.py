@@ -1,7 +1,6 @@
 """The drift watch's verdict on a retention audit of upstream's tip.
 
-Against the committed baseline at the pinned base (tested Python, not YAML): writes
-DIR/audit-issue.md and prints `retained=true|false` for $GITHUB_OUTPUT."""
+Writes DIR/audit-issue.md and prints `retained=true|false` for $GITHUB_OUTPUT."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Sites this repository already carries a fix for, by manifest entry, and the state kept by
-design (EXPECTED). Order matters: a detached input's `.grad` is also reached through
-`mlp_norm_manager`, but `checkpoint-grad` frees it, so that entry is tried first."""
+"""Sites this repository carries a fix for, by entry, and the state kept by design. Order
+matters: `checkpoint-grad` frees what `mlp_norm_manager` also reaches, so it is tried first."""
 
 from __future__ import annotations
 

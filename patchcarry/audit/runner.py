@@ -1,5 +1,4 @@
-"""Parent side of the audit: each variant's tree in its own child process (one Megatron tree
-per process); the parent never imports torch or megatron."""
+"""Parent side of the audit: each variant's tree in its own child; no torch imported here."""
 
 from __future__ import annotations
 
@@ -16,9 +15,8 @@ from patchcarry.measure.variants import VariantResult
 from patchcarry.runtime.child import child_result, free_loopback_port, probe_env
 
 RESULT_MARKER = "PATCHCARRY-AUDIT-RESULT "  # as in patchcarry.audit.child (torch-free here)
-# One configuration takes seconds on a CPU; past this it is stuck (c76ff61 with hyper
-# connections and selective `mlp` recompute recurses in CheckpointFunction.backward until the
-# memory is gone), and is reported as not finished rather than taking the other ones with it.
+# One configuration takes seconds on CPU; past this it is stuck (recursing until memory is gone)
+# and reported as not finished.
 CONFIG_TIMEOUT_S = 120.0
 
 
@@ -40,10 +38,8 @@ class Request:
 
     @property
     def one_process(self) -> bool:
-        """On CUDA every configuration of a variant runs in one child (one import, one
-        `torch.compile` of the hyper-connection kernels per variant, not per configuration);
-        the child's own per-configuration alarm stops one that hangs. On CPU a configuration
-        that recurses until the memory is gone must not take the others with it: one each."""
+        """On CUDA a variant's configurations share one child (one compile); on CPU each gets
+        its own, so one that exhausts memory does not take the others with it."""
         return self.device == "cuda"
 
     def child_request(self, configs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -92,8 +88,7 @@ def run_child(tree: Path, request: Request) -> dict[str, Any]:
 def _one_child(
     tree: Path, env: dict[str, str], request: Request, configs: list[dict[str, Any]]
 ) -> dict[str, Any] | str:
-    """One child's result for `configs`, or why it has none: it ran past the time limit or
-    was killed (a signal: the kernel's OOM killer, typically)."""
+    """One child's result for `configs`, or why it has none (timed out, or killed: OOM)."""
     try:
         code, out, err = proc.cmd_output(
             *proc.PYTHON,

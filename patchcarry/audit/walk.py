@@ -1,8 +1,5 @@
 """Reachability: the shortest readable path from a root to every tensor it keeps alive, by a
-breadth-first walk over what Python and autograd expose (attributes, containers, closures,
-hooks, autograd nodes and their saved tensors). What Python cannot see (C++-held node hooks,
-globals) is not followed, so a tensor reached only there is reported unattributed, never
-guessed; past `max_objects` it raises `WalkLimit` rather than return an incomplete census."""
+breadth-first walk over what Python and autograd expose; what they hide is never guessed."""
 
 from __future__ import annotations
 
@@ -17,17 +14,8 @@ from typing import Any
 import torch
 
 # Hop kinds. "graph" hops leave the object world into autograd's.
-ATTR, ITEM, GRAD, GRAD_FN, NEXT, VARIABLE, SAVED, BASE, CLOSURE = (
-    "attr",
-    "item",
-    "grad",
-    "grad_fn",
-    "next",
-    "variable",
-    "saved",
-    "base",
-    "closure",
-)
+_KINDS = "attr item grad grad_fn next variable saved base closure"
+ATTR, ITEM, GRAD, GRAD_FN, NEXT, VARIABLE, SAVED, BASE, CLOSURE = _KINDS.split()
 GRAPH_KINDS = frozenset({GRAD_FN, NEXT, VARIABLE, SAVED})
 MAX_OBJECTS = 2_000_000  # a 2-layer model and megatron's globals visit about 100k
 _TENSOR_HOOKS = ("_backward_hooks", "_post_accumulate_grad_hooks")
@@ -53,14 +41,12 @@ def _is_node(obj: Any) -> bool:
 
 
 def _is_mock(obj: Any) -> bool:
-    """unittest.mock objects (megatron stands in for absent extensions with them) make up an
-    attribute for every lookup: never entered."""
+    """unittest.mock objects make up an attribute for every lookup: never entered."""
     return type(obj).__module__ == "unittest.mock"
 
 
 def _key_label(key: Any) -> str:
-    """A dict key as a path shows it; a tensor key (the optimizer's state) by its type only:
-    its repr would print its values."""
+    """A dict key as a path shows it; a tensor key by its type only (its repr prints values)."""
     if isinstance(key, int) and not isinstance(key, bool):
         return str(key)
     return f"<{type(key).__name__}>" if isinstance(key, torch.Tensor) else repr(key)
@@ -182,8 +168,7 @@ class WalkLimit(RuntimeError):
 
 
 class Found:
-    """A tensor reached from a root; its path (BFS: the shortest) rebuilt from the walk's
-    parent map only when asked."""
+    """A tensor reached from a root; its (shortest) path rebuilt from the walk only when asked."""
 
     __slots__ = ("_parents", "key", "owner", "root", "tensor")
 
@@ -217,10 +202,7 @@ def _enterable(obj: Any, is_root: bool) -> bool:
 
 
 def reach(roots: list[tuple[str, Any]], *, max_objects: int = MAX_OBJECTS) -> list[Found]:
-    """Every tensor reachable from `roots` (walked in order: an earlier root wins), each once.
-
-    Raises `WalkLimit` when more than `max_objects` objects are reachable.
-    """
+    """Every tensor reachable from `roots` (an earlier root wins), once; `WalkLimit` past cap."""
     parents: dict[int, tuple[int, Hop]] = {}  # id(child) -> (id(parent), hop); roots absent
     seen: set[int] = set()
     keepalive: list[Any] = []
@@ -273,9 +255,7 @@ def _class_roots(mod_name: str, cls: type) -> Iterator[tuple[str, Any]]:
 
 
 def module_roots(prefix: str) -> list[tuple[str, Any]]:
-    """What the imported modules under `prefix` (e.g. "megatron") hold: each global (`mod:name`;
-    a function too: its closure, defaults and attributes) and each class attribute of a class
-    the module defines (`mod:Class.attr`)."""
+    """What the modules under `prefix` hold: globals (`mod:name`), class attributes (`mod:C.a`)."""
     import sys
 
     roots: list[tuple[str, Any]] = []

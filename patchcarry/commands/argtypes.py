@@ -39,13 +39,7 @@ def add_manifest(
 ) -> None:
     """`--manifest`: one option of one meaning for every command (`manifest.find` decides
     the default; `adopt`, which adds to it, starts one where none is found)."""
-    parser.add_argument(
-        "--manifest",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help=f"default: {default}",
-    )
+    parser.add_argument("--manifest", type=Path, metavar="PATH", help=f"default: {default}")
 
 
 def add_upstream(
@@ -68,7 +62,6 @@ def add_work_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--work-dir",
         type=Path,
-        default=None,
         help="scratch repo for the partial fetch "
         "(default $XDG_CACHE_HOME/patchcarry/upstream/<hash>)",
     )
@@ -107,6 +100,12 @@ class _OldSpelling(argparse.Action):
             file=sys.stderr,
         )
         setattr(namespace, self.dest, values)
+
+
+def add_upstream_repo(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--upstream-repo OWNER/NAME`; `--upstream` (a git URL or path elsewhere) still works."""
+    parser.add_argument("--upstream-repo", metavar="OWNER/NAME", type=repo, help=what)
+    add_old_spelling(parser, "--upstream", "--upstream-repo", type=repo)
 
 
 def add_old_spelling(parser: argparse.ArgumentParser, old: str, new: str, **kwargs: Any) -> None:

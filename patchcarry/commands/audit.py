@@ -37,15 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list-configs", action="store_true")
     parser.add_argument("--iterations", type=positive, default=2)
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    parser.add_argument("--megatron-src", type=Path, default=None)
+    parser.add_argument("--megatron-src", type=Path)
     argtypes.add_upstream(parser, when="no tree given: the pinned base from it")
     argtypes.add_manifest(parser)
-    parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="evidence file")
-    parser.add_argument("--markdown", type=Path, default=None, metavar="PATH")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="evidence file")
+    parser.add_argument("--markdown", type=Path, metavar="PATH")
     parser.add_argument(
         "--render",
         type=Path,
-        default=None,
         metavar="JSON",
         help="run nothing: print (and with --markdown write) the tables of an evidence file",
     )

@@ -40,7 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--steps",
-        default=None,
         metavar="KEY,…",
         help="run only these steps (the others are listed as not selected): "
         "gpu-tests, unit-tests, audit, seed-harness, seed-loop, big-loop (default: all)",

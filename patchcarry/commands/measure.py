@@ -55,32 +55,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--iterations",
         type=positive,
-        default=None,
         metavar="N",
         help="per variant (default 3; 6 steps with --harness pretrain)",
     )
     for name, default in CPU_DEFAULTS.items():
         parser.add_argument(
-            f"--{name}",
-            type=positive,
-            default=None,
-            metavar="N",
-            help=f"(default {default} on CPU)",
+            f"--{name}", type=positive, metavar="N", help=f"(default {default} on CPU)"
         )
     parser.add_argument(
-        "--dtype",
-        choices=("fp32", "bf16", "fp16"),
-        default=None,
-        help="default fp32 on CPU, bf16 on GPU",
+        "--dtype", choices=("fp32", "bf16", "fp16"), help="default fp32 on CPU, bf16 on GPU"
     )
     parser.add_argument(
         "--vocab", type=positive, default=1024, metavar="N", help="(default %(default)s)"
     )
     parser.add_argument(
-        "--device",
-        choices=("cpu", "cuda"),
-        default=None,
-        help="default cpu (cuda with --harness pretrain)",
+        "--device", choices=("cpu", "cuda"), help="default cpu (cuda with --harness pretrain)"
     )
     parser.add_argument(
         "--seed-config",
@@ -88,9 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="GPU: the PR's configuration (2 layers, seq 8192, bf16, ...)",
     )
     parser.add_argument(
-        "--snapshot",
-        action="store_true",
-        help="GPU: also dump CUDA memory-history snapshots",
+        "--snapshot", action="store_true", help="GPU: also dump CUDA memory-history snapshots"
     )
     parser.add_argument(
         "--torch-compile",
@@ -100,7 +87,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--megatron-src",
         type=Path,
-        default=None,
         metavar="DIR",
         help="upstream Megatron-LM tree (default: $MEGATRON_SRC)",
     )
@@ -109,14 +95,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out",
         type=Path,
-        default=None,
         help="where the JSON and PNG go (./evidence; synthetic: ./build/measure)",
     )
-    parser.add_argument("--name", default=None, help="file stem (default: MODEL-DEVICE[-seqN])")
+    parser.add_argument("--name", help="file stem (default: MODEL-DEVICE[-seqN])")
     parser.add_argument(
         "--require-predicted",
         type=float,
-        default=None,
         metavar="TOL",
         help="exit 1 if the fix frees < (1-TOL) x the predicted bytes",
     )

@@ -20,59 +20,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "entries", nargs="*", metavar="ENTRY", help="manifest entries to re-submit (default: all)"
     )
-    parser.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="read all, print each write, write nothing (default without a token)",
+    switches = (
+        ("--dry-run", "read all, print each write, write nothing (default without a token)"),
+        ("--json", "one JSON object per entry per line"),
+        ("--force", "re-submit over a PR a maintainer or its author closed, or an open one"),
+        ("--rewrite", "replace a fork branch holding others' commits (the plan names them)"),
+        ("--update-live", "also push onto an open PR whose head holds the fix (CI re-vetting)"),
+        ("--allow-default-branch", "allow pushing the fork's default branch as head_branch"),
+        ("--rebase", "build on the base branch's tip instead of the pinned base_commit"),
+        ("--offline", "no GitHub reads: the plan the manifest implies, marked unverified"),
     )
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="one JSON object per entry per line",
-    )
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="re-submit over a PR a maintainer or its author closed, or an open one",
-    )
-    parser.add_argument(
-        "--rewrite",
-        action="store_true",
-        help="replace a fork branch holding others' commits (the plan names them)",
-    )
-    parser.add_argument(
-        "--update-live",
-        action="store_true",
-        help="also push onto an open PR whose head holds the fix (CI re-vetting)",
-    )
-    parser.add_argument(
-        "--allow-default-branch",
-        action="store_true",
-        help="allow pushing the fork's default branch as head_branch",
-    )
-    parser.add_argument(
-        "--rebase",
-        action="store_true",
-        help="build on the base branch's tip instead of the pinned base_commit",
-    )
-    parser.add_argument(
-        "--offline",
-        action="store_true",
-        help="no GitHub reads: the plan the manifest implies, marked unverified",
-    )
+    for flag, what in switches:
+        parser.add_argument(flag, action="store_true", help=what)
     parser.add_argument(
         "--upstream-url",
         metavar="URL",
         help="git URL or path to fetch upstream from (default: its clone_url)",
     )
-    parser.add_argument(
-        "--upstream-repo",
-        metavar="OWNER/NAME",
-        type=argtypes.repo,
-        help="every entry's upstream repository",
-    )
-    # `--upstream` is a git URL or path in the other commands
-    argtypes.add_old_spelling(parser, "--upstream", "--upstream-repo", type=argtypes.repo)
+    argtypes.add_upstream_repo(parser, "every entry's upstream repository")
     parser.add_argument(
         "--fork",
         metavar="OWNER/NAME",

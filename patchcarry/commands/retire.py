@@ -17,19 +17,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     argtypes.add_manifest(parser)
     argtypes.add_upstream(parser)
     argtypes.add_work_dir(parser)
-    parser.add_argument("--dry-run", action="store_true", help="check and say; write nothing")
-    parser.add_argument(
-        "--comment",
-        action="store_true",
-        help="post one comment on the entry's open PR pointing at the landing "
-        "commit (needs a token)",
-    )
-    parser.add_argument(
-        "--moot",
-        action="store_true",
-        help="retire a superseded fix (its code was rewritten upstream) you judged "
-        "no longer needed",
-    )
+    switches = (
+        ("--dry-run", "check and say; write nothing"),
+        ("--comment", "post one comment on the entry's open PR pointing at the landing commit "
+         "(needs a token)"),
+        ("--moot", "retire a superseded fix (its code was rewritten upstream) you judged no "
+         "longer needed"),
+    )  # fmt: skip
+    for flag, what in switches:
+        parser.add_argument(flag, action="store_true", help=what)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -33,19 +33,10 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
 
-    parser.add_argument(
-        "--upstream-repo",
-        metavar="OWNER/NAME",
-        type=argtypes.repo,
-        help="repository to scan (default: the manifest's upstream)",
-    )
-    # `--upstream` is a git URL or path in the other commands
-    argtypes.add_old_spelling(parser, "--upstream", "--upstream-repo", type=argtypes.repo)
+    argtypes.add_upstream_repo(parser, "repository to scan (default: the manifest's upstream)")
     parser.add_argument("--author", metavar="LOGIN", help="whose PRs (default: the token's user)")
     parser.add_argument(
-        "--include-resubmitted",
-        action="store_true",
-        help="also list the ones already re-submitted",
+        "--include-resubmitted", action="store_true", help="also list the ones already re-submitted"
     )
     parser.add_argument(
         "--all",
@@ -75,9 +66,7 @@ def _landed_since(gh: GitHub) -> Judge:
 
 
 def _incomplete(gh: GitHub) -> str | None:
-    """The line saying the list is incomplete, else None: GitHub left out organisations that
-    enforce SAML SSO the token is not authorized for (`X-GitHub-SSO: partial-results`), its
-    search timed out or serves fewer than it counts, or the quota ran out part-way."""
+    """The line saying the list is incomplete (SSO, search caps or timeouts, quota), else None."""
     why = list(gh.partial)
     if gh.sso_left_out:
         why.append(

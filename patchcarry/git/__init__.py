@@ -1,8 +1,5 @@
-"""git, the outside program: one module per thing git does (`env` the isolated environment
-and credentials, `remote` the network, `history` and `trees` the reads, `index` the scratch
-index, `mail` patches, `repo` local set-up), one runner (`runner.git`) that only they call.
-Callers use `from patchcarry import git; git.name(...)`: each module's public names are the
-door (the runner's process handling and a module's helpers keep a leading underscore)."""
+"""git, the outside program: one module per thing git does and one runner (`runner.git`) that
+only they call; callers use `from patchcarry import git; git.name(...)`."""
 
 from __future__ import annotations
 

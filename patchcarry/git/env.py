@@ -15,36 +15,21 @@ from patchcarry.errors import MissingInstallError
 
 # Variables that would redirect git away from the repository we name (set by hooks, `git
 # rebase -x`, or a parent git). Removing them keeps every call about its own cwd.
-_GIT_ENV_KEEP = {
-    "GIT_EXEC_PATH",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_SSL_CAINFO",
-    "GIT_SSL_NO_VERIFY",
-}
-
-
-# A stalled http transfer (under 1 KiB/s for 60 s) is aborted instead of hanging the run, as
-# the API client has its timeout. What a fetch gets is kept as one pack, never unpacked into
-# loose objects: the pack directory is where the runner sees it grow (`ObjectStoreGrowth`).
-# The check's cache also stores them for lazy blob fetches.
-NETWORK_ARGS = (
-    "-c",
-    "http.lowSpeedLimit=1024",
-    "-c",
-    "http.lowSpeedTime=60",
-    "-c",
-    "fetch.unpackLimit=1",
+_GIT_ENV_KEEP = set(
+    "GIT_EXEC_PATH GIT_SSH GIT_SSH_COMMAND GIT_SSL_CAINFO GIT_SSL_NO_VERIFY".split()
 )
+
+
+# A stalled http transfer is aborted; a fetch keeps what it gets as one pack, where the runner
+# sees it grow (`ObjectStoreGrowth`).
+_NETWORK_CONFIG = ("http.lowSpeedLimit=1024", "http.lowSpeedTime=60", "fetch.unpackLimit=1")
+NETWORK_ARGS = tuple(arg for setting in _NETWORK_CONFIG for arg in ("-c", setting))
 
 # A path handed to git as a pathspec names that file alone (`[v2]`, `*`, `?` are no globs).
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
 
-# The tool's own caches are tidied by the tool alone: no git it runs there (a fetch, a lazy
-# blob fetch, a commit) starts `git gc --auto`, `git maintenance run --auto`, a repack or a
-# commit-graph write behind its back, detached, while the next command reads the repository
-# ("fatal: shallow file has changed since we read it"). Written into each cache's own config
-# (`repo.own_cache_config`), so the git processes git itself starts there hold to it too.
+# The tool's caches are tidied by the tool alone: no background gc, maintenance, repack or
+# commit-graph while the next command reads ("shallow file has changed since we read it").
 CACHE_CONFIG = {
     "gc.auto": "0",
     "gc.autoPackLimit": "0",
@@ -54,11 +39,8 @@ CACHE_CONFIG = {
 }
 
 
-# Every git this tool runs reads none of the user's or the system's configuration, runs no
-# hook and copies no template: `apply.whitespace=fix`, `core.hooksPath`, `init.templateDir`,
-# `url.*.insteadOf` or `core.sshCommand` set there would change what is pushed or run code
-# beside the push. What the tool needs it sets itself (identity, the credential helper).
-# `GIT_CONFIG_COUNT` is command-line config: it outranks a repository's own config too.
+# No git reads the user's or system's configuration, runs a hook or copies a template: those
+# could change what is pushed; `GIT_CONFIG_COUNT` outranks a repository's config too.
 ISOLATED = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,
@@ -94,9 +76,8 @@ _LOOPBACK = "localhost,127.0.0.1,::1,127.0.0.0/8"
 
 
 def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The current environment without stray GIT_* variables or a token (`proc.environment`),
-    isolated from user and system configuration and hooks (`ISOLATED`), never prompting,
-    C locale."""
+    """This environment without stray GIT_* variables or a token, isolated from user and system
+    configuration and hooks, never prompting, C locale."""
     require_isolating_git()
     env = {
         k: v
@@ -117,26 +98,17 @@ def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def plain_tree_env(tree: Path) -> dict[str, str]:
-    """Env that stops git from finding a repository above `tree` (a plain source tree).
-
-    Without it, `git apply` inside e.g. site-packages of a venv that lives in a git checkout
-    treats paths as relative to that checkout and silently skips every file.
-    """
+    """Env that stops git from finding a repository above `tree`: else `git apply` in a venv
+    inside a checkout takes paths relative to that checkout and skips every file."""
     return {"GIT_CEILING_DIRECTORIES": str(Path(tree).resolve().parent)}
 
 
-# The token reaches git only through the environment. The helper below is a literal shell
-# snippet: git runs it with the action as $1 and it prints `password=$GITHUB_TOKEN` expanded in
-# ITS process, so the token value is never in argv, a URL, git config or a file.
-# `credential.helper=` first drops other helpers; ours is set only for the git host that belongs
-# to the API host (`credential.<url>.helper`), so a clone_url that points elsewhere, or plain
-# http to a non-loopback host, gets no token.
+# The token reaches git only through the environment: the helper is a shell snippet that
+# expands `$GITHUB_TOKEN` in its own process, set only for the API host's git host.
 _TOKEN_HELPER = (
     '!f() { test "$1" = get || return 0; echo username=x-access-token; '
     'echo "password=${GITHUB_TOKEN}"; }; f'
 )
-
-
 _TOKEN_HELPER_ARG = f".helper={_TOKEN_HELPER}"
 
 
@@ -146,24 +118,15 @@ _NOT_HTTP = re.compile(r"^(?!https?://|file://)([a-z][a-z0-9+.-]*://|[a-z]+::|[^
 
 
 def credential_args(url: str | None = None, api: str | None = None) -> tuple[str, ...]:
-    """`-c` options that give GITHUB_TOKEN to git for the API host's git host only (`api`
-    defaults to GH_HOST's), plus the network timeouts every remote call gets. A `url` git
-    reaches through a program of the user's (ssh, git://, `user@host:path`) gets no helper, so
-    that run gets no token at all (`_secrets`): the ssh command never sees one."""
+    """`-c` options giving the token to git for the API host's git host only, plus network
+    timeouts; a `url` reached through a program of the user's (ssh) gets no token at all."""
     if url is not None and _NOT_HTTP.match(url):
         return NETWORK_ARGS
-    scope = hosts.git_host(hosts.api_host(api))
-    return (
-        "-c",
-        "credential.helper=",
-        "-c",
-        f"credential.{scope}.helper={_TOKEN_HELPER}",
-        *NETWORK_ARGS,
-    )
+    helper = f"credential.{hosts.git_host(hosts.api_host(api))}.helper={_TOKEN_HELPER}"
+    return ("-c", "credential.helper=", "-c", helper, *NETWORK_ARGS)
 
 
 def secrets_for(args: tuple[str, ...]) -> dict[str, str]:
-    """The token, for a git run that carries this tool's credential helper (`credential_args`)
-    and for no other: the helper reads it from its environment when git asks for it."""
+    """The token, for a git run carrying this tool's credential helper (`credential_args`) alone."""
     token = tokens.token()
     return {"GITHUB_TOKEN": token} if token and _TOKEN_HELPER_ARG in "".join(args) else {}

@@ -1,6 +1,4 @@
-"""Trees built in a scratch index of the blob-less cache (no work tree, no checkout), so
-only the blobs the patches touch are ever fetched (lazily, from a promisor remote).
-credential_args() ride along: a lazy fetch from the fork may need them."""
+"""Trees built in a scratch index of the blob-less cache: only touched blobs are fetched."""
 
 from __future__ import annotations
 
@@ -22,14 +20,8 @@ def apply_to_index(patch: Path, *, index: Path, cwd: Path, reverse: bool, check:
     """`git apply --cached` (`-R`, `--check` as told) of `patch` on the scratch index; whether
     it applied. Reads only the touched blobs (fetched lazily in a partial clone)."""
     args = ["apply", "--cached", *(["-R"] if reverse else []), *(["--check"] if check else [])]
-    code, _, _ = git(
-        *credential_args(),
-        *args,
-        str(patch.resolve()),
-        cwd=cwd,
-        check=False,
-        env_extra={"GIT_INDEX_FILE": str(index)},
-    )
+    args = [*credential_args(), *args, str(patch.resolve())]
+    code, _, _ = git(*args, cwd=cwd, check=False, env_extra={"GIT_INDEX_FILE": str(index)})
     return code == 0
 
 
@@ -50,9 +42,7 @@ def apply_many_to_index(patches: list[Path], *, index: Path, cwd: Path) -> bool:
 
 
 def merge_file(ours: bytes, base: bytes, theirs: bytes, *, cwd: Path) -> tuple[bool, bytes]:
-    """`git merge-file -p`: the 3-way merge of one file's three contents (bytes, so CRLF and
-    any encoding survive); (clean, merged). Conflict markers are in it when not clean; the
-    caller then refuses."""
+    """`git merge-file -p` of one file's three contents (bytes): (clean, merged)."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-merge-") as tmp:
         paths = []
         for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
@@ -66,8 +56,7 @@ def merge_file(ours: bytes, base: bytes, theirs: bytes, *, cwd: Path) -> tuple[b
 
 
 def write_blob_to_index(data: bytes, path: str, *, index: Path, cwd: Path) -> None:
-    """Store `data` as a blob (as is: no filters) and put it at `path` in the scratch index,
-    keeping its mode."""
+    """Store `data` as a blob (no filters) at `path` in the scratch index, keeping its mode."""
     env = {"GIT_INDEX_FILE": str(index)}
     _, raw, _ = git_bytes("hash-object", "-w", "--no-filters", "--stdin", cwd=cwd, stdin=data)
     blob = raw.decode()
@@ -86,8 +75,7 @@ def write_tree(*, index: Path, cwd: Path) -> str:
 def commit_tree(
     tree: str, parents: list[str], message: str, *, author: tuple[str, str, str], cwd: Path
 ) -> Sha:
-    """A commit of `tree` on `parents`; `author` = (name, email, date) is also the committer,
-    so the same inputs give the same hash on every run and machine."""
+    """A commit of `tree` on `parents`, `author` also committer: the same hash every run."""
     name, email, date = author
     env = {
         "GIT_AUTHOR_NAME": name,

@@ -1,6 +1,4 @@
-"""Patches as git reads and writes them: am, format-patch, apply, and what git itself
-reads in a patch file (mailsplit, mailinfo, numstat, trailers; each of those runs in an
-empty temp dir that git may not leave: no repository is involved)."""
+"""Patches as git reads and writes them: am, format-patch, apply, mailsplit, mailinfo, trailers."""
 
 from __future__ import annotations
 
@@ -17,17 +15,11 @@ from patchcarry.git.sha import Sha
 
 
 def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: str) -> Sha:
-    """`git am` the patches on HEAD, keeping authorship and message (sign-off included).
-    `--keep-cr`: a line of a CRLF file keeps its CR (as `patchfile` reads the patch).
-
-    The committer is given and its date is the author date, so the same patches on the same
-    base give the same commit hash on every run (a re-run sees "already pushed").
-    """
+    """`git am --keep-cr` the patches on HEAD, keeping authorship and message; the committer
+    and date are pinned so the same patches on the same base give the same hash every run."""
     env = {"GIT_COMMITTER_NAME": committer_name, "GIT_COMMITTER_EMAIL": committer_email}
-    code, out, err = git(
-        "am", "-q", "--keep-cr", "--committer-date-is-author-date", "--no-3way",
-        *(str(p) for p in patches), cwd=cwd, env_extra=env, check=False,
-    )  # fmt: skip
+    flags = ["-q", "--keep-cr", "--committer-date-is-author-date", "--no-3way"]
+    code, out, err = git("am", *flags, *map(str, patches), cwd=cwd, env_extra=env, check=False)
     if code != 0:
         git("am", "--abort", cwd=cwd, check=False)
         raise GitError(["git", "am", *(p.name for p in patches)], code, out, err)
@@ -37,11 +29,9 @@ def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: 
 def format_patch(commit: str, *, number: int, out_dir: Path, cwd: Path) -> Path:
     """`git format-patch` of the one commit `commit` into `out_dir`, named `NNNN-subject.patch`
     from `number`. Authorship, date and message (sign-offs) are the commit's; nothing added."""
-    _, out, _ = git(
-        "format-patch", "-1", "--no-signoff", "--no-numbered", "--no-thread", "--no-to", "--no-cc",
-        "--no-add-header", "--suffix=.patch", f"--start-number={number}", "-o", str(out_dir),
-        "--end-of-options", commit, cwd=cwd,
-    )  # fmt: skip
+    flags = "-1 --no-signoff --no-numbered --no-thread --no-to --no-cc --no-add-header".split()
+    flags += ["--suffix=.patch", f"--start-number={number}", "-o", str(out_dir)]
+    _, out, _ = git("format-patch", *flags, "--end-of-options", commit, cwd=cwd)
     return Path(out.strip())
 
 
@@ -96,8 +86,7 @@ def apply_in_tree(
 
 # Each runs in an empty temp dir that git may not leave (no repository is involved).
 def mailsplit(data: bytes) -> list[bytes]:
-    """The mails `git am` would split `data` into (`git mailsplit --keep-cr`, as am runs it);
-    none when git reads no mailbox in it."""
+    """The mails `git mailsplit --keep-cr` splits `data` into, as am does; none for no mailbox."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-mail-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
         code, _, _ = git_bytes(
@@ -169,8 +158,7 @@ def renamed_from(names: str, new: str) -> str:
 
 
 def trailers(message: bytes) -> list[tuple[str, str]]:
-    """The trailers (`Signed-off-by: ...`) `git interpret-trailers --parse` reads in a commit
-    message, in order, as (key, value)."""
+    """The (key, value) trailers `git interpret-trailers --parse` reads in `message`, in order."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-trailers-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
         _, out, _ = git_bytes(

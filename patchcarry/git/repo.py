@@ -34,8 +34,7 @@ def set_config(key: str, value: str, *, cwd: Path) -> None:
 
 
 def own_cache_config(repo: Path) -> None:
-    """Write `env.CACHE_CONFIG` (no housekeeping behind the tool's back) into the cache
-    repository `repo`'s own config."""
+    """Write `env.CACHE_CONFIG` (no housekeeping behind the tool's back) into `repo`'s config."""
     for key, value in CACHE_CONFIG.items():
         set_config(key, value, cwd=repo)
 
@@ -46,11 +45,8 @@ PACKS_OUTSIDE_INDEX = 16
 
 def index_packs(repo: Path) -> bool:
     """Write a multi-pack index over the cache `repo`'s packs once more than
-    `PACKS_OUTSIDE_INDEX` are outside it; True when written. Every lazy blob fetch leaves a
-    pack, and each git then opens every pack's own index to find an object: hundreds of
-    entries read that way made each git call slower as entries went by, so a check slowed with
-    the square of its entries. The index is one lookup for all; no pack is rewritten (the
-    tool's caches are tidied by the tool alone: `env.CACHE_CONFIG`)."""
+    `PACKS_OUTSIDE_INDEX` are outside it (each lazy fetch leaves a pack, and each git call
+    opens every pack's index); True when written."""
     packs = repo / "objects" / "pack"
     count = len(list(packs.glob("*.pack")))
     indexed = _indexed.get(repo)
@@ -84,16 +80,12 @@ def unset_config(key: str, *, cwd: Path) -> None:
 
 @functools.lru_cache(maxsize=4096)
 def is_valid_branch_name(name: str) -> bool:
-    """Whether `refs/heads/<name>` is a valid ref name (`git check-ref-format`), asked in an
-    empty directory: no repository (the caller's least of all) is read for it; once per name
-    and process (a manifest of 1,000 entries names its base branch 1,000 times)."""
+    """Whether `refs/heads/<name>` is a valid ref name, asked in an empty folder (no repo read),
+    once per name and process."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-ref-") as tmp:
+        env = plain_tree_env(Path(tmp) / "x")
         code, _, _ = git(
-            "check-ref-format",
-            f"refs/heads/{name}",
-            cwd=tmp,
-            check=False,
-            env_extra=plain_tree_env(Path(tmp) / "x"),
+            "check-ref-format", f"refs/heads/{name}", cwd=tmp, check=False, env_extra=env
         )
     return code == 0
 

@@ -1,10 +1,5 @@
-"""The only place that runs `git` (the package's other modules name what it does).
-
-Every call runs under `limits`' total deadline, output cap, cap on what it adds to the
-object store, and caps on its process tree (how many processes, how much memory, each git
-child's data): past any, git and the helpers it started (a transport, a lazy blob fetch, the
-lazy fetches that one starts) are killed and the run stops in one line naming the host
-(exit 4), whatever the server does."""
+"""The only place that runs `git`. Every call runs under `limits`' deadline and caps (output,
+object store, process tree); past any, git and its helpers are killed (exit 4)."""
 
 from __future__ import annotations
 
@@ -39,8 +34,7 @@ def git(
     stdin: str | None = None,
     stream_stderr: bool = False,
 ) -> tuple[int, str, str]:
-    """Run `git ARGS` in `cwd`; (code, stdout, stderr). Raises GitError if `check`.
-    What git prints is any bytes a commit holds: kept as data (surrogateescape)."""
+    """Run `git ARGS` in `cwd`: (code, stdout, stderr), any bytes kept (surrogateescape)."""
     data = None if stdin is None else stdin.encode("utf-8", "surrogateescape")
     code, raw_out, raw_err = _bounded(args, cwd, env_extra, data, stream_stderr)
     out, err = (raw.decode("utf-8", "surrogateescape") for raw in (raw_out, raw_err))
@@ -71,8 +65,7 @@ def _bounded(
     stdin: bytes | None,
     stream_stderr: bool,
 ) -> tuple[int, bytes, bytes]:
-    """Every git call, local ones too: a read in a partial clone fetches a missing blob from
-    its promisor remote by itself, so any call may be a network call."""
+    """Every git call is bounded: in a partial clone any read may fetch a missing blob."""
     watch = ObjectStoreGrowth.of(cwd, limits.GIT_MAX_WRITTEN)
     try:
         return proc.cmd_output_bounded(
@@ -108,13 +101,9 @@ def _bounded(
 
 
 class ObjectStoreGrowth:
-    """What a git call has written to a repository's object store, asked while it runs: a
-    fetch (or a lazy one inside a read) writes what the server sends there, and a server that
-    sends without end would fill the disk well before the deadline. Counts the files of the
-    pack directory and of the store's top level (a loose object being streamed) written since
-    the call began (packs are never rewritten in place); fetches keep what they get as one
-    pack (`NETWORK_ARGS`' unpackLimit), so that is where it grows. Nothing is read until the
-    first time it is asked (a call that ends sooner costs nothing)."""
+    """What a git call has written to the object store so far (new files in the pack folder
+    and the store's top level): a server that sends without end would fill the disk before the
+    deadline. Read only when first asked."""
 
     def __init__(self, objects: Path, cap: int) -> None:
         self.objects, self.cap = objects, cap
@@ -140,10 +129,7 @@ class ObjectStoreGrowth:
         return found
 
     def remove_unfinished(self) -> None:
-        """Remove what a killed git left half-written (`tmp_pack_*`, `tmp_idx_*`,
-        `tmp_obj_*`) since the call began, nothing older, and only in a cache this tool made
-        (`cachedir.MARKER`): in anyone else's repository a file of that name may be another
-        git's, still being written; git's own gc removes stale ones there."""
+        """Remove what a killed git left (`tmp_*`) since the call began, in our caches only."""
         if not (self.objects.parent / cachedir.MARKER).is_file():
             return
         for path, _ in self._written():

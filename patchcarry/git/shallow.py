@@ -1,15 +1,6 @@
-"""The shallow boundary of the tool's caches: drawn by the commits they hold, never by the
-order they were fetched in.
-
-A `--depth` (or `--shallow-since`) fetch makes git record every commit at the server's cut
-in `.git/shallow`, even one whose parents the repository already holds: fetching a commit at
-depth 1 that an earlier fetch brought in with its parents hides those parents from every
-later read (`git rev-list --parents` shows none, `merge-base` finds nothing). What the tool
-reads about history would then depend on which fetch ran last. After each shallow fetch,
-`keep_known_history` takes back every boundary whose parents are all here: the boundary is
-then exactly the commits whose parents were never fetched, and git's own reads (`rev-list`,
-`merge-base --is-ancestor`, `git rev-parse --is-shallow-repository`) answer from that.
-"""
+"""The shallow boundary of the tool's caches, drawn by the commits they hold: a `--depth` fetch
+marks commits shallow even when their parents are here, hiding history an earlier fetch
+brought; `keep_known_history` takes those marks back after each shallow fetch."""
 
 from __future__ import annotations
 
@@ -19,9 +10,8 @@ from pathlib import Path
 
 from patchcarry.git.runner import git, git_bytes
 
-# `shallow_file`'s answers in this run, by repository: every fetch asks again (a dozen times in
-# one resubmit), and the place of a repository's git directory does not move while it runs.
-# Emptied when a run starts (`forget_run_memos`), never carried from one run to the next.
+# `shallow_file`'s answers in this run, by repository (asked a dozen times a resubmit);
+# emptied when a run starts (`forget_run_memos`).
 _shallow_files: dict[Path, Path] = {}
 
 
@@ -43,8 +33,7 @@ def shallow_file(*, cwd: Path) -> Path:
 
 
 def _parents(commits: set[str], *, cwd: Path) -> dict[str, list[str]]:
-    """Each commit's parents as its object records them (the shallow file hides them from
-    every other read). Only commits that are here are asked for: nothing is fetched."""
+    """Each commit's parents as its object records them (the shallow file hides them elsewhere)."""
     wanted = sorted(commits)
     if not wanted:
         return {}
@@ -81,10 +70,8 @@ def _present(commits: set[str], *, cwd: Path) -> set[str]:
 
 
 def keep_known_history(*, cwd: Path) -> set[str]:
-    """Take out of the shallow file every commit whose parents are all in this repository
-    (history an earlier fetch brought, which a later shallow fetch cut); the commits taken
-    out. Written as git writes it (`shallow.lock`, then renamed); left alone while another
-    git holds that lock."""
+    """Take out of the shallow file every commit whose parents are all here; the commits taken
+    out. Written as git writes it (`shallow.lock`); left alone while another git holds it."""
     path = shallow_file(cwd=cwd)
     if not path.is_file():
         return set()

@@ -1,7 +1,5 @@
-"""The measuring child (`python -m patchcarry.measure.child < request.json`): one variant's
-tree first on `sys.path`, N iterations per shape, one result line after RESULT_MARKER
-(megatron prints on stdout too). Figures are read between iterations, after grads are set to
-None and `gc.collect()`: what a retained graph keeps is all that is left."""
+"""The measuring child (`python -m patchcarry.measure.child < request.json`): one variant's tree,
+N iterations per shape, figures read after grads are set to None and `gc.collect()`."""
 
 from __future__ import annotations
 
@@ -21,12 +19,9 @@ from patchcarry.measure.runner import RESULT_MARKER
 from patchcarry.runtime.tracker import DetachedInputTracker, tensor_bytes, track_detached_inputs
 
 CUDA_STATS = (
-    "allocated_bytes.all.current",
-    "active_bytes.all.current",
-    "reserved_bytes.all.current",
-    "allocation.all.current",
-    "num_alloc_retries",
-)
+    "allocated_bytes.all.current", "active_bytes.all.current", "reserved_bytes.all.current",
+    "allocation.all.current", "num_alloc_retries",
+)  # fmt: skip
 
 
 def live_tensor_bytes(model: torch.nn.Module) -> int:

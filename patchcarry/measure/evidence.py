@@ -1,5 +1,4 @@
-"""The evidence file: built from the children's figures, validated against
-`evidence.schema.json`, and rendered (README table, PR body) by `render_markdown_table`."""
+"""The evidence file: built from the children's figures, validated against its schema, rendered."""
 
 from __future__ import annotations
 

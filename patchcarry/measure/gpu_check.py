@@ -1,7 +1,5 @@
-"""The one prepared check for a GPU machine (the self-hosted runner, or a lent device): the
-GPU tests, upstream's unit tests on both trees, the audit and the seed configuration side by
-side, then the training-loop runs alone (their step times are compared). Every step runs even
-if one fails (status 1 then); `dry_run` checks the composition itself on CPU."""
+"""The one prepared check for a GPU machine: GPU tests, upstream's unit tests, the audit and the
+seed configuration, then the training-loop runs alone; every step runs even if one fails."""
 
 from __future__ import annotations
 
@@ -147,8 +145,7 @@ def _run_step(step: Step, logs: Path, say: Callable[[str], None]) -> gpu_summary
 def run_steps(
     side_by_side: Sequence[Step], alone: Sequence[Step], logs: Path, say: Callable[[str], None]
 ) -> list[gpu_summary.Outcome]:
-    """The first group concurrently, then the second one step at a time; outcomes in plan
-    order."""
+    """The first group concurrently, then the second one step at a time; outcomes in order."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(side_by_side))) as pool:
         first = list(pool.map(lambda s: _run_step(s, logs, say), side_by_side))
     return first + [_run_step(s, logs, say) for s in alone]

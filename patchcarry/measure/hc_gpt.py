@@ -1,7 +1,5 @@
-"""A tiny real `GPTModel` with hyper connections from an upstream tree, built inside the child.
-On CPU only the CUDA-only parts are stood in (`runtime.standins`); in half precision it is
-wrapped in `Float16Module` as upstream's training does, else the fp32 hyper-connection module
-hands fp32 activations to half-precision layers and the first forward fails."""
+"""A tiny real `GPTModel` with hyper connections from an upstream tree; in half precision it is
+wrapped in `Float16Module` as upstream's training does (else the first forward fails)."""
 
 from __future__ import annotations
 
@@ -31,12 +29,8 @@ def install_cpu_standins(random_module: types.ModuleType) -> list[str]:
     standin_nvtx_ranges()
     standin_current_device_cpu()
     standin_cuda_seed_api(generator)
-    return [
-        "install_cuda_rng_state_standin",
-        "standin_nvtx_ranges",
-        "standin_current_device_cpu",
-        "standin_cuda_seed_api",
-    ]
+    return ["install_cuda_rng_state_standin", "standin_nvtx_ranges",
+            "standin_current_device_cpu", "standin_cuda_seed_api"]  # fmt: skip
 
 
 def init_single_rank(device: str, port: int) -> None:
@@ -62,8 +56,7 @@ def build(
     seed: int = 1234,
     overrides: Mapping[str, Any] | None = None,
 ) -> torch.nn.Module:
-    """Upstream's GPTModel: HyperConnectionTransformerLayer x layers, full recompute;
-    `overrides` replaces TransformerConfig fields (the audit's sweep)."""
+    """Upstream's GPTModel, hyper-connection layers, full recompute; `overrides`: config fields."""
     from megatron.core.models.gpt import GPTModel
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
     from megatron.core.tensor_parallel import random as megatron_random
@@ -119,10 +112,8 @@ def wrap_half_precision(config: Any, module: torch.nn.Module) -> torch.nn.Module
 def make_step(
     model: torch.nn.Module, shape: Shape, *, device: str, vocab: int = 1024, seed: int = 1234
 ) -> Callable[[], None]:
-    """One forward (with labels) and backward; no optimizer, the caller clears param grads.
-
-    The causal mask is passed explicitly: upstream's default mask is built on "cuda".
-    """
+    """One forward (with labels) and backward, with an explicit causal mask (upstream's default
+    is built on "cuda"); the caller clears param grads."""
     gen = torch.Generator().manual_seed(seed)
     tokens = torch.randint(0, vocab, (shape.mbs, shape.seq), generator=gen).to(device)
     labels = torch.randint(0, vocab, (shape.mbs, shape.seq), generator=gen).to(device)

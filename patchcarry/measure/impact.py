@@ -1,6 +1,5 @@
 """The PR body's "Measured impact" of one entry's fix, from evidence files (the body never
-types a figure): `--evidence`, else the evidence committed beside the manifest, GPU first.
-Each figure is this fix alone at the configuration it names, with its source and command."""
+types a figure): `--evidence`, else the evidence committed beside the manifest, GPU first."""
 
 from __future__ import annotations
 
@@ -33,9 +32,7 @@ FREES = {
 
 @dataclasses.dataclass(frozen=True)
 class Home:
-    """The repository and revision that hold an evidence file (and the harness that made it):
-    what a reader clones to run the command. `web` is its address on a web host, from a git
-    remote or pyproject.toml's `[project.urls]`; None when neither names one."""
+    """The repository and revision holding an evidence file (`web`: its web address, or None)."""
 
     rel: str  # the file, relative to the repository's top
     sha: str | None  # the newest commit of it (None: not committed, or changed since)
@@ -95,9 +92,7 @@ class Source:
 
 @dataclasses.dataclass(frozen=True)
 class Impact:
-    """One entry's measured impact: the figures, where they come from, how it sits with the
-    other fixes of the same measurement (`pair`), and the original author's own figures,
-    quoted with their source (`quote`)."""
+    """One entry's measured impact: figures, sources, the pairing, the author's own (`quote`)."""
 
     figures: str  # what was measured, with its configuration (numbers)
     sources: tuple[Source, ...]
@@ -149,8 +144,7 @@ def _tree(doc: dict[str, Any]) -> str:
 
 
 def gpu_sentence(doc: dict[str, Any], variant: str | None = None) -> str:
-    """The training-loop measurement in words: of `variant` ("this change"), or of every
-    fix variant (the README's account of both fixes)."""
+    """The training-loop measurement in words, of `variant` or of every fix variant."""
     s, base = doc["shape"], _variant(doc["variants"], "unpatched")
     head = (
         f"On {doc['hardware']['gpu']}, upstream's own `pretrain_gpt.py` at "
@@ -175,8 +169,7 @@ def gpu_sentence(doc: dict[str, Any], variant: str | None = None) -> str:
 
 
 def cpu_paragraphs(doc: dict[str, Any], variant: str) -> str:
-    """The CPU measurement of `variant` alone: what it counts, at the configuration it ran.
-    Nothing is carried to another configuration or to a GPU: no run here measured one."""
+    """The CPU measurement of `variant` alone, at the configuration it ran; nothing extrapolated."""
     run = doc["runs"][-1]
     s, own = run["shape"], _variant(run["variants"], variant)
     where = (
@@ -201,9 +194,8 @@ def cpu_paragraphs(doc: dict[str, Any], variant: str) -> str:
 def pair_paragraph(
     doc: dict[str, Any], variant: str, siblings: Mapping[str, str], *, tested: bool = False
 ) -> str:
-    """What `variant` frees alone, what the other fix of the same measurement frees alone,
-    and both together, from the measured rows (never a sum: one tensor may be freed by
-    either fix). Empty unless the measurement holds this fix, exactly one other and both."""
+    """What `variant` frees alone, the other fix alone, and both, from the measured rows (never
+    a sum); empty unless the measurement holds exactly those."""
     run = doc["runs"][-1]
     others = [
         v["name"] for v in run["variants"]
@@ -250,9 +242,8 @@ def pair_paragraph(
 
 
 def web_home(root: Path) -> tuple[str | None, str]:
-    """(web address, owner/name) of the repository at `root`: the first git remote whose URL
-    is a web host's (origin first), else pyproject.toml's `[project.urls]` (Repository,
-    Source, Homepage); (None, the folder's name) when neither names one."""
+    """(web address, owner/name) of the repository at `root`, from a git remote or pyproject's
+    `[project.urls]`; (None, the folder's name) when neither names one."""
     names = git.remote_names(cwd=root)
     for name in sorted(names, key=lambda n: n != "origin"):
         web = web_url(git.remote_url_of(name, cwd=root) or "")
@@ -293,8 +284,7 @@ _REMOTE_RES = (
 
 
 def web_url(remote: str) -> str | None:
-    """The web address of a git remote on a GitHub-like host (credentials dropped); None for
-    a local path or anything else."""
+    """The web address of a git remote on a GitHub-like host (no credentials), else None."""
     for pattern in _REMOTE_RES:
         match = pattern.match(remote)
         if match:
@@ -303,8 +293,7 @@ def web_url(remote: str) -> str | None:
 
 
 def out_to_temp(command: str | None) -> str | None:
-    """The measurement's command writing to a new temporary folder (`--out "$(mktemp -d)"`),
-    so that running it as printed never overwrites the committed evidence."""
+    """The command writing to a new temporary folder, never over the committed evidence."""
     if command is None:
         return None
     words = shlex.split(command)
@@ -371,9 +360,7 @@ def gpu_files(folder: Path) -> list[Path]:
 
 
 def quoted(folder: Path, entry: str | None) -> str:
-    """The original author's own measured figures for `entry`, quoted with their source,
-    from `quoted.toml` beside the evidence (a table per entry: pr, where, text, source);
-    empty when it holds none. Never re-derived, never carried to another entry."""
+    """The original author's figures for `entry`, quoted from `quoted.toml`, never re-derived."""
     path = folder / QUOTED
     if entry is None or not path.is_file():
         return ""
@@ -409,8 +396,7 @@ def for_entries(
     entries: Sequence[Entry], explicit: Path | None, manifest_path: Path | None,
     tested: Callable[[Entry], bool],
 ) -> dict[str, Impact | None]:  # fmt: skip
-    """Each entry's impact: its own variant, its quoted figures, and the other entries' fixes
-    named as a reviewer knows them (#PR), for what each frees with the other."""
+    """Each entry's impact, the other entries' fixes named as a reviewer knows them (#PR)."""
     if manifest_path is None:
         return {}
 
@@ -447,9 +433,8 @@ def measured_impact(
     siblings: Mapping[str, str] | None = None,
     tested: bool = False,
 ) -> Impact | None:
-    """`variant`'s impact: `explicit`, else committed GPU evidence then CPU, else None.
-    `entry`: whose quoted figures to add; `siblings`: how the other fixes' variants are
-    named (variant -> "#6338"); `tested`: the PR carries a test of its own."""
+    """`variant`'s impact: `explicit`, else committed GPU evidence then CPU, else None
+    (`siblings`: variant -> "#6338"; `tested`: the PR carries a test)."""
     if explicit is not None:
         check_file(explicit)
         found = render_file(explicit, variant, siblings, tested=tested)

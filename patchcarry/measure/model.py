@@ -1,7 +1,5 @@
-"""The analytic model: bytes each variant keeps alive between iterations, per checkpointed
-layer (g: the detached input's `.grad`, i: the detached input, k: `mlp_norm_manager`'s
-tensor): unpatched g+i+k, fix i+k (the graph is still referenced), reset and both 0 (the
-manager is the graph's only outside reference); the evidence confirms each line."""
+"""The analytic model: bytes each variant keeps alive per checkpointed layer (g: `.grad`, i: the
+detached input, k: `mlp_norm_manager`'s tensor); the evidence confirms each line."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""`measure --harness pretrain`: upstream's own training loop, one process per variant tree,
-`repeats` times (the floor is exact, the peak and pool are not). It refuses without CUDA
-before any tree is copied."""
+"""`measure --harness pretrain`: upstream's own training loop, one process per variant tree."""
 
 from __future__ import annotations
 
@@ -46,9 +44,8 @@ def require_cuda() -> None:
 
 
 def prebuilt_helpers(tree: Path, installed: Path | None) -> Path | None:
-    """Copy the installed megatron-core's built dataset helpers (`helpers_cpp*.so`, the same
-    `helpers.cpp`) into `tree` when it has none for this Python, so upstream's start-up `make`
-    finds it up to date instead of compiling (which needs a compiler and python3-config)."""
+    """Copy the installed megatron-core's built dataset helpers into `tree` when it has none
+    for this Python, so upstream's start-up `make` needs no compiler."""
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     target = tree / HELPERS / f"helpers_cpp{suffix}"
     if target.exists() or installed is None:
@@ -63,8 +60,7 @@ def prebuilt_helpers(tree: Path, installed: Path | None) -> Path | None:
 def run_child(
     tree: Path, argv: list[str], *, timeout_s: float | None, parse_only: bool = False
 ) -> dict[str, Any]:
-    """One training run of `tree`'s `pretrain_gpt.py`; the child's figures. `parse_only`:
-    upstream's own argument parsing and validation alone (no GPU needed)."""
+    """One training run of `tree`'s `pretrain_gpt.py`; `parse_only`: its argument check alone."""
     env = probe_env(tree, cpu_only=parse_only)
     env.update(pretrain_args.env(free_loopback_port()))
     request = {"argv": argv, "script": pretrain_args.SCRIPT, "parse_only": parse_only}
@@ -85,8 +81,7 @@ def run(
     offline_note: str | None = None,
     progress: Callable[[str], None] = lambda _: None,
 ) -> tuple[list[str], list[VariantResult]]:
-    """`pretrain_gpt.py`'s arguments and, per variant, its repeats' results
-    (`child` = {"runs": [child result, ...]}; None when skipped)."""
+    """`pretrain_gpt.py`'s arguments and, per variant, its repeats' results (None: skipped)."""
     argv = pretrain_args.argv(shape, iterations=iterations)
     if not (src / pretrain_args.SCRIPT).is_file():
         raise MissingInstallError(

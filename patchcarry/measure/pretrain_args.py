@@ -1,6 +1,4 @@
-"""The command line of upstream's own `pretrain_gpt.py` for `measure --harness pretrain`: only
-the arguments are ours, chosen so the loop needs neither Transformer Engine nor apex; one
-process, no torchrun."""
+"""`pretrain_gpt.py`'s command line for `--harness pretrain`: no Transformer Engine, no apex."""
 
 from __future__ import annotations
 

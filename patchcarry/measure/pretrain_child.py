@@ -1,6 +1,5 @@
-"""The training-loop child (`python -m patchcarry.measure.pretrain_child < request.json`):
-upstream's `pretrain_gpt.py` unchanged, its module-global `train_step` wrapped so the CUDA
-allocator is read after every step; with `parse_only`, upstream's argument check alone."""
+"""The training-loop child: upstream's `pretrain_gpt.py` unchanged, its `train_step` wrapped so
+the CUDA allocator is read after every step; `parse_only` checks the arguments alone."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Evidence of `measure --harness pretrain`: built from the runs, validated against
-`pretrain.schema.json` and rendered as a table. The floor is exact; peak, pool and step time
-vary between repeats, so their spread is shown."""
+"""Evidence of `measure --harness pretrain`: built, validated against `pretrain.schema.json`
+and rendered; peak, pool and step time vary between repeats, so their spread is shown."""
 
 from __future__ import annotations
 
@@ -133,8 +132,7 @@ def headline(doc: dict[str, Any]) -> str:
 
 
 def render_markdown_table(doc: dict[str, Any], only: Collection[str] = ()) -> str:
-    """The training-loop table: floor per variant, freed vs predicted, peak, reserved, speed
-    (`only`: those variants' rows, e.g. unpatched and one PR's own fix)."""
+    """The training-loop table; `only`: those variants' rows (e.g. unpatched and one fix)."""
     rows = [
         "| variant | allocator floor between iterations | floor freed | predicted freed "
         "| measured / predicted | peak | reserved | step time (median) | step-time ratio |",

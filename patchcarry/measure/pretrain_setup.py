@@ -22,8 +22,7 @@ RUN_TIMEOUT_S = 300.0
 
 
 def shape_for(opts: setup.Options) -> Shape:
-    """The PR's seed configuration, with any of --layers/--seq/--hidden/--mbs/--streams/
-    --dtype given on the command line instead."""
+    """The PR's seed configuration, with any shape option given on the command line instead."""
     if opts.device != "cuda":
         raise UsageError("--harness pretrain runs on a GPU: drop --device cpu (or use cuda)")
     if opts.model != "hc-gpt":

@@ -1,6 +1,5 @@
-"""Keeps the README's measured tables rendered from the evidence files, never typed: each
-`<!-- evidence: PATH -->` / `<!-- gpu-evidence: DIR -->` block is rewritten from its files
-(`python -m patchcarry.measure.readme [FILE...]`), and a test fails while they differ."""
+"""Keeps the README's measured tables rendered from the evidence files: each `<!-- evidence:
+PATH -->` / `<!-- gpu-evidence: DIR -->` block is rewritten from its files."""
 
 from __future__ import annotations
 

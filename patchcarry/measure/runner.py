@@ -1,8 +1,4 @@
-"""Parent side: run `patchcarry.measure.child` on one prepared tree, return its figures.
-
-The parent never imports torch or megatron. Each variant gets its own child process with its
-tree first on PYTHONPATH (`patchcarry.runtime.child.probe_env`), so no two trees share a module.
-"""
+"""Parent side: each variant's tree in its own child process, so no two trees share a module."""
 
 from __future__ import annotations
 
@@ -23,9 +19,8 @@ class MeasureError(FatalError):
 def run_child(
     tree: Path, request: dict[str, Any], *, torch_compile: bool = False
 ) -> dict[str, Any]:
-    """Measure `request` with `tree`'s megatron in a child process; its result JSON. On CPU
-    `torch.compile` is off unless asked: compiling upstream's kernels costs more than the whole
-    measurement and changes nothing about which tensors stay referenced."""
+    """Measure `request` with `tree`'s megatron in a child; its result JSON. On CPU
+    `torch.compile` is off unless asked (it costs more than the measurement)."""
     tree = Path(tree).resolve()
     # A CPU measurement hides any GPU, so the named CPU stand-ins are used as on a CPU runner.
     env = probe_env(tree, cpu_only=request["device"] == "cpu")

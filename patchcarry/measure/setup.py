@@ -127,9 +127,8 @@ def reproduce_command(opts: Options, shape: Shape, upstream_repo: str) -> str:
 
 
 def differs_from_command(opts: Options) -> str | None:
-    """Why the recorded command is not the one that ran (it is rebuilt from the options, with
-    the tree fetched at the pinned base), or None when it is that run: then, and only then,
-    the table says "Produced by"."""
+    """Why the recorded command is not the one that ran, or None when it is (then, and only
+    then, the table says "Produced by")."""
     if opts.megatron_src:
         return "the tree came from --megatron-src"
     if opts.model != "synthetic" and megatron_tree.upstream_tree_from_env() is not None:

@@ -1,6 +1,4 @@
-"""`--model synthetic`: checkpointed blocks that keep their output on the module (as the
-hyper-connection layer keeps `mlp_norm_manager`), run on the installed megatron-core, so the
-retention the fix is about is exercised without an upstream tree."""
+"""`--model synthetic`: checkpointed blocks that keep their output on the module, as HC does."""
 
 from __future__ import annotations
 
@@ -36,8 +34,7 @@ class CheckpointedStack(torch.nn.Module):
 def make_step(
     shape: Shape, *, device: str, seed: int = 1234
 ) -> tuple[torch.nn.Module, Callable[[], None]]:
-    """The model and one forward+backward step on a fixed input `[seq, mbs, hidden*streams]`
-    (the caller clears the parameter grads)."""
+    """The model and one forward+backward step on a fixed `[seq, mbs, hidden*streams]` input."""
     from megatron.core.tensor_parallel import random as megatron_random
 
     model = CheckpointedStack(shape, seed).to(device)

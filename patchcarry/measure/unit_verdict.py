@@ -1,6 +1,5 @@
 """Upstream's unit tests, unpatched vs patched, sorted into regressions, carried tests that
-flip (or miss), other fixes, and failures equal in both trees (the machine's, not the
-patches'). Works on recorded outcomes, so it is tested on CPU."""
+flip (or miss), other fixes, and failures equal in both trees; pure, so tested on CPU."""
 
 from __future__ import annotations
 
@@ -24,8 +23,7 @@ _DEF_TEST = re.compile(r"^\+\s*def (test_\w+)\(")
 
 
 def carried_tests(test_patches: Iterable[Patch]) -> set[str]:
-    """Names of the test functions the manifest's test patches add (from the patch reader's
-    own hunks): the tests expected to flip."""
+    """The test functions the manifest's test patches add: the tests expected to flip."""
     names: set[str] = set()
     for patch in test_patches:
         for hunk in patch.hunks:

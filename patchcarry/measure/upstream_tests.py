@@ -1,6 +1,5 @@
-"""Upstream's own unit tests for the changed code on the unpatched and the patched tree, with
-upstream's launcher (`torchrun ... -m pytest`), plus the carried regression tests; exit 1
-on a regression or a carried test that does not flip (`unit_verdict`)."""
+"""Upstream's own unit tests for the changed code on both trees, with upstream's launcher, plus
+the carried tests; exit 1 on a regression or a carried test that does not flip."""
 
 from __future__ import annotations
 
@@ -184,7 +183,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--work",
         type=Path,
-        default=None,
         help="where the two copies go "
         "(default: a new temporary directory; not under --out, an artifact)",
     )

@@ -1,6 +1,5 @@
-"""The four variants (unpatched, fix, reset, both), each on its own patched copy of the tree so
-their imports differ only by the patches. A reset patch that does not apply is skipped with
-its reason; the fix is the carried change, so its failing to apply is an error."""
+"""The four variants (unpatched, fix, reset, both), each on its own patched copy of the tree; a
+reset patch that does not apply is skipped with its reason, a fix that does not is an error."""
 
 from __future__ import annotations
 
@@ -75,10 +74,7 @@ def plan(
 def prepare(
     variant: Variant, src: Path, workdir: Path, *, offline_note: str | None = None
 ) -> tuple[Variant, Path | None]:
-    """Copy `src` to `workdir/<variant>` with the variant's patches applied.
-
-    Returns the variant (with a skip reason when a reset patch does not apply) and the tree.
-    """
+    """Copy `src` to `workdir/<variant>` with its patches applied: (variant, tree)."""
     if variant.skip_reason:
         return variant, None
     try:

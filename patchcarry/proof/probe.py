@@ -1,6 +1,4 @@
-"""Runs the synthetic-block probe against one Megatron tree in a child process
-(`patchcarry.proof.child`), so an unpatched and a patched tree are never imported side by
-side; the parent never imports torch or megatron."""
+"""Runs the probe against one Megatron tree in a child, so two trees never share a process."""
 
 from __future__ import annotations
 
@@ -32,19 +30,10 @@ def run_probe(
     tree = Path(tree).resolve()
     if not (tree / "megatron" / "core" / "__init__.py").is_file():
         raise ProbeError(f"{tree} has no megatron/core/__init__.py; pass a prepared tree copy")
-    batch_args = [arg for batch in batches for arg in ("--batch", batch)]
-    code, out, err = proc.cmd_output(
-        *proc.PYTHON,
-        "-m",
-        "patchcarry.proof.child",
-        *batch_args,
-        "--iterations",
-        str(iterations),
-        cwd=tree,
-        env=probe_env(tree, cpu_only),
-        check=False,
-        timeout=PROBE_TIMEOUT_S,
-    )
+    args = [arg for batch in batches for arg in ("--batch", batch)]
+    args = [*proc.PYTHON, "-m", "patchcarry.proof.child", *args, "--iterations", str(iterations)]
+    env = probe_env(tree, cpu_only)
+    code, out, err = proc.cmd_output(*args, cwd=tree, env=env, check=False, timeout=PROBE_TIMEOUT_S)
     if code != 0:
         raise ProbeError(f"probe of {tree} exited {code}; its stderr:\n{err.strip()[-4000:]}")
     try:

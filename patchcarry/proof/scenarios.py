@@ -1,6 +1,4 @@
-"""`KeepsOutputBlock`, the smallest stand-in for the hyper-connection layer keeping
-`mlp_norm_manager`: checkpointed with the real `checkpoint`, its kept output holds the
-recomputed graph alive. Imports torch, so only the probe child imports it."""
+"""`KeepsOutputBlock`, the smallest stand-in for HC's `mlp_norm_manager` (imports torch)."""
 
 from __future__ import annotations
 
@@ -49,11 +47,7 @@ class KeepsOutputBlock(torch.nn.Module):
 
 @dataclasses.dataclass(frozen=True)
 class Scenario:
-    """One way of calling `checkpoint`.
-
-    side: "absent" (only the hidden input), "no_grad" (a second tensor input that does not
-    require grad) or "none" (a second input that is None; CheckpointFunction passes it through).
-    """
+    """One way of calling `checkpoint`; side: "absent", "no_grad" or "none" (second input)."""
 
     name: str
     dtype: str  # "float32" | "bfloat16"
@@ -121,11 +115,8 @@ class SyntheticModel(torch.nn.Module):
         return out
 
     def step(self, seed: int, checkpoint: CheckpointFn | None) -> dict[str, torch.Tensor]:
-        """One forward+backward (checkpointed when `checkpoint` is given); the leaf grads.
-
-        Also records in `self.input_shape_after_forward` the checkpoint input's shape between
-        forward and backward: 1-D and 1/TP of the elements when the activation was distributed.
-        """
+        """One forward+backward; the leaf grads. Records `input_shape_after_forward` (1-D and
+        1/TP of the elements when the activation was distributed)."""
         self._checkpoint = checkpoint
         torch.manual_seed(seed)
         x = torch.randn(BATCH, HIDDEN, dtype=self.dtype, requires_grad=True)

@@ -1,10 +1,6 @@
-"""Classifies an upstream PR: open, merged, or closed and by whom. Pure functions over API data.
-
-GitHub closes every open PR whose head repository leaves the fork network (turned private,
-deleted, or detached) and attributes the close to the fork's owner. So a close by the PR's own
-author, with a head repository that is gone or no longer a fork of upstream, is a detachment
-close, not a withdrawal; several of that owner's PRs closing in the same second corroborate it.
-"""
+"""Classifies an upstream PR: open, merged, or closed and by whom. GitHub closes every open PR
+whose head repository leaves the fork network and attributes the close to the fork's owner,
+so such a close by the PR's author is a detachment, not a withdrawal."""
 
 from __future__ import annotations
 
@@ -46,8 +42,7 @@ _NO_ONE = {"", "ghost"}
 
 
 def _closer(events: Iterable[EventRef]) -> str | None:
-    """Login of whoever closed the PR last (issue events `closed` actor); None when the last
-    close has no identifiable actor (null, or the `ghost` placeholder) or there is none."""
+    """Login of whoever closed the PR last; None when there is none or it is null or `ghost`."""
     login = None
     for event in events:
         if event.event == "closed":
@@ -141,9 +136,8 @@ def add_sibling_evidence(classes: Iterable[Classification]) -> None:
                 item.evidence.append(note)
 
 
-# Fork networks. GitHub names two repositories on a fork: `parent` (forked from) and
-# `source` (the network's root). Any repository of upstream's network can open a PR to it,
-# so "attached" means: a fork whose `source` is upstream's root (upstream, when no fork).
+# A PR can come from any repository of upstream's network, so "attached" means a fork whose
+# `source` (the network's root) is upstream's root.
 
 
 class RepoReader(Protocol):
@@ -151,8 +145,7 @@ class RepoReader(Protocol):
 
 
 def root(reader: RepoReader, upstream: str) -> str:
-    """The root of `upstream`'s network: its `source` when it is a fork, else itself (also
-    when it cannot be read: the caller reports that on its own)."""
+    """The root of `upstream`'s network: its `source` when a fork, else itself."""
     repo = reader.repo(upstream)
     return (repo.source or upstream) if repo and repo.fork else upstream
 

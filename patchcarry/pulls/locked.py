@@ -1,7 +1,5 @@
-"""Locked conversations (GitHub: "Locking conversations"): only those with write access to
-the repository may comment; anyone else's comment is 403 "Unable to create comment because
-issue is locked." The tool reads `locked`, skips that comment with a line, and records the
-PR before any comment, so a re-run resumes."""
+"""Locked conversations: only those with write access may comment (403 "issue is locked");
+the tool skips that comment with a line and records the PR first, so a re-run resumes."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-""" "Allow edits by maintainers" (`maintainer_can_modify`) as the user states it: never sent
-on by default, and the plan says what it grants in GitHub's words (docs: "Allowing changes
-to a pull request branch created from a fork"): on a fork that carries workflows it lets
-upstream's maintainers push to the branch, and GitHub calls it "Allow edits and access to
-secrets by maintainers", which "can potentially reveal values of secrets and grant access
-to other branches"."""
+""" "Allow edits by maintainers" as the user states it: never on by default, and the plan says
+what it grants in GitHub's words (on a fork with workflows, access to secrets)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""What on a PR is this tool's own. Anyone may open a PR from a public fork's branch or copy
-a marker into a comment, so a PR or comment counts as ours only when the token's user wrote
-it; without a login (no token) that cannot be told, and each caller says what that means."""
+"""What on a PR is this tool's own: only what the token's user wrote (anyone may copy a marker);
+without a login that cannot be told."""
 
 from __future__ import annotations
 
@@ -41,8 +40,7 @@ def stranger_reason(pull: PullRef, login: str) -> str:
 
 
 def refuse_stranger(pull: PullRef | None, login: str) -> PullRef | None:
-    """`pull` (or None) when the token's user opened it; FatalError (exit 1, before the write
-    that would take it) saying why otherwise."""
+    """`pull` (or None) when the token's user opened it; else FatalError before the write."""
     if pull is not None and not is_own_pr(pull, login):
         raise FatalError(stranger_reason(pull, login))
     return pull

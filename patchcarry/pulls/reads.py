@@ -1,9 +1,5 @@
-"""GitHub reads for one run, each object read at most once, and the one pull-state reader
-that `resubmit` and `scan` share (pull -> its head repository -> classification).
-
-Reads made right before a write to check it has not happened yet (a comment's marker, a PR
-after a lost answer) go to `GitHub` directly: they must see the state as it is then.
-"""
+"""GitHub reads for one run, each object read once, and the pull-state reader `resubmit` and
+`scan` share. Reads that check a write has not happened go to `GitHub` directly."""
 
 from __future__ import annotations
 
@@ -62,8 +58,7 @@ class Reads:
 
 
 def pull_state(reads: Reads, upstream: str, number: int) -> classify.Classification:
-    """Classify PR `number`: its issue events and head repository are read only when it is
-    closed without merge (an open or merged PR's state needs neither)."""
+    """Classify PR `number`; its events and head repository are read only when closed unmerged."""
     pull = reads.pull(upstream, number)
     if pull.state == "open" or pull.merged or pull.merged_at:
         return classify.classify(pull, [], None, upstream)

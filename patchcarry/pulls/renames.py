@@ -1,9 +1,5 @@
-"""Renamed or transferred repositories and renamed users. GitHub answers an old name with a
-redirect to `/repositories/{id}` (the client follows it) and its docs say to use the new name
-from then on: the answer's `full_name` is the name. Each entry's upstream and fork are read
-once (the run reads them anyway) and, where GitHub answered another name, the entry uses that
-name everywhere after (the git URL check, fork attachment, PR ownership), and the user is told
-which line of the manifest to change."""
+"""Renamed or transferred repositories and users: GitHub's answer's `full_name` is the name, used
+everywhere after, and the user is told which manifest line to change."""
 
 from __future__ import annotations
 

@@ -64,14 +64,8 @@ def run_module(
     timeout: float | None = None,
 ) -> dict[str, Any]:
     """`python -m module` in `tree` with `request` as JSON on stdin; its result (`child_result`)."""
+    stdin = json.dumps(request)
     code, out, err = proc.cmd_output(
-        *proc.PYTHON,
-        "-m",
-        module,
-        cwd=tree,
-        env=env,
-        check=False,
-        stdin=json.dumps(request),
-        timeout=timeout,
+        *proc.PYTHON, "-m", module, cwd=tree, env=env, check=False, stdin=stdin, timeout=timeout
     )
     return child_result(tree, code, out, err, marker, error)

@@ -1,6 +1,4 @@
-"""megatron-core's source for an install that lacks it (its wheel needs torch, and a loose torch
-pulls a CUDA build), fetched once by pip against the shipped hash lock into the cache; only
-read by the offline check, never imported or installed."""
+"""megatron-core's source for an install without it, fetched once by pip against the hash lock."""
 
 from __future__ import annotations
 

@@ -29,10 +29,8 @@ def standin_cuda_rng_state_functions() -> CpuStandInCudaGenerator:
 
 
 def standin_cuda_device_api() -> None:
-    """One pretend device, the CPU: `device_count` 1, `current_device` the CPU device,
-    `set_device`/`synchronize` no-ops. `Utils.initialize_distributed` computes
-    `rank % device_count()` and selects it; megatron allocates buffers (the attention
-    matmul buffer) with `device=torch.cuda.current_device()`."""
+    """One pretend device, the CPU (`device_count` 1, `set_device`/`synchronize` no-ops):
+    megatron selects `rank % device_count()` and allocates on `current_device()`."""
     torch.cuda.device_count = lambda: 1
     standin_current_device_cpu()
     torch.cuda.set_device = lambda *_, **__: None
@@ -40,9 +38,8 @@ def standin_cuda_device_api() -> None:
 
 
 def standin_torch_compile_eager() -> None:
-    """`@torch.compile` functions (HyperConnectionModule's sinkhorn and fused adds) -> run
-    eagerly, as `TORCHDYNAMO_DISABLE=1` does. Same math; it spares each child run about ten
-    seconds of Inductor C++ compilation on a CPU host. Retention does not depend on it."""
+    """`@torch.compile` functions run eagerly (as `TORCHDYNAMO_DISABLE=1`): same math, no ten
+    seconds of compilation per child on CPU."""
     import torch._dynamo
 
     # no public switch: TORCH_COMPILE_DISABLE is read once, when torch._dynamo is imported
@@ -89,17 +86,10 @@ def pytest_configure(config: pytest.Config) -> None:
     standin_torch_compile_eager()
     standin_nccl_with_gloo()
     standin_cuda_moves()
-    INSTALLED.extend(
-        [
-            "megatron _get/_set_cuda_rng_state",
-            "torch.cuda seed/rng-state",
-            "torch.cuda device api",
-            "nvtx no-ops",
-            "torch.compile eager",
-            "nccl->gloo",
-            ".cuda()->cpu",
-        ]
-    )
+    INSTALLED.extend([
+        "megatron _get/_set_cuda_rng_state", "torch.cuda seed/rng-state", "torch.cuda device api",
+        "nvtx no-ops", "torch.compile eager", "nccl->gloo", ".cuda()->cpu",
+    ])  # fmt: skip
 
 
 def pytest_report_header(config: pytest.Config) -> str:

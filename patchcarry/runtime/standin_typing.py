@@ -8,7 +8,6 @@ import typing
 
 
 def standin_typing_override() -> None:
-    """`typing.override` (Python 3.12) -> identity decorator on 3.11, as typing_extensions has
-    it. megatron.training (upstream's tests and training loop) imports it."""
+    """`typing.override` (3.12) -> identity on 3.11, as typing_extensions; megatron uses it."""
     if sys.version_info < (3, 12) and not hasattr(typing, "override"):
         typing.override = lambda method: method  # type: ignore[attr-defined]

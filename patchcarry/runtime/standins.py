@@ -25,10 +25,7 @@ class CpuStandInCudaGenerator:
 
 
 def install_cuda_rng_state_standin(random_module: types.ModuleType) -> CpuStandInCudaGenerator:
-    """Replace `_get_cuda_rng_state`/`_set_cuda_rng_state` in megatron's random module.
-
-    A no-op returning None when CUDA is available: the real functions are used there.
-    """
+    """Replace `_get/_set_cuda_rng_state` in megatron's random module; no-op (None) on CUDA."""
     standin = CpuStandInCudaGenerator()
     if torch.cuda.is_available():
         return standin
@@ -39,9 +36,8 @@ def install_cuda_rng_state_standin(random_module: types.ModuleType) -> CpuStandI
 
 
 def standin_cuda_seed_api(generator: CpuStandInCudaGenerator) -> None:
-    """`torch.cuda.manual_seed[_all]`/`get_rng_state`/`set_rng_state` -> `generator`, the one
-    that also stands in for `_get/_set_cuda_rng_state`: `model_parallel_cuda_manual_seed` then
-    fills the real `CudaRNGStatesTracker` (dropout forks it even at p=0) with its states."""
+    """`torch.cuda` seed and RNG-state calls -> `generator`, so `model_parallel_cuda_manual_seed`
+    fills the real `CudaRNGStatesTracker` with its states."""
 
     def manual_seed(seed: int) -> None:
         generator.generator.manual_seed(int(seed))
@@ -53,15 +49,12 @@ def standin_cuda_seed_api(generator: CpuStandInCudaGenerator) -> None:
 
 
 def standin_current_device_cpu() -> None:
-    """`torch.cuda.current_device()` -> the CPU device: megatron's GlobalMemoryBuffer (the
-    attention matmul buffer) allocates with `device=torch.cuda.current_device()`."""
+    """`torch.cuda.current_device()` -> the CPU device (megatron's GlobalMemoryBuffer uses it)."""
     torch.cuda.current_device = lambda: torch.device("cpu")  # type: ignore[assignment,return-value]
 
 
 def standin_nvtx_ranges() -> None:
-    """`torch.cuda.nvtx.range_push/range_pop/mark` -> no-ops (a CPU build raises "NVTX functions
-    not installed"; `nvtx.range(...)` calls `range_push`, so it follows). HyperConnectionModule
-    opens an NVTX range on every call."""
+    """`torch.cuda.nvtx` range_push/range_pop/mark -> no-ops (a CPU build raises on them)."""
     nvtx = torch.cuda.nvtx
     nvtx.range_push = lambda *_, **__: 0
     nvtx.range_pop = lambda *_, **__: 0

@@ -1,6 +1,5 @@
-"""CPU stand-in for the one CUDA call on the `distribute_saved_activations` path: inside
-`tensor_parallel.utils` alone, `torch.cuda.current_device()` answers the CPU device; the
-split/gather logic and gloo collectives stay real."""
+"""CPU stand-in for the one CUDA call on the `distribute_saved_activations` path
+(`current_device()` in `tensor_parallel.utils`); split, gather and gloo stay real."""
 
 from __future__ import annotations
 
@@ -30,10 +29,7 @@ class TorchWithCpuCurrentDevice:
 
 
 def install_split_gather_cpu_device_standin(tp_utils_module: types.ModuleType) -> bool:
-    """Make `tp_utils_module`'s split/gather helpers allocate on CPU; True if installed.
-
-    A no-op (False) when CUDA is available: the real device is used there.
-    """
+    """Make `tp_utils_module`'s split/gather allocate on CPU; True if installed (not on CUDA)."""
     if torch.cuda.is_available():
         return False
     tp_utils_module.torch = TorchWithCpuCurrentDevice()  # type: ignore[attr-defined]

@@ -1,8 +1,4 @@
-"""Instrumentation: which detached checkpoint inputs (and their .grad) are still alive.
-
-`CheckpointFunction.backward` makes its leaves with `random.detach_variable`; wrapping that
-real function records a weakref to each detached tensor it returns. Nothing else changes.
-"""
+"""Which detached checkpoint inputs (and their .grad) are still alive, by weakrefs."""
 
 from __future__ import annotations
 

@@ -19,14 +19,12 @@ OFFLINE_SOURCE_REPO = "NVIDIA/Megatron-LM"
 
 
 def has_offline_source(upstream: str) -> bool:
-    """Whether the offline check (megatron-core's source) says anything about `upstream`
-    (GitHub's names are case-insensitive)."""
+    """Whether the offline check (megatron-core's source) says anything about `upstream`."""
     return upstream.lower() == OFFLINE_SOURCE_REPO.lower()
 
 
 def installed_tree() -> Path:
-    """The directory holding the installed megatron-core's `megatron/` package. An installed
-    patchcarry without it reads the pinned release's source, fetched once into the cache."""
+    """The folder holding megatron-core's `megatron/`; without it, the pinned release's source."""
     if not install.in_checkout() and not install.has_module("megatron.core"):
         return megatron_source.fetched_tree()
     install.require(("megatron.core",), "reading the installed megatron-core's source", "main")
