@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,6 +48,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)  # a torch child: `scripts/test --fast` skips it
             if not HAS_TORCH:
                 item.add_marker(pytest.mark.skip(reason=_NO_TORCH))
+    items[:] = sorted(items, key=_longest_first(items))
+
+
+def _longest_first(items: list[pytest.Item]) -> Callable[[pytest.Item], tuple[bool, int]]:
+    """The order scripts/test hands whole modules to its workers (`--dist loadfile
+    --no-loadscope-reorder`): the modules with a torch child first (their children are the
+    longest waits: started last, one worker finishes alone), then the modules with the most
+    tests, as pytest-xdist's own reordering does. The order within a module is kept."""
+    counts = Counter(item.path for item in items)
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    return lambda item: (item.path not in slow, -counts[item.path])
 
 
 @pytest.fixture(scope="session")
