@@ -42,13 +42,14 @@ GROUPS = (
         "numpy",
     ),
     # a test worker and the commands it starts: pytest, the loopback GitHub and its models,
-    # the plot, the plain install's pip and setuptools, the upstream lint
+    # the plot, the plain install's pip and setuptools, isort (the patched files' lint)
     (
         "pytest",
         "xdist",
+        "execnet",
         "_pytest.pytester",
         "githubkit",
-        "githubkit.versions.latest.models",
+        "githubkit_schemas.latest.models",
         "ghapi.all",
         "httpx2",
         "yaml",
@@ -58,9 +59,11 @@ GROUPS = (
         "pip._internal.cli.main",
         "pip._internal.commands.install",
         "pip._internal.commands.download",
+        "pip._internal.operations.install.wheel",
         "setuptools.build_meta",
+        "setuptools.config.pyprojecttoml",
+        "anyio._backends._asyncio",
         "isort",
-        "black",
     ),
 )
 _IMPORT = """import importlib, sys, warnings
