@@ -35,6 +35,11 @@ elif [ "$1" = -m ] && [ "$2" = pip ]; then
     echo "ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE."
     exit 1
   fi
+  prev=
+  for arg in "$@"; do  # the requirement lines each install was given, for the split's test
+    [ "$prev" != -r ] || cat "$arg" >>"$FAKE_LOG.requirements"
+    prev=$arg
+  done
   echo "pip output nobody needs on the terminal"
 elif [ "$1" = -c ] && [[ "$2" == *sysconfig* ]]; then
   echo "$(cd "$(dirname "$0")/.." && pwd)/lib/site-packages"
@@ -87,12 +92,23 @@ class Repo:
 
     @staticmethod
     def installs(calls: list[tuple[str, str, str]]) -> list[list[str]]:
-        """The -r files of each `pip install` call."""
-        found = []
+        """The lock files of each install: a `pip install` call's -r files; the two calls of a
+        lock with torch (its halves, .venv/.split/torch/NAME and .venv/.split/rest/NAME) are
+        one install of requirements/NAME."""
+        found: list[list[str]] = []
+        halves: list[str] = []
         for _, argv, _ in calls:
             words = argv.split()
             if "pip" in words and "install" in words:
-                found.append([words[i + 1] for i, w in enumerate(words) if w == "-r"])
+                files = [words[i + 1] for i, w in enumerate(words) if w == "-r"]
+                if not all(f.startswith(".venv/.split/") for f in files):
+                    found.append(files)
+                    continue
+                halves += files
+                names = sorted({f"requirements/{Path(f).name}" for f in halves})
+                if {Path(f).parent.name for f in halves} == {"torch", "rest"}:
+                    found.append(names)
+                    halves = []
         return found
 
 
@@ -251,6 +267,26 @@ def test_bytecode_is_written_for_what_a_group_imports_and_all_of_megatron(
     assert compiled == {Path("warm/__init__"), Path("warm/used"), Path("megatron/core/deep")}, (
         compiled
     )
+
+
+def test_torch_installs_beside_the_rest_of_its_lock_every_entry_once(repo: Repo) -> None:
+    """The test set's lock in two pip runs at once: torch's entry alone and the rest; between
+    them every line of the lock's entries, hashes included, once; the halves are removed."""
+    assert repo.run("bootstrap", "main").returncode == 0
+    repo.calls()
+    given = Path(f"{repo.log}.requirements")
+    given.write_text("")
+    assert repo.run("bootstrap", "test").returncode == 0, repo.log
+    calls = [a for _, a, _ in repo.calls() if " install " in f" {a} "]
+    assert sorted(c.split(" -r ")[-1] for c in calls) == [
+        ".venv/.split/rest/test-cpu.txt",
+        ".venv/.split/torch/test-cpu.txt",
+    ]
+    assert all("--require-hashes --no-deps" in c for c in calls)
+    lock = (repo.root / "requirements" / "test-cpu.txt").read_text().splitlines()
+    entries = [line for line in lock if line and not line.startswith("#")]
+    assert sorted(given.read_text().splitlines()) == sorted(entries)
+    assert not (repo.root / ".venv" / ".split").exists()
 
 
 def test_cuda_torch_brings_its_own_triton(repo: Repo) -> None:
