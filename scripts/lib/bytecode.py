@@ -41,9 +41,14 @@ GROUPS = (
         "torch.utils.checkpoint",
         "numpy",
     ),
-    # a test worker and the commands it starts: pytest, the loopback GitHub and its models,
-    # the plot, the plain install's pip and setuptools, isort (the patched files' lint)
+    # first what torch's import reaches that needs no torch (the other group, the longer,
+    # then finds its bytecode written); then a test worker and the commands it starts:
+    # pytest, the loopback GitHub and its models, the plot, the plain install's pip and
+    # setuptools, isort (the patched files' lint)
     (
+        "sympy",
+        "networkx",
+        "mpmath",
         "pytest",
         "xdist",
         "execnet",
