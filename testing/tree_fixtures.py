@@ -28,6 +28,7 @@ import pytest
 from patchcarry import manifest
 from patchcarry.proof.probe import BATCHES, run_probe
 from patchcarry.runtime import tree as megatron_tree
+from testing.forked_children import forked
 from testing.once import once_dir, once_json
 
 # The entry whose fix the proof tests judge: the one `measure` calls the fix.
@@ -90,11 +91,12 @@ def build_pair(source: SourceTree, base_dir: Path, entry_name: str = PROOF_ENTRY
 def proof_for(pair: TreePair, entry_name: str = PROOF_ENTRY) -> ProofResults:
     """Both probes for `pair` (cached per process): one child per copy, all batches.
 
-    The two children run at the same time (each is single-threaded; CI has two cores).
+    The two children run at the same time (each is single-threaded; CI has two cores), each
+    forked from a process that imported torch once (testing/forked_children.py).
     """
     key = (pair.source.path, entry_name)
     if key not in _RESULTS:
-        with ThreadPoolExecutor(max_workers=2) as pool:
+        with forked(), ThreadPoolExecutor(max_workers=2) as pool:
             unpatched = pool.submit(run_probe, pair.unpatched, BATCHES, ITERATIONS)
             patched = pool.submit(run_probe, pair.patched, BATCHES, ITERATIONS)
             _RESULTS[key] = ProofResults(pair, unpatched.result(), patched.result())

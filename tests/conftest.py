@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,6 +48,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)  # a torch child: `scripts/test --fast` skips it
             if not HAS_TORCH:
                 item.add_marker(pytest.mark.skip(reason=_NO_TORCH))
+    items[:] = sorted(items, key=_longest_first(items))
+
+
+# Modules whose few tests are long (a stranger's whole journey, a plain install, every
+# script's tour, the docs' demos): by their test count alone they would start last.
+FEW_LONG_TESTS = {
+    "test_journey.py",
+    "test_exit_codes.py",
+    "test_docs_outputs.py",
+    "test_layout.py",
+    "test_first_contact.py",
+    "test_landing_styles.py",
+    "test_demo_live_refresh.py",
+    "test_adopt_any_upstream.py",
+    "test_megatron_source.py",
+}
+
+
+def _longest_first(items: list[pytest.Item]) -> Callable[[pytest.Item], tuple[int, int]]:
+    """The order scripts/test hands whole modules to its workers (`--dist loadfile
+    --no-loadscope-reorder`): the modules with a torch child first (their children are the
+    longest waits: started last, one worker finishes alone), then FEW_LONG_TESTS, then the
+    modules with the most tests, as pytest-xdist's own reordering does. The order within a
+    module is kept."""
+    counts = Counter(item.path for item in items)
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        first = 0 if item.path in slow else 1 if item.path.name in FEW_LONG_TESTS else 2
+        return first, -counts[item.path]
+
+    return rank
 
 
 @pytest.fixture(scope="session")

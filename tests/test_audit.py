@@ -16,6 +16,7 @@ from patchcarry.cli import main
 from patchcarry.manifest import load as load_manifest
 from patchcarry.measure import variants
 from patchcarry.runtime import tree as megatron_tree
+from testing.forked_children import forked
 
 LAYERS, SEQ, MBS, WIDTH = 2, 4, 1, 8  # the synthetic stack: width = hidden x streams
 SHAPE = {"layers": LAYERS, "seq": SEQ, "mbs": MBS, "hidden": WIDTH, "streams": 1, "dtype": "fp32"}
@@ -32,7 +33,7 @@ def doc() -> dict:
         iterations=2,
     )
     plan = variants.plan(load_manifest(), ["unpatched", "fix"])
-    with tempfile.TemporaryDirectory() as work:
+    with tempfile.TemporaryDirectory() as work, forked():  # testing/forked_children.py
         results = runner.run(megatron_tree.installed_tree(), plan, request, Path(work))
     return evidence.build(request, results, tree={"source": "-", "label": "-", "commit": None})
 

@@ -7,8 +7,8 @@ unattributed bytes fail with their dtype, shape and creating op."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import pytest
 
 from patchcarry.audit import evidence, findings, judge
 from patchcarry.cli import main
-from testing import audit_planted
+from testing import audit_planted, forked_children
 from testing.audit_planted import ACTIVATION_BYTES as ACT
 
 REPO = Path(__file__).resolve().parent.parent
@@ -24,9 +24,12 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def raw() -> dict[str, Any]:
+    """One child for every scenario, forked from this worker's torch process (it imported torch
+    once for the proof, measure and audit children too: testing/forked_children.py)."""
     out = subprocess.run(
-        [sys.executable, "-m", "testing.audit_planted"],
+        [*forked_children.python_command(), "-m", "testing.audit_planted"],
         cwd=REPO,
+        env={**os.environ, **forked_children.SERVER_ENV},
         capture_output=True,
         text=True,
         check=True,

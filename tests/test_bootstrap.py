@@ -8,6 +8,7 @@ which order and with which environment, without installing anything.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -34,6 +35,11 @@ elif [ "$1" = -m ] && [ "$2" = pip ]; then
     echo "ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE."
     exit 1
   fi
+  prev=
+  for arg in "$@"; do  # the requirement lines each install was given, for the split's test
+    [ "$prev" != -r ] || cat "$arg" >>"$FAKE_LOG.requirements"
+    prev=$arg
+  done
   echo "pip output nobody needs on the terminal"
 elif [ "$1" = -c ] && [[ "$2" == *sysconfig* ]]; then
   echo "$(cd "$(dirname "$0")/.." && pwd)/lib/site-packages"
@@ -86,12 +92,23 @@ class Repo:
 
     @staticmethod
     def installs(calls: list[tuple[str, str, str]]) -> list[list[str]]:
-        """The -r files of each `pip install` call."""
-        found = []
+        """The lock files of each install: a `pip install` call's -r files; the two calls of a
+        lock with torch (its halves, .venv/.split/torch/NAME and .venv/.split/rest/NAME) are
+        one install of requirements/NAME."""
+        found: list[list[str]] = []
+        halves: list[str] = []
         for _, argv, _ in calls:
             words = argv.split()
             if "pip" in words and "install" in words:
-                found.append([words[i + 1] for i, w in enumerate(words) if w == "-r"])
+                files = [words[i + 1] for i, w in enumerate(words) if w == "-r"]
+                if not all(f.startswith(".venv/.split/") for f in files):
+                    found.append(files)
+                    continue
+                halves += files
+                names = sorted({f"requirements/{Path(f).name}" for f in halves})
+                if {Path(f).parent.name for f in halves} == {"torch", "rest"}:
+                    found.append(names)
+                    halves = []
         return found
 
 
@@ -199,22 +216,77 @@ def test_sets_are_layers_and_triton_is_added_on_cpu_only(repo: Repo) -> None:
     assert repo.installs(repo.calls()) == [["requirements/upstream-cpu.txt"]]
 
 
-def test_the_test_set_compiles_every_module_once_after_its_install(repo: Repo) -> None:
-    """Bytecode is written at install, in parallel, whatever PYTHONDONTWRITEBYTECODE says
-    (under it every process that imports torch compiled it again); not for the main set."""
+def test_the_test_set_compiles_what_the_tests_import_once_after_its_install(repo: Repo) -> None:
+    """Bytecode is written at install (scripts/lib/bytecode.py: one group of imports per core),
+    whatever PYTHONDONTWRITEBYTECODE says (under it every process that imports torch compiled
+    it again); not for the main set."""
     assert repo.run("bootstrap", "main").returncode == 0
-    assert not [a for _, a, _ in repo.calls() if "compileall" in a]
+    assert not [a for _, a, _ in repo.calls() if "bytecode" in a]
     result = repo.run("bootstrap", "test", PYTHONDONTWRITEBYTECODE="1")
     assert result.returncode == 0, result.stderr
-    assert "bootstrap: test: compiling bytecode (all cores)" in result.stderr.splitlines()
+    assert (
+        "bootstrap: test: compiling the bytecode of what the tests import (all cores)"
+        in result.stderr.splitlines()
+    )
     calls = [a for _, a, _ in repo.calls()]
     install = next(i for i, a in enumerate(calls) if " install " in f" {a} ")
-    (compile_call,) = [i for i, a in enumerate(calls) if "compileall" in a]
+    (compile_call,) = [i for i, a in enumerate(calls) if "bytecode" in a]
     assert compile_call > install
     site = repo.root / ".venv" / "lib" / "site-packages"
-    assert calls[compile_call] == f"-P -m compileall -q -q -j 0 {site}"
+    assert calls[compile_call] == f"-P {repo.root}/scripts/lib/bytecode.py {site}"
     again = repo.run("bootstrap", "test")  # current: nothing installed, nothing compiled
     assert (again.returncode, again.stderr, repo.calls()) == (0, "", [])
+
+
+def test_bytecode_is_written_for_what_a_group_imports_and_all_of_megatron(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """scripts/lib/bytecode.py under PYTHONDONTWRITEBYTECODE: a module a group imports (and
+    what it imports) gets bytecode, one nothing imports gets none, megatron gets all of it; a
+    group naming a module that is not installed is no failure."""
+    spec = importlib.util.spec_from_file_location("bytecode", ROOT / "scripts/lib/bytecode.py")
+    assert spec is not None and spec.loader is not None
+    bytecode = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bytecode)
+    site = tmp_path / "site"
+    for rel, text in {
+        "warm/__init__.py": "from warm import used\n",
+        "warm/used.py": "",
+        "warm/unused.py": "",
+        "cold.py": "",
+        "megatron/core/deep.py": "",
+    }.items():
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text(text)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    assert bytecode.main(site, groups=(("warm", "not_installed"),)) == 0
+    compiled = {
+        p.parent.parent.relative_to(site) / p.name.split(".")[0] for p in site.rglob("*.pyc")
+    }
+    assert compiled == {Path("warm/__init__"), Path("warm/used"), Path("megatron/core/deep")}, (
+        compiled
+    )
+
+
+def test_torch_installs_beside_the_rest_of_its_lock_every_entry_once(repo: Repo) -> None:
+    """The test set's lock in two pip runs at once: torch's entry alone and the rest; between
+    them every line of the lock's entries, hashes included, once; the halves are removed."""
+    assert repo.run("bootstrap", "main").returncode == 0
+    repo.calls()
+    given = Path(f"{repo.log}.requirements")
+    given.write_text("")
+    assert repo.run("bootstrap", "test").returncode == 0, repo.log
+    calls = [a for _, a, _ in repo.calls() if " install " in f" {a} "]
+    assert sorted(c.split(" -r ")[-1] for c in calls) == [
+        ".venv/.split/rest/test-cpu.txt",
+        ".venv/.split/torch/test-cpu.txt",
+    ]
+    assert all("--require-hashes --no-deps" in c for c in calls)
+    lock = (repo.root / "requirements" / "test-cpu.txt").read_text().splitlines()
+    entries = [line for line in lock if line and not line.startswith("#")]
+    assert sorted(given.read_text().splitlines()) == sorted(entries)
+    assert not (repo.root / ".venv" / ".split").exists()
 
 
 def test_cuda_torch_brings_its_own_triton(repo: Repo) -> None:

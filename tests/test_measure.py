@@ -16,6 +16,7 @@ from patchcarry import cli
 from patchcarry.errors import BadInputError, ExitCode
 from patchcarry.manifest import load as load_manifest
 from patchcarry.measure import evidence, model, setup, variants
+from testing.forked_children import forked
 
 SHAPE = {"layers": 3, "seq": 8, "mbs": 2, "hidden": 4, "streams": 2}
 FP32 = 4
@@ -41,7 +42,7 @@ def synthetic_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict, 
     import io
 
     buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
+    with contextlib.redirect_stdout(buf), forked():  # its children: testing/forked_children.py
         code = cli.main(argv)
     doc = json.loads((out / "synthetic-cpu.json").read_text())
     return code, doc, out, buf.getvalue()
