@@ -23,11 +23,12 @@ from testing import journey as jr
 from testing import widgets as wd
 from testing.fake_github import FakeGitHub, GitHubState
 from testing.plain_install import checkout_wheel, plain_venv
+from testing.shared_worlds import journey_template
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return jr.build_template(tmp_path_factory.mktemp("journey") / "w")
+    return journey_template(tmp_path_factory)
 
 
 @dataclasses.dataclass

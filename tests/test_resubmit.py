@@ -21,13 +21,12 @@ from testing import github_scenarios as sc
 from testing import patch_corpus
 from testing import pr_bodies as pb
 from testing.fake_github import FakeGitHub, GitHubState
+from testing.shared_worlds import resubmit_upstream
 from testing.upstream_repos import (
     FIX_0001,
-    FIX_0003,
     PINNED_ENV,
     PR_TEMPLATE_PATH,
     UpstreamRepo,
-    make_upstream,
     write_manifest,
 )
 
@@ -36,12 +35,10 @@ PULLS = f"/repos/{sc.UPSTREAM}/pulls"
 SENTINEL = "sentinel-token-value-0123456789-never-printed"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def template_upstream(tmp_path_factory: pytest.TempPathFactory) -> UpstreamRepo:
-    repo = make_upstream(tmp_path_factory.mktemp("upstream-template"))
-    repo.add_pull_head(6117, FIX_0001)
-    repo.add_pull_head(6017, FIX_0003)
-    return repo
+    """#6117's and #6017's heads on the fixture upstream, built once per run (read-only)."""
+    return resubmit_upstream(tmp_path_factory)
 
 
 @dataclass

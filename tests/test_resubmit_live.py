@@ -17,13 +17,13 @@ from patchcarry.errors import FatalError
 from testing import github_scenarios as sc
 from testing import pr_bodies as pb
 from testing.fake_github import FakeGitHub, GitHubState
+from testing.shared_worlds import resubmit_upstream
 from testing.upstream_repos import (
     FIX_0001,
     FIX_0003,
     PINNED_ENV,
     RANDOM_PY,
     UpstreamRepo,
-    make_upstream,
     write_manifest,
 )
 
@@ -37,12 +37,10 @@ MAINTAINER = {"GIT_AUTHOR_NAME": "Xin Yao", "GIT_AUTHOR_EMAIL": "xiny@nvidia.com
 AUTHOR = {"GIT_AUTHOR_NAME": "iiap", "GIT_AUTHOR_EMAIL": "1471127927@qq.com"}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def template_upstream(tmp_path_factory: pytest.TempPathFactory) -> UpstreamRepo:
-    repo = make_upstream(tmp_path_factory.mktemp("upstream-live"))
-    repo.add_pull_head(6117, FIX_0001)
-    repo.add_pull_head(6017, FIX_0003)
-    return repo
+    """#6117's and #6017's heads on the fixture upstream, built once per run (read-only)."""
+    return resubmit_upstream(tmp_path_factory)
 
 
 def _commit(work: Path, env: dict[str, str], message: str, edit: dict[str, str]) -> str:
