@@ -125,6 +125,9 @@ def world(
 
 
 def test_detached_close_gives_new_draft_pr_one_cross_link_and_records_it(world, capsys):
+    """The first run opens and records the PR; a re-run writes nothing (it was
+    test_rerun_is_unchanged_with_zero_writes); a hand-edited body gets one PATCH (it was
+    test_changed_body_gets_exactly_one_patch): one world, three runs."""
     w = world()
     assert w.run(ENTRY) == 0
     assert w.writes() == [("POST", PULLS), ("POST", f"/repos/{sc.UPSTREAM}/issues/6117/comments")]
@@ -151,6 +154,21 @@ def test_detached_close_gives_new_draft_pr_one_cross_link_and_records_it(world, 
     (step,) = [line for line in out.splitlines() if line.startswith("next: ")]
     assert f"#{number} is a draft" in step and "self-review" in step
     assert "Ready for review" in step and step.endswith(f"/pull/{number}")
+    # a re-run changes nothing and writes nothing (counted in the server's log)
+    before = len(w.gh.writes())
+    assert w.run("--json", ENTRY) == 0
+    assert len(w.gh.writes()) == before
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["action"] == "unchanged" and result["writes"] == []
+    assert result["superseded"][0]["state"] == "closed-by-fork-detachment"
+    assert w.pulls_from(sc.CHECKPOINT_BRANCH) == [number]
+    # a body edited by hand gets exactly one PATCH, of the body alone, keeping the edit
+    pull.body = "edited by hand"
+    assert w.run(ENTRY) == 0
+    assert w.writes()[before:] == [("PATCH", f"{PULLS}/{number}")]
+    assert w.gh.writes()[-1].body.keys() == {"body"}  # title unchanged: not sent
+    kept = w.state.pulls[(sc.UPSTREAM, number)].body
+    assert kept.startswith("edited by hand\n\n<!-- patchcarry:begin entry=checkpoint-grad")
 
 
 def test_fork_without_the_base_history_still_gets_the_branch(world):
@@ -160,31 +178,6 @@ def test_fork_without_the_base_history_still_gets_the_branch(world):
     tip = w.fork_branch()
     assert tip == w.state.pulls[(sc.UPSTREAM, number)].head_sha
     assert git.rev_parse(f"{tip}~2", cwd=w.fork_git) == w.upstream.base_commit  # full history
-
-
-def test_rerun_is_unchanged_with_zero_writes(world, capsys):
-    w = world()
-    assert w.run(ENTRY) == 0
-    before = len(w.gh.writes())
-    assert w.run("--json", ENTRY) == 0
-    assert len(w.gh.writes()) == before  # counted in the server's log
-    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert result["action"] == "unchanged" and result["writes"] == []
-    assert result["superseded"][0]["state"] == "closed-by-fork-detachment"
-    assert len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1
-
-
-def test_changed_body_gets_exactly_one_patch(world):
-    w = world()
-    assert w.run(ENTRY) == 0
-    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
-    w.state.pulls[(sc.UPSTREAM, number)].body = "edited by hand"
-    before = len(w.gh.writes())
-    assert w.run(ENTRY) == 0
-    assert w.writes()[before:] == [("PATCH", f"{PULLS}/{number}")]
-    assert w.gh.writes()[-1].body.keys() == {"body"}  # title unchanged: not sent
-    kept = w.state.pulls[(sc.UPSTREAM, number)].body
-    assert kept.startswith("edited by hand\n\n<!-- patchcarry:begin entry=checkpoint-grad")
 
 
 def test_dry_run_reads_everything_and_writes_nothing(world, capsys):
@@ -202,17 +195,6 @@ def test_no_token_defaults_to_dry_run(world, capsys):
     assert w.run(ENTRY) == 0
     assert w.writes() == [] and not any(r.authorized for r in w.gh.requests)
     assert "DRY RUN (no GH_TOKEN or GITHUB_TOKEN set)" in capsys.readouterr().out
-
-
-def test_missing_fork_is_created_then_used(world):
-    w = world(new_fork="none")
-    assert w.run(ENTRY) == 0
-    assert w.writes()[0] == ("POST", f"/repos/{sc.UPSTREAM}/forks")
-    fork = w.state.repos[sc.NEW_FORK]
-    assert fork.fork and fork.source == sc.UPSTREAM
-    assert w.gh.writes()[0].body == {"name": "Megatron-LM-oss", "default_branch_only": True}
-    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
-    assert w.fork_branch(Path(fork.clone_url)) == w.state.pulls[(sc.UPSTREAM, number)].head_sha
 
 
 def test_existing_fork_under_another_name_is_used_and_reported(world, capsys):
@@ -254,7 +236,9 @@ def test_detached_fork_is_refused_without_any_write(world, capsys):
     assert "REFUSED" in out and "never pushing there" in out and "fork: false" in out
 
 
-def test_maintainer_closed_is_refused_without_force(world, capsys):
+def test_maintainer_closed_is_refused_without_force_and_force_overrides_it(world, capsys):
+    """Refused with no write; then `--force` re-submits it without claiming detachment (it
+    was test_force_overrides_a_maintainer_close_without_claiming_detachment)."""
     w = world()
     sc.maintainer_closed(w.state, w.upstream.bare, number=6200)
     w.manifest.write_text(
@@ -267,16 +251,7 @@ def test_maintainer_closed_is_refused_without_force(world, capsys):
     out = capsys.readouterr().out
     assert "#6200 is closed-by-maintainer" in out and "--force" in out
     assert "closed by yaox12, not by the author htesd" in out
-
-
-def test_force_overrides_a_maintainer_close_without_claiming_detachment(world):
-    w = world()
-    sc.maintainer_closed(w.state, w.upstream.bare, number=6200)
-    w.manifest.write_text(
-        w.manifest.read_text().replace(
-            'name = "checkpoint-grad"', 'name = "checkpoint-grad"\npr = 6200'
-        )
-    )
+    # --force overrides it, without claiming detachment
     assert w.run("--force", ENTRY) == 0
     (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
     (link,) = [c.body for c in w.state.comments if c.issue == 6200 and "cross-link" in c.body]
@@ -328,12 +303,8 @@ def test_502_on_create_then_rerun_makes_exactly_one_pr(world, capsys):
     assert len(creates) == 2  # the failed one (not retried blindly) and the re-run's
 
 
-def test_create_applied_but_answer_lost_is_found_not_duplicated(world):
-    w = world()
-    w.gh.fail_after_apply("POST", r"/pulls$", 502)
-    assert w.run(ENTRY) == 0  # re-queried, found the PR it made, carried on
-    assert len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1
-    assert sum(1 for r in w.gh.requests if (r.method, r.path) == ("POST", PULLS)) == 1
+# A create applied but its answer lost is found, not duplicated:
+# test_resubmit_faults.py::test_create_applied_but_answer_lost_is_reported_created_with_its_write
 
 
 def test_push_rejected_by_lease_stops_before_any_api_write(world, monkeypatch, capsys):
@@ -383,7 +354,11 @@ def test_offline_makes_no_api_request_and_says_what_it_could_not_verify(world, c
     assert "megatron-core 0.16.1 (installed)" in out
 
 
-def test_token_never_leaks(world, tmp_path, monkeypatch, capfd):
+def test_missing_fork_is_created_then_used_and_the_token_never_leaks(
+    world, tmp_path, monkeypatch, capfd
+):
+    """No fork yet: the run makes it and pushes there. Through that run and a re-run the
+    token is in no output, no git argv, no file and no request body."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     argv_log = tmp_path / "git-argv.log"
@@ -395,6 +370,12 @@ def test_token_never_leaks(world, tmp_path, monkeypatch, capfd):
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     w = world(new_fork="none", token=SENTINEL)
     assert w.run(ENTRY) == 0
+    assert w.writes()[0] == ("POST", f"/repos/{sc.UPSTREAM}/forks")
+    fork = w.state.repos[sc.NEW_FORK]
+    assert fork.fork and fork.source == sc.UPSTREAM
+    assert w.gh.writes()[0].body == {"name": "Megatron-LM-oss", "default_branch_only": True}
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    assert w.fork_branch(Path(fork.clone_url)) == w.state.pulls[(sc.UPSTREAM, number)].head_sha
     assert w.run(ENTRY) == 0
     captured = capfd.readouterr()
     assert SENTINEL not in captured.out + captured.err
