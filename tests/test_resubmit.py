@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from patchcarry import cli, git
+from patchcarry import cli, git, trace
 from patchcarry.install import CHECKOUT
 from patchcarry.measure import evidence, impact
 from patchcarry.resubmit.section import section_end
@@ -188,6 +188,9 @@ def test_dry_run_reads_everything_and_writes_nothing(world, capsys):
     assert out.startswith("DRY RUN (--dry-run)")
     assert f"POST {PULLS}" in out and "closed-by-fork-detachment" in out
     assert w.fork_branch() is None  # nothing pushed
+    # git is asked about each branch name once at most (dev and the two entries' heads)
+    asked = trace.log_path().read_text().count(" check-ref-format ")
+    assert asked <= 3, asked
 
 
 def test_no_token_defaults_to_dry_run(world, capsys):

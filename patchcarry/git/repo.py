@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from pathlib import Path
 
@@ -81,9 +82,11 @@ def unset_config(key: str, *, cwd: Path) -> None:
     git("config", "--unset-all", key, cwd=cwd, check=False)
 
 
+@functools.cache
 def is_valid_branch_name(name: str) -> bool:
     """Whether `refs/heads/<name>` is a valid ref name (`git check-ref-format`), asked in an
-    empty directory: no repository (the caller's least of all) is read for it."""
+    empty directory: no repository (the caller's least of all) is read for it. Once per name:
+    the answer is git's rule alone, and a run checks each entry's branches more than once."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-ref-") as tmp:
         code, _, _ = git(
             "check-ref-format",
