@@ -658,14 +658,27 @@ def test_a_body_near_githubs_limit_keeps_the_newest_revisions_within_it(world):
     (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
     pull = w.state.pulls[(sc.UPSTREAM, number)]
     entry = manifest_mod.load(w.manifest).select([ENTRY])[0]
-    revisions: list[str] = []
-    while True:
-        revisions.append(f"2026-08-{len(revisions) % 28 + 1:02d} `{len(revisions):012x}` rewrite")
+
+    def listing(count: int) -> tuple[list[str], str]:
+        """`count` revisions, oldest first, and the body whose section lists them all."""
+        revisions = [f"2026-08-{n % 28 + 1:02d} `{n:012x}` rewrite" for n in range(count)]
         section = body.render_section(entry, superseded=[], check_lines=[],
                                       impact=None, revisions=revisions)  # fmt: skip
-        text = body.render_new(entry, section)
-        if len(text) > 65_536 - 200:
-            break
+        return revisions, body.render_new(entry, section)
+
+    def fits(count: int) -> bool:
+        return len(listing(count)[1]) <= 65_536 - 200
+
+    # the fewest revisions whose body passes 65,336 characters, found by halving (each
+    # revision makes the body longer), not by rendering every count up to it
+    low, high = 0, 1
+    while fits(high):
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    revisions, text = listing(high)
+    assert not fits(high) and fits(high - 1)
     pull.body = text
     assert w.run(ENTRY) == 0  # re-rendered with its evidence and checks: longer than before
     after = pull.body
