@@ -12,6 +12,7 @@ Unknown repositories are `404 Repository not found.`
 from __future__ import annotations
 
 import base64
+import gzip
 import os
 import re
 import shutil
@@ -76,6 +77,9 @@ def serve(state: GitHubState, h: BaseHTTPRequestHandler, path: str, query: str) 
                 b"This repository was archived so it is read-only.\n")  # fmt: skip
         return
     env = _cgi_env(h, git_dir, found["rest"], query, token if known else None, len(body))
+    if not push and (found["rest"] != "/info/refs" or "service=git-upload-pack" in query):
+        _upload_pack(h, git_dir, found["rest"], body, env)
+        return
     done = subprocess.run(
         [_GIT, "http-backend"], input=body, env=env, capture_output=True, check=False
     )
@@ -90,6 +94,39 @@ def serve(state: GitHubState, h: BaseHTTPRequestHandler, path: str, query: str) 
         elif key:
             headers[key.strip()] = value.strip()
     _answer(h, status, headers, payload)
+
+
+# What `git http-backend` answers a smart-HTTP read with besides the body (http-backend.c).
+_NO_CACHE = {
+    "Expires": "Fri, 01 Jan 1980 00:00:00 GMT",
+    "Pragma": "no-cache",
+    "Cache-Control": "no-cache, max-age=0, must-revalidate",
+}
+
+
+def _upload_pack(
+    h: BaseHTTPRequestHandler, git_dir: Path, rest: str, body: bytes, env: dict[str, str]
+) -> None:
+    """A smart-HTTP read (the ref advertisement, or a fetch) answered as `git http-backend`
+    answers it, by running `git upload-pack --stateless-rpc` straight away: the same bytes,
+    one process fewer for each of the many requests a run's fetches make. Pushes still go
+    through http-backend (its receive-pack runs the fork's hooks)."""
+    command = [_GIT, "upload-pack", "--stateless-rpc"]
+    if rest == "/info/refs":
+        kind, prefix = "advertisement", b""
+        if "version=2" not in env.get("GIT_PROTOCOL", ""):  # v0/v1: the service line first
+            line = b"# service=git-upload-pack\n"
+            prefix = b"%04x%s0000" % (len(line) + 4, line)
+        command.append("--http-backend-info-refs")
+    else:
+        kind, prefix = "result", b""
+        if h.headers.get("Content-Encoding", "").lower() in ("gzip", "x-gzip"):
+            body = gzip.decompress(body)
+    done = subprocess.run(
+        [*command, str(git_dir)], input=body, env=env, capture_output=True, check=False
+    )
+    headers = {**_NO_CACHE, "Content-Type": f"application/x-git-upload-pack-{kind}"}
+    _answer(h, 200, headers, prefix + done.stdout)
 
 
 def _cgi_env(

@@ -18,7 +18,8 @@ from testing import adopt_scenarios as ad
 from testing import github_scenarios as sc
 from testing import patch_corpus
 from testing.fake_github import FakeGitHub, GitHubState
-from testing.upstream_repos import FIX_0001, FIX_0003, UpstreamRepo, make_upstream
+from testing.shared_worlds import adopt_upstream
+from testing.upstream_repos import FIX_0001, FIX_0003, UpstreamRepo
 
 DEFAULTS = f"""# carried patches
 [defaults]
@@ -30,13 +31,11 @@ include_tests = true
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def template_upstream(tmp_path_factory: pytest.TempPathFactory) -> UpstreamRepo:
-    repo = make_upstream(tmp_path_factory.mktemp("adopt-upstream"))
-    repo.add_pull_head(6117, FIX_0001)
-    repo.add_pull_head(6017, FIX_0003, merge_dev=True)  # like 6a1b608: dev merged into the PR
-    repo.add_pull_head(6200, ad.three_commit_series())
-    return repo
+    """#6117, #6017 (dev merged into it, like 6a1b608) and #6200 (a three-commit series) on
+    the fixture upstream, built once per run (read-only)."""
+    return adopt_upstream(tmp_path_factory)
 
 
 @dataclass

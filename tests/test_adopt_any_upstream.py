@@ -15,13 +15,12 @@ from testing import adopt_scenarios as ad
 from testing import github_scenarios as sc
 from testing import widgets as wd
 from testing.fake_github import FakeGitHub, GitHubState
+from testing.shared_worlds import widgets_template
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("widgets")
-    wd.make_widgets(root)
-    return root
+    return widgets_template(tmp_path_factory)
 
 
 @pytest.fixture

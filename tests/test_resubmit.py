@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from patchcarry import cli, git
+from patchcarry import cli, git, trace
 from patchcarry.install import CHECKOUT
 from patchcarry.measure import evidence, impact
 from patchcarry.resubmit.section import section_end
@@ -21,13 +21,12 @@ from testing import github_scenarios as sc
 from testing import patch_corpus
 from testing import pr_bodies as pb
 from testing.fake_github import FakeGitHub, GitHubState
+from testing.shared_worlds import resubmit_upstream
 from testing.upstream_repos import (
     FIX_0001,
-    FIX_0003,
     PINNED_ENV,
     PR_TEMPLATE_PATH,
     UpstreamRepo,
-    make_upstream,
     write_manifest,
 )
 
@@ -36,12 +35,10 @@ PULLS = f"/repos/{sc.UPSTREAM}/pulls"
 SENTINEL = "sentinel-token-value-0123456789-never-printed"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def template_upstream(tmp_path_factory: pytest.TempPathFactory) -> UpstreamRepo:
-    repo = make_upstream(tmp_path_factory.mktemp("upstream-template"))
-    repo.add_pull_head(6117, FIX_0001)
-    repo.add_pull_head(6017, FIX_0003)
-    return repo
+    """#6117's and #6017's heads on the fixture upstream, built once per run (read-only)."""
+    return resubmit_upstream(tmp_path_factory)
 
 
 @dataclass
@@ -128,6 +125,9 @@ def world(
 
 
 def test_detached_close_gives_new_draft_pr_one_cross_link_and_records_it(world, capsys):
+    """The first run opens and records the PR; a re-run writes nothing (it was
+    test_rerun_is_unchanged_with_zero_writes); a hand-edited body gets one PATCH (it was
+    test_changed_body_gets_exactly_one_patch): one world, three runs."""
     w = world()
     assert w.run(ENTRY) == 0
     assert w.writes() == [("POST", PULLS), ("POST", f"/repos/{sc.UPSTREAM}/issues/6117/comments")]
@@ -154,6 +154,21 @@ def test_detached_close_gives_new_draft_pr_one_cross_link_and_records_it(world, 
     (step,) = [line for line in out.splitlines() if line.startswith("next: ")]
     assert f"#{number} is a draft" in step and "self-review" in step
     assert "Ready for review" in step and step.endswith(f"/pull/{number}")
+    # a re-run changes nothing and writes nothing (counted in the server's log)
+    before = len(w.gh.writes())
+    assert w.run("--json", ENTRY) == 0
+    assert len(w.gh.writes()) == before
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["action"] == "unchanged" and result["writes"] == []
+    assert result["superseded"][0]["state"] == "closed-by-fork-detachment"
+    assert w.pulls_from(sc.CHECKPOINT_BRANCH) == [number]
+    # a body edited by hand gets exactly one PATCH, of the body alone, keeping the edit
+    pull.body = "edited by hand"
+    assert w.run(ENTRY) == 0
+    assert w.writes()[before:] == [("PATCH", f"{PULLS}/{number}")]
+    assert w.gh.writes()[-1].body.keys() == {"body"}  # title unchanged: not sent
+    kept = w.state.pulls[(sc.UPSTREAM, number)].body
+    assert kept.startswith("edited by hand\n\n<!-- patchcarry:begin entry=checkpoint-grad")
 
 
 def test_fork_without_the_base_history_still_gets_the_branch(world):
@@ -165,31 +180,6 @@ def test_fork_without_the_base_history_still_gets_the_branch(world):
     assert git.rev_parse(f"{tip}~2", cwd=w.fork_git) == w.upstream.base_commit  # full history
 
 
-def test_rerun_is_unchanged_with_zero_writes(world, capsys):
-    w = world()
-    assert w.run(ENTRY) == 0
-    before = len(w.gh.writes())
-    assert w.run("--json", ENTRY) == 0
-    assert len(w.gh.writes()) == before  # counted in the server's log
-    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert result["action"] == "unchanged" and result["writes"] == []
-    assert result["superseded"][0]["state"] == "closed-by-fork-detachment"
-    assert len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1
-
-
-def test_changed_body_gets_exactly_one_patch(world):
-    w = world()
-    assert w.run(ENTRY) == 0
-    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
-    w.state.pulls[(sc.UPSTREAM, number)].body = "edited by hand"
-    before = len(w.gh.writes())
-    assert w.run(ENTRY) == 0
-    assert w.writes()[before:] == [("PATCH", f"{PULLS}/{number}")]
-    assert w.gh.writes()[-1].body.keys() == {"body"}  # title unchanged: not sent
-    kept = w.state.pulls[(sc.UPSTREAM, number)].body
-    assert kept.startswith("edited by hand\n\n<!-- patchcarry:begin entry=checkpoint-grad")
-
-
 def test_dry_run_reads_everything_and_writes_nothing(world, capsys):
     w = world()
     assert w.run("--dry-run", ENTRY) == 0
@@ -198,6 +188,9 @@ def test_dry_run_reads_everything_and_writes_nothing(world, capsys):
     assert out.startswith("DRY RUN (--dry-run)")
     assert f"POST {PULLS}" in out and "closed-by-fork-detachment" in out
     assert w.fork_branch() is None  # nothing pushed
+    # git is asked about each branch name once at most (dev and the two entries' heads)
+    asked = trace.log_path().read_text().count(" check-ref-format ")
+    assert asked <= 3, asked
 
 
 def test_no_token_defaults_to_dry_run(world, capsys):
@@ -205,17 +198,6 @@ def test_no_token_defaults_to_dry_run(world, capsys):
     assert w.run(ENTRY) == 0
     assert w.writes() == [] and not any(r.authorized for r in w.gh.requests)
     assert "DRY RUN (no GH_TOKEN or GITHUB_TOKEN set)" in capsys.readouterr().out
-
-
-def test_missing_fork_is_created_then_used(world):
-    w = world(new_fork="none")
-    assert w.run(ENTRY) == 0
-    assert w.writes()[0] == ("POST", f"/repos/{sc.UPSTREAM}/forks")
-    fork = w.state.repos[sc.NEW_FORK]
-    assert fork.fork and fork.source == sc.UPSTREAM
-    assert w.gh.writes()[0].body == {"name": "Megatron-LM-oss", "default_branch_only": True}
-    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
-    assert w.fork_branch(Path(fork.clone_url)) == w.state.pulls[(sc.UPSTREAM, number)].head_sha
 
 
 def test_existing_fork_under_another_name_is_used_and_reported(world, capsys):
@@ -257,7 +239,9 @@ def test_detached_fork_is_refused_without_any_write(world, capsys):
     assert "REFUSED" in out and "never pushing there" in out and "fork: false" in out
 
 
-def test_maintainer_closed_is_refused_without_force(world, capsys):
+def test_maintainer_closed_is_refused_without_force_and_force_overrides_it(world, capsys):
+    """Refused with no write; then `--force` re-submits it without claiming detachment (it
+    was test_force_overrides_a_maintainer_close_without_claiming_detachment)."""
     w = world()
     sc.maintainer_closed(w.state, w.upstream.bare, number=6200)
     w.manifest.write_text(
@@ -270,16 +254,7 @@ def test_maintainer_closed_is_refused_without_force(world, capsys):
     out = capsys.readouterr().out
     assert "#6200 is closed-by-maintainer" in out and "--force" in out
     assert "closed by yaox12, not by the author htesd" in out
-
-
-def test_force_overrides_a_maintainer_close_without_claiming_detachment(world):
-    w = world()
-    sc.maintainer_closed(w.state, w.upstream.bare, number=6200)
-    w.manifest.write_text(
-        w.manifest.read_text().replace(
-            'name = "checkpoint-grad"', 'name = "checkpoint-grad"\npr = 6200'
-        )
-    )
+    # --force overrides it, without claiming detachment
     assert w.run("--force", ENTRY) == 0
     (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
     (link,) = [c.body for c in w.state.comments if c.issue == 6200 and "cross-link" in c.body]
@@ -331,12 +306,8 @@ def test_502_on_create_then_rerun_makes_exactly_one_pr(world, capsys):
     assert len(creates) == 2  # the failed one (not retried blindly) and the re-run's
 
 
-def test_create_applied_but_answer_lost_is_found_not_duplicated(world):
-    w = world()
-    w.gh.fail_after_apply("POST", r"/pulls$", 502)
-    assert w.run(ENTRY) == 0  # re-queried, found the PR it made, carried on
-    assert len(w.pulls_from(sc.CHECKPOINT_BRANCH)) == 1
-    assert sum(1 for r in w.gh.requests if (r.method, r.path) == ("POST", PULLS)) == 1
+# A create applied but its answer lost is found, not duplicated:
+# test_resubmit_faults.py::test_create_applied_but_answer_lost_is_reported_created_with_its_write
 
 
 def test_push_rejected_by_lease_stops_before_any_api_write(world, monkeypatch, capsys):
@@ -386,7 +357,11 @@ def test_offline_makes_no_api_request_and_says_what_it_could_not_verify(world, c
     assert "megatron-core 0.16.1 (installed)" in out
 
 
-def test_token_never_leaks(world, tmp_path, monkeypatch, capfd):
+def test_missing_fork_is_created_then_used_and_the_token_never_leaks(
+    world, tmp_path, monkeypatch, capfd
+):
+    """No fork yet: the run makes it and pushes there. Through that run and a re-run the
+    token is in no output, no git argv, no file and no request body."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     argv_log = tmp_path / "git-argv.log"
@@ -398,6 +373,12 @@ def test_token_never_leaks(world, tmp_path, monkeypatch, capfd):
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     w = world(new_fork="none", token=SENTINEL)
     assert w.run(ENTRY) == 0
+    assert w.writes()[0] == ("POST", f"/repos/{sc.UPSTREAM}/forks")
+    fork = w.state.repos[sc.NEW_FORK]
+    assert fork.fork and fork.source == sc.UPSTREAM
+    assert w.gh.writes()[0].body == {"name": "Megatron-LM-oss", "default_branch_only": True}
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    assert w.fork_branch(Path(fork.clone_url)) == w.state.pulls[(sc.UPSTREAM, number)].head_sha
     assert w.run(ENTRY) == 0
     captured = capfd.readouterr()
     assert SENTINEL not in captured.out + captured.err
@@ -678,15 +659,28 @@ def test_a_body_near_githubs_limit_keeps_the_newest_revisions_within_it(world):
     (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
     pull = w.state.pulls[(sc.UPSTREAM, number)]
     entry = manifest_mod.load(w.manifest).select([ENTRY])[0]
-    revisions: list[str] = []
-    while True:
-        revisions.append(f"2026-08-{len(revisions) % 28 + 1:02d} `{len(revisions):012x}` rewrite")
+
+    def listing(count: int) -> tuple[list[str], str]:
+        """`count` revisions, oldest first, and the body whose section lists them all."""
+        revisions = [f"2026-08-{n % 28 + 1:02d} `{n:012x}` rewrite" for n in range(count)]
         listed = Revisions(tuple(Revision(*r.replace("`", "").split()) for r in revisions))
         section = body.render_section(entry, superseded=[], check_lines=[],
                                       impact=None, revisions=listed)  # fmt: skip
-        text = body.render_new(entry, section)
-        if len(text) > 65_536 - 200:
-            break
+        return revisions, body.render_new(entry, section)
+
+    def fits(count: int) -> bool:
+        return len(listing(count)[1]) <= 65_536 - 200
+
+    # the fewest revisions whose body passes 65,336 characters, found by halving (each
+    # revision makes the body longer), not by rendering every count up to it
+    low, high = 0, 1
+    while fits(high):
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    revisions, text = listing(high)
+    assert not fits(high) and fits(high - 1)
     pull.body = text
     assert w.run(ENTRY) == 0  # re-rendered with its evidence and checks: longer than before
     after = pull.body

@@ -27,12 +27,13 @@ def _result(out: str) -> dict:  # type: ignore[type-arg]
 def test_create_applied_but_answer_lost_is_reported_created_with_its_write(world, capsys):
     w: World = world()
     w.gh.fail_after_apply("POST", r"/pulls$", 502)
-    assert w.run("--json", ENTRY) == 0
+    assert w.run("--json", ENTRY) == 0  # re-queried, found the PR it made, carried on
     result = _result(capsys.readouterr().out)
     assert result["action"] == "created"
     assert f"POST {PULLS}" in result["writes"]
-    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)
+    (number,) = w.pulls_from(sc.CHECKPOINT_BRANCH)  # found, not duplicated
     assert result["pr"] == number
+    assert sum(1 for r in w.gh.requests if (r.method, r.path) == ("POST", PULLS)) == 1
 
 
 def test_a_cross_link_whose_answer_was_lost_is_found_and_recorded_as_made(world, capsys):

@@ -17,13 +17,13 @@ from patchcarry.errors import FatalError
 from testing import github_scenarios as sc
 from testing import pr_bodies as pb
 from testing.fake_github import FakeGitHub, GitHubState
+from testing.shared_worlds import resubmit_upstream
 from testing.upstream_repos import (
     FIX_0001,
     FIX_0003,
     PINNED_ENV,
     RANDOM_PY,
     UpstreamRepo,
-    make_upstream,
     write_manifest,
 )
 
@@ -37,12 +37,10 @@ MAINTAINER = {"GIT_AUTHOR_NAME": "Xin Yao", "GIT_AUTHOR_EMAIL": "xiny@nvidia.com
 AUTHOR = {"GIT_AUTHOR_NAME": "iiap", "GIT_AUTHOR_EMAIL": "1471127927@qq.com"}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def template_upstream(tmp_path_factory: pytest.TempPathFactory) -> UpstreamRepo:
-    repo = make_upstream(tmp_path_factory.mktemp("upstream-live"))
-    repo.add_pull_head(6117, FIX_0001)
-    repo.add_pull_head(6017, FIX_0003)
-    return repo
+    """#6117's and #6017's heads on the fixture upstream, built once per run (read-only)."""
+    return resubmit_upstream(tmp_path_factory)
 
 
 def _commit(work: Path, env: dict[str, str], message: str, edit: dict[str, str]) -> str:
@@ -220,7 +218,11 @@ def test_foreign_commit_on_another_file_gets_one_commit_on_top_and_a_noop_rerun(
 
 
 def test_6339_shape_earlier_revision_gets_one_revising_commit_and_a_noop_rerun(live, capsys):
+    """Also: the refresh shows the rules of dev and the DCO verdict of the new head (it was
+    test_refresh_shows_the_rules_of_dev_and_the_dco_verdict_of_the_new_head)."""
     w = live(ckpt_commits=[(AUTHOR, sc.CHECKPOINT_TITLE, _older_fix)])
+    w.gh.state.add_branch_rule(sc.UPSTREAM, "dev", "required_linear_history")
+    w.gh.state.add_branch_rule(sc.UPSTREAM, "dev", "required_signatures")
     foreign = w.head(sc.CHECKPOINT_BRANCH)
     assert w.run("--dry-run", "--json", CKPT) == 0  # plain: the live PR's head stays
     planned = json.loads(capsys.readouterr().out)
@@ -231,8 +233,17 @@ def test_6339_shape_earlier_revision_gets_one_revising_commit_and_a_noop_rerun(l
     assert planned["branch"]["kind"] == "fast-forward" and w.writes() == []
     assert planned["branch"]["revises"]["sha"] == foreign
     assert "comment/whitespace" in planned["branch"]["revises"]["why"]
-    assert w.run("--update-live", CKPT) == 0
+    rules = planned["rules"]
+    assert rules["required_status_checks"] == ["DCO gate"]
+    assert rules["required_signatures"] and rules["required_linear_history"]
+    assert rules["verdicts"]["check DCO gate"].startswith("satisfied")
+    assert rules["verdicts"]["signed commits"].startswith("NOT satisfied")
+    assert w.run("--json", "--update-live", CKPT) == 0
+    result = json.loads(capsys.readouterr().out)
     new = w.head(sc.CHECKPOINT_BRANCH)
+    assert result["rules"]["after_push"] == {
+        "sha": new, "dco": {"DCO": "success", "DCO gate": "success"}}  # fmt: skip
+    assert f"DCO: DCO success, DCO gate success for {new[:12]}" in result["facts"]
     assert git.commit_parents(new, cwd=w.fork_git) == [foreign]  # one commit, nothing dropped
     assert (git.show_file(new, RANDOM_PY, cwd=w.fork_git) or b"").decode() == _ours(w, RANDOM_PY)
     _, message, _ = git.git("log", "-1", "--format=%an <%ae>%n%B", new, cwd=w.fork_git)
@@ -363,24 +374,6 @@ def test_one_commit_on_a_live_branch_carries_each_added_fix_of_a_series(tmp_path
     only_second = Cache(repo).commit_on(live, tree, series, [second.name])
     message = git.git("log", "-1", "--format=%an%n%s", only_second, cwd=repo)[1]
     assert message.splitlines() == ["Other Author", second.subject]  # its own author and title
-
-
-def test_refresh_shows_the_rules_of_dev_and_the_dco_verdict_of_the_new_head(live, capsys):
-    w = live(ckpt_commits=[(AUTHOR, sc.CHECKPOINT_TITLE, _older_fix)])
-    w.gh.state.add_branch_rule(sc.UPSTREAM, "dev", "required_linear_history")
-    w.gh.state.add_branch_rule(sc.UPSTREAM, "dev", "required_signatures")
-    assert w.run("--dry-run", "--json", "--update-live", CKPT) == 0
-    planned = json.loads(capsys.readouterr().out)["rules"]
-    assert planned["required_status_checks"] == ["DCO gate"]
-    assert planned["required_signatures"] and planned["required_linear_history"]
-    assert planned["verdicts"]["check DCO gate"].startswith("satisfied")
-    assert planned["verdicts"]["signed commits"].startswith("NOT satisfied")
-    assert w.run("--json", "--update-live", CKPT) == 0
-    result = json.loads(capsys.readouterr().out)
-    new = w.head(sc.CHECKPOINT_BRANCH)
-    assert result["rules"]["after_push"] == {
-        "sha": new, "dco": {"DCO": "success", "DCO gate": "success"}}  # fmt: skip
-    assert f"DCO: DCO success, DCO gate success for {new[:12]}" in result["facts"]
 
 
 def test_the_added_commit_carries_the_authors_own_signoff_or_is_refused():

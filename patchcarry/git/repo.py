@@ -78,7 +78,7 @@ def unset_config(key: str, *, cwd: Path) -> None:
     git("config", "--unset-all", key, cwd=cwd, check=False)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.cache
 def is_valid_branch_name(name: str) -> bool:
     """Whether `refs/heads/<name>` is a valid ref name, asked in an empty folder (no repo read),
     once per name and process."""
