@@ -81,7 +81,7 @@ def unset_config(key: str, *, cwd: Path) -> None:
 @functools.cache
 def is_valid_branch_name(name: str) -> bool:
     """Whether `refs/heads/<name>` is a valid ref name, asked in an empty folder (no repo read),
-    once per name and process."""
+    once per name and run."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-ref-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
         code, _, _ = git(

@@ -8,6 +8,7 @@ import contextlib
 import os
 from pathlib import Path
 
+from patchcarry.git.repo import is_valid_branch_name
 from patchcarry.git.runner import git, git_bytes
 
 # `shallow_file`'s answers in this run, by repository (asked a dozen times a resubmit);
@@ -16,8 +17,9 @@ _shallow_files: dict[Path, Path] = {}
 
 
 def forget_run_memos() -> None:
-    """Start a run with nothing remembered from an earlier one."""
+    """Start a run with nothing remembered from an earlier one (its log shows its own gits)."""
     _shallow_files.clear()
+    is_valid_branch_name.cache_clear()
 
 
 def shallow_file(*, cwd: Path) -> Path:
