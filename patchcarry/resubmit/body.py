@@ -55,25 +55,19 @@ def render_section(
     description around it (None: the tool's), to which it adds only what that lacks."""
     said = handwritten or ""
     numbers = [c.number for c in superseded if not mentions(said, c.number)]
-    resubmission = _resubmission(
-        entry, [c for c in superseded if c.number in numbers], base or entry.base_commit
-    )
+    unsaid = [c for c in superseded if c.number in numbers]
+    resubmission = _resubmission(entry, unsaid, base or entry.base_commit)
     trail = " → ".join(history)
     lines = ([f"PRs: {trail}"] if trail else []) + (revisions.lines() if revisions else [])
+    measured = "" if impact and states_impact(said) else _impact(impact)
+    pair = "" if _WHY_BOTH_RE.search(said) else _pair(impact)
     placeholder = "\x00begin\x00"
     values = {
         "begin": placeholder,
         "end": section_end(entry.name),
         "summary": render_description(entry, own) if summary else "",
         "resubmission": resubmission,
-        "impact": "\n\n".join(
-            part
-            for part in (
-                "" if impact and states_impact(said) else _impact(impact),
-                "" if _WHY_BOTH_RE.search(said) else _pair(impact),
-            )
-            if part
-        ),
+        "impact": "\n\n".join(part for part in (measured, pair) if part),
         "reproduce": _reproduce(test_command, impact, carried_tests.needs(entry.upstream)),
         # the check's sentences quote upstream's commit subjects: other people's words
         "checks": inert.body_text("\n".join(f"- {line}" for line in check_lines))[0]
@@ -218,9 +212,8 @@ def render_new(
     if pr_template is None or not pr_template.strip():
         return f"{render_description(entry, own)}\n\n{section}\n"
     ticks = ["unit tests"] if carries_unit_tests(entry) else []
-    filled = sections.defuse(
-        templates.fill(pr_template, "\x00what\x00", ticks=ticks, linked=linked(entry))
-    )
+    filled = templates.fill(pr_template, "\x00what\x00", ticks=ticks, linked=linked(entry))
+    filled = sections.defuse(filled)
     return filled.replace("\x00what\x00", f"{_summary(entry, own)}\n\n{section}", 1)
 
 
