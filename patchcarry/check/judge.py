@@ -36,8 +36,7 @@ def rejected_hunk(patch: Patch, applied: git.Applied) -> str:
 
 
 def inside(tree: Path, path: str, patches: list[Patch]) -> Path:
-    """`tree / path`, refused unless it is a safe relative path that stays inside `tree`
-    (patchfile already refused such patches; this holds even for a Patch built elsewhere)."""
+    """`tree / path`, refused unless it stays inside `tree` (even for a Patch built elsewhere)."""
     names = ", ".join(p.name for p in patches if path in p.files)
     patchrules.check_path(path, names)
     target = (tree / path).resolve()
@@ -47,9 +46,8 @@ def inside(tree: Path, path: str, patches: list[Patch]) -> Path:
 
 
 def apply_at(patches: list[Patch], read: Reader) -> list[PatchApply]:
-    """Apply `patches` in order onto the touched files as `read` gives them (path -> bytes or
-    None, written as they are, so a CRLF file stays one); each one: clean, offset, fuzz (only
-    `-C1` places it) or conflict."""
+    """Apply `patches` in order onto the touched files as `read` gives their bytes; each one:
+    clean, offset, fuzz (only `-C1` places it) or conflict."""
     results: list[PatchApply] = []
     with tempfile.TemporaryDirectory(prefix="patchcarry-apply-") as tmp:
         tree = Path(tmp).resolve()
@@ -92,8 +90,7 @@ def _touches(start: int, count: int, hunk: Hunk) -> bool:
 
 
 def _gap(start: int, count: int, hunk: Hunk) -> int:
-    """Unchanged lines between an upstream change and our hunk's span (0: touching/overlap).
-    A change of `count` 0 is an insertion after line `start`."""
+    """Unchanged lines between an upstream change and our hunk's span (0: touching/overlap)."""
     if _touches(start, count, hunk):
         return 0
     first, last = hunk.old_start, hunk.old_start + max(hunk.old_len, 1) - 1
@@ -107,8 +104,7 @@ def drift(
     repo: Path, base: str, tip: str, patches: list[Patch], diffs: Mapping[str, str] | None = None
 ) -> list[FileDrift]:
     """Per touched file: did it change from `base` to `tip`, and do the changed lines (old
-    side, -U0) overlap our hunks? Diffs only the touched files (`diffs`: each one's -U0 diff,
-    read for many entries at once)."""
+    side, -U0) overlap our hunks? (`diffs`: those already read for many entries at once)."""
     hunks = [h for p in patches for h in p.hunks]
     result = []
     for path in sorted({h.path for h in hunks}):
@@ -128,9 +124,8 @@ def drift(
 
 
 def patch_files(patch: Patch) -> list[tuple[str, str]]:
-    """A patch file's `diff --git` sections, each with the path git applies from it (its
-    `changes`, read with `git apply --numstat -z`: one per section, in order), never a name
-    read from the quoted header."""
+    """A patch file's `diff --git` sections, each with the path git applies from it (never a
+    name read from the quoted header)."""
     end = patch.text.find("\n-- \n")  # format-patch's signature trailer: not the diff
     body = patch.text if end < 0 else patch.text[: end + 1]
     chunks = [c for c in re.split(r"(?m)^(?=diff --git )", body) if c.startswith("diff --git ")]
@@ -139,16 +134,14 @@ def patch_files(patch: Patch) -> list[tuple[str, str]]:
 
 def _changed(chunk: str, sign: str) -> list[str]:
     """One side's changed lines of a file's diff (`-` or `+`), without the sign."""
+    lines = chunk.splitlines()
     return [
-        line[1:]
-        for line in chunk.splitlines()
-        if line.startswith(sign) and not line.startswith(("+++ ", "--- "))
+        line[1:] for line in lines if line.startswith(sign) and line[:4] not in ("+++ ", "--- ")
     ]
 
 
 def _python_tokens(lines: list[str]) -> list[tuple[int, str]] | None:
-    """The token stream of `lines` without comments and blank lines; indentation is in it
-    (INDENT tokens carry their text). None when `tokenize` cannot read the fragment."""
+    """The token stream of `lines` without comments and blank lines (None: unreadable)."""
     source = "".join(line + "\n" for line in lines)
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
@@ -170,9 +163,8 @@ def _plain_lines(lines: list[str]) -> list[str]:
 
 
 def _positions(chunk: str) -> list[tuple[str, str]]:
-    """Where each changed code line sits: (its sign, the old file's code line just before it;
-    at a hunk's start with no code line yet, the hunk header's function context). Comment
-    and blank lines are neither counted nor used as places, so a comment's edit moves none."""
+    """Where each changed code line sits: (its sign, the old file's code line before it, or
+    the hunk header's context); comment and blank lines are no places."""
     found: list[tuple[str, str]] = []
     place = ""
     for line in chunk.splitlines():
@@ -192,10 +184,8 @@ def _positions(chunk: str) -> list[tuple[str, str]]:
 
 
 def same_code(path: str, ours: str, theirs: str) -> bool:
-    """Whether two diffs of `path` change the same code in the same places and differ only in
-    comments and blank lines. Leading indentation is code. A `.py` file is compared as Python
-    token streams (`tokenize`); a fragment tokenize cannot read, or not UTF-8, is judged
-    line by line, exactly (whitespace at line ends aside), never forgiven more."""
+    """Whether two diffs of `path` change the same code in the same places, differing only in
+    comments and blank lines (Python as token streams; what cannot be tokenized, exactly)."""
     if any("\udc80" <= ch <= "\udcff" for ch in ours + theirs):  # not UTF-8: bytes kept
         return _exact(ours) == _exact(theirs)
     if _positions(ours) != _positions(theirs):  # the same line added in another place
@@ -220,9 +210,7 @@ def _exact(chunk: str) -> list[str]:
 
 
 def _root_or_cut(repo: Path, number: int, head: str) -> list[str]:
-    """What a head without parents is compared with: a root commit's change is its whole
-    tree (against the empty tree, as `git show` shows it); a head at the shallow boundary has
-    parents this cache never got, and its change cannot be told (UpstreamError, exit 4)."""
+    """A root commit is compared with the empty tree; a head at the shallow boundary cannot be."""
     if head in git.shallow_commits(cwd=repo):
         raise UpstreamError(
             f"#{number}'s head {short(head)} came without its parents, so its change cannot be "
@@ -240,16 +228,9 @@ def identity(
     also: Sequence[str] = (),
     same_tree_as: Sequence[str] = (),
 ) -> Identity:
-    """Compare our fix (a patch, or its per-file diff sections) with PR `number`'s change
-    (`git patch-id --verbatim`, then per file). A
-    merge head's change is taken against the parent it is identical to, if any (a merge of
-    the base branch into the PR; only a parent whose change has the fix's files is diffed),
-    else against the parent with the fewest changed files. `under`: the commit as many
-    commits below the head as the entry has, so that a multi-commit entry is compared whole
-    with the PR's own commits, never with its last commit alone; then the ancestors in
-    `also` (where a PR of several commits left its base branch); then the commits in
-    `same_tree_as`, for "identical" only: the head's tree is that commit's with the fix (a
-    base git cannot tell an ancestor here; never the parent a "different" is told against)."""
+    """Compare our fix with PR `number`'s change (patch-id, then per file), against each
+    parent, `under` (as many commits below the head as the entry has), the ancestors in `also`,
+    then `same_tree_as` (for "identical" only); else against the fewest-files parent."""
     ours_files = patch_files(fix) if isinstance(fix, Patch) else fix
     parents = git.commit_parents(head, cwd=repo) or _root_or_cut(repo, number, head)
     merge = len(parents) > 1
@@ -259,28 +240,19 @@ def identity(
     counts = {p: len(git.changed_paths(p, head, cwd=repo)) for p in parents}
     ours_text = "".join(section for _, section in ours_files)
     ours = dict(ours_files)
-    for parent in sorted(parents, key=lambda p: counts[p]):
+    untold = [b for b in dict.fromkeys(same_tree_as) if b not in parents]
+    for parent in sorted(parents, key=lambda p: counts[p]) + untold:
         files = git.changed_paths(parent, head, cwd=repo)
-        # identical means the same files first (trees only): a parent whose change has other
-        # files (the base branch a merge brought in) is never diffed, so no blob is fetched
+        # the same files first (trees only): a parent with other files is never diffed
         if set(files) == set(ours) and git.patch_id(ours_text, cwd=repo) == git.patch_id(
             "".join(t for _, t in git.diff_files(parent, head, files, cwd=repo)), cwd=repo
         ):
             return Identity(number, head, merge, parent, "identical", None, [], files)
-    for base in dict.fromkeys(same_tree_as):
-        if base in parents:
-            continue
-        files = git.changed_paths(base, head, cwd=repo)
-        if set(files) == set(ours) and git.patch_id(ours_text, cwd=repo) == git.patch_id(
-            "".join(t for _, t in git.diff_files(base, head, files, cwd=repo)), cwd=repo
-        ):
-            return Identity(number, head, merge, base, "identical", None, [], files)
     parent = min(parents, key=lambda p: counts[p])
     files = git.changed_paths(parent, head, cwd=repo)
     if len(files) > MAX_IDENTITY_FILES:
-        return Identity(
-            number, head, merge, parent, "different", False, sorted(set(files) ^ set(ours)), files
-        )
+        differ = sorted(set(files) ^ set(ours))
+        return Identity(number, head, merge, parent, "different", False, differ, files)
     theirs = dict(git.diff_files(parent, head, files, cwd=repo))
     differ = sorted(
         path

@@ -1,6 +1,5 @@
-"""`check`'s results for people: the table `check` prints, the short sentences per entry
-resubmit's plan states (no moving sha), and the same results in a reviewer's words for the PR
-body (`--json` is for machines: `CheckReport.to_json`)."""
+"""`check`'s results for people: `check`'s table, the sentences resubmit's plan states, and the
+same in a reviewer's words for the PR body."""
 
 from __future__ import annotations
 
@@ -21,16 +20,9 @@ from patchcarry.manifest import Entry
 from patchcarry.units import human_bytes
 
 
-def _offsets(status: str, offsets: list[int]) -> str:
-    return "offset " + "/".join(f"{o:+d}" for o in offsets) if status == "offset" else status
-
-
-def _ref_status(ref: RefApply) -> str:
-    return _offsets(ref.status, ref.offsets)
-
-
-def _patch_status(patch: PatchApply) -> str:
-    return _offsets(patch.status, patch.offsets)
+def _status(done: RefApply | PatchApply) -> str:
+    offsets = "/".join(f"{o:+d}" for o in done.offsets)
+    return f"offset {offsets}" if done.status == "offset" else done.status
 
 
 def _drift_line(d: FileDrift) -> str:
@@ -104,8 +96,7 @@ def _where(ref: RefApply) -> str:
 
 
 def _widths(entries: list[EntryResult]) -> tuple[int, int]:
-    """The ENTRY and REF columns: wide enough for the longest name and ref (two spaces
-    after each), never narrower than the usual 22 and 20."""
+    """The ENTRY and REF columns: the longest name and ref and two spaces, at least 22 and 20."""
     names = max((len(e.name) for e in entries), default=0) + 2
     refs = max((len(_where(r)) for e in entries for r in e.refs), default=0) + 2
     return max(22, names), max(20, refs)
@@ -118,9 +109,9 @@ def _entry_lines(e: EntryResult, widths: tuple[int, int] = (22, 20)) -> list[str
     lines = []
     for n, ref in enumerate(e.refs):
         name = e.name if n == 0 else ""
-        lines.append(f"{name:<{first}}{_where(ref):<{second}}{_ref_status(ref)}")
-        if len({_patch_status(p) for p in ref.patches}) > 1:  # say which patch is which
-            lines += [f"{'':<24}{p.patch[:40]}: {_patch_status(p)}" for p in ref.patches]
+        lines.append(f"{name:<{first}}{_where(ref):<{second}}{_status(ref)}")
+        if len({_status(p) for p in ref.patches}) > 1:  # say which patch is which
+            lines += [f"{'':<24}{p.patch[:40]}: {_status(p)}" for p in ref.patches]
         for p in ref.patches:
             if p.rejected and e.status != "landed":  # a landed fix's "rejected hunk" is itself
                 lines.append(f"{'':<4}{p.patch}: rejected hunk:")
@@ -168,11 +159,8 @@ def table(report: CheckReport) -> str:
 
 
 def _ref_line(ref_kind: str, label: str, status: str, offsets: list[int], base_branch: str) -> str:
-    where = {
-        "base": f"the pinned base {label}",
-        "tip": f"the current {base_branch} tip",
-        "installed": label,
-    }.get(ref_kind, label)
+    named = {"base": f"the pinned base {label}", "tip": f"the current {base_branch} tip"}
+    where = named.get(ref_kind, label)
     if status == "offset":
         shift = "/".join(f"{o:+d}" for o in offsets)
         return f"applies at {where} (offset {shift} lines, no fuzz)"
@@ -235,10 +223,8 @@ def _applies(status: str, offsets: list[int], at: str) -> str:
 
 
 def review_sentences(result: EntryResult, entry: Entry, dates: Mapping[str, str]) -> list[str]:
-    """What the check established, in a reviewer's words (the PR body's check results): where
-    the change applies, named by branch, commit and date (`dates`: commit -> YYYY-MM-DD), what
-    upstream changed in its files since, and how it compares with the PRs it re-submits. It
-    names the tip's commit, so the body says so again when the branch moves."""
+    """What the check established, in a reviewer's words for the PR body (`dates`: commit ->
+    YYYY-MM-DD); it names the tip's commit, so the body is refreshed when the branch moves."""
     if not result.refs:
         return [f"not checked: {result.reason}"]
     lines, seen = [], set()

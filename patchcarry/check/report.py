@@ -1,6 +1,5 @@
-"""What `check` established, as typed results: per patch, per ref, per file, per superseded PR.
-No rendering here (`check.render` turns these into a table or sentences); `to_json` is the
-machine form `check --json` prints."""
+"""What `check` established, as typed results: per patch, per ref, per file, per superseded PR
+(`check.render` renders them; `to_json` is `check --json`'s form)."""
 
 from __future__ import annotations
 
@@ -105,12 +104,8 @@ class Status(enum.StrEnum):
 
 @dataclasses.dataclass
 class Landing:
-    """Whether the fix is on the base branch (`check.landing`): the verdict, the commit that
-    carried it (or, for superseded, removed its place) and the merge that brought that commit
-    to the base branch when it landed elsewhere first, how that was known, the commits that
-    changed it since (for "landed, then undone": the commits that undid it), what could not be
-    established, and what to do next. "undetermined": the history the answer needs could not
-    be read (`partial` says why)."""
+    """Whether the fix is on the base branch (`check.landing`), by which commit, how that was
+    known, what changed it since (or undid it), what could not be read, and what next."""
 
     verdict: Verdict  # UNDETERMINED: `partial` says which history was not read
     commit: UpstreamCommit | None = None
@@ -172,33 +167,19 @@ class CheckReport:
         return int(ExitCode.OK if self.ok else ExitCode.FAILED)
 
     def to_json(self) -> dict[str, Any]:
-        entries = []
-        for e in self.entries:
-            refs = [
-                {**dataclasses.asdict(r), "status": r.status, "offsets": r.offsets} for r in e.refs
-            ]
-            entries.append(
-                {
-                    "name": e.name,
-                    "status": e.status,
-                    "reason": e.reason,
-                    "refs": refs,
-                    "drift": None if e.drift is None else [dataclasses.asdict(d) for d in e.drift],
-                    "identity": None
-                    if e.identity is None
-                    else [dataclasses.asdict(i) for i in e.identity],
-                    "not_checked": e.not_checked,
-                    "landing": None if e.landing is None else dataclasses.asdict(e.landing),
-                }
-            )
+        def each(items: list[Any] | None) -> list[dict[str, Any]] | None:
+            return None if items is None else [dataclasses.asdict(i) for i in items]
+
+        entries = [
+            {"name": e.name, "status": e.status, "reason": e.reason,
+             "refs": [{**dataclasses.asdict(r), "status": r.status, "offsets": r.offsets}
+                      for r in e.refs],
+             "drift": each(e.drift), "identity": each(e.identity), "not_checked": e.not_checked,
+             "landing": None if e.landing is None else dataclasses.asdict(e.landing)}
+            for e in self.entries
+        ]  # fmt: skip
         return {
-            "upstream": self.upstream,
-            "mode": self.mode,
-            "ok": self.ok,
-            "exit_code": self.exit_code,
-            "bytes_fetched": self.bytes_fetched,
-            "cache": self.cache,
-            "cache_bytes": self.cache_bytes,
-            "cost": self.cost,
-            "entries": entries,
-        }
+            "upstream": self.upstream, "mode": self.mode, "ok": self.ok,
+            "exit_code": self.exit_code, "bytes_fetched": self.bytes_fetched, "cache": self.cache,
+            "cache_bytes": self.cache_bytes, "cost": self.cost, "entries": entries,
+        }  # fmt: skip

@@ -1,11 +1,5 @@
 """`check`: does each entry's patch apply upstream (at the pinned base and the branch tip),
-did upstream drift under it, and is it the change of the PRs it supersedes.
-
-Reused by resubmit's preflight and the pre-commit hook:
-
-    report = run_checks(manifest.select([]), upstream=url_or_path, offline=False)
-    report.ok, report.exit_code, report.to_json(), render.table(report)
-"""
+did upstream drift under it, and is it the change of the PRs it supersedes."""
 
 from __future__ import annotations
 
@@ -40,9 +34,8 @@ def _offline(entries: list[Entry], tree: Path | None, label: str) -> list[EntryR
     for entry in entries:
         reason = entry.offline or (_no_offline_source(entry) if tree is None else None)
         if reason is not None or tree is None:
-            results.append(
-                EntryResult(entry.name, [], not_checked=["apply", *OFFLINE_SKIPS], reason=reason)
-            )
+            skipped = ["apply", *OFFLINE_SKIPS]
+            results.append(EntryResult(entry.name, [], not_checked=skipped, reason=reason))
             continue
 
         def read(path: str) -> bytes | None:
@@ -52,18 +45,14 @@ def _offline(entries: list[Entry], tree: Path | None, label: str) -> list[EntryR
         # The installed wheel ships megatron/ only: test patches cannot be judged against it.
         applied = judge.apply_at(entry.patches(with_tests=False), read)
         skipped = [*OFFLINE_SKIPS, *(["tests"] if entry.tests else [])]
-        results.append(
-            EntryResult(
-                entry.name, [RefApply("installed", label, None, applied)], not_checked=skipped
-            )
-        )
+        refs = [RefApply("installed", label, None, applied)]
+        results.append(EntryResult(entry.name, refs, not_checked=skipped))
     return results
 
 
 def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
-    """Apply check against a plain source tree (default: the installed megatron-core), for
-    the entries it stands for (NVIDIA/Megatron-LM's); the others are said not checked, and
-    no tree is looked for when none is Megatron-LM's."""
+    """Apply check against a source tree (default: the installed megatron-core) for the
+    entries it stands for (NVIDIA/Megatron-LM's); the others are said not checked."""
     from patchcarry.runtime import tree as megatron_tree
 
     ours = [e for e in entries if megatron_tree.has_offline_source(e.upstream)]
@@ -78,11 +67,9 @@ def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
 
 
 def _left_base(repo: Path, entry: Entry, head: str, tip: str) -> tuple[list[str], list[str]]:
-    """Where PR `head` left its base branch, as GitHub's "Files changed" takes it (its merge
-    base with the branch's tip), and the pinned base: (those git finds to be its ancestors in
-    the history here, the others). A PR of more commits than the entry has patches (carried
-    squashed) may leave its base below what `pull_depth` fetched: git cannot tell that base
-    an ancestor, yet the PR is this change when its tree is the base's with the change."""
+    """PR `head`'s merge base with the tip (as GitHub's "Files changed" takes it) and the
+    pinned base: (those git finds its ancestors here, the others, left below what
+    `pull_depth` fetched by a PR of more commits than the entry's patches)."""
     found = [b for b in dict.fromkeys([git.merge_base(head, tip, cwd=repo), entry.base_commit])
              if b]  # fmt: skip
     ancestors = [b for b in found if git.is_ancestor(b, head, cwd=repo)]
@@ -90,15 +77,13 @@ def _left_base(repo: Path, entry: Entry, head: str, tip: str) -> tuple[list[str]
 
 
 def pull_depth(entries: list[Entry]) -> int:
-    """How much of each PR head's history the check fetches: its own commits (one per
-    patch an adopted entry holds) and the commit it left its base branch at."""
+    """How much of each PR head's history is fetched: a commit per patch, and its base."""
     return min(max([2, *(len(e.patches(with_tests=True)) + 1 for e in entries)]), MAX_PULL_DEPTH)
 
 
 def _identity(repo: Path, entry: Entry, number: int, head: str, tip: str) -> Identity:
-    """Is PR `number` this entry's change: its fix commits together (a PR's series), or with
-    its test commits too (a PR that carried them)? The first that is identical, else the
-    fixes' verdict."""
+    """Is PR `number` this entry's change, with or without its tests? The first that is
+    identical, else the fixes' verdict."""
     candidates = [list(entry.fixes)] + ([[*entry.fixes, *entry.tests]] if entry.tests else [])
     bases, untold = _left_base(repo, entry, head, tip)
     verdicts: list[Identity] = []
@@ -145,12 +130,7 @@ def _upstream_entry(
         patchrules.refuse_mode_against_tree(entry.name, changes, modes)
         applied = known.applied.get((entry.name, commit)) if known else None
         if applied is None:
-            read = (
-                functools.partial(known.show, commit)
-                if known
-                else functools.partial(fetched.show, commit)
-            )
-            applied = judge.apply_at(patches, read)
+            applied = judge.apply_at(patches, functools.partial((known or fetched).show, commit))
         refs.append(RefApply(ref, label, commit, applied))
     drift = judge.drift(repo, base, tip, patches, known.drift.get((base, tip)) if known else None)
     identity = [_identity(repo, entry, n, fetched.pull_heads[n], tip) for n in entry.supersedes]
@@ -164,9 +144,7 @@ def _upstream_entry(
 
 
 def _prefetch(fetched: upstream_mod.FetchedUpstream, trees: prepare.Trees) -> None:
-    """Every blob the entries' checks read at their pinned base and their branch's tip (the
-    touched files; trees name them), in one fetch for all entries instead of a lazy fetch
-    each."""
+    """Every blob the checks read at the bases and tips, in one fetch, not a lazy fetch each."""
     blobs = [i for held in trees.values() for _, kind, i in held.values() if kind == "blob"]
     git.prefetch_blobs("origin", list(dict.fromkeys(blobs)), cwd=fetched.repo)
 
@@ -178,9 +156,8 @@ def run_checks(
     offline: bool = False,
     work_dir: Path | None = None,
 ) -> CheckReport:
-    """Check `entries` against `upstream` (URL or local path), or offline against the
-    installed megatron-core. Raises BadInputError (5) / UpstreamError (4); a patch that does
-    not apply is a result (`report.exit_code == 1`), not an exception."""
+    """Check `entries` against `upstream` (URL or path), or offline. Raises BadInputError /
+    UpstreamError; a patch that does not apply is a result (exit code 1), not an exception."""
     started = time.monotonic()
     if offline:
         return run_offline(entries)

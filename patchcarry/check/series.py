@@ -24,8 +24,8 @@ def series_tree(repo: Path, base: str, patches: list[Patch]) -> str | None:
 
 
 def series_files(repo: Path, base: str, patches: list[Patch]) -> list[tuple[str, str]] | None:
-    """The change `patches` make together on `base`, one (path, diff section) per file, the
-    path as git stores it (`git.diff_files`); None: they do not apply."""
+    """The change `patches` make together on `base`, one (path, diff section) per file (None:
+    they do not apply)."""
     tree = series_tree(repo, base, patches)
     if tree is None:
         return None
@@ -33,19 +33,14 @@ def series_files(repo: Path, base: str, patches: list[Patch]) -> list[tuple[str,
     return git.diff_files(base, tree, files, cwd=repo)
 
 
-def reverse_applies(repo: Path, commit: str, diff: Path) -> bool:
-    """Whether the change in `diff` is in `commit`'s tree: `git apply -R --check` on a scratch
-    index of it (only the touched blobs are read)."""
-    with tempfile.TemporaryDirectory(prefix="patchcarry-landed-") as tmp:
-        index = Path(tmp) / "index"
-        git.read_tree(commit, index=index, cwd=repo)
-        return git.apply_to_index(diff, index=index, cwd=repo, reverse=True, check=True)
-
-
-def applies(repo: Path, commit: str, diff: Path) -> bool:
-    """Whether the change in `diff` applies to `commit`'s tree (`git apply --check` on a
-    scratch index of it): what it changes is there as it was before it."""
+def applies(repo: Path, commit: str, diff: Path, *, reverse: bool = False) -> bool:
+    """Whether the change in `diff` applies to `commit`'s tree (`reverse`: is in it), checked
+    on a scratch index of it (only the touched blobs are read)."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-applies-") as tmp:
         index = Path(tmp) / "index"
         git.read_tree(commit, index=index, cwd=repo)
-        return git.apply_to_index(diff, index=index, cwd=repo, reverse=False, check=True)
+        return git.apply_to_index(diff, index=index, cwd=repo, reverse=reverse, check=True)
+
+
+def reverse_applies(repo: Path, commit: str, diff: Path) -> bool:
+    return applies(repo, commit, diff, reverse=True)

@@ -27,8 +27,7 @@ from patchcarry.resubmit.section import section_begin, section_end, section_id
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "pr_body.md"
 
 
-# A byte figure as people write one ("0.27 GB", "131 kB", "268,435,456 B"), or a heading
-# that says the description already measures something.
+# A byte figure as people write one ("0.27 GB", "268,435,456 B"), or a measured-impact heading
 _FIGURE_RE = re.compile(
     r"\b\d[\d,]*(?:\.\d+)?\s?(?:[kKMGT]i?B|B)\b|^#*\s*measured impact\b",
     re.IGNORECASE | re.MULTILINE,
@@ -46,49 +45,29 @@ def states_impact(text: str) -> bool:
 
 
 def render_section(
-    entry: Entry,
-    *,
-    superseded: Sequence[Classification],
-    check_lines: Sequence[str],
-    impact: Impact | None,
-    test_command: str | None = None,
-    handwritten: str | None = None,
-    base: str | None = None,
-    title: str | None = None,
-    summary: bool = False,
-    revisions: Revisions | None = None,
-    history: Sequence[str] = (),
-    template: Path = TEMPLATE,
+    entry: Entry, *, superseded: Sequence[Classification], check_lines: Sequence[str],
+    impact: Impact | None, test_command: str | None = None, handwritten: str | None = None,
+    base: str | None = None, title: str | None = None, summary: bool = False,
+    revisions: Revisions | None = None, history: Sequence[str] = (), template: Path = TEMPLATE,
     own: frozenset[str] | None = None,
-) -> str:
-    """This tool's section of `entry`'s PR body, markers included. `title` is the title the
-    tool stands behind (recorded as a hash); `summary` puts the patch's description in it
-    (off when a person wrote the description); `history` lists earlier PRs then this one.
-    `handwritten`: the description a person wrote around the section (None: the tool wrote
-    the body); the section then adds only what it lacks: no re-submission line when it names
-    the superseded PRs, no figures when it states an impact (only where the evidence lives
-    and how to reproduce it)."""
+) -> str:  # fmt: skip
+    """This tool's section of `entry`'s PR body, markers included. `handwritten`: a person's
+    description around it (None: the tool's), to which it adds only what that lacks."""
     said = handwritten or ""
     numbers = [c.number for c in superseded if not mentions(said, c.number)]
-    resubmission = _resubmission(
-        entry, [c for c in superseded if c.number in numbers], base or entry.base_commit
-    )
+    unsaid = [c for c in superseded if c.number in numbers]
+    resubmission = _resubmission(entry, unsaid, base or entry.base_commit)
     trail = " → ".join(history)
     lines = ([f"PRs: {trail}"] if trail else []) + (revisions.lines() if revisions else [])
+    measured = "" if impact and states_impact(said) else _impact(impact)
+    pair = "" if _WHY_BOTH_RE.search(said) else _pair(impact)
     placeholder = "\x00begin\x00"
     values = {
         "begin": placeholder,
         "end": section_end(entry.name),
         "summary": render_description(entry, own) if summary else "",
         "resubmission": resubmission,
-        "impact": "\n\n".join(
-            part
-            for part in (
-                "" if impact and states_impact(said) else _impact(impact),
-                "" if _WHY_BOTH_RE.search(said) else _pair(impact),
-            )
-            if part
-        ),
+        "impact": "\n\n".join(part for part in (measured, pair) if part),
         "reproduce": _reproduce(test_command, impact, carried_tests.needs(entry.upstream)),
         # the check's sentences quote upstream's commit subjects: other people's words
         "checks": inert.body_text("\n".join(f"- {line}" for line in check_lines))[0]
@@ -110,17 +89,14 @@ _OWN = ("begin", "end")  # the section's own markers; every other value may hold
 
 
 def _resubmission(entry: Entry, superseded: Sequence[Classification], base: str) -> str:
-    """One line per superseded PR: what this PR is and why the original closed; how that
-    was told from a withdrawal, folded away."""
+    """One line per superseded PR: what this PR is and why the original closed."""
     if not superseded:
         return ""
     parts = []
     for item in superseded:
-        why = (
-            "GitHub closed it when its fork left the fork network; it was not withdrawn"
-            if item.state == PullState.DETACHED
-            else f"its state: {item.state}"
-        )
+        why = f"its state: {item.state}"
+        if item.state == PullState.DETACHED:
+            why = "GitHub closed it when its fork left the fork network; it was not withdrawn"
         parts.append(
             f"Re-submission of #{item.number} ({why}), from an attached fork, {entry.fork}, "
             f"on `{entry.base_branch}` at {short(base)}."
@@ -149,15 +125,12 @@ _WHY_BOTH_RE = re.compile(r"^#*\s*why both\b", re.IGNORECASE | re.MULTILINE)
 
 
 def _pair(impact: Impact | None) -> str:
-    """What this fix frees alone and with the other merged (measured), when the evidence
-    holds the pair."""
+    """What this fix frees alone and with the other merged, when the evidence holds the pair."""
     return f"### Why both PRs?\n\n{impact.pair}" if impact and impact.pair else ""
 
 
 def _reproduce(test_command: str | None, impact: Impact | None, needs: str | None) -> str:
-    """How a reviewer checks it: first upstream's own test this PR adds, its expected result
-    and what it needs; then where the measurement lives, the command that makes it again
-    and what that prints."""
+    """How a reviewer checks it: upstream's own test this PR adds, then the measurement."""
     parts = []
     if test_command:
         where = f" It needs {needs}." if needs else ""
@@ -172,15 +145,13 @@ def _reproduce(test_command: str | None, impact: Impact | None, needs: str | Non
 
 def render_description(entry: Entry, own: frozenset[str] | None = None) -> str:
     """The description of a PR the tool opens: outside its section, so a maintainer's edit
-    of it stands (sections written before held it inside: `summary=yes`)."""
+    stands."""
     return f"# What does this PR do?\n\n{_summary(entry, own)}"
 
 
 def _summary(entry: Entry, own: frozenset[str] | None = None) -> str:
-    """The fix's message; for a series of fix commits, each one's subject and message. A
-    message someone other than the token's user wrote (`own`: the user's commit emails;
-    None: not known) is made inert (`inert`), and no message can hold the section's markers
-    (a forged pair would stop every later refresh of the section)."""
+    """The fix's message (a series: each one's subject and message), inert unless the token's
+    user wrote it (`own`: their emails), and with no section marker (a forged pair)."""
     if len(entry.fixes) == 1:
         text = _theirs(entry.fix, reflow(entry.fix.message), own) or pr_title(entry, own)
     else:
@@ -196,16 +167,14 @@ def _theirs(fix: Any, text: str, own: frozenset[str] | None) -> str:
 
 
 def pr_title(entry: Entry, own: frozenset[str] | None = None) -> str:
-    """The PR title the tool sets: the manifest's, inert unless the fix's author is the
-    token's user (an adopted PR's title is its author's words)."""
+    """The manifest's title, inert unless the fix's author is the token's user."""
     if inert.is_own(entry.fix.author_email, own):
         return entry.title
     return inert.title_text(entry.title)[0]
 
 
 def neutralised(entry: Entry, own: frozenset[str] | None) -> list[str]:
-    """What the plan says: for each fix commit whose text is someone else's, what was made
-    inert before posting, and how whose text it is was told."""
+    """For each fix commit whose text is someone else's, what was made inert, and why."""
     lines = []
     for fix in entry.fixes:
         if inert.is_own(fix.author_email, own):
@@ -214,11 +183,9 @@ def neutralised(entry: Entry, own: frozenset[str] | None) -> list[str]:
         if fix is entry.fix:
             said += [f"{s} in the title" for s in inert.title_text(entry.title)[1]]
         if said:
-            whose = (
-                "no token user to compare with"
-                if own is None
-                else "its author's email is not the token user's"
-            )
+            whose = "its author's email is not the token user's"
+            if own is None:
+                whose = "no token user to compare with"
             lines.append(
                 f"body: the message of {fix.name} is someone else's ({whose}): "
                 f"{', '.join(said)} made inert before posting"
@@ -232,8 +199,7 @@ def carries_unit_tests(entry: Entry) -> bool:
 
 
 def render(entry: Entry, *, pr_template: str | None = None, **kwargs: Any) -> str:
-    """The whole body of a PR this tool opens: upstream's template, the description and the
-    tool's section under its "What does this PR do?" heading."""
+    """The whole body of a PR this tool opens."""
     section = render_section(entry, **kwargs)
     return render_new(entry, section, pr_template, kwargs.get("own"))
 
@@ -241,21 +207,18 @@ def render(entry: Entry, *, pr_template: str | None = None, **kwargs: Any) -> st
 def render_new(
     entry: Entry, section: str, pr_template: str | None = None, own: frozenset[str] | None = None
 ) -> str:
-    """A new PR's body around the tool's `section`: upstream's PR template as its default
-    branch holds it (GitHub's own starting point), filled in; without one, the description
-    and the section alone. The rest is people's from then on."""
+    """A new PR's body around the tool's `section`: upstream's PR template filled in, else the
+    description and the section alone."""
     if pr_template is None or not pr_template.strip():
         return f"{render_description(entry, own)}\n\n{section}\n"
     ticks = ["unit tests"] if carries_unit_tests(entry) else []
-    filled = sections.defuse(
-        templates.fill(pr_template, "\x00what\x00", ticks=ticks, linked=linked(entry))
-    )
+    filled = templates.fill(pr_template, "\x00what\x00", ticks=ticks, linked=linked(entry))
+    filled = sections.defuse(filled)
     return filled.replace("\x00what\x00", f"{_summary(entry, own)}\n\n{section}", 1)
 
 
 def linked(entry: Entry) -> str:
-    """The template's "Linked issue:" as the author would fill it: the PRs this one
-    re-submits, from the manifest ("Related to #6117")."""
+    """The template's "Linked issue:" as the author would fill it ("Related to #6117")."""
     return f"Related to {', '.join(f'#{n}' for n in entry.supersedes)}" if entry.supersedes else ""
 
 
@@ -263,10 +226,8 @@ def revision_comment(
     entry: Entry, *, head: str, old: str | None, kind: str, diff: str,
     moved: tuple[str, str] | None = None, ci_gate: bool = True,
 ) -> str:  # fmt: skip
-    """The one comment per changed revision: what changed in the PR since the previous head
-    (`moved`: the old and new base of a rebuilt branch; the diff is then the PR's own
-    commits, old against new, never upstream's commits between the bases; `ci_gate`: upstream
-    vets heads with copy-pr-bot, so the comment says what the new one needs)."""
+    """The one comment per changed revision (`moved`: the old and new base of a rebuilt
+    branch, the diff then of the PR's own commits; `ci_gate`: say what copy-pr-bot needs)."""
     since = f" since `{short(old)}`" if old else ""
     if moved is not None:
         since += (
@@ -286,20 +247,13 @@ def revision_comment(
 
 
 def cross_link(
-    entry: Entry,
-    *,
-    superseded: int,
-    new_pr: int,
-    new_url: str,
-    fork: str | None = None,
+    entry: Entry, *, superseded: int, new_pr: int, new_url: str, fork: str | None = None,
     detached: bool = True,
-) -> str:
+) -> str:  # fmt: skip
     """The comment left once on a superseded PR (the detachment sentence only when it was)."""
-    why = (
-        "This PR was closed automatically when its fork left the fork network; it is "
-        if detached
-        else "This change is "
-    )
+    why = "This change is "
+    if detached:
+        why = "This PR was closed automatically when its fork left the fork network; it is "
     return (
         f"{link_marker(entry.name, superseded)}\n"
         f"{why}re-submitted as #{new_pr} ({new_url}) from an attached fork ({fork or entry.fork})."
@@ -307,19 +261,12 @@ def cross_link(
 
 
 def compose(
-    entry: Entry,
-    existing: PullRef | None,
-    *,
-    superseded: Sequence[Classification],
-    check_lines: Sequence[str],
-    impact: Impact | None,
-    pr_template: str | None,
-    revision: Revision | None,
-    own: frozenset[str] | None = None,
-) -> tuple[str | None, str, str, str]:
+    entry: Entry, existing: PullRef | None, *, superseded: Sequence[Classification],
+    check_lines: Sequence[str], impact: Impact | None, pr_template: str | None,
+    revision: Revision | None, own: frozenset[str] | None = None,
+) -> tuple[str | None, str, str, str]:  # fmt: skip
     """(title to set or None, body, the tool's section, why the body is left alone or ""):
-    only the tool's section changes; the title only when the manifest's title changed since
-    the tool last set it. A body whose section cannot be told apart is left as it is."""
+    the title only when the manifest's changed since the tool last set it."""
     found = sections.locate(existing.body if existing else None, entry.name)
     old = found.section
     revisions = old.revisions if old else Revisions()
@@ -335,8 +282,7 @@ def compose(
             title = None
     made: dict[str, str] = {}
     test_command = carried_tests.command(entry.tests) if entry.include_tests else None
-    # a person's description: a body the tool first found without its section, or one whose
-    # section says so; a body the tool opened the PR with is its own
+    # a person's description: a body first found without the section, or whose section says so
     person = existing is not None and (old.person if old else True)
     handwritten = sections.outside(existing.body, old) if person and existing else None
 

@@ -1,8 +1,6 @@
-"""What a refresh does to the fork branch, which others push to too. A ref on the fork
-records what the tool last published there (pushed atomically with the branch, so any clone
-reads it with the same `ls-remote` and nobody else's push moves it); only a head equal to it
-may be rebuilt, any other gets commits on top. A second ref names the publishing entry, so
-one entry never rebuilds another's branch."""
+"""What a refresh does to the fork branch, which others push to too. A ref on the fork, pushed
+atomically with the branch, records what the tool last published; only a head equal to it may
+be rebuilt, any other gets commits on top. A second ref names the publishing entry."""
 
 from __future__ import annotations
 
@@ -35,8 +33,7 @@ def publisher_pattern(branch: str) -> str:
 
 
 def publishers(found: dict[str, str], branch: str) -> dict[str, str]:
-    """{entry name: commit} from an ls-remote answer (entry names hold no slash, so a
-    longer branch ending in `/<branch>` does not count)."""
+    """{entry name: commit} from an ls-remote answer (entry names hold no slash)."""
     out = {}
     for ref, sha in found.items():
         name = ref.removeprefix(PUBLISHER_PREFIX).removesuffix(f"/{branch}")
@@ -46,8 +43,7 @@ def publishers(found: dict[str, str], branch: str) -> dict[str, str]:
 
 
 def published_by(entry_name: str, published: str | None, named: dict[str, str]) -> str | None:
-    """The entry the record names: this one when its publisher ref holds the record's
-    commit, else another that does, else None."""
+    """The entry the record names: this one if its publisher ref holds the commit, else another."""
     if published is None:
         return None
     if named.get(entry_name) == published:
@@ -90,8 +86,6 @@ class BranchPlan:
     revises: Revision | None = None  # the earlier revision of the fix it updates
     held: list[str] = dataclasses.field(default_factory=list)  # what waits for --update-live
     # a rebuild of the tool's own publication whose head already holds every fix patch
-    # (only `added` is new): hold.keep_live_head holds it on an open PR, as it holds a commit
-    # on top of someone's head
     rebuild_holds_fix: bool = False
 
     def dropped_lines(self) -> list[str]:
@@ -106,115 +100,69 @@ class BranchPlan:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "kind": self.kind,
-            "reason": self.reason,
-            "live": self.live,
-            "published": self.published,
-            "dropped": [dataclasses.asdict(d) for d in self.dropped],
-            "revises": self.revises.to_json() if self.revises else None,
-            "held": self.held,
-        }
+            "kind": self.kind, "reason": self.reason, "live": self.live,
+            "published": self.published, "dropped": [dataclasses.asdict(d) for d in self.dropped],
+            "revises": self.revises.to_json() if self.revises else None, "held": self.held,
+        }  # fmt: skip
 
 
 def assess(
-    cache: Cache,
-    entry: Entry,
-    *,
-    remote: str,
-    base: str,
-    live: str | None,
-    published: str | None,
-    rewrite: bool,
-    by: str | None = None,
-) -> BranchPlan:
+    cache: Cache, entry: Entry, *, remote: str, base: str, live: str | None,
+    published: str | None, rewrite: bool, by: str | None = None,
+) -> BranchPlan:  # fmt: skip
     """Local git only: what to do with `entry.head_branch` given its live head and the
     record (`by`: the entry the record names, see `published_by`)."""
     patches = entry.patches()
     if live is None:
         return BranchPlan(BranchKind.NEW, "the fork has no such branch yet", live, published)
     if by is not None and by != entry.name:
-        return BranchPlan(
-            BranchKind.REFUSED,
+        reason = (
             f"the fork's record says entry {by!r} published this branch: two entries on one "
             f"branch would rebuild each other's PR, so nothing is pushed, not even with "
-            f"--rewrite; give entry {entry.name!r} its own head_branch in the manifest",
-            live,
-            published,
+            f"--rewrite; give entry {entry.name!r} its own head_branch in the manifest"
         )
+        return BranchPlan(BranchKind.REFUSED, reason, live, published)
     cache.fetch_head(remote, live)
     on_live = cache.apply(live, patches)
     if live == published and not on_live.failed and not on_live.added:
-        return BranchPlan(
-            BranchKind.UNCHANGED, "the head is what this tool last published", live, published
-        )
-    # A publication that was itself a commit on top of someone's work is not rebuilt: that
-    # would drop their commits underneath. Only a head the tool built whole is.
+        reason = "the head is what this tool last published"
+        return BranchPlan(BranchKind.UNCHANGED, reason, live, published)
+    # Only a head the tool built whole is rebuilt, not a commit on top of someone's work.
     ours = live == published and by == entry.name and not on_top(cache.message(live), entry.name)
     if ours or rewrite:
         plan = _rebuild(cache, entry, remote, base, live, published, ours=ours)
-        fixes = {f.name for f in entry.fixes}
-        if (
-            ours
-            and not rewrite
-            and plan.kind == BranchKind.REWRITE
-            and fixes <= set(on_live.contained)
-        ):
+        holds = {f.name for f in entry.fixes} <= set(on_live.contained)
+        if ours and not rewrite and plan.kind == BranchKind.REWRITE and holds:
             plan = dataclasses.replace(plan, added=on_live.added, rebuild_holds_fix=True)
         return plan
     return _on_top(cache, entry, remote, base, live, published, on_live)
 
 
 def _rebuild(
-    cache: Cache,
-    entry: Entry,
-    remote: str,
-    base: str,
-    live: str,
-    published: str | None,
-    *,
+    cache: Cache, entry: Entry, remote: str, base: str, live: str, published: str | None, *,
     ours: bool,
-) -> BranchPlan:
-    """Replace the branch by base + patches: the tool's own publication, or `--rewrite`
-    (which names every commit it drops)."""
+) -> BranchPlan:  # fmt: skip
+    """Replace the branch by base + patches: the tool's own publication, or `--rewrite`."""
     wanted = cache.apply(base, entry.patches())
     if wanted.failed:
         names = ", ".join(p.name for p in wanted.failed)
-        return BranchPlan(
-            BranchKind.REFUSED,
-            f"{names} does not apply on the base {git.short(base)}: run "
-            f"{install.command('check')} {entry.name}",
-            live,
-            published,
-        )
+        reason = f"{names} does not apply on the base {git.short(base)}: run "
+        reason += f"{install.command('check')} {entry.name}"
+        return BranchPlan(BranchKind.REFUSED, reason, live, published)
     if ours:
-        return BranchPlan(
-            BranchKind.REWRITE,
-            "the head is exactly what this tool last published, so it is rebuilt "
-            "(no one else's commit is dropped)",
-            live,
-            published,
-        )
-    dropped = [
-        Dropped(sha, *cache.describe(sha)) for sha in cache.commits_between(remote, live, stop=base)
-    ]
-    return BranchPlan(
-        BranchKind.REWRITE,
-        "--rewrite: the branch is replaced by base + patches; the commits below leave it",
-        live,
-        published,
-        dropped=dropped,
-    )
+        reason = "the head is exactly what this tool last published, so it is rebuilt "
+        reason += "(no one else's commit is dropped)"
+        return BranchPlan(BranchKind.REWRITE, reason, live, published)
+    between = cache.commits_between(remote, live, stop=base)
+    dropped = [Dropped(sha, *cache.describe(sha)) for sha in between]
+    reason = "--rewrite: the branch is replaced by base + patches; the commits below leave it"
+    return BranchPlan(BranchKind.REWRITE, reason, live, published, dropped=dropped)
 
 
 def _on_top(
-    cache: Cache,
-    entry: Entry,
-    remote: str,
-    base: str,
-    live: str,
-    published: str | None,
+    cache: Cache, entry: Entry, remote: str, base: str, live: str, published: str | None,
     on_live: Applied,
-) -> BranchPlan:
+) -> BranchPlan:  # fmt: skip
     """Someone's head: only commits on top (or an update of an earlier revision), or refused."""
     why = "the head is not what this tool published" + (
         f" (it published {git.short(published)})" if published else " (no publication record)"
@@ -224,54 +172,36 @@ def _on_top(
         if revised is not None:
             return _revised(cache, entry, revised, why, live, published)
         files = sorted({f for p in on_live.failed for f in p.files})
-        return BranchPlan(
-            BranchKind.REFUSED,
+        reason = (
             f"{why}, and {', '.join(p.name for p in on_live.failed)} neither applies on it nor "
             f"is already in it: the branch holds a different edit of {', '.join(files)}. "
             "Nothing is dropped without --rewrite (its plan names what goes); or bring the "
-            "branch in line by hand, then re-run",
-            live,
-            published,
+            "branch in line by hand, then re-run"
         )
+        return BranchPlan(BranchKind.REFUSED, reason, live, published)
     if not on_live.added:
-        return BranchPlan(
-            BranchKind.UNCHANGED,
-            f"{why}; it already holds every patch of this entry: nothing to add",
-            live,
-            published,
-        )
+        reason = f"{why}; it already holds every patch of this entry: nothing to add"
+        return BranchPlan(BranchKind.UNCHANGED, reason, live, published)
     target = cache.commit_on(live, on_live.tree, entry, on_live.added)
+    reason = f"{why}: one commit on top adds {', '.join(on_live.added)}; every commit stays"
     return BranchPlan(
-        BranchKind.FAST_FORWARD,
-        f"{why}: one commit on top adds {', '.join(on_live.added)}; every commit stays",
-        live,
-        published,
-        target=target,
-        added=on_live.added,
+        BranchKind.FAST_FORWARD, reason, live, published, target=target, added=on_live.added
     )
 
 
 def _revised(
-    cache: Cache,
-    entry: Entry,
-    revised: Revision,
-    why: str,
-    live: str,
-    published: str | None,
+    cache: Cache, entry: Entry, revised: Revision, why: str, live: str, published: str | None
 ) -> BranchPlan:
     """Fast-forward that updates an earlier revision of the fix, or a refusal naming why not."""
     fix = entry.fix.name
     if revised.tree is None:
-        return BranchPlan(
-            BranchKind.REFUSED,
+        reason = (
             f"{why}; {revised.line()} holds an earlier revision of {fix} ({revised.why}), but "
             f"it cannot be updated cleanly: {'; '.join(revised.conflicts)}. Nothing is dropped "
             "without --rewrite (its plan names what goes); or bring the branch in line by "
-            "hand, then re-run",
-            live,
-            published,
-            revises=revised,
+            "hand, then re-run"
         )
+        return BranchPlan(BranchKind.REFUSED, reason, live, published, revises=revised)
     extra = f"; it also adds {', '.join(revised.added)}" if revised.added else ""
     sentence = (
         f"{git.short(revised.old)} on this branch ({revised.author}: {revised.subject}) holds an "
@@ -279,28 +209,21 @@ def _revised(
         f"revision in patchcarry's {fix}{extra}."
     )
     target = cache.commit_on(live, revised.tree, entry, [fix, *revised.added], revises=sentence)
-    return BranchPlan(
-        BranchKind.FAST_FORWARD,
+    reason = (
         f"{why}: {revised.line()} holds an earlier revision of {fix} ({revised.why}); one "
-        f"commit on top turns it into this repo's revision{extra}; every commit stays",
-        live,
-        published,
-        target=target,
-        added=[fix, *revised.added],
-        revises=revised,
+        f"commit on top turns it into this repo's revision{extra}; every commit stays"
     )
+    return BranchPlan(BranchKind.FAST_FORWARD, reason, live, published, target=target,
+                      added=[fix, *revised.added], revises=revised)  # fmt: skip
 
 
-# A live PR whose head already holds the carried fix is left as its author left it:
-# every push restarts upstream's CI vetting (only a maintainer's comment, ci_gate.COMMAND,
-# restarts it) and every body edit is a write on someone else's text; what else the
-# tool could add waits for an explicit `--update-live`, and the plan says what it costs.
+# A live PR whose head already holds the carried fix is left as its author left it (a push
+# restarts upstream's CI vetting); what else the tool could add waits for `--update-live`.
 FLAG = "--update-live"
 
 
 def _cost(new_head: str, ci_gate: bool) -> str:
-    """What a new head costs an open PR: its CI vetting (copy-pr-bot's, where upstream has
-    it), else its checks, start over."""
+    """What a new head costs an open PR: its CI vetting, else its checks, start over."""
     if not ci_gate:
         return "Its cost: the PR's head changes, so its checks run again on the new head"
     return (
@@ -312,9 +235,8 @@ def _cost(new_head: str, ci_gate: bool) -> str:
 def keep_live_head(
     decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: bool, ci_gate: bool = True
 ) -> BranchPlan:
-    """`decided` unchanged, or (an open PR whose head holds the fix, no `--update-live`) an
-    `unchanged` plan naming what is held back and what pushing it would cost (`ci_gate`:
-    upstream vets heads with copy-pr-bot)."""
+    """`decided`, or (an open PR whose head holds the fix, no `--update-live`) an `unchanged`
+    plan naming what is held back and what pushing it would cost."""
     if not live_pr or opt_in:
         return decided
     if decided.rebuild_holds_fix:  # the tool's own publication: a rebuild is a force-push
@@ -325,13 +247,9 @@ def keep_live_head(
             f"{_cost('<new head>', ci_gate)}"
         )
         return dataclasses.replace(
-            decided,
-            kind=BranchKind.UNCHANGED,
-            reason=reason,
-            target=None,
-            added=[],
+            decided, kind=BranchKind.UNCHANGED, reason=reason, target=None, added=[],
             held=decided.added,
-        )
+        )  # fmt: skip
     if decided.kind != BranchKind.FAST_FORWARD or decided.target is None:
         return decided
     fixes = {f.name for f in entry.fixes}
@@ -357,9 +275,8 @@ def keep_live_head(
 def keep_body(
     existing_body: str | None, entry: Entry, *, ours: bool, pushing: bool, opt_in: bool
 ) -> str:
-    """Why the PR's description is left alone ("" when the tool may write its section): on
-    a head the tool did not publish (`ours` False), a body with no section of this tool is
-    its author's text, and with nothing pushed there is no revision to record in it."""
+    """Why the PR's description is left alone ("" when the tool may write its section): on a
+    head the tool did not publish, a body without its section is its author's text."""
     if pushing or opt_in or ours or locate(existing_body, entry.name).section is not None:
         return ""
     return (

@@ -1,6 +1,5 @@
-"""Phase 2 (see run.py): local git only, on objects the read phase named by id: what the
-fork branch becomes, the new branch when one is needed, and whether its push needs the
-`workflow` scope."""
+"""Phase 2 (see run.py): local git only: what the fork branch becomes, the new branch when one
+is needed, and whether its push needs the `workflow` scope."""
 
 from __future__ import annotations
 
@@ -42,16 +41,9 @@ def build_entry(
     if opts.rebase:
         base = git.rev_parse(git.own_ref("heads", entry.base_branch), cwd=cache.repo)
     remote = cache.add_fork(status.clone_url) if status.clone_url else "origin"
-    decided = branches.assess(
-        cache,
-        entry,
-        remote=remote,
-        base=base,
-        live=seen.live,
-        published=seen.published,
-        rewrite=opts.rewrite,
-        by=branches.published_by(entry.name, seen.published, dict(seen.publishers)),
-    )
+    by = branches.published_by(entry.name, seen.published, dict(seen.publishers))
+    decided = branches.assess(cache, entry, remote=remote, base=base, live=seen.live,
+                              published=seen.published, rewrite=opts.rewrite, by=by)  # fmt: skip
     decided = branches.keep_live_head(decided, entry, live_pr=seen.pull is not None,
                                   opt_in=opts.update_live,
                                   ci_gate=seen.ci_gate is not False)  # fmt: skip
@@ -63,9 +55,8 @@ def build_entry(
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="resubmit-")))
         progress.say(f"{entry.name}: fetching the {label} from upstream to build on ...")
         made = assemble(entry, facts.upstream_url, scratch / entry.name, rebase=opts.rebase)
-        built = dataclasses.replace(
-            built, target=made.commit, push_from=scratch / entry.name, assembled=made
-        )
+        built = dataclasses.replace(built, target=made.commit, push_from=scratch / entry.name,
+                                    assembled=made)  # fmt: skip
     if built.target is None:
         return built
     if decided.kind != branches.BranchKind.FAST_FORWARD:
@@ -87,9 +78,8 @@ class Assembled:
 
 
 def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Assembled:
-    """Base (pinned, or with `rebase` the branch tip) + `git am` of the patches in a fresh
-    repo. The base is fetched shallow, since upstream's history is large; the push deepens
-    it only when the fork lacks that history."""
+    """Base (pinned, or with `rebase` the branch tip), fetched shallow, + `git am` of the
+    patches in a fresh repo."""
     git.init(scratch)
     ref = f"refs/heads/{entry.base_branch}" if rebase else entry.base_commit
     try:
@@ -103,9 +93,8 @@ def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) ->
     name, email = entry.fix.author_name, entry.fix.author_email
     patches = entry.patches()
     try:
-        commit = git.am(
-            [p.path for p in patches], cwd=scratch, committer_name=name, committer_email=email
-        )
+        paths = [p.path for p in patches]
+        commit = git.am(paths, cwd=scratch, committer_name=name, committer_email=email)
     except git.GitError as exc:
         where = f"{entry.base_branch} tip" if rebase else "the pinned base"
         raise FatalError(
@@ -116,10 +105,8 @@ def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) ->
     return Assembled(base=base, commit=commit, patches=len(patches))
 
 
-# Whether GitHub will want the `workflow` scope for a push, judged as it judges it: per commit
-# the push makes new to the fork, one that changes `.github/workflows/` needs the scope unless
-# a fork branch already holds that path with those contents. The tool's own commits never
-# touch a workflow (patchrules), so only the base's history can bring one.
+# GitHub wants the `workflow` scope for a push with a commit, new to the fork, that changes
+# `.github/workflows/` to contents no fork branch holds.
 WORKFLOWS = ".github/workflows"
 MAX_HEADS = 20  # fork branches whose history is read to tell which commits are new to it
 MAX_NEW = 200  # new commits judged one by one (each reads its trees lazily)
@@ -127,9 +114,7 @@ MAX_NEW = 200  # new commits judged one by one (each reads its trees lazily)
 
 def _changes(commit: str, parents: list[str], cwd: Path) -> list[tuple[str, str, str]]:
     """(status, path, new blob) of each workflow file `commit` changes against its first
-    parent (all of them for a root commit). A merge is compared with its first parent too:
-    without `-m`, `git diff-tree` prints nothing for a merge, which would pass a workflow
-    change that a (bot-resolved) merge alone makes."""
+    parent (a merge too: without `-m`, `git diff-tree` prints nothing for it)."""
     first = parents[0] if len(parents) > 1 else None
     return git.changes_under(commit, WORKFLOWS, cwd=cwd, first_parent=first)
 
@@ -140,15 +125,10 @@ def _held(heads: tuple[str, ...], cwd: Path) -> set[tuple[str, str]]:
 
 
 def needs_scope(
-    target: str | None,
-    push_from: Path | None,
-    kind: str,
-    patches: int,
-    cache: Cache,
+    target: str | None, push_from: Path | None, kind: str, patches: int, cache: Cache,
     side: ForkSide | None,
-) -> str | None:
-    """Why the push of `target` (base + `patches` commits, or one commit on the live head)
-    needs the `workflow` scope, or None when it does not."""
+) -> str | None:  # fmt: skip
+    """Why the push of `target` needs the `workflow` scope, or None when it does not."""
     if target is None or push_from is None or kind == branches.BranchKind.FAST_FORWARD:
         return None  # nothing pushed, or one commit on the live head, which the fork has
     base = git.rev_parse(f"{target}~{patches}", cwd=push_from)

@@ -1,8 +1,6 @@
-"""Upstream's PR vetting gate, where it has one: NVIDIA's copy-pr-bot, which runs CI on a PR's
-head only once a maintainer comments `/ok to test <sha>` (its `pull-request/<N>` branch then
-points at that head). An upstream has it when its default branch holds the bot's
-configuration, `.github/copy-pr-bot.yaml`, not switched off (`enabled: false`): read from the
-upstream itself, never assumed. Its words are said only for an upstream that has it."""
+"""Upstream's PR vetting gate: NVIDIA's copy-pr-bot runs CI on a PR's head only once a
+maintainer comments `/ok to test <sha>`; an upstream has it when its default branch holds the
+bot's configuration, not switched off (read, never assumed)."""
 
 from __future__ import annotations
 
@@ -27,8 +25,7 @@ def gate_branch(pr: int | None) -> str:
 
 
 def uses_copy_pr_bot(cache: Path, rev: str | None) -> bool:
-    """Whether the upstream whose default branch tip is `rev` (in the check's cache) vets
-    PR heads with copy-pr-bot; False without a tip to read."""
+    """Whether the upstream whose default branch tip is `rev` vets PR heads with copy-pr-bot."""
     if rev is None:
         return False
     for path in CONFIGS:

@@ -47,16 +47,14 @@ def decide(seen: Observed, built: Built | None, opts: Options, *, today: str) ->
     plan = dataclasses.replace(plan, superseded=seen.superseded)
     settled = seen.settled
     if settled is not None and settled.merged is not None:
-        return dataclasses.replace(
-            plan, merged=settled.reason, pr=settled.merged.number, url=settled.merged.url
-        )
+        pr, url = settled.merged.number, settled.merged.url
+        return dataclasses.replace(plan, merged=settled.reason, pr=pr, url=url)
     if settled is not None:
         return _refuse(plan, settled.reason)
     status = seen.fork
     assert status is not None  # read whenever the entry is not settled
-    plan = dataclasses.replace(
-        plan, fork=status, facts=(*plan.facts, f"fork: {status.describe(entry.upstream)}")
-    )
+    plan = _add(dataclasses.replace(plan, fork=status),
+                facts=[f"fork: {status.describe(entry.upstream)}"])  # fmt: skip
     if status.kind == fork.ForkKind.DETACHED:
         return _refuse(plan, str(fork.refuse_detached(status, entry.upstream)))
     assert built is not None  # built whenever the fork is not detached
@@ -104,9 +102,7 @@ def vetting_line(vetting: Vetting | None, head: str | None) -> str:
 def _branch_facts(plan: Plan, seen: Observed, built: Built) -> Plan:
     decided = built.branch
     facts: list[str] = []
-    if (
-        decided.kind != branches.BranchKind.REFUSED
-    ):  # a refusal's reason is printed once, as the reason
+    if decided.kind != branches.BranchKind.REFUSED:  # a refusal's reason is printed once
         facts.append(f"branch: {decided.kind.upper()}: {decided.reason}")
     if seen.ci_gate is not False:  # copy-pr-bot's words only where upstream has it
         facts.append(vetting_line(seen.vetting, seen.live))
@@ -195,9 +191,9 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: Revision | None, 
         create = CreatePull(entry.upstream, f"{owner}:{entry.head_branch}", entry.base_branch)
         return dataclasses.replace(_add(plan, writes=[create]), pull=pull)
     pr = existing.number
-    changed = (["title"] if title is not None else []) + (
-        ["body (the tool's section only)"] if normalize(existing.body) != normalize(body) else []
-    )
+    changed = ["title"] if title is not None else []
+    if normalize(existing.body) != normalize(body):
+        changed.append("body (the tool's section only)")
     if edits_change is not None:
         changed.append(f"maintainer edits {'on' if edits_change else 'off'}")
     writes: list[Write] = []
@@ -214,11 +210,8 @@ def _pull(plan: Plan, seen: Observed, opts: Options, revision: Revision | None, 
 def _links(plan: Plan, seen: Observed, force: bool) -> Plan:
     """A cross-link on each superseded PR that may get one and does not hold it yet."""
     entry = seen.entry
-    wanted = [
-        c.number
-        for c in seen.superseded
-        if (c.state == classify.PullState.DETACHED or force) and c.number not in seen.linked
-    ]
+    wanted = [c.number for c in seen.superseded if c.number not in seen.linked
+              and (c.state == classify.PullState.DETACHED or force)]  # fmt: skip
     needed = tuple(n for n in wanted if n not in seen.locked)
     plan = _add(plan, facts=[locked.skipped("cross-link", n) for n in wanted
                              if n in seen.locked])  # fmt: skip
@@ -227,15 +220,12 @@ def _links(plan: Plan, seen: Observed, force: bool) -> Plan:
 
 
 def landed_journey(result: EntryResult, entry: Entry) -> tuple[Observed, Plan] | None:
-    """The (observed, plan) of `entry` when check found its fix landed (None otherwise): a
-    plan with nothing to write, whose reason names the landing commit."""
+    """The (observed, plan with nothing to write) of `entry` when check found its fix landed."""
     landing = result.landing
     if landing is None or not landing.landed:
         return None
     lines = tuple(render.sentences(result, entry))
-    reason = (
-        f"{landing.verdict} upstream as {render.commit_words(landing)}: nothing is pushed; "
-        f"{landing.next}"
-    )
+    reason = f"{landing.verdict} upstream as {render.commit_words(landing)}: nothing is pushed; "
+    reason += landing.next
     facts = tuple(f"check: {line}" for line in lines)
     return Observed(entry, lines, True), Plan(entry, facts, pr=entry.pr, merged=reason)

@@ -11,25 +11,17 @@ from patchcarry.pulls.reads import Reads
 
 
 def tip(reads: Reads, upstream: str, cache: Path) -> str | None:
-    """Upstream's default branch tip in the cache (where GitHub reads its PR template and
-    copy-pr-bot its configuration); None when it has none."""
+    """Upstream's default branch tip in the cache (None: it has none)."""
     repo = reads.repo(upstream)
     return templates.fetch(cache, repo.default_branch) if repo and repo.default_branch else None
 
 
 def pr_template(reads: Reads, upstream: str, cache: Path, ref: str | None) -> str | None:
-    """Upstream's PR template as its default branch (`ref`) holds it, where GitHub reads
-    it; else its owner's `.github` repository's."""
+    """Upstream's PR template as its default branch (`ref`) holds it, else its owner's."""
     found = templates.read(cache, ref) if ref else None
     if found is not None or upstream.split("/")[1].lower() == templates.OWNER_REPO:
         return found
-    return owner_template(reads, upstream.split("/")[0], cache)
-
-
-def owner_template(reads: Reads, owner: str, cache: Path) -> str | None:
-    """The PR template of the owner's `.github` repository, which GitHub uses for every
-    repository of the owner that has none of its own (None: no such public repository)."""
-    name = f"{owner}/{templates.OWNER_REPO}"
+    name = f"{upstream.split('/')[0]}/{templates.OWNER_REPO}"  # the owner's .github repository
     repo = reads.repo(name)
     if repo is None or repo.private or not repo.default_branch:
         return None

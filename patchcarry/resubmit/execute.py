@@ -55,16 +55,14 @@ class Context:
 
 @dataclasses.dataclass
 class Done:
-    """One entry's writes as they are made: the facts they establish, and each write, typed
-    (the record lists these, not what the GitHub client logged)."""
+    """One entry's writes as they are made: the facts they establish, and each write, typed."""
 
     facts: list[str] = dataclasses.field(default_factory=list)
     made: list[Write] = dataclasses.field(default_factory=list)
 
 
 def _ensure_fork(ctx: Context, plan: Plan, done: Done) -> fork.ForkStatus:
-    """The fork, created at most once per run even when several entries share it (a created
-    fork's note goes in the record)."""
+    """The fork, created at most once per run even when several entries share it."""
     status, entry = plan.fork, plan.entry
     assert status is not None
     if status.kind != fork.ForkKind.MISSING:
@@ -84,8 +82,8 @@ def _ensure_fork(ctx: Context, plan: Plan, done: Done) -> fork.ForkStatus:
 
 
 def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None:
-    """Branch and publication record in one atomic push, each leased on what was read. A
-    fork's git side lags its API right after creation: bounded back-off before giving up."""
+    """Branch and publication record in one atomic push, each leased on what was read, with a
+    bounded back-off while a new fork's git side lags its API."""
     branch, opts = plan.entry.head_branch, ctx.opts
     updates = [
         (step.target, f"refs/heads/{branch}", step.live),
@@ -160,8 +158,7 @@ def _record_number(ctx: Context, entry: Entry, number: int) -> list[str]:
 def _record(
     ctx: Context, plan: Plan, done: Done, number: int, url: str | None, created: bool
 ) -> Record:
-    """After every write: the manifest's record, and the head's DCO result read once (what
-    the plan said would follow the push has happened: its outlook is not repeated)."""
+    """After every write: the record, with the head's DCO result read once (no outlook)."""
     entry, step, rules = plan.entry, plan.push, plan.rules
     kept = [f for f in plan.facts if step is None or not isinstance(f, Outlook)]
     facts, made = [*map(str, kept), *done.facts], done.made
@@ -180,8 +177,7 @@ def _record(
 
 # -- the API writes on upstream, each guarded by what was observed or by a marker
 COMPARE_WAIT = 60.0  # seconds "No commits between" right after a push is re-checked
-# GitHub's 422 where the repository's plan has no drafts (a private repository on a plan
-# without them): no field says so beforehand, and the PR is wanted all the same
+# GitHub's 422 where the repository's plan has no drafts (no field says so beforehand)
 NO_DRAFTS = "draft pull requests are not supported in this repository"
 DRAFTS_REFUSED = (
     'draft: {upstream} does not support draft PRs (GitHub: "Draft pull requests are not '
@@ -193,10 +189,8 @@ def open_or_refresh(
     gh: Forge, entry: Entry, pull: PullWrite, owner: str, login: str,
     lag: fork.Backoff | None, done: Done,
 ) -> tuple[PullRef, bool]:  # fmt: skip
-    """(the PR, whether this run created it). A create whose answer was lost is looked up
-    (never blindly retried) and still reported as created. With `lag` (this run pushed),
-    "No commits between" is re-checked while it waits: GitHub's compare view can lag a push
-    (dotnet/buildtools#1140, hub#1258); a 422 created nothing, so the create is sent again."""
+    """(the PR, whether this run created it). A create whose answer was lost is looked up, never
+    retried; with `lag`, "No commits between" is retried while the compare view lags a push."""
     existing = pull.existing
     if existing is None:
         head = f"{owner}:{entry.head_branch}"
@@ -256,12 +250,8 @@ def edited_during_run(now: PullRef, read: PullRef, fields: dict[str, str | bool]
 def current_text(
     now: PullRef, read: PullRef, pull: PullWrite, entry_name: str, fields: dict[str, str | bool]
 ) -> dict[str, str | bool]:
-    """The title and body to PATCH, from `now` (the PR re-read right before the PATCH: one
-    round trip is the only window left) rather than `read` (the run's first read, made
-    before the build, the fork's wait and the push). GitHub's last write wins and ticking a
-    task-list box is a body edit, so: a title someone changed since `read` stays theirs; a
-    body someone changed gets only the tool's section merged into it as it is now (a
-    section edited by hand is left alone, as `merge` does)."""
+    """The title and body to PATCH against `now` (re-read right before it), not `read`: a title
+    changed since stays; a body changed since gets only the tool's section merged into it."""
     out: dict[str, str | bool] = {}
     if "title" in fields and now.title == read.title:
         out["title"] = fields["title"]
@@ -293,8 +283,7 @@ def _found_after_create(
     created = isinstance(exc, TransientError)
     if created:
         done.made.append(CreatePull(entry.upstream, head, entry.base_branch))
-    # someone's PR (opened between the read and the POST), or ours whose answer was
-    # lost: either way only the tool's section goes into the body found, title kept
+    # someone's PR, or ours whose answer was lost: only the tool's section goes in, title kept
     body = merge(found.body, pull.section, entry.name)
     if normalize(found.body) != normalize(body):
         found = gh.update_pull(entry.upstream, found.number, body=body)
@@ -306,8 +295,7 @@ def revision_comment(
     gh: Forge, entry: Entry, number: int, done: Done, *, login: str, cache: Cache,
     clone_url: str, old: str | None, new: str, kind: str, ci_gate: bool = True,
 ) -> None:  # fmt: skip
-    """The one comment per new revision on the PR: what changed since the previous head
-    (a locked conversation's refusal is a fact of the record)."""
+    """The one comment per new revision on the PR: what changed since the previous head."""
     marker = ownership.revision_marker(entry.name, new)
     if ownership.marked(gh.issue_comments(entry.upstream, number), marker, login):
         return
@@ -341,8 +329,7 @@ def cross_links(
     gh: Forge, entry: Entry, numbers: tuple[int, ...], superseded: tuple[Classification, ...],
     done: Done, *, login: str, pr: int, url: str, fork: str,
 ) -> None:  # fmt: skip
-    """A cross-link on each superseded PR in `numbers` that does not hold it yet (a link a
-    conversation locked since the read refused is a fact of the record)."""
+    """A cross-link on each superseded PR in `numbers` that does not hold it yet."""
     for number in numbers:
         marker = ownership.link_marker(entry.name, number)
         if ownership.marked(gh.issue_comments(entry.upstream, number), marker, login):
@@ -363,13 +350,11 @@ def cross_links(
 
 
 def dco_result(gh: Forge, repo: str, sha: str) -> tuple[DcoShown, str]:
-    """The head's DCO check runs, read once after the push: (shown, sentence). A report,
-    never a failure: the writes are done, and a head the PR does not show yet answers 422."""
+    """The head's DCO check runs, read once after the push: (shown, sentence), never a failure."""
     try:
-        found_runs = gh.check_runs(repo, sha)
+        runs = [r for r in gh.check_runs(repo, sha) if "dco" in r.name.lower()]
     except GitHubError as exc:
         return {"sha": sha, "dco": None}, f"DCO: not read for {git.short(sha)} ({exc})"
-    runs = [r for r in found_runs if "dco" in r.name.lower()]
     if not runs:
         return {"sha": sha, "dco": None}, f"DCO: not reported yet for {git.short(sha)}"
     found: dict[str, str | None] = {r.name: r.conclusion or r.status for r in runs}

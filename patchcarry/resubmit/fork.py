@@ -1,6 +1,5 @@
-"""The fork the PR comes from: attached (a fork in upstream's network), missing, or detached
-(never pushed to). A missing one is created in the write phase, then waited for: GitHub
-creates forks asynchronously."""
+"""The fork the PR comes from: attached (in upstream's network), missing (created in the write
+phase, then waited for), or detached (never pushed to)."""
 
 from __future__ import annotations
 
@@ -48,9 +47,7 @@ def inspect(gh: Forge | Reads, fork: str, upstream: str) -> ForkStatus:
         url = hosts.answered_git_url(gh.host, fork, repo.clone_url)
         return ForkStatus(ForkKind.ATTACHED, repo.full_name, url)
     where = f" (the root of {upstream}'s network)" if top.lower() != upstream.lower() else ""
-    why = (
-        "fork: false" if not repo.fork else f"its source is {repo.source or None}, not {top}{where}"
-    )
+    why = f"its source is {repo.source or None}, not {top}{where}" if repo.fork else "fork: false"
     return ForkStatus(ForkKind.DETACHED, repo.full_name or fork, None, why)
 
 
@@ -74,9 +71,8 @@ class Backoff:
     _tries: int = dataclasses.field(default=0, init=False)
 
     def wait(self) -> bool:
-        """Sleep the next step (first, doubling, at most `cap`, never past the budget);
-        False, without sleeping, once the budget is spent. Each step says so first: a new
-        fork can take minutes, and a silent wait looks like a hang."""
+        """Sleep the next step (first, doubling, at most `cap`, never past the budget), said
+        first; False, without sleeping, once the budget is spent."""
         left = self.budget - self.spent
         if left <= 0:
             return False
@@ -93,9 +89,8 @@ class Backoff:
 
 
 def create(gh: Forge, name: str, upstream: str, *, login: str, wait: Backoff) -> ForkStatus:
-    """POST the fork, then poll with `wait` until it answers as attached (it may 404 for a
-    while). GitHub may hand back the owner's existing fork under another name: that one is
-    used, and `note` says so."""
+    """POST the fork, then poll with `wait` until it answers as attached; the owner's existing
+    fork under another name GitHub hands back is used, and `note` says so."""
     owner, repo = name.split("/", 1)
     made = gh.create_fork(upstream, name=repo, organization=None if owner == login else owner)
     full_name = made.full_name or name

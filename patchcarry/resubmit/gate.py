@@ -9,22 +9,14 @@ from patchcarry import tokens
 from patchcarry.errors import FatalError
 from patchcarry.github import ACTIONS, APP_USER, CLASSIC, FINE_GRAINED, OAUTH
 from patchcarry.github_types import RuleRef
-from patchcarry.resubmit import repo_rules
-from patchcarry.resubmit.model import (
-    Action,
-    CreatePull,
-    Options,
-    Plan,
-    Refusal,
-    RulesJudged,
-    TokenShown,
-)
+from patchcarry.resubmit import model, repo_rules
+from patchcarry.resubmit.model import Action, CreatePull, Options, Plan, Refusal, RulesJudged
 from patchcarry.resubmit.observe import Observed, RunFacts
 
 
 def gate(journeys: list[tuple[Observed, Plan]], facts: RunFacts, opts: Options) -> list[Plan]:
-    """The plans with the token's and the rules' verdicts added; raises when the run as a
-    whole must stop (a foreign token, a default branch)."""
+    """The plans with the token's and the rules' verdicts added; raises when the whole run
+    must stop."""
     entries = [seen.entry for seen, _ in journeys]
     if facts.token:
         wrong = [e for e in entries if e.fork_owner.lower() != facts.login.lower()]
@@ -75,7 +67,7 @@ def _judge(seen: Observed, plan: Plan, facts: RunFacts) -> Plan:
 
 def _judge_repos(seen: Observed, plan: Plan) -> Plan:
     """An archived upstream or fork, an upstream that takes no PR from this user: refused
-    before the first write (the fork's creation and the push included)."""
+    before the first write."""
     if not plan.writes or plan.refusal is not None:
         return plan
     creates = any(isinstance(w, CreatePull) for w in plan.writes)
@@ -88,11 +80,8 @@ def _judge_repos(seen: Observed, plan: Plan) -> Plan:
     return plan
 
 
-# Whether the token can finish the run, from answers read anyway (GitHub's documented rules):
-# a fine-grained, App or Actions token reaches only repositories its owner granted (upstream
-# answers its writes 403, after the push has landed); a classic token's writes to a public
-# repository need `public_repo`; a push whose new commits touch `.github/workflows/` needs
-# `workflow` (judged per pushed commit by `build.needs_scope`).
+# A fine-grained, App or Actions token reaches only repositories its owner granted: upstream
+# answers its writes 403, after the push has landed.
 _NO_SCOPES = {
     FINE_GRAINED: "Resource not accessible by personal access token",
     APP_USER: "Resource not accessible by integration",
@@ -101,25 +90,17 @@ _NO_SCOPES = {
 
 
 def judge_token(
-    kind: str | None,
-    scopes: frozenset[str] | None,
-    *,
-    login: str,
-    upstream: str,
-    api_writes: bool,
-    workflow: str | None,
-) -> tuple[TokenShown, str]:
+    kind: str | None, scopes: frozenset[str] | None, *, login: str, upstream: str,
+    api_writes: bool, workflow: str | None,
+) -> tuple[model.TokenShown, str]:  # fmt: skip
     """(what the plan shows about the token, the one-line refusal or "")."""
     needed: dict[str, str] = {}  # scope -> what the run needs it for, in words
     if api_writes:
         needed["public_repo"] = f"public_repo (open/refresh the PR on {upstream})"
     if workflow:
         needed["workflow"] = f"workflow ({workflow})"
-    shown: TokenShown = {
-        "kind": kind,
-        "scopes": sorted(scopes) if scopes is not None else None,
-        "needs": list(needed.values()),
-    }
+    listed = sorted(scopes) if scopes is not None else None
+    shown: model.TokenShown = {"kind": kind, "scopes": listed, "needs": list(needed.values())}
     if kind is None:
         return shown, ""
     owner = upstream.split("/")[0]
@@ -148,24 +129,19 @@ def judge_token(
     )
 
 
-# Upstream's active rules for the base branch, and which the tool's own commits satisfy:
-# a DCO check (every commit it writes carries its author's sign-off), signed commits (it
-# signs nothing), linear history (it writes no merge). Other checks are upstream CI's; the
-# write phase reports the head's DCO result once after the push.
 _SIGNED_OFF = "satisfied: every commit the tool writes is signed off by its author"
 
 
 def classic_checks(seen: Observed) -> list[str] | None:
-    """The base branch's classic protection as anyone may read it (GET .../branches/{b}):
-    its required checks ([] for none, or an unprotected branch); None: not read."""
+    """The base branch's classic protection's required checks as anyone may read them (None:
+    not read)."""
     if seen.classic is None:
         return None
     return list(seen.classic.contexts) if seen.classic.protected else []
 
 
 def _classic_line(branch: str, classic: list[str] | None, protected: bool) -> str:
-    """What the plan says of classic protection: what GET .../branches/{branch} showed (its
-    `protected` flag and required checks); its other settings are shown to admins only."""
+    """What the plan says of classic protection (its other settings are shown to admins only)."""
     if classic is None:
         return f"classic branch protection: not read (GET branches/{branch} answered 404)"
     if not protected:
@@ -180,9 +156,8 @@ def judge_rules(
     rules: list[RuleRef] | None, branch: str, *, classic: list[str] | None = None,
     protected: bool = False,
 ) -> RulesJudged:  # fmt: skip
-    """What the new head needs on `branch`, and the verdict for the tool's own commits
-    (`rules` None: they could not be read; `classic`: the checks a classic protection
-    requires, None when it could not be read)."""
+    """What the new head needs on `branch`, and the verdict for the tool's own commits (None:
+    not read)."""
     readable = rules is not None
     rules = rules or []
     checks: list[str] = list(classic or [])
@@ -204,16 +179,12 @@ def judge_rules(
         verdicts["linear history"] = "satisfied by the tool's commits (it writes no merges)"
     judged = {"required_status_checks", "required_signatures", "required_linear_history"}
     return {
-        "branch": branch,
-        "required_status_checks": list(dict.fromkeys(checks)),
+        "branch": branch, "required_status_checks": list(dict.fromkeys(checks)),
         "required_signatures": "required_signatures" in kinds,
         "required_linear_history": "required_linear_history" in kinds,
-        "other": sorted(kinds - judged),
-        "verdicts": verdicts,
-        "readable": readable,
-        "classic": classic,
-        "protected": protected,
-    }
+        "other": sorted(kinds - judged), "verdicts": verdicts, "readable": readable,
+        "classic": classic, "protected": protected,
+    }  # fmt: skip
 
 
 def rule_lines(judged: RulesJudged) -> list[str]:

@@ -1,18 +1,7 @@
-"""Text from someone other than the token's user, made inert before the tool posts it under
-that user's account: a commit message another person wrote (an adopted PR's) would otherwise
-notify people in the user's name (`@user`, `@org/team`), load an image from another host (a
-tracking pixel: `<img>`, `![](url)`), render raw HTML, or carry control characters into the
-title. The text stays all there and reads the same; only GitHub's rendering of it changes.
-
-Whose text: a commit's author email against the token user's (`own_emails`: the public email
-GitHub answers and its noreply forms). Not one of them, or no token to ask, is someone else's:
-neutralised (what is kept byte for byte is the user's own). Pure Python.
-
-`reflow` shapes the same text for GitHub: git wraps messages at 72 columns, and GitHub
-renders each newline of a PR body as a line break, so the hard wraps would show as a ragged
-narrow block. Each paragraph's lines are joined; a list item's
-continuation lines join their item; code (fenced or indented), headings, quotes, tables and
-trailers (`Signed-off-by: ...`) are kept line for line."""
+"""Text from someone other than the token's user (judged by commit author email, `own_emails`),
+made inert before the tool posts it under that user's account: no mentions, remote images, raw
+HTML or control characters; it stays all there and reads the same. `reflow` joins git's
+72-column hard wraps, which GitHub would render as line breaks."""
 
 from __future__ import annotations
 
@@ -24,24 +13,20 @@ from patchcarry.github_types import UserRef
 # U+2060 WORD JOINER: invisible, and GitHub's mention needs `@` right before the name
 _JOIN = "\u2060"
 
-# `@name` or `@org/team` where GitHub links one: not after a word character (an email's
-# `a@b`), a slash or a backtick
+# `@name` or `@org/team` where GitHub links one (not an email's `a@b`)
 _MENTION_RE = re.compile(
     r"(?<![\w@/`])@(?=[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9][\w.-]*)?(?![\w-]))"
 )
-# the start of raw HTML CommonMark renders: a tag (not an autolink `<https://…>` or
-# `<a@b.c>`), a closing tag, a comment, a declaration or a processing instruction
+# the start of raw HTML CommonMark renders (not an autolink `<https://…>` or `<a@b.c>`)
 _HTML_RE = re.compile(r"<(?=[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|\Z)|/[A-Za-z]|!|\?)")
 # a Markdown image: GitHub fetches it (through its proxy) from the host it names
 _IMAGE_RE = re.compile(r"!\[")
-# C0 controls but tab and newline, DEL, C1, and the bidirectional overrides that reorder
-# what a reviewer sees
+# C0 controls but tab and newline, DEL, C1, and the bidirectional overrides
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def own_emails(user: UserRef) -> frozenset[str]:
-    """The commit emails that are the token user's own, from GitHub's `GET /user` answer:
-    its public email and its noreply addresses (lowercase). Empty without a user."""
+    """The token user's public email and noreply addresses (lowercase), from `GET /user`."""
     login, ident, email = user.login, user.id, user.email
     found = set()
     if login:

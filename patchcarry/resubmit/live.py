@@ -39,9 +39,8 @@ class Applied:
 
 
 def author_signoff(entry: Entry, author: Patch | None = None) -> str:
-    """The `Signed-off-by:` of the commit's author (`author`, default the entry's first fix),
-    taken from a patch: a commit written in their name certifies the DCO in their own words,
-    never made up; without one the commit is refused before anything is pushed."""
+    """The `Signed-off-by:` of the commit's author (default the first fix's), taken from a
+    patch, never made up: a commit in their name certifies the DCO in their own words."""
     who = author if author is not None else entry.fix
     for patch in entry.patches():
         for value in patch.signoffs:
@@ -64,30 +63,22 @@ class Cache:
         """A named promisor remote for the fork (lazy blob fetches fall back to it)."""
         url = remote_url(url)
         name = "fork-" + hashlib.sha256(url.encode()).hexdigest()[:12]
-        for key, value in (
-            ("url", url),
-            ("promisor", "true"),
-            ("partialclonefilter", "blob:none"),
-        ):
+        for key, value in (("url", url), ("promisor", "true"), ("partialclonefilter", "blob:none")):
             git.set_config(f"remote.{name}.{key}", value, cwd=self.repo)
         if url.startswith("file://"):
             git.set_config(f"remote.{name}.uploadpack", git.LOCAL_UPLOAD_PACK, cwd=self.repo)
         return name
 
-    def _has_ref(self, ref: str) -> bool:
-        return git.rev_exists(ref, cwd=self.repo)
-
     def fetch_head(self, remote: str, sha: str) -> None:
         """The commit `sha` and its trees (no blobs, no history), once per cache."""
         ref = git.own_ref("live", sha)
-        if not self._has_ref(ref):
+        if not git.rev_exists(ref, cwd=self.repo):
             git.fetch_blobless(remote, [f"+{sha}:{ref}"], cwd=self.repo)
 
     def first_parent_history(self, remote: str, sha: str, stop: str, limit: int = 50) -> list[str]:
-        """`sha`'s first-parent chain down to (not including) `stop`, at most `limit`
-        commits: the commits made on the branch itself (commits only, no trees)."""
+        """`sha`'s first-parent chain down to (not including) `stop`, at most `limit` commits."""
         ref = git.own_ref("history", sha)
-        if not self._has_ref(ref):
+        if not git.rev_exists(ref, cwd=self.repo):
             git.fetch_blobless(
                 remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=limit, filter="tree:0"
             )
@@ -99,16 +90,14 @@ class Cache:
         return out
 
     def commits_between(self, remote: str, sha: str, stop: str) -> list[str]:
-        """Every commit in `stop..sha`, newest first (merged side branches too): what a
-        `--rewrite` drops, which it must name."""
+        """Every commit in `stop..sha`, newest first: what a `--rewrite` drops and names."""
         self.fetch_history(remote, sha)
         return git.rev_list(sha, stop, cwd=self.repo)
 
     def fetch_history(self, remote: str, sha: str) -> None:
-        """All of `sha`'s history, commits only (trees and blobs come lazily when read),
-        deepening what `fetch_head` cut; once per cache."""
+        """All of `sha`'s history, commits only (trees and blobs come lazily); once per cache."""
         ref = git.own_ref("all-history", sha)
-        if not self._has_ref(ref):
+        if not git.rev_exists(ref, cwd=self.repo):
             git.fetch_blobless(
                 remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=git.DEEPEST, filter="tree:0"
             )
@@ -146,9 +135,8 @@ class Cache:
     def commit_on(
         self, live: str, tree: str, entry: Entry, added: list[str], revises: str = ""
     ) -> str:
-        """One commit on `live` holding `tree`: the fix's author, message and date, so the
-        same live head and patches give the same commit on every run. `revises` (a sentence
-        naming the earlier revision it updates) makes it an update of the fix, so titled."""
+        """One commit on `live` holding `tree`, with the fix's author, message and date (the
+        same on every run); `revises` (a sentence) makes it titled an update of the fix."""
         fix = entry.fix
         what = ", ".join(added) if added else fix.name
         if revises:
@@ -167,14 +155,9 @@ class Cache:
         return git.commit_tree(tree, [live], message, author=author, cwd=self.repo)
 
 
-# An earlier revision of the fix (a live branch holding the same code with an older comment,
-# pushed by hand) is brought up to date by one commit on top, else the only choices would be
-# refusing or `--rewrite`. It is a non-merge commit of the branch's own first-parent line
-# whose change has the fix's patch-id, or touches exactly its files and differs only in
-# comment/whitespace lines (`check.judge.identity`), with hunks exactly over the fix's (an
-# edit elsewhere is someone's other work). Then per file a 3-way merge: base = that commit's
-# file, ours = its parent + our fix, theirs = the live head's file. Clean: one commit on the
-# live head (other patches applied on top); any conflict: refused, nothing written.
+# An earlier revision of the fix on the live branch (same code, older comment) is brought up
+# to date by one commit on top: per file a 3-way merge of that commit's file, its parent + our
+# fix, and the live head's; any conflict: refused, nothing written.
 MAX_WALK = 50  # commits of the branch's own line searched for the earlier revision
 
 
@@ -198,8 +181,8 @@ class Revision:
 
 
 def _find(cache: Cache, entry: Entry, remote: str, live: str, stop: str) -> Revision | None:
-    """The newest non-merge commit of the branch's first-parent line carrying the fix's
-    change (identical, or different only in comments/whitespace on exactly its files)."""
+    """The newest non-merge commit of the branch's own line carrying the fix's change, or
+    differing only in comments on exactly its files and hunks."""
     fix = entry.fix
     for sha in cache.first_parent_history(remote, live, stop=stop, limit=MAX_WALK):
         if len(git.commit_parents(sha, cwd=cache.repo)) != 1:
@@ -223,10 +206,8 @@ def _touch(a: tuple[int, int], b: tuple[int, int]) -> bool:
 
 
 def _same_hunks(cache: Cache, entry: Entry, sha: str) -> bool:
-    """Whether `sha`'s change sits exactly where the fix's does on `sha`'s parent: per file,
-    as many hunks (`git diff -U0`), each over the fix's own. Comment lines are the only
-    freedom a revision has (the identity judgement); a hunk anywhere else, even a comment
-    edit, is someone's other work, and revising over it would undo it."""
+    """Whether `sha`'s change has per file as many hunks as the fix's, each over the fix's own
+    (a hunk anywhere else is someone's other work, which revising over would undo)."""
     fix = entry.fix
     (parent,) = git.commit_parents(sha, cwd=cache.repo)
     ours = cache.apply(parent, [fix])
@@ -241,8 +222,8 @@ def _same_hunks(cache: Cache, entry: Entry, sha: str) -> bool:
 
 
 def revise(cache: Cache, entry: Entry, *, remote: str, live: str, stop: str) -> Revision | None:
-    """None when the branch holds no earlier revision of the fix; else the revision, with
-    `tree` set when ours merges cleanly over it (and the other patches apply on top)."""
+    """The earlier revision of the fix on the branch (None: none), with `tree` set when ours
+    merges cleanly over it."""
     found = _find(cache, entry, remote, live, stop)
     if found is None:
         return None
@@ -256,10 +237,8 @@ def revise(cache: Cache, entry: Entry, *, remote: str, live: str, stop: str) -> 
         index = Path(tmp) / "index"
         git.read_tree(live, index=index, cwd=cache.repo)
         for path in sorted(fix.files):
-            ours, base, theirs = (
-                git.show_file(rev, path, cwd=cache.repo)
-                for rev in (ours_tree.tree, found.old, live)
-            )
+            revs = (ours_tree.tree, found.old, live)
+            ours, base, theirs = (git.show_file(rev, path, cwd=cache.repo) for rev in revs)
             if ours is None or base is None or theirs is None:
                 found.conflicts.append(f"{path} is missing on one side")
                 continue
@@ -271,10 +250,9 @@ def revise(cache: Cache, entry: Entry, *, remote: str, live: str, stop: str) -> 
         if found.conflicts:
             return found
         for patch in entry.patches():
-            there = git.apply_to_index(
+            if git.apply_to_index(
                 patch.path, index=index, cwd=cache.repo, reverse=True, check=True
-            )
-            if there:
+            ):
                 continue  # already there (the fix, now that it is revised)
             if patch is fix or not git.apply_to_index(
                 patch.path, index=index, cwd=cache.repo, reverse=False, check=False

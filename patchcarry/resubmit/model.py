@@ -81,9 +81,8 @@ class Action(enum.StrEnum):
 
 @dataclasses.dataclass(frozen=True)
 class Write:
-    """One write a plan holds, or the run made: each kind renders its own `call` (as GitHub
-    or git sees it) and `what` (a few words for the reader) here, and nowhere else.
-    `implied`: a write the manifest implies, nothing read (`--offline`)."""
+    """One write a plan holds, or the run made, rendering its own `call` and `what`
+    (`implied`: the manifest implies it, nothing read)."""
 
     api: ClassVar[bool] = True  # GitHub's REST API takes it (a git push is no API write)
     implied: bool = dataclasses.field(default=False, kw_only=True)
@@ -196,9 +195,7 @@ class PostComment(Write):
 
 @dataclasses.dataclass(frozen=True)
 class Outlook:
-    """A fact about what follows a planned write: shown in the plan, left out of the record
-    once the write is made (the record says what did follow). A value of its own type, so no
-    string operation on it can lose what it is."""
+    """A fact about what follows a planned write: shown in the plan, left out of the record."""
 
     text: str
 

@@ -18,7 +18,7 @@ from patchcarry.github_types import BranchRef, Forge, PullRef, RepoRef, RuleRef
 from patchcarry.manifest import Entry, key_line
 from patchcarry.measure.impact import Impact, for_entries
 from patchcarry.pulls import classify, ownership
-from patchcarry.pulls.classify import Classification
+from patchcarry.pulls.classify import Classification, PullState
 from patchcarry.pulls.reads import Reads, pull_state
 from patchcarry.resubmit import branch as branches
 from patchcarry.resubmit import ci_gate, default_branch, fork, inert
@@ -46,8 +46,7 @@ class RunFacts:
     defaults: Mapping[str, str | None]  # entry name -> its fork's default branch
     # upstream -> its PR template, as its default branch holds it (None: it has none)
     templates: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
-    # the token user's commit emails (`inert.own_emails`; None without a token): a fix whose
-    # author has one is the user's own text, posted as written; any other is made inert
+    # the token user's commit emails (None without a token): other authors' text is made inert
     own_emails: frozenset[str] | None = None
     # upstream -> whether copy-pr-bot vets its PR heads (`ci_gate`); missing: not read
     ci_gates: Mapping[str, bool] = dataclasses.field(default_factory=dict)
@@ -69,9 +68,8 @@ class Vetting:
 
 @dataclasses.dataclass(frozen=True)
 class ForkSide:
-    """The fork's branches as git reads them (for a fork still to be made, upstream's default
-    branch, the one GitHub gives it): what GitHub counts as already there when it judges the
-    workflow scope of a push (`build.needs_scope`)."""
+    """The fork's branches as git reads them (a fork to be made: upstream's default branch):
+    what GitHub counts as there when it judges a push's workflow scope."""
 
     url: str
     owner: str  # whose branches, in words ("OWNER/NAME (to be made)")
@@ -88,8 +86,7 @@ class Settled:
 
 @dataclasses.dataclass(frozen=True)
 class Observed:
-    """Everything read for one entry. Fields after `settled` stay empty when the reads
-    before them settled the entry (check failed, merged, refused, detached fork)."""
+    """Everything read for one entry; fields after `settled` stay empty once it is settled."""
 
     entry: Entry
     check_lines: tuple[str, ...]
@@ -219,36 +216,28 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
         return seen
     live, published, publishers = _read_live(status, entry, facts.cache)
     return dataclasses.replace(
-        seen,
-        live=live,
-        published=published,
-        publishers=publishers,
+        seen, live=live, published=published, publishers=publishers,
         vetting=_read_vetting(entry, live, facts.upstream_url) if seen.ci_gate else None,
         pull=_read_pull(reads, entry, status, current),
         linked=_read_links(reads, entry, superseded, opts.force, facts.login),
-        locked=frozenset(
-            c.number for c in superseded if reads.pull(entry.upstream, c.number).locked
-        ),  # fmt: skip
+        locked=frozenset(c.number for c in superseded
+                         if reads.pull(entry.upstream, c.number).locked),
         rules=_read_rules(reads, entry.upstream, entry.base_branch),
         fork_side=_read_fork_side(reads, entry, status, facts),
         classic=reads.branch(entry.upstream, entry.base_branch),
         upstream_repo=reads.repo(entry.upstream),
         fork_repo=reads.repo(entry.fork) if status.kind == fork.ForkKind.ATTACHED else None,
-    )
+    )  # fmt: skip
 
 
 def _read_live(
     status: fork.ForkStatus, entry: Entry, cache: Path
 ) -> tuple[str | None, str | None, dict[str, str]]:
-    """(live head, published record, {entry: its publisher ref}) of the fork branch: one
-    `git ls-remote`."""
+    """(live head, published record, {entry: its publisher ref}): one `git ls-remote`."""
     if status.kind != fork.ForkKind.ATTACHED or not status.clone_url:
         return None, None, {}
-    refs = [
-        f"refs/heads/{entry.head_branch}",
-        branches.record_ref(entry.head_branch),
-        branches.publisher_pattern(entry.head_branch),
-    ]
+    branch = entry.head_branch
+    refs = [f"refs/heads/{branch}", branches.record_ref(branch), branches.publisher_pattern(branch)]
     try:
         found = git.ls_remote_with_token(status.clone_url, refs, cwd=cache)
     except git.GitError:
@@ -256,8 +245,7 @@ def _read_live(
             f"could not read {status.full_name} with git (a fork's git side can lag its API "
             "for a minute after it is created): retry in a minute"
         ) from None
-    named = branches.publishers(found, entry.head_branch)
-    return found.get(refs[0]), found.get(refs[1]), named
+    return found.get(refs[0]), found.get(refs[1]), branches.publishers(found, branch)
 
 
 def _read_vetting(entry: Entry, head: str | None, upstream_url: str) -> Vetting | None:
@@ -274,12 +262,9 @@ def _read_pull(
 ) -> PullRef | None:
     """The open PR from the fork branch: the recorded one when it still comes from there."""
     label = f"{status.full_name.split('/')[0]}:{entry.head_branch}"
-    if (
-        current is not None
-        and current.state == classify.PullState.OPEN
-        and current.head_label == label
-    ):
-        return reads.pull(entry.upstream, current.number)
+    if current is not None and current.state == classify.PullState.OPEN:
+        if current.head_label == label:
+            return reads.pull(entry.upstream, current.number)
     if status.kind != fork.ForkKind.ATTACHED:
         return None
     for pull in reads.open_pulls(entry.upstream, label, entry.base_branch):
@@ -305,8 +290,8 @@ def _read_links(
 def _read_fork_side(
     reads: Reads, entry: Entry, status: fork.ForkStatus, facts: RunFacts
 ) -> ForkSide:
-    """The fork's branch heads (one `git ls-remote`) and its default branch's; for a fork
-    still to be made, upstream's default branch alone (GitHub forks that branch only)."""
+    """The fork's branch heads (one `git ls-remote`); for a fork still to be made, upstream's
+    default branch alone (GitHub forks that branch only)."""
     if status.kind == fork.ForkKind.ATTACHED and status.clone_url:
         url, repo = status.clone_url, reads.repo(entry.fork)
         owner, pattern = entry.fork, "refs/heads/*"
@@ -325,25 +310,18 @@ def _read_fork_side(
 
 # What the superseded and recorded PRs alone settle, before the fork is read: merged
 # (nothing to do) or a decision someone else made (refused without --force).
-_BLOCKING = (
-    classify.PullState.MAINTAINER,
-    classify.PullState.AUTHOR,
-    classify.PullState.UNKNOWN,
-    classify.PullState.OPEN,
-)
+_BLOCKING = (classify.PullState.MAINTAINER, classify.PullState.AUTHOR,
+             classify.PullState.UNKNOWN, classify.PullState.OPEN)  # fmt: skip
 
 
 def history(
     entry: Entry, classes: Mapping[int, Classification]
 ) -> tuple[Classification | None, tuple[Classification, ...]]:
-    """(the recorded PR if still open or merged, every PR this entry supersedes): a recorded PR
-    that closed without merge is superseded too."""
+    """(the recorded PR, every PR this entry supersedes, the recorded one too if it closed
+    without merge)."""
     current = classes[entry.pr] if entry.pr else None
     superseded = [classes[n] for n in entry.supersedes]
-    if current is not None and current.state not in (
-        classify.PullState.OPEN,
-        classify.PullState.MERGED,
-    ):
+    if current is not None and current.state not in (PullState.OPEN, PullState.MERGED):
         superseded.append(current)
     return current, tuple(superseded)
 
@@ -351,8 +329,7 @@ def history(
 def settle(
     current: Classification | None, superseded: tuple[Classification, ...], *, force: bool
 ) -> Settled | None:
-    """Merged / closed by someone / still open elsewhere; None when the entry goes on
-    (`current`, `superseded`: as `history` gives them)."""
+    """Merged / closed by someone / still open elsewhere; None when the entry goes on."""
     if current is not None and current.state == classify.PullState.MERGED:
         return Settled(f"#{current.number} is merged: nothing to do", current)
     merged = [c for c in superseded if c.state == classify.PullState.MERGED]
@@ -368,8 +345,7 @@ def settle(
 
 
 def _read_rules(reads: Reads, upstream: str, branch: str) -> tuple[RuleRef, ...] | None:
-    """The base branch's active rules; None where GitHub serves no rulesets (a GitHub
-    Enterprise Server without them answers 404): not readable, never "none"."""
+    """The base branch's active rules; None where GitHub serves no rulesets (404): not "none"."""
     try:
         return tuple(reads.branch_rules(upstream, branch))
     except NotFoundError:

@@ -1,7 +1,5 @@
-"""What the repositories' own answers (GET /repos/{owner}/{repo}, read anyway) say about the
-writes before any is made: an archived upstream or fork is read-only; an upstream may take
-PRs from collaborators only. What GitHub shows to its admins alone (interaction limits) is
-said to be unknown, never "none"."""
+"""What the repositories' own answers (GET /repos, read anyway) say about the writes before any
+is made; what GitHub shows its admins alone is said to be unknown, never "none"."""
 
 from __future__ import annotations
 
@@ -14,8 +12,7 @@ ARCHIVED = "Repository was archived so is read-only."  # GitHub's 403 to a write
 
 @dataclasses.dataclass(frozen=True)
 class RepoVerdict:
-    """`refusal`: why no write may start ("" when none); `lines`: what the plan states,
-    including what could not be read."""
+    """`refusal`: why no write may start ("" when none); `lines`: what the plan states."""
 
     refusal: str = ""
     lines: tuple[str, ...] = ()
@@ -25,8 +22,7 @@ def judge(
     upstream_name: str, upstream: RepoRef | None, fork_name: str, fork: RepoRef | None,
     *, creates: bool,
 ) -> RepoVerdict:  # fmt: skip
-    """The verdict for writes to `upstream` (a PR created when `creates`) from `fork` (None:
-    not made yet, or not readable)."""
+    """The verdict for writes to `upstream` (a PR created when `creates`) from `fork`."""
     up = upstream or RepoRef()
     if up.archived:
         return RepoVerdict(

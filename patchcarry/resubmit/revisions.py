@@ -1,6 +1,5 @@
-"""The section's list of what the tool pushed, as data: each revision (date, head, what the
-push did, the head it went on) and how many older ones the list leaves out, written and read
-back by the one pair of functions here (`Revisions.lines`, `read`), anchored line by line."""
+"""The section's list of what the tool pushed, as data, written and read back by the one pair
+of functions here (`Revisions.lines`, `read`), anchored line by line."""
 
 from __future__ import annotations
 
@@ -46,8 +45,8 @@ class Revisions(NamedTuple):
 
 
 def read(section: str) -> Revisions:
-    """The list a section the tool wrote ends with (`Revisions.lines`, right above its end
-    marker), read upwards: a line shaped like one elsewhere in it is someone's text."""
+    """The list right above the section's end marker, read upwards (a line like one elsewhere
+    is someone's text)."""
     above_end = section.replace("\r\n", "\n").rstrip().split("\n")[-2::-1]
     block = list(itertools.takewhile(lambda line: _LINE.match(line) or _EARLIER.match(line),
                                      above_end))[::-1]  # fmt: skip

@@ -1,7 +1,5 @@
-"""Runs resubmit: the one description of its journey. Per entry, observe (every read, once)
--> build (local git) -> decide (pure); then the gate judges every plan before the first
-write, and only then does execute write, entry by entry. Modules that are no phase are the
-values the phases share (model, fork, live, branch, section, body)."""
+"""Runs resubmit: per entry, observe (every read, once) -> build (local git) -> decide (pure);
+then the gate judges every plan before the first write, and only then does execute write."""
 
 from __future__ import annotations
 
@@ -44,13 +42,9 @@ class Outcome:
 
 
 def resubmit(
-    entries: list[Entry],
-    opts: Options,
-    *,
-    offline: bool,
-    make_github: Callable[[str | None], Forge],
-    say: Callable[[str], None],
-) -> Outcome:
+    entries: list[Entry], opts: Options, *, offline: bool,
+    make_github: Callable[[str | None], Forge], say: Callable[[str], None],
+) -> Outcome:  # fmt: skip
     token = None if opts.example else token_from_env()  # the user's token never acts on the example
     dry_run = opts.dry_run or token is None
     if not dry_run and opts.manifest_path is not None:
@@ -69,8 +63,7 @@ def resubmit(
     if soon:
         say(soon)  # before the first write: a token that expires mid-run fails after the push
     with contextlib.ExitStack() as stack:
-        # Live branches are fetched into the check's cache and patched there: hold its lock
-        # until the last write, so a second run waits instead of racing on the same repo.
+        # the check's cache, where live branches are patched, is held until the last write
         stack.enter_context(cachedir.locked(facts.cache))
         journeys = []
         for entry in entries:
@@ -109,8 +102,7 @@ def expiry_warning(expires: datetime.datetime | None, now: datetime.datetime) ->
 
 
 def _cost(gh: Forge, facts: observe.RunFacts) -> dict[str, int]:
-    """The run's API reads, and what the check fetched plus what reading the live branches
-    added since."""
+    """The run's API reads, and the bytes the check and the live branches fetched."""
     report = facts.report
     fetched = upstream_mod.object_bytes(facts.cache) - (report.cache_bytes or 0)
     return {"api_reads": gh.reads, "bytes_fetched": (report.bytes_fetched or 0) + fetched}
@@ -118,12 +110,8 @@ def _cost(gh: Forge, facts: observe.RunFacts) -> dict[str, int]:
 
 def _unwritten(plans: list[Plan], cost: dict[str, int], opts: Options, token: bool) -> Outcome:
     """A dry run, or a run a refusal stopped before its first write: the plans, printed."""
-    shown = []
-    for plan in plans:
-        unverified = []
-        if not token:
-            unverified.append(f"that a token for {plan.entry.fork_owner} can write (no token used)")
-        shown.append(plan.shown(cost, unverified))
+    said = "that a token for {} can write (no token used)"
+    shown = [p.shown(cost, [] if token else [said.format(p.entry.fork_owner)]) for p in plans]
     refused = any(p.action == Action.REFUSED for p in plans)
     why = "--dry-run" if opts.dry_run else f"no {tokens.variable()} set"
     head = f"DRY RUN ({why}): every read was made; nothing was written."
@@ -144,21 +132,19 @@ def offline_plan(entries: list[Entry], report: CheckReport) -> list[EntryPlan]:
 
 
 def _entry(entry: Entry, report: CheckReport) -> EntryPlan:
-    plan = EntryPlan(
-        entry.name, f"{entry.upstream} {entry.base_branch} <- {entry.fork}:{entry.head_branch}"
-    )
+    target = f"{entry.upstream} {entry.base_branch} <- {entry.fork}:{entry.head_branch}"
+    plan = EntryPlan(entry.name, target)
     plan.facts.extend(f"check: {x}" for x in render.sentences(report.entry(entry.name), entry))
     plan.pr = entry.pr
     if not report.entry(entry.name).status.ok:
-        plan.action, plan.reason = (
-            Action.REFUSED,
+        plan.action = Action.REFUSED
+        plan.reason = (
             f"its patch does not apply at {report.upstream}: `{install.command('check')} "
-            f"{entry.name}` checks it against {entry.upstream}'s pinned base and tip",
+            f"{entry.name}` checks it against {entry.upstream}'s pinned base and tip"
         )
+    numbers = ", ".join(f"#{n}" for n in (*entry.supersedes, *([entry.pr] if entry.pr else [])))
     plan.unverified = [
-        "state of "
-        + ", ".join(f"#{n}" for n in (*entry.supersedes, *([entry.pr] if entry.pr else [])))
-        + " (open/merged/closed, and by whom)",
+        f"state of {numbers} (open/merged/closed, and by whom)",
         f"that {entry.fork} exists and is an attached fork of {entry.upstream}",
         f"what the fork's {entry.head_branch} holds; the pinned base on {entry.upstream}",
     ]

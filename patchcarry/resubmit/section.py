@@ -1,7 +1,5 @@
-"""The tool's section of a PR body: it owns only the text between its markers, so a
-hand-written description and ticked boxes are kept byte for byte. The begin marker hashes
-the title the tool set and the section's own text, so a maintainer's rename or hand edit is
-seen and never undone."""
+"""The tool's section of a PR body: it owns only the text between its markers, and the begin
+marker hashes the title and the section's text, so a maintainer's hand edit is never undone."""
 
 from __future__ import annotations
 
@@ -22,8 +20,7 @@ def section_end(entry_name: str) -> str:
 def section_begin(
     entry_name: str, *, title: str, summary: bool, section_id: str = "", person: bool = False
 ) -> str:
-    """`person`: the body around the section is a person's description (the tool added its
-    section to it), so the section says only what that description lacks."""
+    """`person`: the section sits in a person's description, so it says only what that lacks."""
     flag = "yes" if summary else "no"
     around = "around=person" if person else ""
     ident = f"id={section_id}" if section_id else ""
@@ -36,14 +33,12 @@ def title_hash(title: str) -> str:
 
 
 def section_id(inner: str) -> str:
-    """The id in a begin marker: a hash of the section's text after it, as GitHub may store
-    it (CRLF, trailing blanks). A quoted marker is not followed by that text, and a section
-    edited by hand no longer hashes to it."""
+    """The id in a begin marker: a hash of the section's text after it, as GitHub may store it
+    (a quoted marker, or a section edited by hand, no longer matches it)."""
     return hashlib.sha256(normalize(inner).encode()).hexdigest()[:16]
 
 
-# One anchored pattern per marker; the entry name is escaped where it is used. Bodies written
-# before ids existed have none (such a section is taken when it is the body's only pair).
+# The entry name is escaped where it is used; bodies written before ids existed have none.
 _BEGIN_RE = mark.pattern(
     "begin",
     r"entry={name} title=(?P<title>[0-9a-f]+) "
@@ -66,8 +61,7 @@ class Section:
 
 @dataclasses.dataclass(frozen=True)
 class Found:
-    """What a body holds of this tool's section: the section, and when the body must be left
-    as it is, why (with how to repair it)."""
+    """This tool's section in a body, and why the body must be left as it is (if it must)."""
 
     section: Section | None
     problem: str = ""
@@ -86,20 +80,15 @@ def _positions(text: str, needle: str) -> list[int]:
 
 
 def _adjacent(begins: Sequence[int], ends: Sequence[int]) -> list[tuple[int, int]]:
-    """The (begin, end) marker positions with no other marker between them, in order: the
-    pair the tool wrote is one (it writes no marker inside its section: `defuse`). Only these
-    are hashed, and they never overlap, so each character of a body is hashed at most once
-    (every begin tried with every end took 13 s on 65,520 characters of 280 begin and 504 end
-    markers)."""
+    """The (begin, end) marker positions with no other marker between them: they never
+    overlap, so each character is hashed at most once (every pair took 13 s on 784 markers)."""
     events = sorted([(p, 0) for p in begins] + [(p, 1) for p in ends])
     pairs = zip(events, events[1:], strict=False)
     return [(a, b) for (a, ka), (b, kb) in pairs if (ka, kb) == (0, 1)]
 
 
 def defuse(text: str) -> str:
-    """`text` (outside text the section shows, such as a commit message) with no section
-    marker left in it: each one's colon is written as an HTML entity, inside a comment that
-    never renders."""
+    """Outside text (a commit message) with each section marker's colon an HTML entity."""
     for marker in _MARKER_STARTS:
         text = text.replace(marker, marker.replace(":", "&#58;", 1))
     return text
@@ -109,10 +98,8 @@ _MARKER_STARTS = (mark.start("begin"), mark.start("end"))
 
 
 def locate(body: str | None, entry_name: str) -> Found:
-    """The tool's section of `entry_name` in `body`: the one begin/end pair whose id matches
-    the text between them (a quoted marker never does). No marker at all: no section (one is
-    appended). Anything else (a marker deleted or copied, a section edited by hand since the
-    tool wrote it) leaves the body alone, and `problem` says why and how to repair it."""
+    """The one begin/end pair of `entry_name` whose id matches the text between them; no
+    marker: no section; anything else leaves the body alone, and `problem` says why."""
     text = body or ""
     begins = _positions(text, mark.start("begin", f"entry={entry_name}"))
     ends = _positions(text, section_end(entry_name))
@@ -168,9 +155,8 @@ def find_section(body: str | None, entry_name: str) -> Section | None:
 
 
 def merge(existing: str | None, section: str, entry_name: str) -> str:
-    """`existing` with this tool's section replaced by `section` (or appended after the
-    text already there); every byte outside the section is kept. A body `locate` finds a
-    problem in is returned as it is."""
+    """`existing` with this tool's section replaced by `section`, or appended; every byte
+    outside it kept (a body `locate` finds a problem in, all)."""
     text = existing or ""
     found = locate(text, entry_name)
     if found.problem:
@@ -197,16 +183,11 @@ class TooLong(FatalError):
 
 
 def fit(
-    make: Callable[[Revisions], str],
-    revisions: Revisions,
-    *,
-    what: str = "the PR body",
-    current: str | None = None,
-    limit: int = MAX_BODY,
-) -> str:
-    """`make(listed)` for the longest tail of `revisions` whose body fits in `limit`
-    characters (the older ones counted, not listed). A body equal to `current` (what the PR
-    holds: nothing to write) is returned whatever its length."""
+    make: Callable[[Revisions], str], revisions: Revisions, *, what: str = "the PR body",
+    current: str | None = None, limit: int = MAX_BODY,
+) -> str:  # fmt: skip
+    """`make(listed)` for the longest tail of `revisions` that fits in `limit` (the older ones
+    counted); a body equal to `current` (nothing to write) whatever its length."""
     while True:
         body = make(revisions)
         if len(body) <= limit or normalize(body) == normalize(current):
