@@ -197,6 +197,9 @@ class Prepared:
                     if one.parents and one.sha not in history.shallow:
                         pairs[one.sha] = one.parents[0]
         if pairs:
+            # their blobs in one request: git's diff would fetch them commit by commit
+            blobs = git.blobs_of_commits(sorted(pairs.items()), sorted(paths), cwd=self.repo)
+            git.prefetch_blobs("origin", blobs, cwd=self.repo)
             known.commit_diffs.update(git.diffs_of_commits(sorted(pairs.items()), sorted(paths),
                                                            cwd=self.repo))  # fmt: skip
             known.diffed.update(pairs)
