@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from patchcarry.cli import main
+from testing.landing_history import OTHER, PATH, LandingWorld
 from testing.landing_many import ManyWorld, judged
 
 COUNT = 12  # lcm of the three landing ways and the four bases
@@ -70,3 +71,54 @@ def test_many_entries_read_the_shared_history_once(
         if not any(r in c for r in reads_patch)
     )
     assert max(verbs.values()) < COUNT, verbs
+
+
+def test_the_diffs_of_the_commits_since_the_base_fetch_their_blobs_in_one_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each commit since the base that changed the fix's file holds a blob of its own, read for
+    its diff: git's diff of many commits fetches them commit by commit (one lazy fetch each,
+    the bulk of a long history's cost) unless they are asked for first, in one request."""
+    world = LandingWorld.create(tmp_path / "world")
+    for n in range(4):
+        line = "    print(widget.name)\n"
+        world.commit(
+            "dev", {PATH: {line: f"{line}    print({n})\n"}}, f"Report size {n} (#{910 + n})"
+        )
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    log = _logging_git(tmp_path)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    argv = ["check", "--json", "--manifest", str(world.manifest), "--upstream", world.url]
+    main([*argv, "--work-dir", str(tmp_path / "wd")])
+    (entry,) = json.loads(capsys.readouterr().out)["entries"]
+    assert entry["landing"]["verdict"] == "not landed"
+    # every fetch leaves one pack; git's own lazy fetches (which no `git` on PATH sees) too
+    packs = list((tmp_path / "wd" / "objects" / "pack").glob("*.pack"))
+    fetches = [c for c in log.read_text().splitlines() if " fetch " in f" {c} "]
+    assert len(packs) == len(fetches), fetches
+
+
+def test_nothing_is_asked_at_the_commits_after_the_one_that_carried_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The judge stops at the first commit that carries the fix: whether the fix reverse-applies
+    at the commits after it (a scratch index and an `apply` each) is never asked for them."""
+    world = LandingWorld.create(tmp_path / "world")
+    carrier = world.squash("Clear detached grads in backward (#101)")
+    line, later = "    print(widget.name)\n", []
+    for n in range(3):
+        later.append(
+            world.commit(
+                "dev", {PATH: {line: f"{line}    print({n})\n"}}, f"Report {n} (#{910 + n})"
+            )
+        )
+    world.commit("dev", {OTHER: {"VALUE = ": "VALUE = 2 + "}}, "Tune value (#920)")  # the tip
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    log = _logging_git(tmp_path)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    argv = ["check", "--json", "--manifest", str(world.manifest), "--upstream", world.url]
+    main([*argv, "--work-dir", str(tmp_path / "wd")])
+    (entry,) = json.loads(capsys.readouterr().out)["entries"]
+    assert entry["landing"]["verdict"] == "landed" and entry["landing"]["commit"]["sha"] == carrier
+    read_trees = [c for c in log.read_text().splitlines() if " read-tree " in f" {c} "]
+    assert read_trees and not [c for c in read_trees if any(sha in c for sha in later)]

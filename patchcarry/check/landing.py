@@ -193,6 +193,23 @@ class _Fix:
         return sorted(self.ours)
 
 
+def line_evidence(entry: Entry, subject: str, found: int, total: int) -> str | None:
+    """Why a commit with `found` of the fix's `total` telling lines carries it by its lines
+    alone (None: its lines are not enough): a commit this says carries the fix is a carrier
+    whatever else is asked of it, so nothing after it is asked (check/prepare.py)."""
+    named = sorted(
+        set(map(int, _PR_RE.findall(subject)))
+        & {*entry.supersedes, *([entry.pr] if entry.pr else [])}
+    )
+    if total >= 2 and found == total:  # one line alone could sit anywhere: not enough
+        return (
+            f"it adds all the fix's added lines and removes all its removed ones ({found}/{total})"
+        )
+    if named and found * 2 >= total and found:
+        return f"its subject names #{named[0]} and it has {found}/{total} of the fix's lines"
+    return None
+
+
 def _carried(
     repo: Path, entry: Entry, fix: _Fix, c: Commit, known: Known | None = None
 ) -> tuple[_Carrier | None, str | None]:
@@ -208,10 +225,7 @@ def _carried(
     ours = fix.ours
     commit = upstream_commit(repo, sha, subject, c)
     found, total = coverage(ours, theirs)
-    named = sorted(
-        set(map(int, _PR_RE.findall(subject)))
-        & {*entry.supersedes, *([entry.pr] if entry.pr else [])}
-    )
+    by_lines = line_evidence(entry, subject, found, total)
     evidence = []
     if known.patch_id(theirs_text, repo) == known.patch_id(fix.text, repo):
         evidence.append("same git patch-id --verbatim over the fix's files")
@@ -219,14 +233,8 @@ def _carried(
         parent, entry, fix, repo
     ):  # the change arrived in this very commit
         evidence.append("the fix reverse-applies at it (git apply -R --check)")
-    elif total >= 2 and found == total:  # one line alone could sit anywhere: not enough
-        evidence.append(
-            f"it adds all the fix's added lines and removes all its removed ones ({found}/{total})"
-        )
-    elif named and found * 2 >= total and found:
-        evidence.append(
-            f"its subject names #{named[0]} and it has {found}/{total} of the fix's lines"
-        )
+    elif by_lines:
+        evidence.append(by_lines)
     if evidence:
         return _Carrier(commit, evidence, theirs), None
     if found * 2 >= total and found:

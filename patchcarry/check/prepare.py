@@ -197,6 +197,9 @@ class Prepared:
                     if one.parents and one.sha not in history.shallow:
                         pairs[one.sha] = one.parents[0]
         if pairs:
+            # their blobs in one request: git's diff would fetch them commit by commit
+            blobs = git.blobs_of_commits(sorted(pairs.items()), sorted(paths), cwd=self.repo)
+            git.prefetch_blobs("origin", blobs, cwd=self.repo)
             known.commit_diffs.update(git.diffs_of_commits(sorted(pairs.items()), sorted(paths),
                                                            cwd=self.repo))  # fmt: skip
             known.diffed.update(pairs)
@@ -224,17 +227,8 @@ class Prepared:
             history = histories.get(entry.base_branch)
             if not files or history is None or not history.has_base(entry.base_commit):
                 continue
-            ours, net = known.patch_ids.get(landing.joined(files)), {p for p, _ in files}
-            for commit in history.candidates(entry.base_commit, sorted(net))[
-                : landing.MAX_CANDIDATES
-            ]:
-                side = history.side(commit, sorted(net), entry.base_commit) if commit.merge else []
-                for one in [commit, *side]:
-                    if one.sha in history.shallow or not one.parents:
-                        continue
-                    theirs = [(p, s) for p, s in known.commit_diffs.get(one.sha, []) if p in net]
-                    if theirs and known.patch_ids.get(landing.joined(theirs)) != ours:
-                        at[one.sha].append(entry)
+            for sha in _asked_at(entry, files, history, known):
+                at[sha].append(entry)
         for sha, reversed_here in self._reverse_at(at, fixes, tmp).items():
             for name, answer in reversed_here.items():
                 known.reverses_at[(sha, name)] = answer
@@ -264,6 +258,37 @@ class Prepared:
                 e.name: answer[0] for e, answer in zip(group, answers, strict=True) if answer
             }
         return found
+
+
+def _asked_at(
+    entry: Entry, files: list[tuple[str, str]], history: BranchHistory, known: landing.Known
+) -> list[str]:
+    """The commits at which the landing judge asks whether `entry`'s fix reverse-applies: in
+    its order (each first-parent commit touching the fix's files since the base, a merge's
+    side before the merge), those whose change on the fix's files has another patch-id, up to
+    the first commit that carries the fix whatever git answers there (the same patch-id, or
+    its lines alone): the judge stops there. A question not asked here the judge asks git."""
+    ours, net = known.patch_ids.get(landing.joined(files)), {p for p, _ in files}
+    fix = landing.parse_files(files)
+    asked: list[str] = []
+    for commit in history.candidates(entry.base_commit, sorted(net))[: landing.MAX_CANDIDATES]:
+        if commit.sha in history.shallow or not commit.parents:
+            continue  # the judge reads nothing of it
+        side = history.side(commit, sorted(net), entry.base_commit) if commit.merge else []
+        for one in [*side, commit]:
+            if one.sha in history.shallow or not one.parents:
+                continue
+            theirs = [(p, s) for p, s in known.commit_diffs.get(one.sha, []) if p in net]
+            if not theirs:
+                continue
+            text = landing.joined(theirs)
+            if text in known.patch_ids and known.patch_ids[text] == ours:
+                return asked  # the same patch-id: a carrier, asked nothing
+            asked.append(one.sha)
+            found, total = landing.coverage(fix, landing.parse_files(theirs))
+            if landing.line_evidence(entry, one.subject, found, total):
+                return asked  # a carrier by its lines, whatever git answers here
+    return asked
 
 
 def _applied(
