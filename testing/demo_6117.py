@@ -48,6 +48,21 @@ def _environ(values: dict[str, str]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def loopback_pace() -> Iterator[None]:
+    """No pause between the block's API writes: the loopback GitHub has no secondary rate
+    limit to spare (github.GitHub.WRITE_SPACING is for the real one), and a demo that waits
+    only costs its reader (and the tests that run it) seconds."""
+    from patchcarry.github import GitHub
+
+    saved = GitHub.WRITE_SPACING
+    GitHub.WRITE_SPACING = 0.0
+    try:
+        yield
+    finally:
+        GitHub.WRITE_SPACING = saved
+
+
+@contextlib.contextmanager
 def as_patchcarry() -> Iterator[None]:
     """Run the block as the installed `patchcarry` command runs (sys.argv[0]): the hints it
     prints then name `patchcarry NAME`, as the `$ patchcarry ...` lines of the demo do."""

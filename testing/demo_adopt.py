@@ -22,7 +22,7 @@ from pathlib import Path
 
 from patchcarry import cli, git, manifest
 from testing import github_scenarios as sc
-from testing.demo_6117 import SYNTHETIC, _environ, as_patchcarry
+from testing.demo_6117 import SYNTHETIC, _environ, as_patchcarry, loopback_pace
 from testing.fake_github import FakeGitHub, GitHubState
 from testing.upstream_repos import FIX_0001, FIX_0003, make_upstream
 
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             cwd = Path.cwd()
             os.chdir(tmp)
             try:
-                with _environ(env), as_patchcarry():
+                with _environ(env), as_patchcarry(), loopback_pace():
                     codes = [
                         _run("adopt", f"{sc.UPSTREAM}#6117", "--manifest", str(series)),
                         _run("adopt", f"{sc.UPSTREAM}#6017", "--manifest", str(series)),

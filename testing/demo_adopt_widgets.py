@@ -23,7 +23,7 @@ from pathlib import Path
 from patchcarry import cli, git, manifest
 from testing import github_scenarios as sc
 from testing import widgets as wd
-from testing.demo_6117 import _environ, as_patchcarry
+from testing.demo_6117 import _environ, as_patchcarry, loopback_pace
 from testing.fake_github import FakeGitHub, GitHubState
 
 
@@ -61,7 +61,7 @@ def main() -> int:
             cwd = Path.cwd()
             os.chdir(project)
             try:
-                with _environ(env), as_patchcarry():
+                with _environ(env), as_patchcarry(), loopback_pace():
                     print("\n$ patchcarry scan --all", flush=True)
                     out_before = sys.stdout
                     with tempfile.TemporaryFile("w+") as capture:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from testing import docs_outputs
+from testing.shared_outputs import printed
 
 LOOPBACK_BLOCKS = [
     (name, command)
@@ -29,10 +30,12 @@ def test_every_block_names_a_known_command() -> None:
 
 
 @pytest.mark.parametrize(("name", "command"), LOOPBACK_BLOCKS)
-def test_block_is_what_its_command_prints(name: str, command: str) -> None:
+def test_block_is_what_its_command_prints(
+    name: str, command: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     text = (docs_outputs.ROOT / name).read_text()
     shown = next(m.group(4) for m in docs_outputs.BLOCK_RE.finditer(text) if m.group(2) == command)
-    assert shown == docs_outputs.run(command), (
+    assert shown == printed(tmp_path_factory, command), (
         f"{name} is stale for `{command}`: run scripts/render-docs"
     )
 

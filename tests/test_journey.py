@@ -194,8 +194,9 @@ def test_a_cache_an_earlier_fetch_cut_reads_whole_again(template, tmp_path) -> N
 def test_a_stranger_s_journey_from_an_installed_package_in_an_empty_folder(
     template: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """The same journey once through `pip install .` (testing/plain_install.py) in an empty
-    folder: their one-commit PR, no fork yet, `patchcarry` run as a program each step."""
+    """The journey once through `pip install .` (testing/plain_install.py) in an empty
+    folder: their one-commit PR, no fork yet, `patchcarry` run as a program each step (scan,
+    adopt, resubmit, check once it landed, retire: each command's modules from the wheel)."""
     py, site = plain_venv(checkout_wheel(tmp_path_factory), tmp_path / "venv")
     shape = jr.SHAPES["one-commit"]
     w = jr.copy(template, tmp_path / "w")
@@ -224,10 +225,10 @@ def test_a_stranger_s_journey_from_an_installed_package_in_an_empty_folder(
         assert f"adopt: patchcarry adopt {wd.REPO}#{shape.number}" in found
         patchcarry("adopt", f"{wd.REPO}#{shape.number}", "--manifest", "patches/series.toml",
                    code=0)  # fmt: skip
-        patchcarry("resubmit", "--dry-run", code=0)
+        # the dry run, the no-op rerun and check before the landing run the same modules as
+        # the steps kept here; what they do is test_the_ordinary_journey's (one-commit too),
+        # each a process of its own in test_layout's plain install (resubmit --dry-run, check)
         patchcarry("resubmit", code=0, wrote=True)
-        patchcarry("resubmit", code=0)
-        patchcarry("check", code=0)
         (new,) = [p for (r, n), p in gh.state.pulls.items() if r == wd.REPO and n != shape.number]
         fork = Path(gh.state.repos[wd.FORK].clone_url)
         jr.land(w, gh.state, fork, shape.branch, new.number, shape.title, "squash")

@@ -100,10 +100,6 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 def run(args: argparse.Namespace) -> int:
     from patchcarry import error_handler, manifest
     from patchcarry.display import columns, escape, fit
-    from patchcarry.github import GitHub
-    from patchcarry.resubmit import model
-    from patchcarry.resubmit import run as runner
-    from patchcarry.resubmit.model import Action, Options
 
     args.manifest = manifest.find(args.manifest)
     argtypes.refuse_url(args.upstream_url, "--upstream-url", offline=args.offline)
@@ -122,6 +118,13 @@ def run(args: argparse.Namespace) -> int:
         from patchcarry.measure import impact
 
         impact.check_file(args.evidence)
+    # the GitHub client and the planner after the inputs are checked: a refused input is said
+    # without importing them (ghapi's API description alone is a large import)
+    from patchcarry.github import GitHub
+    from patchcarry.resubmit import model
+    from patchcarry.resubmit import run as runner
+    from patchcarry.resubmit.model import Action, Options
+
     opts = Options(
         dry_run=args.dry_run or example,
         force=args.force,
