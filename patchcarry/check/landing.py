@@ -5,7 +5,9 @@ merge each stand as one commit):
 - a commit *carries* the fix when its diff of the fix's files has the fix's own
   `git patch-id --verbatim`, or the fix reverse-applies at it (`git apply -R --check`), or it
   adds all the fix's added lines and removes all its removed ones, or its subject names one of
-  the entry's PRs and it has most of the fix's lines (a maintainer's edits);
+  the entry's PRs and it has most of the fix's lines (a maintainer's edits); a line counts only
+  where the fix has it: in a hunk of the commit whose neighbouring lines agree with the fix's
+  hunk (the same lines added in another function are not the fix);
 - **landed**: a commit carried it and it is still whole at the tip (it reverse-applies there,
   or `git blame --reverse` keeps every line it added);
 - **landed, changed since**: a commit carried it and later commits changed some of its lines
