@@ -209,6 +209,36 @@ def test_diff_files_names_each_section_by_git_s_own_record(tmp_path: Path) -> No
     assert sorted(walked[0][4]) == sorted(p for p, _ in files)  # names from -z, unquoted
 
 
+def test_the_fix_s_lines_added_in_another_function_are_not_its_landing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A commit that adds the fix's lines elsewhere in the same file (another function, as
+    pallets/click's f316d5cb did beside PR #3621) and rewrites the line the fix removes does
+    not carry it: each of the fix's hunks is matched only where its neighbouring lines agree."""
+    world = LandingWorld.create(tmp_path)
+    world.commit(
+        "dev",
+        {
+            world.path: {
+                "    grads = run_backward(outputs, inputs)\n": (
+                    "    grads = run_backward(outputs, list(inputs))\n"
+                ),
+                "    print(widget.size)\n": (
+                    "    print(widget.size)\n"
+                    "    grads = run_backward(outputs, tuple(inputs))\n"
+                    "    for detached in inputs:\n"
+                    "        detached.grad = None\n"
+                ),
+            }
+        },
+        "Report the widget's grads (#400)",
+    )
+    code, out = _check(world, capsys, "--json")
+    landing = json.loads(out)["entries"][0]["landing"]
+    assert landing["verdict"] == "not landed", landing
+    assert landing["commit"] is None
+
+
 def test_rewritten_branch_history_is_partial_evidence(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,7 +5,9 @@ merge each stand as one commit):
 - a commit *carries* the fix when its diff of the fix's files has the fix's own
   `git patch-id --verbatim`, or the fix reverse-applies at it (`git apply -R --check`), or it
   adds all the fix's added lines and removes all its removed ones, or its subject names one of
-  the entry's PRs and it has most of the fix's lines (a maintainer's edits);
+  the entry's PRs and it has most of the fix's lines (a maintainer's edits); a line counts only
+  where the fix has it: in a hunk of the commit whose neighbouring lines agree with the fix's
+  hunk (the same lines added in another function are not the fix);
 - **landed**: a commit carried it and it is still whole at the tip (it reverse-applies there,
   or `git blame --reverse` keeps every line it added);
 - **landed, changed since**: a commit carried it and later commits changed some of its lines
@@ -65,6 +67,8 @@ class FileDiff:
     hunks: list[tuple[list[tuple[int, str]], list[tuple[int, str]]]] = dataclasses.field(
         default_factory=list
     )  # per hunk: (removed, context) old-side lines
+    hunk_added: list[list[tuple[int, str]]] = dataclasses.field(default_factory=list)
+    # per hunk (as `hunks`): its added lines
 
 
 def parse_section(text: str) -> FileDiff:
@@ -76,10 +80,12 @@ def parse_section(text: str) -> FileDiff:
         if match := _HUNK_RE.match(line):
             old, new = int(match.group(1)), int(match.group(3))
             current.hunks.append(([], []))
+            current.hunk_added.append([])
         elif current.hunks and line[:1] in ("+", "-", " "):
             removed, context = current.hunks[-1]
             if line.startswith("+"):
                 current.added.append((new, line[1:]))
+                current.hunk_added[-1].append((new, line[1:]))
                 new += 1
             elif line.startswith("-"):
                 current.removed.append((old, line[1:]))
@@ -112,16 +118,42 @@ def _keys(lines: list[tuple[int, str]]) -> collections.Counter[str]:
     return collections.Counter(k for _, line in lines if (k := key(line)) is not None)
 
 
+def _placed(mine: FileDiff, other: FileDiff) -> int:
+    """How many of the fix's telling lines in one file the commit has where the fix has them:
+    each of the fix's hunks is matched only in the commit's hunks whose old side (context and
+    removed lines) shares a telling line with that hunk's context (any hunk where the fix's
+    hunk has no telling context: a new file, a hunk of blank lines)."""
+    theirs = [
+        (_keys(removed + context), _keys(added), _keys(removed))
+        for (removed, context), added in zip(other.hunks, other.hunk_added, strict=True)
+    ]
+    found = 0
+    for (removed, context), added in zip(mine.hunks, mine.hunk_added, strict=True):
+        near = _keys(context)
+        has_added: collections.Counter[str] = collections.Counter()
+        has_removed: collections.Counter[str] = collections.Counter()
+        for old_side, their_added, their_removed in theirs:
+            if not near or near & old_side:
+                has_added.update(their_added)
+                has_removed.update(their_removed)
+        found += sum((_keys(added) & has_added).values())
+        found += sum((_keys(removed) & has_removed).values())
+    return found
+
+
 def coverage(ours: dict[str, FileDiff], theirs: dict[str, FileDiff]) -> tuple[int, int]:
-    """(how many of the fix's telling lines the commit has on the same side of the same file,
-    how many there are)."""
+    """(how many of the fix's telling lines the commit has on the same side of the same file
+    at the same place (`_placed`: by content alone the fix's lines could have been added in
+    another function), how many there are)."""
     found = total = 0
     for path, mine in ours.items():
         other = theirs.get(path, FileDiff())
+        anywhere = 0
         for side in ("added", "removed"):
             want, have = _keys(getattr(mine, side)), _keys(getattr(other, side))
             total += sum(want.values())
-            found += sum((want & have).values())
+            anywhere += sum((want & have).values())
+        found += min(anywhere, _placed(mine, other))
     return found, total
 
 
