@@ -31,9 +31,7 @@ MAX_DEEPENS = 8
 
 @dataclasses.dataclass(frozen=True)
 class Gap:
-    """Why an entry's history is incomplete. `cut`: history that may hold the answer was not
-    read (the verdict is "undetermined" unless the fix is found all the same); otherwise a fact
-    about upstream (its branch no longer holds the pinned base)."""
+    """Why an entry's history is incomplete: `cut` (history not read: undetermined) or a fact."""
 
     reason: str
     cut: bool
@@ -41,8 +39,7 @@ class Gap:
 
 @dataclasses.dataclass
 class HistoryCost:
-    """What reading the history took: fetches per base branch (one when nothing older is
-    needed; the walks are each `BranchHistory.walks`)."""
+    """What reading the history took: fetches per base branch (walks: `BranchHistory.walks`)."""
 
     fetches: dict[str, int] = dataclasses.field(default_factory=dict)
 
@@ -72,10 +69,7 @@ def _commits(rows: list[tuple[str, list[str], int, str, list[str]]]) -> list[Com
 
 
 class BranchHistory:
-    """A base branch's history in the cache, walked once for every entry on it: its
-    first-parent commits with the files each changes, each merge's side (what it brought)
-    walked once, when some entry's files are among what the merge changed, and which
-    first-parent commits each pinned base leaves out (a rev-list per base, no trees)."""
+    """A base branch's history, walked once for every entry on it (merge sides only as needed)."""
 
     def __init__(self, repo: Path, branch: str, tip: str) -> None:
         self.repo, self.branch, self.tip = repo, branch, tip
@@ -122,8 +116,7 @@ class BranchHistory:
         return self._ancestor[key]
 
     def since(self, base: str) -> frozenset[str]:
-        """The first-parent commits since `base`: those of `base..tip` that descend from it
-        (a base on main counts from the merge that brought it to the branch)."""
+        """The first-parent commits of `base..tip` that descend from `base`."""
         if base not in self._since:
             first = {c.sha for c in self.first_parent()}
             below = git.descendants(base, self.tip, cwd=self.repo)
@@ -131,8 +124,7 @@ class BranchHistory:
         return self._since[base]
 
     def after(self, base: str) -> frozenset[str]:
-        """Every commit of `base..tip`, all parents (what was made after the base, or beside
-        it: what a merge's side may hold of the fix; the base's own history cannot)."""
+        """Every commit of `base..tip`, all parents: what a merge's side may hold of the fix."""
         if base not in self._after:
             self._after[base] = frozenset(git.rev_list(self.tip, base, cwd=self.repo))
         return self._after[base]
@@ -143,9 +135,8 @@ class BranchHistory:
         return [c for c in self.first_parent() if c.sha in since and c.files & wanted]
 
     def side(self, merge: Commit, paths: list[str], base: str) -> list[Commit]:
-        """The commits `merge` brought (reachable from its other parents, not from its first
-        one nor from `base`) that change `paths` or whose parents were not fetched, oldest
-        first."""
+        """The commits `merge` brought (reachable from its other parents, not from its first one nor
+        from `base`) that change `paths` or whose parents were not fetched, oldest first."""
         if merge.sha not in self._sides:
             self.walks += 1
             rows = git.walk(
@@ -181,8 +172,7 @@ class BranchHistory:
         return self._boundary[0]
 
     def cut(self, base: str, paths: list[str]) -> str | None:
-        """Why the history a landing question on `paths` since `base` reads is not all here
-        (None: it is)."""
+        """Why the history of `paths` since `base` is not all here (None: it is)."""
         if not self.has_base(base):
             return f"the pinned base {short(base)} is not an ancestor of {self.branch} here"
         end = self.boundary()
@@ -218,9 +208,7 @@ def read(
     upstream: str,
     cost: HistoryCost | None = None,
 ) -> tuple[dict[str, BranchHistory], dict[str, Gap | None]]:
-    """Bring each base branch's history since its entries' pinned bases into the cache `repo`
-    (one fetch per branch, deeper only as needed); the histories by branch, and per entry
-    name what is still missing."""
+    """Fetch each base branch's history since its entries' bases; per entry, what is missing."""
     gaps: dict[str, Gap | None] = {}
     histories: dict[str, BranchHistory] = {}
     cost = cost if cost is not None else HistoryCost()
@@ -232,9 +220,7 @@ def read(
 
 
 def _deepen_boundaries(history: BranchHistory, upstream: str, cost: HistoryCost) -> None:
-    """Deepen by one commit (`git fetch --deepen=1`) while git's shallow file cuts the
-    branch's first-parent history inside the history read (`BranchHistory.boundary`), at most
-    `MAX_DEEPENS` times; what is still cut then is a gap that `cut` reports."""
+    """`git fetch --deepen=1` while the shallow file cuts the read history, `MAX_DEEPENS` times."""
     repo, branch, tip = history.repo, history.branch, history.tip
     while history.boundary() is not None and history.deepened < MAX_DEEPENS:
         code, err = git.fetch_partial(

@@ -24,8 +24,7 @@ def rev_exists(rev: str, *, cwd: Path) -> bool:
 
 
 def head_commit(cwd: Path, *, plain_tree: bool = False) -> str | None:
-    """HEAD's commit of the checkout at `cwd`, or None when there is none; `plain_tree`: look
-    for no repository above `cwd` (`plain_tree_env`)."""
+    """HEAD's commit at `cwd`, or None; `plain_tree`: look for no repository above `cwd`."""
     env = plain_tree_env(cwd) if plain_tree else None
     code, out, _ = git("rev-parse", "HEAD", cwd=cwd, check=False, env_extra=env)
     return out.strip() if code == 0 else None
@@ -38,8 +37,7 @@ def first_parent(rev: str, *, cwd: Path) -> str | None:
 
 
 def refs_under(prefix: str, *, cwd: Path) -> dict[str, str]:
-    """{refname: sha} of the refs under `prefix`. Never asks for a missing object (in a
-    partial clone that would trigger an unbounded lazy fetch)."""
+    """{refname: sha} under `prefix`, never asking for a missing object (no lazy fetch)."""
     _, out, _ = git("for-each-ref", "--format=%(refname) %(objectname)", prefix, cwd=cwd)
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
@@ -92,8 +90,7 @@ def stored_parents(sha: str, *, cwd: Path) -> list[str]:
 
 
 def rev_list(include: str, *exclude: str, cwd: Path) -> list[str]:
-    """`git rev-list include ^exclude...`: every commit reachable from one and from none of
-    the others (all parents), newest first."""
+    """`git rev-list include ^exclude...` (all parents), newest first."""
     _, out, _ = git("rev-list", include, *(f"^{e}" for e in exclude), "--", cwd=cwd)
     return out.split()
 
@@ -111,8 +108,7 @@ def rev_list_with_parents(include: str, *exclude: str, cwd: Path) -> list[tuple[
 
 
 def rev_list_parents(include: str, exclude: str, *, cwd: Path) -> list[tuple[str, list[str]]]:
-    """Commits reachable from `include` but not from `exclude`, oldest first (topological),
-    each with its parents."""
+    """Commits reachable from `include` but not `exclude`, oldest first, with their parents."""
     _, out, _ = git(
         "rev-list", "--topo-order", "--reverse", "--parents", include, f"^{exclude}", "--", cwd=cwd
     )
@@ -218,8 +214,7 @@ def blame_reverse(
 
 
 def blame_origins(base: str, rev: str, path: str, lines: list[int], *, cwd: Path) -> set[str]:
-    """`git blame base..rev`: the commits after `base` that wrote `lines` (numbers in `rev`'s
-    `path`); lines older than `base` name none. Reads the blobs of each version in between."""
+    """`git blame base..rev`: the commits after `base` that wrote `lines` of `rev`'s `path`."""
     if not lines:
         return set()
     ranges = [arg for n in sorted(set(lines)) for arg in ("-L", f"{n},{n}")]

@@ -133,8 +133,7 @@ class Numstat(NamedTuple):
 
 
 def apply_numstat(patch: bytes) -> Numstat:
-    """Every file git would apply from `patch`, with its line counts and summary. Reads no
-    tree."""
+    """Every file git would apply from `patch`, with its line counts and summary. Reads no tree."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-numstat-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
         code, out, err = git_bytes("apply", "--numstat", "--summary", "-z", cwd=tmp, stdin=patch,

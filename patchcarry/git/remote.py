@@ -58,8 +58,7 @@ def ls_remote_refs(
 
 
 def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, str]:
-    """{ref: sha} for the `refs` that exist at `url` (token available for a private fork);
-    raises CalledProcessError when the remote cannot be read."""
+    """{ref: sha} of the `refs` at `url` (token: a private fork); CalledProcessError if unread."""
     _, out, _ = git(*credential_args(url), "ls-remote", "--end-of-options", url, *refs, cwd=cwd)
     return _refs(out)
 
@@ -95,13 +94,12 @@ def fetch_partial(
     object_filter: str = "blob:none",
 ) -> tuple[int, str]:
     """Shallow, blob-less (or, with `object_filter="tree:0"`, tree-less) fetch of `refspecs`
-    (`<sha>:<local ref>`): `depth` commits, or every commit newer than the epoch `since`
-    (the landing check's history), or `deepen` more commits under every shallow boundary
-    already here (`git fetch --deepen`); (code, stderr). Commits it cuts whose parents are
-    here stay whole (`shallow.keep_known_history`).
+    (`<sha>:<local ref>`): `depth` commits, or every commit newer than the epoch `since` (the
+    landing check's history), or `deepen` more commits under every shallow boundary already here
+    (`git fetch --deepen`); (code, stderr). Commits it cuts whose parents are here stay whole
+    (`shallow.keep_known_history`).
 
-    With `progress`, git's progress goes straight to the terminal (stderr comes back empty).
-    """
+    With `progress`, git's progress goes straight to the terminal (stderr comes back empty)."""
     shallow = f"--depth={depth}" if since is None else f"--shallow-since={since} +0000"
     if deepen is not None:
         shallow = f"--deepen={deepen}"
@@ -134,9 +132,7 @@ def selected_nothing(err: str) -> bool:
 def fetch_blobless(
     remote: str, refspecs: list[str], *, cwd: Path, depth: int = 1, filter: str = "blob:none"
 ) -> None:
-    """Fetch `refspecs` from the named promisor `remote`, shallow (`depth` commits; DEEPEST:
-    the whole history, deepening what an earlier shallow fetch cut) and without blobs; what
-    it cuts where the parents are here stays whole (`shallow.keep_known_history`)."""
+    """Shallow, blob-less fetch of `refspecs` from promisor `remote` (DEEPEST: whole history)."""
     _remote_read(
         f"{', '.join(short(r.rpartition(':')[0].lstrip('+')) for r in refspecs)} from {remote}",
         *credential_args(),
@@ -157,9 +153,7 @@ def fetch_blobless(
 
 
 def prefetch_blobs(remote: str, blobs: list[str], *, cwd: Path) -> None:
-    """Fetch `blobs` (object ids) from the promisor `remote` in one request, as a lazy fetch
-    asks for one: what many entries read at their base and tip comes in one round trip, not
-    one each. Blobs already here are not sent again."""
+    """Fetch `blobs` from promisor `remote` in one request, not one lazy fetch each."""
     if not blobs:
         return
     code, _, err = git(
@@ -189,13 +183,12 @@ def prefetch_blobs(remote: str, blobs: list[str], *, cwd: Path) -> None:
 
 
 def deepen(url: str, branch: str, *, cwd: Path, progress: bool = False) -> bool:
-    """Fetch `branch` from `url` to its whole depth into a shallow scratch repo, so that
-    history the branch holds and a push needs (every shallow boundary under its tip) comes
-    in; True when the repo's shallow boundary changed (a retry has a reason to go through).
-    The branch is asked for by name: a server deepens from what a fetch wants, so fetching
-    another (upstream's default branch) would leave this one's boundary where it was.
-    With `progress`, git's progress goes straight to the terminal: on a large upstream this
-    is the whole history, minutes of transfer."""
+    """Fetch `branch` from `url` to its whole depth into a shallow scratch repo, so that history the
+    branch holds and a push needs (every shallow boundary under its tip) comes in; True when the
+    repo's shallow boundary changed (a retry has a reason to go through). The branch is asked for by
+    name: a server deepens from what a fetch wants, so fetching another (upstream's default branch)
+    would leave this one's boundary where it was. With `progress`, git's progress goes straight to
+    the terminal: on a large upstream this is the whole history, minutes of transfer."""
     before = shallow_commits(cwd=cwd)
     _remote_read(
         f"the history of {branch}",
@@ -214,8 +207,7 @@ def deepen(url: str, branch: str, *, cwd: Path, progress: bool = False) -> bool:
 
 
 def _remote_read(what: str, *args: str, cwd: Path, stream_stderr: bool = False) -> None:
-    """A git read over the network: its failure is NetworkError (exit 4) in one line that
-    names `what` and git's last word, never the command line (it holds -c options, URLs)."""
+    """A network read: failure is NetworkError naming `what` and git's last word, not the argv."""
     code, _, err = git(*args, cwd=cwd, check=False, stream_stderr=stream_stderr)
     if code != 0:
         said = err.strip().splitlines()[-1:] or [f"git exited {code}"]
@@ -275,8 +267,7 @@ def read_push(code: int, output: str) -> Pushed:
 def push_refs_with_lease(
     url: str, updates: list[tuple[str, str, str | None]], *, cwd: Path
 ) -> Pushed:
-    """Push each (commit, ref, expected) atomically: all refs move, or none does; each only if
-    it still holds `expected` (absent when None)."""
+    """Push each (commit, ref, expected) atomically, each only if it still holds `expected`."""
     leases = [f"--force-with-lease={ref}:{expected or ''}" for _, ref, expected in updates]
     code, out, err = git(
         *credential_args(url), "push", "--porcelain", "--atomic", *leases, "--end-of-options",

@@ -41,21 +41,18 @@ def show_file(rev: str, path: str, *, cwd: Path) -> bytes | None:
 
 
 def text(data: bytes) -> str:
-    """git's output about upstream's files and commits: any bytes allowed, kept
-    (surrogateescape; `encode` restores them)."""
+    """git's output about upstream's files: any bytes kept (surrogateescape; `encode` restores)."""
     return data.decode("utf-8", "surrogateescape")
 
 
 def changed_paths(old: str, new: str, *, cwd: Path) -> list[str]:
-    """Paths that differ between two commits, as stored (`diff-tree -z`: a name git would
-    quote is read as itself); compares trees only, fetches no blobs."""
+    """Paths that differ between two commits, as stored (`diff-tree -z`); trees only."""
     _, out, _ = git_bytes("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new, cwd=cwd)
     return [text(p) for p in out.split(b"\0") if p]
 
 
 def empty_tree(*, cwd: Path) -> str:
-    """The empty tree's id in this repository's hash (what a root commit's change is taken
-    against); git knows it without storing it."""
+    """The empty tree's id in this repository's hash (what a root commit is diffed against)."""
     _, out, _ = git("hash-object", "-t", "tree", "--stdin", cwd=cwd, stdin="")
     return out.strip()
 
@@ -79,8 +76,7 @@ def changes_under(
 
 
 def blobs_under(commit: str, folder: str, *, cwd: Path) -> set[tuple[str, str]]:
-    """Every (path, blob) under `folder` in `commit`'s tree (trees only); none when the
-    commit's tree cannot be read."""
+    """Every (path, blob) under `folder` in `commit`'s tree (trees only); none if unreadable."""
     _, out, _ = git("ls-tree", "-r", commit, "--", f"{folder}/", cwd=cwd, check=False)
     held = set()
     for line in out.splitlines():
@@ -111,8 +107,7 @@ def special_paths(old: str, new: str, *, cwd: Path) -> list[tuple[str, str]]:
 
 
 def modes_at(commit: str, paths: list[str], *, cwd: Path) -> dict[str, str]:
-    """{path: mode} for each of `paths` in `commit`'s tree (`git ls-tree`: trees only, no
-    blobs); an absent path is left out."""
+    """{path: mode} for each of `paths` in `commit`'s tree (trees only); absent ones left out."""
     _, out, _ = git_bytes(
         "ls-tree", "-z", "--end-of-options", commit, "--", *paths, cwd=cwd, env_extra=LITERAL
     )
@@ -125,14 +120,12 @@ def modes_at(commit: str, paths: list[str], *, cwd: Path) -> dict[str, str]:
 
 
 def special_at(modes: Mapping[str, str]) -> list[tuple[str, str]]:
-    """(path, what it is) for each path of a `modes_at` answer that is a symlink or a
-    submodule."""
+    """(path, what it is) for each path of a `modes_at` answer that is a symlink or a submodule."""
     return [(path, SPECIAL_MODES[m]) for path, m in modes.items() if m in SPECIAL_MODES]
 
 
 def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3) -> str:
-    """`git diff` between two commits limited to `paths` (only their blobs are fetched); bytes
-    that are not UTF-8 come back as surrogates (`encode` restores them)."""
+    """`git diff` of `paths` between two commits; non-UTF-8 bytes come back as surrogates."""
     return "".join(section for _, section in diff_files(old, new, paths, cwd=cwd, unified=unified))
 
 
@@ -178,8 +171,7 @@ _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.MULTILINE)
 
 
 def hunk_ranges(old: str, new: str, path: str, *, cwd: Path) -> list[tuple[int, int]]:
-    """Old-side (start, line count) of each hunk of `git diff -U0 old new -- path`: where
-    in the file each change sits (a count of 0 is an insertion after line `start`)."""
+    """Old-side (start, count) of each hunk of `git diff -U0 old new -- path` (0: insertion)."""
     text = diff_paths(old, new, [path], cwd=cwd, unified=0)
     return [(int(m.group(1)), int(m.group(2) or 1)) for m in _HUNK_RE.finditer(text)]
 
@@ -236,15 +228,13 @@ def pr_range_diff(old: str, new: str, upstream: str, *, cwd: Path) -> tuple[str,
 
 
 def names_in(rev: str, folder: str, *, cwd: Path) -> list[str] | None:
-    """The entry names of `folder` ("" for the root) in `rev`'s tree; None when it has no
-    such folder. Trees only: no blob is fetched."""
+    """The entry names of `folder` ("" for the root) in `rev`'s tree (trees only); None if none."""
     code, out, _ = git("ls-tree", "--name-only", f"{rev}:{folder}", cwd=cwd, check=False)
     return out.splitlines() if code == 0 else None
 
 
 def patch_id(diff_text: str | bytes, *, cwd: Path) -> str | None:
-    """`git patch-id --verbatim` (the stable id, whitespace kept: indentation is code) of a
-    diff or format-patch text; None when it has no changes."""
+    """`git patch-id --verbatim` (whitespace is code) of a diff; None when it has no changes."""
     data = diff_text if isinstance(diff_text, bytes) else encode(diff_text)
     _, out, _ = git_bytes("patch-id", "--verbatim", cwd=cwd, stdin=data)
     return out.split()[0].decode() if out.strip() else None
