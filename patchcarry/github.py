@@ -83,8 +83,7 @@ class NotFoundError(GitHubError):
 
 
 class UnprocessableError(GitHubError):
-    """422 from GitHub (validation failed, e.g. a pull request that already exists); `said`:
-    GitHub's own message and its errors', lower-cased, what a caller may judge it by."""
+    """422 (validation failed); `said`: GitHub's message and errors, lower-cased, to judge by."""
 
     said = ""
 
@@ -187,8 +186,7 @@ def _hint_422(message: str, fields: tuple[str, ...] = ()) -> str:
 
 
 def sso_partial(response: httpx2.Response | None) -> tuple[str, ...]:
-    """The organisation ids of `X-GitHub-SSO: partial-results; organizations=<ids>`: those left
-    out of an answer for SAML SSO the token is not authorized for."""
+    """Org ids of `X-GitHub-SSO: partial-results`: left out for SSO the token lacks."""
     value = response.headers.get("X-GitHub-SSO") if response is not None else None
     if not value or not value.strip().lower().startswith("partial-results"):
         return ()
@@ -230,8 +228,7 @@ def _body(response: httpx2.Response, label: str) -> Any:
 
 
 class GitHub:
-    """Blocking GitHub REST client with bounded retries and rate-limit waits; writes are spaced
-    `WRITE_SPACING` apart (GitHub's secondary limits)."""
+    """Blocking REST client: bounded retries, rate-limit waits, writes `WRITE_SPACING` apart."""
 
     WRITE_SPACING = 1.0
 
@@ -441,8 +438,7 @@ class GitHub:
     def _rate_limit_wait(
         self, response: httpx2.Response | None, label: str, tries: int
     ) -> float | None:
-        """A primary rate limit (403/429, no quota left or a Retry-After): wait while short and
-        fewer than `RATE_WAITS` times, else stop saying so."""
+        """Primary rate limit: wait while short, under `RATE_WAITS` times, else stop saying so."""
         if response is None or response.status_code not in (403, 429):
             return None
         headers = response.headers
@@ -729,8 +725,7 @@ MAX_WAIT_S = 86_400.0
 
 
 def retry_after_seconds(value: str | None, now: float) -> float | None:
-    """The wait a `Retry-After` asks for (RFC 9110: seconds or an HTTP-date), never negative;
-    None when absent or neither (the caller's default), never a crash."""
+    """The wait a `Retry-After` asks for (seconds or an HTTP-date, >= 0); None if unreadable."""
     if value is None:
         return None
     text = value.strip()

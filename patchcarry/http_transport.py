@@ -150,8 +150,7 @@ def proxy_for(url: str) -> str | None:
 
 
 def _usable_proxy(value: str, setting: str) -> str:
-    """`value` as curl reads it (no scheme: http://); a proxy the client cannot use (SOCKS) or
-    no URL is BadInputError naming the setting, never its password."""
+    """`value` as curl reads it; SOCKS or no URL is BadInputError naming the setting."""
     url = value if "://" in value else f"http://{value}"
     shown = hosts.redact_url(url)
     try:
@@ -173,8 +172,7 @@ def _usable_proxy(value: str, setting: str) -> str:
 
 
 class _DecodedStream(httpx2.SyncByteStream):
-    """A body decoded here (`Content-Encoding`), every byte counted: past the cap it stops, so
-    a compression bomb never unpacks."""
+    """A body decoded here, every byte counted: past the cap it stops (no compression bomb)."""
 
     def __init__(self, inner: httpx2.SyncByteStream, codings: list[str], host: str) -> None:
         self._inner, self._host = inner, host
@@ -248,8 +246,7 @@ _DECODABLE = ("gzip", "x-gzip", "deflate")
 
 
 class _DecodingTransport(httpx2.HTTPTransport):
-    """httpx's transport, compressed bodies decoded here under `limits.HTTP_MAX_DECODED`; a
-    coding never asked for is a failed read."""
+    """httpx's transport, bodies decoded here under `limits.HTTP_MAX_DECODED`; unasked: failure."""
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         response = super().handle_request(request)
@@ -287,8 +284,7 @@ class ReplyShapeError(NetworkError):
 
 
 def json_body(response: httpx2.Response, label: str) -> Any:
-    """The answer's JSON; ReplyShapeError (exit 4, naming the request) where it cannot be read,
-    deep nesting included."""
+    """The answer's JSON; ReplyShapeError (exit 4, naming the request) where it is unreadable."""
     host = response.request.url.netloc.decode("ascii", "replace")
     try:
         return json.loads(response.content)

@@ -41,8 +41,7 @@ def user_manifest() -> Path:
 
 
 def find(explicit: Path | None = None, *, cwd: Path | None = None) -> Path:
-    """The manifest a command uses: `explicit`, else `patches/series.toml` here or above, else
-    the user config one, else this package's."""
+    """`explicit`, else `patches/series.toml` here or above, else the user's, else the package's."""
     if explicit is not None:
         return Path(explicit)
     return _users(cwd) or DEFAULT_MANIFEST
@@ -248,8 +247,7 @@ def entry_lines(text: str) -> list[int]:
 
 
 def key_line(path: Path, entry_name: str, key: str) -> str:
-    """`path:LINE` of entry `entry_name`'s `key = ...` line, so a message names the line to
-    edit (the path alone where it cannot be told)."""
+    """`path:LINE` of the entry's `key = ...` line (the path alone where it cannot be told)."""
     try:
         text = path.read_text()
         names = [e.get("name") for e in tomllib.loads(text).get("entry", [])]
@@ -516,8 +514,7 @@ class _Pending:
 
 
 def branch_owner(entries: Sequence[_Owner], fork: str, head_branch: str) -> _Owner | None:
-    """The entry that publishes from `fork`'s `head_branch`, if one does (owner and repository
-    names are case-insensitive, branch names are not)."""
+    """The entry publishing from `fork`'s `head_branch` (names case-insensitive, branch not)."""
     for entry in entries:
         if entry.fork.lower() == fork.lower() and entry.head_branch == head_branch:
             return entry
@@ -564,8 +561,7 @@ def _unique_branches(path: Path, entries: Sequence[_Publishes]) -> None:
 def load(
     path: Path = DEFAULT_MANIFEST, *, text: str | None = None, staged: Staged | None = None
 ) -> Manifest:
-    """Parse and validate the manifest; `text` and `staged` (patch name -> file) validate what
-    a write would leave at `path` before anything is written."""
+    """Parse and validate; `text` and `staged` validate what a write would leave at `path`."""
     path = Path(path).absolute()  # patch paths must hold from any cwd (git am runs elsewhere)
     source = inputs.read_text(path, "manifest") if text is None else text
     try:

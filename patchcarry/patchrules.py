@@ -84,8 +84,7 @@ _STRUCTURE = (b"diff --git ", b"index ", b"@@ ")  # no hunk line starts so: it s
 
 
 def check_bytes(data: bytes, name: str) -> None:
-    """A line format-patch writes itself ending in CR is an editor's doing: refused. CR inside
-    a hunk is content and kept."""
+    """A line format-patch writes ending in CR is an editor's doing: refused (in a hunk: kept)."""
     lines = data.split(b"\n")
     blank = next((i for i, line in enumerate(lines) if not line.strip()), len(lines))
     header = lines[:blank]
@@ -119,8 +118,7 @@ def is_utf8(text: str) -> bool:
 
 
 def check_text(name: str, hunks: Iterable[Hunk]) -> None:
-    """A text hunk holds text: no NUL, and no non-UTF-8 bytes added to a file whose lines are
-    UTF-8 (a file already in another encoding keeps it)."""
+    """A text hunk holds text: no NUL, no non-UTF-8 bytes added to a UTF-8 file."""
     hunks = list(hunks)
     legacy = {h.path for h in hunks for ln in h.lines if ln[:1] != "+" and not is_utf8(ln)}
     for hunk in hunks:
@@ -163,8 +161,7 @@ _SIGNOFF_VALUE = re.compile(r"^(.*) <(.*)>\s*$")
 
 
 def signed_off_by(signoff: str, names: Iterable[str], emails: Iterable[str]) -> bool:
-    """Whether one `Signed-off-by:` value certifies for `names` and `emails`: the DCO App's rule,
-    name AND email each one of them, case-insensitively."""
+    """Whether a `Signed-off-by:` value certifies (DCO App: name AND email, case-insensitive)."""
     match = _SIGNOFF_VALUE.match(signoff.strip())
     names, emails = {n.lower() for n in names}, {e.lower() for e in emails}
     return match is not None and match[1].strip().lower() in names and match[2].lower() in emails
@@ -174,8 +171,7 @@ def check(
     name: str, author: str, email: str, signoffs: Iterable[str], changes: Iterable[Change],
     *, author_name: str | None = None,
 ) -> None:  # fmt: skip
-    """What a read patch may carry: its author's sign-off, and only edits, creations and
-    deletions of regular text files at safe paths, no workflow files."""
+    """Its author's sign-off; only regular text files at safe paths, no workflow files."""
     who = author_name if author_name is not None else author.rsplit(" <", 1)[0]
     values = list(signoffs)
     if not any(signed_off_by(value, [who], [email]) for value in values):
@@ -197,8 +193,7 @@ def check(
 
 
 def refuse_mode_flips(name: str, changes: Iterable[Change]) -> None:
-    """A path deleted and created again (across an entry's patches, in order) comes back with
-    its mode: else a delete plus a create hides a mode change."""
+    """A path deleted and re-created keeps its mode: else the pair hides a mode change."""
     deleted: dict[str, str] = {}
     for change in changes:
         if change.kind == "delete":
@@ -216,8 +211,7 @@ def refuse_mode_flips(name: str, changes: Iterable[Change]) -> None:
 def refuse_mode_against_tree(
     name: str, changes: Iterable[Change], modes: Mapping[str, str]
 ) -> None:
-    """A created path the tree holds comes back with the tree's own mode (git applies against
-    the tree, not the patch's stated old mode)."""
+    """A created path the tree holds comes back with the tree's mode (git applies to the tree)."""
     for change in changes:
         had = modes.get(change.path)
         if change.kind == "create" and had is not None and had != change.new_mode:

@@ -33,8 +33,7 @@ PYTHON = (sys.executable, "-P")
 def environment(
     base: Mapping[str, str] | None = None, secrets: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """`base` (default: this environment) without the token variables, plus `secrets`, with
-    PYTHONSAFEPATH: what a child is started with."""
+    """What a child is started with: `base` without token variables, plus `secrets`, safe path."""
     env = {k: v for k, v in (os.environ if base is None else base).items() if k not in TOKEN_VARS}
     env["PYTHONSAFEPATH"] = "1"
     env.update(secrets or {})
@@ -166,8 +165,7 @@ _OUT_OF_MEMORY = re.compile(rb"out of memory|malloc failed|cannot allocate memor
 
 
 def _cap_data(pid: int, limit: int) -> None:
-    """Cap the data of `pid` and every process it starts (RLIMIT_DATA is inherited), set from
-    here, not a `preexec_fn` (ten times slower spawns); a no-op without prlimit."""
+    """Cap the data of `pid`'s tree (RLIMIT_DATA, via prlimit: no slow `preexec_fn`); or no-op."""
     with contextlib.suppress(AttributeError, OSError, ValueError):
         resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
 
@@ -270,8 +268,7 @@ def _communicate(
 
 
 class _ExitWaiter:
-    """`wait(seconds)`: the child's exit code, or None if still running; woken by a pidfd, not
-    by polling (thousands of git calls a run)."""
+    """`wait(seconds)`: the child's exit code or None; woken by a pidfd, not by polling."""
 
     def __init__(self, child: subprocess.Popen[bytes]) -> None:
         self.child = child

@@ -13,8 +13,7 @@ _AT = re.compile(r"^-?\s*(commit|path):\s*(\S+)$")
 
 
 def advice(server: tuple[str, ...]) -> str:
-    """What to do about a push GitHub's push protection refused ("" for any other push), from
-    the server's `remote:` lines (`git.Pushed.server`)."""
+    """What to do about a push push protection refused ("" otherwise), from `remote:` lines."""
     if not any("push cannot contain secrets" in line.lower() for line in server):
         return ""
     where = {m.group(1): m.group(2)[:120] for m in map(_AT.match, server) if m}

@@ -21,8 +21,7 @@ DOCUMENTED = (
 
 
 def is_enterprise_server(api: str) -> bool:
-    """True for an API host that is neither github.com, GHE.com nor loopback (an Enterprise
-    Server's `https://HOST/api/v3`)."""
+    """True for an API host that is not github.com, GHE.com or loopback (an Enterprise Server)."""
     host = (urllib.parse.urlsplit(api).hostname or "").lower()
     return not (host == "api.github.com" or host.endswith(".ghe.com") or hosts.is_loopback(host))
 
@@ -33,8 +32,7 @@ def variables(api: str | None = None) -> tuple[str, str]:
 
 
 def variable(api: str | None = None) -> str:
-    """The variable the token comes from (the first one set), else both names: what a message
-    calls the token."""
+    """The variable the token comes from (the first set), else both names: what messages say."""
     names = variables(api)
     return next((name for name in names if os.environ.get(name)), " or ".join(names))
 
@@ -56,8 +54,7 @@ def token(api: str | None = None) -> str | None:
 
 
 def _flaw(value: str) -> str | None:
-    """What in `value` no token holds (None: nothing): it would break the HTTP header or
-    git's credential answer, or is pasted text around the token."""
+    """What in `value` no token holds (None: nothing): it would break a header or git's answer."""
     if value != value.rstrip("\r\n"):
         return "a trailing newline"
     for char in value:

@@ -25,14 +25,12 @@ _URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://|^[^/\s]+@[^/\s]+:")
 
 
 def git_url(repo: str) -> str:
-    """The git URL of OWNER/REPO on the GitHub host (GH_HOST's git side; github.com by
-    default): what `check` fetches when no --upstream is given."""
+    """The git URL of OWNER/REPO on GH_HOST's git side: what `check` fetches by default."""
     return f"{hosts.git_host(hosts.api_host())}/{repo}.git"
 
 
 def url_for_entries(entries: Sequence[Entry]) -> str:
-    """The one upstream `entries` name, as a git URL; BadInputError when they name several
-    (the check fetches one repository)."""
+    """The one upstream `entries` name, as a git URL; BadInputError when they name several."""
     repos = sorted({e.upstream for e in entries})
     if len(repos) > 1:
         raise BadInputError(
@@ -79,8 +77,7 @@ class FetchedUpstream:
 
     @property
     def bytes_fetched(self) -> int:
-        """Bytes added to the scratch repo's object store since this run began (packs from
-        the shallow fetches plus blobs fetched on demand)."""
+        """Bytes added to the scratch object store this run (shallow packs and lazy blobs)."""
         return object_bytes(self.repo) - self._start_bytes
 
     @property
@@ -144,8 +141,7 @@ def fetch(
     work_dir: Path | None = None,
     pull_depth: int = 2,
 ) -> FetchedUpstream:
-    """Fetch the named commits from `upstream`, each PR head with `pull_depth` commits of history;
-    UpstreamError (exit 4) when upstream or one of them is missing."""
+    """Fetch the named commits (PR heads `pull_depth` deep); UpstreamError when one is missing."""
     url = remote_url(upstream)
     with claimed(url, work_dir) as chosen:
         repo = _scratch_repo(url, chosen)
@@ -176,8 +172,7 @@ def fetch(
 
 @contextlib.contextmanager
 def claimed(url: str, work_dir: Path | None) -> Iterator[Path]:
-    """The cache folder for `url`, claimed and locked; one this call made is removed (lock held)
-    when the network read in the block fails."""
+    """The cache folder for `url`, locked; removed if this call made it and the read fails."""
     default = default_work_dir(url)
     chosen = work_dir or default
     made = not chosen.exists()
@@ -198,8 +193,7 @@ TREE_PATHS = ["megatron", "tests/unit_tests", "tests/test_utils"]
 def checkout_tree(
     fetched: FetchedUpstream, commit: str, dest: Path, paths: list[str] = TREE_PATHS
 ) -> Path:
-    """A sparse checkout of `paths` at `commit` in `dest` (a worktree of the scratch repo),
-    usable as MEGATRON_SRC. Reused when `dest` already holds that commit."""
+    """A sparse checkout of `paths` at `commit` in `dest` (MEGATRON_SRC), reused when current."""
     dest = dest.resolve()
     if (dest / ".git").exists():
         if git.head_commit(dest) == commit:
@@ -256,8 +250,7 @@ def fetch_history(
     work_dir: Path | None = None,
     depths: tuple[int, ...] = HISTORY_DEPTHS,
 ) -> PullHistory:
-    """Fetch `refs/pull/<pull>/head` and `branch` (commits only), deepening until the PR's own
-    commits are known; UpstreamError when it cannot."""
+    """Fetch the PR head and `branch`, deepening until the PR's commits are known."""
     url = remote_url(upstream)
     default = default_work_dir(url)
     chosen = work_dir or default.with_name(default.name + "-history")

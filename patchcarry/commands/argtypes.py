@@ -37,8 +37,7 @@ def add_manifest(
     parser: argparse.ArgumentParser,
     default: str = "patches/series.toml here or above, else $XDG_CONFIG_HOME's",
 ) -> None:
-    """`--manifest`: one option of one meaning for every command (`manifest.find` decides
-    the default; `adopt`, which adds to it, starts one where none is found)."""
+    """`--manifest`, one meaning everywhere (`manifest.find` decides the default)."""
     parser.add_argument("--manifest", type=Path, metavar="PATH", help=f"default: {default}")
 
 
@@ -47,8 +46,7 @@ def add_upstream(
     default: str | None = None,
     when: str = "default: the entries' `upstream` on GH_HOST",
 ) -> None:
-    """`--upstream`: where upstream's git is, one meaning in every command that fetches it
-    (the repository as OWNER/NAME is `--upstream-repo`)."""
+    """`--upstream`: where upstream's git is (OWNER/NAME is `--upstream-repo`)."""
     parser.add_argument(
         "--upstream",
         metavar="URL|PATH",
@@ -68,8 +66,7 @@ def add_work_dir(parser: argparse.ArgumentParser) -> None:
 
 
 def refuse_url(value: str | None, flag: str, *, offline: bool = False) -> None:
-    """An upstream URL with credentials is refused even where it goes unused (it would be
-    printed); with `offline` it is unused, and the user is told so."""
+    """A URL with credentials is refused even unused (it would be printed); `offline` says so."""
     if value is None:
         return
     from patchcarry import hosts
@@ -80,8 +77,7 @@ def refuse_url(value: str | None, flag: str, *, offline: bool = False) -> None:
 
 
 class _OldSpelling(argparse.Action):
-    """An option's old spelling, kept working for one release: its value lands where the new
-    spelling's does, with a one-line note on stderr."""
+    """An option's old spelling, kept for one release: same destination, a note on stderr."""
 
     def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -159,8 +159,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _next_step(pr: int | None, url: str) -> str:
-    """What the author does after a PR is opened: it is a draft (upstream's template: "All PRs
-    start as drafts"), which reviewers are not asked to read until it is marked ready."""
+    """What the author does next: the PR is a draft (upstream's template), unread until ready."""
     return (
         f"next: #{pr} is a draft: tick the boxes of its description that hold (the self-review "
         f'among them), then click "Ready for review": {url}'

@@ -49,8 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _landed_since(gh: GitHub) -> Judge:
-    """(upstream, N, base branch) -> the landing verdict of PR N's change, from the clone URL
-    GitHub gives for the upstream."""
+    """(upstream, N, base branch) -> PR N's landing verdict, from GitHub's clone URL."""
     from patchcarry import hosts
     from patchcarry.adopt.landed import landing_since
     from patchcarry.errors import UpstreamError
@@ -92,8 +91,7 @@ def _finish(gh: GitHub, code: int, *, json_mode: bool) -> int:
 
 
 def _adopt_command(manifest_path: Path) -> tuple[str, ...]:
-    """`adopt` as this install runs it; with no manifest of the user's (the example found
-    instead, the package's or the checkout's), adopt starts theirs here: a note says so."""
+    """`adopt` as this install runs it; with no manifest of the user's, a note: it starts one."""
     from patchcarry import install, manifest
 
     command = install.command("adopt")
