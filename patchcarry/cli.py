@@ -62,8 +62,7 @@ def _command_module(name: str):  # type: ignore[no-untyped-def]
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser, whose usage error is also a JSON object on stdout when the command
-    line asked for `--json` output (a reader of stdout then learns why there is none)."""
+    """argparse's parser; with `--json` asked, a usage error is also a JSON object on stdout."""
 
     json_errors = False
 
@@ -81,8 +80,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(
     prog: str | None = None, *, json_errors: bool = False
 ) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    """The top-level parser and each command's; `prog` (a shim's name) replaces the
-    commands' `patchcarry COMMAND` in their usage; `json_errors`: --json was asked for."""
+    """The top-level parser and each command's; `prog` replaces `patchcarry COMMAND` in usage."""
     parser = _Parser(
         prog="patchcarry",
         description=textwrap.fill(DESCRIPTION, 92),

@@ -1,5 +1,4 @@
-"""Has a closed PR's own change landed on its base branch since? `check`'s verdict for a PR not
-in the manifest, so adopt refuses it and `scan --all` says it landed."""
+"""Has a closed PR's change landed on its base since? (adopt refuses it, `scan --all` says so)"""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ def refuse_landed(target: object, report: CheckReport) -> None:
 def landing_since(
     upstream: str, number: int, branch: str, url: str, *, work_dir: Path | None = None
 ) -> Landing | None:
-    """The landing verdict of PR `number`'s own commits on `branch` at its tip; None when
-    its commits cannot be carried as patches (then nothing can be said)."""
+    """The landing verdict of PR `number`'s commits on `branch`; None if they cannot be patches."""
     history = upstream_mod.fetch_history(url, branch=branch, pull=number, work_dir=work_dir)
     series = commits_mod.own_commits(history)
     with tempfile.TemporaryDirectory(prefix="adopt-landed-") as tmp:

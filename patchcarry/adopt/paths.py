@@ -34,8 +34,7 @@ def derive(files: Iterable[str]) -> list[str]:
 
 
 def is_test_file(path: str) -> bool:
-    """A test by the conventions test runners use: under a test directory, or named
-    `test_*`, `*_test.*`, `*.test.*` or `*.spec.*`."""
+    """A test by test runners' conventions: under a test directory, or `test_*`, `*_test.*`, ..."""
     *dirs, name = path.split("/")
     stem = name.split(".", 1)[0]
     return (
@@ -54,6 +53,5 @@ def tests_only(files: Iterable[str]) -> bool:
 
 
 def executables(patches: Iterable[Patch]) -> list[str]:
-    """The files the patches create executable (mode 100755): named in the plan, since such a
-    file can run wherever upstream's tree lands."""
+    """The files the patches create executable (100755): named in the plan, as they can run."""
     return sorted({c.path for p in patches for c in p.changes if c.new_mode == "100755"})

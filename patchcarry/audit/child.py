@@ -49,8 +49,7 @@ def iterate(
     tracker: census.OriginTracker,
     prefix: str = "megatron",
 ) -> list[dict[str, Any]]:
-    """N iterations (step, optimizer step, zero grad, gc), the census after each, over the
-    roots of the module docstring (module globals and class attributes under `prefix`)."""
+    """N iterations (step, optimizer step, zero grad, gc), the census after each."""
     out = []
     for index in range(iterations):
         step()

@@ -38,8 +38,7 @@ class Request:
 
     @property
     def one_process(self) -> bool:
-        """On CUDA a variant's configurations share one child (one compile); on CPU each gets
-        its own, so one that exhausts memory does not take the others with it."""
+        """CUDA: a variant's configurations share a child (one compile); CPU: one each (memory)."""
         return self.device == "cuda"
 
     def child_request(self, configs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -56,8 +55,7 @@ class Request:
 
 
 def run_child(tree: Path, request: Request) -> dict[str, Any]:
-    """Audit each configuration with `tree`'s megatron, each in its own child (one that hangs
-    or dies is its own error, not the run's); `torch.compile` is off on CPU, as in `measure`."""
+    """Audit each configuration with `tree`'s megatron, each in its own child (CPU: no compile)."""
     tree = Path(tree).resolve()
     env = probe_env(tree, cpu_only=request.device == "cpu")
     if request.device == "cpu":

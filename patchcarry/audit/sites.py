@@ -80,8 +80,7 @@ def in_layer(site_name: str) -> bool:
 
 
 def group(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Records (one per storage, each with `site`, `bytes`, `origin`) summed per site; largest
-    first. Each site keeps one example path and the set of origins seen."""
+    """Records summed per site, largest first, each with one example path and its origins."""
     sites: dict[str, dict[str, Any]] = {}
     for record in records:
         entry = sites.setdefault(

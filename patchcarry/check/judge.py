@@ -46,8 +46,7 @@ def inside(tree: Path, path: str, patches: list[Patch]) -> Path:
 
 
 def apply_at(patches: list[Patch], read: Reader) -> list[PatchApply]:
-    """Apply `patches` in order onto the touched files as `read` gives their bytes; each one:
-    clean, offset, fuzz (only `-C1` places it) or conflict."""
+    """Apply `patches` in order onto the files `read` gives: clean, offset, fuzz or conflict."""
     results: list[PatchApply] = []
     with tempfile.TemporaryDirectory(prefix="patchcarry-apply-") as tmp:
         tree = Path(tmp).resolve()
@@ -124,8 +123,7 @@ def drift(
 
 
 def patch_files(patch: Patch) -> list[tuple[str, str]]:
-    """A patch file's `diff --git` sections, each with the path git applies from it (never a
-    name read from the quoted header)."""
+    """A patch file's `diff --git` sections, each with the path git applies (not the header's)."""
     end = patch.text.find("\n-- \n")  # format-patch's signature trailer: not the diff
     body = patch.text if end < 0 else patch.text[: end + 1]
     chunks = [c for c in re.split(r"(?m)^(?=diff --git )", body) if c.startswith("diff --git ")]
@@ -163,8 +161,7 @@ def _plain_lines(lines: list[str]) -> list[str]:
 
 
 def _positions(chunk: str) -> list[tuple[str, str]]:
-    """Where each changed code line sits: (its sign, the old file's code line before it, or
-    the hunk header's context); comment and blank lines are no places."""
+    """Where each changed code line sits (sign, old code line before it); comments are no places."""
     found: list[tuple[str, str]] = []
     place = ""
     for line in chunk.splitlines():

@@ -51,8 +51,7 @@ def _offline(entries: list[Entry], tree: Path | None, label: str) -> list[EntryR
 
 
 def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
-    """Apply check against a source tree (default: the installed megatron-core) for the
-    entries it stands for (NVIDIA/Megatron-LM's); the others are said not checked."""
+    """Apply check against a source tree (default: installed megatron-core) for its entries."""
     from patchcarry.runtime import tree as megatron_tree
 
     ours = [e for e in entries if megatron_tree.has_offline_source(e.upstream)]
@@ -82,8 +81,7 @@ def pull_depth(entries: list[Entry]) -> int:
 
 
 def _identity(repo: Path, entry: Entry, number: int, head: str, tip: str) -> Identity:
-    """Is PR `number` this entry's change, with or without its tests? The first that is
-    identical, else the fixes' verdict."""
+    """Is PR `number` this entry's change (with or without tests)? First identical, else fixes'."""
     candidates = [list(entry.fixes)] + ([[*entry.fixes, *entry.tests]] if entry.tests else [])
     bases, untold = _left_base(repo, entry, head, tip)
     verdicts: list[Identity] = []
@@ -156,8 +154,7 @@ def run_checks(
     offline: bool = False,
     work_dir: Path | None = None,
 ) -> CheckReport:
-    """Check `entries` against `upstream` (URL or path), or offline. Raises BadInputError /
-    UpstreamError; a patch that does not apply is a result (exit code 1), not an exception."""
+    """Check `entries` against `upstream` or offline; a patch that does not apply is a result."""
     started = time.monotonic()
     if offline:
         return run_offline(entries)

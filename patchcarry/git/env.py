@@ -76,8 +76,7 @@ _LOOPBACK = "localhost,127.0.0.1,::1,127.0.0.0/8"
 
 
 def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This environment without stray GIT_* variables or a token, isolated from user and system
-    configuration and hooks, never prompting, C locale."""
+    """This environment without GIT_* or a token, no user/system config or hooks, C locale."""
     require_isolating_git()
     env = {
         k: v
@@ -98,8 +97,7 @@ def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def plain_tree_env(tree: Path) -> dict[str, str]:
-    """Env that stops git from finding a repository above `tree`: else `git apply` in a venv
-    inside a checkout takes paths relative to that checkout and skips every file."""
+    """Env that finds no repository above `tree` (else `git apply` in a venv skips every file)."""
     return {"GIT_CEILING_DIRECTORIES": str(Path(tree).resolve().parent)}
 
 
@@ -118,8 +116,7 @@ _NOT_HTTP = re.compile(r"^(?!https?://|file://)([a-z][a-z0-9+.-]*://|[a-z]+::|[^
 
 
 def credential_args(url: str | None = None, api: str | None = None) -> tuple[str, ...]:
-    """`-c` options giving the token to git for the API host's git host only, plus network
-    timeouts; a `url` reached through a program of the user's (ssh) gets no token at all."""
+    """`-c` options: the token for the API host's git host only (never via ssh), timeouts."""
     if url is not None and _NOT_HTTP.match(url):
         return NETWORK_ARGS
     helper = f"credential.{hosts.git_host(hosts.api_host(api))}.helper={_TOKEN_HELPER}"

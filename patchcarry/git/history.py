@@ -82,8 +82,7 @@ def shallow_commits(*, cwd: Path) -> set[str]:
 
 
 def stored_parents(sha: str, *, cwd: Path) -> list[str]:
-    """The parents `sha`'s commit object names, whether or not they were fetched (a shallow
-    commit's log shows none: git's shallow file hides them). Reads only that commit."""
+    """The parents `sha`'s commit object names, fetched or not (shallow hides them from log)."""
     _, out, _ = git("cat-file", "commit", sha, cwd=cwd)
     head = out.split("\n\n", 1)[0]
     return [line.split()[1] for line in head.splitlines() if line.startswith("parent ")]
@@ -129,8 +128,7 @@ def is_ancestor(a: str, b: str, *, cwd: Path) -> bool:
 def first_parent_log(
     base: str, tip: str, paths: list[str], *, cwd: Path
 ) -> list[tuple[str, str, str]]:
-    """(sha, first parent, subject) of each first-parent commit of `base..tip` that touches
-    `paths`, oldest first: trees only, no blob is read. A merge stands for what it brought."""
+    """(sha, first parent, subject) of first-parent commits of `base..tip` on `paths`, oldest 1st"""
     _, out, _ = git(
         "log",
         "--first-parent",

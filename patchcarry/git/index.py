@@ -17,8 +17,7 @@ def read_tree(commit: str, *, index: Path, cwd: Path) -> None:
 
 
 def apply_to_index(patch: Path, *, index: Path, cwd: Path, reverse: bool, check: bool) -> bool:
-    """`git apply --cached` (`-R`, `--check` as told) of `patch` on the scratch index; whether
-    it applied. Reads only the touched blobs (fetched lazily in a partial clone)."""
+    """`git apply --cached` (`-R`, `--check`) of `patch` on the scratch index: did it apply?"""
     args = ["apply", "--cached", *(["-R"] if reverse else []), *(["--check"] if check else [])]
     args = [*credential_args(), *args, str(patch.resolve())]
     code, _, _ = git(*args, cwd=cwd, check=False, env_extra={"GIT_INDEX_FILE": str(index)})
