@@ -317,8 +317,7 @@ class GitHub:
     def _with_retries(
         self, method: str, label: str, send: Callable[[], httpx2.Response], *, retry: bool | None
     ) -> Any:
-        """`send()`, again after a short rate-limit wait, and (reads, writes marked `retry`)
-        after a 5xx or a dropped connection, a bounded number of times; the body as data."""
+        """`send()` with bounded retries (rate-limit waits; 5xx or drops for reads and `retry`)."""
         is_write = method != "GET"
         may_retry = (not is_write) if retry is None else retry
         attempt = 0

@@ -143,8 +143,7 @@ class Quota:
 
 
 class Forge(Protocol):
-    """What the tool asks of a forge: `github.GitHub`'s verbs, each answer a record, and what
-    the answers told of the token and its quotas. Code below `commands/` takes this."""
+    """What the tool asks of a forge: `github.GitHub`'s verbs, each answer a record."""
 
     host: str
     token_kind: str | None  # by the token's prefix (None: no token)

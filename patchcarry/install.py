@@ -50,8 +50,7 @@ def _pipx_venv() -> bool:
 
 
 def _source() -> str:
-    """What this install was made from, as pip takes it with an extra: the path or URL PEP 610's
-    direct_url.json records (a checkout, a wheel, a git URL), else the index's name."""
+    """What this install was made from, for pip with an extra (PEP 610's URL, else the name)."""
     try:
         recorded = metadata.distribution("patchcarry").read_text("direct_url.json")
     except metadata.PackageNotFoundError:
@@ -92,8 +91,7 @@ def _installed() -> bool:
 
 
 def how_to_get(bootstrap_set: str) -> str:
-    """How to add what `bootstrap_set` holds in this install: `scripts/bootstrap SET` in a
-    checkout, `pipx inject` in a pipx venv, else the pip command with this install's source."""
+    """How to add `bootstrap_set` here: `scripts/bootstrap`, `pipx inject`, else pip."""
     if in_checkout():
         return f"run scripts/bootstrap {bootstrap_set}"
     if _pipx_venv():

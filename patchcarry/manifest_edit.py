@@ -65,8 +65,7 @@ def _with_trivia(value: int, old: Item | None) -> Item:
 
 
 def _insert_in_key_block(table: Table, key: str, item: Item, newline: str) -> None:
-    """Add `key` right after the table's last key: a comment block or blank lines after it
-    introduce what follows (the next entry), so the new line must not land below them."""
+    """Add `key` right after the table's last key, above any comment or blank lines after it."""
     body = table.value.body
     last = max((i for i, (k, _) in enumerate(body) if k is not None), default=-1)
     item.trivia.trail = newline

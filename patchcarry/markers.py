@@ -24,7 +24,6 @@ def pattern(kind: str, fields: str) -> str:
 
 
 def opening(text: str | None) -> str:
-    """The marker a comment opens with as its own whole first line, where the tool writes it
-    ("" when none): one quoted (`>`), in code or mid-line is someone's text."""
+    """The marker a comment opens with as its whole first line ("": none; quoted is text)."""
     first = (text or "").partition("\n")[0].rstrip()  # GitHub stores a web edit with CRLF
     return first if first.startswith(OPEN) and first.endswith(CLOSE) else ""

@@ -97,8 +97,7 @@ def parse(text: str | bytes, *, name: str = "patch", path: Path | None = None) -
 
 
 def read(text: str | bytes, *, name: str = "patch", path: Path | None = None) -> Patch:
-    """The facts git reads in format-patch `text`, with no rule on what it may carry beyond
-    "git reads exactly its own `diff --git` sections" (so a rename or a mode change is read)."""
+    """The facts git reads in format-patch `text` (renames and mode changes read, not judged)."""
     data = text if isinstance(text, bytes) else git.encode(text)
     if len(data) > MAX_PATCH_BYTES:
         raise BadInputError(
@@ -285,8 +284,7 @@ def _header_names(rest: bytes) -> tuple[bytes, ...]:
 
 
 def _check_names(section: bytes, line: int, path: str, moved: bool, name: str) -> None:
-    """Refuse a section whose `diff --git`, `---` and `+++` names are not all `path` (git would
-    move the file unseen); `moved`: a rename or copy."""
+    """Refuse a section whose `diff --git`, `---`, `+++` names are not all `path`."""
     if moved:
         return
     lines = section.split(b"\n")

@@ -90,8 +90,7 @@ def cmd_output(
     timeout: float | None = None,
     secrets: Mapping[str, str] | None = None,
 ) -> tuple[int, str, str]:
-    """Run `cmd`: (code, stdout, stderr); CalledProcessError when `check` fails, FatalError
-    past `timeout`. `stream_stderr`: stderr to the terminal, returned empty."""
+    """Run `cmd`: (code, stdout, stderr); CalledProcessError on `check`, FatalError on timeout."""
     try:  # errors="surrogateescape": git prints what a commit holds, any bytes, kept as data
         proc = subprocess.run(
             list(cmd), cwd=cwd, env=environment(env, secrets), input=stdin, text=True,

@@ -71,8 +71,7 @@ def apply_in_tree(
     check_only: bool = True,
     verbose: bool = True,
 ) -> Applied:
-    """`git apply` (`-v` and `--check` unless told) of `patch` in the plain tree `tree`;
-    (code, git's messages: "Hunk #1 succeeded at X (offset N lines)", rejected context)."""
+    """`git apply` (`-v`, `--check` unless told) of `patch` in plain `tree`; (code, git's words)."""
     args = ["apply", *(["-v"] if verbose else []), "--whitespace=nowarn"]
     if check_only:
         args.append("--check")
@@ -96,8 +95,7 @@ def mailsplit(data: bytes) -> list[bytes]:
 
 
 def mailinfo(mail: bytes) -> tuple[dict[str, str], bytes, bytes]:
-    """`git mailinfo -u` of one mail: (its header fields as git decodes them: Author, Email,
-    Subject, Date; the commit message; the patch part, from git's own patch break)."""
+    """`git mailinfo -u` of one mail: (header fields as git decodes them, message, patch part)."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-mailinfo-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
         code, out, err = git_bytes(

@@ -215,8 +215,7 @@ def _remote_read(what: str, *args: str, cwd: Path, stream_stderr: bool = False) 
 
 
 class RefPushed(NamedTuple):
-    """One ref of a push, from git's porcelain line `<flag>\t<from>:<to>\t<summary> (<why>)`:
-    moved or not, and why not in the server's words (`why`) and git's, read here."""
+    """One ref of a push, from git's porcelain line: moved or not, and why not (server's, git's)."""
 
     ref: str
     accepted: bool
@@ -232,9 +231,7 @@ _REMOTE = re.compile(r"^remote:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 
 
 class Pushed(NamedTuple):
-    """An atomic push's outcome, read from git's words here: each ref's result, the server's
-    `remote:` lines (GitHub's own words, such as its GHxxx codes), and what they mean for a
-    retry."""
+    """An atomic push's outcome: each ref's result, the server's `remote:` lines, retry meaning."""
 
     accepted: bool
     refs: tuple[RefPushed, ...] = ()

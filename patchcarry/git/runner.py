@@ -17,8 +17,7 @@ from patchcarry.git.env import NETWORK_ARGS, no_git_env, secrets_for
 
 
 class GitError(proc.CalledProcessError):
-    """git exited non-zero: the tool's own error, caught by that name outside `git/`; `said`
-    is git's last word for a message (the whole text stays in the log)."""
+    """git exited non-zero: caught by that name outside `git/`; `said`: git's last word."""
 
     @property
     def said(self) -> str:
@@ -101,9 +100,7 @@ def _bounded(
 
 
 class ObjectStoreGrowth:
-    """What a git call has written to the object store so far (new files in the pack folder
-    and the store's top level): a server that sends without end would fill the disk before the
-    deadline. Read only when first asked."""
+    """What a git call wrote to the object store so far (an endless sender fills the disk)."""
 
     def __init__(self, objects: Path, cap: int) -> None:
         self.objects, self.cap = objects, cap
@@ -158,8 +155,7 @@ _VERBS = ("fetch", "ls-remote", "push", "clone", "apply", "range-diff", "diff")
 
 
 def _remote_host(args: tuple[str, ...], cwd: Path | str) -> str:
-    """`scheme://host[:port]` of the URL a git call names after `--end-of-options`, or of the
-    remote it names there (never credentials or a path on it), or "the remote"."""
+    """`scheme://host[:port]` of the URL or remote a git call names, or "the remote"."""
     words = list(args)
     after = words[words.index("--end-of-options") + 1 :][:1] if "--end-of-options" in words else []
     if after and re.fullmatch(r"[\w.-]+", after[0]):

@@ -60,8 +60,7 @@ def _parents(commits: set[str], *, cwd: Path) -> dict[str, list[str]]:
 
 
 def _present(commits: set[str], *, cwd: Path) -> set[str]:
-    """Which of `commits` this repository holds, asked so that git fetches none it lacks
-    (`--missing=allow-any`: a partial clone's lazy fetch is off; `--ignore-missing`)."""
+    """Which of `commits` are here, asked without a lazy fetch (`--missing=allow-any`)."""
     if not commits:
         return set()
     _, out, _ = git(
@@ -72,8 +71,7 @@ def _present(commits: set[str], *, cwd: Path) -> set[str]:
 
 
 def keep_known_history(*, cwd: Path) -> set[str]:
-    """Take out of the shallow file every commit whose parents are all here; the commits taken
-    out. Written as git writes it (`shallow.lock`); left alone while another git holds it."""
+    """Unshallow every commit whose parents are all here (written under `shallow.lock`)."""
     path = shallow_file(cwd=cwd)
     if not path.is_file():
         return set()

@@ -55,8 +55,7 @@ def detached_figures(tracker: DetachedInputTracker) -> dict[str, int]:
 
 
 def grad_digest(model: torch.nn.Module) -> str:
-    """sha256 over every parameter's grad bytes, in parameter order: equal digests across
-    variants mean the patches left the gradients bit-identical."""
+    """sha256 over every parameter's grad bytes: equal across variants means identical grads."""
     h = hashlib.sha256()
     for name, p in model.named_parameters():
         h.update(name.encode())

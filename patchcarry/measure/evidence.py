@@ -107,8 +107,7 @@ def build(
     seed_config: bool = False,
     model_shapes: Sequence[model.Shape] | None = None,
 ) -> dict[str, Any]:
-    """The evidence document. `model_shapes` are the shapes the analytic model uses (default
-    `request.shapes`; the synthetic model keeps wider tensors, see `synthetic_model`)."""
+    """The evidence document; `model_shapes`: the model's shapes (default `request.shapes`)."""
     shapes = list(model_shapes or request.shapes)
     measured = [r.child for r in results if r.child is not None]
     if not measured:

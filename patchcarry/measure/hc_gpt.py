@@ -112,8 +112,7 @@ def wrap_half_precision(config: Any, module: torch.nn.Module) -> torch.nn.Module
 def make_step(
     model: torch.nn.Module, shape: Shape, *, device: str, vocab: int = 1024, seed: int = 1234
 ) -> Callable[[], None]:
-    """One forward (with labels) and backward, with an explicit causal mask (upstream's default
-    is built on "cuda"); the caller clears param grads."""
+    """One forward and backward with an explicit causal mask (upstream's is built on cuda)."""
     gen = torch.Generator().manual_seed(seed)
     tokens = torch.randint(0, vocab, (shape.mbs, shape.seq), generator=gen).to(device)
     labels = torch.randint(0, vocab, (shape.mbs, shape.seq), generator=gen).to(device)

@@ -49,8 +49,7 @@ class Home:
 
 @dataclasses.dataclass(frozen=True)
 class Source:
-    """Where one measurement lives, the command that makes it again (run in `home`, writing
-    to a new temporary folder: never over the committed file) and what it prints."""
+    """Where a measurement lives and the command that remakes it (into a new temporary folder)."""
 
     what: str  # "upstream's training loop on NVIDIA H200", "counted on CPU"
     link: str  # the file and commit of this repository, linked when a web address is known
@@ -194,8 +193,7 @@ def cpu_paragraphs(doc: dict[str, Any], variant: str) -> str:
 def pair_paragraph(
     doc: dict[str, Any], variant: str, siblings: Mapping[str, str], *, tested: bool = False
 ) -> str:
-    """What `variant` frees alone, the other fix alone, and both, from the measured rows (never
-    a sum); empty unless the measurement holds exactly those."""
+    """What `variant` frees alone, the other fix alone, and both (measured, never a sum)."""
     run = doc["runs"][-1]
     others = [
         v["name"] for v in run["variants"]
@@ -242,8 +240,7 @@ def pair_paragraph(
 
 
 def web_home(root: Path) -> tuple[str | None, str]:
-    """(web address, owner/name) of the repository at `root`, from a git remote or pyproject's
-    `[project.urls]`; (None, the folder's name) when neither names one."""
+    """(web address, owner/name) of the repository at `root`; (None, folder name) if unnamed."""
     names = git.remote_names(cwd=root)
     for name in sorted(names, key=lambda n: n != "origin"):
         web = web_url(git.remote_url_of(name, cwd=root) or "")
@@ -433,8 +430,7 @@ def measured_impact(
     siblings: Mapping[str, str] | None = None,
     tested: bool = False,
 ) -> Impact | None:
-    """`variant`'s impact: `explicit`, else committed GPU evidence then CPU, else None
-    (`siblings`: variant -> "#6338"; `tested`: the PR carries a test)."""
+    """`variant`'s impact: `explicit`, else committed GPU then CPU evidence, else None."""
     if explicit is not None:
         check_file(explicit)
         found = render_file(explicit, variant, siblings, tested=tested)

@@ -51,8 +51,7 @@ def default_heads(hidden: int) -> int:
 
 
 def shape_for(model_name: str, shape: Shape) -> Shape:
-    """The shape the model is predicted with: the synthetic stack keeps its block output,
-    of width hidden*streams, where the HC layer keeps a `[seq, mbs, hidden]` tensor."""
+    """The predicted shape: synthetic keeps hidden*streams wide, HC `[seq, mbs, hidden]`."""
     if model_name == "synthetic":
         return dataclasses.replace(shape, kept_width=shape.hidden * shape.streams)
     return shape

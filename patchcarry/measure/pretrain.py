@@ -44,8 +44,7 @@ def require_cuda() -> None:
 
 
 def prebuilt_helpers(tree: Path, installed: Path | None) -> Path | None:
-    """Copy the installed megatron-core's built dataset helpers into `tree` when it has none
-    for this Python, so upstream's start-up `make` needs no compiler."""
+    """Copy megatron-core's built dataset helpers into `tree` so upstream's `make` needs no cc."""
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     target = tree / HELPERS / f"helpers_cpp{suffix}"
     if target.exists() or installed is None:

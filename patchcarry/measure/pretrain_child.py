@@ -51,8 +51,7 @@ PARSED_FIELDS = (
 
 
 def parse_only(request: dict[str, Any]) -> dict[str, Any]:
-    """Upstream's own argument parsing and validation of `request["argv"]`, as pretrain_gpt.py
-    runs it (its `args_defaults`), and the fields that say which model it will train."""
+    """Upstream's own parsing of `request["argv"]` (its `args_defaults`) and the model's fields."""
     import megatron.core
     from megatron.training.arguments import parse_and_validate_args
 

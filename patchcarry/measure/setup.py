@@ -110,8 +110,7 @@ def tree_info(tree: Path) -> dict[str, Any]:
 
 
 def reproduce_command(opts: Options, shape: Shape, upstream_repo: str) -> str:
-    """The one line that re-runs this measurement on any machine: every shape option spelled
-    out, the tree fetched at the manifest's pinned base (no path of this machine)."""
+    """The line that re-runs this measurement anywhere (every shape option, the pinned base)."""
     parts = ["scripts/measure", "--upstream", upstream.git_url(upstream_repo)]
     if opts.model != "hc-gpt":
         parts += ["--model", opts.model]
@@ -127,8 +126,7 @@ def reproduce_command(opts: Options, shape: Shape, upstream_repo: str) -> str:
 
 
 def differs_from_command(opts: Options) -> str | None:
-    """Why the recorded command is not the one that ran, or None when it is (then, and only
-    then, the table says "Produced by")."""
+    """Why the recorded command is not the one that ran (None: it is, so "Produced by")."""
     if opts.megatron_src:
         return "the tree came from --megatron-src"
     if opts.model != "synthetic" and megatron_tree.upstream_tree_from_env() is not None:

@@ -115,8 +115,7 @@ class SyntheticModel(torch.nn.Module):
         return out
 
     def step(self, seed: int, checkpoint: CheckpointFn | None) -> dict[str, torch.Tensor]:
-        """One forward+backward; the leaf grads. Records `input_shape_after_forward` (1-D and
-        1/TP of the elements when the activation was distributed)."""
+        """One forward+backward; the leaf grads; records `input_shape_after_forward`."""
         self._checkpoint = checkpoint
         torch.manual_seed(seed)
         x = torch.randn(BATCH, HIDDEN, dtype=self.dtype, requires_grad=True)
