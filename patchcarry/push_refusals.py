@@ -16,8 +16,7 @@ class LeaseRejected(FatalError):
 
 
 class PushRefused(FatalError):
-    """The server refused a ref with a reason of its own (not a lease): nothing else is
-    written after it; the message quotes the reason and says what to change."""
+    """The server refused a ref for its own reason (not a lease): nothing more is written."""
 
 
 # GitHub's documented refusals, by the words of its reason or the GHxxx code GitHub prints
@@ -49,8 +48,7 @@ _REMOTE_CODE = re.compile(r"^(?:error:\s*)?(GH\d{3}: .*)$")
 
 
 def raise_push_failure(pushed: Pushed, branch: str, expected: str | None) -> None:
-    """The one clear line for a refused push: the server's own reason first (quoted, with
-    what to do), then a lost lease."""
+    """The one line for a refused push: the server's reason (quoted, what to do), then a lease."""
     # in an atomic push the refs the server did not object to say so: the reason is the
     # other ref's, so that one is quoted first
     refused = sorted((r for r in pushed.refs if not r.accepted), key=lambda r: r.atomic)

@@ -87,8 +87,7 @@ def scan(
     *,
     trusted: str | None = None,
 ) -> list[Found]:
-    """Every closed-by-detachment PR of `author` on `upstream`; `known`: PR -> (entry, its PR).
-    Only cross-link comments written by `trusted` count."""
+    """Every closed-by-detachment PR of `author` on `upstream`; `trusted` cross-links count."""
     found: list[Found] = []
     classes = []
     reads = Reads(gh)

@@ -38,8 +38,7 @@ def variable(api: str | None = None) -> str:
 
 
 def token(api: str | None = None) -> str | None:
-    """The token for the API host `api` (default GH_HOST's), None when no variable holds one;
-    BadInputError for a value no token has (it names the variable, never the value)."""
+    """The token for API host `api`, or None; BadInputError for a value no token has."""
     name = next((n for n in variables(api) if os.environ.get(n)), None)
     if name is None:
         return None

@@ -53,8 +53,7 @@ def _closer(events: Iterable[EventRef]) -> str | None:
 def head_evidence(
     pull: PullRef, head_repo: RepoRef | None, upstream: str, root: str | None = None
 ) -> list[str]:
-    """Why the PR's head repository is no longer an attached fork of `upstream` (empty: it
-    is); `root` is the root of upstream's fork network (upstream itself by default)."""
+    """Why the head repository is no longer an attached fork of `upstream` (empty: it is)."""
     name = pull.head_repo
     if name is None:
         return ["head repository is gone (head.repo is null): deleted, private or detached"]

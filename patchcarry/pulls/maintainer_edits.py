@@ -19,8 +19,7 @@ def wanted(entry: Entry) -> bool:
 
 
 def change(existing: PullRef | None, entry: Entry) -> bool | None:
-    """The value to PATCH on an existing PR whose setting differs from the stated choice
-    (None: nothing to change, or no choice stated: a PR's own setting is left as it is)."""
+    """The value to PATCH where the PR's setting differs from the stated choice (None: none)."""
     stated = entry.maintainer_can_modify
     if existing is None or stated is None or existing.maintainer_can_modify is None:
         return None

@@ -19,8 +19,7 @@ def written_by(item: PullRef | CommentRef, login: str) -> bool | None:
 
 
 def is_own_pr(pull: PullRef, login: str) -> bool:
-    """A PR is refused as a stranger's only when it is known not to be ours (a dry run
-    without a token writes nothing, so it is not refused for what it cannot tell)."""
+    """Refused as a stranger's only when known not ours (a tokenless dry run cannot tell)."""
     return written_by(pull, login) is not False
 
 

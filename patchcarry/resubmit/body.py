@@ -144,8 +144,7 @@ def _reproduce(test_command: str | None, impact: Impact | None, needs: str | Non
 
 
 def render_description(entry: Entry, own: frozenset[str] | None = None) -> str:
-    """The description of a PR the tool opens: outside its section, so a maintainer's edit
-    stands."""
+    """A new PR's description: outside the tool's section, so a maintainer's edit stands."""
     return f"# What does this PR do?\n\n{_summary(entry, own)}"
 
 
@@ -207,8 +206,7 @@ def render(entry: Entry, *, pr_template: str | None = None, **kwargs: Any) -> st
 def render_new(
     entry: Entry, section: str, pr_template: str | None = None, own: frozenset[str] | None = None
 ) -> str:
-    """A new PR's body around the tool's `section`: upstream's PR template filled in, else the
-    description and the section alone."""
+    """A new PR's body around `section`: upstream's template filled, else description + section."""
     if pr_template is None or not pr_template.strip():
         return f"{render_description(entry, own)}\n\n{section}\n"
     ticks = ["unit tests"] if carries_unit_tests(entry) else []

@@ -110,8 +110,7 @@ def assess(
     cache: Cache, entry: Entry, *, remote: str, base: str, live: str | None,
     published: str | None, rewrite: bool, by: str | None = None,
 ) -> BranchPlan:  # fmt: skip
-    """Local git only: what to do with `entry.head_branch` given its live head and the
-    record (`by`: the entry the record names, see `published_by`)."""
+    """Local git only: what to do with `entry.head_branch` given its live head and the record."""
     patches = entry.patches()
     if live is None:
         return BranchPlan(BranchKind.NEW, "the fork has no such branch yet", live, published)

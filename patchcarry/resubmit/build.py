@@ -78,8 +78,7 @@ class Assembled:
 
 
 def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Assembled:
-    """Base (pinned, or with `rebase` the branch tip), fetched shallow, + `git am` of the
-    patches in a fresh repo."""
+    """Base (pinned, or with `rebase` the tip), fetched shallow, + `git am` of the patches."""
     git.init(scratch)
     ref = f"refs/heads/{entry.base_branch}" if rebase else entry.base_commit
     try:
@@ -113,8 +112,7 @@ MAX_NEW = 200  # new commits judged one by one (each reads its trees lazily)
 
 
 def _changes(commit: str, parents: list[str], cwd: Path) -> list[tuple[str, str, str]]:
-    """(status, path, new blob) of each workflow file `commit` changes against its first
-    parent (a merge too: without `-m`, `git diff-tree` prints nothing for it)."""
+    """(status, path, new blob) of each workflow file `commit` changes (merges: `-m`)."""
     first = parents[0] if len(parents) > 1 else None
     return git.changes_under(commit, WORKFLOWS, cwd=cwd, first_parent=first)
 

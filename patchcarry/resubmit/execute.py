@@ -82,8 +82,7 @@ def _ensure_fork(ctx: Context, plan: Plan, done: Done) -> fork.ForkStatus:
 
 
 def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None:
-    """Branch and publication record in one atomic push, each leased on what was read, with a
-    bounded back-off while a new fork's git side lags its API."""
+    """Branch and record in one atomic leased push, backing off while a new fork's git lags."""
     branch, opts = plan.entry.head_branch, ctx.opts
     updates = [
         (step.target, f"refs/heads/{branch}", step.live),

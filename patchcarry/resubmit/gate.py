@@ -15,8 +15,7 @@ from patchcarry.resubmit.observe import Observed, RunFacts
 
 
 def gate(journeys: list[tuple[Observed, Plan]], facts: RunFacts, opts: Options) -> list[Plan]:
-    """The plans with the token's and the rules' verdicts added; raises when the whole run
-    must stop."""
+    """The plans with the token's and the rules' verdicts added; raises when the run must stop."""
     entries = [seen.entry for seen, _ in journeys]
     if facts.token:
         wrong = [e for e in entries if e.fork_owner.lower() != facts.login.lower()]
@@ -66,8 +65,7 @@ def _judge(seen: Observed, plan: Plan, facts: RunFacts) -> Plan:
 
 
 def _judge_repos(seen: Observed, plan: Plan) -> Plan:
-    """An archived upstream or fork, an upstream that takes no PR from this user: refused
-    before the first write."""
+    """An archived repo, or an upstream taking no PR from this user: refused before any write."""
     if not plan.writes or plan.refusal is not None:
         return plan
     creates = any(isinstance(w, CreatePull) for w in plan.writes)
@@ -133,8 +131,7 @@ _SIGNED_OFF = "satisfied: every commit the tool writes is signed off by its auth
 
 
 def classic_checks(seen: Observed) -> list[str] | None:
-    """The base branch's classic protection's required checks as anyone may read them (None:
-    not read)."""
+    """The base branch's classic protection's required checks, as anyone reads them (None: not)."""
     if seen.classic is None:
         return None
     return list(seen.classic.contexts) if seen.classic.protected else []
@@ -156,8 +153,7 @@ def judge_rules(
     rules: list[RuleRef] | None, branch: str, *, classic: list[str] | None = None,
     protected: bool = False,
 ) -> RulesJudged:  # fmt: skip
-    """What the new head needs on `branch`, and the verdict for the tool's own commits (None:
-    not read)."""
+    """What the new head needs on `branch`, and the tool's own commits' verdict (None: not read)."""
     readable = rules is not None
     rules = rules or []
     checks: list[str] = list(classic or [])

@@ -181,8 +181,7 @@ class Revision:
 
 
 def _find(cache: Cache, entry: Entry, remote: str, live: str, stop: str) -> Revision | None:
-    """The newest non-merge commit of the branch's own line carrying the fix's change, or
-    differing only in comments on exactly its files and hunks."""
+    """The newest non-merge commit of the branch's line carrying the fix (comments aside)."""
     fix = entry.fix
     for sha in cache.first_parent_history(remote, live, stop=stop, limit=MAX_WALK):
         if len(git.commit_parents(sha, cwd=cache.repo)) != 1:
@@ -222,8 +221,7 @@ def _same_hunks(cache: Cache, entry: Entry, sha: str) -> bool:
 
 
 def revise(cache: Cache, entry: Entry, *, remote: str, live: str, stop: str) -> Revision | None:
-    """The earlier revision of the fix on the branch (None: none), with `tree` set when ours
-    merges cleanly over it."""
+    """The earlier revision of the fix on the branch (None: none), `tree` set if ours merges."""
     found = _find(cache, entry, remote, live, stop)
     if found is None:
         return None

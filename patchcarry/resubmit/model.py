@@ -81,8 +81,7 @@ class Action(enum.StrEnum):
 
 @dataclasses.dataclass(frozen=True)
 class Write:
-    """One write a plan holds, or the run made, rendering its own `call` and `what`
-    (`implied`: the manifest implies it, nothing read)."""
+    """One write a plan holds or the run made (`implied`: the manifest implies it, none read)."""
 
     api: ClassVar[bool] = True  # GitHub's REST API takes it (a git push is no API write)
     implied: bool = dataclasses.field(default=False, kw_only=True)

@@ -68,8 +68,7 @@ class Vetting:
 
 @dataclasses.dataclass(frozen=True)
 class ForkSide:
-    """The fork's branches as git reads them (a fork to be made: upstream's default branch):
-    what GitHub counts as there when it judges a push's workflow scope."""
+    """The fork's branches as git reads them: what GitHub counts when judging workflow scope."""
 
     url: str
     owner: str  # whose branches, in words ("OWNER/NAME (to be made)")
@@ -290,8 +289,7 @@ def _read_links(
 def _read_fork_side(
     reads: Reads, entry: Entry, status: fork.ForkStatus, facts: RunFacts
 ) -> ForkSide:
-    """The fork's branch heads (one `git ls-remote`); for a fork still to be made, upstream's
-    default branch alone (GitHub forks that branch only)."""
+    """The fork's heads (one `ls-remote`); a fork to be made: upstream's default branch alone."""
     if status.kind == fork.ForkKind.ATTACHED and status.clone_url:
         url, repo = status.clone_url, reads.repo(entry.fork)
         owner, pattern = entry.fork, "refs/heads/*"
@@ -317,8 +315,7 @@ _BLOCKING = (classify.PullState.MAINTAINER, classify.PullState.AUTHOR,
 def history(
     entry: Entry, classes: Mapping[int, Classification]
 ) -> tuple[Classification | None, tuple[Classification, ...]]:
-    """(the recorded PR, every PR this entry supersedes, the recorded one too if it closed
-    without merge)."""
+    """(the recorded PR, every PR it supersedes, the recorded one too if closed unmerged)."""
     current = classes[entry.pr] if entry.pr else None
     superseded = [classes[n] for n in entry.supersedes]
     if current is not None and current.state not in (PullState.OPEN, PullState.MERGED):

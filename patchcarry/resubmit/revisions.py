@@ -45,8 +45,7 @@ class Revisions(NamedTuple):
 
 
 def read(section: str) -> Revisions:
-    """The list right above the section's end marker, read upwards (a line like one elsewhere
-    is someone's text)."""
+    """The list right above the section's end marker, read upwards (elsewhere: someone's text)."""
     above_end = section.replace("\r\n", "\n").rstrip().split("\n")[-2::-1]
     block = list(itertools.takewhile(lambda line: _LINE.match(line) or _EARLIER.match(line),
                                      above_end))[::-1]  # fmt: skip

@@ -155,8 +155,7 @@ def find_section(body: str | None, entry_name: str) -> Section | None:
 
 
 def merge(existing: str | None, section: str, entry_name: str) -> str:
-    """`existing` with this tool's section replaced by `section`, or appended; every byte
-    outside it kept (a body `locate` finds a problem in, all)."""
+    """`existing` with the tool's section replaced by `section`, or appended; all else kept."""
     text = existing or ""
     found = locate(text, entry_name)
     if found.problem:

@@ -18,8 +18,7 @@ PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 
 
 def probe_env(tree: Path, cpu_only: bool = False) -> dict[str, str]:
-    """The child's environment: `tree` then this repo on PYTHONPATH, one CPU thread; `cpu_only`
-    hides any GPU so the stand-ins are used, as on a CPU runner."""
+    """The child's env: `tree` then this repo on PYTHONPATH, one thread; `cpu_only` hides GPUs."""
     env = dict(os.environ)
     if cpu_only:
         env["CUDA_VISIBLE_DEVICES"] = ""
