@@ -129,18 +129,8 @@ def first_parent_log(
     base: str, tip: str, paths: list[str], *, cwd: Path
 ) -> list[tuple[str, str, str]]:
     """(sha, first parent, subject) of first-parent commits of `base..tip` on `paths`, oldest 1st"""
-    _, out, _ = git(
-        "log",
-        "--first-parent",
-        "--reverse",
-        "--no-renames",
-        "--format=%H %P%x00%s",
-        f"{base}..{tip}",
-        "--",
-        *paths,
-        cwd=cwd,
-        env_extra=LITERAL,
-    )
+    args = ["--first-parent", "--reverse", "--no-renames", "--format=%H %P%x00%s", f"{base}..{tip}"]
+    _, out, _ = git("log", *args, "--", *paths, cwd=cwd, env_extra=LITERAL)
     found = []
     for line in out.splitlines():
         head, _, subject = line.partition("\0")
@@ -160,18 +150,8 @@ def descendants(base: str, tip: str, *, cwd: Path) -> list[str]:
 
 def deleted_by(base: str, tip: str, path: str, *, cwd: Path) -> str | None:
     """The first-parent commit of `base..tip` that deleted `path` (trees only)."""
-    _, out, _ = git(
-        "log",
-        "--first-parent",
-        "--no-renames",
-        "--diff-filter=D",
-        "--format=%H",
-        f"{base}..{tip}",
-        "--",
-        path,
-        cwd=cwd,
-        env_extra=LITERAL,
-    )
+    args = ["--first-parent", "--no-renames", "--diff-filter=D", "--format=%H", f"{base}..{tip}"]
+    _, out, _ = git("log", *args, "--", path, cwd=cwd, env_extra=LITERAL)
     shas = out.split()
     return shas[-1] if shas else None
 
@@ -187,17 +167,8 @@ def blame_reverse(
     if rev_parse(start, cwd=cwd) == rev_parse(end, cwd=cwd):  # nothing since: all live on
         return {n: (end, None) for n in lines}
     ranges = [arg for n in sorted(set(lines)) for arg in ("-L", f"{n},{n}")]
-    _, out, _ = git(
-        "blame",
-        "--reverse",
-        "--line-porcelain",
-        *ranges,
-        f"{start}..{end}",
-        "--",
-        path,
-        cwd=cwd,
-        env_extra=LITERAL,
-    )
+    args = ["--reverse", "--line-porcelain", *ranges, f"{start}..{end}", "--", path]
+    _, out, _ = git("blame", *args, cwd=cwd, env_extra=LITERAL)
     result: dict[int, tuple[str, str | None]] = {}
     sha, number, previous = "", 0, None
     for row in out.splitlines():
@@ -254,19 +225,10 @@ def walk(
     """One walk of `include ^exclude`, newest first: (sha, parents, committer time, subject,
     the paths it changes against its first parent, from -z names), trees only: what the
     landing judge reads of a base branch's history, once for every entry."""
-    _, out, _ = git_bytes(
-        "log",
-        *(["--first-parent"] if first_parent else []),
-        "-z",
-        "--no-renames",
-        "--name-only",
-        "--diff-merges=first-parent",
-        "--format=%x01%H %P%x00%ct%x00%s",
-        *include,
-        *(f"^{sha}" for sha in exclude),
-        "--",
-        cwd=cwd,
-    )
+    args = ["--first-parent"] if first_parent else []
+    args += "-z --no-renames --name-only --diff-merges=first-parent".split()
+    args += ["--format=%x01%H %P%x00%ct%x00%s", *include, *(f"^{sha}" for sha in exclude)]
+    _, out, _ = git_bytes("log", *args, "--", cwd=cwd)
     found: list[tuple[str, list[str], int, str, list[str]]] = []
     tokens = iter(out.split(b"\0"))
     for token in tokens:

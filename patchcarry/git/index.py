@@ -28,15 +28,8 @@ def apply_many_to_index(patches: list[Path], *, index: Path, cwd: Path) -> bool:
     """`git apply --cached` of `patches` in order on the scratch index, in one call (each on
     what the ones before it made); whether all applied. All or nothing: git leaves the index
     as it was when any does not."""
-    code, _, _ = git(
-        *credential_args(),
-        "apply",
-        "--cached",
-        *(str(p.resolve()) for p in patches),
-        cwd=cwd,
-        check=False,
-        env_extra={"GIT_INDEX_FILE": str(index)},
-    )
+    args = [*credential_args(), "apply", "--cached", *(str(p.resolve()) for p in patches)]
+    code, _, _ = git(*args, cwd=cwd, check=False, env_extra={"GIT_INDEX_FILE": str(index)})
     return code == 0
 
 

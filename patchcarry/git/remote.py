@@ -42,18 +42,9 @@ def ls_remote_refs(
     `cwd` (a scratch repository of this tool's) it runs in an empty directory outside any
     repository, never the caller's: that one's config could redirect the URL or run code."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-ls-remote-") as tmp:
-        code, out, err = git(
-            *NETWORK_ARGS,
-            "-c",
-            "protocol.version=2",
-            "ls-remote",
-            "--end-of-options",
-            url,
-            *refs,
-            cwd=cwd or tmp,
-            check=False,
-            env_extra=None if cwd else plain_tree_env(Path(tmp) / "x"),
-        )
+        args = [*NETWORK_ARGS, "-c", "protocol.version=2", "ls-remote", "--end-of-options", url]
+        env = None if cwd else plain_tree_env(Path(tmp) / "x")
+        code, out, err = git(*args, *refs, cwd=cwd or tmp, check=False, env_extra=env)
     return code, _refs(out), err
 
 
@@ -66,17 +57,8 @@ def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, s
 def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> Sha:
     """Fetch `ref` (a branch, a refs/... name or a full sha) from `url`; the commit it names."""
     depth = ("--depth=1",) if shallow else ()
-    git(
-        *credential_args(url),
-        "fetch",
-        "-q",
-        "--no-tags",
-        *depth,
-        "--end-of-options",
-        url,
-        ref,
-        cwd=cwd,
-    )
+    args = ["fetch", "-q", "--no-tags", *depth, "--end-of-options", url, ref]
+    git(*credential_args(url), *args, cwd=cwd)
     if shallow:
         keep_known_history(cwd=cwd)
     return rev_parse("FETCH_HEAD", cwd=cwd)
@@ -103,23 +85,10 @@ def fetch_partial(
     shallow = f"--depth={depth}" if since is None else f"--shallow-since={since} +0000"
     if deepen is not None:
         shallow = f"--deepen={deepen}"
-    code, _, err = git(
-        *NETWORK_ARGS,
-        "-c",
-        "protocol.version=2",
-        "fetch",
-        "--no-tags",
-        "--no-write-fetch-head",
-        shallow,
-        f"--filter={object_filter}",
-        "--progress" if progress else "--quiet",
-        "--end-of-options",
-        remote,
-        *refspecs,
-        cwd=cwd,
-        check=False,
-        stream_stderr=progress,
-    )
+    args = ["-c", "protocol.version=2", "fetch", "--no-tags", "--no-write-fetch-head", shallow]
+    args += [f"--filter={object_filter}", "--progress" if progress else "--quiet"]
+    args += ["--end-of-options", remote, *refspecs]
+    code, _, err = git(*NETWORK_ARGS, *args, cwd=cwd, check=False, stream_stderr=progress)
     keep_known_history(cwd=cwd)
     return code, err
 
@@ -133,22 +102,10 @@ def fetch_blobless(
     remote: str, refspecs: list[str], *, cwd: Path, depth: int = 1, filter: str = "blob:none"
 ) -> None:
     """Shallow, blob-less fetch of `refspecs` from promisor `remote` (DEEPEST: whole history)."""
-    _remote_read(
-        f"{', '.join(short(r.rpartition(':')[0].lstrip('+')) for r in refspecs)} from {remote}",
-        *credential_args(),
-        "-c",
-        "protocol.version=2",
-        "fetch",
-        "-q",
-        "--no-tags",
-        "--no-write-fetch-head",
-        f"--depth={depth}",
-        f"--filter={filter}",
-        "--end-of-options",
-        remote,
-        *refspecs,
-        cwd=cwd,
-    )
+    what = f"{', '.join(short(r.rpartition(':')[0].lstrip('+')) for r in refspecs)} from {remote}"
+    args = "-c protocol.version=2 fetch -q --no-tags --no-write-fetch-head".split()
+    args += [f"--depth={depth}", f"--filter={filter}", "--end-of-options", remote, *refspecs]
+    _remote_read(what, *credential_args(), *args, cwd=cwd)
     keep_known_history(cwd=cwd)
 
 
@@ -156,24 +113,10 @@ def prefetch_blobs(remote: str, blobs: list[str], *, cwd: Path) -> None:
     """Fetch `blobs` from promisor `remote` in one request, not one lazy fetch each."""
     if not blobs:
         return
-    code, _, err = git(
-        *credential_args(),
-        "-c",
-        "protocol.version=2",
-        "-c",
-        "fetch.negotiationAlgorithm=noop",
-        "fetch",
-        "-q",
-        "--no-tags",
-        "--no-write-fetch-head",
-        "--recurse-submodules=no",
-        "--filter=blob:none",
-        "--stdin",
-        remote,
-        cwd=cwd,
-        check=False,
-        stdin="".join(f"{oid}\n" for oid in sorted(set(blobs))),
-    )
+    args = "-c protocol.version=2 -c fetch.negotiationAlgorithm=noop fetch -q --no-tags".split()
+    args += "--no-write-fetch-head --recurse-submodules=no --filter=blob:none --stdin".split()
+    stdin = "".join(f"{oid}\n" for oid in sorted(set(blobs)))
+    code, _, err = git(*credential_args(), *args, remote, cwd=cwd, check=False, stdin=stdin)
     if code != 0:
         said = err.strip().splitlines()[-1:] or [f"git exited {code}"]
         raise NetworkError(
@@ -190,19 +133,10 @@ def deepen(url: str, branch: str, *, cwd: Path, progress: bool = False) -> bool:
     would leave this one's boundary where it was. With `progress`, git's progress goes straight to
     the terminal: on a large upstream this is the whole history, minutes of transfer."""
     before = shallow_commits(cwd=cwd)
-    _remote_read(
-        f"the history of {branch}",
-        *credential_args(url),
-        "fetch",
-        "--progress" if progress else "-q",
-        "--no-tags",
-        f"--depth={DEEPEST}",
-        "--end-of-options",
-        url,
-        f"refs/heads/{branch}",
-        cwd=cwd,
-        stream_stderr=progress,
-    )
+    args = ["fetch", "--progress" if progress else "-q", "--no-tags", f"--depth={DEEPEST}"]
+    args += ["--end-of-options", url, f"refs/heads/{branch}"]
+    what = f"the history of {branch}"
+    _remote_read(what, *credential_args(url), *args, cwd=cwd, stream_stderr=progress)
     return shallow_commits(cwd=cwd) != before
 
 

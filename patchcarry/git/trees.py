@@ -135,22 +135,8 @@ def diff_files(
     """`git diff old new -- paths`, one (path, its section of the patch) per changed file: the
     path from git's `--raw -z` record (the same order as the patch), never from the quoted
     header. Only the blobs of `paths` are read."""
-    _, out, _ = git_bytes(
-        "diff",
-        "--no-color",
-        "--no-renames",
-        "--no-ext-diff",
-        "--raw",
-        "-p",
-        "-z",
-        f"-U{unified}",
-        old,
-        new,
-        "--",
-        *paths,
-        cwd=cwd,
-        env_extra=LITERAL,
-    )
+    args = ["--no-color", "--no-renames", "--no-ext-diff", "--raw", "-p", "-z", f"-U{unified}"]
+    _, out, _ = git_bytes("diff", *args, old, new, "--", *paths, cwd=cwd, env_extra=LITERAL)
     raw, sep, patch = out.partition(b"\0\0")  # raw records end with NUL; then the patch
     if not sep:
         return []
