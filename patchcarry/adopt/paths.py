@@ -15,8 +15,8 @@ _TEST_DIRS = {"test", "tests", "testing", "__tests__", "spec", "specs"}
 
 
 def derive(files: Iterable[str]) -> list[str]:
-    """Per top-level folder, the deepest folder holding all its touched files, as `DIR/**`;
-    top-level files by name. A file `patchrules.named_only` covers gets nothing from here."""
+    """Per top-level folder, the deepest folder holding its touched files (`DIR/**`); top-level
+    files by name; none for a file `patchrules.named_only` covers."""
     groups: dict[str, list[str]] = {}
     globs: set[str] = set()
     for file in files:

@@ -60,8 +60,8 @@ def fold(text: str) -> str:
 
 
 def site(root: str, hops: Sequence[Sequence[str]]) -> str:
-    """Where a path is held: its holder (up to the first autograd hop), folded, plus the tail
-    after the last graph node (`AccumulateGrad.variable.grad`), the graph between elided."""
+    """Where a path is held: its holder (to the first autograd hop), folded, plus the tail after
+    the last graph node (`AccumulateGrad.variable.grad`)."""
     hops = [(str(k), str(v)) for k, v in hops]
     first_graph = next((i for i, (k, _) in enumerate(hops) if k in GRAPH_KINDS), None)
     if first_graph is None:

@@ -1,13 +1,8 @@
-"""The base branches' history since the pinned bases, read once per base branch for every
-entry (commits and trees, no blobs), and what of it each entry's landing question still lacks.
-
-One shallow fetch per base branch, `--shallow-since` the oldest pinned base of the entries on
-it (less a margin); deeper (a longer margin) only while some entry's question touches history
-that is cut: the base branch's own first-parent history since its base, or the side of a merge
-that changed its fix's files (what "nightly sync main into dev" brought). What is still cut
-after the last margin is a `Gap` the landing judge turns into "undetermined", never a verdict.
-The history is walked once per branch (`BranchHistory`), and every entry looks its commits up
-there: the cost grows with the history and the files touched, not with entries x history.
+"""The base branches' history since the pinned bases, read once per base branch (commits and
+trees), and what each entry's landing question still lacks: one `--shallow-since` fetch per
+branch, deeper only while a question touches cut history; what stays cut is a `Gap`
+("undetermined"). Each branch is walked once (`BranchHistory`): cost grows with history,
+not entries x history.
 """
 
 from __future__ import annotations
@@ -135,8 +130,8 @@ class BranchHistory:
         return [c for c in self.first_parent() if c.sha in since and c.files & wanted]
 
     def side(self, merge: Commit, paths: list[str], base: str) -> list[Commit]:
-        """The commits `merge` brought (reachable from its other parents, not from its first one nor
-        from `base`) that change `paths` or whose parents were not fetched, oldest first."""
+        """The commits `merge` brought (not from its first parent nor `base`) that change `paths` or
+        whose parents were not fetched, oldest first."""
         if merge.sha not in self._sides:
             self.walks += 1
             rows = git.walk(

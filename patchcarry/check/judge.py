@@ -225,9 +225,8 @@ def identity(
     also: Sequence[str] = (),
     same_tree_as: Sequence[str] = (),
 ) -> Identity:
-    """Compare our fix with PR `number`'s change (patch-id, then per file), against each
-    parent, `under` (as many commits below the head as the entry has), the ancestors in `also`,
-    then `same_tree_as` (for "identical" only); else against the fewest-files parent."""
+    """Compare our fix with PR `number`'s change (patch-id, then per file) against each parent,
+    `under`, the ancestors in `also`, `same_tree_as` ("identical" only), else fewest files."""
     ours_files = patch_files(fix) if isinstance(fix, Patch) else fix
     parents = git.commit_parents(head, cwd=repo) or _root_or_cut(repo, number, head)
     merge = len(parents) > 1

@@ -66,9 +66,8 @@ def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
 
 
 def _left_base(repo: Path, entry: Entry, head: str, tip: str) -> tuple[list[str], list[str]]:
-    """PR `head`'s merge base with the tip (as GitHub's "Files changed" takes it) and the
-    pinned base: (those git finds its ancestors here, the others, left below what
-    `pull_depth` fetched by a PR of more commits than the entry's patches)."""
+    """PR `head`'s merge base with the tip (GitHub's "Files changed") and the pinned base: (those
+    that are ancestors here, the others: below what `pull_depth` fetched)."""
     found = [b for b in dict.fromkeys([git.merge_base(head, tip, cwd=repo), entry.base_commit])
              if b]  # fmt: skip
     ancestors = [b for b in found if git.is_ancestor(b, head, cwd=repo)]

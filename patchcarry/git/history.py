@@ -141,9 +141,8 @@ def first_parent_log(
 
 
 def descendants(base: str, tip: str, *, cwd: Path) -> list[str]:
-    """The commits of `base..tip` that descend from `base` (`--ancestry-path`, all parents):
-    a base made on another branch (main) reaches dev by a merge, and dev's commits before that
-    merge are no part of "since the base". No trees are read."""
+    """The commits of `base..tip` that descend from `base` (`--ancestry-path`): a base made on main
+    reaches dev by a merge, and dev's commits before it are not "since the base"; no trees."""
     _, out, _ = git("rev-list", "--ancestry-path", f"{base}..{tip}", "--", cwd=cwd)
     return out.split()
 
@@ -159,9 +158,8 @@ def deleted_by(base: str, tip: str, path: str, *, cwd: Path) -> str | None:
 def blame_reverse(
     start: str, end: str, path: str, lines: list[int], *, cwd: Path
 ) -> dict[int, tuple[str, str | None]]:
-    """`git blame --reverse start..end`: for each of `lines` (numbers in `start`'s `path`),
-    (the last commit it existed in, the commit that changed it, None when it lives on to
-    `end`). Reads the blobs of each version of `path` in between."""
+    """`git blame --reverse start..end`: per line of `start`'s `path`, (the last commit it existed
+    in, the commit that changed it or None when it lives on to `end`)."""
     if not lines:
         return {}
     if rev_parse(start, cwd=cwd) == rev_parse(end, cwd=cwd):  # nothing since: all live on
@@ -222,9 +220,8 @@ _WALK_HEAD = re.compile(rb"^\x01([0-9a-f]{40,64}(?: [0-9a-f]{40,64})*) ?$")  # a
 def walk(
     include: list[str], exclude: list[str], *, first_parent: bool, cwd: Path
 ) -> list[tuple[str, list[str], int, str, list[str]]]:
-    """One walk of `include ^exclude`, newest first: (sha, parents, committer time, subject,
-    the paths it changes against its first parent, from -z names), trees only: what the
-    landing judge reads of a base branch's history, once for every entry."""
+    """One walk of `include ^exclude`, newest first: (sha, parents, committer time, subject, paths
+    changed against the first parent), trees only: the landing judge's read of a branch."""
     args = ["--first-parent"] if first_parent else []
     args += "-z --no-renames --name-only --diff-merges=first-parent".split()
     args += ["--format=%x01%H %P%x00%ct%x00%s", *include, *(f"^{sha}" for sha in exclude)]

@@ -27,8 +27,8 @@ def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: 
 
 
 def format_patch(commit: str, *, number: int, out_dir: Path, cwd: Path) -> Path:
-    """`git format-patch` of the one commit `commit` into `out_dir`, named `NNNN-subject.patch`
-    from `number`. Authorship, date and message (sign-offs) are the commit's; nothing added."""
+    """`git format-patch` of `commit` into `out_dir` as `NNNN-subject.patch` from `number`;
+    authorship, date and message are the commit's, nothing added."""
     flags = "-1 --no-signoff --no-numbered --no-thread --no-to --no-cc --no-add-header".split()
     flags += ["--suffix=.patch", f"--start-number={number}", "-o", str(out_dir)]
     _, out, _ = git("format-patch", *flags, "--end-of-options", commit, cwd=cwd)
@@ -120,10 +120,8 @@ _SUMMARY = re.compile(
 
 
 class Numstat(NamedTuple):
-    """What `git apply --numstat --summary -z` reads in a patch, read here: each file's
-    record (`ADDED\tDELETED\tPATH`, `-` counts for binary), each summary line with its match
-    (creation, deletion, mode change, rename, copy; None: a line this reader does not know),
-    and git's own line saying why it cannot read the patch ("" when it can)."""
+    """What `git apply --numstat --summary -z` reads in a patch: each file's record, each summary
+    line with its match (None: unknown), and git's reason it cannot read the patch ("": can)."""
 
     records: list[bytes]
     summary: list[tuple[re.Match[str] | None, str]]

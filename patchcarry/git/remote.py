@@ -38,9 +38,8 @@ def _refs(listed: str) -> dict[str, str]:
 def ls_remote_refs(
     url: str, refs: list[str], *, cwd: Path | None = None
 ) -> tuple[int, dict[str, str], str]:
-    """(code, {ref: sha} for the `refs` that exist at `url`, stderr); one round trip. Without
-    `cwd` (a scratch repository of this tool's) it runs in an empty directory outside any
-    repository, never the caller's: that one's config could redirect the URL or run code."""
+    """(code, {ref: sha} of the `refs` at `url`, stderr); one round trip. Without `cwd` it runs in
+    an empty folder, not the caller's repo (whose config could redirect the URL or run code)."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-ls-remote-") as tmp:
         args = [*NETWORK_ARGS, "-c", "protocol.version=2", "ls-remote", "--end-of-options", url]
         env = None if cwd else plain_tree_env(Path(tmp) / "x")
@@ -75,13 +74,9 @@ def fetch_partial(
     progress: bool = False,
     object_filter: str = "blob:none",
 ) -> tuple[int, str]:
-    """Shallow, blob-less (or, with `object_filter="tree:0"`, tree-less) fetch of `refspecs`
-    (`<sha>:<local ref>`): `depth` commits, or every commit newer than the epoch `since` (the
-    landing check's history), or `deepen` more commits under every shallow boundary already here
-    (`git fetch --deepen`); (code, stderr). Commits it cuts whose parents are here stay whole
-    (`shallow.keep_known_history`).
-
-    With `progress`, git's progress goes straight to the terminal (stderr comes back empty)."""
+    """Shallow fetch of `refspecs` (`<sha>:<ref>`), blob-less or `object_filter`: `depth` commits,
+    those newer than epoch `since`, or `deepen` more under each boundary; (code, stderr). Cut
+    commits whose parents are here stay whole; `progress` goes to the terminal (stderr empty)."""
     shallow = f"--depth={depth}" if since is None else f"--shallow-since={since} +0000"
     if deepen is not None:
         shallow = f"--deepen={deepen}"
@@ -126,12 +121,9 @@ def prefetch_blobs(remote: str, blobs: list[str], *, cwd: Path) -> None:
 
 
 def deepen(url: str, branch: str, *, cwd: Path, progress: bool = False) -> bool:
-    """Fetch `branch` from `url` to its whole depth into a shallow scratch repo, so that history the
-    branch holds and a push needs (every shallow boundary under its tip) comes in; True when the
-    repo's shallow boundary changed (a retry has a reason to go through). The branch is asked for by
-    name: a server deepens from what a fetch wants, so fetching another (upstream's default branch)
-    would leave this one's boundary where it was. With `progress`, git's progress goes straight to
-    the terminal: on a large upstream this is the whole history, minutes of transfer."""
+    """Fetch `branch` from `url` whole into a shallow scratch repo (what a push needs); True when
+    the shallow boundary changed. By name: a server deepens from what a fetch wants.
+    `progress`: to the terminal (a large upstream's whole history takes minutes)."""
     before = shallow_commits(cwd=cwd)
     args = ["fetch", "--progress" if progress else "-q", "--no-tags", f"--depth={DEEPEST}"]
     args += ["--end-of-options", url, f"refs/heads/{branch}"]

@@ -25,10 +25,8 @@ def path_exists(rev: str, path: str, *, cwd: Path) -> bool:
 
 
 def show_file(rev: str, path: str, *, cwd: Path) -> bytes | None:
-    """Content of `path` at `rev` as stored (bytes: CRLF and any encoding kept; the blob is
-    fetched lazily in a partial clone); None only when the path does not exist there. A read
-    that fails (a lazy fetch that fails) is GitReadError,
-    never "absent": a guess would report a conflict that is not there."""
+    """Content of `path` at `rev` as stored (bytes; lazily fetched); None only when absent. A failed
+    read is GitReadError, never "absent": a guess would report a conflict that is not there."""
     if not path_exists(rev, path, cwd=cwd):
         return None
     code, out, err = git_bytes("cat-file", "blob", f"{rev}:{path}", cwd=cwd, check=False)
@@ -60,9 +58,8 @@ def empty_tree(*, cwd: Path) -> str:
 def changes_under(
     commit: str, path: str, *, cwd: Path, first_parent: str | None = None
 ) -> list[tuple[str, str, str]]:
-    """(status letter, path, new blob) of each file under `path` that `commit` changes against
-    its first parent (all of them for a root commit): trees only. A merge needs its
-    `first_parent` named: without `-m`, `git diff-tree` prints nothing for a merge."""
+    """(status, path, new blob) of each file under `path` `commit` changes against its first parent
+    (all for a root commit), trees only; a merge needs `first_parent` (`diff-tree` without `-m`)."""
     if first_parent is not None:
         _, out, _ = git("diff-tree", "-r", first_parent, commit, "--", path, cwd=cwd)
     else:
@@ -89,10 +86,8 @@ SPECIAL_MODES = {"120000": "a symlink", "160000": "a submodule"}
 
 
 def special_paths(old: str, new: str, *, cwd: Path) -> list[tuple[str, str]]:
-    """(path, what it is) for each path that differs between two trees or commits and is a
-    symlink or a submodule on either side, or whose mode changed (the executable bit): git's
-    own tree modes (trees only, no blobs), so a patch whose text hides the mode (a delete and
-    a create of one path) still cannot retarget a link or make a file executable."""
+    """(path, what it is) for each path differing between two trees that is a symlink, submodule
+    or changed mode, by git's tree modes: a patch's text cannot hide a link or an exec bit."""
     _, out, _ = git_bytes("diff-tree", "-r", "-z", "--raw", "--no-renames", old, new, cwd=cwd)
     fields = out.split(b"\0")
     found = []
@@ -132,9 +127,8 @@ def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int 
 def diff_files(
     old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3
 ) -> list[tuple[str, str]]:
-    """`git diff old new -- paths`, one (path, its section of the patch) per changed file: the
-    path from git's `--raw -z` record (the same order as the patch), never from the quoted
-    header. Only the blobs of `paths` are read."""
+    """`git diff old new -- paths`, one (path, its patch section) per changed file, the path from
+    git's `--raw -z` record, never the quoted header; only the blobs of `paths` are read."""
     args = ["--no-color", "--no-renames", "--no-ext-diff", "--raw", "-p", "-z", f"-U{unified}"]
     _, out, _ = git_bytes("diff", *args, old, new, "--", *paths, cwd=cwd, env_extra=LITERAL)
     raw, sep, patch = out.partition(b"\0\0")  # raw records end with NUL; then the patch
@@ -163,12 +157,9 @@ def hunk_ranges(old: str, new: str, path: str, *, cwd: Path) -> list[tuple[int, 
 
 
 def range_or_tree_diff(old: str, new: str, paths: list[str], *, cwd: Path) -> str:
-    """What changed from head `old` to head `new`, its changed lines included. A fast-forward
-    (`old` an ancestor of `new`): the diff of `paths` between them, since `git range-diff`
-    shows an added commit as its header line alone. Heads that share history otherwise:
-    `git range-diff old...new` (each side's commits matched up: a rebuilt patch shows its
-    interdiff), followed by the diff of `paths` when it shows header lines only. Unrelated
-    histories: the diff of `paths`, with a stat line."""
+    """What changed from head `old` to `new`, changed lines included: a fast-forward's diff of
+    `paths` (range-diff shows an added commit as one line); else `git range-diff old...new`
+    (plus the diff when it shows headers only); unrelated histories: the diff with a stat line."""
 
     def tree_diff() -> str:
         _, out, _ = git(
@@ -191,11 +182,9 @@ _ADDED_RE = re.compile(r"^\s*-:\s+-+\s+>\s+\d+:\s+(?P<sha>[0-9a-f]{4,})\s", re.M
 
 
 def pr_range_diff(old: str, new: str, upstream: str, *, cwd: Path) -> tuple[str, str, str] | None:
-    """(old base, new base, what changed) between two heads of one PR rebuilt on another
-    base: `git range-diff` of each head's own commits (those `upstream`, the base branch's
-    tip, does not hold), so upstream's commits between the bases are not shown as the PR's;
-    each commit the new head adds is shown whole after it (range-diff gives it one header
-    line). None when either head shares no history with `upstream`."""
+    """(old base, new base, what changed) between two heads of one PR rebuilt on another base:
+    `git range-diff` of each head's own commits (not in `upstream`), each added commit shown
+    whole. None when either head shares no history with `upstream`."""
     old_base, new_base = merge_base(old, upstream, cwd=cwd), merge_base(new, upstream, cwd=cwd)
     if old_base is None or new_base is None:
         return None
