@@ -233,16 +233,10 @@ class GitHub:
     WRITE_SPACING = 1.0
 
     def __init__(
-        self,
-        *,
-        host: str | None = None,
-        token: str | None = None,
-        max_rate_wait: float = 60.0,
-        read_retries: int = 3,
-        backoff: float = 0.5,
-        sleep: Callable[[float], None] = time.sleep,
+        self, *, host: str | None = None, token: str | None = None, max_rate_wait: float = 60.0,
+        read_retries: int = 3, backoff: float = 0.5, sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    ) -> None:  # fmt: skip
         self.host = api_host(host)
         self.token_kind = token_kind(token)
         self._api = _ghapi(self.host)
@@ -269,14 +263,9 @@ class GitHub:
 
     # -- transport ---------------------------------------------------------------------------
     def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Json | None = None,
-        body: Json | None = None,
+        self, method: str, path: str, *, query: Json | None = None, body: Json | None = None,
         retry: bool | None = None,
-    ) -> Any:
+    ) -> Any:  # fmt: skip
         """One REST call to `path` (or an absolute `Link` URL on the API host); plain data."""
         url = path if path.startswith(("http://", "https://")) else self._api.gh_host + path
         there, here = urlsplit(url), urlsplit(self._api.gh_host)
@@ -295,13 +284,9 @@ class GitHub:
         return self._with_retries(method, f"{method} {path}", send, retry=retry)
 
     def _op(
-        self,
-        operation: str,
-        route: dict[str, str | int],
-        /,
-        retry: bool | None = None,
+        self, operation: str, route: dict[str, str | int], /, retry: bool | None = None,
         **params: Any,
-    ) -> Any:
+    ) -> Any:  # fmt: skip
         """ghapi's `operation` ("pulls.list"), its answer read as its record (`SHAPES`)."""
         op, path = self._operation(operation, route)
         label = f"{op.verb} {path}"
@@ -590,14 +575,9 @@ class GitHub:
         return cast(PullRef, self._op("pulls.get", _route(repo, pull_number=number)))
 
     def pulls(
-        self,
-        repo: str,
-        *,
-        state: str = "open",
-        head: str | None = None,
-        base: str | None = None,
+        self, repo: str, *, state: str = "open", head: str | None = None, base: str | None = None,
         max_pages: int = 0,
-    ) -> list[PullRef]:
+    ) -> list[PullRef]:  # fmt: skip
         query: Json = {"state": state, **({"head": head} if head else {})}
         query.update({"base": base} if base else {})
         return self._list("pulls.list", _route(repo), max_pages=max_pages, **query)

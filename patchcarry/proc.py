@@ -81,15 +81,10 @@ class CalledProcessError(FatalError):
 
 
 def cmd_output(
-    *cmd: str,
-    cwd: Path | str | None = None,
-    env: Mapping[str, str] | None = None,
-    check: bool = True,
-    stdin: str | None = None,
-    stream_stderr: bool = False,
-    timeout: float | None = None,
-    secrets: Mapping[str, str] | None = None,
-) -> tuple[int, str, str]:
+    *cmd: str, cwd: Path | str | None = None, env: Mapping[str, str] | None = None,
+    check: bool = True, stdin: str | None = None, stream_stderr: bool = False,
+    timeout: float | None = None, secrets: Mapping[str, str] | None = None,
+) -> tuple[int, str, str]:  # fmt: skip
     """Run `cmd`: (code, stdout, stderr); CalledProcessError on `check`, FatalError on timeout."""
     try:  # errors="surrogateescape": git prints what a commit holds, any bytes, kept as data
         proc = subprocess.run(
@@ -108,18 +103,11 @@ def cmd_output(
 
 
 def cmd_output_bounded(
-    *cmd: str,
-    cwd: Path | str | None,
-    env: Mapping[str, str],
-    deadline_s: float,
-    max_output: int,
-    stdin: bytes | None = None,
-    secrets: Mapping[str, str] | None = None,
-    stream_stderr: bool = False,
-    watch: Callable[[], str | None] | None = None,
-    max_processes: int = 0,
-    max_memory: int = 0,
-) -> tuple[int, bytes, bytes]:
+    *cmd: str, cwd: Path | str | None, env: Mapping[str, str], deadline_s: float, max_output: int,
+    stdin: bytes | None = None, secrets: Mapping[str, str] | None = None,
+    stream_stderr: bool = False, watch: Callable[[], str | None] | None = None,
+    max_processes: int = 0, max_memory: int = 0,
+) -> tuple[int, bytes, bytes]:  # fmt: skip
     """Run `cmd` with a total deadline and output caps; past either, or a reason from `watch`
     (asked every `WATCH_EVERY_S`), the child is killed and OutOfBounds raised. `max_processes`
     and `max_memory` (0: none) bound its process tree."""
@@ -216,12 +204,9 @@ def _kill_group(child: subprocess.Popen[bytes]) -> None:
 
 
 def _communicate(
-    child: subprocess.Popen[bytes],
-    stdin: bytes | None,
-    deadline_s: float,
-    max_output: int,
+    child: subprocess.Popen[bytes], stdin: bytes | None, deadline_s: float, max_output: int,
     watch: Callable[[], str | None] | None,
-) -> tuple[int | None, bytes, bytes, str | None]:
+) -> tuple[int | None, bytes, bytes, str | None]:  # fmt: skip
     """Feed, read and wait in this thread (a run makes thousands): (code, out, err, why stopped)."""
     end = time.monotonic() + deadline_s
     out, err = bytearray(), bytearray()

@@ -100,11 +100,9 @@ def _comment_needed(gh: Forge, entry: Entry, say: Callable[[str], None]) -> bool
 
 
 def retire(
-    entry: Entry,
-    opts: Options,
-    make_github: Callable[[], Forge | None],
+    entry: Entry, opts: Options, make_github: Callable[[], Forge | None],
     say: Callable[[str], None],
-) -> int:
+) -> int:  # fmt: skip
     landing = _judge(entry, opts, say)
     fields = record(landing, datetime.datetime.now(datetime.UTC).date())
     gh = None

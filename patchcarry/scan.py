@@ -80,13 +80,9 @@ class Found:
 
 
 def scan(
-    gh: Forge,
-    upstream: str,
-    author: str,
-    known: dict[int, tuple[str, int | None]],
-    *,
+    gh: Forge, upstream: str, author: str, known: dict[int, tuple[str, int | None]], *,
     trusted: str | None = None,
-) -> list[Found]:
+) -> list[Found]:  # fmt: skip
     """Every closed-by-detachment PR of `author` on `upstream`; `trusted` cross-links count."""
     found: list[Found] = []
     classes = []
@@ -151,16 +147,10 @@ def _adopt_command(
 
 
 def scan_all(
-    gh: Forge,
-    author: str,
-    carried: dict[tuple[str, int], str],
-    names: set[str],
-    *,
-    trusted: str | None = None,
-    per_page: int = 100,
-    landed_since: Judge | None = None,
+    gh: Forge, author: str, carried: dict[tuple[str, int], str], names: set[str], *,
+    trusted: str | None = None, per_page: int = 100, landed_since: Judge | None = None,
     adopt: Sequence[str] = ("patchcarry adopt",),
-) -> list[Closed]:
+) -> list[Closed]:  # fmt: skip
     """`author`'s closed, unmerged PRs everywhere; `carried`: (owner/repo lowercased, N) ->
     entry. A PR `landed_since` finds landed gets no `adopt` command (adopt would refuse it)."""
     query = f"author:{author} is:pr is:closed is:unmerged"

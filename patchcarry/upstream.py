@@ -133,14 +133,9 @@ def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: st
 
 
 def fetch(
-    upstream: str,
-    *,
-    base_commits: list[str],
-    branches: list[str],
-    pulls: list[int],
-    work_dir: Path | None = None,
-    pull_depth: int = 2,
-) -> FetchedUpstream:
+    upstream: str, *, base_commits: list[str], branches: list[str], pulls: list[int],
+    work_dir: Path | None = None, pull_depth: int = 2,
+) -> FetchedUpstream:  # fmt: skip
     """Fetch the named commits (PR heads `pull_depth` deep); UpstreamError when one is missing."""
     url = remote_url(upstream)
     with claimed(url, work_dir) as chosen:
@@ -243,13 +238,9 @@ def _separated(repo: Path, head: str, tip: str) -> bool:
 
 
 def fetch_history(
-    upstream: str,
-    *,
-    branch: str,
-    pull: int,
-    work_dir: Path | None = None,
+    upstream: str, *, branch: str, pull: int, work_dir: Path | None = None,
     depths: tuple[int, ...] = HISTORY_DEPTHS,
-) -> PullHistory:
+) -> PullHistory:  # fmt: skip
     """Fetch the PR head and `branch`, deepening until the PR's commits are known."""
     url = remote_url(upstream)
     default = default_work_dir(url)

@@ -42,13 +42,9 @@ def _build(
 
 
 def iterate(
-    model: torch.nn.Module,
-    step: Callable[[], None],
-    optimizer: torch.optim.Optimizer,
-    iterations: int,
-    tracker: census.OriginTracker,
-    prefix: str = "megatron",
-) -> list[dict[str, Any]]:
+    model: torch.nn.Module, step: Callable[[], None], optimizer: torch.optim.Optimizer,
+    iterations: int, tracker: census.OriginTracker, prefix: str = "megatron",
+) -> list[dict[str, Any]]:  # fmt: skip
     """N iterations (step, optimizer step, zero grad, gc), the census after each."""
     out = []
     for index in range(iterations):
@@ -97,11 +93,9 @@ def audit_config(
 
 
 def _audit_into(
-    out: dict[str, Any],
-    request: dict[str, Any],
-    config: dict[str, Any],
+    out: dict[str, Any], request: dict[str, Any], config: dict[str, Any],
     tracker: census.OriginTracker,
-) -> None:
+) -> None:  # fmt: skip
     try:
         model, step = _build(request, config)
         optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)

@@ -106,14 +106,9 @@ def _one_child(
 
 
 def run(
-    src: Path,
-    plan: Sequence[variants.Variant],
-    request: Request,
-    workdir: Path,
-    *,
-    offline_note: str | None = None,
-    progress: Callable[[str], None] = lambda _: None,
-) -> list[VariantResult]:
+    src: Path, plan: Sequence[variants.Variant], request: Request, workdir: Path, *,
+    offline_note: str | None = None, progress: Callable[[str], None] = lambda _: None,
+) -> list[VariantResult]:  # fmt: skip
     """Prepare and audit each planned variant; skipped ones keep their reason."""
     return variants.run_each(
         plan,

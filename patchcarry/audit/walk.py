@@ -173,12 +173,9 @@ class Found:
     __slots__ = ("_parents", "key", "owner", "root", "tensor")
 
     def __init__(
-        self,
-        tensor: torch.Tensor,
-        root: str,
-        parents: dict[int, tuple[int, Hop]],
+        self, tensor: torch.Tensor, root: str, parents: dict[int, tuple[int, Hop]],
         owner: torch.Tensor | None = None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         self.tensor = tensor
         self.root = root
         self.key = id(tensor)

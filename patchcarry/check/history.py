@@ -196,13 +196,9 @@ class BranchHistory:
 
 
 def read(
-    repo: Path,
-    tips: dict[str, str],
-    entries: Sequence[Entry],
-    *,
-    upstream: str,
+    repo: Path, tips: dict[str, str], entries: Sequence[Entry], *, upstream: str,
     cost: HistoryCost | None = None,
-) -> tuple[dict[str, BranchHistory], dict[str, Gap | None]]:
+) -> tuple[dict[str, BranchHistory], dict[str, Gap | None]]:  # fmt: skip
     """Fetch each base branch's history since its entries' bases; per entry, what is missing."""
     gaps: dict[str, Gap | None] = {}
     histories: dict[str, BranchHistory] = {}

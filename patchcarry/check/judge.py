@@ -217,14 +217,9 @@ def _root_or_cut(repo: Path, number: int, head: str) -> list[str]:
 
 
 def identity(
-    repo: Path,
-    fix: Patch | list[tuple[str, str]],
-    number: int,
-    head: str,
-    under: str | None = None,
-    also: Sequence[str] = (),
-    same_tree_as: Sequence[str] = (),
-) -> Identity:
+    repo: Path, fix: Patch | list[tuple[str, str]], number: int, head: str,
+    under: str | None = None, also: Sequence[str] = (), same_tree_as: Sequence[str] = (),
+) -> Identity:  # fmt: skip
     """Compare our fix with PR `number`'s change (patch-id, then per file) against each parent,
     `under`, the ancestors in `also`, `same_tree_as` ("identical" only), else fewest files."""
     ours_files = patch_files(fix) if isinstance(fix, Patch) else fix

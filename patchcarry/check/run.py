@@ -104,12 +104,11 @@ def _identity(repo: Path, entry: Entry, number: int, head: str, tip: str) -> Ide
 
 
 def _upstream_entry(
-    fetched: upstream_mod.FetchedUpstream,
-    entry: Entry,
+    fetched: upstream_mod.FetchedUpstream, entry: Entry,
     gaps: dict[str, history.Gap | None] | None = None,
     histories: dict[str, history.BranchHistory] | None = None,
     known: prepare.Prepared | None = None,
-) -> EntryResult:
+) -> EntryResult:  # fmt: skip
     repo, base = fetched.repo, entry.base_commit
     tip = fetched.branch_tips[entry.base_branch]
     patches = entry.patches(with_tests=True)  # test patches are checked even if not sent
@@ -147,12 +146,9 @@ def _prefetch(fetched: upstream_mod.FetchedUpstream, trees: prepare.Trees) -> No
 
 
 def run_checks(
-    entries: list[Entry],
-    *,
-    upstream: str = upstream_mod.DEFAULT_UPSTREAM,
-    offline: bool = False,
+    entries: list[Entry], *, upstream: str = upstream_mod.DEFAULT_UPSTREAM, offline: bool = False,
     work_dir: Path | None = None,
-) -> CheckReport:
+) -> CheckReport:  # fmt: skip
     """Check `entries` against `upstream` or offline; a patch that does not apply is a result."""
     started = time.monotonic()
     if offline:

@@ -42,10 +42,9 @@ def add_manifest(
 
 
 def add_upstream(
-    parser: argparse.ArgumentParser,
-    default: str | None = None,
+    parser: argparse.ArgumentParser, default: str | None = None,
     when: str = "default: the entries' `upstream` on GH_HOST",
-) -> None:
+) -> None:  # fmt: skip
     """`--upstream`: where upstream's git is (OWNER/NAME is `--upstream-repo`)."""
     parser.add_argument(
         "--upstream",
@@ -84,12 +83,9 @@ class _OldSpelling(argparse.Action):
         self.new = new
 
     def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: str | Sequence[Any] | None,
-        option_string: str | None = None,
-    ) -> None:
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None, option_string: str | None = None,
+    ) -> None:  # fmt: skip
         print(
             f"note: {option_string} is deprecated here and goes in the next release; "
             f"use {self.new}",

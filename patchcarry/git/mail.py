@@ -64,13 +64,9 @@ _UNREADABLE = ("corrupt patch", "No valid patches")
 
 
 def apply_in_tree(
-    patch: Path,
-    *,
-    tree: Path,
-    context: int | None = None,
-    check_only: bool = True,
+    patch: Path, *, tree: Path, context: int | None = None, check_only: bool = True,
     verbose: bool = True,
-) -> Applied:
+) -> Applied:  # fmt: skip
     """`git apply` (`-v`, `--check` unless told) of `patch` in plain `tree`; (code, git's words)."""
     args = ["apply", *(["-v"] if verbose else []), "--whitespace=nowarn"]
     if check_only:

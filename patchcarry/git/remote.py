@@ -64,16 +64,10 @@ def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> Sha
 
 
 def fetch_partial(
-    remote: str,
-    refspecs: list[str],
-    *,
-    cwd: Path,
-    depth: int | None = None,
-    since: int | None = None,
-    deepen: int | None = None,
-    progress: bool = False,
+    remote: str, refspecs: list[str], *, cwd: Path, depth: int | None = None,
+    since: int | None = None, deepen: int | None = None, progress: bool = False,
     object_filter: str = "blob:none",
-) -> tuple[int, str]:
+) -> tuple[int, str]:  # fmt: skip
     """Shallow fetch of `refspecs` (`<sha>:<ref>`), blob-less or `object_filter`: `depth` commits,
     those newer than epoch `since`, or `deepen` more under each boundary; (code, stderr). Cut
     commits whose parents are here stay whole; `progress` goes to the terminal (stderr empty)."""

@@ -26,13 +26,9 @@ class GitError(proc.CalledProcessError):
 
 
 def git(
-    *args: str,
-    cwd: Path | str,
-    check: bool = True,
-    env_extra: Mapping[str, str] | None = None,
-    stdin: str | None = None,
-    stream_stderr: bool = False,
-) -> tuple[int, str, str]:
+    *args: str, cwd: Path | str, check: bool = True, env_extra: Mapping[str, str] | None = None,
+    stdin: str | None = None, stream_stderr: bool = False,
+) -> tuple[int, str, str]:  # fmt: skip
     """Run `git ARGS` in `cwd`: (code, stdout, stderr), any bytes kept (surrogateescape)."""
     data = None if stdin is None else stdin.encode("utf-8", "surrogateescape")
     code, raw_out, raw_err = _bounded(args, cwd, env_extra, data, stream_stderr)
@@ -43,12 +39,9 @@ def git(
 
 
 def git_bytes(
-    *args: str,
-    cwd: Path | str,
-    check: bool = True,
-    env_extra: Mapping[str, str] | None = None,
+    *args: str, cwd: Path | str, check: bool = True, env_extra: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
-) -> tuple[int, bytes, str]:
+) -> tuple[int, bytes, str]:  # fmt: skip
     """`git` for contents that must stay bytes (blobs, patch text): (code, stdout, stderr)."""
     code, out, raw_err = _bounded(args, cwd, env_extra, stdin, False)
     err = raw_err.decode("utf-8", "replace")
@@ -58,12 +51,9 @@ def git_bytes(
 
 
 def _bounded(
-    args: tuple[str, ...],
-    cwd: Path | str,
-    env_extra: Mapping[str, str] | None,
-    stdin: bytes | None,
-    stream_stderr: bool,
-) -> tuple[int, bytes, bytes]:
+    args: tuple[str, ...], cwd: Path | str, env_extra: Mapping[str, str] | None,
+    stdin: bytes | None, stream_stderr: bool,
+) -> tuple[int, bytes, bytes]:  # fmt: skip
     """Every git call is bounded: in a partial clone any read may fetch a missing blob."""
     watch = ObjectStoreGrowth.of(cwd, limits.GIT_MAX_WRITTEN)
     try:

@@ -100,13 +100,9 @@ def _compare_with_unpatched(variants: list[dict[str, Any]]) -> None:
 
 
 def build(
-    request: Request,
-    results: Sequence[VariantResult],
-    *,
-    tree: dict[str, Any],
-    seed_config: bool = False,
-    model_shapes: Sequence[model.Shape] | None = None,
-) -> dict[str, Any]:
+    request: Request, results: Sequence[VariantResult], *, tree: dict[str, Any],
+    seed_config: bool = False, model_shapes: Sequence[model.Shape] | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """The evidence document; `model_shapes`: the model's shapes (default `request.shapes`)."""
     shapes = list(model_shapes or request.shapes)
     measured = [r.child for r in results if r.child is not None]

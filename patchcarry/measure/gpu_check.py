@@ -152,13 +152,9 @@ def run_steps(
 
 
 def run(
-    out: Path,
-    *,
-    dry_run: bool,
-    upstream_url: str,
-    say: Callable[[str], None],
+    out: Path, *, dry_run: bool, upstream_url: str, say: Callable[[str], None],
     steps: Sequence[str] | None = None,
-) -> int:
+) -> int:  # fmt: skip
     """Run every step, write `out/summary.md`; 0 when everything holds, else 1."""
     listed = gpus()
     if not dry_run and not listed:

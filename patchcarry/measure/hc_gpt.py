@@ -49,13 +49,9 @@ def init_single_rank(device: str, port: int) -> None:
 
 
 def build(
-    shape: Shape,
-    *,
-    device: str,
-    vocab: int = 1024,
-    seed: int = 1234,
+    shape: Shape, *, device: str, vocab: int = 1024, seed: int = 1234,
     overrides: Mapping[str, Any] | None = None,
-) -> torch.nn.Module:
+) -> torch.nn.Module:  # fmt: skip
     """Upstream's GPTModel, hyper-connection layers, full recompute; `overrides`: config fields."""
     from megatron.core.models.gpt import GPTModel
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec

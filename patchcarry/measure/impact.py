@@ -422,14 +422,9 @@ def for_entries(
 
 
 def measured_impact(
-    explicit: Path | None,
-    manifest_path: Path,
-    variant: str,
-    *,
-    entry: str | None = None,
-    siblings: Mapping[str, str] | None = None,
-    tested: bool = False,
-) -> Impact | None:
+    explicit: Path | None, manifest_path: Path, variant: str, *, entry: str | None = None,
+    siblings: Mapping[str, str] | None = None, tested: bool = False,
+) -> Impact | None:  # fmt: skip
     """`variant`'s impact: `explicit`, else committed GPU then CPU evidence, else None."""
     if explicit is not None:
         check_file(explicit)

@@ -102,15 +102,9 @@ PR_EXTRAPOLATION = {"layers": 9, "seq": 16384}  # "a 9-layer pipeline stage at s
 
 
 def derive_hidden(
-    freed_bytes: int,
-    *,
-    layers: int,
-    seq: int,
-    mbs: int,
-    streams: int,
-    dtype: str,
+    freed_bytes: int, *, layers: int, seq: int, mbs: int, streams: int, dtype: str,
     multiple: int = 128,
-) -> tuple[float, int]:
+) -> tuple[float, int]:  # fmt: skip
     """Hidden size that makes the fix free `freed_bytes`: (exact quotient, nearest multiple)."""
     exact = freed_bytes / (layers * seq * mbs * streams * DTYPE_BYTES[dtype])
     return exact, max(multiple, multiple * round(exact / multiple))

@@ -68,18 +68,10 @@ def run_child(
 
 
 def run(
-    src: Path,
-    plan: Sequence[variants.Variant],
-    shape: Shape,
-    workdir: Path,
-    *,
-    iterations: int,
-    repeats: int,
-    installed: Path | None,
-    timeout_s: float | None = None,
-    offline_note: str | None = None,
-    progress: Callable[[str], None] = lambda _: None,
-) -> tuple[list[str], list[VariantResult]]:
+    src: Path, plan: Sequence[variants.Variant], shape: Shape, workdir: Path, *, iterations: int,
+    repeats: int, installed: Path | None, timeout_s: float | None = None,
+    offline_note: str | None = None, progress: Callable[[str], None] = lambda _: None,
+) -> tuple[list[str], list[VariantResult]]:  # fmt: skip
     """`pretrain_gpt.py`'s arguments and, per variant, its repeats' results (None: skipped)."""
     argv = pretrain_args.argv(shape, iterations=iterations)
     if not (src / pretrain_args.SCRIPT).is_file():

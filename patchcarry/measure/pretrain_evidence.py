@@ -65,14 +65,9 @@ def _compare(variants: list[dict[str, Any]], shape: model.Shape) -> None:
 
 
 def build(
-    results: Sequence[VariantResult],
-    *,
-    shape: model.Shape,
-    iterations: int,
-    pretrain_argv: list[str],
-    command: str,
-    tree: dict[str, Any],
-) -> dict[str, Any]:
+    results: Sequence[VariantResult], *, shape: model.Shape, iterations: int,
+    pretrain_argv: list[str], command: str, tree: dict[str, Any],
+) -> dict[str, Any]:  # fmt: skip
     """The evidence document of one training-loop measurement."""
     measured = [r.child["runs"][0] for r in results if r.child is not None]
     if not measured:

@@ -41,14 +41,9 @@ class Request:
 
 
 def run(
-    src: Path,
-    plan: Sequence[variants.Variant],
-    request: Request,
-    workdir: Path,
-    *,
-    offline_note: str | None = None,
-    progress: Callable[[str], None] = lambda _: None,
-) -> list[VariantResult]:
+    src: Path, plan: Sequence[variants.Variant], request: Request, workdir: Path, *,
+    offline_note: str | None = None, progress: Callable[[str], None] = lambda _: None,
+) -> list[VariantResult]:  # fmt: skip
     """Prepare and measure each planned variant; skipped ones keep their reason."""
 
     def measure(variant: variants.Variant, tree: Path) -> dict[str, Any]:

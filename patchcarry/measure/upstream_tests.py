@@ -97,14 +97,9 @@ def junit_messages(report: Path) -> dict[str, str]:
 
 
 def run_group(
-    tree: Path,
-    tree_name: str,
-    group: tuple[str, str | None],
-    report: Path,
-    *,
-    nproc: int,
+    tree: Path, tree_name: str, group: tuple[str, str | None], report: Path, *, nproc: int,
     torchrun: bool,
-) -> GroupRun:
+) -> GroupRun:  # fmt: skip
     """One test group in one tree; its exit status and per-test outcomes."""
     path, keyword = group
     env = dict(os.environ)

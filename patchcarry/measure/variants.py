@@ -110,15 +110,9 @@ class VariantResult:
 
 
 def run_each(
-    plan: Sequence[Variant],
-    src: Path,
-    workdir: Path,
-    run_one: Callable[[Variant, Path], Any],
-    *,
-    verb: str,
-    offline_note: str | None = None,
-    progress: Callable[[str], None] = lambda _: None,
-) -> list[VariantResult]:
+    plan: Sequence[Variant], src: Path, workdir: Path, run_one: Callable[[Variant, Path], Any], *,
+    verb: str, offline_note: str | None = None, progress: Callable[[str], None] = lambda _: None,
+) -> list[VariantResult]:  # fmt: skip
     """Prepare each planned variant's tree and `run_one` on it; skipped ones keep their reason."""
     results = []
     for planned in plan:

@@ -165,11 +165,9 @@ def retained(tracker: DetachedInputTracker) -> dict[str, Any]:
 
 
 def run_scenario(
-    random_module: types.ModuleType,
-    tracker: DetachedInputTracker,
-    scenario: Scenario,
+    random_module: types.ModuleType, tracker: DetachedInputTracker, scenario: Scenario,
     iterations: int,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # fmt: skip
     """Per iteration: checkpointed step, what it leaves retained, then an un-checkpointed
     reference step with the same seed; grads of both as digests. Errors are reported."""
     try:

@@ -56,11 +56,9 @@ def _rank_main(
 
 
 def run_tp2(
-    random_module: types.ModuleType,
-    tracker: DetachedInputTracker,
-    scenarios: list[Any],
+    random_module: types.ModuleType, tracker: DetachedInputTracker, scenarios: list[Any],
     iterations: int,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # fmt: skip
     """Fork two ranks, run `scenarios` on each, return their merged results."""
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()

@@ -68,12 +68,9 @@ def head_evidence(
 
 
 def classify(
-    pull: PullRef,
-    events: list[EventRef],
-    head_repo: RepoRef | None,
-    upstream: str,
+    pull: PullRef, events: list[EventRef], head_repo: RepoRef | None, upstream: str,
     root: str | None = None,
-) -> Classification:
+) -> Classification:  # fmt: skip
     """Classify `pull` from the PR, its issue events and its head repository as it is now."""
     author = pull.author
     result = Classification(pull.number, PullState.OPEN, pull.html_url, author, pull.closed_at,

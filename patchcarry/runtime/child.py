@@ -53,15 +53,9 @@ def child_result(
 
 
 def run_module(
-    tree: Path,
-    module: str,
-    env: dict[str, str],
-    request: dict[str, Any],
-    marker: str,
-    error: type[FatalError],
-    *,
-    timeout: float | None = None,
-) -> dict[str, Any]:
+    tree: Path, module: str, env: dict[str, str], request: dict[str, Any], marker: str,
+    error: type[FatalError], *, timeout: float | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """`python -m module` in `tree` with `request` as JSON on stdin; its result (`child_result`)."""
     stdin = json.dumps(request)
     code, out, err = proc.cmd_output(
