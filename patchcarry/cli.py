@@ -81,25 +81,17 @@ def build_parser(
     prog: str | None = None, *, json_errors: bool = False
 ) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The top-level parser and each command's; `prog` replaces `patchcarry COMMAND` in usage."""
-    parser = _Parser(
-        prog="patchcarry",
-        description=textwrap.fill(DESCRIPTION, 92),
-        epilog=errors.help_epilog(),
-        formatter_class=_Formatter,
-    )
+    parser = _Parser(prog="patchcarry", description=textwrap.fill(DESCRIPTION, 92),
+                     epilog=errors.help_epilog(), formatter_class=_Formatter)  # fmt: skip
     parser.add_argument("--version", action="version", version=f"patchcarry {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands: dict[str, argparse.ArgumentParser] = {}
     for name, (_, help_text) in COMMANDS.items():
         module = _command_module(name)
-        cmd_parser = sub.add_parser(
-            name,
-            help=help_text,
-            description=os.environ.get(DESCRIPTION_ENV) or module.__doc__,
-            epilog=errors.help_epilog(),
-            formatter_class=_Formatter,
-            prog=prog or f"patchcarry {name}",
-        )
+        cmd_parser = sub.add_parser(name, help=help_text,
+                                    description=os.environ.get(DESCRIPTION_ENV) or module.__doc__,
+                                    epilog=errors.help_epilog(), formatter_class=_Formatter,
+                                    prog=prog or f"patchcarry {name}")  # fmt: skip
         module.add_arguments(cmd_parser)
         # argparse has no public way to list a parser's options (private: _option_string_actions)
         flag = cmd_parser._option_string_actions.get("--json")

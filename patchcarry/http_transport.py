@@ -270,13 +270,9 @@ class _DecodingTransport(httpx2.HTTPTransport):
             if key.lower() not in (b"content-encoding", b"content-length")
         ]
         assert isinstance(response.stream, httpx2.SyncByteStream)
-        return httpx2.Response(
-            response.status_code,
-            headers=headers,
-            stream=_DecodedStream(response.stream, codings, host),
-            extensions=response.extensions,
-            request=request,
-        )
+        return httpx2.Response(response.status_code, headers=headers,
+                               stream=_DecodedStream(response.stream, codings, host),
+                               extensions=response.extensions, request=request)  # fmt: skip
 
 
 class ReplyShapeError(NetworkError):

@@ -224,14 +224,8 @@ def _landed(where: str, label: str, value: Any) -> Landed | None:
     pr = value.get("pr")
     if pr is not None and (type(pr) is not int or pr <= 0):
         raise _bad(where, f"{label}: landed.pr must be a PR number, not {pr!r}")
-    return Landed(
-        str(value["verdict"]),
-        str(value["commit"]),
-        str(value["date"]),
-        str(value.get("retired", "")),
-        pr,
-        str(value.get("subject", "")),
-    )
+    return Landed(str(value["verdict"]), str(value["commit"]), str(value["date"]),
+                  str(value.get("retired", "")), pr, str(value.get("subject", "")))  # fmt: skip
 
 
 def _bad(path: Path | str, msg: str) -> BadInputError:

@@ -210,16 +210,9 @@ def _change(section: bytes, line: int, name: str) -> Change:
             kind, old_path = match["move"], git.renamed_from(match["names"], path)
     _check_names(section, line, path, kind in ("rename", "copy"), name)
     index = _INDEX_MODE_RE.search(section)
-    return Change(
-        path=path,
-        old_path=old_path,
-        kind=kind,
-        old_mode=old_mode,
-        new_mode=new_mode,
-        binary=(added, deleted) == ("-", "-"),
-        index_mode=index.group(1).decode() if index else "",
-        line=line,
-    )
+    return Change(path=path, old_path=old_path, kind=kind, old_mode=old_mode, new_mode=new_mode,
+                  binary=(added, deleted) == ("-", "-"),
+                  index_mode=index.group(1).decode() if index else "", line=line)  # fmt: skip
 
 
 def _hunks(section: bytes, change: Change) -> list[Hunk]:

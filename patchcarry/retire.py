@@ -36,12 +36,9 @@ class Options:
 def record(landing: Landing, today: datetime.date) -> dict[str, Any]:
     """The manifest's `landed = {...}` for `landing`."""
     assert landing.commit is not None
-    fields: dict[str, Any] = {
-        "verdict": landing.verdict,
-        "commit": landing.commit.sha,
-        "date": landing.commit.date,
-        "retired": today.isoformat(),
-    }
+    fields: dict[str, Any] = {"verdict": landing.verdict, "commit": landing.commit.sha,
+                              "date": landing.commit.date,
+                              "retired": today.isoformat()}  # fmt: skip
     if landing.commit.pr:
         fields["pr"] = landing.commit.pr
     fields["subject"] = display.line(landing.commit.subject)  # any bytes: text a file holds
@@ -122,11 +119,9 @@ def retire(
         gh.create_comment(entry.upstream, entry.pr, comment_body(entry, landing))
         say(f"commented on #{entry.pr}: {render.commit_words(landing)}")
     manifest_edit.record_landed(
-        opts.manifest_path,
-        entry.name,
-        fields,
+        opts.manifest_path, entry.name, fields,
         validate=lambda tmp: manifest.load(opts.manifest_path, text=tmp.read_text()),
-    )
+    )  # fmt: skip
     say(f"retired {entry.name}: recorded in {opts.manifest_path}: landed = {{{shown}}}")
     say("it stays in the manifest as a record; no command carries it any more")
     return 0

@@ -45,15 +45,9 @@ class Closed:
 
     def to_json(self) -> dict[str, object]:
         landing: Any = None if self.landing is None else dataclasses.asdict(self.landing)
-        return {
-            **self.item.to_json(),
-            "upstream": self.upstream,
-            "title": self.title,
-            "carried_by": self.carried_by,
-            "adopt": self.adopt,
-            "landing": landing,
-            "landing_note": self.landing_note,
-        }
+        return {**self.item.to_json(), "upstream": self.upstream, "title": self.title,
+                "carried_by": self.carried_by, "adopt": self.adopt, "landing": landing,
+                "landing_note": self.landing_note}  # fmt: skip
 
 
 def _cross_linked(comments: list[CommentRef], login: str) -> bool:
@@ -71,12 +65,8 @@ class Found:
     planned_in: str | None = None  # a manifest entry lists it but has no PR yet
 
     def to_json(self) -> dict[str, object]:
-        return {
-            **self.item.to_json(),
-            "title": self.title,
-            "resubmitted_by": self.resubmitted_by,
-            "planned_in": self.planned_in,
-        }
+        return {**self.item.to_json(), "title": self.title, "resubmitted_by": self.resubmitted_by,
+                "planned_in": self.planned_in}  # fmt: skip
 
 
 def scan(

@@ -264,20 +264,13 @@ def fetch_history(
         if branch_ref not in found:
             raise UpstreamError(f"{upstream} has no branch {branch!r} (the PR's base branch)")
         head, tip = found[pull_ref], found[branch_ref]
-        refspecs = [
-            f"+{head}:{git.own_ref('adopt', 'pull', str(pull))}",
-            f"+{tip}:{git.own_ref('adopt', 'base')}",
-        ]
+        refspecs = [f"+{head}:{git.own_ref('adopt', 'pull', str(pull))}",
+                    f"+{tip}:{git.own_ref('adopt', 'base')}"]  # fmt: skip
         for depth in depths:
             progress.say(f"fetching PR #{pull}'s commits from {upstream} (depth {depth}) ...")
-            code, err = git.fetch_partial(
-                "origin",
-                refspecs,
-                depth=depth,
-                cwd=repo,
-                progress=sys.stderr.isatty(),
-                object_filter="tree:0",
-            )
+            code, err = git.fetch_partial("origin", refspecs, depth=depth, cwd=repo,
+                                          progress=sys.stderr.isatty(),
+                                          object_filter="tree:0")  # fmt: skip
             if code != 0:
                 raise UpstreamError(
                     f"could not fetch PR #{pull}'s head and {branch} from {upstream}: "

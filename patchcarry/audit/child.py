@@ -18,10 +18,8 @@ from patchcarry.measure.model import Shape
 
 RESULT_MARKER = "PATCHCARRY-AUDIT-RESULT "
 # The functions whose results are tagged with an origin (instrumentation, not stand-ins).
-ORIGINS = {
-    "detach_variable": "CheckpointFunction detached input",
-    "_load_args_from_ctx": "CheckpointWithoutOutput recomputed input",
-}
+ORIGINS = {"detach_variable": "CheckpointFunction detached input",
+           "_load_args_from_ctx": "CheckpointWithoutOutput recomputed input"}  # fmt: skip
 
 
 def _build(
@@ -135,14 +133,9 @@ def audit(request: dict[str, Any]) -> dict[str, Any]:
         status = configs[-1]["error"] or "audited"
         print(f"{config['name']}: {status} ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
     cuda = request["device"] == "cuda"
-    return {
-        "megatron_file": megatron.core.__file__,
-        "torch_version": torch.__version__,
-        "cuda_device": torch.cuda.get_device_name(0) if cuda else None,
-        "cpu_standins": standins,
-        "instrumented": instrumented,
-        "configs": configs,
-    }
+    return {"megatron_file": megatron.core.__file__, "torch_version": torch.__version__,
+            "cuda_device": torch.cuda.get_device_name(0) if cuda else None,
+            "cpu_standins": standins, "instrumented": instrumented, "configs": configs}  # fmt: skip
 
 
 def main() -> int:

@@ -15,12 +15,8 @@ _FULL = {"recompute_granularity": "full", "recompute_method": "uniform", "recomp
 
 
 def _selective(*modules: str) -> dict[str, Any]:
-    return {
-        "recompute_granularity": "selective",
-        "recompute_method": None,
-        "recompute_num_layers": None,
-        "recompute_modules": list(modules),
-    }
+    return {"recompute_granularity": "selective", "recompute_method": None,
+            "recompute_num_layers": None, "recompute_modules": list(modules)}  # fmt: skip
 
 
 def _config(name: str, *parts: dict[str, Any], layers: int = 2, **more: Any) -> dict[str, Any]:

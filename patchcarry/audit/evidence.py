@@ -139,10 +139,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
     """The README table: configuration x site, bytes per variant (last iteration)."""
     audited = [v for v in doc["variants"] if v["status"] == "audited"]
     names = [v["name"] for v in audited]
-    rows = [
-        "| configuration | site (indices folded) | " + " | ".join(names) + " | fixed by |",
-        "|---|---|" + "---|" * len(names) + "---|",
-    ]
+    rows = ["| configuration | site (indices folded) | " + " | ".join(names) + " | fixed by |",
+            "|---|---|" + "---|" * len(names) + "---|"]  # fmt: skip
     order = list(dict.fromkeys(c["name"] for v in audited for c in v["configs"]))
     for config_name in order:
         per_variant = {

@@ -42,16 +42,9 @@ class Request:
         return self.device == "cuda"
 
     def child_request(self, configs: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "configs": configs,
-            "config_timeout_s": self.config_timeout_s,
-            "device": self.device,
-            "iterations": self.iterations,
-            "vocab": self.vocab,
-            "seed": self.seed,
-            "port": free_loopback_port(),
-        }
+        return {"model": self.model, "configs": configs, "config_timeout_s": self.config_timeout_s,
+                "device": self.device, "iterations": self.iterations, "vocab": self.vocab,
+                "seed": self.seed, "port": free_loopback_port()}  # fmt: skip
 
 
 def run_child(tree: Path, request: Request) -> dict[str, Any]:
@@ -89,15 +82,10 @@ def _one_child(
     """One child's result for `configs`, or why it has none (timed out, or killed: OOM)."""
     try:
         code, out, err = proc.cmd_output(
-            *proc.PYTHON,
-            "-m",
-            "patchcarry.audit.child",
-            cwd=tree,
-            env=env,
-            check=False,
+            *proc.PYTHON, "-m", "patchcarry.audit.child", cwd=tree, env=env, check=False,
             stdin=json.dumps(request.child_request(configs)),
             timeout=request.config_timeout_s * len(configs) + 30 * (len(configs) > 1),
-        )
+        )  # fmt: skip
     except proc.TimedOut:
         return f"did not finish within {request.config_timeout_s:g} s on {request.device}"
     if code < 0:
@@ -110,12 +98,6 @@ def run(
     offline_note: str | None = None, progress: Callable[[str], None] = lambda _: None,
 ) -> list[VariantResult]:  # fmt: skip
     """Prepare and audit each planned variant; skipped ones keep their reason."""
-    return variants.run_each(
-        plan,
-        src,
-        workdir,
-        lambda _, tree: run_child(tree, request),
-        verb="auditing",
-        offline_note=offline_note,
-        progress=progress,
-    )
+    return variants.run_each(plan, src, workdir, lambda _, tree: run_child(tree, request),
+                             verb="auditing", offline_note=offline_note,
+                             progress=progress)  # fmt: skip

@@ -136,10 +136,8 @@ def table(report: CheckReport) -> str:
     else:
         fetched = human_bytes(report.bytes_fetched or 0)
         cached = human_bytes(report.cache_bytes or 0)
-        out = [
-            f"upstream: {report.upstream}",
-            f"fetched {fetched} this run; cache {report.cache} holds {cached}",
-        ]
+        out = [f"upstream: {report.upstream}",
+               f"fetched {fetched} this run; cache {report.cache} holds {cached}"]  # fmt: skip
     widths = _widths(report.entries)
     out.append(f"{'ENTRY':<{widths[0]}}{'REF':<{widths[1]}}STATUS")
     for e in report.entries:

@@ -155,14 +155,11 @@ def run_checks(
         return run_offline(entries)
     # held while blobs are read lazily, too
     with upstream_mod.claimed(upstream_mod.remote_url(upstream), work_dir) as work_dir:
-        fetched = upstream_mod.fetch(
-            upstream,
-            base_commits=sorted({e.base_commit for e in entries}),
-            branches=sorted({e.base_branch for e in entries}),
-            pulls=sorted({n for e in entries for n in e.supersedes}),
-            work_dir=work_dir,
-            pull_depth=pull_depth(entries),
-        )
+        fetched = upstream_mod.fetch(upstream,
+                                     base_commits=sorted({e.base_commit for e in entries}),
+                                     branches=sorted({e.base_branch for e in entries}),
+                                     pulls=sorted({n for e in entries for n in e.supersedes}),
+                                     work_dir=work_dir, pull_depth=pull_depth(entries))  # fmt: skip
         cost = history.HistoryCost()
         histories, gaps = history.read(
             fetched.repo, fetched.branch_tips, entries, upstream=upstream, cost=cost
@@ -178,11 +175,8 @@ def run_checks(
     report = CheckReport(
         upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo), fetched.cache_bytes
     )
-    report.cost = {
-        "seconds": round(time.monotonic() - started, 3),
-        "bytes_fetched": fetched.bytes_fetched,
-        "history_fetches": cost.fetches,
-        "history_walks": {branch: h.walks for branch, h in histories.items()},
-        "entries": len(entries),
-    }
+    report.cost = {"seconds": round(time.monotonic() - started, 3),
+                   "bytes_fetched": fetched.bytes_fetched, "history_fetches": cost.fetches,
+                   "history_walks": {branch: h.walks for branch, h in histories.items()},
+                   "entries": len(entries)}  # fmt: skip
     return report

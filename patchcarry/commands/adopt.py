@@ -28,11 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--name", help="entry name (default: from the PR's head branch, e.g. fix/x-y -> x-y)"
     )
     parser.add_argument(
-        "--fork",
-        metavar="OWNER/REPO",
-        type=argtypes.repo,
+        "--fork", metavar="OWNER/REPO", type=argtypes.repo,
         help="fork the new PR will come from (default: the manifest's, else AUTHOR/REPO)",
-    )
+    )  # fmt: skip
     parser.add_argument(
         "--dry-run", action="store_true", help="show the patches and the entry; write nothing"
     )
@@ -40,11 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser, default="yours, found as above, else a new patches/series.toml here (created)"
     )
     parser.add_argument(
-        "--paths",
-        nargs="+",
-        metavar="GLOB",
+        "--paths", nargs="+", metavar="GLOB",
         help="the entry's `paths` (default: the directories the PR's commits touch, as DIR/**)",
-    )
+    )  # fmt: skip
     parser.add_argument(
         "--upstream-url",
         metavar="URL",
@@ -70,13 +66,9 @@ def run(args: argparse.Namespace) -> int:
             f"adopt starts {escape(str(path))}",
             file=sys.stderr,
         )
-    opts = Options(
-        name=args.name,
-        fork=manifest.check_repo(args.fork, "--fork") if args.fork is not None else None,
-        dry_run=args.dry_run,
-        manifest_path=path,
-        paths=args.paths,
-        upstream_url=args.upstream_url,
-    )
+    opts = Options(name=args.name,
+                   fork=manifest.check_repo(args.fork, "--fork") if args.fork is not None else None,
+                   dry_run=args.dry_run, manifest_path=path, paths=args.paths,
+                   upstream_url=args.upstream_url)  # fmt: skip
     width = columns(UNBOUNDED)  # wrapped only where COLUMNS or a terminal asks
     return adopt(target, opts, gh, lambda text: print(fit(escape(text), width)))

@@ -46,12 +46,8 @@ def add_upstream(
     when: str = "default: the entries' `upstream` on GH_HOST",
 ) -> None:  # fmt: skip
     """`--upstream`: where upstream's git is (OWNER/NAME is `--upstream-repo`)."""
-    parser.add_argument(
-        "--upstream",
-        metavar="URL|PATH",
-        default=default,
-        help=f"upstream's git URL or path ({when})",
-    )
+    parser.add_argument("--upstream", metavar="URL|PATH", default=default,
+                        help=f"upstream's git URL or path ({when})")  # fmt: skip
 
 
 def add_work_dir(parser: argparse.ArgumentParser) -> None:
@@ -102,12 +98,5 @@ def add_upstream_repo(parser: argparse.ArgumentParser, what: str) -> None:
 
 def add_old_spelling(parser: argparse.ArgumentParser, old: str, new: str, **kwargs: Any) -> None:
     """`old`, hidden from the help, as a spelling of `new` (one meaning per option name)."""
-    parser.add_argument(
-        old,
-        action=_OldSpelling,
-        new=new,
-        dest=new.lstrip("-").replace("-", "_"),
-        default=argparse.SUPPRESS,
-        help=argparse.SUPPRESS,
-        **kwargs,
-    )
+    parser.add_argument(old, action=_OldSpelling, new=new, dest=new.lstrip("-").replace("-", "_"),
+                        default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)  # fmt: skip

@@ -22,17 +22,12 @@ from patchcarry.errors import BadInputError, ExitCode
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", choices=("hc-gpt", "synthetic"), default="hc-gpt")
+    parser.add_argument("--variants", default="unpatched,fix,reset,both",
+                        help="comma-separated subset of unpatched,fix,reset,both")  # fmt: skip
     parser.add_argument(
-        "--variants",
-        default="unpatched,fix,reset,both",
-        help="comma-separated subset of unpatched,fix,reset,both",
-    )
-    parser.add_argument(
-        "--config",
-        action="append",
-        default=[],
+        "--config", action="append", default=[],
         help="configuration name (repeatable; default hc-full-uniform-1); see --list-configs",
-    )
+    )  # fmt: skip
     parser.add_argument("--sweep", action="store_true", help="every known configuration")
     parser.add_argument("--list-configs", action="store_true")
     parser.add_argument("--iterations", type=positive, default=2)
@@ -43,11 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", type=Path, metavar="PATH", help="evidence file")
     parser.add_argument("--markdown", type=Path, metavar="PATH")
     parser.add_argument(
-        "--render",
-        type=Path,
-        metavar="JSON",
+        "--render", type=Path, metavar="JSON",
         help="run nothing: print (and with --markdown write) the tables of an evidence file",
-    )
+    )  # fmt: skip
     parser.add_argument(
         "--fail-on-new",
         action="store_true",
@@ -92,13 +85,9 @@ def run(args: argparse.Namespace) -> int:
     )
     with tempfile.TemporaryDirectory(prefix="patchcarry-audit-") as work:
         results = runner.run(
-            src,
-            plan,
-            request,
-            Path(work),
-            offline_note=variants.offline_note(manifest),
+            src, plan, request, Path(work), offline_note=variants.offline_note(manifest),
             progress=lambda line: print(f"audit: {line}", file=sys.stderr),
-        )
+        )  # fmt: skip
     doc = evidence.build(request, results, tree=setup.tree_info(src))
     if args.json:
         print(f"evidence: {evidence.write(doc, args.json)}")

@@ -26,13 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from patchcarry.upstream import DEFAULT_UPSTREAM
 
     parser.add_argument(
-        "out",
-        nargs="?",
-        type=Path,
-        default=Path("gpu-evidence"),
-        metavar="OUT_DIR",
+        "out", nargs="?", type=Path, default=Path("gpu-evidence"), metavar="OUT_DIR",
         help="output directory, made once there is output (default ./gpu-evidence)",
-    )
+    )  # fmt: skip
     parser.add_argument(
         "--dry-run",
         action="store_true",

@@ -42,11 +42,9 @@ def _log() -> str:
 
 
 # topic -> what it tells, the list `patchcarry help` prints without a topic
-ABOUT = {
-    "exit-codes": "what every exit code means",
-    "environment": "the variables the commands read: tokens, GH_HOST, caches",
-    "log": "the record of the last run's git commands and GitHub requests",
-}
+ABOUT = {"exit-codes": "what every exit code means",
+         "environment": "the variables the commands read: tokens, GH_HOST, caches",
+         "log": "the record of the last run's git commands and GitHub requests"}  # fmt: skip
 TOPICS = tuple(ABOUT)
 
 

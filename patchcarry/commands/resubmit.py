@@ -38,12 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="git URL or path to fetch upstream from (default: its clone_url)",
     )
     argtypes.add_upstream_repo(parser, "every entry's upstream repository")
-    parser.add_argument(
-        "--fork",
-        metavar="OWNER/NAME",
-        type=argtypes.repo,
-        help="every entry's fork (the PR's head repository)",
-    )
+    parser.add_argument("--fork", metavar="OWNER/NAME", type=argtypes.repo,
+                        help="every entry's fork (the PR's head repository)")  # fmt: skip
     parser.add_argument(
         "--maintainer-edits",
         action=argparse.BooleanOptionalAction,
@@ -52,26 +48,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "maintainers\" (default: the entry's maintainer_can_modify, else off)",
     )
     parser.add_argument(
-        "--evidence",
-        type=Path,
-        metavar="PATH",
+        "--evidence", type=Path, metavar="PATH",
         help="evidence JSON from `measure`: its numbers go in the PR body",
-    )
+    )  # fmt: skip
     argtypes.add_manifest(parser)
     parser.add_argument(
-        "--fork-wait",
-        type=float,
-        default=FORK_WAIT_S,
-        metavar="SECONDS",
+        "--fork-wait", type=float, default=FORK_WAIT_S, metavar="SECONDS",
         help="wait this long for a new fork to appear (default %(default)s)",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--max-rate-wait",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
+        "--max-rate-wait", type=float, default=60.0, metavar="SECONDS",
         help="wait this long for a rate-limit reset (default %(default)s)",
-    )
+    )  # fmt: skip
 
 
 PLAN_WIDTH = 120  # columns: the printed plan fits a terminal whatever its entries hold
@@ -123,30 +111,20 @@ def run(args: argparse.Namespace) -> int:
 
         impact.check_file(args.evidence)
     opts = Options(
-        dry_run=args.dry_run or example,
-        force=args.force,
-        rebase=args.rebase,
-        rewrite=args.rewrite,
-        update_live=args.update_live,
-        upstream_url=args.upstream_url,
-        evidence=args.evidence,
-        manifest_path=args.manifest,
-        example=example,
-        allow_default_branch=args.allow_default_branch,
-        fork_wait=args.fork_wait,
+        dry_run=args.dry_run or example, force=args.force, rebase=args.rebase, rewrite=args.rewrite,
+        update_live=args.update_live, upstream_url=args.upstream_url, evidence=args.evidence,
+        manifest_path=args.manifest, example=example,
+        allow_default_branch=args.allow_default_branch, fork_wait=args.fork_wait,
         progress=None if args.json else lambda text: print(escape(text), file=sys.stderr),
-    )
+    )  # fmt: skip
 
     def say(line: str) -> None:
         print(escape(line), file=sys.stderr)  # it quotes commit subjects, names, comments
 
     outcome = runner.resubmit(
-        entries,
-        opts,
-        offline=args.offline,
-        say=say,
+        entries, opts, offline=args.offline, say=say,
         make_github=lambda token: GitHub(token=token, max_rate_wait=args.max_rate_wait),
-    )
+    )  # fmt: skip
     if args.json:
         sys.stdout.write(model.render_json(outcome.plans))
     else:

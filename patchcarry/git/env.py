@@ -30,13 +30,8 @@ LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
 
 # The tool's caches are tidied by the tool alone: no background gc, maintenance, repack or
 # commit-graph while the next command reads ("shallow file has changed since we read it").
-CACHE_CONFIG = {
-    "gc.auto": "0",
-    "gc.autoPackLimit": "0",
-    "gc.autoDetach": "false",
-    "maintenance.auto": "false",
-    "fetch.writeCommitGraph": "false",
-}
+CACHE_CONFIG = {"gc.auto": "0", "gc.autoPackLimit": "0", "gc.autoDetach": "false",
+                "maintenance.auto": "false", "fetch.writeCommitGraph": "false"}  # fmt: skip
 
 
 # No git reads the user's or system's configuration, runs a hook or copies a template: those

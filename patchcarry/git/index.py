@@ -68,14 +68,9 @@ def commit_tree(
 ) -> Sha:
     """A commit of `tree` on `parents`, `author` also committer: the same hash every run."""
     name, email, date = author
-    env = {
-        "GIT_AUTHOR_NAME": name,
-        "GIT_AUTHOR_EMAIL": email,
-        "GIT_AUTHOR_DATE": date,
-        "GIT_COMMITTER_NAME": name,
-        "GIT_COMMITTER_EMAIL": email,
-        "GIT_COMMITTER_DATE": date,
-    }
+    env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": date,
+           "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email,
+           "GIT_COMMITTER_DATE": date}  # fmt: skip
     parent_args = [a for p in parents for a in ("-p", p)]
     _, out, _ = git("commit-tree", tree, *parent_args, cwd=cwd, env_extra=env, stdin=message)
     return Sha(out.strip())

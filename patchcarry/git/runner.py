@@ -57,20 +57,12 @@ def _bounded(
     """Every git call is bounded: in a partial clone any read may fetch a missing blob."""
     watch = ObjectStoreGrowth.of(cwd, limits.GIT_MAX_WRITTEN)
     try:
-        return proc.cmd_output_bounded(
-            "git",
-            *args,
-            cwd=cwd,
-            env=no_git_env(env_extra),
-            deadline_s=limits.GIT_DEADLINE_S,
-            max_output=limits.GIT_MAX_OUTPUT,
-            stdin=stdin,
-            secrets=secrets_for(args),
-            stream_stderr=stream_stderr,
-            watch=watch,
-            max_processes=limits.GIT_MAX_PROCESSES,
-            max_memory=limits.GIT_MAX_MEMORY,
-        )
+        return proc.cmd_output_bounded("git", *args, cwd=cwd, env=no_git_env(env_extra),
+                                       deadline_s=limits.GIT_DEADLINE_S,
+                                       max_output=limits.GIT_MAX_OUTPUT, stdin=stdin,
+                                       secrets=secrets_for(args), stream_stderr=stream_stderr,
+                                       watch=watch, max_processes=limits.GIT_MAX_PROCESSES,
+                                       max_memory=limits.GIT_MAX_MEMORY)  # fmt: skip
     except proc.OutOfBounds as exc:
         if watch is not None:
             watch.remove_unfinished()

@@ -66,15 +66,8 @@ def plan(
     tests: tuple[str, ...] = (*py, "-m", "patchcarry.measure.upstream_tests", "--out", str(out))
     tests += ("--no-torchrun",) if dry_run else ("--nproc", str(gpu_count))
     device = "cpu" if dry_run else "cuda"
-    audit: tuple[str, ...] = (
-        *pc,
-        "audit",
-        "--variants",
-        "unpatched,both",
-        "--fail-on-new",
-        "--device",
-        device,
-    )
+    audit: tuple[str, ...] = (*pc, "audit", "--variants", "unpatched,both", "--fail-on-new",
+                              "--device", device)  # fmt: skip
     # CPU: one configuration checks the step; GPU: all, MoE and selective mlp included
     audit += ("--config", "hc-full-uniform-1") if dry_run else ("--sweep",)
     audit += ("--json", f"{out}/audit-hc-gpt-{device}.json")
@@ -164,13 +157,9 @@ def run(
     tree_line = _source_tree(upstream_url, say)
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)  # only once there is a tree to report on
-    side_by_side, alone = plan(
-        out,
-        dry_run=dry_run,
-        gpu_count=len(listed),
-        gpu_gib=0 if dry_run else _gpu_gib(),
-        has_gpu_tests=GPU_TESTS.is_file(),
-    )
+    side_by_side, alone = plan(out, dry_run=dry_run, gpu_count=len(listed),
+                               gpu_gib=0 if dry_run else _gpu_gib(),
+                               has_gpu_tests=GPU_TESTS.is_file())  # fmt: skip
     start = time.monotonic()
     outcomes = run_steps(only(side_by_side, steps), only(alone, steps), logs, say)
     wall = time.monotonic() - start

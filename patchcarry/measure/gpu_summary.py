@@ -37,17 +37,11 @@ def _tables(out: Path) -> list[str]:
     for path in sorted(out.glob("hc-gpt-*.json")):
         doc = json.loads(path.read_text())
         if pretrain_evidence.is_pretrain(doc):
-            parts += [
-                f"Training loop ({path.name}):",
-                "",
-                pretrain_evidence.render_markdown_table(doc),
-            ]
+            parts += [f"Training loop ({path.name}):", "",
+                      pretrain_evidence.render_markdown_table(doc)]  # fmt: skip
         else:
-            parts += [
-                f"This repository's harness ({path.name}):",
-                "",
-                evidence.render_markdown_table(doc),
-            ]
+            parts += [f"This repository's harness ({path.name}):", "",
+                      evidence.render_markdown_table(doc)]  # fmt: skip
     return parts
 
 
@@ -64,15 +58,9 @@ def _upstream_tests(out: Path) -> list[str]:
     except ImportError:
         te = "not installed"
     table = out / "upstream-tests.md"
-    return [
-        f"Upstream unit tests, unpatched vs patched (Transformer Engine {te}):",
-        "",
-        unit_verdict.render(verdict),
-        "Every test, side by side:",
-        "",
-        table.read_text() if table.is_file() else "(no table)",
-        "",
-    ]
+    return [f"Upstream unit tests, unpatched vs patched (Transformer Engine {te}):", "",
+            unit_verdict.render(verdict), "Every test, side by side:", "",
+            table.read_text() if table.is_file() else "(no table)", ""]  # fmt: skip
 
 
 def render(

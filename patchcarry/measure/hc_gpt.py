@@ -61,22 +61,14 @@ def build(
     megatron_random.model_parallel_cuda_manual_seed(seed)
     torch.manual_seed(seed)
     dtype = TORCH_DTYPES[shape.dtype]
-    fields: dict[str, Any] = dict(
-        num_layers=shape.layers,
-        hidden_size=shape.hidden,
-        num_attention_heads=default_heads(shape.hidden),
-        use_cpu_initialization=True,
-        enable_hyper_connections=True,
-        num_residual_streams=shape.streams,
-        recompute_granularity="full",
-        recompute_method="uniform",
-        recompute_num_layers=1,
-        hidden_dropout=0.0,
-        attention_dropout=0.0,
-        bf16=shape.dtype == "bf16",
-        fp16=shape.dtype == "fp16",
-        params_dtype=dtype,
-    )
+    fields: dict[str, Any] = dict(num_layers=shape.layers, hidden_size=shape.hidden,
+                                  num_attention_heads=default_heads(shape.hidden),
+                                  use_cpu_initialization=True, enable_hyper_connections=True,
+                                  num_residual_streams=shape.streams, recompute_granularity="full",
+                                  recompute_method="uniform", recompute_num_layers=1,
+                                  hidden_dropout=0.0, attention_dropout=0.0,
+                                  bf16=shape.dtype == "bf16", fp16=shape.dtype == "fp16",
+                                  params_dtype=dtype)  # fmt: skip
     fields.update(overrides or {})
     config = TransformerConfig(**fields)
     spec = get_gpt_layer_local_spec(
@@ -84,13 +76,9 @@ def build(
         moe_grouped_gemm=bool(fields.get("moe_grouped_gemm")),
         enable_hyper_connection=bool(fields["enable_hyper_connections"]),
     )
-    model = GPTModel(
-        config=config,
-        transformer_layer_spec=spec,
-        vocab_size=vocab,
-        max_sequence_length=shape.seq,
-        position_embedding_type="learned_absolute",
-    )
+    model = GPTModel(config=config, transformer_layer_spec=spec, vocab_size=vocab,
+                     max_sequence_length=shape.seq,
+                     position_embedding_type="learned_absolute")  # fmt: skip
     module: torch.nn.Module = model.to(device=device)
     return wrap_half_precision(config, module)
 

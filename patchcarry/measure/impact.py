@@ -326,10 +326,8 @@ def render_file(
         doc = pretrain_evidence.load(path)
         table = pretrain_evidence.render_markdown_table(doc, only=("unpatched", variant))
         where = f"upstream's training loop on {doc['hardware']['gpu']}"
-        return Impact(
-            f"{gpu_sentence(doc, variant)}\n\n{table.strip()}",
-            (Source(where, link, out_to_temp(doc["command"]), home=home),),
-        )
+        return Impact(f"{gpu_sentence(doc, variant)}\n\n{table.strip()}",
+                      (Source(where, link, out_to_temp(doc["command"]), home=home),))  # fmt: skip
     doc = evidence.load(path)
     source = Source(
         f"counted on {doc['device'].upper()}", link, out_to_temp(doc.get("command")),

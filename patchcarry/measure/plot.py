@@ -24,14 +24,8 @@ def measured_vs_model(
     width = 0.38
     xs = range(len(names))
     bars = axes.bar([x - width / 2 for x in xs], measured, width, label=label, color="tab:gray")
-    axes.bar(
-        [x + width / 2 for x in xs],
-        predicted,
-        width,
-        label="analytic model",
-        color="tab:purple",
-        alpha=0.6,
-    )
+    axes.bar([x + width / 2 for x in xs], predicted, width, label="analytic model",
+             color="tab:purple", alpha=0.6)  # fmt: skip
     axes.set_xticks(list(xs), names)
     return bars
 
@@ -58,14 +52,8 @@ def write_png(evidence: dict[str, Any], path: Path) -> Path:
         for v in measured:
             xs = [i["index"] for i in v["iterations"]]
             ys = [_floor(i, gpu) / 1e6 for i in v["iterations"]]
-            left.plot(
-                xs,
-                ys,
-                marker="o",
-                label=v["name"],
-                color=COLORS.get(v["name"]),
-                **STYLES.get(v["name"], {}),
-            )
+            left.plot(xs, ys, marker="o", label=v["name"], color=COLORS.get(v["name"]),
+                      **STYLES.get(v["name"], {}))  # fmt: skip
         left.xaxis.set_major_locator(MaxNLocator(integer=True))
         left.set_xlabel("iteration")
         left.set_ylabel("allocator floor (MB)" if gpu else "live non-parameter tensors (MB)")

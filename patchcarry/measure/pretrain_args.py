@@ -55,11 +55,5 @@ def argv(shape: Shape, *, iterations: int, vocab: int = PRETRAIN_VOCAB) -> list[
 
 def env(port: int) -> dict[str, str]:
     """One rank without a launcher (what torchrun would set for a single process)."""
-    return {
-        "RANK": "0",
-        "LOCAL_RANK": "0",
-        "WORLD_SIZE": "1",
-        "MASTER_ADDR": "127.0.0.1",
-        "MASTER_PORT": str(port),
-        "CUDA_DEVICE_MAX_CONNECTIONS": "1",
-    }
+    return {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(port), "CUDA_DEVICE_MAX_CONNECTIONS": "1"}  # fmt: skip

@@ -90,12 +90,8 @@ def main() -> int:
     except SystemExit as exc:  # upstream's exit paths; a clean one still has its steps
         if exc.code not in (None, 0):
             raise
-    result = {
-        "megatron_file": megatron.core.__file__,
-        "torch_version": torch.__version__,
-        "cuda_device": torch.cuda.get_device_name(0),
-        "steps": steps,
-    }
+    result = {"megatron_file": megatron.core.__file__, "torch_version": torch.__version__,
+              "cuda_device": torch.cuda.get_device_name(0), "steps": steps}  # fmt: skip
     emit(result)
     return 0
 

@@ -39,14 +39,12 @@ def _variant(result: VariantResult, shape: model.Shape) -> dict[str, Any]:
     runs = result.child["runs"]
     if any(not r["steps"] for r in runs):
         raise BadInputError(f"{v.name}: a training run reported no step")
-    out.update(
-        repeats=[{"steps": r["steps"]} for r in runs],
-        floor_bytes=_spread([r["steps"][-1]["allocated_floor_bytes"] for r in runs]),
-        peak_bytes=_spread([max(s["peak_bytes"] for s in r["steps"]) for r in runs]),
-        reserved_bytes=_spread([r["steps"][-1]["reserved_bytes"] for r in runs]),
-        step_time_median_s=_median_step(runs),
-        predicted_retained_bytes=model.predict(shape, v.name).total,
-    )
+    out.update(repeats=[{"steps": r["steps"]} for r in runs],
+               floor_bytes=_spread([r["steps"][-1]["allocated_floor_bytes"] for r in runs]),
+               peak_bytes=_spread([max(s["peak_bytes"] for s in r["steps"]) for r in runs]),
+               reserved_bytes=_spread([r["steps"][-1]["reserved_bytes"] for r in runs]),
+               step_time_median_s=_median_step(runs),
+               predicted_retained_bytes=model.predict(shape, v.name).total)  # fmt: skip
     return out
 
 

@@ -66,25 +66,14 @@ def run(opts: setup.Options) -> int:
     installed = megatron_tree.installed_tree() if install.has_module("megatron.core") else None
     with tempfile.TemporaryDirectory(prefix="patchcarry-pretrain-") as work:
         argv, results = pretrain.run(
-            src,
-            plan,
-            shape,
-            Path(work),
-            iterations=iterations,
-            repeats=opts.repeats,
-            installed=installed,
-            timeout_s=RUN_TIMEOUT_S,
+            src, plan, shape, Path(work), iterations=iterations, repeats=opts.repeats,
+            installed=installed, timeout_s=RUN_TIMEOUT_S,
             offline_note=variants.offline_note(loaded),
             progress=lambda line: print(f"measure: {line}", file=sys.stderr),
-        )
-    doc = pretrain_evidence.build(
-        results,
-        shape=shape,
-        iterations=iterations,
-        pretrain_argv=argv,
-        command=command_line(shape, iterations, opts.repeats, requested),
-        tree=setup.tree_info(src),
-    )
+        )  # fmt: skip
+    doc = pretrain_evidence.build(results, shape=shape, iterations=iterations, pretrain_argv=argv,
+                                  command=command_line(shape, iterations, opts.repeats, requested),
+                                  tree=setup.tree_info(src))  # fmt: skip
     out = (opts.out or Path("evidence")).resolve()
     name = opts.name or stem(shape)
     json_path = pretrain_evidence.write(doc, out / f"{name}.json")

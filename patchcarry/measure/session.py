@@ -28,16 +28,9 @@ class Request:
 
     def child_request(self, variant: str) -> dict[str, Any]:
         snapshot = str(self.snapshot_dir / f"snapshot-{variant}") if self.snapshot_dir else None
-        return {
-            "model": self.model,
-            "shapes": [dataclasses.asdict(s) for s in self.shapes],
-            "device": self.device,
-            "iterations": self.iterations,
-            "vocab": self.vocab,
-            "seed": self.seed,
-            "port": free_loopback_port(),
-            "snapshot": snapshot,
-        }
+        return {"model": self.model, "shapes": [dataclasses.asdict(s) for s in self.shapes],
+                "device": self.device, "iterations": self.iterations, "vocab": self.vocab,
+                "seed": self.seed, "port": free_loopback_port(), "snapshot": snapshot}  # fmt: skip
 
 
 def run(

@@ -176,31 +176,17 @@ def run(opts: Options) -> int:
     stem = opts.name or f"{opts.model}-{opts.device}" + (
         f"-seq{shape.seq}" if opts.seed_config else ""
     )
-    request = session.Request(
-        model=opts.model,
-        shapes=(shape,),
-        device=device,
-        iterations=iterations,
-        vocab=opts.vocab,
-        snapshot_dir=out if opts.snapshot and opts.device == "cuda" else None,
-        torch_compile=opts.torch_compile,
-    )
+    request = session.Request(model=opts.model, shapes=(shape,), device=device,
+                              iterations=iterations, vocab=opts.vocab,
+                              snapshot_dir=out if opts.snapshot and opts.device == "cuda" else None,
+                              torch_compile=opts.torch_compile)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="patchcarry-measure-") as work:
         results = session.run(
-            src,
-            plan,
-            request,
-            Path(work),
-            offline_note=variants.offline_note(loaded),
+            src, plan, request, Path(work), offline_note=variants.offline_note(loaded),
             progress=lambda line: print(f"measure: {line}", file=sys.stderr),
-        )
-    doc = evidence.build(
-        request,
-        results,
-        tree=tree_info(src),
-        seed_config=opts.seed_config,
-        model_shapes=[model.shape_for(opts.model, shape)],
-    )
+        )  # fmt: skip
+    doc = evidence.build(request, results, tree=tree_info(src), seed_config=opts.seed_config,
+                         model_shapes=[model.shape_for(opts.model, shape)])  # fmt: skip
     doc["command"] = reproduce_command(opts, shape, loaded.entries[0].upstream)
     doc["command_ran"] = differs_from_command(opts) is None
     json_path = evidence.write(doc, out / f"{stem}.json")

@@ -103,11 +103,8 @@ def run_group(
     """One test group in one tree; its exit status and per-test outcomes."""
     path, keyword = group
     env = dict(os.environ)
-    env.update(
-        PYTHONPATH=os.pathsep.join([str(tree), str(PACKAGE_PARENT)]),
-        MASTER_ADDR="localhost",
-        MASTER_PORT=str(free_loopback_port()),
-    )
+    env.update(PYTHONPATH=os.pathsep.join([str(tree), str(PACKAGE_PARENT)]),
+               MASTER_ADDR="localhost", MASTER_PORT=str(free_loopback_port()))  # fmt: skip
     launcher = (
         [
             *proc.PYTHON,
@@ -121,25 +118,9 @@ def run_group(
     )
     if not torchrun:
         env.update(WORLD_SIZE="1", RANK="0", LOCAL_RANK="0")
-    args = [
-        *launcher,
-        "-m",
-        "pytest",
-        "-p",
-        "patchcarry.runtime.pytest_standins",
-        "--noconftest",
-        "-p",
-        "no:cacheprovider",
-        "-c",
-        os.devnull,
-        "--rootdir",
-        str(tree),
-        "-q",
-        "-W",
-        "ignore",
-        f"--junitxml={report}",
-        path,
-    ]
+    args = [*launcher, "-m", "pytest", "-p", "patchcarry.runtime.pytest_standins", "--noconftest",
+            "-p", "no:cacheprovider", "-c", os.devnull, "--rootdir", str(tree), "-q", "-W",
+            "ignore", f"--junitxml={report}", path]  # fmt: skip
     if keyword:
         args += ["-k", keyword]
     code, out, err = proc.cmd_output(*args, cwd=tree, env=env, check=False)

@@ -101,12 +101,9 @@ class VariantResult:
 
     def head(self) -> dict[str, Any]:
         """The evidence's first fields for this variant: which, from what, measured or why not."""
-        return {
-            "name": self.variant.name,
-            "sources": list(self.variant.sources),
-            "status": "skipped" if self.child is None else "measured",
-            "skip_reason": self.variant.skip_reason,
-        }
+        return {"name": self.variant.name, "sources": list(self.variant.sources),
+                "status": "skipped" if self.child is None else "measured",
+                "skip_reason": self.variant.skip_reason}  # fmt: skip
 
 
 def run_each(

@@ -60,16 +60,11 @@ def _scenarios() -> dict[str, list[Scenario]]:
     cpu = []
     for dtype in ("float32", "bfloat16"):
         short = "fp32" if dtype == "float32" else "bf16"
-        cpu += [
-            Scenario(f"plain-{short}", dtype),
-            Scenario(f"nested-{short}", dtype, nested=True),
-            Scenario(f"side-no-grad-{short}", dtype, side="no_grad"),
-            Scenario(f"side-none-{short}", dtype, side="none"),
-        ]
-    tp2 = [
-        Scenario("tp2-distribute-fp32", "float32", distribute=True),
-        Scenario("tp2-distribute-bf16", "bfloat16", distribute=True),
-    ]
+        cpu += [Scenario(f"plain-{short}", dtype), Scenario(f"nested-{short}", dtype, nested=True),
+                Scenario(f"side-no-grad-{short}", dtype, side="no_grad"),
+                Scenario(f"side-none-{short}", dtype, side="none")]  # fmt: skip
+    tp2 = [Scenario("tp2-distribute-fp32", "float32", distribute=True),
+           Scenario("tp2-distribute-bf16", "bfloat16", distribute=True)]  # fmt: skip
     return {"cpu": cpu, "tp2": tp2}
 
 

@@ -80,11 +80,9 @@ def _judge_repos(seen: Observed, plan: Plan) -> Plan:
 
 # A fine-grained, App or Actions token reaches only repositories its owner granted: upstream
 # answers its writes 403, after the push has landed.
-_NO_SCOPES = {
-    FINE_GRAINED: "Resource not accessible by personal access token",
-    APP_USER: "Resource not accessible by integration",
-    ACTIONS: "Resource not accessible by integration",
-}
+_NO_SCOPES = {FINE_GRAINED: "Resource not accessible by personal access token",
+              APP_USER: "Resource not accessible by integration",
+              ACTIONS: "Resource not accessible by integration"}  # fmt: skip
 
 
 def judge_token(
