@@ -72,9 +72,8 @@ class _Parser(argparse.ArgumentParser):
         # argparse's own lines, the error wrapped to the width as the usage is
         self.print_usage(sys.stderr)
         said = f"{self.prog}: error: {message}"
-        self.exit(
-            errors.ExitCode.USAGE, display.fit(said, display.columns(display.UNBOUNDED)) + "\n"
-        )
+        self.exit(errors.ExitCode.USAGE,
+                  display.fit(said, display.columns(display.UNBOUNDED)) + "\n")  # fmt: skip
 
 
 def build_parser(

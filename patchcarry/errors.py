@@ -142,9 +142,8 @@ def help_table() -> str:
     lines = ["Exit codes of every patchcarry command:", ""]
     for code, meaning in CODES.items():
         text = meaning.replace("`", "")
-        lines += textwrap.wrap(
-            text, width=columns(96), initial_indent=f"  {code:<4}", subsequent_indent="      "
-        )
+        lines += textwrap.wrap(text, width=columns(96), initial_indent=f"  {code:<4}",
+                               subsequent_indent="      ")  # fmt: skip
     return "\n".join(lines)
 
 

@@ -595,9 +595,8 @@ class GitHub:
         items: list[SearchHit] = []
         total, timed_out = 0, False
         for page in range(1, max_pages + 1):
-            found: SearchPage = self._op(
-                "search.issues_and_pull_requests", {}, q=query, per_page=per_page, page=page
-            )
+            found: SearchPage = self._op("search.issues_and_pull_requests", {}, q=query,
+                                         per_page=per_page, page=page)  # fmt: skip
             items.extend(found.items)
             total = max(total, found.total_count)
             timed_out = timed_out or found.incomplete_results
@@ -626,9 +625,8 @@ class GitHub:
 
     def check_runs(self, repo: str, sha: str) -> list[CheckRunRef]:
         """The check runs reported for commit `sha` on `repo` (one page of 100)."""
-        found: CheckRuns = self._op(
-            "checks.list_for_ref", _route(repo, ref=sha), per_page=100, filter="latest"
-        )
+        found: CheckRuns = self._op("checks.list_for_ref", _route(repo, ref=sha), per_page=100,
+                                    filter="latest")  # fmt: skip
         return list(found.check_runs)
 
     def create_pull(

@@ -120,9 +120,8 @@ class _BoundedBackend(httpcore2.NetworkBackend):
         self, host: str, port: int, timeout: float | None = None,
         local_address: str | None = None, socket_options: Any = None,
     ) -> httpcore2.NetworkStream:  # fmt: skip
-        stream = self._inner.connect_tcp(
-            host, port, _time_left(timeout), local_address, socket_options
-        )
+        stream = self._inner.connect_tcp(host, port, _time_left(timeout), local_address,
+                                         socket_options)  # fmt: skip
         return _BoundedStream(stream)
 
     def connect_unix_socket(

@@ -121,9 +121,8 @@ def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: st
     if not refspecs:
         return
     progress.say(f"fetching {what} from {fetched.upstream} (blob-less, depth {depth}) ...")
-    code, err = git.fetch_partial(
-        "origin", refspecs, depth=depth, cwd=fetched.repo, progress=sys.stderr.isatty()
-    )
+    code, err = git.fetch_partial("origin", refspecs, depth=depth, cwd=fetched.repo,
+                                  progress=sys.stderr.isatty())  # fmt: skip
     if code != 0:
         raise UpstreamError(
             f"could not fetch {what} from {fetched.upstream}: "

@@ -176,9 +176,8 @@ def adopt(target: pull_mod.Target, opts: Options, gh: Forge, say: Callable[[str]
         if repo is None:
             raise UpstreamError(f"{target.upstream}: not found on {gh.host}; pass --upstream-url")
         url = hosts.answered_git_url(gh.host, target.upstream, repo.clone_url)
-    history = upstream_mod.fetch_history(
-        url, branch=pull.base_ref, pull=target.number, work_dir=opts.work_dir
-    )
+    history = upstream_mod.fetch_history(url, branch=pull.base_ref, pull=target.number,
+                                         work_dir=opts.work_dir)  # fmt: skip
     series = commits_mod.own_commits(history)
     say(
         f"refs/pull/{target.number}/head {short(history.head)}: {len(series.commits)} commit(s) "
@@ -190,9 +189,8 @@ def adopt(target: pull_mod.Target, opts: Options, gh: Forge, say: Callable[[str]
             f"{pull.base_ref} into the PR")  # fmt: skip
     patches_dir = path.parent
     with tempfile.TemporaryDirectory(prefix="adopt-") as tmp_name:
-        written = commits_mod.write_patches(
-            history, series, Path(tmp_name), _next_number(patches_dir)
-        )
+        written = commits_mod.write_patches(history, series, Path(tmp_name),
+                                            _next_number(patches_dir))  # fmt: skip
         try:
             patches = [load_patch(p) for p in written]
         except BadInputError as exc:  # the PR's own commit carries what is never carried

@@ -33,9 +33,8 @@ def _build(
         return synthetic_model.make_step(shape, device=device, seed=seed)
     from patchcarry.measure import hc_gpt
 
-    model = hc_gpt.build(
-        shape, device=device, vocab=request["vocab"], seed=seed, overrides=config["overrides"]
-    )
+    model = hc_gpt.build(shape, device=device, vocab=request["vocab"], seed=seed,
+                         overrides=config["overrides"])  # fmt: skip
     return model, hc_gpt.make_step(model, shape, device=device, vocab=request["vocab"], seed=seed)
 
 

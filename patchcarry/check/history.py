@@ -134,9 +134,8 @@ class BranchHistory:
         whose parents were not fetched, oldest first."""
         if merge.sha not in self._sides:
             self.walks += 1
-            rows = git.walk(
-                list(merge.parents[1:]), list(merge.parents[:1]), first_parent=False, cwd=self.repo
-            )
+            rows = git.walk(list(merge.parents[1:]), list(merge.parents[:1]), first_parent=False,
+                            cwd=self.repo)  # fmt: skip
             self._sides[merge.sha] = _commits(rows)[::-1]
         wanted, after = set(paths), self.after(base)
         return [
@@ -214,9 +213,8 @@ def _deepen_boundaries(history: BranchHistory, upstream: str, cost: HistoryCost)
     """`git fetch --deepen=1` while the shallow file cuts the read history, `MAX_DEEPENS` times."""
     repo, branch, tip = history.repo, history.branch, history.tip
     while history.boundary() is not None and history.deepened < MAX_DEEPENS:
-        code, err = git.fetch_partial(
-            "origin", [f"+{tip}:{git.own_ref('heads', branch)}"], deepen=1, cwd=repo
-        )
+        code, err = git.fetch_partial("origin", [f"+{tip}:{git.own_ref('heads', branch)}"],
+                                      deepen=1, cwd=repo)  # fmt: skip
         cost.fetches[branch] = cost.fetches.get(branch, 0) + 1
         if code != 0:
             raise UpstreamError(
@@ -243,9 +241,8 @@ def _read_branch(
     for margin in HISTORY_MARGINS:
         if all(why is None for why in found.values()):
             break
-        code, err = git.fetch_partial(
-            "origin", [f"+{tip}:{git.own_ref('heads', branch)}"], since=oldest - margin, cwd=repo
-        )
+        code, err = git.fetch_partial("origin", [f"+{tip}:{git.own_ref('heads', branch)}"],
+                                      since=oldest - margin, cwd=repo)  # fmt: skip
         cost.fetches[branch] = cost.fetches.get(branch, 0) + 1
         if code != 0 and git.selected_nothing(err):
             rewritten = True  # every commit of the tip is older than the bases: not its history

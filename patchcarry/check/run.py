@@ -161,9 +161,8 @@ def run_checks(
                                      pulls=sorted({n for e in entries for n in e.supersedes}),
                                      work_dir=work_dir, pull_depth=pull_depth(entries))  # fmt: skip
         cost = history.HistoryCost()
-        histories, gaps = history.read(
-            fetched.repo, fetched.branch_tips, entries, upstream=upstream, cost=cost
-        )
+        histories, gaps = history.read(fetched.repo, fetched.branch_tips, entries,
+                                       upstream=upstream, cost=cost)  # fmt: skip
         trees = prepare.tree_entries(fetched, entries)
         _prefetch(fetched, trees)
         results = []
@@ -172,9 +171,8 @@ def run_checks(
             for entry in chunk:
                 results.append(_upstream_entry(fetched, entry, gaps, histories, known))
                 git.index_packs(fetched.repo)  # the packs its lazy blob fetches left
-    report = CheckReport(
-        upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo), fetched.cache_bytes
-    )
+    report = CheckReport(upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo),
+                         fetched.cache_bytes)  # fmt: skip
     report.cost = {"seconds": round(time.monotonic() - started, 3),
                    "bytes_fetched": fetched.bytes_fetched, "history_fetches": cost.fetches,
                    "history_walks": {branch: h.walks for branch, h in histories.items()},

@@ -31,9 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--fork", metavar="OWNER/REPO", type=argtypes.repo,
         help="fork the new PR will come from (default: the manifest's, else AUTHOR/REPO)",
     )  # fmt: skip
-    parser.add_argument(
-        "--dry-run", action="store_true", help="show the patches and the entry; write nothing"
-    )
+    parser.add_argument("--dry-run", action="store_true",
+                        help="show the patches and the entry; write nothing")  # fmt: skip
     argtypes.add_manifest(
         parser, default="yours, found as above, else a new patches/series.toml here (created)"
     )
@@ -42,10 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the entry's `paths` (default: the directories the PR's commits touch, as DIR/**)",
     )  # fmt: skip
     parser.add_argument(
-        "--upstream-url",
-        metavar="URL",
+        "--upstream-url", metavar="URL",
         help="git URL or path to fetch the PR from (default: the repository's clone_url)",
-    )
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:

@@ -42,10 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run nothing: print (and with --markdown write) the tables of an evidence file",
     )  # fmt: skip
     parser.add_argument(
-        "--fail-on-new",
-        action="store_true",
+        "--fail-on-new", action="store_true",
         help="exit 1 on a new site (any holder), a growing one, or unattributed bytes",
-    )
+    )  # fmt: skip
 
 
 def _configs(args: argparse.Namespace) -> list[dict[str, object]]:
@@ -80,9 +79,8 @@ def run(args: argparse.Namespace) -> int:
     manifest = manifest_mod.load(args.manifest) if args.manifest else manifest_mod.load()
     requested = [v.strip() for v in args.variants.split(",") if v.strip()]
     plan = variants.plan(manifest, requested)
-    request = runner.Request(
-        model=args.model, configs=tuple(chosen), device=args.device, iterations=args.iterations
-    )
+    request = runner.Request(model=args.model, configs=tuple(chosen), device=args.device,
+                             iterations=args.iterations)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="patchcarry-audit-") as work:
         results = runner.run(
             src, plan, request, Path(work), offline_note=variants.offline_note(manifest),

@@ -14,9 +14,8 @@ from patchcarry.commands import argtypes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "entries", nargs="*", metavar="ENTRY", help="entries to check (default all)"
-    )
+    parser.add_argument("entries", nargs="*", metavar="ENTRY",
+                        help="entries to check (default all)")  # fmt: skip
     argtypes.add_upstream(parser)
     parser.add_argument(
         "--offline",

@@ -30,10 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="output directory, made once there is output (default ./gpu-evidence)",
     )  # fmt: skip
     parser.add_argument(
-        "--dry-run",
-        action="store_true",
+        "--dry-run", action="store_true",
         help="check this command on CPU: tiny shape, GPU tests skip, no torchrun",
-    )
+    )  # fmt: skip
     parser.add_argument(
         "--steps",
         metavar="KEY,…",
@@ -57,6 +56,5 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--steps: unknown {', '.join(unknown)}; known: {', '.join(gpu_check.STEP_KEYS)}"
             )
-    return gpu_check.run(
-        args.out.resolve(), dry_run=args.dry_run, upstream_url=args.upstream, say=say, steps=steps
-    )
+    return gpu_check.run(args.out.resolve(), dry_run=args.dry_run, upstream_url=args.upstream,
+                         say=say, steps=steps)  # fmt: skip

@@ -41,26 +41,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="per variant (default 3; 6 steps with --harness pretrain)",
     )  # fmt: skip
     for name, default in CPU_DEFAULTS.items():
-        parser.add_argument(
-            f"--{name}", type=positive, metavar="N", help=f"(default {default} on CPU)"
-        )
+        parser.add_argument(f"--{name}", type=positive, metavar="N",
+                            help=f"(default {default} on CPU)")  # fmt: skip
+    parser.add_argument("--dtype", choices=("fp32", "bf16", "fp16"),
+                        help="default fp32 on CPU, bf16 on GPU")  # fmt: skip
+    parser.add_argument("--vocab", type=positive, default=1024, metavar="N",
+                        help="(default %(default)s)")  # fmt: skip
+    parser.add_argument("--device", choices=("cpu", "cuda"),
+                        help="default cpu (cuda with --harness pretrain)")  # fmt: skip
     parser.add_argument(
-        "--dtype", choices=("fp32", "bf16", "fp16"), help="default fp32 on CPU, bf16 on GPU"
-    )
-    parser.add_argument(
-        "--vocab", type=positive, default=1024, metavar="N", help="(default %(default)s)"
-    )
-    parser.add_argument(
-        "--device", choices=("cpu", "cuda"), help="default cpu (cuda with --harness pretrain)"
-    )
-    parser.add_argument(
-        "--seed-config",
-        action="store_true",
+        "--seed-config", action="store_true",
         help="GPU: the PR's configuration (2 layers, seq 8192, bf16, ...)",
-    )
-    parser.add_argument(
-        "--snapshot", action="store_true", help="GPU: also dump CUDA memory-history snapshots"
-    )
+    )  # fmt: skip
+    parser.add_argument("--snapshot", action="store_true",
+                        help="GPU: also dump CUDA memory-history snapshots")  # fmt: skip
     parser.add_argument("--torch-compile", action="store_true",
                         help="CPU: keep upstream's @torch.compile (off by default)")  # fmt: skip
     parser.add_argument("--megatron-src", type=Path, metavar="DIR",
@@ -68,10 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     argtypes.add_upstream(parser, when="no tree given: the pinned base from it")
     argtypes.add_manifest(parser)
     parser.add_argument(
-        "--out",
-        type=Path,
+        "--out", type=Path,
         help="where the JSON and PNG go (./evidence; synthetic: ./build/measure)",
-    )
+    )  # fmt: skip
     parser.add_argument("--name", help="file stem (default: MODEL-DEVICE[-seqN])")
     parser.add_argument("--require-predicted", type=float, metavar="TOL",
                         help="exit 1 if the fix frees < (1-TOL) x the predicted bytes")  # fmt: skip

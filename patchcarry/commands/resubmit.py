@@ -16,10 +16,8 @@ from patchcarry.limits import FORK_WAIT_S
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-
-    parser.add_argument(
-        "entries", nargs="*", metavar="ENTRY", help="manifest entries to re-submit (default: all)"
-    )
+    parser.add_argument("entries", nargs="*", metavar="ENTRY",
+                        help="manifest entries to re-submit (default: all)")  # fmt: skip
     switches = (
         ("--dry-run", "read all, print each write, write nothing (default without a token)"),
         ("--json", "one JSON object per entry per line"),
@@ -33,10 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for flag, what in switches:
         parser.add_argument(flag, action="store_true", help=what)
     parser.add_argument(
-        "--upstream-url",
-        metavar="URL",
+        "--upstream-url", metavar="URL",
         help="git URL or path to fetch upstream from (default: its clone_url)",
-    )
+    )  # fmt: skip
     argtypes.add_upstream_repo(parser, "every entry's upstream repository")
     parser.add_argument("--fork", metavar="OWNER/NAME", type=argtypes.repo,
                         help="every entry's fork (the PR's head repository)")  # fmt: skip

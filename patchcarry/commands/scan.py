@@ -35,9 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     argtypes.add_upstream_repo(parser, "repository to scan (default: the manifest's upstream)")
     parser.add_argument("--author", metavar="LOGIN", help="whose PRs (default: the token's user)")
-    parser.add_argument(
-        "--include-resubmitted", action="store_true", help="also list the ones already re-submitted"
-    )
+    parser.add_argument("--include-resubmitted", action="store_true",
+                        help="also list the ones already re-submitted")  # fmt: skip
     parser.add_argument(
         "--all",
         action="store_true",

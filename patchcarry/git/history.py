@@ -108,9 +108,8 @@ def rev_list_with_parents(include: str, *exclude: str, cwd: Path) -> list[tuple[
 
 def rev_list_parents(include: str, exclude: str, *, cwd: Path) -> list[tuple[str, list[str]]]:
     """Commits reachable from `include` but not `exclude`, oldest first, with their parents."""
-    _, out, _ = git(
-        "rev-list", "--topo-order", "--reverse", "--parents", include, f"^{exclude}", "--", cwd=cwd
-    )
+    _, out, _ = git("rev-list", "--topo-order", "--reverse", "--parents", include, f"^{exclude}",
+                    "--", cwd=cwd)  # fmt: skip
     return [(line.split()[0], line.split()[1:]) for line in out.splitlines() if line.strip()]
 
 
@@ -185,9 +184,8 @@ def blame_origins(base: str, rev: str, path: str, lines: list[int], *, cwd: Path
     if not lines:
         return set()
     ranges = [arg for n in sorted(set(lines)) for arg in ("-L", f"{n},{n}")]
-    _, out, _ = git(
-        "blame", "--porcelain", *ranges, f"{base}..{rev}", "--", path, cwd=cwd, env_extra=LITERAL
-    )
+    _, out, _ = git("blame", "--porcelain", *ranges, f"{base}..{rev}", "--", path, cwd=cwd,
+                    env_extra=LITERAL)  # fmt: skip
     found, boundary = set(), set()
     sha = ""
     for row in out.splitlines():

@@ -73,9 +73,8 @@ def apply_in_tree(
         args.append("--check")
     if context is not None:
         args.append(f"-C{context}")
-    code, out, err = git(
-        *args, str(patch.resolve()), cwd=tree, check=False, env_extra=plain_tree_env(tree)
-    )
+    code, out, err = git(*args, str(patch.resolve()), cwd=tree, check=False,
+                         env_extra=plain_tree_env(tree))  # fmt: skip
     return Applied(code, out + err)
 
 
@@ -84,9 +83,8 @@ def mailsplit(data: bytes) -> list[bytes]:
     """The mails `git mailsplit --keep-cr` splits `data` into, as am does; none for no mailbox."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-mail-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
-        code, _, _ = git_bytes(
-            "mailsplit", "--keep-cr", f"-o{tmp}", cwd=tmp, stdin=data, env_extra=env, check=False
-        )
+        code, _, _ = git_bytes("mailsplit", "--keep-cr", f"-o{tmp}", cwd=tmp, stdin=data,
+                               env_extra=env, check=False)  # fmt: skip
         return [path.read_bytes() for path in sorted(Path(tmp).iterdir())] if code == 0 else []
 
 
@@ -94,9 +92,8 @@ def mailinfo(mail: bytes) -> tuple[dict[str, str], bytes, bytes]:
     """`git mailinfo -u` of one mail: (header fields as git decodes them, message, patch part)."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-mailinfo-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
-        code, out, err = git_bytes(
-            "mailinfo", "-u", "msg", "patch", cwd=tmp, stdin=mail, env_extra=env, check=False
-        )
+        code, out, err = git_bytes("mailinfo", "-u", "msg", "patch", cwd=tmp, stdin=mail,
+                                   env_extra=env, check=False)  # fmt: skip
         if code != 0:
             raise GitReadError(f"git mailinfo failed: {' '.join(err.split())[:300]}")
         info: dict[str, str] = {}
@@ -152,9 +149,8 @@ def trailers(message: bytes) -> list[tuple[str, str]]:
     """The (key, value) trailers `git interpret-trailers --parse` reads in `message`, in order."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-trailers-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
-        _, out, _ = git_bytes(
-            "interpret-trailers", "--parse", cwd=tmp, stdin=message, env_extra=env
-        )
+        _, out, _ = git_bytes("interpret-trailers", "--parse", cwd=tmp, stdin=message,
+                              env_extra=env)  # fmt: skip
     found = []
     for line in out.decode("utf-8", "surrogateescape").splitlines():
         key, sep, value = line.partition(": ")

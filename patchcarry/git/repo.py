@@ -81,9 +81,8 @@ def is_valid_branch_name(name: str) -> bool:
     """Whether `refs/heads/<name>` is valid, asked in an empty folder, once per name and run."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-ref-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
-        code, _, _ = git(
-            "check-ref-format", f"refs/heads/{name}", cwd=tmp, check=False, env_extra=env
-        )
+        code, _, _ = git("check-ref-format", f"refs/heads/{name}", cwd=tmp, check=False,
+                         env_extra=env)  # fmt: skip
     return code == 0
 
 

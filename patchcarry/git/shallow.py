@@ -39,9 +39,8 @@ def _parents(commits: set[str], *, cwd: Path) -> dict[str, list[str]]:
     wanted = sorted(commits)
     if not wanted:
         return {}
-    _, out, _ = git_bytes(
-        "cat-file", "--batch", cwd=cwd, stdin="".join(f"{c}\n" for c in wanted).encode()
-    )
+    _, out, _ = git_bytes("cat-file", "--batch", cwd=cwd,
+                          stdin="".join(f"{c}\n" for c in wanted).encode())  # fmt: skip
     found: dict[str, list[str]] = {}
     at = 0
     while at < len(out):

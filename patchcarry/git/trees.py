@@ -16,9 +16,8 @@ from patchcarry.git.sha import short
 
 def path_exists(rev: str, path: str, *, cwd: Path) -> bool:
     """Whether `path` is in `rev`'s tree; reads trees only, so no blob is fetched."""
-    code, out, err = git(
-        "ls-tree", "--full-tree", rev, "--", path, cwd=cwd, check=False, env_extra=LITERAL
-    )
+    code, out, err = git("ls-tree", "--full-tree", rev, "--", path, cwd=cwd, check=False,
+                         env_extra=LITERAL)  # fmt: skip
     if code != 0:
         raise GitReadError(f"git ls-tree {short(rev)} -- {path} failed: {err.strip()}")
     return bool(out.strip())
@@ -103,9 +102,8 @@ def special_paths(old: str, new: str, *, cwd: Path) -> list[tuple[str, str]]:
 
 def modes_at(commit: str, paths: list[str], *, cwd: Path) -> dict[str, str]:
     """{path: mode} for each of `paths` in `commit`'s tree (trees only); absent ones left out."""
-    _, out, _ = git_bytes(
-        "ls-tree", "-z", "--end-of-options", commit, "--", *paths, cwd=cwd, env_extra=LITERAL
-    )
+    _, out, _ = git_bytes("ls-tree", "-z", "--end-of-options", commit, "--", *paths, cwd=cwd,
+                          env_extra=LITERAL)  # fmt: skip
     found = {}
     for record in out.split(b"\0"):
         meta, _, path = record.partition(b"\t")

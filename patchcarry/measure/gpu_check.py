@@ -49,9 +49,8 @@ def only(steps: Sequence[Step], keys: Sequence[str] | None) -> list[Step]:
 
 
 def _gpu_gib() -> int:
-    _, out, _ = proc.cmd_output(
-        "nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits", "-i", "0"
-    )
+    _, out, _ = proc.cmd_output("nvidia-smi", "--query-gpu=memory.total",
+                                "--format=csv,noheader,nounits", "-i", "0")  # fmt: skip
     return int(float(out.split()[0]) / 1024)
 
 

@@ -120,9 +120,8 @@ def pr_extrapolation() -> dict[str, object]:
     """The PR's 9-layer / seq-16384 figure recomputed by this model. An extrapolation."""
     exact, hidden = derive_hidden(PR_MEASURED_FIX_FREED_BYTES, **PR_SEED)  # type: ignore[arg-type]
     seed = pr_seed_shape()
-    target = dataclasses.replace(
-        seed, layers=PR_EXTRAPOLATION["layers"], seq=PR_EXTRAPOLATION["seq"]
-    )
+    target = dataclasses.replace(seed, layers=PR_EXTRAPOLATION["layers"],
+                                 seq=PR_EXTRAPOLATION["seq"])  # fmt: skip
     return {
         "label": "extrapolation from the analytic model, not a measurement",
         "hidden_derived": True,

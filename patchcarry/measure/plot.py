@@ -60,15 +60,13 @@ def write_png(evidence: dict[str, Any], path: Path) -> Path:
         left.set_title(f"between-iteration floor\n{title}", fontsize=9)
         left.legend(loc="center right")
         measured_bars = measured_vs_model(
-            right,
-            [v["name"] for v in measured],
+            right, [v["name"] for v in measured],
             [v["retained"]["detached_total"] / 1e6 for v in measured],
             [v["predicted"]["detached_total"] / 1e6 for v in measured],
             "measured (detached inputs + .grad)",
-        )
-        right.bar_label(
-            measured_bars, [f"{v['retained']['detached_total']} B" for v in measured], fontsize=8
-        )
+        )  # fmt: skip
+        right.bar_label(measured_bars, [f"{v['retained']['detached_total']} B" for v in measured],
+                        fontsize=8)  # fmt: skip
         right.set_ylabel("retained (MB)")
         right.set_title("retained after backward: measured vs predicted", fontsize=9)
         right.legend()

@@ -88,7 +88,6 @@ def run(
             runs.append(run_child(tree, argv, timeout_s=timeout_s))
         return {"runs": runs}
 
-    results = variants.run_each(
-        plan, src, workdir, train, verb="training", offline_note=offline_note, progress=progress
-    )
+    results = variants.run_each(plan, src, workdir, train, verb="training",
+                                offline_note=offline_note, progress=progress)  # fmt: skip
     return argv, results

@@ -43,6 +43,5 @@ def run(
         child = request.child_request(variant.name)
         return runner.run_child(tree, child, torch_compile=request.torch_compile)
 
-    return variants.run_each(
-        plan, src, workdir, measure, verb="measuring", offline_note=offline_note, progress=progress
-    )
+    return variants.run_each(plan, src, workdir, measure, verb="measuring",
+                             offline_note=offline_note, progress=progress)  # fmt: skip

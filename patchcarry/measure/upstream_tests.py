@@ -58,9 +58,8 @@ def prepare_trees(src: Path, work: Path) -> dict[str, Path]:
         dest = work / name
         dest.mkdir(parents=True, exist_ok=True)
         if (src / "tests").is_dir() and not (dest / "tests").exists():
-            shutil.copytree(
-                src / "tests", dest / "tests", ignore=shutil.ignore_patterns("__pycache__")
-            )
+            shutil.copytree(src / "tests", dest / "tests",
+                            ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
         trees[name] = megatron_tree.prepared_copy(src, patches, dest)
     return trees
 

@@ -34,9 +34,8 @@ def probe(batches: list[str], iterations: int) -> dict[str, Any]:
             )
         else:
             for scenario in SCENARIOS[batch]:
-                result["scenarios"][scenario.name] = run_scenario(
-                    random_module, tracker, scenario, iterations
-                )
+                result["scenarios"][scenario.name] = run_scenario(random_module, tracker, scenario,
+                                                                  iterations)  # fmt: skip
     return result
 
 

@@ -45,9 +45,8 @@ def _rank_main(
         parallel_state.initialize_model_parallel(tensor_model_parallel_size=WORLD_SIZE)
         install_split_gather_cpu_device_standin(tp_utils)
         for scenario in scenarios:
-            out[f"{scenario.name}@rank{rank}"] = run_scenario(
-                random_module, tracker, scenario, iterations
-            )
+            out[f"{scenario.name}@rank{rank}"] = run_scenario(random_module, tracker, scenario,
+                                                              iterations)  # fmt: skip
         parallel_state.destroy_model_parallel()
         torch.distributed.destroy_process_group()
     except Exception:

@@ -183,9 +183,8 @@ def _on_top(
         return BranchPlan(BranchKind.UNCHANGED, reason, live, published)
     target = cache.commit_on(live, on_live.tree, entry, on_live.added)
     reason = f"{why}: one commit on top adds {', '.join(on_live.added)}; every commit stays"
-    return BranchPlan(
-        BranchKind.FAST_FORWARD, reason, live, published, target=target, added=on_live.added
-    )
+    return BranchPlan(BranchKind.FAST_FORWARD, reason, live, published, target=target,
+                      added=on_live.added)  # fmt: skip
 
 
 def _revised(
@@ -266,9 +265,8 @@ def keep_live_head(
         f"pushed. Held back until you pass {FLAG}: one commit {git.short(decided.target)} on "
         f"top that adds {held}. {_cost(decided.target, ci_gate)}"
     )
-    return dataclasses.replace(
-        decided, kind=BranchKind.UNCHANGED, reason=reason, target=None, added=[], held=decided.added
-    )
+    return dataclasses.replace(decided, kind=BranchKind.UNCHANGED, reason=reason, target=None,
+                               added=[], held=decided.added)  # fmt: skip
 
 
 def keep_body(

@@ -64,9 +64,8 @@ def build_entry(
             f"{entry.name}: reading the fork's branches' history to tell whether the push "
             f"brings a {WORKFLOWS}/ change (the `workflow` scope) ..."
         )
-    workflow = needs_scope(
-        built.target, built.push_from, decided.kind, len(entry.patches()), cache, seen.fork_side
-    )
+    workflow = needs_scope(built.target, built.push_from, decided.kind, len(entry.patches()), cache,
+                           seen.fork_side)  # fmt: skip
     return dataclasses.replace(built, workflow=workflow)
 
 

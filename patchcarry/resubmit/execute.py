@@ -334,9 +334,8 @@ def cross_links(
         if ownership.marked(gh.issue_comments(entry.upstream, number), marker, login):
             continue
         detached = any(c.number == number and c.state == PullState.DETACHED for c in superseded)
-        text = bodies.cross_link(
-            entry, superseded=number, new_pr=pr, new_url=url, fork=fork, detached=detached
-        )
+        text = bodies.cross_link(entry, superseded=number, new_pr=pr, new_url=url, fork=fork,
+                                 detached=detached)  # fmt: skip
         try:
             gh.create_comment(entry.upstream, number, text)
         except LockedError:

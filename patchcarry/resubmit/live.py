@@ -79,9 +79,8 @@ class Cache:
         """`sha`'s first-parent chain down to (not including) `stop`, at most `limit` commits."""
         ref = git.own_ref("history", sha)
         if not git.rev_exists(ref, cwd=self.repo):
-            git.fetch_blobless(
-                remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=limit, filter="tree:0"
-            )
+            git.fetch_blobless(remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=limit,
+                               filter="tree:0")  # fmt: skip
         out: list[str] = []
         current: str | None = sha
         while current and current != stop and len(out) < limit:
@@ -98,9 +97,8 @@ class Cache:
         """All of `sha`'s history, commits only (trees and blobs come lazily); once per cache."""
         ref = git.own_ref("all-history", sha)
         if not git.rev_exists(ref, cwd=self.repo):
-            git.fetch_blobless(
-                remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=git.DEEPEST, filter="tree:0"
-            )
+            git.fetch_blobless(remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=git.DEEPEST,
+                               filter="tree:0")  # fmt: skip
 
     def describe(self, sha: str) -> tuple[str, str]:
         """(author, subject) of a commit that is here."""

@@ -58,7 +58,6 @@ def run_module(
 ) -> dict[str, Any]:  # fmt: skip
     """`python -m module` in `tree` with `request` as JSON on stdin; its result (`child_result`)."""
     stdin = json.dumps(request)
-    code, out, err = proc.cmd_output(
-        *proc.PYTHON, "-m", module, cwd=tree, env=env, check=False, stdin=stdin, timeout=timeout
-    )
+    code, out, err = proc.cmd_output(*proc.PYTHON, "-m", module, cwd=tree, env=env, check=False,
+                                     stdin=stdin, timeout=timeout)  # fmt: skip
     return child_result(tree, code, out, err, marker, error)

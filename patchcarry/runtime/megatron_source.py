@@ -77,9 +77,8 @@ def _download(into: Path, version: str) -> Path:
         *proc.PYTHON,
         *("-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--require-hashes"),
         *("--disable-pip-version-check", "--no-input", "--progress-bar", "off"),
-        *("-r", str(lock_file()), "-d", str(into)),
-        check=False,
-    )
+        *("-r", str(lock_file()), "-d", str(into)), check=False,
+    )  # fmt: skip
     wheels = sorted(into.glob("*.whl")) if code == 0 else []
     if len(wheels) != 1:
         said = (err.strip() or out.strip()).splitlines()[-1:] or ["no wheel"]
