@@ -299,9 +299,8 @@ class GitHub:
         op = self._api.operation(name)
         return op, op.path.format(**route)
 
-    def _with_retries(
-        self, method: str, label: str, send: Callable[[], httpx2.Response], *, retry: bool | None
-    ) -> Any:
+    def _with_retries(self, method: str, label: str, send: Callable[[], httpx2.Response], *,
+                      retry: bool | None) -> Any:  # fmt: skip
         """`send()` with bounded retries (rate-limit waits; 5xx or drops for reads and `retry`)."""
         is_write = method != "GET"
         may_retry = (not is_write) if retry is None else retry
@@ -398,9 +397,8 @@ class GitHub:
             self.sleep(self.write_spacing - (now - self._last_write))
         self._last_write = self.clock()
 
-    def _secondary_wait(
-        self, response: httpx2.Response | None, label: str, tries: int
-    ) -> float | None:
+    def _secondary_wait(self, response: httpx2.Response | None, label: str,
+                        tries: int) -> float | None:  # fmt: skip
         """A secondary rate limit (403/429 naming it): wait as GitHub advises, or stop."""
         if response is None or response.status_code not in (403, 429):
             return None
@@ -419,9 +417,8 @@ class GitHub:
 
     RATE_WAITS = 3  # rate-limit waits per request: an answer that says "wait" forever is refused
 
-    def _rate_limit_wait(
-        self, response: httpx2.Response | None, label: str, tries: int
-    ) -> float | None:
+    def _rate_limit_wait(self, response: httpx2.Response | None, label: str,
+                         tries: int) -> float | None:  # fmt: skip
         """Primary rate limit: wait while short, under `RATE_WAITS` times, else stop saying so."""
         if response is None or response.status_code not in (403, 429):
             return None
@@ -444,9 +441,8 @@ class GitHub:
             f"(in {wait:.0f} s, over the {self.max_rate_wait:.0f} s wait limit): re-run after that"
         )
 
-    def _status_error(
-        self, status: int, response: httpx2.Response | None, label: str
-    ) -> GitHubError:
+    def _status_error(self, status: int, response: httpx2.Response | None,
+                      label: str) -> GitHubError:  # fmt: skip
         message = ""
         fields: tuple[str, ...] = ()
         if response is not None:
@@ -516,9 +512,8 @@ class GitHub:
         shape = tuple[Any, ...] | None
         return self._following(path, _shaped(first, shape, f"GET {path}"), max_pages, shape)
 
-    def _list(
-        self, name: str, route: dict[str, str | int], *, max_pages: int = 0, **query: Any
-    ) -> list[Any]:
+    def _list(self, name: str, route: dict[str, str | int], *, max_pages: int = 0,
+              **query: Any) -> list[Any]:  # fmt: skip
         """Every item of ghapi's list operation `name`, 100 a page."""
         first = self._op(name, route, **query, per_page=100)
         return self._following(self._operation(name, route)[1], first, max_pages, SHAPES[name])
@@ -588,9 +583,8 @@ class GitHub:
         found = self.search_issues(query, max_pages=max_pages)
         return [item.number for item in found]
 
-    def search_issues(
-        self, query: str, *, per_page: int = 100, max_pages: int = 10
-    ) -> list[SearchHit]:
+    def search_issues(self, query: str, *, per_page: int = 100,
+                      max_pages: int = 10) -> list[SearchHit]:  # fmt: skip
         """Every item the search API finds for `query`, page by page (it serves 1000 at most)."""
         items: list[SearchHit] = []
         total, timed_out = 0, False

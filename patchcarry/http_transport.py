@@ -40,9 +40,8 @@ _current = threading.local()
 
 
 @contextlib.contextmanager
-def exchange(
-    host: str, *, deadline_s: float, max_bytes: int, until: float | None = None
-) -> Iterator[None]:
+def exchange(host: str, *, deadline_s: float, max_bytes: int,
+             until: float | None = None) -> Iterator[None]:  # fmt: skip
     """Bound every socket read inside; `until` (monotonic): a deadline shared with earlier tries."""
     end = time.monotonic() + deadline_s if until is None else until
     _current.budget = _Budget(host, deadline_s, end, max_bytes)
@@ -101,9 +100,8 @@ class _BoundedStream(httpcore2.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(
-        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
-    ) -> httpcore2.NetworkStream:
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore2.NetworkStream:  # fmt: skip
         return _BoundedStream(
             self._inner.start_tls(ssl_context, server_hostname, _time_left(timeout))
         )
@@ -124,9 +122,8 @@ class _BoundedBackend(httpcore2.NetworkBackend):
                                          socket_options)  # fmt: skip
         return _BoundedStream(stream)
 
-    def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Any = None
-    ) -> httpcore2.NetworkStream:
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Any = None) -> httpcore2.NetworkStream:  # fmt: skip
         return _BoundedStream(
             self._inner.connect_unix_socket(path, _time_left(timeout), socket_options)
         )

@@ -391,9 +391,8 @@ def _check_paths(where: str, label: str, patch: Patch, allowed: list[str]) -> No
         )
 
 
-def _entry(
-    path: Path, raw: dict[str, Any], defaults: dict[str, Any], line: int | None, staged: Staged
-) -> _Pending:
+def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any], line: int | None,
+           staged: Staged) -> _Pending:  # fmt: skip
     where = f"{path}:{line}" if line else str(path)
     if not isinstance(raw, dict):
         raise _bad(where, f"each [[entry]] must be a table, got {raw!r}")
@@ -552,9 +551,8 @@ def _unique_branches(path: Path, entries: Sequence[_Publishes]) -> None:
             )
 
 
-def load(
-    path: Path = DEFAULT_MANIFEST, *, text: str | None = None, staged: Staged | None = None
-) -> Manifest:
+def load(path: Path = DEFAULT_MANIFEST, *, text: str | None = None,
+         staged: Staged | None = None) -> Manifest:  # fmt: skip
     """Parse and validate; `text` and `staged` validate what a write would leave at `path`."""
     path = Path(path).absolute()  # patch paths must hold from any cwd (git am runs elsewhere)
     source = inputs.read_text(path, "manifest") if text is None else text

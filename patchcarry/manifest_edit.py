@@ -112,9 +112,8 @@ def record_landed_text(text: str, entry_name: str, record: Mapping[str, Any]) ->
     raise BadInputError(f"no [[entry]] named {entry_name!r} in the manifest")
 
 
-def record_landed(
-    path: Path, entry_name: str, record: Mapping[str, Any], *, validate: Validator | None = None
-) -> None:
+def record_landed(path: Path, entry_name: str, record: Mapping[str, Any], *,
+                  validate: Validator | None = None) -> None:  # fmt: skip
     """Record in the manifest file that the entry landed upstream (atomically)."""
     path = Path(path)
     write_atomic(path, record_landed_text(_read(path), entry_name, record), validate=validate)

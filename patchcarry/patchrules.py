@@ -208,9 +208,8 @@ def refuse_mode_flips(name: str, changes: Iterable[Change]) -> None:
             )
 
 
-def refuse_mode_against_tree(
-    name: str, changes: Iterable[Change], modes: Mapping[str, str]
-) -> None:
+def refuse_mode_against_tree(name: str, changes: Iterable[Change],
+                             modes: Mapping[str, str]) -> None:  # fmt: skip
     """A created path the tree holds comes back with the tree's mode (git applies to the tree)."""
     for change in changes:
         had = modes.get(change.path)

@@ -30,9 +30,8 @@ TOKEN_VARS = frozenset(
 PYTHON = (sys.executable, "-P")
 
 
-def environment(
-    base: Mapping[str, str] | None = None, secrets: Mapping[str, str] | None = None
-) -> dict[str, str]:
+def environment(base: Mapping[str, str] | None = None,
+                secrets: Mapping[str, str] | None = None) -> dict[str, str]:  # fmt: skip
     """What a child is started with: `base` without token variables, plus `secrets`, safe path."""
     env = {k: v for k, v in (os.environ if base is None else base).items() if k not in TOKEN_VARS}
     env["PYTHONSAFEPATH"] = "1"
@@ -277,9 +276,8 @@ class _ExitWaiter:
             os.close(self.pidfd)
 
 
-def _wait(
-    exited: _ExitWaiter, end: float, deadline_s: float, watch: Callable[[], str | None] | None
-) -> tuple[int | None, str | None]:
+def _wait(exited: _ExitWaiter, end: float, deadline_s: float,
+          watch: Callable[[], str | None] | None) -> tuple[int | None, str | None]:  # fmt: skip
     """The child's exit code, or None and the reason once past the deadline or `watch` names one."""
     while True:
         left = end - time.monotonic()

@@ -125,9 +125,8 @@ def _stop(gh: Forge, done: int, total: int) -> bool:
     return True
 
 
-def _adopt_command(
-    upstream: str, number: int, head_ref: str, names: set[str], command: Sequence[str]
-) -> str:
+def _adopt_command(upstream: str, number: int, head_ref: str, names: set[str],
+                   command: Sequence[str]) -> str:  # fmt: skip
     name = default_name(head_ref, number)
     args = [*command[0].split(" "), f"{upstream}#{number}", *command[1:]]
     if name in names:  # the default name is taken: the command must not fail on a clash

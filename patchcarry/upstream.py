@@ -184,9 +184,8 @@ def claimed(url: str, work_dir: Path | None) -> Iterator[Path]:
 TREE_PATHS = ["megatron", "tests/unit_tests", "tests/test_utils"]
 
 
-def checkout_tree(
-    fetched: FetchedUpstream, commit: str, dest: Path, paths: list[str] = TREE_PATHS
-) -> Path:
+def checkout_tree(fetched: FetchedUpstream, commit: str, dest: Path,
+                  paths: list[str] = TREE_PATHS) -> Path:  # fmt: skip
     """A sparse checkout of `paths` at `commit` in `dest` (MEGATRON_SRC), reused when current."""
     dest = dest.resolve()
     if (dest / ".git").exists():

@@ -29,9 +29,8 @@ def refuse_landed(target: object, report: CheckReport) -> None:
         )
 
 
-def landing_since(
-    upstream: str, number: int, branch: str, url: str, *, work_dir: Path | None = None
-) -> Landing | None:
+def landing_since(upstream: str, number: int, branch: str, url: str, *,
+                  work_dir: Path | None = None) -> Landing | None:  # fmt: skip
     """The landing verdict of PR `number`'s commits on `branch`; None if they cannot be patches."""
     history = upstream_mod.fetch_history(url, branch=branch, pull=number, work_dir=work_dir)
     series = commits_mod.own_commits(history)

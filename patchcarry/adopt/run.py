@@ -118,9 +118,8 @@ def _where(path: Path, entries: list[manifest.Entry], entry: manifest.Entry) -> 
     return f"{path}:{lines[index]}" if len(lines) == len(entries) else str(path)
 
 
-def _preflight_carried(
-    upstream: str, number: int, entries: list[manifest.Entry], path: Path
-) -> None:
+def _preflight_carried(upstream: str, number: int, entries: list[manifest.Entry],
+                       path: Path) -> None:  # fmt: skip
     """A PR an entry of the same upstream already carries is not adopted twice."""
     for entry in entries:
         if entry.upstream.lower() != upstream.lower():
@@ -256,9 +255,8 @@ def _preflight_text(target: pull_mod.Target, fields: dict[str, Any]) -> None:
                 )
 
 
-def _preflight_paths(
-    target: pull_mod.Target, opts: Options, patches: list[Patch], paths: list[str]
-) -> None:
+def _preflight_paths(target: pull_mod.Target, opts: Options, patches: list[Patch],
+                     paths: list[str]) -> None:  # fmt: skip
     """With --paths, every file the PR touches must be inside them."""
     if not opts.paths:
         return

@@ -97,9 +97,8 @@ def _origin(item: Found, key: StorageKey, origins: dict[StorageKey, str]) -> str
     return f"{origins[owner]} .grad" if owner in origins else None
 
 
-def take(
-    found: Iterable[Found], excluded: set[StorageKey], origins: dict[StorageKey, str]
-) -> dict[str, Any]:
+def take(found: Iterable[Found], excluded: set[StorageKey],
+         origins: dict[StorageKey, str]) -> dict[str, Any]:  # fmt: skip
     """Attributed records (one per storage) and what is live but not attributed."""
     records: dict[StorageKey, dict[str, Any]] = {}
     for item in found:

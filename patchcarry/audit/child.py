@@ -22,9 +22,8 @@ ORIGINS = {"detach_variable": "CheckpointFunction detached input",
            "_load_args_from_ctx": "CheckpointWithoutOutput recomputed input"}  # fmt: skip
 
 
-def _build(
-    request: dict[str, Any], config: dict[str, Any]
-) -> tuple[torch.nn.Module, Callable[[], None]]:
+def _build(request: dict[str, Any],
+           config: dict[str, Any]) -> tuple[torch.nn.Module, Callable[[], None]]:  # fmt: skip
     shape = Shape(**config["shape"])
     device, seed = request["device"], request["seed"]
     if request["model"] == "synthetic":
@@ -73,9 +72,8 @@ def _alarm(seconds: float | None, device: str) -> None:
     signal.setitimer(signal.ITIMER_REAL, seconds)
 
 
-def audit_config(
-    request: dict[str, Any], config: dict[str, Any], tracker: census.OriginTracker
-) -> dict[str, Any]:
+def audit_config(request: dict[str, Any], config: dict[str, Any],
+                 tracker: census.OriginTracker) -> dict[str, Any]:  # fmt: skip
     """N iterations of one configuration, the census after each."""
     out: dict[str, Any] = {**config, "error": None, "iterations": []}
     try:

@@ -39,9 +39,8 @@ def _config(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def build(
-    request: Request, results: Sequence[VariantResult], *, tree: dict[str, Any]
-) -> dict[str, Any]:
+def build(request: Request, results: Sequence[VariantResult], *,
+          tree: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     """The evidence document (validated)."""
     children = [r.child for r in results if r.child is not None]
     doc: dict[str, Any] = {

@@ -76,9 +76,8 @@ def run_child(tree: Path, request: Request) -> dict[str, Any]:
     return merged
 
 
-def _one_child(
-    tree: Path, env: dict[str, str], request: Request, configs: list[dict[str, Any]]
-) -> dict[str, Any] | str:
+def _one_child(tree: Path, env: dict[str, str], request: Request,
+               configs: list[dict[str, Any]]) -> dict[str, Any] | str:  # fmt: skip
     """One child's result for `configs`, or why it has none (timed out, or killed: OOM)."""
     try:
         code, out, err = proc.cmd_output(

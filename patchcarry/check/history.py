@@ -225,9 +225,8 @@ def _deepen_boundaries(history: BranchHistory, upstream: str, cost: HistoryCost)
         history.refresh()
 
 
-def _read_branch(
-    history: BranchHistory, group: list[Entry], upstream: str, cost: HistoryCost
-) -> dict[str, Gap | None]:
+def _read_branch(history: BranchHistory, group: list[Entry], upstream: str,
+                 cost: HistoryCost) -> dict[str, Gap | None]:  # fmt: skip
     repo, branch, tip = history.repo, history.branch, history.tip
 
     def missing() -> dict[str, str | None]:

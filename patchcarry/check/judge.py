@@ -99,9 +99,8 @@ def _gap(start: int, count: int, hunk: Hunk) -> int:
     return max(start - last - (0 if count == 0 else 1), 0)
 
 
-def drift(
-    repo: Path, base: str, tip: str, patches: list[Patch], diffs: Mapping[str, str] | None = None
-) -> list[FileDrift]:
+def drift(repo: Path, base: str, tip: str, patches: list[Patch],
+          diffs: Mapping[str, str] | None = None) -> list[FileDrift]:  # fmt: skip
     """Per touched file: did it change from `base` to `tip`, and do the changed lines (old
     side, -U0) overlap our hunks? (`diffs`: those already read for many entries at once)."""
     hunks = [h for p in patches for h in p.hunks]

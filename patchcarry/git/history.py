@@ -124,9 +124,8 @@ def is_ancestor(a: str, b: str, *, cwd: Path) -> bool:
     return code == 0
 
 
-def first_parent_log(
-    base: str, tip: str, paths: list[str], *, cwd: Path
-) -> list[tuple[str, str, str]]:
+def first_parent_log(base: str, tip: str, paths: list[str], *,
+                     cwd: Path) -> list[tuple[str, str, str]]:  # fmt: skip
     """(sha, first parent, subject) of first-parent commits of `base..tip` on `paths`, oldest 1st"""
     args = ["--first-parent", "--reverse", "--no-renames", "--format=%H %P%x00%s", f"{base}..{tip}"]
     _, out, _ = git("log", *args, "--", *paths, cwd=cwd, env_extra=LITERAL)
@@ -154,9 +153,8 @@ def deleted_by(base: str, tip: str, path: str, *, cwd: Path) -> str | None:
     return shas[-1] if shas else None
 
 
-def blame_reverse(
-    start: str, end: str, path: str, lines: list[int], *, cwd: Path
-) -> dict[int, tuple[str, str | None]]:
+def blame_reverse(start: str, end: str, path: str, lines: list[int], *,
+                  cwd: Path) -> dict[int, tuple[str, str | None]]:  # fmt: skip
     """`git blame --reverse start..end`: per line of `start`'s `path`, (the last commit it existed
     in, the commit that changed it or None when it lives on to `end`)."""
     if not lines:
@@ -215,9 +213,8 @@ def last_commit_of(path: str, *, cwd: Path) -> str | None:
 _WALK_HEAD = re.compile(rb"^\x01([0-9a-f]{40,64}(?: [0-9a-f]{40,64})*) ?$")  # a root: no parents
 
 
-def walk(
-    include: list[str], exclude: list[str], *, first_parent: bool, cwd: Path
-) -> list[tuple[str, list[str], int, str, list[str]]]:
+def walk(include: list[str], exclude: list[str], *, first_parent: bool,
+         cwd: Path) -> list[tuple[str, list[str], int, str, list[str]]]:  # fmt: skip
     """One walk of `include ^exclude`, newest first: (sha, parents, committer time, subject, paths
     changed against the first parent), trees only: the landing judge's read of a branch."""
     args = ["--first-parent"] if first_parent else []

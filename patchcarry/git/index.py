@@ -63,9 +63,8 @@ def write_tree(*, index: Path, cwd: Path) -> str:
     return out.strip()
 
 
-def commit_tree(
-    tree: str, parents: list[str], message: str, *, author: tuple[str, str, str], cwd: Path
-) -> Sha:
+def commit_tree(tree: str, parents: list[str], message: str, *, author: tuple[str, str, str],
+                cwd: Path) -> Sha:  # fmt: skip
     """A commit of `tree` on `parents`, `author` also committer: the same hash every run."""
     name, email, date = author
     env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": date,

@@ -35,9 +35,8 @@ def _refs(listed: str) -> dict[str, str]:
     return {ref: sha for sha, _, ref in (line.partition("\t") for line in listed.splitlines())}
 
 
-def ls_remote_refs(
-    url: str, refs: list[str], *, cwd: Path | None = None
-) -> tuple[int, dict[str, str], str]:
+def ls_remote_refs(url: str, refs: list[str], *,
+                   cwd: Path | None = None) -> tuple[int, dict[str, str], str]:  # fmt: skip
     """(code, {ref: sha} of the `refs` at `url`, stderr); one round trip. Without `cwd` it runs in
     an empty folder, not the caller's repo (whose config could redirect the URL or run code)."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-ls-remote-") as tmp:
@@ -181,9 +180,8 @@ def read_push(code: int, output: str) -> Pushed:
     )  # fmt: skip
 
 
-def push_refs_with_lease(
-    url: str, updates: list[tuple[str, str, str | None]], *, cwd: Path
-) -> Pushed:
+def push_refs_with_lease(url: str, updates: list[tuple[str, str, str | None]], *,
+                         cwd: Path) -> Pushed:  # fmt: skip
     """Push each (commit, ref, expected) atomically, each only if it still holds `expected`."""
     leases = [f"--force-with-lease={ref}:{expected or ''}" for _, ref, expected in updates]
     code, out, err = git(

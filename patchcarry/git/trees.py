@@ -54,9 +54,8 @@ def empty_tree(*, cwd: Path) -> str:
     return out.strip()
 
 
-def changes_under(
-    commit: str, path: str, *, cwd: Path, first_parent: str | None = None
-) -> list[tuple[str, str, str]]:
+def changes_under(commit: str, path: str, *, cwd: Path,
+                  first_parent: str | None = None) -> list[tuple[str, str, str]]:  # fmt: skip
     """(status, path, new blob) of each file under `path` `commit` changes against its first parent
     (all for a root commit), trees only; a merge needs `first_parent` (`diff-tree` without `-m`)."""
     if first_parent is not None:
@@ -122,9 +121,8 @@ def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int 
     return "".join(section for _, section in diff_files(old, new, paths, cwd=cwd, unified=unified))
 
 
-def diff_files(
-    old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3
-) -> list[tuple[str, str]]:
+def diff_files(old: str, new: str, paths: list[str], *, cwd: Path,
+               unified: int = 3) -> list[tuple[str, str]]:  # fmt: skip
     """`git diff old new -- paths`, one (path, its patch section) per changed file, the path from
     git's `--raw -z` record, never the quoted header; only the blobs of `paths` are read."""
     args = ["--no-color", "--no-renames", "--no-ext-diff", "--raw", "-p", "-z", f"-U{unified}"]

@@ -118,9 +118,8 @@ def measure(request: dict[str, Any]) -> dict[str, Any]:
             "cpu_standins": standins, "runs": runs}  # fmt: skip
 
 
-def measure_shape(
-    request: dict[str, Any], shape: Shape, tracker: DetachedInputTracker
-) -> dict[str, Any]:
+def measure_shape(request: dict[str, Any], shape: Shape,
+                  tracker: DetachedInputTracker) -> dict[str, Any]:  # fmt: skip
     """N iterations of one shape; the figures after each."""
     cuda = request["device"] == "cuda"
     model, step = build(request, shape)

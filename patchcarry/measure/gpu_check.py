@@ -54,9 +54,8 @@ def _gpu_gib() -> int:
     return int(float(out.split()[0]) / 1024)
 
 
-def plan(
-    out: Path, *, dry_run: bool, gpu_count: int, gpu_gib: int, has_gpu_tests: bool
-) -> tuple[list[Step], list[Step]]:
+def plan(out: Path, *, dry_run: bool, gpu_count: int, gpu_gib: int,
+         has_gpu_tests: bool) -> tuple[list[Step], list[Step]]:  # fmt: skip
     """(the steps run side by side, the measurements run alone, in order)."""
     py = proc.PYTHON
     pc = (*py, "-m", "patchcarry")
@@ -134,9 +133,8 @@ def _run_step(step: Step, logs: Path, say: Callable[[str], None]) -> gpu_summary
     return gpu_summary.Outcome(step.name, code == 0, seconds, f"logs/{step.log}", None, step.key)
 
 
-def run_steps(
-    side_by_side: Sequence[Step], alone: Sequence[Step], logs: Path, say: Callable[[str], None]
-) -> list[gpu_summary.Outcome]:
+def run_steps(side_by_side: Sequence[Step], alone: Sequence[Step], logs: Path,
+              say: Callable[[str], None]) -> list[gpu_summary.Outcome]:  # fmt: skip
     """The first group concurrently, then the second one step at a time; outcomes in order."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(side_by_side))) as pool:
         first = list(pool.map(lambda s: _run_step(s, logs, say), side_by_side))

@@ -63,9 +63,8 @@ def _upstream_tests(out: Path) -> list[str]:
             table.read_text() if table.is_file() else "(no table)", ""]  # fmt: skip
 
 
-def render(
-    out: Path, tree_line: str, outcomes: Sequence[Outcome], *, wall_s: float, budget_s: int
-) -> str:
+def render(out: Path, tree_line: str, outcomes: Sequence[Outcome], *, wall_s: float,
+           budget_s: int) -> str:  # fmt: skip
     """summary.md's text (without the closing exit status)."""
     parts = [tree_line, "", *_steps(outcomes, wall_s, budget_s), *_tables(out)]
     log = out / "gpu-tests.xml"

@@ -93,9 +93,8 @@ def wrap_half_precision(config: Any, module: torch.nn.Module) -> torch.nn.Module
     return wrapped
 
 
-def make_step(
-    model: torch.nn.Module, shape: Shape, *, device: str, vocab: int = 1024, seed: int = 1234
-) -> Callable[[], None]:
+def make_step(model: torch.nn.Module, shape: Shape, *, device: str, vocab: int = 1024,
+              seed: int = 1234) -> Callable[[], None]:  # fmt: skip
     """One forward and backward with an explicit causal mask (upstream's is built on cuda)."""
     gen = torch.Generator().manual_seed(seed)
     tokens = torch.randint(0, vocab, (shape.mbs, shape.seq), generator=gen).to(device)

@@ -190,9 +190,8 @@ def cpu_paragraphs(doc: dict[str, Any], variant: str) -> str:
     return f"{where}\n\n" + "\n".join(line for line in lines if line.strip("- "))
 
 
-def pair_paragraph(
-    doc: dict[str, Any], variant: str, siblings: Mapping[str, str], *, tested: bool = False
-) -> str:
+def pair_paragraph(doc: dict[str, Any], variant: str, siblings: Mapping[str, str], *,
+                   tested: bool = False) -> str:  # fmt: skip
     """What `variant` frees alone, the other fix alone, and both (measured, never a sum)."""
     run = doc["runs"][-1]
     others = [
@@ -313,9 +312,8 @@ def expected_rows(doc: dict[str, Any]) -> str:
     return f"the table's live-tensor freed column reads {', '.join(rows)}{grads}."
 
 
-def render_file(
-    path: Path, variant: str, siblings: Mapping[str, str] | None = None, *, tested: bool = False
-) -> Impact:
+def render_file(path: Path, variant: str, siblings: Mapping[str, str] | None = None, *,
+                tested: bool = False) -> Impact:  # fmt: skip
     """`variant`'s impact from one evidence file (training loop or this repository's harness)."""
     from patchcarry.measure import evidence, pretrain_evidence
 

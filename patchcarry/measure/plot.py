@@ -17,9 +17,8 @@ def _floor(iteration: dict[str, Any], gpu: bool) -> int:
     return int(iteration["live_tensor_bytes"])
 
 
-def measured_vs_model(
-    axes: Any, names: list[str], measured: list[float], predicted: list[float], label: str
-) -> Any:
+def measured_vs_model(axes: Any, names: list[str], measured: list[float], predicted: list[float],
+                      label: str) -> Any:  # fmt: skip
     """Bars per variant: measured (grey) beside the analytic model (purple); the measured bars."""
     width = 0.38
     xs = range(len(names))

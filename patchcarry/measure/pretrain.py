@@ -56,9 +56,8 @@ def prebuilt_helpers(tree: Path, installed: Path | None) -> Path | None:
     return target
 
 
-def run_child(
-    tree: Path, argv: list[str], *, timeout_s: float | None, parse_only: bool = False
-) -> dict[str, Any]:
+def run_child(tree: Path, argv: list[str], *, timeout_s: float | None,
+              parse_only: bool = False) -> dict[str, Any]:  # fmt: skip
     """One training run of `tree`'s `pretrain_gpt.py`; `parse_only`: its argument check alone."""
     env = probe_env(tree, cpu_only=parse_only)
     env.update(pretrain_args.env(free_loopback_port()))

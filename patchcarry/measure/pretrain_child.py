@@ -16,9 +16,8 @@ from patchcarry.runtime.standin_typing import standin_typing_override
 RESULT_MARKER = "PATCHCARRY-PRETRAIN-RESULT "
 
 
-def read_every_step(
-    training: Any, steps: list[dict[str, Any]], cuda: Any, clock: Callable[[], float]
-) -> None:
+def read_every_step(training: Any, steps: list[dict[str, Any]], cuda: Any,
+                    clock: Callable[[], float]) -> None:  # fmt: skip
     """Wrap `training.train_step` so that each call appends its allocator figures to `steps`."""
     original = training.train_step
 

@@ -33,9 +33,8 @@ def shape_for(opts: setup.Options) -> Shape:
     return dataclasses.replace(model.pr_seed_shape(), **given)
 
 
-def command_line(
-    shape: Shape, iterations: int, repeats: int, requested: list[str] | None = None
-) -> str:
+def command_line(shape: Shape, iterations: int, repeats: int,
+                 requested: list[str] | None = None) -> str:  # fmt: skip
     """The command that reproduces this measurement (recorded in the evidence)."""
     seed = model.pr_seed_shape()
     parts = ["python -m patchcarry measure --harness pretrain"]

@@ -16,9 +16,8 @@ class MeasureError(FatalError):
     """A measuring child failed, printed no result, or imported the wrong tree."""
 
 
-def run_child(
-    tree: Path, request: dict[str, Any], *, torch_compile: bool = False
-) -> dict[str, Any]:
+def run_child(tree: Path, request: dict[str, Any], *,
+              torch_compile: bool = False) -> dict[str, Any]:  # fmt: skip
     """Measure `request` with `tree`'s megatron in a child; its JSON (CPU: no compile)."""
     tree = Path(tree).resolve()
     # A CPU measurement hides any GPU, so the named CPU stand-ins are used as on a CPU runner.

@@ -35,9 +35,8 @@ def _entry(manifest: Manifest, role: str) -> Entry | None:
     return next((e for e in manifest.entries if e.measure == role), None)
 
 
-def plan(
-    manifest: Manifest, requested: Sequence[str], reset_patches: Sequence[Path] = ()
-) -> list[Variant]:
+def plan(manifest: Manifest, requested: Sequence[str],
+         reset_patches: Sequence[Path] = ()) -> list[Variant]:  # fmt: skip
     """The requested variants (manifest order of VARIANTS) with their patches."""
     unknown = [v for v in requested if v not in VARIANTS]
     if unknown:
@@ -71,9 +70,8 @@ def plan(
     return out
 
 
-def prepare(
-    variant: Variant, src: Path, workdir: Path, *, offline_note: str | None = None
-) -> tuple[Variant, Path | None]:
+def prepare(variant: Variant, src: Path, workdir: Path, *,
+            offline_note: str | None = None) -> tuple[Variant, Path | None]:  # fmt: skip
     """Copy `src` to `workdir/<variant>` with its patches applied: (variant, tree)."""
     if variant.skip_reason:
         return variant, None

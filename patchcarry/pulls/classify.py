@@ -50,9 +50,8 @@ def _closer(events: Iterable[EventRef]) -> str | None:
     return login
 
 
-def head_evidence(
-    pull: PullRef, head_repo: RepoRef | None, upstream: str, root: str | None = None
-) -> list[str]:
+def head_evidence(pull: PullRef, head_repo: RepoRef | None, upstream: str,
+                  root: str | None = None) -> list[str]:  # fmt: skip
     """Why the head repository is no longer an attached fork of `upstream` (empty: it is)."""
     name = pull.head_repo
     if name is None:

@@ -67,9 +67,8 @@ def pull_state(reads: Reads, upstream: str, number: int) -> classify.Classificat
     return classify.classify(pull, reads.events(upstream, number), head_repo, upstream, top)
 
 
-def read_pull_state(
-    gh: Forge, upstream: str, number: int
-) -> tuple[PullRef, classify.Classification]:
+def read_pull_state(gh: Forge, upstream: str,
+                    number: int) -> tuple[PullRef, classify.Classification]:  # fmt: skip
     """The PR and its classification, read once each."""
     reads = Reads(gh)
     return reads.pull(upstream, number), pull_state(reads, upstream, number)

@@ -203,9 +203,8 @@ def render(entry: Entry, *, pr_template: str | None = None, **kwargs: Any) -> st
     return render_new(entry, section, pr_template, kwargs.get("own"))
 
 
-def render_new(
-    entry: Entry, section: str, pr_template: str | None = None, own: frozenset[str] | None = None
-) -> str:
+def render_new(entry: Entry, section: str, pr_template: str | None = None,
+               own: frozenset[str] | None = None) -> str:  # fmt: skip
     """A new PR's body around `section`: upstream's template filled, else description + section."""
     if pr_template is None or not pr_template.strip():
         return f"{render_description(entry, own)}\n\n{section}\n"

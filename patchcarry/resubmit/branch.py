@@ -187,9 +187,8 @@ def _on_top(
                       added=on_live.added)  # fmt: skip
 
 
-def _revised(
-    cache: Cache, entry: Entry, revised: Revision, why: str, live: str, published: str | None
-) -> BranchPlan:
+def _revised(cache: Cache, entry: Entry, revised: Revision, why: str, live: str,
+             published: str | None) -> BranchPlan:  # fmt: skip
     """Fast-forward that updates an earlier revision of the fix, or a refusal naming why not."""
     fix = entry.fix.name
     if revised.tree is None:
@@ -230,9 +229,8 @@ def _cost(new_head: str, ci_gate: bool) -> str:
     )
 
 
-def keep_live_head(
-    decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: bool, ci_gate: bool = True
-) -> BranchPlan:
+def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: bool,
+                   ci_gate: bool = True) -> BranchPlan:  # fmt: skip
     """`decided`, or (an open PR whose head holds the fix, no `--update-live`) an `unchanged`
     plan naming what is held back and what pushing it would cost."""
     if not live_pr or opt_in:
@@ -269,9 +267,8 @@ def keep_live_head(
                                added=[], held=decided.added)  # fmt: skip
 
 
-def keep_body(
-    existing_body: str | None, entry: Entry, *, ours: bool, pushing: bool, opt_in: bool
-) -> str:
+def keep_body(existing_body: str | None, entry: Entry, *, ours: bool, pushing: bool,
+              opt_in: bool) -> str:  # fmt: skip
     """Why the PR's description is left alone ("" when the tool may write its section): on a
     head the tool did not publish, a body without its section is its author's text."""
     if pushing or opt_in or ours or locate(existing_body, entry.name).section is not None:

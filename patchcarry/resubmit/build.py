@@ -30,9 +30,8 @@ class Built:
     workflow: str | None = None  # why the push needs the `workflow` scope (None: it does not)
 
 
-def build_entry(
-    seen: Observed, facts: RunFacts, opts: Options, stack: contextlib.ExitStack
-) -> Built | None:
+def build_entry(seen: Observed, facts: RunFacts, opts: Options,
+                stack: contextlib.ExitStack) -> Built | None:  # fmt: skip
     """The branch for `seen.entry`; None when the reads settled it (no fork branch to work on)."""
     status, entry, cache = seen.fork, seen.entry, Cache(facts.cache)
     if status is None or status.kind == fork.ForkKind.DETACHED:

@@ -154,9 +154,8 @@ def _record_number(ctx: Context, entry: Entry, number: int) -> list[str]:
     return [f"manifest: recorded pr = {number}"]
 
 
-def _record(
-    ctx: Context, plan: Plan, done: Done, number: int, url: str | None, created: bool
-) -> Record:
+def _record(ctx: Context, plan: Plan, done: Done, number: int, url: str | None,
+            created: bool) -> Record:  # fmt: skip
     """After every write: the record, with the head's DCO result read once (no outlook)."""
     entry, step, rules = plan.entry, plan.push, plan.rules
     kept = [f for f in plan.facts if step is None or not isinstance(f, Outlook)]
@@ -246,9 +245,8 @@ def edited_during_run(now: PullRef, read: PullRef, fields: dict[str, str | bool]
     return said
 
 
-def current_text(
-    now: PullRef, read: PullRef, pull: PullWrite, entry_name: str, fields: dict[str, str | bool]
-) -> dict[str, str | bool]:
+def current_text(now: PullRef, read: PullRef, pull: PullWrite, entry_name: str,
+                 fields: dict[str, str | bool]) -> dict[str, str | bool]:  # fmt: skip
     """The title and body to PATCH against `now` (re-read right before it), not `read`: a title
     changed since stays; a body changed since gets only the tool's section merged into it."""
     out: dict[str, str | bool] = {}
@@ -263,9 +261,8 @@ def current_text(
     return out
 
 
-def _found_after_create(
-    gh: Forge, entry: Entry, pull: PullWrite, head: str, exc: Exception, login: str, done: Done
-) -> tuple[PullRef, bool]:
+def _found_after_create(gh: Forge, entry: Entry, pull: PullWrite, head: str, exc: Exception,
+                        login: str, done: Done) -> tuple[PullRef, bool]:  # fmt: skip
     """The PR from `head` after a create that failed or lost its answer (the 422 lookup)."""
     found = None
     for candidate in gh.pulls(entry.upstream, state="open", head=head, base=entry.base_branch):

@@ -115,9 +115,8 @@ class Observed:
     ci_gate: bool | None = None
 
 
-def observe_run(
-    entries: list[Entry], opts: Options, gh: Forge, reads: Reads, *, token: str | None
-) -> RunFacts:
+def observe_run(entries: list[Entry], opts: Options, gh: Forge, reads: Reads, *,
+                token: str | None) -> RunFacts:  # fmt: skip
     """The run's facts: login, upstream URL, the check, the PRs' states, default branches."""
     user = gh.user() if token is not None else None
     login = user.login if user is not None else ""
@@ -163,9 +162,8 @@ def _default_branch(reads: Reads, entry: Entry) -> str | None:
     return repo.default_branch if repo else None
 
 
-def _classify_all(
-    reads: Reads, entries: list[Entry], path: Path | None
-) -> dict[int, Classification]:
+def _classify_all(reads: Reads, entries: list[Entry],
+                  path: Path | None) -> dict[int, Classification]:  # fmt: skip
     """Every superseded and recorded PR of the selected entries, with same-second siblings."""
     found: dict[int, Classification] = {}
     for entry in entries:
@@ -229,9 +227,8 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
     )  # fmt: skip
 
 
-def _read_live(
-    status: fork.ForkStatus, entry: Entry, cache: Path
-) -> tuple[str | None, str | None, dict[str, str]]:
+def _read_live(status: fork.ForkStatus, entry: Entry,
+               cache: Path) -> tuple[str | None, str | None, dict[str, str]]:  # fmt: skip
     """(live head, published record, {entry: its publisher ref}): one `git ls-remote`."""
     if status.kind != fork.ForkKind.ATTACHED or not status.clone_url:
         return None, None, {}
@@ -256,9 +253,8 @@ def _read_vetting(entry: Entry, head: str | None, upstream_url: str) -> Vetting 
     return Vetting(entry.pr, code == 0, found.get(ref) if code == 0 else None)
 
 
-def _read_pull(
-    reads: Reads, entry: Entry, status: fork.ForkStatus, current: Classification | None
-) -> PullRef | None:
+def _read_pull(reads: Reads, entry: Entry, status: fork.ForkStatus,
+               current: Classification | None) -> PullRef | None:  # fmt: skip
     """The open PR from the fork branch: the recorded one when it still comes from there."""
     label = f"{status.full_name.split('/')[0]}:{entry.head_branch}"
     if current is not None and current.state == classify.PullState.OPEN:
@@ -272,9 +268,8 @@ def _read_pull(
     return None
 
 
-def _read_links(
-    reads: Reads, entry: Entry, superseded: tuple[Classification, ...], force: bool, login: str
-) -> frozenset[int]:
+def _read_links(reads: Reads, entry: Entry, superseded: tuple[Classification, ...], force: bool,
+                login: str) -> frozenset[int]:  # fmt: skip
     """The superseded PRs a cross-link may go to that already hold the token user's."""
     linked = set()
     for item in superseded:
@@ -286,9 +281,8 @@ def _read_links(
     return frozenset(linked)
 
 
-def _read_fork_side(
-    reads: Reads, entry: Entry, status: fork.ForkStatus, facts: RunFacts
-) -> ForkSide:
+def _read_fork_side(reads: Reads, entry: Entry, status: fork.ForkStatus,
+                    facts: RunFacts) -> ForkSide:  # fmt: skip
     """The fork's heads (one `ls-remote`); a fork to be made: upstream's default branch alone."""
     if status.kind == fork.ForkKind.ATTACHED and status.clone_url:
         url, repo = status.clone_url, reads.repo(entry.fork)
@@ -323,9 +317,8 @@ def history(
     return current, tuple(superseded)
 
 
-def settle(
-    current: Classification | None, superseded: tuple[Classification, ...], *, force: bool
-) -> Settled | None:
+def settle(current: Classification | None, superseded: tuple[Classification, ...], *,
+           force: bool) -> Settled | None:  # fmt: skip
     """Merged / closed by someone / still open elsewhere; None when the entry goes on."""
     if current is not None and current.state == classify.PullState.MERGED:
         return Settled(f"#{current.number} is merged: nothing to do", current)

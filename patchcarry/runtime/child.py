@@ -35,9 +35,8 @@ def free_loopback_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def child_result(
-    tree: Path, code: int, out: str, err: str, marker: str, error: type[FatalError]
-) -> dict[str, Any]:
+def child_result(tree: Path, code: int, out: str, err: str, marker: str,
+                 error: type[FatalError]) -> dict[str, Any]:  # fmt: skip
     """The JSON a tree's child printed after `marker` (its last such line), checked to come
     from `tree`'s own megatron; `error` (with the child's stderr) when there is none."""
     lines = [line for line in out.splitlines() if line.startswith(marker)]
