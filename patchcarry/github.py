@@ -317,10 +317,8 @@ class GitHub:
             else:
                 self.reads += 1
             until = until if until is not None else time.monotonic() + limits.HTTP_DEADLINE_S
-            notice = (
-                f"{label}: waiting for {netloc} to answer (it gives up "
-                f"{limits.HTTP_DEADLINE_S:g} s after the first try)"
-            )
+            notice = (f"{label}: waiting for {netloc} to answer (it gives up "
+                      f"{limits.HTTP_DEADLINE_S:g} s after the first try)")  # fmt: skip
             try:
                 with (
                     progress.unless_done_within(limits.HTTP_WAIT_NOTICE_S, notice),

@@ -100,10 +100,8 @@ def how_to_get(bootstrap_set: str) -> str:
             pins = [p for p in pins if p.startswith("megatron-core")] or ["megatron-core"]
         return f"pipx inject patchcarry {' '.join(pins)}"
     if bootstrap_set == "main":  # the offline check reads megatron-core's files, no more
-        return (
-            f"{_pip_install('proof')} (or its source alone: pip install --no-deps "
-            f"{_pinned('megatron-core')})"
-        )
+        return (f"{_pip_install('proof')} (or its source alone: pip install --no-deps "
+                f"{_pinned('megatron-core')})")  # fmt: skip
     # beside a torch of its own (a GPU image's CUDA build), [proof]'s torch pin would replace it
     return f"{_pip_install('proof')} (or, to keep a torch already installed, {_pip_install('gpu')})"
 

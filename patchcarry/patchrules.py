@@ -239,10 +239,8 @@ def check_change(change: Change, name: str) -> None:
             "drop that commit, or send it by hand"
         )
     if change.kind in ("rename", "copy"):
-        raise BadInputError(
-            f"{name}: git reads a {change.kind} of {change.old_path} to {path}: "
-            f"renames refused; only text edits are carried"
-        )
+        raise BadInputError(f"{name}: git reads a {change.kind} of {change.old_path} to {path}: "
+                            f"renames refused; only text edits are carried")  # fmt: skip
     if change.old_mode and change.new_mode:
         raise BadInputError(
             f"{name}: {path} changes a file mode ({change.old_mode} -> {change.new_mode}); "

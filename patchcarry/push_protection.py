@@ -18,8 +18,6 @@ def advice(server: tuple[str, ...]) -> str:
         return ""
     where = {m.group(1): m.group(2)[:120] for m in map(_AT.match, server) if m}
     at = f" (commit {short(where['commit'])}, {where['path']})" if len(where) == 2 else ""
-    return (
-        f"GitHub's push protection found a secret in a pushed commit{at}: remove it from the "
-        "patch that carries it and re-run; if it is no secret, follow the URL on GitHub's "
-        "`remote:` lines to allow it"
-    )
+    return (f"GitHub's push protection found a secret in a pushed commit{at}: remove it from the "
+            "patch that carries it and re-run; if it is no secret, follow the URL on GitHub's "
+            "`remote:` lines to allow it")  # fmt: skip

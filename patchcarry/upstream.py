@@ -249,10 +249,8 @@ def fetch_history(
         pull_ref, branch_ref = f"refs/pull/{pull}/head", f"refs/heads/{branch}"
         code, found, err = git.ls_remote_refs(url, [pull_ref, branch_ref], cwd=repo)
         if code != 0:
-            raise UpstreamError(
-                f"upstream {upstream} is unreachable: "
-                f"{err.strip() or f'git ls-remote exited {code}'}"
-            )
+            raise UpstreamError(f"upstream {upstream} is unreachable: "
+                                f"{err.strip() or f'git ls-remote exited {code}'}")  # fmt: skip
         if pull_ref not in found:
             raise UpstreamError(
                 f"{upstream} no longer has {pull_ref}: PR #{pull}'s commits are gone upstream, "

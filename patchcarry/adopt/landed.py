@@ -23,10 +23,8 @@ def refuse_landed(target: object, report: CheckReport) -> None:
     """FatalError (exit 1, as for a merged PR) when the PR's change has landed upstream."""
     landing = report.entries[0].landing
     if landing is not None and landing.landed:
-        raise FatalError(
-            f"{target}: its change has {landing.verdict} upstream since it closed, as "
-            f"{render.commit_words(landing)}: nothing to adopt"
-        )
+        raise FatalError(f"{target}: its change has {landing.verdict} upstream since it closed, as "
+                         f"{render.commit_words(landing)}: nothing to adopt")  # fmt: skip
 
 
 def landing_since(upstream: str, number: int, branch: str, url: str, *,

@@ -178,11 +178,9 @@ def adopt(target: pull_mod.Target, opts: Options, gh: Forge, say: Callable[[str]
     history = upstream_mod.fetch_history(url, branch=pull.base_ref, pull=target.number,
                                          work_dir=opts.work_dir)  # fmt: skip
     series = commits_mod.own_commits(history)
-    say(
-        f"refs/pull/{target.number}/head {short(history.head)}: {len(series.commits)} commit(s) "
+    say(f"refs/pull/{target.number}/head {short(history.head)}: {len(series.commits)} commit(s) "
         f"of its own on {pull.base_ref}, base {short(series.base)} "
-        f"(history fetched to depth {history.depth}, commits only)"
-    )
+        f"(history fetched to depth {history.depth}, commits only)")  # fmt: skip
     for merge in series.dropped_merges:
         say(f"  dropped {short(merge.sha)} {merge.subject!r} ({line(merge.author)}): merges "
             f"{pull.base_ref} into the PR")  # fmt: skip

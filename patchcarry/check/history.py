@@ -172,25 +172,19 @@ class BranchHistory:
         end = self.boundary()
         # a boundary on the base's own history (older than it) cuts nothing it asks about
         if end is not None and end.sha != base and not self.on_history_of(end.sha, base):
-            return (
-                f"the history of {self.branch} is cut at {short(end.sha)} {end.subject!r}, a "
-                "shallow boundary inside the history read (git's shallow file)"
-            )
+            return (f"the history of {self.branch} is cut at {short(end.sha)} {end.subject!r}, a "
+                    "shallow boundary inside the history read (git's shallow file)")  # fmt: skip
         cut = self.shallow & self.since(base)
         if cut:
-            return (
-                f"the history of {self.branch} since the pinned base is cut at "
-                f"{short(sorted(cut)[0])}"
-            )
+            return (f"the history of {self.branch} since the pinned base is cut at "
+                    f"{short(sorted(cut)[0])}")  # fmt: skip
         for merge in self.candidates(base, paths):
             if merge.merge:
                 side = self.side(merge, paths, base)
                 side_cut = [c.sha for c in side if c.sha in self.shallow]
                 if side_cut:
-                    return (
-                        f"the history merge {short(merge.sha)} brought to {self.branch} is cut "
-                        f"at {short(side_cut[0])}"
-                    )
+                    return (f"the history merge {short(merge.sha)} brought to {self.branch} is cut "
+                            f"at {short(side_cut[0])}")  # fmt: skip
         return None
 
 
@@ -217,10 +211,8 @@ def _deepen_boundaries(history: BranchHistory, upstream: str, cost: HistoryCost)
                                       deepen=1, cwd=repo)  # fmt: skip
         cost.fetches[branch] = cost.fetches.get(branch, 0) + 1
         if code != 0:
-            raise UpstreamError(
-                f"could not deepen the history of {branch} from {upstream}: "
-                f"{err.strip() or 'see git output above'}"
-            )
+            raise UpstreamError(f"could not deepen the history of {branch} from {upstream}: "
+                                f"{err.strip() or 'see git output above'}")  # fmt: skip
         history.deepened += 1
         history.refresh()
 

@@ -34,10 +34,8 @@ def _drift_line(d: FileDrift) -> str:
     if d.overlaps:
         hunks = ", ".join(str(h) for h in d.overlapping_hunks)
         return f"{d.path}: changed, OVERLAPS our hunk(s) at line {hunks} (base lines {where}{more})"
-    return (
-        f"{d.path}: changed, not under our hunks ({d.nearest} unchanged line(s) to the"
-        f" nearest change; base lines {where}{more})"
-    )
+    return (f"{d.path}: changed, not under our hunks ({d.nearest} unchanged line(s) to the"
+            f" nearest change; base lines {where}{more})")  # fmt: skip
 
 
 def _identity_line(i: Identity) -> str:
@@ -240,10 +238,8 @@ def review_sentences(result: EntryResult, entry: Entry, dates: Mapping[str, str]
         elif d.overlaps:
             lines.append(f"{d.path}: lines this PR changes were also changed on {since}")
         else:
-            lines.append(
-                f"{d.path} changed on {since}, but none of the lines this PR changes "
-                f"(the nearest change is {d.nearest} lines away)"
-            )
+            lines.append(f"{d.path} changed on {since}, but none of the lines this PR changes "
+                         f"(the nearest change is {d.nearest} lines away)")  # fmt: skip
     for i in result.identity or []:
         if i.result == "identical":
             lines.append(f"the change is identical to #{i.pr}'s")

@@ -22,11 +22,9 @@ def _no_offline_source(entry: Entry) -> str:
     from patchcarry import install
     from patchcarry.runtime import tree as megatron_tree
 
-    return (
-        f"no offline source for {entry.upstream} (the offline check reads megatron-core's "
-        f"source, {megatron_tree.OFFLINE_SOURCE_REPO}'s): `{install.command('check')} "
-        f"{entry.name}` checks it against {entry.upstream}"
-    )
+    return (f"no offline source for {entry.upstream} (the offline check reads megatron-core's "
+            f"source, {megatron_tree.OFFLINE_SOURCE_REPO}'s): `{install.command('check')} "
+            f"{entry.name}` checks it against {entry.upstream}")  # fmt: skip
 
 
 def _offline(entries: list[Entry], tree: Path | None, label: str) -> list[EntryResult]:

@@ -33,12 +33,10 @@ def _environment() -> str:
 def _log() -> str:
     from patchcarry import trace
 
-    return (
-        "Every command records each git command it ran and each GitHub request it sent\n"
-        "(method, path, status; never the token), rewritten at each run, in\n"
-        f"  {trace.describe()}\n"
-        "An error message names it: attach it to a bug report."
-    )
+    return ("Every command records each git command it ran and each GitHub request it sent\n"
+            "(method, path, status; never the token), rewritten at each run, in\n"
+            f"  {trace.describe()}\n"
+            "An error message names it: attach it to a bug report.")  # fmt: skip
 
 
 # topic -> what it tells, the list `patchcarry help` prints without a topic

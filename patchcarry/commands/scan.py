@@ -67,12 +67,10 @@ def _incomplete(gh: GitHub) -> str | None:
     """The line saying the list is incomplete (SSO, search caps or timeouts, quota), else None."""
     why = list(gh.partial)
     if gh.sso_left_out:
-        why.append(
-            "GitHub left out the results of organisation(s) "
-            f"{', '.join(gh.sso_left_out)} (ids), which enforce SAML single sign-on and for "
-            "which the token is not authorized: authorize it for them (Settings > Developer "
-            "settings > your token > Configure SSO), then re-run"
-        )
+        why.append("GitHub left out the results of organisation(s) "
+                   f"{', '.join(gh.sso_left_out)} (ids), which enforce SAML single sign-on and for "
+                   "which the token is not authorized: authorize it for them (Settings > Developer "
+                   "settings > your token > Configure SSO), then re-run")  # fmt: skip
     if not why:
         return None
     return "this list is incomplete: " + "; ".join(why)
@@ -138,10 +136,8 @@ def _run_all(args: argparse.Namespace) -> int:
         for closed in found:
             print(json.dumps(closed.to_json(), sort_keys=True))
         return _finish(gh, int(ExitCode.FAILED if todo else ExitCode.OK), json_mode=True)
-    print(
-        f"{line(author)}'s closed, unmerged PRs on every repository: {len(found)}; "
-        f"closed by fork detachment and not carried: {len(todo)}"
-    )
+    print(f"{line(author)}'s closed, unmerged PRs on every repository: {len(found)}; "
+          f"closed by fork detachment and not carried: {len(todo)}")  # fmt: skip
     for closed in found:
         status = f"carried by {closed.carried_by}" if closed.carried_by else closed.item.state
         print(
@@ -185,10 +181,8 @@ def run(args: argparse.Namespace) -> int:
         for item in shown:
             print(json.dumps(item.to_json(), sort_keys=True))
     else:
-        print(
-            f"{line(author)}'s PRs on {line(upstream)} closed by fork detachment: "
-            f"{len(found)}, not re-submitted: {len(pending)}"
-        )
+        print(f"{line(author)}'s PRs on {line(upstream)} closed by fork detachment: "
+              f"{len(found)}, not re-submitted: {len(pending)}")  # fmt: skip
         for item in shown:
             if item.resubmitted_by:
                 status = f"re-submitted as {item.resubmitted_by}"

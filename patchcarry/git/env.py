@@ -98,10 +98,8 @@ def plain_tree_env(tree: Path) -> dict[str, str]:
 
 # The token reaches git only through the environment: the helper is a shell snippet that
 # expands `$GITHUB_TOKEN` in its own process, set only for the API host's git host.
-_TOKEN_HELPER = (
-    '!f() { test "$1" = get || return 0; echo username=x-access-token; '
-    'echo "password=${GITHUB_TOKEN}"; }; f'
-)
+_TOKEN_HELPER = ('!f() { test "$1" = get || return 0; echo username=x-access-token; '
+                 'echo "password=${GITHUB_TOKEN}"; }; f')  # fmt: skip
 _TOKEN_HELPER_ARG = f".helper={_TOKEN_HELPER}"
 
 

@@ -104,12 +104,10 @@ def mailinfo(mail: bytes) -> tuple[dict[str, str], bytes, bytes]:
         return info, (Path(tmp) / "msg").read_bytes(), (Path(tmp) / "patch").read_bytes()
 
 
-_SUMMARY = re.compile(
-    r"^ (?:(?P<kind>create|delete) mode (?P<mode>\d+) (?P<path>.+)"
-    r"|mode change (?P<old>\d+) => (?P<new>\d+) (?P<mpath>.+)"
-    r"|(?P<move>rename|copy) (?P<names>.+) \(\d+%\)"
-    r"|rewrite .+ \(\d+%\))$"
-)
+_SUMMARY = re.compile(r"^ (?:(?P<kind>create|delete) mode (?P<mode>\d+) (?P<path>.+)"
+                      r"|mode change (?P<old>\d+) => (?P<new>\d+) (?P<mpath>.+)"
+                      r"|(?P<move>rename|copy) (?P<names>.+) \(\d+%\)"
+                      r"|rewrite .+ \(\d+%\))$")  # fmt: skip
 
 
 class Numstat(NamedTuple):

@@ -107,10 +107,8 @@ def prefetch_blobs(remote: str, blobs: list[str], *, cwd: Path) -> None:
     code, _, err = git(*credential_args(), *args, remote, cwd=cwd, check=False, stdin=stdin)
     if code != 0:
         said = err.strip().splitlines()[-1:] or [f"git exited {code}"]
-        raise NetworkError(
-            f"could not read {len(set(blobs))} file(s) from {remote}: {said[0]}; "
-            "check the network, then re-run"
-        )
+        raise NetworkError(f"could not read {len(set(blobs))} file(s) from {remote}: {said[0]}; "
+                           "check the network, then re-run")  # fmt: skip
 
 
 def deepen(url: str, branch: str, *, cwd: Path, progress: bool = False) -> bool:

@@ -71,10 +71,8 @@ def _bounded(
             where = f"git {verb} from {_remote_host(args, cwd)}"
         else:
             verb = next((a for a in args if not a.startswith("-") and "=" not in a), "")
-            where = (
-                f"git {verb} in {ascii(str(cwd))[1:-1]} (fetching what it lacks from "
-                f"{_promisor_hosts(cwd)})"
-            )
+            where = (f"git {verb} in {ascii(str(cwd))[1:-1]} (fetching what it lacks from "
+                     f"{_promisor_hosts(cwd)})")  # fmt: skip
         raise NetworkError(
             f"{where}: {exc.what}, more than any real answer needs; stopped. "
             "Check the URL and the network, then re-run"

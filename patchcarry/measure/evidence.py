@@ -191,15 +191,13 @@ def render_markdown_table(evidence: dict[str, Any]) -> str:
                 rows.append(f"| {v['name']} | skipped: {v['skip_reason']} |" + " |" * 6)
                 continue
             r, p, f = v["retained"], v["predicted"], v["freed"]
-            rows.append(
-                f"| {v['name']} | {human_bytes(r['detached_grad_bytes'])} "
-                f"| {human_bytes(r['detached_input_bytes'])} "
-                f"| {human_bytes(p['detached_grad_bytes'])} + "
-                f"{human_bytes(p['detached_input_bytes'])} "
-                f"| {human_bytes(f[freed_key])} | {human_bytes(f['predicted'])} "
-                f"| {freed_ratio(f[freed_key], f['predicted'])} "
-                f"| {_yes_no(v['grads_identical_to_unpatched'])} |"
-            )
+            rows.append(f"| {v['name']} | {human_bytes(r['detached_grad_bytes'])} "
+                        f"| {human_bytes(r['detached_input_bytes'])} "
+                        f"| {human_bytes(p['detached_grad_bytes'])} + "
+                        f"{human_bytes(p['detached_input_bytes'])} "
+                        f"| {human_bytes(f[freed_key])} | {human_bytes(f['predicted'])} "
+                        f"| {freed_ratio(f[freed_key], f['predicted'])} "
+                        f"| {_yes_no(v['grads_identical_to_unpatched'])} |")  # fmt: skip
         blocks.append(f"{head}\n\n" + "\n".join(rows))
     blocks.append(
         "No speed figure is drawn: each variant runs in its own process, one after another, so "

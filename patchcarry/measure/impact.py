@@ -67,10 +67,8 @@ class Source:
         home = self.home
         if home is not None and home.web and home.sha:
             folder = home.web.rstrip("/").rsplit("/", 1)[-1]
-            where = (
-                f"To reproduce it, run the harness that made it, [{home.name}]"
-                f"({home.web}/tree/{home.sha}) at {git.short(home.sha)}"
-            )
+            where = (f"To reproduce it, run the harness that made it, [{home.name}]"
+                     f"({home.web}/tree/{home.sha}) at {git.short(home.sha)}")  # fmt: skip
             clone = f"git clone {home.web} && cd {folder} && git checkout {git.short(home.sha)}\n"
         else:
             at = f" at {git.short(home.sha)}" if home is not None and home.sha else ""
@@ -83,10 +81,8 @@ class Source:
             clone = ""
         block = f"```sh\n{clone}{self.command}\n```"
         expected = f"\n\nExpected: {self.expected}" if self.expected else ""
-        return (
-            f"{self.sentence()}\n\n{where}, which writes to a new temporary folder, not over "
-            f"the committed file:\n\n{block}{expected}"
-        )
+        return (f"{self.sentence()}\n\n{where}, which writes to a new temporary folder, not over "
+                f"the committed file:\n\n{block}{expected}")  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,10 +125,8 @@ def _exact(n: int) -> str:
 
 
 def _config(s: dict[str, Any]) -> str:
-    return (
-        f"{s['layers']} layers, {s['streams']} residual streams, {s['dtype']}, micro-batch "
-        f"{s['mbs']}, seq {s['seq']}, hidden {s['hidden']}"
-    )
+    return (f"{s['layers']} layers, {s['streams']} residual streams, {s['dtype']}, micro-batch "
+            f"{s['mbs']}, seq {s['seq']}, hidden {s['hidden']}")  # fmt: skip
 
 
 LABELS = {"fix": "the fix frees", "reset": "the reset frees", "both": "both fixes free"}
@@ -145,11 +139,9 @@ def _tree(doc: dict[str, Any]) -> str:
 def gpu_sentence(doc: dict[str, Any], variant: str | None = None) -> str:
     """The training-loop measurement in words, of `variant` or of every fix variant."""
     s, base = doc["shape"], _variant(doc["variants"], "unpatched")
-    head = (
-        f"On {doc['hardware']['gpu']}, upstream's own `pretrain_gpt.py` at "
-        f"{_tree(doc)} ({_config(s)}, full "
-        "recompute):"
-    )
+    head = (f"On {doc['hardware']['gpu']}, upstream's own `pretrain_gpt.py` at "
+            f"{_tree(doc)} ({_config(s)}, full "
+            "recompute):")  # fmt: skip
     labels = {variant: "this change frees"} if variant else LABELS
     parts = [head]
     for name, label in labels.items():
@@ -171,13 +163,11 @@ def cpu_paragraphs(doc: dict[str, Any], variant: str) -> str:
     """The CPU measurement of `variant` alone, at the configuration it ran; nothing extrapolated."""
     run = doc["runs"][-1]
     s, own = run["shape"], _variant(run["variants"], variant)
-    where = (
-        f"Counted on CPU (no GPU run): upstream's `GPTModel` with "
-        f"`HyperConnectionTransformerLayer` at "
-        f"{_tree(doc)}, {_config(s)}, full "
-        f"recompute, {doc['iterations']} iterations; live tensors between iterations, each "
-        "variant in its own process."
-    )
+    where = (f"Counted on CPU (no GPU run): upstream's `GPTModel` with "
+             f"`HyperConnectionTransformerLayer` at "
+             f"{_tree(doc)}, {_config(s)}, full "
+             f"recompute, {doc['iterations']} iterations; live tensors between iterations, each "
+             "variant in its own process.")  # fmt: skip
     if own is None:
         return f"{where}\n\nThe `{variant}` variant was not measured."
     grads = {True: "Gradients are bit-identical to the unpatched run's.",

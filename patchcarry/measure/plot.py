@@ -42,10 +42,8 @@ def write_png(evidence: dict[str, Any], path: Path) -> Path:
     fig, axes = plt.subplots(len(runs), 2, figsize=(12, 4.2 * len(runs)), squeeze=False)
     for row, run in zip(axes, runs, strict=True):
         s = run["shape"]
-        title = (
-            f"{evidence['model']} {evidence['device']}: L={s['layers']} seq={s['seq']} "
-            f"mbs={s['mbs']} h={s['hidden']} n={s['streams']} {s['dtype']}"
-        )
+        title = (f"{evidence['model']} {evidence['device']}: L={s['layers']} seq={s['seq']} "
+                 f"mbs={s['mbs']} h={s['hidden']} n={s['streams']} {s['dtype']}")  # fmt: skip
         measured = [v for v in run["variants"] if v["status"] == "measured"]
         left, right = row
         for v in measured:

@@ -37,10 +37,8 @@ def gpus() -> list[str]:
 
 def require_cuda() -> None:
     if not gpus():
-        raise NoCuda(
-            "--harness pretrain runs upstream's training loop, which needs a CUDA GPU "
-            "(nvidia-smi lists none); on CPU use the default --harness model"
-        )
+        raise NoCuda("--harness pretrain runs upstream's training loop, which needs a CUDA GPU "
+                     "(nvidia-smi lists none); on CPU use the default --harness model")  # fmt: skip
 
 
 def prebuilt_helpers(tree: Path, installed: Path | None) -> Path | None:

@@ -139,13 +139,11 @@ def render_markdown_table(doc: dict[str, Any], only: Collection[str] = ()) -> st
             continue
         freed, predicted = v["freed"]["floor_bytes"], v["freed"]["predicted"]
         ratio = v["step_time_ratio"]
-        rows.append(
-            f"| {v['name']} | {_bytes_spread(v['floor_bytes'])} "
-            f"| {'–' if freed is None else human_bytes(freed)} | {human_bytes(predicted)} "
-            f"| {freed_ratio(freed, predicted)} | {_bytes_spread(v['peak_bytes'])} "
-            f"| {_bytes_spread(v['reserved_bytes'])} | {v['step_time_median_s']:.3f} s "
-            f"| {'–' if ratio is None else f'{ratio:.3f}'} |"
-        )
+        rows.append(f"| {v['name']} | {_bytes_spread(v['floor_bytes'])} "
+                    f"| {'–' if freed is None else human_bytes(freed)} | {human_bytes(predicted)} "
+                    f"| {freed_ratio(freed, predicted)} | {_bytes_spread(v['peak_bytes'])} "
+                    f"| {_bytes_spread(v['reserved_bytes'])} | {v['step_time_median_s']:.3f} s "
+                    f"| {'–' if ratio is None else f'{ratio:.3f}'} |")  # fmt: skip
     note = (
         "Floor: `torch.cuda.memory_allocated()` after the last step; peak: "
         "`max_memory_allocated()` within a step; reserved: `memory_reserved()`; ranges are "

@@ -145,10 +145,8 @@ def render_markdown(runs: list[GroupRun]) -> str:
         label = f"{group}" + (f" -k '{keyword}'" if keyword else "")
         rows.append(f"| **{label}** (exit status) | {before.exit_code} | {after.exit_code} |")
         for node in sorted(set(before.outcomes) | set(after.outcomes)):
-            rows.append(
-                f"| `{node}` | {before.outcomes.get(node, 'missing')} "
-                f"| {after.outcomes.get(node, 'missing')} |"
-            )
+            rows.append(f"| `{node}` | {before.outcomes.get(node, 'missing')} "
+                        f"| {after.outcomes.get(node, 'missing')} |")  # fmt: skip
     return "\n".join(rows) + "\n"
 
 

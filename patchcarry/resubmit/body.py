@@ -185,10 +185,8 @@ def neutralised(entry: Entry, own: frozenset[str] | None) -> list[str]:
             whose = "its author's email is not the token user's"
             if own is None:
                 whose = "no token user to compare with"
-            lines.append(
-                f"body: the message of {fix.name} is someone else's ({whose}): "
-                f"{', '.join(said)} made inert before posting"
-            )
+            lines.append(f"body: the message of {fix.name} is someone else's ({whose}): "
+                         f"{', '.join(said)} made inert before posting")  # fmt: skip
     return lines
 
 
@@ -236,11 +234,9 @@ def revision_comment(
     # CommonMark closes a fence only with a run at least as long: one longer than any inside
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", shown)), default=0))
     gate = f" Upstream CI needs a maintainer's {ok_to_test(head)} for this head." if ci_gate else ""
-    return (
-        f"{revision_marker(entry.name, head)}\n"
-        f"New revision `{short(head)}` ({kind}){since}.{gate}"
-        f"\n\n{fence}diff\n{shown.rstrip()}\n{fence}"
-    )
+    return (f"{revision_marker(entry.name, head)}\n"
+            f"New revision `{short(head)}` ({kind}){since}.{gate}"
+            f"\n\n{fence}diff\n{shown.rstrip()}\n{fence}")  # fmt: skip
 
 
 def cross_link(

@@ -258,11 +258,9 @@ def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: 
         what = "every fix patch"
     held = ", ".join(decided.added)
     live = decided.live or ""
-    reason = (
-        f"the PR's head {git.short(live)} already holds the carried fix ({what}); nothing is "
-        f"pushed. Held back until you pass {FLAG}: one commit {git.short(decided.target)} on "
-        f"top that adds {held}. {_cost(decided.target, ci_gate)}"
-    )
+    reason = (f"the PR's head {git.short(live)} already holds the carried fix ({what}); nothing is "
+              f"pushed. Held back until you pass {FLAG}: one commit {git.short(decided.target)} on "
+              f"top that adds {held}. {_cost(decided.target, ci_gate)}")  # fmt: skip
     return dataclasses.replace(decided, kind=BranchKind.UNCHANGED, reason=reason, target=None,
                                added=[], held=decided.added)  # fmt: skip
 
@@ -273,7 +271,5 @@ def keep_body(existing_body: str | None, entry: Entry, *, ours: bool, pushing: b
     head the tool did not publish, a body without its section is its author's text."""
     if pushing or opt_in or ours or locate(existing_body, entry.name).section is not None:
         return ""
-    return (
-        f"body: left as its author wrote it (no patchcarry section in it); {FLAG} adds the "
-        "tool's section"
-    )
+    return (f"body: left as its author wrote it (no patchcarry section in it); {FLAG} adds the "
+            "tool's section")  # fmt: skip

@@ -59,10 +59,8 @@ def build_entry(seen: Observed, facts: RunFacts, opts: Options,
     if built.target is None:
         return built
     if decided.kind != branches.BranchKind.FAST_FORWARD:
-        progress.say(
-            f"{entry.name}: reading the fork's branches' history to tell whether the push "
-            f"brings a {WORKFLOWS}/ change (the `workflow` scope) ..."
-        )
+        progress.say(f"{entry.name}: reading the fork's branches' history to tell whether the push "
+                     f"brings a {WORKFLOWS}/ change (the `workflow` scope) ...")  # fmt: skip
     workflow = needs_scope(built.target, built.push_from, decided.kind, len(entry.patches()), cache,
                            seen.fork_side)  # fmt: skip
     return dataclasses.replace(built, workflow=workflow)
@@ -133,10 +131,8 @@ def needs_scope(
     if not heads:
         if not git.rev_exists(f"{base}:{WORKFLOWS}", cwd=push_from):
             return None
-        return (
-            f"{owner} has no branch yet: all of the pushed history is new to it, "
-            f"its {WORKFLOWS}/ included"
-        )
+        return (f"{owner} has no branch yet: all of the pushed history is new to it, "
+                f"its {WORKFLOWS}/ included")  # fmt: skip
     assert side is not None
     remote = cache.add_fork(side.url)
     for sha in heads:
@@ -150,10 +146,8 @@ def needs_scope(
     if not new:
         return None
     if len(new) > MAX_NEW:
-        return (
-            f"{len(new)} commits of the pushed history are new to {owner} (more than the "
-            f"{MAX_NEW} judged one by one); any of them may change {WORKFLOWS}/"
-        )
+        return (f"{len(new)} commits of the pushed history are new to {owner} (more than the "
+                f"{MAX_NEW} judged one by one); any of them may change {WORKFLOWS}/")  # fmt: skip
     held = _held(heads, cache.repo)
     for commit in new:
         for status, path, blob in _changes(commit, parents[commit], cache.repo):

@@ -167,11 +167,9 @@ class EditPull(Write):
     @property
     def what(self) -> str:
         if self.implied:
-            return (
-                "only the tool's section of the body, the title only if the manifest's "
-                "changed; nothing when they are current, nor on a description without the "
-                "tool's section while nothing is pushed"
-            )
+            return ("only the tool's section of the body, the title only if the manifest's "
+                    "changed; nothing when they are current, nor on a description without the "
+                    "tool's section while nothing is pushed")  # fmt: skip
         return " and ".join(self.changed)
 
 

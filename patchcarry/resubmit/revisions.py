@@ -11,10 +11,8 @@ from patchcarry.git.sha import short
 
 MAX_BODY = 65_536  # GitHub's limit on a PR body, in characters
 
-_LINE = re.compile(
-    r"^- (?P<date>\d{4}-\d{2}-\d{2}) `(?P<head>[0-9a-f]{7,40})` (?P<kind>[a-z-]+)"
-    r"(?: on `(?P<on>[0-9a-f]{7,40})`)?[ \t]*$"
-)
+_LINE = re.compile(r"^- (?P<date>\d{4}-\d{2}-\d{2}) `(?P<head>[0-9a-f]{7,40})` (?P<kind>[a-z-]+)"
+                   r"(?: on `(?P<on>[0-9a-f]{7,40})`)?[ \t]*$")  # fmt: skip
 _EARLIER = re.compile(r"^- \((?P<count>\d+) earlier revisions? not listed: ")
 
 

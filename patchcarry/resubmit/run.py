@@ -94,11 +94,9 @@ def expiry_warning(expires: datetime.datetime | None, now: datetime.datetime) ->
     if expires is None or expires - now > EXPIRY_MARGIN:
         return ""
     left = max((expires - now).total_seconds(), 0) / 60
-    return (
-        f"warning: {tokens.variable()} expires at {expires:%Y-%m-%d %H:%M} UTC (in {left:.0f} "
-        "min, GitHub-Authentication-Token-Expiration): a run that outlives it fails part-way "
-        "(a re-run resumes); renew the token first if this run may take long"
-    )
+    return (f"warning: {tokens.variable()} expires at {expires:%Y-%m-%d %H:%M} UTC (in {left:.0f} "
+            "min, GitHub-Authentication-Token-Expiration): a run that outlives it fails part-way "
+            "(a re-run resumes); renew the token first if this run may take long")  # fmt: skip
 
 
 def _cost(gh: Forge, facts: observe.RunFacts) -> dict[str, int]:
