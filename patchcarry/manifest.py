@@ -216,11 +216,9 @@ def _landed(where: str, label: str, value: Any) -> Landed | None:
         extra = ", ".join(sorted(set(value) - _LANDED_KEYS))
         raise _bad(where, f"{label}: landed: unknown key(s) {extra}")
     if not _SHA_RE.match(str(value["commit"])) or value["verdict"] not in _LANDED_VERDICTS:
-        raise _bad(
-            where,
-            f"{label}: landed needs a full 40-hex commit and a verdict of "
-            f"{', '.join(_LANDED_VERDICTS)}",
-        )
+        raise _bad(where,
+                   f"{label}: landed needs a full 40-hex commit and a verdict of "
+                   f"{', '.join(_LANDED_VERDICTS)}")  # fmt: skip
     pr = value.get("pr")
     if pr is not None and (type(pr) is not int or pr <= 0):
         raise _bad(where, f"{label}: landed.pr must be a PR number, not {pr!r}")
@@ -570,10 +568,8 @@ def load(path: Path = DEFAULT_MANIFEST, *, text: str | None = None,
         raise _bad(path, "no [[entry]] tables")
     lines = entry_lines(source)
     at = [lines[i] if len(lines) == len(raw_entries) else None for i in range(len(raw_entries))]
-    entries = tuple(
-        _entry(path, raw, defaults, line, staged or {})
-        for raw, line in zip(raw_entries, at, strict=True)
-    )
+    entries = tuple(_entry(path, raw, defaults, line, staged or {})
+                    for raw, line in zip(raw_entries, at, strict=True))  # fmt: skip
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
         raise _bad(path, "entry names must be unique")

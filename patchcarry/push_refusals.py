@@ -56,11 +56,9 @@ def raise_push_failure(pushed: Pushed, branch: str, expected: str | None) -> Non
     for result in (r for r in refused if r.remote):
         advice = push_protection.advice(pushed.server) or _advice(result.why) or _advice(str(codes))
         said = f" (remote: {codes[0][:200]!r})" if codes else ""
-        raise PushRefused(
-            f"GitHub refused the push to {result.ref}: {result.why!r}{said}"
-            + (f": {advice}" if advice else "")
-            + "; nothing after the push was written"
-        )
+        raise PushRefused(f"GitHub refused the push to {result.ref}: {result.why!r}{said}"
+                          + (f": {advice}" if advice else "")
+                          + "; nothing after the push was written")  # fmt: skip
     if any(r.lease for r in refused):
         raise LeaseRejected(
             f"push to {branch} refused by the lease: the fork branch is no longer at "

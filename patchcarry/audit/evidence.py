@@ -149,22 +149,18 @@ def render_markdown(doc: dict[str, Any]) -> str:
         errors = {c["error"] for c in per_variant.values() if c is not None and c["error"]}
         if errors:
             error = sorted(errors)[0].replace("|", "/")[:140]
-            rows.append(
-                f"| {config_name} | not built on {doc['device']}: `{error}` |"
-                + " |" * len(names)
-                + " |"
-            )
+            rows.append(f"| {config_name} | not built on {doc['device']}: `{error}` |"
+                        + " |" * len(names)
+                        + " |")  # fmt: skip
             continue
         held: dict[str, dict[str, Any]] = {}
         for variant, config in per_variant.items():
             for site in held_sites(config) if config else []:
                 held.setdefault(site["site"], {"known": site["known"]})[variant] = site["bytes"]
         if not held:
-            rows.append(
-                f"| {config_name} | nothing held but the expected state |"
-                + " 0 B |" * len(names)
-                + " |"
-            )
+            rows.append(f"| {config_name} | nothing held but the expected state |"
+                        + " 0 B |" * len(names)
+                        + " |")  # fmt: skip
         for site_name, figures in held.items():
             cells = " | ".join(f"{figures.get(n, 0)} B" for n in names)
             rows.append(

@@ -59,11 +59,9 @@ def run(args: argparse.Namespace) -> int:
     path = manifest.find_for_adding(args.manifest)
     if path is None:  # the user has none: theirs starts here, never in the example
         path = Path.cwd() / manifest.SEARCHED
-        print(
-            f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: "
-            f"adopt starts {escape(str(path))}",
-            file=sys.stderr,
-        )
+        print(f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: "
+              f"adopt starts {escape(str(path))}",
+              file=sys.stderr)  # fmt: skip
     opts = Options(name=args.name,
                    fork=manifest.check_repo(args.fork, "--fork") if args.fork is not None else None,
                    dry_run=args.dry_run, manifest_path=path, paths=args.paths,

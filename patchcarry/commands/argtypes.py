@@ -52,12 +52,10 @@ def add_upstream(
 
 def add_work_dir(parser: argparse.ArgumentParser) -> None:
     """`--work-dir`: the check's cache repo, one option for every command that fetches."""
-    parser.add_argument(
-        "--work-dir",
-        type=Path,
-        help="scratch repo for the partial fetch "
-        "(default $XDG_CACHE_HOME/patchcarry/upstream/<hash>)",
-    )
+    parser.add_argument("--work-dir",
+                        type=Path,
+                        help="scratch repo for the partial fetch "
+                        "(default $XDG_CACHE_HOME/patchcarry/upstream/<hash>)")  # fmt: skip
 
 
 def refuse_url(value: str | None, flag: str, *, offline: bool = False) -> None:
@@ -82,11 +80,9 @@ class _OldSpelling(argparse.Action):
         self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
         values: str | Sequence[Any] | None, option_string: str | None = None,
     ) -> None:  # fmt: skip
-        print(
-            f"note: {option_string} is deprecated here and goes in the next release; "
-            f"use {self.new}",
-            file=sys.stderr,
-        )
+        print(f"note: {option_string} is deprecated here and goes in the next release; "
+              f"use {self.new}",
+              file=sys.stderr)  # fmt: skip
         setattr(namespace, self.dest, values)
 
 

@@ -96,13 +96,11 @@ def run(args: argparse.Namespace) -> int:
     error_handler.note_offline_checks([e.upstream for e in entries if not e.offline])
     example = manifest.is_example(args.manifest)
     if example:  # never acted on as the user's: planned without their token, nothing written
-        print(
-            f"note: {args.manifest} is the example manifest inside the installed package "
-            "(this repository's Megatron-LM fixes), not yours: its plan follows and nothing is "
-            f"written. {manifest.make_your_own()[0].upper()}{manifest.make_your_own()[1:]}; "
-            "`patchcarry scan --all` lists your closed PRs",
-            file=sys.stderr,
-        )
+        print(f"note: {args.manifest} is the example manifest inside the installed package "
+              "(this repository's Megatron-LM fixes), not yours: its plan follows and nothing is "
+              f"written. {manifest.make_your_own()[0].upper()}{manifest.make_your_own()[1:]}; "
+              "`patchcarry scan --all` lists your closed PRs",
+              file=sys.stderr)  # fmt: skip
     if args.evidence is not None:  # refused before any read; rendered where used, after checks
         from patchcarry.measure import impact
 

@@ -95,11 +95,9 @@ def _adopt_command(manifest_path: Path) -> tuple[str, ...]:
     example = manifest.is_example(manifest_path) or manifest_path == manifest.DEFAULT_MANIFEST
     if not example or manifest.find_for_adding() is not None:
         return (command,)
-    print(
-        f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: each adopt "
-        f"command below, run here, starts {manifest.SEARCHED} in this folder",
-        file=sys.stderr,
-    )
+    print(f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: each adopt "
+          f"command below, run here, starts {manifest.SEARCHED} in this folder",
+          file=sys.stderr)  # fmt: skip
     return (command,)
 
 

@@ -172,11 +172,9 @@ def cpu_paragraphs(doc: dict[str, Any], variant: str) -> str:
         return f"{where}\n\nThe `{variant}` variant was not measured."
     grads = {True: "Gradients are bit-identical to the unpatched run's.",
              False: "Gradients DIFFER from the unpatched run's."}  # fmt: skip
-    lines = [
-        f"- This change alone frees {_exact(own['freed']['live_tensor_bytes'])}: "
-        f"{FREES.get(variant, 'what the unpatched run kept')}.",
-        f"- {grads.get(own['grads_identical_to_unpatched'], '')}".rstrip(" -"),
-    ]
+    lines = [f"- This change alone frees {_exact(own['freed']['live_tensor_bytes'])}: "
+             f"{FREES.get(variant, 'what the unpatched run kept')}.",
+             f"- {grads.get(own['grads_identical_to_unpatched'], '')}".rstrip(" -")]  # fmt: skip
     return f"{where}\n\n" + "\n".join(line for line in lines if line.strip("- "))
 
 

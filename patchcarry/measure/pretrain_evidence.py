@@ -126,11 +126,9 @@ def headline(doc: dict[str, Any]) -> str:
 
 def render_markdown_table(doc: dict[str, Any], only: Collection[str] = ()) -> str:
     """The training-loop table; `only`: those variants' rows (e.g. unpatched and one fix)."""
-    rows = [
-        "| variant | allocator floor between iterations | floor freed | predicted freed "
-        "| measured / predicted | peak | reserved | step time (median) | step-time ratio |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    rows = ["| variant | allocator floor between iterations | floor freed | predicted freed "
+            "| measured / predicted | peak | reserved | step time (median) | step-time ratio |",
+            "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for v in doc["variants"]:
         if only and v["name"] not in only:
             continue

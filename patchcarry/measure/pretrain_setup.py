@@ -90,9 +90,7 @@ def fix_meets_prediction(doc: dict[str, Any], tolerance: float) -> bool:
     measured, predicted = fix["freed"]["floor_bytes"], fix["freed"]["predicted"]
     if measured is not None and measured >= (1 - tolerance) * predicted:
         return True
-    print(
-        f"FAIL: the fix freed {measured} B of the floor, the model predicts {predicted} B "
-        f"(tolerance {tolerance:.0%})",
-        file=sys.stderr,
-    )
+    print(f"FAIL: the fix freed {measured} B of the floor, the model predicts {predicted} B "
+          f"(tolerance {tolerance:.0%})",
+          file=sys.stderr)  # fmt: skip
     return False

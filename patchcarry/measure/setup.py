@@ -145,11 +145,9 @@ def fix_meets_prediction(evidence: dict[str, Any], tolerance: float) -> bool:
             if v["name"] == "fix" and v["status"] == "measured":
                 measured, predicted = v["freed"][key], v["freed"]["predicted"]
                 if measured is None or measured < (1 - tolerance) * predicted:
-                    print(
-                        f"FAIL: seq {run['shape']['seq']}: fix freed {measured} B, model "
-                        f"predicts {predicted} B (tolerance {tolerance:.0%})",
-                        file=sys.stderr,
-                    )
+                    print(f"FAIL: seq {run['shape']['seq']}: fix freed {measured} B, model "
+                          f"predicts {predicted} B (tolerance {tolerance:.0%})",
+                          file=sys.stderr)  # fmt: skip
                     ok = False
     return ok
 

@@ -186,11 +186,9 @@ def rule_lines(judged: RulesJudged) -> list[str]:
     head = f"rules for {judged['branch']}:"
     classic = _classic_line(judged["branch"], judged.get("classic"), judged.get("protected", False))
     if not judged.get("readable", True):
-        return [
-            f"{head} not readable (GET rules/branches answered 404: this GitHub serves no "
-            f"rulesets, e.g. an older GitHub Enterprise Server); {classic}; what else the new "
-            "head needs there is not known"
-        ]
+        return [f"{head} not readable (GET rules/branches answered 404: this GitHub serves no "
+                f"rulesets, e.g. an older GitHub Enterprise Server); {classic}; what else the new "
+                "head needs there is not known"]  # fmt: skip
     if not judged["verdicts"] and not judged["other"]:
         return [f"{head} no ruleset rule active; {classic}"]
     out = [f"{head} {name}: {verdict}" for name, verdict in judged["verdicts"].items()]

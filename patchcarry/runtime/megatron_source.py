@@ -54,11 +54,9 @@ def fetched_tree() -> Path:
             f"the offline check reads megatron-core {version}'s source, which is not installed "
             f"here, and this Python has no pip to fetch it: {install.how_to_get('main')}"
         )
-    print(
-        f"patchcarry: fetching megatron-core {version}'s source (its wheel, hash-checked) "
-        f"into {dest}, once: the offline check reads it",
-        file=sys.stderr,
-    )
+    print(f"patchcarry: fetching megatron-core {version}'s source (its wheel, hash-checked) "
+          f"into {dest}, once: the offline check reads it",
+          file=sys.stderr)  # fmt: skip
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".fetch-", dir=dest.parent) as tmp:
         wheel = _download(Path(tmp) / "wheel", version)
