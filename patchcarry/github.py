@@ -52,10 +52,8 @@ API_VERSION = "2022-11-28"
 CLASSIC, FINE_GRAINED, OAUTH, APP_USER, ACTIONS = (
     "classic", "fine-grained", "oauth", "github-app", "github-app-installation",
 )  # fmt: skip
-_PREFIXES = (
-    ("github_pat_", FINE_GRAINED), ("ghp_", CLASSIC), ("gho_", OAUTH),
-    ("ghu_", APP_USER), ("ghs_", ACTIONS),
-)  # fmt: skip
+_PREFIXES = (("github_pat_", FINE_GRAINED), ("ghp_", CLASSIC), ("gho_", OAUTH),
+             ("ghu_", APP_USER), ("ghs_", ACTIONS))  # fmt: skip
 
 
 def token_kind(token: str | None) -> str | None:

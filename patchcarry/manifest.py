@@ -436,17 +436,13 @@ def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any], line: int 
         len(fix_names),
         tuple(allowed),
         {k: text[k] for k in ("name", "title", "upstream", "base_branch", "base_commit", "fork")}
-        | dict(
-            head_branch=text["head_branch"],
-            include_tests=True if include_tests is None else include_tests,
-            supersedes=supersedes,
-            pr=PullNumber(pr) if pr is not None else None,
-            offline=text["offline"] or None,
-            measure=measure,
-            landed=_landed(where, label, raw.get("landed")),
-            maintainer_can_modify=maintainer_edits,
-        ),
-    )
+        | dict(head_branch=text["head_branch"],
+               include_tests=True if include_tests is None else include_tests,
+               supersedes=supersedes, pr=PullNumber(pr) if pr is not None else None,
+               offline=text["offline"] or None, measure=measure,
+               landed=_landed(where, label, raw.get("landed")),
+               maintainer_can_modify=maintainer_edits),
+    )  # fmt: skip
 
 
 _PARSED: dict[tuple[Path, bytes], Patch] = {}  # (file, its sha256) -> the patch read from it

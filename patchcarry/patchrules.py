@@ -36,12 +36,10 @@ _SAFE_MODES = ("100644", "100755")
 _WORKFLOWS = (".github/workflows/**",)
 # What else upstream's CI, forge or git runs or obeys (composite actions, CODEOWNERS,
 # attributes, submodules, other CIs): refused as workflow files are, ignoring case.
-_CI_FILES = (
-    ".github/**", "codeowners", "docs/codeowners",
-    ".gitattributes", "**/.gitattributes", ".gitmodules", "**/.gitmodules",
-    ".gitlab/**", ".gitlab-ci.yml", ".circleci/**", ".buildkite/**", ".travis.yml",
-    "jenkinsfile", "azure-pipelines.yml",
-)  # fmt: skip
+_CI_FILES = (".github/**", "codeowners", "docs/codeowners",
+             ".gitattributes", "**/.gitattributes", ".gitmodules", "**/.gitmodules",
+             ".gitlab/**", ".gitlab-ci.yml", ".circleci/**", ".buildkite/**", ".travis.yml",
+             "jenkinsfile", "azure-pipelines.yml")  # fmt: skip
 
 # Files other tools upstream's maintainers run obey, which a repository may keep on purpose:
 # carried only when the entry's own `paths` names the file itself (`named_only`), never a glob.
@@ -138,10 +136,8 @@ def utf8(data: bytes, name: str, what: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise BadInputError(
-            f"{name}: {what} is not UTF-8 (byte {exc.start}; Latin-1?): "
-            "re-export it with git format-patch"
-        ) from None
+        raise BadInputError(f"{name}: {what} is not UTF-8 (byte {exc.start}; Latin-1?): "
+                            "re-export it with git format-patch") from None  # fmt: skip
 
 
 def check_identity(author_name: str, email: str, name: str) -> None:

@@ -25,12 +25,10 @@ def _iteration(raw: dict[str, Any]) -> dict[str, Any]:
     return {
         "index": raw["index"],
         "sites": grouped,
-        "unattributed": {
-            "count": len(unattributed),
-            "bytes": sum(u["bytes"] for u in unattributed),
-            "tensors": unattributed[:50],
-        },
-    }
+        "unattributed": {"count": len(unattributed),
+                         "bytes": sum(u["bytes"] for u in unattributed),
+                         "tensors": unattributed[:50]},
+    }  # fmt: skip
 
 
 def _config(raw: dict[str, Any]) -> dict[str, Any]:
@@ -56,16 +54,13 @@ def build(request: Request, results: Sequence[VariantResult], *,
         "cpu_standins": children[0]["cpu_standins"] if children else [],
         "instrumented": children[0]["instrumented"] if children else [],
         "variants": [
-            {
-                "name": r.variant.name,
-                "sources": list(r.variant.sources),
-                "status": "skipped" if r.child is None else "audited",
-                "skip_reason": r.variant.skip_reason,
-                "configs": [_config(c) for c in r.child["configs"]] if r.child else [],
-            }
+            {"name": r.variant.name, "sources": list(r.variant.sources),
+             "status": "skipped" if r.child is None else "audited",
+             "skip_reason": r.variant.skip_reason,
+             "configs": [_config(c) for c in r.child["configs"]] if r.child else []}
             for r in results
         ],
-    }
+    }  # fmt: skip
     validate(doc)
     return doc
 

@@ -85,14 +85,9 @@ def group(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     for record in records:
         entry = sites.setdefault(
             record["site"],
-            {
-                "site": record["site"],
-                "bytes": 0,
-                "count": 0,
-                "origins": [],
-                "example": record["path"],
-            },
-        )
+            {"site": record["site"], "bytes": 0, "count": 0, "origins": [],
+             "example": record["path"]},
+        )  # fmt: skip
         entry["bytes"] += record["bytes"]
         entry["count"] += 1
         if record.get("origin") and record["origin"] not in entry["origins"]:

@@ -170,12 +170,10 @@ def read_push(code: int, output: str) -> Pushed:
                 atomic="atomic" in (why or ""),
             ))  # fmt: skip
     low, refused = output.lower(), code != 0
-    return Pushed(
-        not refused, tuple(refs), tuple(_REMOTE.findall(output)),
-        output.splitlines()[-1] if output else "no output",
-        refused and "shallow update not allowed" in low,
-        refused and ("not found" in low or "could not read" in low),
-    )  # fmt: skip
+    return Pushed(not refused, tuple(refs), tuple(_REMOTE.findall(output)),
+                  output.splitlines()[-1] if output else "no output",
+                  refused and "shallow update not allowed" in low,
+                  refused and ("not found" in low or "could not read" in low))  # fmt: skip
 
 
 def push_refs_with_lease(url: str, updates: list[tuple[str, str, str | None]], *,

@@ -73,10 +73,8 @@ def _bounded(
             verb = next((a for a in args if not a.startswith("-") and "=" not in a), "")
             where = (f"git {verb} in {ascii(str(cwd))[1:-1]} (fetching what it lacks from "
                      f"{_promisor_hosts(cwd)})")  # fmt: skip
-        raise NetworkError(
-            f"{where}: {exc.what}, more than any real answer needs; stopped. "
-            "Check the URL and the network, then re-run"
-        ) from None
+        raise NetworkError(f"{where}: {exc.what}, more than any real answer needs; stopped. "
+                           "Check the URL and the network, then re-run") from None  # fmt: skip
 
 
 class ObjectStoreGrowth:

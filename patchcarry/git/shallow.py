@@ -62,10 +62,8 @@ def _present(commits: set[str], *, cwd: Path) -> set[str]:
     """Which of `commits` are here, asked without a lazy fetch (`--missing=allow-any`)."""
     if not commits:
         return set()
-    _, out, _ = git(
-        "rev-list", "--missing=allow-any", "--ignore-missing", "--no-walk", "--stdin",
-        cwd=cwd, stdin="".join(f"{c}\n" for c in sorted(commits)),
-    )  # fmt: skip
+    _, out, _ = git("rev-list", "--missing=allow-any", "--ignore-missing", "--no-walk", "--stdin",
+                    cwd=cwd, stdin="".join(f"{c}\n" for c in sorted(commits)))  # fmt: skip
     return set(out.split())
 
 

@@ -184,10 +184,8 @@ def pr_range_diff(old: str, new: str, upstream: str, *, cwd: Path) -> tuple[str,
     old_base, new_base = merge_base(old, upstream, cwd=cwd), merge_base(new, upstream, cwd=cwd)
     if old_base is None or new_base is None:
         return None
-    _, out, _ = git(
-        *credential_args(), "range-diff", "--no-color", f"{old_base}..{old}",
-        f"{new_base}..{new}", cwd=cwd,
-    )  # fmt: skip
+    _, out, _ = git(*credential_args(), "range-diff", "--no-color", f"{old_base}..{old}",
+                    f"{new_base}..{new}", cwd=cwd)  # fmt: skip
     shown = [out.rstrip()]
     for sha in _ADDED_RE.findall(out):
         _, commit, _ = git(

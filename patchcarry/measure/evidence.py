@@ -49,20 +49,16 @@ def _variant(result: VariantResult, run_index: int, shape: model.Shape) -> dict[
     out.update(
         parameter_bytes=run["parameter_bytes"],
         iterations=run["iterations"],
-        retained={
-            "detached_grad_bytes": last["detached_grad_bytes"],
-            "detached_input_bytes": last["detached_input_bytes"],
-            "detached_total": last["detached_grad_bytes"] + last["detached_input_bytes"],
-            "live_tensor_bytes": last["live_tensor_bytes"],
-            "allocated_floor_bytes": cuda["allocated_floor_bytes"] if cuda else None,
-        },
-        predicted={
-            **dataclasses.asdict(prediction),
-            "detached_total": prediction.detached_total,
-            "total": prediction.total,
-        },
+        retained={"detached_grad_bytes": last["detached_grad_bytes"],
+                  "detached_input_bytes": last["detached_input_bytes"],
+                  "detached_total": last["detached_grad_bytes"] + last["detached_input_bytes"],
+                  "live_tensor_bytes": last["live_tensor_bytes"],
+                  "allocated_floor_bytes": cuda["allocated_floor_bytes"] if cuda else None},
+        predicted={**dataclasses.asdict(prediction),
+                   "detached_total": prediction.detached_total,
+                   "total": prediction.total},
         step_time_median_s=_median_step(run["iterations"]),
-    )
+    )  # fmt: skip
     return out
 
 
@@ -123,23 +119,16 @@ def build(
         "torch_compile": request.device == "cuda" or request.torch_compile,
         "seed_config": seed_config,
         "tree": tree,
-        "versions": {
-            "python": platform.python_version(),
-            "torch": first["torch_version"],
-            "patchcarry": __version__,
-            "megatron": tree["label"],
-        },
-        "hardware": {
-            "device": request.device,
-            "cpu_model": cpu_model(),
-            "cpu_count": os.cpu_count() or 0,
-            "gpu": first["cuda_device"],
-            "platform": platform.platform(),
-        },
+        "versions": {"python": platform.python_version(),
+                     "torch": first["torch_version"], "patchcarry": __version__,
+                     "megatron": tree["label"]},
+        "hardware": {"device": request.device, "cpu_model": cpu_model(),
+                     "cpu_count": os.cpu_count() or 0, "gpu": first["cuda_device"],
+                     "platform": platform.platform()},
         "cpu_standins": first["cpu_standins"],
         "runs": runs,
         "extrapolation": model.pr_extrapolation(),
-    }
+    }  # fmt: skip
 
 
 def validate(doc: dict[str, Any]) -> None:

@@ -80,13 +80,11 @@ def plan(out: Path, *, dry_run: bool, gpu_count: int, gpu_gib: int,
         tiny = ("--device", "cpu", "--dtype", "bf16", "--seq", "32", "--name", "hc-gpt-cpu-dry")
         no_loop = "the training loop needs CUDA (dry run on CPU)"
         dry = (*measure, *tiny, "--iterations", "2", "--require-predicted", "0.05")
-        return [
-            *side_by_side,
-            Step("seed-harness", "seed configuration, this harness (CPU dry run)", dry),
-        ], [
+        return [*side_by_side,
+                Step("seed-harness", "seed configuration, this harness (CPU dry run)", dry)], [
             Step("seed-loop", "seed configuration, upstream's training loop", (), no_loop),
             Step("big-loop", "9 layers, seq 16384, upstream's training loop", (), no_loop),
-        ]
+        ]  # fmt: skip
     # This harness draws no speed figure (the floor is per process), so it runs beside the
     # tests; the training loop's step-time ratio needs the GPU to itself.
     seed = (*measure, "--device", "cuda", "--seed-config", "--iterations", "4", "--snapshot")

@@ -315,10 +315,8 @@ def render_file(path: Path, variant: str, siblings: Mapping[str, str] | None = N
         return Impact(f"{gpu_sentence(doc, variant)}\n\n{table.strip()}",
                       (Source(where, link, out_to_temp(doc["command"]), home=home),))  # fmt: skip
     doc = evidence.load(path)
-    source = Source(
-        f"counted on {doc['device'].upper()}", link, out_to_temp(doc.get("command")),
-        expected_rows(doc) if doc["device"] == "cpu" else "", home,
-    )  # fmt: skip
+    source = Source(f"counted on {doc['device'].upper()}", link, out_to_temp(doc.get("command")),
+                    expected_rows(doc) if doc["device"] == "cpu" else "", home)  # fmt: skip
     if doc["device"] == "cuda":
         return Impact(str(evidence.render_markdown_table(doc)).strip(), (source,))
     pair = pair_paragraph(doc, variant, siblings or {}, tested=tested)

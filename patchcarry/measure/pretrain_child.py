@@ -28,14 +28,11 @@ def read_every_step(training: Any, steps: list[dict[str, Any]], cuda: Any,
         result = original(*args, **kwargs)
         cuda.synchronize()
         steps.append(
-            {
-                "index": len(steps),
-                "step_time_s": clock() - start,
-                "allocated_floor_bytes": int(cuda.memory_allocated()),
-                "peak_bytes": int(cuda.max_memory_allocated()),
-                "reserved_bytes": int(cuda.memory_reserved()),
-            }
-        )
+            {"index": len(steps), "step_time_s": clock() - start,
+             "allocated_floor_bytes": int(cuda.memory_allocated()),
+             "peak_bytes": int(cuda.max_memory_allocated()),
+             "reserved_bytes": int(cuda.memory_reserved())}
+        )  # fmt: skip
         return result
 
     training.train_step = train_step

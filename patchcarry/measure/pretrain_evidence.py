@@ -85,15 +85,12 @@ def build(
         "pretrain_script": "pretrain_gpt.py (upstream's, unchanged)",
         "pretrain_argv": pretrain_argv,
         "tree": tree,
-        "versions": {
-            "python": platform.python_version(),
-            "torch": measured[0]["torch_version"],
-            "patchcarry": __version__,
-            "megatron": tree["label"],
-        },
+        "versions": {"python": platform.python_version(),
+                     "torch": measured[0]["torch_version"], "patchcarry": __version__,
+                     "megatron": tree["label"]},
         "hardware": {"gpu": measured[0]["cuda_device"], "platform": platform.platform()},
         "variants": variants,
-    }
+    }  # fmt: skip
 
 
 def is_pretrain(doc: Any) -> bool:

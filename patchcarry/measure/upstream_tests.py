@@ -105,16 +105,11 @@ def run_group(
     env.update(PYTHONPATH=os.pathsep.join([str(tree), str(PACKAGE_PARENT)]),
                MASTER_ADDR="localhost", MASTER_PORT=str(free_loopback_port()))  # fmt: skip
     launcher = (
-        [
-            *proc.PYTHON,
-            "-m",
-            "torch.distributed.run",
-            f"--nproc-per-node={nproc}",
-            f"--master-port={env['MASTER_PORT']}",
-        ]
+        [*proc.PYTHON, "-m", "torch.distributed.run", f"--nproc-per-node={nproc}",
+         f"--master-port={env['MASTER_PORT']}"]
         if torchrun
         else [*proc.PYTHON]
-    )
+    )  # fmt: skip
     if not torchrun:
         env.update(WORLD_SIZE="1", RANK="0", LOCAL_RANK="0")
     args = [*launcher, "-m", "pytest", "-p", "patchcarry.runtime.pytest_standins", "--noconftest",
@@ -189,14 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     (out / "upstream-tests.md").write_text(table)
     (out / "upstream-tests.json").write_text(
         json.dumps(
-            {
-                "runs": recorded,
-                "carried_tests": sorted(carried),
-                "regressions": verdict.regressions,
-            },
+            {"runs": recorded, "carried_tests": sorted(carried),
+             "regressions": verdict.regressions},
             indent=1,
         )
-    )
+    )  # fmt: skip
     print(table)
     print(unit_verdict.render(verdict))
     return 0 if verdict.ok else 1

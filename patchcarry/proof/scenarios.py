@@ -149,14 +149,11 @@ def retained(tracker: DetachedInputTracker) -> dict[str, Any]:
         "input_bytes": tracker.input_bytes(),
         "grad_bytes": tracker.grad_bytes(),
         "live_grads": [
-            {
-                "shape": list(g.shape),
-                "dtype": str(g.dtype).removeprefix("torch."),
-                "bytes": tensor_bytes(g),
-            }
+            {"shape": list(g.shape), "dtype": str(g.dtype).removeprefix("torch."),
+             "bytes": tensor_bytes(g)}
             for g in grads
         ],
-    }
+    }  # fmt: skip
 
 
 def run_scenario(
@@ -176,14 +173,11 @@ def run_scenario(
             side_seen = model.first_block.side_seen  # its last call was the recompute
             reference = model.step(SEED + 100 * i, None)
             records.append(
-                {
-                    "retained": after_backward,
-                    "input_shape_after_forward": saved_shape,
-                    "side_in_recompute": side_seen,
-                    "grads": {k: digest(v) for k, v in grads.items()},
-                    "reference_grads": {k: digest(v) for k, v in reference.items()},
-                }
-            )
+                {"retained": after_backward, "input_shape_after_forward": saved_shape,
+                 "side_in_recompute": side_seen,
+                 "grads": {k: digest(v) for k, v in grads.items()},
+                 "reference_grads": {k: digest(v) for k, v in reference.items()}}
+            )  # fmt: skip
             del grads, reference
         return {"iterations": records, "error": None}
     except Exception:  # reported to the parent, which fails the test with it

@@ -63,12 +63,10 @@ def run_tp2(
     results = ctx.Queue()
     port = free_loopback_port()
     procs = [
-        ctx.Process(
-            target=_rank_main,
-            args=(rank, port, random_module, tracker, scenarios, iterations, results),
-        )
+        ctx.Process(target=_rank_main,
+                    args=(rank, port, random_module, tracker, scenarios, iterations, results))
         for rank in range(WORLD_SIZE)
-    ]
+    ]  # fmt: skip
     for proc in procs:
         proc.start()
     merged: dict[str, Any] = {}

@@ -142,11 +142,9 @@ def _push(plan: Plan, seen: Observed, built: Built, today: str) -> tuple[Plan, R
         facts.append(Outlook(f"after the push: the new head needs {ok_to_test(target)}"))
         if seen.vetting is not None and seen.vetting.vets(seen.live):
             facts.append(f"this {decided.kind} throws away the vetting of {live or ''}"[:200])
-    push = Push(
-        target, built.push_from, live, decided.published,
-        seen.publishers.get(entry.name), decided.kind, built.workflow,
-        ci_gate=seen.ci_gate is not False,
-    )  # fmt: skip
+    push = Push(target, built.push_from, live, decided.published,
+                seen.publishers.get(entry.name), decided.kind, built.workflow,
+                ci_gate=seen.ci_gate is not False)  # fmt: skip
     return dataclasses.replace(_add(plan, facts=facts, writes=[write]), push=push), revision
 
 

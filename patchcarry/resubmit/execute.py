@@ -139,10 +139,8 @@ def execute(ctx: Context, plan: Plan) -> Record:
             clone_url=str(status.clone_url), old=step.live, new=step.target, kind=step.kind,
             ci_gate=step.ci_gate,
         )  # fmt: skip
-    cross_links(
-        ctx.gh, entry, plan.links, plan.superseded, done, login=ctx.login, pr=number,
-        url=url or "", fork=status.full_name,
-    )  # fmt: skip
+    cross_links(ctx.gh, entry, plan.links, plan.superseded, done, login=ctx.login, pr=number,
+                url=url or "", fork=status.full_name)  # fmt: skip
     return _record(ctx, plan, done, number, url, created)
 
 
@@ -269,10 +267,8 @@ def _found_after_create(gh: Forge, entry: Entry, pull: PullWrite, head: str, exc
         if candidate.head_label == head:
             found = candidate
     if found is None and isinstance(exc, TransientError):
-        raise GitHubError(
-            f"{exc}; the PR may have been created even so (GitHub's list can lag): "
-            "a re-run finds it and does not open a second one"
-        ) from None
+        raise GitHubError(f"{exc}; the PR may have been created even so (GitHub's list can lag): "
+                          "a re-run finds it and does not open a second one") from None  # fmt: skip
     if found is None:
         raise exc
     ownership.refuse_stranger(found, login)  # a stranger's PR on our branch is not ours

@@ -172,13 +172,11 @@ def judge_rules(
     if "required_linear_history" in kinds:
         verdicts["linear history"] = "satisfied by the tool's commits (it writes no merges)"
     judged = {"required_status_checks", "required_signatures", "required_linear_history"}
-    return {
-        "branch": branch, "required_status_checks": list(dict.fromkeys(checks)),
-        "required_signatures": "required_signatures" in kinds,
-        "required_linear_history": "required_linear_history" in kinds,
-        "other": sorted(kinds - judged), "verdicts": verdicts, "readable": readable,
-        "classic": classic, "protected": protected,
-    }  # fmt: skip
+    return {"branch": branch, "required_status_checks": list(dict.fromkeys(checks)),
+            "required_signatures": "required_signatures" in kinds,
+            "required_linear_history": "required_linear_history" in kinds,
+            "other": sorted(kinds - judged), "verdicts": verdicts, "readable": readable,
+            "classic": classic, "protected": protected}  # fmt: skip
 
 
 def rule_lines(judged: RulesJudged) -> list[str]:

@@ -134,10 +134,8 @@ def observe_run(entries: list[Entry], opts: Options, gh: Forge, reads: Reads, *,
     gates = {u: ci_gate.uses_copy_pr_bot(cache, tip) for u, tip in tips.items()}
     own = inert.own_emails(user) if user is not None else None
     found = for_entries(entries, opts.evidence, opts.manifest_path, carries_unit_tests)
-    return RunFacts(
-        token is not None, login, gh.token_kind, gh.scopes, url, today(), report, cache,
-        classes, defaults, templates, own, gates, found,
-    )  # fmt: skip
+    return RunFacts(token is not None, login, gh.token_kind, gh.scopes, url, today(), report, cache,
+                    classes, defaults, templates, own, gates, found)  # fmt: skip
 
 
 # GitHub's documentation: a token not authorized for an organisation that enforces SAML SSO
