@@ -130,13 +130,9 @@ def _same_url(answered: str, own: str) -> bool:
     except ValueError:
         return False
     return (
-        ports
-        and there.scheme == here.scheme
-        and there.netloc.lower() == here.netloc.lower()
-        and there.path.lower() == here.path.lower()
-        and not there.query
-        and not there.fragment
-    )
+        ports and there.scheme == here.scheme and there.netloc.lower() == here.netloc.lower()
+        and there.path.lower() == here.path.lower() and not there.query and not there.fragment
+    )  # fmt: skip
 
 
 def shown(value: object) -> str:

@@ -260,11 +260,8 @@ class _DecodingTransport(httpx2.HTTPTransport):
                 f"{host}: the answer is sent as {ascii(said)[1:-1][:60]}, an encoding this tool "
                 "does not ask for or decode; check GH_HOST"
             )
-        headers = [
-            (key, value)
-            for key, value in response.headers.raw
-            if key.lower() not in (b"content-encoding", b"content-length")
-        ]
+        headers = [(key, value) for key, value in response.headers.raw
+                   if key.lower() not in (b"content-encoding", b"content-length")]  # fmt: skip
         assert isinstance(response.stream, httpx2.SyncByteStream)
         return httpx2.Response(response.status_code, headers=headers,
                                stream=_DecodedStream(response.stream, codings, host),

@@ -383,10 +383,9 @@ def _check_paths(where: str, label: str, patch: Patch, allowed: list[str]) -> No
     refused = patchrules.outside(patch.files, allowed)
     if refused:
         raise _bad(
-            where,
-            f"{label}: {patch.name} touches {', '.join(refused)}, outside the entry's "
+            where, f"{label}: {patch.name} touches {', '.join(refused)}, outside the entry's "
             f"paths ({', '.join(allowed)}); add it to the entry's `paths` if it belongs upstream",
-        )
+        )  # fmt: skip
 
 
 def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any], line: int | None,
@@ -528,21 +527,16 @@ def _unique_branches(path: Path, entries: Sequence[_Publishes]) -> None:
         other = branch_owner(entries[:n], entry.fork, entry.head_branch)
         if other is not None:
             raise _bad(
-                path,
-                f"entries {other.name!r} and {entry.name!r} both publish from "
+                path, f"entries {other.name!r} and {entry.name!r} both publish from "
                 f"{entry.fork}:{entry.head_branch}; give one of them its own head_branch",
-            )
-        same_pr = [
-            e.name
-            for e in entries[:n]
-            if entry.pr and (e.upstream, e.pr) == (entry.upstream, entry.pr)
-        ]
+            )  # fmt: skip
+        same_pr = [e.name for e in entries[:n]
+                   if entry.pr and (e.upstream, e.pr) == (entry.upstream, entry.pr)]  # fmt: skip
         if same_pr:
             raise _bad(
-                path,
-                f"entries {same_pr[0]!r} and {entry.name!r} both record pr = {entry.pr}; "
+                path, f"entries {same_pr[0]!r} and {entry.name!r} both record pr = {entry.pr}; "
                 "a PR belongs to one entry: fix the `pr` of the one it does not belong to",
-            )
+            )  # fmt: skip
 
 
 def load(path: Path = DEFAULT_MANIFEST, *, text: str | None = None,

@@ -172,12 +172,8 @@ def check(
     values = list(signoffs)
     if not any(signed_off_by(value, [who], [email]) for value in values):
         near = [v for v in values if f"<{email.lower()}>" in v.lower()]
-        why = (
-            f"; {near[0]!r} has the email but another name (upstream's DCO App wants the "
-            "author's name and email)"
-            if near
-            else ""
-        )
+        why = (f"; {near[0]!r} has the email but another name (upstream's DCO App wants the "
+               "author's name and email)" if near else "")  # fmt: skip
         raise BadInputError(
             f"{name}: no `Signed-off-by:` from its author {author}{why} "
             "(upstream requires the DCO): git commit --amend -s, then re-export it"

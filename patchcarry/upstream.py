@@ -114,10 +114,9 @@ def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: st
     have = git.refs_under(git.OWN_REFS, cwd=repo)  # our refs already here: {refname: sha}
     cut = git.shallow_commits(cwd=repo) if depth > 1 else set()
     refspecs = [
-        f"+{sha}:{ref}"
-        for ref, sha in wants.items()
+        f"+{sha}:{ref}" for ref, sha in wants.items()
         if have.get(ref) != sha or (cut and cut & set(git.newest(sha, depth - 1, cwd=repo)))
-    ]
+    ]  # fmt: skip
     if not refspecs:
         return
     progress.say(f"fetching {what} from {fetched.upstream} (blob-less, depth {depth}) ...")

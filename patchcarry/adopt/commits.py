@@ -66,7 +66,5 @@ def own_commits(history: PullHistory) -> Series:
 
 def write_patches(history: PullHistory, series: Series, out_dir: Path, first: int) -> list[Path]:
     """`git format-patch` each commit of `series` into `out_dir`, numbered from `first`."""
-    return [
-        git.format_patch(c.sha, number=first + i, out_dir=out_dir, cwd=history.repo)
-        for i, c in enumerate(series.commits)
-    ]
+    return [git.format_patch(c.sha, number=first + i, out_dir=out_dir, cwd=history.repo)
+            for i, c in enumerate(series.commits)]  # fmt: skip

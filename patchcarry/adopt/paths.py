@@ -37,13 +37,8 @@ def is_test_file(path: str) -> bool:
     """A test by test runners' conventions: under a test directory, or `test_*`, `*_test.*`, ..."""
     *dirs, name = path.split("/")
     stem = name.split(".", 1)[0]
-    return (
-        any(d.lower() in _TEST_DIRS for d in dirs)
-        or stem.startswith("test_")
-        or stem.endswith("_test")
-        or ".test." in name
-        or ".spec." in name
-    )
+    return (any(d.lower() in _TEST_DIRS for d in dirs) or stem.startswith("test_")
+            or stem.endswith("_test") or ".test." in name or ".spec." in name)  # fmt: skip
 
 
 def tests_only(files: Iterable[str]) -> bool:

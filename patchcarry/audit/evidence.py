@@ -137,10 +137,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
             "|---|---|" + "---|" * len(names) + "---|"]  # fmt: skip
     order = list(dict.fromkeys(c["name"] for v in audited for c in v["configs"]))
     for config_name in order:
-        per_variant = {
-            v["name"]: next((c for c in v["configs"] if c["name"] == config_name), None)
-            for v in audited
-        }
+        per_variant = {v["name"]: next((c for c in v["configs"] if c["name"] == config_name), None)
+                       for v in audited}  # fmt: skip
         errors = {c["error"] for c in per_variant.values() if c is not None and c["error"]}
         if errors:
             error = sorted(errors)[0].replace("|", "/")[:140]

@@ -138,11 +138,8 @@ class BranchHistory:
                             cwd=self.repo)  # fmt: skip
             self._sides[merge.sha] = _commits(rows)[::-1]
         wanted, after = set(paths), self.after(base)
-        return [
-            c
-            for c in self._sides[merge.sha]
-            if c.sha in after and (c.files & wanted or c.sha in self.shallow)
-        ]
+        return [c for c in self._sides[merge.sha]
+                if c.sha in after and (c.files & wanted or c.sha in self.shallow)]  # fmt: skip
 
     def boundary(self) -> Commit | None:
         """The first-parent history's oldest commit here when git's shallow file cut it inside
@@ -156,12 +153,10 @@ class BranchHistory:
             history = self.first_parent()
             end = history[0] if history else None
             cut = (
-                end is not None
-                and end.sha in self.shallow
-                and self.cutoff is not None
+                end is not None and end.sha in self.shallow and self.cutoff is not None
                 and end.time >= self.cutoff
                 and (self.deepened > 0 or len(git.stored_parents(end.sha, cwd=self.repo)) > 1)
-            )
+            )  # fmt: skip
             self._boundary = (end if cut else None,)
         return self._boundary[0]
 

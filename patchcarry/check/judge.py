@@ -245,12 +245,9 @@ def identity(
         return Identity(number, head, merge, parent, "different", False, differ, files)
     theirs = dict(git.diff_files(parent, head, files, cwd=repo))
     differ = sorted(
-        path
-        for path in set(ours) | set(theirs)
-        if path not in ours
-        or path not in theirs
+        path for path in set(ours) | set(theirs) if path not in ours or path not in theirs
         or git.patch_id(ours[path], cwd=repo) != git.patch_id(theirs[path], cwd=repo)
-    )
+    )  # fmt: skip
     comments_only = all(
         path in ours and path in theirs and same_code(path, ours[path], theirs[path])
         for path in differ

@@ -119,10 +119,8 @@ def _entry_lines(e: EntryResult, widths: tuple[int, int] = (22, 20)) -> list[str
     for i in e.identity or []:
         lines.append(f"{'':<2}identity  {_identity_line(i)}")
     if e.landing is not None:
-        lines += [
-            f"{'':<2}{'landing' if n == 0 else '':<10}{t}"
-            for n, t in enumerate(landing_lines(e.landing))
-        ]
+        lines += [f"{'':<2}{'landing' if n == 0 else '':<10}{t}"
+                  for n, t in enumerate(landing_lines(e.landing))]  # fmt: skip
     if e.not_checked:
         lines.append(f"{'':<2}not checked: {', '.join(e.not_checked)}")
     return lines

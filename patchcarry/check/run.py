@@ -83,11 +83,8 @@ def _identity(repo: Path, entry: Entry, number: int, head: str, tip: str) -> Ide
     bases, untold = _left_base(repo, entry, head, tip)
     verdicts: list[Identity] = []
     for patches in candidates:
-        files = (
-            judge.patch_files(patches[0])
-            if len(patches) == 1
-            else series.series_files(repo, entry.base_commit, patches)
-        )
+        files = (judge.patch_files(patches[0]) if len(patches) == 1
+                 else series.series_files(repo, entry.base_commit, patches))  # fmt: skip
         if files is None and verdicts:  # fixes and tests do not apply together: judged already
             continue
         ours = files if files is not None else judge.patch_files(entry.fix)

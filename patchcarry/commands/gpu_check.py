@@ -34,11 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="check this command on CPU: tiny shape, GPU tests skip, no torchrun",
     )  # fmt: skip
     parser.add_argument(
-        "--steps",
-        metavar="KEY,…",
+        "--steps", metavar="KEY,…",
         help="run only these steps (the others are listed as not selected): "
         "gpu-tests, unit-tests, audit, seed-harness, seed-loop, big-loop (default: all)",
-    )
+    )  # fmt: skip
     argtypes.add_upstream(parser, DEFAULT_UPSTREAM, "without MEGATRON_SRC; default %(default)s")
 
 

@@ -38,12 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fork", metavar="OWNER/NAME", type=argtypes.repo,
                         help="every entry's fork (the PR's head repository)")  # fmt: skip
     parser.add_argument(
-        "--maintainer-edits",
-        action=argparse.BooleanOptionalAction,
-        default=None,
+        "--maintainer-edits", action=argparse.BooleanOptionalAction, default=None,
         help='"Allow edits by maintainers", which grants "edits and access to secrets by '
         "maintainers\" (default: the entry's maintainer_can_modify, else off)",
-    )
+    )  # fmt: skip
     parser.add_argument(
         "--evidence", type=Path, metavar="PATH",
         help="evidence JSON from `measure`: its numbers go in the PR body",

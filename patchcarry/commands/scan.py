@@ -38,11 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--include-resubmitted", action="store_true",
                         help="also list the ones already re-submitted")  # fmt: skip
     parser.add_argument(
-        "--all",
-        action="store_true",
+        "--all", action="store_true",
         help="your closed, unmerged PRs on every repository, each with its `adopt` command "
         "when it was closed by fork detachment and is not carried yet",
-    )
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="one JSON object per PR per line")
     argtypes.add_manifest(parser)
 
@@ -120,11 +119,8 @@ def _run_all(args: argparse.Namespace) -> int:
     from patchcarry.scan import scan_all
 
     _, entries = existing(args.manifest)
-    carried = {
-        (e.upstream.lower(), int(n)): f"manifest entry {e.name}"
-        for e in entries
-        for n in e.supersedes
-    }
+    carried = {(e.upstream.lower(), int(n)): f"manifest entry {e.name}" for e in entries
+               for n in e.supersedes}  # fmt: skip
     gh, login, author = _whose(args.author)
     adopt = _adopt_command(args.manifest)
     found = scan_all(gh, author, carried, {e.name for e in entries}, trusted=login,
@@ -160,17 +156,11 @@ def run(args: argparse.Namespace) -> int:
     if args.all:
         return _run_all(args)
     loaded = manifest.load(args.manifest)
-    upstream = (
-        manifest.check_repo(args.upstream_repo, "--upstream-repo")
-        if args.upstream_repo
-        else loaded.entries[0].upstream
-    )
-    known: dict[int, tuple[str, int | None]] = {
-        int(n): (e.name, e.pr)
-        for e in loaded.entries
-        if e.upstream.lower() == upstream.lower()
-        for n in e.supersedes
-    }
+    upstream = (manifest.check_repo(args.upstream_repo, "--upstream-repo") if args.upstream_repo
+                else loaded.entries[0].upstream)  # fmt: skip
+    known: dict[int, tuple[str, int | None]] = {int(n): (e.name, e.pr) for e in loaded.entries
+                                                if e.upstream.lower() == upstream.lower()
+                                                for n in e.supersedes}  # fmt: skip
     gh, login, author = _whose(args.author)
     found = scan(gh, upstream, author, known, trusted=login)
     pending = [f for f in found if f.resubmitted_by is None]

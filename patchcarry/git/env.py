@@ -73,11 +73,8 @@ _LOOPBACK = "localhost,127.0.0.1,::1,127.0.0.0/8"
 def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """This environment without GIT_* or a token, no user/system config or hooks, C locale."""
     require_isolating_git()
-    env = {
-        k: v
-        for k, v in proc.environment().items()
-        if not k.startswith("GIT_") or k in _GIT_ENV_KEEP
-    }
+    env = {k: v for k, v in proc.environment().items()
+           if not k.startswith("GIT_") or k in _GIT_ENV_KEEP}  # fmt: skip
     env.update(ISOLATED)
     env["GIT_TERMINAL_PROMPT"] = "0"
     # loopback is never reached through a proxy, whatever the proxy settings (git hands

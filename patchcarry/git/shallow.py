@@ -50,11 +50,8 @@ def _parents(commits: set[str], *, cwd: Path) -> dict[str, list[str]]:
         header = out[end + 1 : end + 1 + size].split(b"\n\n", 1)[0]
         at = end + 1 + size + (1 if rest else 0)
         if kind == "commit":
-            found[sha] = [
-                line.removeprefix(b"parent ").decode()
-                for line in header.split(b"\n")
-                if line.startswith(b"parent ")
-            ]
+            found[sha] = [line.removeprefix(b"parent ").decode() for line in header.split(b"\n")
+                          if line.startswith(b"parent ")]  # fmt: skip
     return found
 
 

@@ -88,11 +88,8 @@ def _compare_with_unpatched(variants: list[dict[str, Any]]) -> None:
             if base
             else None
         )
-        v["step_time_ratio"] = (
-            v["step_time_median_s"] / base["step_time_median_s"]
-            if base and base["step_time_median_s"]
-            else None
-        )
+        v["step_time_ratio"] = (v["step_time_median_s"] / base["step_time_median_s"]
+                                if base and base["step_time_median_s"] else None)  # fmt: skip
 
 
 def build(

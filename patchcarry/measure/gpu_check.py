@@ -42,10 +42,8 @@ def only(steps: Sequence[Step], keys: Sequence[str] | None) -> list[Step]:
     """`steps` with those not in `keys` skipped (None: all run)."""
     if keys is None:
         return list(steps)
-    return [
-        s if s.key in keys else dataclasses.replace(s, skip_reason="not selected (--steps)")
-        for s in steps
-    ]
+    return [s if s.key in keys else dataclasses.replace(s, skip_reason="not selected (--steps)")
+            for s in steps]  # fmt: skip
 
 
 def _gpu_gib() -> int:

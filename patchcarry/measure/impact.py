@@ -213,16 +213,10 @@ def pair_paragraph(doc: dict[str, Any], variant: str, siblings: Mapping[str, str
         "here the retention it clears exists only through the holder that fix removes.",
     ]
     if more == 0:
-        tests = (
-            " The test this PR adds models such a holder: a run function that keeps the "
-            "tensor it is recomputed on past backward."
-            if tested
-            else ""
-        )
-        lines[-1] += (
-            " Its case is defence in depth: it clears the retention whatever keeps the "
-            f"recomputed graph alive.{tests}"
-        )
+        tests = (" The test this PR adds models such a holder: a run function that keeps the "
+                 "tensor it is recomputed on past backward." if tested else "")  # fmt: skip
+        lines[-1] += (" Its case is defence in depth: it clears the retention whatever keeps the "
+                      f"recomputed graph alive.{tests}")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -290,11 +284,8 @@ def out_to_temp(command: str | None) -> str | None:
 def expected_rows(doc: dict[str, Any]) -> str:
     """What `measure` prints that holds the figures: each fix row's freed bytes."""
     run = doc["runs"][-1]
-    rows = [
-        f"`{v['name']}` {human_bytes(v['freed']['live_tensor_bytes'])}"
-        for v in run["variants"]
-        if v["name"] != "unpatched" and v["status"] == "measured"
-    ]
+    rows = [f"`{v['name']}` {human_bytes(v['freed']['live_tensor_bytes'])}" for v in run["variants"]
+            if v["name"] != "unpatched" and v["status"] == "measured"]  # fmt: skip
     same = all(v["grads_identical_to_unpatched"] for v in run["variants"])
     grads = "; `grads = unpatched` reads yes in every row" if same else ""
     return f"the table's live-tensor freed column reads {', '.join(rows)}{grads}."
@@ -388,11 +379,8 @@ def for_entries(
         return f"`{fields['name']}`"
 
     # the other entries' fields only: their patches are not read (a bad one stops its own run)
-    labels = {
-        str(p.fields["measure"]): named(p.fields)
-        for p in manifest.load(manifest_path).pending
-        if p.fields.get("measure")
-    }
+    labels = {str(p.fields["measure"]): named(p.fields)
+              for p in manifest.load(manifest_path).pending if p.fields.get("measure")}  # fmt: skip
     return {
         e.name: measured_impact(
             explicit, manifest_path, e.measure or "fix", entry=e.name,

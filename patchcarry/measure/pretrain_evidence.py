@@ -139,9 +139,7 @@ def render_markdown_table(doc: dict[str, Any], only: Collection[str] = ()) -> st
                     f"| {freed_ratio(freed, predicted)} | {_bytes_spread(v['peak_bytes'])} "
                     f"| {_bytes_spread(v['reserved_bytes'])} | {v['step_time_median_s']:.3f} s "
                     f"| {'–' if ratio is None else f'{ratio:.3f}'} |")  # fmt: skip
-    note = (
-        "Floor: `torch.cuda.memory_allocated()` after the last step; peak: "
-        "`max_memory_allocated()` within a step; reserved: `memory_reserved()`; ranges are "
-        "min – max over the runs. Produced by: `" + doc["command"] + "`."
-    )
+    note = ("Floor: `torch.cuda.memory_allocated()` after the last step; peak: "
+            "`max_memory_allocated()` within a step; reserved: `memory_reserved()`; ranges are "
+            "min – max over the runs. Produced by: `" + doc["command"] + "`.")  # fmt: skip
     return f"{headline(doc)}\n\n" + "\n".join(rows) + f"\n\n{note}\n"

@@ -163,12 +163,8 @@ def run(opts: Options) -> int:
     requested = [v.strip() for v in opts.variants.split(",") if v.strip()]
     plan = variants.plan(loaded, requested, opts.patch)
     if opts.model == "synthetic":
-        plan = [
-            dataclasses.replace(v, skip_reason=v.skip_reason or variants.SYNTHETIC_NO_RESET)
-            if v.name in ("reset", "both")
-            else v
-            for v in plan
-        ]
+        plan = [dataclasses.replace(v, skip_reason=v.skip_reason or variants.SYNTHETIC_NO_RESET)
+                if v.name in ("reset", "both") else v for v in plan]  # fmt: skip
     default_out = Path("evidence") if opts.model == "hc-gpt" else Path("build", "measure")
     out = (opts.out or default_out).resolve()
     stem = opts.name or f"{opts.model}-{opts.device}" + (

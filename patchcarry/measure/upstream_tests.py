@@ -149,11 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m patchcarry.measure.upstream_tests")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument(
-        "--work",
-        type=Path,
-        help="where the two copies go "
+        "--work", type=Path, help="where the two copies go "
         "(default: a new temporary directory; not under --out, an artifact)",
-    )
+    )  # fmt: skip
     parser.add_argument("--nproc", type=int, default=1)
     parser.add_argument("--no-torchrun", dest="torchrun", action="store_false")
     args = parser.parse_args(argv)

@@ -114,11 +114,8 @@ class SyntheticModel(torch.nn.Module):
         self._checkpoint = checkpoint
         torch.manual_seed(seed)
         x = torch.randn(BATCH, HIDDEN, dtype=self.dtype, requires_grad=True)
-        side = (
-            torch.randn(BATCH, HIDDEN, dtype=self.dtype)
-            if self.scenario.side == "no_grad"
-            else None
-        )
+        side = (torch.randn(BATCH, HIDDEN, dtype=self.dtype) if self.scenario.side == "no_grad"
+                else None)  # fmt: skip
         h = self.pre(x)
         args: tuple[Any, ...] = (h,) if self.scenario.side == "absent" else (h, side)
         if checkpoint is None:

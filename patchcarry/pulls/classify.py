@@ -111,10 +111,9 @@ def classify(
 def add_sibling_evidence(classes: Iterable[Classification]) -> None:
     """Note PRs of the same author closed in the same second (typical of a detachment close)."""
     items = [
-        c
-        for c in classes
+        c for c in classes
         if c.closed_at and c.state in (PullState.DETACHED, PullState.AUTHOR, PullState.UNKNOWN)
-    ]
+    ]  # fmt: skip
     for item in items:
         same = sorted(
             {

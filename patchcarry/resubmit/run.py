@@ -78,10 +78,8 @@ def resubmit(
         if dry_run or any(p.action == Action.REFUSED for p in plans):
             return _unwritten(plans, cost, opts, token is not None)
         ctx = execute.Context(gh, opts, facts.login, facts.upstream_url, Cache(facts.cache), say)
-        shown = [
-            execute.execute(ctx, p).shown(cost) if p.executable else p.shown(cost, [])
-            for p in plans
-        ]
+        shown = [execute.execute(ctx, p).shown(cost) if p.executable else p.shown(cost, [])
+                 for p in plans]  # fmt: skip
     total = sum(len(p.writes) for p in shown)
     return Outcome(shown, False, f"DONE: {total} write(s) made.", ExitCode.OK)
 

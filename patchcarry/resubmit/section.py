@@ -40,10 +40,9 @@ def section_id(inner: str) -> str:
 
 # The entry name is escaped where it is used; bodies written before ids existed have none.
 _BEGIN_RE = mark.pattern(
-    "begin",
-    r"entry={name} title=(?P<title>[0-9a-f]+) "
+    "begin", r"entry={name} title=(?P<title>[0-9a-f]+) "
     r"summary=(?P<summary>yes|no)(?P<person> around=person)?(?: id=(?P<id>[0-9a-f]{{16}}))?",
-)
+)  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,10 +108,9 @@ def locate(body: str | None, entry_name: str) -> Found:
     matches = [m for m in (strict.match(text, pos) for pos in begins) if m is not None]
     by_start = {m.start(): m for m in matches if m.group("id")}
     verified = [
-        (m, end)
-        for m, end in ((by_start.get(b), e) for b, e in _adjacent(begins, ends))
+        (m, end) for m, end in ((by_start.get(b), e) for b, e in _adjacent(begins, ends))
         if m is not None and end >= m.end() and section_id(text[m.end() : end]) == m.group("id")
-    ]
+    ]  # fmt: skip
     if len(verified) == 1:
         return Found(_section(text, *verified[0], entry_name))
     markers = f"`{mark.start('begin', f'entry={entry_name}')}… -->` … `{section_end(entry_name)}`"
@@ -125,11 +123,10 @@ def locate(body: str | None, entry_name: str) -> Found:
         if not matches[0].group("id"):
             return Found(found)  # written before ids: the body's only pair
         return Found(
-            found,
-            "the tool's section was edited by hand since its last publication: kept as is "
+            found, "the tool's section was edited by hand since its last publication: kept as is "
             "(not reverted); to let the tool write it again, move what should stay outside "
             f"its markers ({markers}), delete the section, then re-run",
-        )
+        )  # fmt: skip
     if len(begins) > len(ends):
         what = "an end marker is missing"
     elif len(ends) > len(begins):
@@ -137,11 +134,10 @@ def locate(body: str | None, entry_name: str) -> Found:
     else:
         what = "its markers are damaged, copied or out of order"
     return Found(
-        None,
-        f"the body holds {len(begins)} begin and {len(ends)} end marker(s) of the tool's "
+        None, f"the body holds {len(begins)} begin and {len(ends)} end marker(s) of the tool's "
         f"section ({what}): left as is; repair it by hand so exactly one pair {markers} "
         "remains (or delete every marker: the tool then appends a fresh section), then re-run",
-    )
+    )  # fmt: skip
 
 
 def outside(body: str | None, section: Section | None) -> str:
