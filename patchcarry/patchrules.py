@@ -250,13 +250,9 @@ def check_path(path: str, name: str) -> None:
     """Relative, normalised, inside the tree, not in `.git/`."""
     parts = path.split("/")
     if (
-        not path
-        or path.startswith("/")
-        or "\\" in path
-        or posixpath.normpath(path) != path
-        or any(p in ("", ".", "..") for p in parts)
-        or any(p.lower() == ".git" for p in parts)
-    ):
+        not path or path.startswith("/") or "\\" in path or posixpath.normpath(path) != path
+        or any(p in ("", ".", "..") for p in parts) or any(p.lower() == ".git" for p in parts)
+    ):  # fmt: skip
         raise BadInputError(f"{name}: refusing path {path!r} (absolute, not normalised, or .git)")
 
 

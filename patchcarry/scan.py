@@ -87,10 +87,9 @@ def scan(
             entry, new_pr = known.get(number, (None, None))
             by = f"#{new_pr} (manifest entry {entry})" if entry and new_pr else None
             if (
-                item.state == classify.PullState.DETACHED
-                and by is None
+                item.state == classify.PullState.DETACHED and by is None
                 and _cross_linked(reads.comments(upstream, number), trusted or author)
-            ):
+            ):  # fmt: skip
                 by = "cross-link comment"  # fmt: skip
         except RateLimited as exc:  # what was found stands; the rest is said to be unread
             gh.partial.append(f"stopped after {done} of {len(numbers)} PRs: {exc}")

@@ -44,11 +44,9 @@ def _from_url(text: str) -> Target:
     parts = hosts.split(text, "the PR's URL")
     segments = parts.path.split("/")
     if (
-        parts.scheme.lower() not in ("http", "https")
-        or len(segments) < 5
-        or segments[3] != "pull"
+        parts.scheme.lower() not in ("http", "https") or len(segments) < 5 or segments[3] != "pull"
         or not re.fullmatch(r"[1-9]\d*", segments[4])
-    ):
+    ):  # fmt: skip
         raise BadInputError(
             f"{hosts.redact_url(text)!r}: a PR's URL is https://HOST/OWNER/REPO/pull/NUMBER"
         )
