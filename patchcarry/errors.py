@@ -1,5 +1,4 @@
-"""Errors the user can act on, and the exit code each one maps to: the one table of codes
-(`CODES`) that docs/exit-codes.md and `patchcarry help exit-codes` are made from."""
+"""Errors the user can act on and their exit codes: `CODES`, the one table of codes."""
 
 from __future__ import annotations
 

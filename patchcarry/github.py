@@ -1,7 +1,5 @@
-"""The only module that imports ghapi: a few GitHub REST verbs, each answer read into the tool's
-own records (`github_types`). Operations are called sync and `raw_=True`, so retries, rate
-limits and messages are decided here; one `HostApi` per host is kept (building a GhApi costs
-a fifth of a second)."""
+"""The only module importing ghapi: REST verbs whose answers become `github_types` records;
+retries, rate limits and messages decided here, one `HostApi` per host (a GhApi costs 0.2 s)."""
 
 from __future__ import annotations
 

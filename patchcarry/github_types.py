@@ -1,5 +1,5 @@
-"""The tool's own records of GitHub's REST answers, read once where an answer enters (`read`)
-with only the fields used; a null only where GitHub documents one, any other shape refused."""
+"""The tool's records of GitHub's answers, read once where they enter (`read`): only the
+fields used, a null only where GitHub documents one, any other shape refused."""
 
 from __future__ import annotations
 

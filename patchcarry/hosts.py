@@ -1,5 +1,5 @@
-"""Where the token may go, decided before any name is resolved: the API host from GH_HOST and
-its own git host (the only host the credential helper answers), plain http only to loopback."""
+"""Where the token may go, decided before any name resolves: GH_HOST's API host and its git
+host (the only one the credential helper answers), plain http only to loopback."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""What this install lacks, and the one line that says how to get it *in this install*: a
-checkout has scripts/bootstrap, a `pip install` has only pip and its extras."""
+"""What this install lacks, and the line that says how to get it here (bootstrap or pip)."""
 
 from __future__ import annotations
 

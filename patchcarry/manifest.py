@@ -1,5 +1,4 @@
-"""Finds, reads and validates the manifest (`patches/series.toml`): here or above, then the
-user's config folder, then the embedded read-only copy."""
+"""Finds, reads and validates `patches/series.toml`: here or above, the user's, the embedded."""
 
 from __future__ import annotations
 

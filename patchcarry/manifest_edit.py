@@ -1,5 +1,4 @@
-"""Edits `patches/series.toml` in place: people edit it by hand, so only the values the tool
-owns change (tomlkit keeps comments and order), written atomically (`os.replace`)."""
+"""Edits `patches/series.toml` in place: only the tool's values change (tomlkit), atomically."""
 
 from __future__ import annotations
 

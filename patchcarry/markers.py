@@ -1,5 +1,4 @@
-"""The tool's markers in what it posts (HTML comments GitHub never renders): how each is
-written and the anchored reading of it back live here, and nowhere else."""
+"""The tool's markers in what it posts (HTML comments): written and read back only here."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The three judgements of `check`: does a patch apply at a ref, did upstream drift under it,
-and is it the same change as an older PR. Results are the typed records of `check.report`."""
+"""`check`'s judgements: does a patch apply at a ref, did upstream drift, is it an old PR."""
 
 from __future__ import annotations
 

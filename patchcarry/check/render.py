@@ -1,5 +1,4 @@
-"""`check`'s results for people: `check`'s table, the sentences resubmit's plan states, and the
-same in a reviewer's words for the PR body."""
+"""`check`'s results for people: its table, resubmit's plan sentences, the PR body's words."""
 
 from __future__ import annotations
 

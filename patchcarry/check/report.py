@@ -1,5 +1,4 @@
-"""What `check` established, as typed results: per patch, per ref, per file, per superseded PR
-(`check.render` renders them; `to_json` is `check --json`'s form)."""
+"""What `check` established, as typed results (`check.render` renders, `to_json` is --json)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""`check`: does each entry's patch apply upstream (at the pinned base and the branch tip),
-did upstream drift under it, and is it the change of the PRs it supersedes."""
+"""`check`: does each patch apply upstream (base and tip), drift, match what it supersedes."""
 
 from __future__ import annotations
 

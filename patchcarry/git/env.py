@@ -1,5 +1,4 @@
-"""What every git this tool runs starts from: an environment isolated from the user's
-configuration and hooks, network timeouts, and the token for the API host's git host only."""
+"""What every git starts from: no user config or hooks, network timeouts, one token host."""
 
 from __future__ import annotations
 

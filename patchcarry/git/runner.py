@@ -1,5 +1,4 @@
-"""The only place that runs `git`. Every call runs under `limits`' deadline and caps (output,
-object store, process tree); past any, git and its helpers are killed (exit 4)."""
+"""The only place that runs `git`, under `limits`' deadline and caps (past any: exit 4)."""
 
 from __future__ import annotations
 

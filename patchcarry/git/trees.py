@@ -1,5 +1,4 @@
-"""Reads of trees and diffs: which paths, which modes, what content (blobs only when
-needed: in a partial clone each one is a lazy fetch)."""
+"""Reads of trees and diffs: paths, modes, content (blobs only when needed: lazy fetches)."""
 
 from __future__ import annotations
 

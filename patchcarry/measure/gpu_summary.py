@@ -1,5 +1,4 @@
-"""gpu-check's summary.md: what the patches did apart from what the machine did, each step's
-result and time against the budget, then every measured table."""
+"""gpu-check's summary.md: what the patches did, each step against its budget, the tables."""
 
 from __future__ import annotations
 

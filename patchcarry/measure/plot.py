@@ -1,5 +1,4 @@
-"""The evidence plot (PNG, matplotlib Agg): per measured shape, the between-iteration floor
-per iteration per variant (left), and retained bytes measured vs predicted (right)."""
+"""The evidence plot (PNG): floor per iteration per variant, measured vs predicted bytes."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The training-loop evidence plot (PNG, matplotlib Agg): the allocator floor after every step
-per variant and run (left), and the floor freed against the analytic model (right)."""
+"""The training-loop plot (PNG): allocator floor per step, floor freed vs the model."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""What `measure` does once its command line is read: the shape, the source tree, the
-variants' runs, the evidence and the plot. The command module only parses arguments."""
+"""What `measure` does once its command line is read: shape, tree, runs, evidence, plot."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The four variants (unpatched, fix, reset, both), each on its own patched copy of the tree; a
-reset patch that does not apply is skipped with its reason, a fix that does not is an error."""
+"""The four variants, each on its own patched copy of the tree (a reset that fails: skipped)."""
 
 from __future__ import annotations
 
