@@ -1,5 +1,4 @@
-"""Reads a `git format-patch` file once, as git reads it (`mailinfo`, `apply --numstat`): a
-patch holding anything else git would apply is refused; `load` runs `patchrules`."""
+"""Reads a `git format-patch` file once, as git reads it; anything else git would apply: refused."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""What a patch may carry, checked once when it is read, on what git reads in it (paths, modes,
-binaries, sign-off): it is pushed upstream and written into a tree."""
+"""What a patch may carry (paths, modes, binaries, sign-off): it is pushed and applied."""
 
 from __future__ import annotations
 

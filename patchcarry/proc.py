@@ -1,5 +1,4 @@
-"""The one place that runs subprocesses: no child sees a token (`environment`) or imports from
-its working folder (`PYTHON` is `-P`, PYTHONSAFEPATH for those it starts)."""
+"""The one place that runs subprocesses: no child sees a token or imports from its folder."""
 
 from __future__ import annotations
 

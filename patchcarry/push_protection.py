@@ -1,7 +1,5 @@
-"""Secret scanning's push protection: GitHub refuses the push with the ruleset's reason and
-GH013 ("push declined due to repository rule violations"), but its `remote:` lines say
-"GITHUB PUSH PROTECTION" ... "Push cannot contain secrets" and where the secret is. The
-ruleset's advice would be wrong for it: the secret has to go from the commit."""
+"""Secret scanning's push protection (GH013 with "GITHUB PUSH PROTECTION" in `remote:`): the
+ruleset's advice would be wrong, the secret has to go from the commit."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""A refused `git push`, from the git door's per-ref results (`git.Pushed`): the server's own
-reason first (quoted, with what to do about it), then a lost lease, in one clear line."""
+"""A refused push in one line, from `git.Pushed`: the server's reason first, then a lease."""
 
 from __future__ import annotations
 

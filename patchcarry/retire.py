@@ -1,5 +1,4 @@
-"""retire: stop carrying an entry whose fix landed upstream (`landed = {...}` recorded), with
---comment on its open PR first (found by its marker), so a re-run after a failure resumes."""
+"""retire: stop carrying a landed entry; --comment first (by its marker), so a re-run resumes."""
 
 from __future__ import annotations
 

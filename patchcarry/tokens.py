@@ -1,5 +1,4 @@
-"""Which variable holds the token, as gh reads them (GH_TOKEN, GITHUB_TOKEN; the ENTERPRISE ones
-for a GHE Server host); the only place a token is read."""
+"""Which variable holds the token, as gh reads them; the only place a token is read."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Gets just enough of upstream for `check`: named commits, shallow, `--filter=blob:none`, into a
-scratch bare repo; file contents come lazily with `git show REV:PATH`. Never a full clone."""
+"""Just enough of upstream for `check`: named commits, shallow and blob-less, never a clone."""
 
 from __future__ import annotations
 

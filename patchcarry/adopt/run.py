@@ -1,6 +1,5 @@
-"""adopt: read the PR, cut its commits into patches, prove they apply, validate the manifest as
-it would be, then write and check. Every refusal comes before the first write; a failed write
-removes what it wrote, so a re-run starts clean."""
+"""adopt: read, cut into patches, prove, validate, then write and check; every refusal before
+the first write, and a failed write removes what it wrote, so a re-run starts clean."""
 
 from __future__ import annotations
 

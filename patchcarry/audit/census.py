@@ -1,5 +1,4 @@
-"""The census: every live tensor between iterations, less the model's own state, each with the
-shortest path that reached it, or reported as not attributed, never guessed."""
+"""Every live tensor between iterations but the model's state, with its shortest path."""
 
 from __future__ import annotations
 

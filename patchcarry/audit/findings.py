@@ -1,5 +1,4 @@
-"""What fails an audit, from its evidence alone: a new site not kept by design, bytes that rise
-every iteration, or too many bytes no path reaches."""
+"""What fails an audit: a new site, bytes rising every iteration, or unreachable bytes."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Reachability: the shortest readable path from a root to every tensor it keeps alive, by a
-breadth-first walk over what Python and autograd expose; what they hide is never guessed."""
+"""The shortest readable path from a root to each tensor it keeps (breadth-first, no guess)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Classifies an upstream PR: open, merged, or closed and by whom. GitHub closes every open PR
-whose head repository leaves the fork network and attributes the close to the fork's owner,
-so such a close by the PR's author is a detachment, not a withdrawal."""
+"""An upstream PR's state: GitHub closes a PR whose fork leaves the network in the fork
+owner's name, so such a close by the PR's author is a detachment, not a withdrawal."""
 
 from __future__ import annotations
 

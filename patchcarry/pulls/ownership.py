@@ -1,5 +1,4 @@
-"""What on a PR is this tool's own: only what the token's user wrote (anyone may copy a marker);
-without a login that cannot be told."""
+"""What on a PR is the tool's own: only what the token's user wrote (a marker is copyable)."""
 
 from __future__ import annotations
 

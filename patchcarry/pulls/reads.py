@@ -1,5 +1,4 @@
-"""GitHub reads for one run, each object read once, and the pull-state reader `resubmit` and
-`scan` share. Reads that check a write has not happened go to `GitHub` directly."""
+"""GitHub reads for one run, each once; reads checking a write did not happen go direct."""
 
 from __future__ import annotations
 

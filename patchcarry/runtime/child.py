@@ -1,5 +1,4 @@
-"""How a child process that imports one Megatron tree starts (its PYTHONPATH and a free
-loopback port), so unpatched and patched trees never share a module."""
+"""A child importing one Megatron tree (PYTHONPATH, a free port): trees never share a module."""
 
 from __future__ import annotations
 
