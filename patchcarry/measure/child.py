@@ -1,5 +1,4 @@
-"""The measuring child (`python -m patchcarry.measure.child < request.json`): one variant's tree,
-N iterations per shape, figures read after grads are set to None and `gc.collect()`."""
+"""The measuring child: one variant's tree, N iterations per shape, figures after gc."""
 
 from __future__ import annotations
 

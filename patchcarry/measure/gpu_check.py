@@ -1,5 +1,4 @@
-"""The one prepared check for a GPU machine: GPU tests, upstream's unit tests, the audit and the
-seed configuration, then the training-loop runs alone; every step runs even if one fails."""
+"""The one prepared GPU check; every step runs even if one fails."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The training-loop child: upstream's `pretrain_gpt.py` unchanged, its `train_step` wrapped so
-the CUDA allocator is read after every step; `parse_only` checks the arguments alone."""
+"""The training-loop child: upstream's `pretrain_gpt.py`, the allocator read every step."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Evidence of `measure --harness pretrain`: built, validated against `pretrain.schema.json`
-and rendered; peak, pool and step time vary between repeats, so their spread is shown."""
+"""Evidence of `measure --harness pretrain`, with the spread across repeats."""
 
 from __future__ import annotations
 

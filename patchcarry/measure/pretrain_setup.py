@@ -1,5 +1,4 @@
-"""`measure --harness pretrain` once its command line is read: the shape (the PR's seed
-configuration unless overridden), the GPU requirement, the runs, the evidence and the plot."""
+"""`measure --harness pretrain` after parsing: shape, GPU need, runs, evidence, plot."""
 
 from __future__ import annotations
 

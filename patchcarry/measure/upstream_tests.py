@@ -1,5 +1,4 @@
-"""Upstream's own unit tests for the changed code on both trees, with upstream's launcher, plus
-the carried tests; exit 1 on a regression or a carried test that does not flip."""
+"""Upstream's unit tests for the changed code on both trees, plus the carried tests."""
 
 from __future__ import annotations
 

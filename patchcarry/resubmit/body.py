@@ -1,5 +1,4 @@
-"""The text the tool writes on GitHub: a pure function of its inputs, so an unchanged input
-never causes a PATCH. Where the section sits in a body: section.py."""
+"""The text the tool writes on GitHub, pure in its inputs: an unchanged input never PATCHes."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Phase 2 (see run.py): local git only: what the fork branch becomes, the new branch when one
-is needed, and whether its push needs the `workflow` scope."""
+"""Phase 2 (run.py), local git only: the new fork branch and whether it needs `workflow`."""
 
 from __future__ import annotations
 

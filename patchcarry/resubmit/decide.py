@@ -1,5 +1,4 @@
-"""Phase 3 (see run.py): a pure function from what was observed and built to the plan of
-writes or a refusal, so each rule is a table test."""
+"""Phase 3 (run.py): pure, from what was observed and built to writes or a refusal."""
 
 from __future__ import annotations
 

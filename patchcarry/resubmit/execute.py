@@ -1,5 +1,4 @@
-"""Phase 5 (see run.py): the plan's writes, in order, each guarded by what was observed
-(leases, markers, the 422 lookup) so a re-run after any failure resumes; then the record."""
+"""Phase 5 (run.py): the writes in order, each guarded (leases, markers), so a re-run resumes."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The fork the PR comes from: attached (in upstream's network), missing (created in the write
-phase, then waited for), or detached (never pushed to)."""
+"""The PR's fork: attached, missing (created, then waited for), or detached (never pushed)."""
 
 from __future__ import annotations
 

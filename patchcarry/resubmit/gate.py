@@ -1,5 +1,4 @@
-"""Phase 4 (see run.py): the run-wide checks before any write, pure over the plans: the
-token's owner, kind and scopes; the fork's default branch; the base branch's rules."""
+"""Phase 4 (run.py): run-wide checks before any write, pure: the token, the fork, the rules."""
 
 from __future__ import annotations
 

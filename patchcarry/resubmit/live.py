@@ -1,5 +1,4 @@
-"""The fork's live branch, read into check's blob-less cache and patched in a scratch
-index, so a no-op refresh downloads kilobytes; and an earlier revision of the fix on it."""
+"""The fork's live branch, patched in a scratch index (a no-op refresh costs kilobytes)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The values resubmit's phases pass along: options, the plan and its typed writes, the
-record, and the printed plan."""
+"""The values resubmit's phases pass along: options, plan, typed writes, record, output."""
 
 from __future__ import annotations
 

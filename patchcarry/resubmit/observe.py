@@ -1,5 +1,4 @@
-"""Phase 1 (see run.py): every GitHub and git-remote read, once, into frozen values, so
-later phases never read and a settled entry (merged, refused, detached) costs no more reads."""
+"""Phase 1 (run.py): every read once into frozen values; a settled entry costs no more."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The section's list of what the tool pushed, as data, written and read back by the one pair
-of functions here (`Revisions.lines`, `read`), anchored line by line."""
+"""The section's list of what the tool pushed, as data: one anchored render/read pair."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Runs resubmit: per entry, observe (every read, once) -> build (local git) -> decide (pure);
-then the gate judges every plan before the first write, and only then does execute write."""
+"""resubmit per entry: observe -> build -> decide; the gate judges all before execute writes."""
 
 from __future__ import annotations
 
