@@ -148,8 +148,7 @@ def render_description(entry: Entry, own: frozenset[str] | None = None) -> str:
 
 
 def _summary(entry: Entry, own: frozenset[str] | None = None) -> str:
-    """The fix's message (a series: each one's subject and message), inert unless the token's
-    user wrote it (`own`: their emails), and with no section marker (a forged pair)."""
+    """The fix's message, inert unless the token's user wrote it (`own`), with no section marker."""
     if len(entry.fixes) == 1:
         text = _theirs(entry.fix, reflow(entry.fix.message), own) or pr_title(entry, own)
     else:
@@ -257,8 +256,7 @@ def compose(
     check_lines: Sequence[str], impact: Impact | None, pr_template: str | None,
     revision: Revision | None, own: frozenset[str] | None = None,
 ) -> tuple[str | None, str, str, str]:  # fmt: skip
-    """(title to set or None, body, the tool's section, why the body is left alone or ""):
-    the title only when the manifest's changed since the tool last set it."""
+    """(title to set or None, body, section, why the body is left alone or "")."""
     found = sections.locate(existing.body if existing else None, entry.name)
     old = found.section
     revisions = old.revisions if old else Revisions()

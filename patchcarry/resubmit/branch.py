@@ -1,6 +1,5 @@
-"""What a refresh does to the fork branch, which others push to too. A ref on the fork, pushed
-atomically with the branch, records what the tool last published; only a head equal to it may
-be rebuilt, any other gets commits on top. A second ref names the publishing entry."""
+"""What a refresh does to the fork branch, which others push to too: a ref pushed atomically
+with it records what the tool published; only that head may be rebuilt, others get commits."""
 
 from __future__ import annotations
 
@@ -231,8 +230,7 @@ def _cost(new_head: str, ci_gate: bool) -> str:
 
 def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: bool,
                    ci_gate: bool = True) -> BranchPlan:  # fmt: skip
-    """`decided`, or (an open PR whose head holds the fix, no `--update-live`) an `unchanged`
-    plan naming what is held back and what pushing it would cost."""
+    """`decided`, or `unchanged` when an open PR's head holds the fix (no `--update-live`)."""
     if not live_pr or opt_in:
         return decided
     if decided.rebuild_holds_fix:  # the tool's own publication: a rebuild is a force-push

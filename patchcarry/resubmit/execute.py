@@ -244,8 +244,7 @@ def edited_during_run(now: PullRef, read: PullRef, fields: dict[str, str | bool]
 
 def current_text(now: PullRef, read: PullRef, pull: PullWrite, entry_name: str,
                  fields: dict[str, str | bool]) -> dict[str, str | bool]:  # fmt: skip
-    """The title and body to PATCH against `now` (re-read right before it), not `read`: a title
-    changed since stays; a body changed since gets only the tool's section merged into it."""
+    """Title and body to PATCH against `now` (re-read): a changed title stays; bodies merge."""
     out: dict[str, str | bool] = {}
     if "title" in fields and now.title == read.title:
         out["title"] = fields["title"]

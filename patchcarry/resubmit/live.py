@@ -202,8 +202,7 @@ def _touch(a: tuple[int, int], b: tuple[int, int]) -> bool:
 
 
 def _same_hunks(cache: Cache, entry: Entry, sha: str) -> bool:
-    """Whether `sha`'s change has per file as many hunks as the fix's, each over the fix's own
-    (a hunk anywhere else is someone's other work, which revising over would undo)."""
+    """Whether `sha` has per file the fix's hunks alone (revising would undo others' work)."""
     fix = entry.fix
     (parent,) = git.commit_parents(sha, cwd=cache.repo)
     ours = cache.apply(parent, [fix])

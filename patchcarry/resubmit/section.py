@@ -1,5 +1,4 @@
-"""The tool's section of a PR body: it owns only the text between its markers, and the begin
-marker hashes the title and the section's text, so a maintainer's hand edit is never undone."""
+"""The tool's section of a PR body, between its markers, whose hash keeps hand edits intact."""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ def title_hash(title: str) -> str:
 
 
 def section_id(inner: str) -> str:
-    """The id in a begin marker: a hash of the section's text after it, as GitHub may store it
-    (a quoted marker, or a section edited by hand, no longer matches it)."""
+    """The id in a begin marker: a hash of the section after it (a hand edit no longer matches)."""
     return hashlib.sha256(normalize(inner).encode()).hexdigest()[:16]
 
 
@@ -181,8 +179,7 @@ def fit(
     make: Callable[[Revisions], str], revisions: Revisions, *, what: str = "the PR body",
     current: str | None = None, limit: int = MAX_BODY,
 ) -> str:  # fmt: skip
-    """`make(listed)` for the longest tail of `revisions` that fits in `limit` (the older ones
-    counted); a body equal to `current` (nothing to write) whatever its length."""
+    """`make(listed)` for the longest tail of `revisions` within `limit`; `current` if same."""
     while True:
         body = make(revisions)
         if len(body) <= limit or normalize(body) == normalize(current):

@@ -36,8 +36,7 @@ def free_loopback_port() -> int:
 
 def child_result(tree: Path, code: int, out: str, err: str, marker: str,
                  error: type[FatalError]) -> dict[str, Any]:  # fmt: skip
-    """The JSON a tree's child printed after `marker` (its last such line), checked to come
-    from `tree`'s own megatron; `error` (with the child's stderr) when there is none."""
+    """The JSON a child printed after `marker`, checked to be `tree`'s megatron; else `error`."""
     lines = [line for line in out.splitlines() if line.startswith(marker)]
     if code != 0 or not lines:
         raise error(
