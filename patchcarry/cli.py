@@ -37,8 +37,7 @@ WIDTH = 100  # --help is laid out for this width, or a narrower COLUMNS or termi
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
-    """Descriptions and epilogs as written (they are laid out for WIDTH), each line wider
-    than the width in use wrapped at its spaces; options as argparse lays them out."""
+    """Descriptions and epilogs as written (laid out for WIDTH), wider lines wrapped at spaces."""
 
     def __init__(self, prog: str) -> None:
         super().__init__(prog, width=display.columns(WIDTH), max_help_position=30)

@@ -100,8 +100,7 @@ def _gap(start: int, count: int, hunk: Hunk) -> int:
 
 def drift(repo: Path, base: str, tip: str, patches: list[Patch],
           diffs: Mapping[str, str] | None = None) -> list[FileDrift]:  # fmt: skip
-    """Per touched file: did it change from `base` to `tip`, and do the changed lines (old
-    side, -U0) overlap our hunks? (`diffs`: those already read for many entries at once)."""
+    """Per touched file: did it change from `base` to `tip`, and does that overlap our hunks?"""
     hunks = [h for p in patches for h in p.hunks]
     result = []
     for path in sorted({h.path for h in hunks}):
@@ -179,8 +178,7 @@ def _positions(chunk: str) -> list[tuple[str, str]]:
 
 
 def same_code(path: str, ours: str, theirs: str) -> bool:
-    """Whether two diffs of `path` change the same code in the same places, differing only in
-    comments and blank lines (Python as token streams; what cannot be tokenized, exactly)."""
+    """Whether two diffs of `path` change the same code, differing only in comments and blanks."""
     if any("\udc80" <= ch <= "\udcff" for ch in ours + theirs):  # not UTF-8: bytes kept
         return _exact(ours) == _exact(theirs)
     if _positions(ours) != _positions(theirs):  # the same line added in another place

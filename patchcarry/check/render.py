@@ -216,8 +216,7 @@ def _applies(status: str, offsets: list[int], at: str) -> str:
 
 
 def review_sentences(result: EntryResult, entry: Entry, dates: Mapping[str, str]) -> list[str]:
-    """What the check established, in a reviewer's words for the PR body (`dates`: commit ->
-    YYYY-MM-DD); it names the tip's commit, so the body is refreshed when the branch moves."""
+    """What the check established, in a reviewer's words (names the tip: refreshed as it moves)."""
     if not result.refs:
         return [f"not checked: {result.reason}"]
     lines, seen = [], set()

@@ -25,8 +25,7 @@ def apply_to_index(patch: Path, *, index: Path, cwd: Path, reverse: bool, check:
 
 
 def apply_many_to_index(patches: list[Path], *, index: Path, cwd: Path) -> bool:
-    """`git apply --cached` of `patches` in order on the scratch index, in one call; whether all
-    applied (all or nothing: git leaves the index as it was when any does not)."""
+    """`git apply --cached` of `patches` in one call; whether all applied (all or nothing)."""
     args = [*credential_args(), "apply", "--cached", *(str(p.resolve()) for p in patches)]
     code, _, _ = git(*args, cwd=cwd, check=False, env_extra={"GIT_INDEX_FILE": str(index)})
     return code == 0
@@ -57,8 +56,7 @@ def write_blob_to_index(data: bytes, path: str, *, index: Path, cwd: Path) -> No
 
 
 def write_tree(*, index: Path, cwd: Path) -> str:
-    """The tree of the scratch index; `--missing-ok` leaves unread blobs on the promisor remote
-    (without it git checks each one exists, fetching the whole tree)."""
+    """The scratch index's tree; `--missing-ok`, else git fetches every blob to check it exists."""
     _, out, _ = git("write-tree", "--missing-ok", cwd=cwd, env_extra={"GIT_INDEX_FILE": str(index)})
     return out.strip()
 

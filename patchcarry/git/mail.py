@@ -15,8 +15,7 @@ from patchcarry.git.sha import Sha
 
 
 def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: str) -> Sha:
-    """`git am --keep-cr` the patches on HEAD, keeping authorship and message; the committer
-    and date are pinned so the same patches on the same base give the same hash every run."""
+    """`git am --keep-cr` on HEAD; committer and date pinned, so the same input gives one hash."""
     env = {"GIT_COMMITTER_NAME": committer_name, "GIT_COMMITTER_EMAIL": committer_email}
     flags = ["-q", "--keep-cr", "--committer-date-is-author-date", "--no-3way"]
     code, out, err = git("am", *flags, *map(str, patches), cwd=cwd, env_extra=env, check=False)
@@ -27,8 +26,7 @@ def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: 
 
 
 def format_patch(commit: str, *, number: int, out_dir: Path, cwd: Path) -> Path:
-    """`git format-patch` of `commit` into `out_dir` as `NNNN-subject.patch` from `number`;
-    authorship, date and message are the commit's, nothing added."""
+    """`git format-patch` of `commit` into `out_dir` as `NNNN-subject.patch`, nothing added."""
     flags = "-1 --no-signoff --no-numbered --no-thread --no-to --no-cc --no-add-header".split()
     flags += ["--suffix=.patch", f"--start-number={number}", "-o", str(out_dir)]
     _, out, _ = git("format-patch", *flags, "--end-of-options", commit, cwd=cwd)
