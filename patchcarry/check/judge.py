@@ -216,8 +216,8 @@ def identity(
     repo: Path, fix: Patch | list[tuple[str, str]], number: int, head: str,
     under: str | None = None, also: Sequence[str] = (), same_tree_as: Sequence[str] = (),
 ) -> Identity:  # fmt: skip
-    """Compare our fix with PR `number`'s change (patch-id, then per file) against each parent,
-    `under`, the ancestors in `also`, `same_tree_as` ("identical" only), else fewest files."""
+    """Compare our fix with PR `number` (patch-id, then per file) against each parent, `under`,
+    `also`, `same_tree_as` ("identical" only), else the fewest-files parent."""
     ours_files = patch_files(fix) if isinstance(fix, Patch) else fix
     parents = git.commit_parents(head, cwd=repo) or _root_or_cut(repo, number, head)
     merge = len(parents) > 1

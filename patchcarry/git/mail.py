@@ -109,8 +109,7 @@ _SUMMARY = re.compile(r"^ (?:(?P<kind>create|delete) mode (?P<mode>\d+) (?P<path
 
 
 class Numstat(NamedTuple):
-    """What `git apply --numstat --summary -z` reads in a patch: each file's record, each summary
-    line with its match (None: unknown), and git's reason it cannot read the patch ("": can)."""
+    """What `git apply --numstat --summary -z` reads: file records, summaries, git's refusal."""
 
     records: list[bytes]
     summary: list[tuple[re.Match[str] | None, str]]
