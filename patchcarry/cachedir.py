@@ -17,8 +17,7 @@ _held: dict[Path, tuple[int, int]] = {}  # resolved dir -> (fd, depth): reentran
 
 
 def claim(path: Path, *, adopt_repo: bool = False) -> None:
-    """Make `path` ours (created, or taken empty, and marked); a folder holding anything else
-    is refused. `adopt_repo` takes an older version's bare cache without the marker."""
+    """Make `path` ours (created or taken empty, marked); `adopt_repo`: an old bare cache too."""
     marker = path / MARKER
     if marker.is_file():
         return

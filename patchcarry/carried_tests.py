@@ -1,5 +1,4 @@
-"""The tests an entry's test patches add, as pytest node ids, and the one command a reviewer
-runs them with: read from the patch text, so it names exactly what the branch carries."""
+"""The tests an entry's test patches add (pytest node ids), read from the patch text."""
 
 from __future__ import annotations
 

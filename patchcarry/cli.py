@@ -37,8 +37,7 @@ WIDTH = 100  # --help is laid out for this width, or a narrower COLUMNS or termi
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
-    """Descriptions and epilogs as written (they are laid out for WIDTH), each line wider
-    than the width in use wrapped at its spaces; options as argparse lays them out."""
+    """Descriptions and epilogs as written (laid out for WIDTH), wider lines wrapped at spaces."""
 
     def __init__(self, prog: str) -> None:
         super().__init__(prog, width=display.columns(WIDTH), max_help_position=30)
@@ -62,8 +61,7 @@ def _command_module(name: str):  # type: ignore[no-untyped-def]
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser, whose usage error is also a JSON object on stdout when the command
-    line asked for `--json` output (a reader of stdout then learns why there is none)."""
+    """argparse's parser; with `--json` asked, a usage error is also a JSON object on stdout."""
 
     json_errors = False
 
@@ -73,35 +71,25 @@ class _Parser(argparse.ArgumentParser):
         # argparse's own lines, the error wrapped to the width as the usage is
         self.print_usage(sys.stderr)
         said = f"{self.prog}: error: {message}"
-        self.exit(
-            errors.ExitCode.USAGE, display.fit(said, display.columns(display.UNBOUNDED)) + "\n"
-        )
+        self.exit(errors.ExitCode.USAGE,
+                  display.fit(said, display.columns(display.UNBOUNDED)) + "\n")  # fmt: skip
 
 
 def build_parser(
     prog: str | None = None, *, json_errors: bool = False
 ) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    """The top-level parser and each command's; `prog` (a shim's name) replaces the
-    commands' `patchcarry COMMAND` in their usage; `json_errors`: --json was asked for."""
-    parser = _Parser(
-        prog="patchcarry",
-        description=textwrap.fill(DESCRIPTION, 92),
-        epilog=errors.help_epilog(),
-        formatter_class=_Formatter,
-    )
+    """The top-level parser and each command's; `prog` replaces `patchcarry COMMAND` in usage."""
+    parser = _Parser(prog="patchcarry", description=textwrap.fill(DESCRIPTION, 92),
+                     epilog=errors.help_epilog(), formatter_class=_Formatter)  # fmt: skip
     parser.add_argument("--version", action="version", version=f"patchcarry {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands: dict[str, argparse.ArgumentParser] = {}
     for name, (_, help_text) in COMMANDS.items():
         module = _command_module(name)
-        cmd_parser = sub.add_parser(
-            name,
-            help=help_text,
-            description=os.environ.get(DESCRIPTION_ENV) or module.__doc__,
-            epilog=errors.help_epilog(),
-            formatter_class=_Formatter,
-            prog=prog or f"patchcarry {name}",
-        )
+        cmd_parser = sub.add_parser(name, help=help_text,
+                                    description=os.environ.get(DESCRIPTION_ENV) or module.__doc__,
+                                    epilog=errors.help_epilog(), formatter_class=_Formatter,
+                                    prog=prog or f"patchcarry {name}")  # fmt: skip
         module.add_arguments(cmd_parser)
         # argparse has no public way to list a parser's options (private: _option_string_actions)
         flag = cmd_parser._option_string_actions.get("--json")

@@ -56,12 +56,7 @@ def fit(text: str, width: int = 120, *, hang: int = 4) -> str:
             out.append(row)
             continue
         indent = row[: len(row) - len(row.lstrip(" "))]
-        out += textwrap.wrap(
-            row.strip(" "),
-            width=width,
-            initial_indent=indent,
-            subsequent_indent=indent + " " * hang,
-            break_long_words=False,
-            break_on_hyphens=False,
-        )
+        out += textwrap.wrap(row.strip(" "), width=width, initial_indent=indent,
+                             subsequent_indent=indent + " " * hang, break_long_words=False,
+                             break_on_hyphens=False)  # fmt: skip
     return "\n".join(out)

@@ -51,8 +51,7 @@ def _message(exc: FatalError, options: frozenset[str]) -> str:
 def error_handler(
     options: frozenset[str] = frozenset(), *, json_out: bool = False, usage: str = ""
 ) -> Iterator[CommandResult]:
-    """FatalError -> its code and a one-line message; Ctrl-C -> 130; anything else -> 3. A hint
-    names only the command's own `options`; with `json_out` the failure is a JSON object too."""
+    """FatalError -> code and a line, Ctrl-C -> 130, else 3; hints of `options`; `json_out`: JSON"""
     global offline_checks
     offline_checks = None  # not known until the command says
     result = CommandResult()

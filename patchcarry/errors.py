@@ -1,5 +1,4 @@
-"""Errors the user can act on, and the exit code each one maps to: the one table of codes
-(`CODES`) that docs/exit-codes.md and `patchcarry help exit-codes` are made from."""
+"""Errors the user can act on and their exit codes: `CODES`, the one table of codes."""
 
 from __future__ import annotations
 
@@ -142,9 +141,8 @@ def help_table() -> str:
     lines = ["Exit codes of every patchcarry command:", ""]
     for code, meaning in CODES.items():
         text = meaning.replace("`", "")
-        lines += textwrap.wrap(
-            text, width=columns(96), initial_indent=f"  {code:<4}", subsequent_indent="      "
-        )
+        lines += textwrap.wrap(text, width=columns(96), initial_indent=f"  {code:<4}",
+                               subsequent_indent="      ")  # fmt: skip
     return "\n".join(lines)
 
 

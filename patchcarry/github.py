@@ -1,7 +1,5 @@
-"""The only module that imports ghapi: a few GitHub REST verbs, each answer read into the tool's
-own records (`github_types`). Operations are called sync and `raw_=True`, so retries, rate
-limits and messages are decided here; one `HostApi` per host is kept (building a GhApi costs
-a fifth of a second)."""
+"""The only module importing ghapi: REST verbs whose answers become `github_types` records;
+retries, rate limits and messages decided here, one `HostApi` per host (a GhApi costs 0.2 s)."""
 
 from __future__ import annotations
 
@@ -52,10 +50,8 @@ API_VERSION = "2022-11-28"
 CLASSIC, FINE_GRAINED, OAUTH, APP_USER, ACTIONS = (
     "classic", "fine-grained", "oauth", "github-app", "github-app-installation",
 )  # fmt: skip
-_PREFIXES = (
-    ("github_pat_", FINE_GRAINED), ("ghp_", CLASSIC), ("gho_", OAUTH),
-    ("ghu_", APP_USER), ("ghs_", ACTIONS),
-)  # fmt: skip
+_PREFIXES = (("github_pat_", FINE_GRAINED), ("ghp_", CLASSIC), ("gho_", OAUTH),
+             ("ghu_", APP_USER), ("ghs_", ACTIONS))  # fmt: skip
 
 
 def token_kind(token: str | None) -> str | None:
@@ -83,8 +79,7 @@ class NotFoundError(GitHubError):
 
 
 class UnprocessableError(GitHubError):
-    """422 from GitHub (validation failed, e.g. a pull request that already exists); `said`:
-    GitHub's own message and its errors', lower-cased, what a caller may judge it by."""
+    """422 (validation failed); `said`: GitHub's message and errors, lower-cased, to judge by."""
 
     said = ""
 
@@ -187,8 +182,7 @@ def _hint_422(message: str, fields: tuple[str, ...] = ()) -> str:
 
 
 def sso_partial(response: httpx2.Response | None) -> tuple[str, ...]:
-    """The organisation ids of `X-GitHub-SSO: partial-results; organizations=<ids>`: those left
-    out of an answer for SAML SSO the token is not authorized for."""
+    """Org ids of `X-GitHub-SSO: partial-results`: left out for SSO the token lacks."""
     value = response.headers.get("X-GitHub-SSO") if response is not None else None
     if not value or not value.strip().lower().startswith("partial-results"):
         return ()
@@ -230,22 +224,15 @@ def _body(response: httpx2.Response, label: str) -> Any:
 
 
 class GitHub:
-    """Blocking GitHub REST client with bounded retries and rate-limit waits; writes are spaced
-    `WRITE_SPACING` apart (GitHub's secondary limits)."""
+    """Blocking REST client: bounded retries, rate-limit waits, writes `WRITE_SPACING` apart."""
 
     WRITE_SPACING = 1.0
 
     def __init__(
-        self,
-        *,
-        host: str | None = None,
-        token: str | None = None,
-        max_rate_wait: float = 60.0,
-        read_retries: int = 3,
-        backoff: float = 0.5,
-        sleep: Callable[[float], None] = time.sleep,
+        self, *, host: str | None = None, token: str | None = None, max_rate_wait: float = 60.0,
+        read_retries: int = 3, backoff: float = 0.5, sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    ) -> None:  # fmt: skip
         self.host = api_host(host)
         self.token_kind = token_kind(token)
         self._api = _ghapi(self.host)
@@ -272,14 +259,9 @@ class GitHub:
 
     # -- transport ---------------------------------------------------------------------------
     def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Json | None = None,
-        body: Json | None = None,
+        self, method: str, path: str, *, query: Json | None = None, body: Json | None = None,
         retry: bool | None = None,
-    ) -> Any:
+    ) -> Any:  # fmt: skip
         """One REST call to `path` (or an absolute `Link` URL on the API host); plain data."""
         url = path if path.startswith(("http://", "https://")) else self._api.gh_host + path
         there, here = urlsplit(url), urlsplit(self._api.gh_host)
@@ -298,13 +280,9 @@ class GitHub:
         return self._with_retries(method, f"{method} {path}", send, retry=retry)
 
     def _op(
-        self,
-        operation: str,
-        route: dict[str, str | int],
-        /,
-        retry: bool | None = None,
+        self, operation: str, route: dict[str, str | int], /, retry: bool | None = None,
         **params: Any,
-    ) -> Any:
+    ) -> Any:  # fmt: skip
         """ghapi's `operation` ("pulls.list"), its answer read as its record (`SHAPES`)."""
         op, path = self._operation(operation, route)
         label = f"{op.verb} {path}"
@@ -317,11 +295,9 @@ class GitHub:
         op = self._api.operation(name)
         return op, op.path.format(**route)
 
-    def _with_retries(
-        self, method: str, label: str, send: Callable[[], httpx2.Response], *, retry: bool | None
-    ) -> Any:
-        """`send()`, again after a short rate-limit wait, and (reads, writes marked `retry`)
-        after a 5xx or a dropped connection, a bounded number of times; the body as data."""
+    def _with_retries(self, method: str, label: str, send: Callable[[], httpx2.Response], *,
+                      retry: bool | None) -> Any:  # fmt: skip
+        """`send()` with bounded retries (rate-limit waits; 5xx or drops for reads and `retry`)."""
         is_write = method != "GET"
         may_retry = (not is_write) if retry is None else retry
         attempt = 0
@@ -337,10 +313,8 @@ class GitHub:
             else:
                 self.reads += 1
             until = until if until is not None else time.monotonic() + limits.HTTP_DEADLINE_S
-            notice = (
-                f"{label}: waiting for {netloc} to answer (it gives up "
-                f"{limits.HTTP_DEADLINE_S:g} s after the first try)"
-            )
+            notice = (f"{label}: waiting for {netloc} to answer (it gives up "
+                      f"{limits.HTTP_DEADLINE_S:g} s after the first try)")  # fmt: skip
             try:
                 with (
                     progress.unless_done_within(limits.HTTP_WAIT_NOTICE_S, notice),
@@ -417,9 +391,8 @@ class GitHub:
             self.sleep(self.write_spacing - (now - self._last_write))
         self._last_write = self.clock()
 
-    def _secondary_wait(
-        self, response: httpx2.Response | None, label: str, tries: int
-    ) -> float | None:
+    def _secondary_wait(self, response: httpx2.Response | None, label: str,
+                        tries: int) -> float | None:  # fmt: skip
         """A secondary rate limit (403/429 naming it): wait as GitHub advises, or stop."""
         if response is None or response.status_code not in (403, 429):
             return None
@@ -438,11 +411,9 @@ class GitHub:
 
     RATE_WAITS = 3  # rate-limit waits per request: an answer that says "wait" forever is refused
 
-    def _rate_limit_wait(
-        self, response: httpx2.Response | None, label: str, tries: int
-    ) -> float | None:
-        """A primary rate limit (403/429, no quota left or a Retry-After): wait while short and
-        fewer than `RATE_WAITS` times, else stop saying so."""
+    def _rate_limit_wait(self, response: httpx2.Response | None, label: str,
+                         tries: int) -> float | None:  # fmt: skip
+        """Primary rate limit: wait while short, under `RATE_WAITS` times, else stop saying so."""
         if response is None or response.status_code not in (403, 429):
             return None
         headers = response.headers
@@ -464,9 +435,8 @@ class GitHub:
             f"(in {wait:.0f} s, over the {self.max_rate_wait:.0f} s wait limit): re-run after that"
         )
 
-    def _status_error(
-        self, status: int, response: httpx2.Response | None, label: str
-    ) -> GitHubError:
+    def _status_error(self, status: int, response: httpx2.Response | None,
+                      label: str) -> GitHubError:  # fmt: skip
         message = ""
         fields: tuple[str, ...] = ()
         if response is not None:
@@ -536,9 +506,8 @@ class GitHub:
         shape = tuple[Any, ...] | None
         return self._following(path, _shaped(first, shape, f"GET {path}"), max_pages, shape)
 
-    def _list(
-        self, name: str, route: dict[str, str | int], *, max_pages: int = 0, **query: Any
-    ) -> list[Any]:
+    def _list(self, name: str, route: dict[str, str | int], *, max_pages: int = 0,
+              **query: Any) -> list[Any]:  # fmt: skip
         """Every item of ghapi's list operation `name`, 100 a page."""
         first = self._op(name, route, **query, per_page=100)
         return self._following(self._operation(name, route)[1], first, max_pages, SHAPES[name])
@@ -595,14 +564,9 @@ class GitHub:
         return cast(PullRef, self._op("pulls.get", _route(repo, pull_number=number)))
 
     def pulls(
-        self,
-        repo: str,
-        *,
-        state: str = "open",
-        head: str | None = None,
-        base: str | None = None,
+        self, repo: str, *, state: str = "open", head: str | None = None, base: str | None = None,
         max_pages: int = 0,
-    ) -> list[PullRef]:
+    ) -> list[PullRef]:  # fmt: skip
         query: Json = {"state": state, **({"head": head} if head else {})}
         query.update({"base": base} if base else {})
         return self._list("pulls.list", _route(repo), max_pages=max_pages, **query)
@@ -613,16 +577,14 @@ class GitHub:
         found = self.search_issues(query, max_pages=max_pages)
         return [item.number for item in found]
 
-    def search_issues(
-        self, query: str, *, per_page: int = 100, max_pages: int = 10
-    ) -> list[SearchHit]:
+    def search_issues(self, query: str, *, per_page: int = 100,
+                      max_pages: int = 10) -> list[SearchHit]:  # fmt: skip
         """Every item the search API finds for `query`, page by page (it serves 1000 at most)."""
         items: list[SearchHit] = []
         total, timed_out = 0, False
         for page in range(1, max_pages + 1):
-            found: SearchPage = self._op(
-                "search.issues_and_pull_requests", {}, q=query, per_page=per_page, page=page
-            )
+            found: SearchPage = self._op("search.issues_and_pull_requests", {}, q=query,
+                                         per_page=per_page, page=page)  # fmt: skip
             items.extend(found.items)
             total = max(total, found.total_count)
             timed_out = timed_out or found.incomplete_results
@@ -651,9 +613,8 @@ class GitHub:
 
     def check_runs(self, repo: str, sha: str) -> list[CheckRunRef]:
         """The check runs reported for commit `sha` on `repo` (one page of 100)."""
-        found: CheckRuns = self._op(
-            "checks.list_for_ref", _route(repo, ref=sha), per_page=100, filter="latest"
-        )
+        found: CheckRuns = self._op("checks.list_for_ref", _route(repo, ref=sha), per_page=100,
+                                    filter="latest")  # fmt: skip
         return list(found.check_runs)
 
     def create_pull(
@@ -729,8 +690,7 @@ MAX_WAIT_S = 86_400.0
 
 
 def retry_after_seconds(value: str | None, now: float) -> float | None:
-    """The wait a `Retry-After` asks for (RFC 9110: seconds or an HTTP-date), never negative;
-    None when absent or neither (the caller's default), never a crash."""
+    """The wait a `Retry-After` asks for (seconds or an HTTP-date, >= 0); None if unreadable."""
     if value is None:
         return None
     text = value.strip()

@@ -1,5 +1,5 @@
-"""The tool's own records of GitHub's REST answers, read once where an answer enters (`read`)
-with only the fields used; a null only where GitHub documents one, any other shape refused."""
+"""The tool's records of GitHub's answers, read once where they enter (`read`): only the
+fields used, a null only where GitHub documents one, any other shape refused."""
 
 from __future__ import annotations
 
@@ -143,8 +143,7 @@ class Quota:
 
 
 class Forge(Protocol):
-    """What the tool asks of a forge: `github.GitHub`'s verbs, each answer a record, and what
-    the answers told of the token and its quotas. Code below `commands/` takes this."""
+    """What the tool asks of a forge: `github.GitHub`'s verbs, each answer a record."""
 
     host: str
     token_kind: str | None  # by the token's prefix (None: no token)

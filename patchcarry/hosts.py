@@ -1,5 +1,5 @@
-"""Where the token may go, decided before any name is resolved: the API host from GH_HOST and
-its own git host (the only host the credential helper answers), plain http only to loopback."""
+"""Where the token may go, decided before any name resolves: GH_HOST's API host and its git
+host (the only one the credential helper answers), plain http only to loopback."""
 
 from __future__ import annotations
 
@@ -38,8 +38,7 @@ def is_loopback(hostname: str) -> bool:
 
 
 def api_host(value: str | None = None) -> str:
-    """The REST base URL from `GH_HOST` (a bare hostname maps as gh maps it); plain http to a
-    host that is not loopback is refused: the token would travel in clear."""
+    """The REST base URL from `GH_HOST`; plain http to a non-loopback host is refused."""
     host = (value if value is not None else os.environ.get("GH_HOST", "")).strip().rstrip("/")
     if not host or host == "github.com":
         return DEFAULT_API
@@ -114,8 +113,7 @@ def repo_git_url(api: str, full_name: str) -> str:
 
 
 def answered_git_url(api: str, full_name: str, answered: object) -> str:
-    """`repo_git_url(api, full_name)` when the API's `clone_url` is that URL or absent; any other
-    answer is refused before anything is fetched or pushed (paths compared case-insensitively)."""
+    """`repo_git_url(api, full_name)` when `clone_url` is it or absent; else refused."""
     own = repo_git_url(api, full_name)
     if answered is None or answered == "" or _same_url(str(answered), own):
         return own
@@ -132,13 +130,9 @@ def _same_url(answered: str, own: str) -> bool:
     except ValueError:
         return False
     return (
-        ports
-        and there.scheme == here.scheme
-        and there.netloc.lower() == here.netloc.lower()
-        and there.path.lower() == here.path.lower()
-        and not there.query
-        and not there.fragment
-    )
+        ports and there.scheme == here.scheme and there.netloc.lower() == here.netloc.lower()
+        and there.path.lower() == here.path.lower() and not there.query and not there.fragment
+    )  # fmt: skip
 
 
 def shown(value: object) -> str:

@@ -40,9 +40,8 @@ _current = threading.local()
 
 
 @contextlib.contextmanager
-def exchange(
-    host: str, *, deadline_s: float, max_bytes: int, until: float | None = None
-) -> Iterator[None]:
+def exchange(host: str, *, deadline_s: float, max_bytes: int,
+             until: float | None = None) -> Iterator[None]:  # fmt: skip
     """Bound every socket read inside; `until` (monotonic): a deadline shared with earlier tries."""
     end = time.monotonic() + deadline_s if until is None else until
     _current.budget = _Budget(host, deadline_s, end, max_bytes)
@@ -101,9 +100,8 @@ class _BoundedStream(httpcore2.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(
-        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
-    ) -> httpcore2.NetworkStream:
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore2.NetworkStream:  # fmt: skip
         return _BoundedStream(
             self._inner.start_tls(ssl_context, server_hostname, _time_left(timeout))
         )
@@ -120,14 +118,12 @@ class _BoundedBackend(httpcore2.NetworkBackend):
         self, host: str, port: int, timeout: float | None = None,
         local_address: str | None = None, socket_options: Any = None,
     ) -> httpcore2.NetworkStream:  # fmt: skip
-        stream = self._inner.connect_tcp(
-            host, port, _time_left(timeout), local_address, socket_options
-        )
+        stream = self._inner.connect_tcp(host, port, _time_left(timeout), local_address,
+                                         socket_options)  # fmt: skip
         return _BoundedStream(stream)
 
-    def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Any = None
-    ) -> httpcore2.NetworkStream:
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Any = None) -> httpcore2.NetworkStream:  # fmt: skip
         return _BoundedStream(
             self._inner.connect_unix_socket(path, _time_left(timeout), socket_options)
         )
@@ -150,8 +146,7 @@ def proxy_for(url: str) -> str | None:
 
 
 def _usable_proxy(value: str, setting: str) -> str:
-    """`value` as curl reads it (no scheme: http://); a proxy the client cannot use (SOCKS) or
-    no URL is BadInputError naming the setting, never its password."""
+    """`value` as curl reads it; SOCKS or no URL is BadInputError naming the setting."""
     url = value if "://" in value else f"http://{value}"
     shown = hosts.redact_url(url)
     try:
@@ -173,8 +168,7 @@ def _usable_proxy(value: str, setting: str) -> str:
 
 
 class _DecodedStream(httpx2.SyncByteStream):
-    """A body decoded here (`Content-Encoding`), every byte counted: past the cap it stops, so
-    a compression bomb never unpacks."""
+    """A body decoded here, every byte counted: past the cap it stops (no compression bomb)."""
 
     def __init__(self, inner: httpx2.SyncByteStream, codings: list[str], host: str) -> None:
         self._inner, self._host = inner, host
@@ -248,8 +242,7 @@ _DECODABLE = ("gzip", "x-gzip", "deflate")
 
 
 class _DecodingTransport(httpx2.HTTPTransport):
-    """httpx's transport, compressed bodies decoded here under `limits.HTTP_MAX_DECODED`; a
-    coding never asked for is a failed read."""
+    """httpx's transport, bodies decoded here under `limits.HTTP_MAX_DECODED`; unasked: failure."""
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         response = super().handle_request(request)
@@ -267,19 +260,12 @@ class _DecodingTransport(httpx2.HTTPTransport):
                 f"{host}: the answer is sent as {ascii(said)[1:-1][:60]}, an encoding this tool "
                 "does not ask for or decode; check GH_HOST"
             )
-        headers = [
-            (key, value)
-            for key, value in response.headers.raw
-            if key.lower() not in (b"content-encoding", b"content-length")
-        ]
+        headers = [(key, value) for key, value in response.headers.raw
+                   if key.lower() not in (b"content-encoding", b"content-length")]  # fmt: skip
         assert isinstance(response.stream, httpx2.SyncByteStream)
-        return httpx2.Response(
-            response.status_code,
-            headers=headers,
-            stream=_DecodedStream(response.stream, codings, host),
-            extensions=response.extensions,
-            request=request,
-        )
+        return httpx2.Response(response.status_code, headers=headers,
+                               stream=_DecodedStream(response.stream, codings, host),
+                               extensions=response.extensions, request=request)  # fmt: skip
 
 
 class ReplyShapeError(NetworkError):
@@ -287,8 +273,7 @@ class ReplyShapeError(NetworkError):
 
 
 def json_body(response: httpx2.Response, label: str) -> Any:
-    """The answer's JSON; ReplyShapeError (exit 4, naming the request) where it cannot be read,
-    deep nesting included."""
+    """The answer's JSON; ReplyShapeError (exit 4, naming the request) where it is unreadable."""
     host = response.request.url.netloc.decode("ascii", "replace")
     try:
         return json.loads(response.content)

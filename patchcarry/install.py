@@ -1,5 +1,4 @@
-"""What this install lacks, and the one line that says how to get it *in this install*: a
-checkout has scripts/bootstrap, a `pip install` has only pip and its extras."""
+"""What this install lacks, and the line that says how to get it here (bootstrap or pip)."""
 
 from __future__ import annotations
 
@@ -50,8 +49,7 @@ def _pipx_venv() -> bool:
 
 
 def _source() -> str:
-    """What this install was made from, as pip takes it with an extra: the path or URL PEP 610's
-    direct_url.json records (a checkout, a wheel, a git URL), else the index's name."""
+    """What this install was made from, for pip with an extra (PEP 610's URL, else the name)."""
     try:
         recorded = metadata.distribution("patchcarry").read_text("direct_url.json")
     except metadata.PackageNotFoundError:
@@ -92,8 +90,7 @@ def _installed() -> bool:
 
 
 def how_to_get(bootstrap_set: str) -> str:
-    """How to add what `bootstrap_set` holds in this install: `scripts/bootstrap SET` in a
-    checkout, `pipx inject` in a pipx venv, else the pip command with this install's source."""
+    """How to add `bootstrap_set` here: `scripts/bootstrap`, `pipx inject`, else pip."""
     if in_checkout():
         return f"run scripts/bootstrap {bootstrap_set}"
     if _pipx_venv():
@@ -102,10 +99,8 @@ def how_to_get(bootstrap_set: str) -> str:
             pins = [p for p in pins if p.startswith("megatron-core")] or ["megatron-core"]
         return f"pipx inject patchcarry {' '.join(pins)}"
     if bootstrap_set == "main":  # the offline check reads megatron-core's files, no more
-        return (
-            f"{_pip_install('proof')} (or its source alone: pip install --no-deps "
-            f"{_pinned('megatron-core')})"
-        )
+        return (f"{_pip_install('proof')} (or its source alone: pip install --no-deps "
+                f"{_pinned('megatron-core')})")  # fmt: skip
     # beside a torch of its own (a GPU image's CUDA build), [proof]'s torch pin would replace it
     return f"{_pip_install('proof')} (or, to keep a torch already installed, {_pip_install('gpu')})"
 

@@ -1,5 +1,4 @@
-"""Evidence files: JSON documents checked against their JSON Schema whenever they are written
-or read, so a file that does not match never reaches a table, a plot or a PR body."""
+"""Evidence files: JSON checked against its schema on every write and read (no bad file is used)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Finds, reads and validates the manifest (`patches/series.toml`): here or above, then the
-user's config folder, then the embedded read-only copy."""
+"""Finds, reads and validates `patches/series.toml`: here or above, the user's, the embedded."""
 
 from __future__ import annotations
 
@@ -41,8 +40,7 @@ def user_manifest() -> Path:
 
 
 def find(explicit: Path | None = None, *, cwd: Path | None = None) -> Path:
-    """The manifest a command uses: `explicit`, else `patches/series.toml` here or above, else
-    the user config one, else this package's."""
+    """`explicit`, else `patches/series.toml` here or above, else the user's, else the package's."""
     if explicit is not None:
         return Path(explicit)
     return _users(cwd) or DEFAULT_MANIFEST
@@ -217,22 +215,14 @@ def _landed(where: str, label: str, value: Any) -> Landed | None:
         extra = ", ".join(sorted(set(value) - _LANDED_KEYS))
         raise _bad(where, f"{label}: landed: unknown key(s) {extra}")
     if not _SHA_RE.match(str(value["commit"])) or value["verdict"] not in _LANDED_VERDICTS:
-        raise _bad(
-            where,
-            f"{label}: landed needs a full 40-hex commit and a verdict of "
-            f"{', '.join(_LANDED_VERDICTS)}",
-        )
+        raise _bad(where,
+                   f"{label}: landed needs a full 40-hex commit and a verdict of "
+                   f"{', '.join(_LANDED_VERDICTS)}")  # fmt: skip
     pr = value.get("pr")
     if pr is not None and (type(pr) is not int or pr <= 0):
         raise _bad(where, f"{label}: landed.pr must be a PR number, not {pr!r}")
-    return Landed(
-        str(value["verdict"]),
-        str(value["commit"]),
-        str(value["date"]),
-        str(value.get("retired", "")),
-        pr,
-        str(value.get("subject", "")),
-    )
+    return Landed(str(value["verdict"]), str(value["commit"]), str(value["date"]),
+                  str(value.get("retired", "")), pr, str(value.get("subject", "")))  # fmt: skip
 
 
 def _bad(path: Path | str, msg: str) -> BadInputError:
@@ -248,8 +238,7 @@ def entry_lines(text: str) -> list[int]:
 
 
 def key_line(path: Path, entry_name: str, key: str) -> str:
-    """`path:LINE` of entry `entry_name`'s `key = ...` line, so a message names the line to
-    edit (the path alone where it cannot be told)."""
+    """`path:LINE` of the entry's `key = ...` line (the path alone where it cannot be told)."""
     try:
         text = path.read_text()
         names = [e.get("name") for e in tomllib.loads(text).get("entry", [])]
@@ -393,15 +382,13 @@ def _check_paths(where: str, label: str, patch: Patch, allowed: list[str]) -> No
     refused = patchrules.outside(patch.files, allowed)
     if refused:
         raise _bad(
-            where,
-            f"{label}: {patch.name} touches {', '.join(refused)}, outside the entry's "
+            where, f"{label}: {patch.name} touches {', '.join(refused)}, outside the entry's "
             f"paths ({', '.join(allowed)}); add it to the entry's `paths` if it belongs upstream",
-        )
+        )  # fmt: skip
 
 
-def _entry(
-    path: Path, raw: dict[str, Any], defaults: dict[str, Any], line: int | None, staged: Staged
-) -> _Pending:
+def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any], line: int | None,
+           staged: Staged) -> _Pending:  # fmt: skip
     where = f"{path}:{line}" if line else str(path)
     if not isinstance(raw, dict):
         raise _bad(where, f"each [[entry]] must be a table, got {raw!r}")
@@ -447,17 +434,13 @@ def _entry(
         len(fix_names),
         tuple(allowed),
         {k: text[k] for k in ("name", "title", "upstream", "base_branch", "base_commit", "fork")}
-        | dict(
-            head_branch=text["head_branch"],
-            include_tests=True if include_tests is None else include_tests,
-            supersedes=supersedes,
-            pr=PullNumber(pr) if pr is not None else None,
-            offline=text["offline"] or None,
-            measure=measure,
-            landed=_landed(where, label, raw.get("landed")),
-            maintainer_can_modify=maintainer_edits,
-        ),
-    )
+        | dict(head_branch=text["head_branch"],
+               include_tests=True if include_tests is None else include_tests,
+               supersedes=supersedes, pr=PullNumber(pr) if pr is not None else None,
+               offline=text["offline"] or None, measure=measure,
+               landed=_landed(where, label, raw.get("landed")),
+               maintainer_can_modify=maintainer_edits),
+    )  # fmt: skip
 
 
 _PARSED: dict[tuple[Path, bytes], Patch] = {}  # (file, its sha256) -> the patch read from it
@@ -516,8 +499,7 @@ class _Pending:
 
 
 def branch_owner(entries: Sequence[_Owner], fork: str, head_branch: str) -> _Owner | None:
-    """The entry that publishes from `fork`'s `head_branch`, if one does (owner and repository
-    names are case-insensitive, branch names are not)."""
+    """The entry publishing from `fork`'s `head_branch` (names case-insensitive, branch not)."""
     for entry in entries:
         if entry.fork.lower() == fork.lower() and entry.head_branch == head_branch:
             return entry
@@ -544,28 +526,21 @@ def _unique_branches(path: Path, entries: Sequence[_Publishes]) -> None:
         other = branch_owner(entries[:n], entry.fork, entry.head_branch)
         if other is not None:
             raise _bad(
-                path,
-                f"entries {other.name!r} and {entry.name!r} both publish from "
+                path, f"entries {other.name!r} and {entry.name!r} both publish from "
                 f"{entry.fork}:{entry.head_branch}; give one of them its own head_branch",
-            )
-        same_pr = [
-            e.name
-            for e in entries[:n]
-            if entry.pr and (e.upstream, e.pr) == (entry.upstream, entry.pr)
-        ]
+            )  # fmt: skip
+        same_pr = [e.name for e in entries[:n]
+                   if entry.pr and (e.upstream, e.pr) == (entry.upstream, entry.pr)]  # fmt: skip
         if same_pr:
             raise _bad(
-                path,
-                f"entries {same_pr[0]!r} and {entry.name!r} both record pr = {entry.pr}; "
+                path, f"entries {same_pr[0]!r} and {entry.name!r} both record pr = {entry.pr}; "
                 "a PR belongs to one entry: fix the `pr` of the one it does not belong to",
-            )
+            )  # fmt: skip
 
 
-def load(
-    path: Path = DEFAULT_MANIFEST, *, text: str | None = None, staged: Staged | None = None
-) -> Manifest:
-    """Parse and validate the manifest; `text` and `staged` (patch name -> file) validate what
-    a write would leave at `path` before anything is written."""
+def load(path: Path = DEFAULT_MANIFEST, *, text: str | None = None,
+         staged: Staged | None = None) -> Manifest:  # fmt: skip
+    """Parse and validate; `text` and `staged` validate what a write would leave at `path`."""
     path = Path(path).absolute()  # patch paths must hold from any cwd (git am runs elsewhere)
     source = inputs.read_text(path, "manifest") if text is None else text
     try:
@@ -582,10 +557,8 @@ def load(
         raise _bad(path, "no [[entry]] tables")
     lines = entry_lines(source)
     at = [lines[i] if len(lines) == len(raw_entries) else None for i in range(len(raw_entries))]
-    entries = tuple(
-        _entry(path, raw, defaults, line, staged or {})
-        for raw, line in zip(raw_entries, at, strict=True)
-    )
+    entries = tuple(_entry(path, raw, defaults, line, staged or {})
+                    for raw, line in zip(raw_entries, at, strict=True))  # fmt: skip
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
         raise _bad(path, "entry names must be unique")

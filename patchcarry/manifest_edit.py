@@ -1,5 +1,4 @@
-"""Edits `patches/series.toml` in place: people edit it by hand, so only the values the tool
-owns change (tomlkit keeps comments and order), written atomically (`os.replace`)."""
+"""Edits `patches/series.toml` in place: only the tool's values change (tomlkit), atomically."""
 
 from __future__ import annotations
 
@@ -65,8 +64,7 @@ def _with_trivia(value: int, old: Item | None) -> Item:
 
 
 def _insert_in_key_block(table: Table, key: str, item: Item, newline: str) -> None:
-    """Add `key` right after the table's last key: a comment block or blank lines after it
-    introduce what follows (the next entry), so the new line must not land below them."""
+    """Add `key` right after the table's last key, above any comment or blank lines after it."""
     body = table.value.body
     last = max((i for i, (k, _) in enumerate(body) if k is not None), default=-1)
     item.trivia.trail = newline
@@ -113,9 +111,8 @@ def record_landed_text(text: str, entry_name: str, record: Mapping[str, Any]) ->
     raise BadInputError(f"no [[entry]] named {entry_name!r} in the manifest")
 
 
-def record_landed(
-    path: Path, entry_name: str, record: Mapping[str, Any], *, validate: Validator | None = None
-) -> None:
+def record_landed(path: Path, entry_name: str, record: Mapping[str, Any], *,
+                  validate: Validator | None = None) -> None:  # fmt: skip
     """Record in the manifest file that the entry landed upstream (atomically)."""
     path = Path(path)
     write_atomic(path, record_landed_text(_read(path), entry_name, record), validate=validate)

@@ -1,5 +1,4 @@
-"""The tool's markers in what it posts (HTML comments GitHub never renders): how each is
-written and the anchored reading of it back live here, and nowhere else."""
+"""The tool's markers in what it posts (HTML comments): written and read back only here."""
 
 from __future__ import annotations
 
@@ -24,7 +23,6 @@ def pattern(kind: str, fields: str) -> str:
 
 
 def opening(text: str | None) -> str:
-    """The marker a comment opens with as its own whole first line, where the tool writes it
-    ("" when none): one quoted (`>`), in code or mid-line is someone's text."""
+    """The marker a comment opens with as its whole first line ("": none; quoted is text)."""
     first = (text or "").partition("\n")[0].rstrip()  # GitHub stores a web edit with CRLF
     return first if first.startswith(OPEN) and first.endswith(CLOSE) else ""

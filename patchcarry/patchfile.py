@@ -1,5 +1,4 @@
-"""Reads a `git format-patch` file once, as git reads it (`mailinfo`, `apply --numstat`): a
-patch holding anything else git would apply is refused; `load` runs `patchrules`."""
+"""Reads a `git format-patch` file once, as git reads it; anything else git would apply: refused."""
 
 from __future__ import annotations
 
@@ -97,8 +96,7 @@ def parse(text: str | bytes, *, name: str = "patch", path: Path | None = None) -
 
 
 def read(text: str | bytes, *, name: str = "patch", path: Path | None = None) -> Patch:
-    """The facts git reads in format-patch `text`, with no rule on what it may carry beyond
-    "git reads exactly its own `diff --git` sections" (so a rename or a mode change is read)."""
+    """The facts git reads in format-patch `text` (renames and mode changes read, not judged)."""
     data = text if isinstance(text, bytes) else git.encode(text)
     if len(data) > MAX_PATCH_BYTES:
         raise BadInputError(
@@ -211,16 +209,9 @@ def _change(section: bytes, line: int, name: str) -> Change:
             kind, old_path = match["move"], git.renamed_from(match["names"], path)
     _check_names(section, line, path, kind in ("rename", "copy"), name)
     index = _INDEX_MODE_RE.search(section)
-    return Change(
-        path=path,
-        old_path=old_path,
-        kind=kind,
-        old_mode=old_mode,
-        new_mode=new_mode,
-        binary=(added, deleted) == ("-", "-"),
-        index_mode=index.group(1).decode() if index else "",
-        line=line,
-    )
+    return Change(path=path, old_path=old_path, kind=kind, old_mode=old_mode, new_mode=new_mode,
+                  binary=(added, deleted) == ("-", "-"),
+                  index_mode=index.group(1).decode() if index else "", line=line)  # fmt: skip
 
 
 def _hunks(section: bytes, change: Change) -> list[Hunk]:
@@ -285,8 +276,7 @@ def _header_names(rest: bytes) -> tuple[bytes, ...]:
 
 
 def _check_names(section: bytes, line: int, path: str, moved: bool, name: str) -> None:
-    """Refuse a section whose `diff --git`, `---` and `+++` names are not all `path` (git would
-    move the file unseen); `moved`: a rename or copy."""
+    """Refuse a section whose `diff --git`, `---`, `+++` names are not all `path`."""
     if moved:
         return
     lines = section.split(b"\n")

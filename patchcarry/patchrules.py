@@ -1,5 +1,4 @@
-"""What a patch may carry, checked once when it is read, on what git reads in it (paths, modes,
-binaries, sign-off): it is pushed upstream and written into a tree."""
+"""What a patch may carry (paths, modes, binaries, sign-off): it is pushed and applied."""
 
 from __future__ import annotations
 
@@ -36,12 +35,10 @@ _SAFE_MODES = ("100644", "100755")
 _WORKFLOWS = (".github/workflows/**",)
 # What else upstream's CI, forge or git runs or obeys (composite actions, CODEOWNERS,
 # attributes, submodules, other CIs): refused as workflow files are, ignoring case.
-_CI_FILES = (
-    ".github/**", "codeowners", "docs/codeowners",
-    ".gitattributes", "**/.gitattributes", ".gitmodules", "**/.gitmodules",
-    ".gitlab/**", ".gitlab-ci.yml", ".circleci/**", ".buildkite/**", ".travis.yml",
-    "jenkinsfile", "azure-pipelines.yml",
-)  # fmt: skip
+_CI_FILES = (".github/**", "codeowners", "docs/codeowners",
+             ".gitattributes", "**/.gitattributes", ".gitmodules", "**/.gitmodules",
+             ".gitlab/**", ".gitlab-ci.yml", ".circleci/**", ".buildkite/**", ".travis.yml",
+             "jenkinsfile", "azure-pipelines.yml")  # fmt: skip
 
 # Files other tools upstream's maintainers run obey, which a repository may keep on purpose:
 # carried only when the entry's own `paths` names the file itself (`named_only`), never a glob.
@@ -84,8 +81,7 @@ _STRUCTURE = (b"diff --git ", b"index ", b"@@ ")  # no hunk line starts so: it s
 
 
 def check_bytes(data: bytes, name: str) -> None:
-    """A line format-patch writes itself ending in CR is an editor's doing: refused. CR inside
-    a hunk is content and kept."""
+    """A line format-patch writes ending in CR is an editor's doing: refused (in a hunk: kept)."""
     lines = data.split(b"\n")
     blank = next((i for i, line in enumerate(lines) if not line.strip()), len(lines))
     header = lines[:blank]
@@ -119,8 +115,7 @@ def is_utf8(text: str) -> bool:
 
 
 def check_text(name: str, hunks: Iterable[Hunk]) -> None:
-    """A text hunk holds text: no NUL, and no non-UTF-8 bytes added to a file whose lines are
-    UTF-8 (a file already in another encoding keeps it)."""
+    """A text hunk holds text: no NUL, no non-UTF-8 bytes added to a UTF-8 file."""
     hunks = list(hunks)
     legacy = {h.path for h in hunks for ln in h.lines if ln[:1] != "+" and not is_utf8(ln)}
     for hunk in hunks:
@@ -140,10 +135,8 @@ def utf8(data: bytes, name: str, what: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise BadInputError(
-            f"{name}: {what} is not UTF-8 (byte {exc.start}; Latin-1?): "
-            "re-export it with git format-patch"
-        ) from None
+        raise BadInputError(f"{name}: {what} is not UTF-8 (byte {exc.start}; Latin-1?): "
+                            "re-export it with git format-patch") from None  # fmt: skip
 
 
 def check_identity(author_name: str, email: str, name: str) -> None:
@@ -163,8 +156,7 @@ _SIGNOFF_VALUE = re.compile(r"^(.*) <(.*)>\s*$")
 
 
 def signed_off_by(signoff: str, names: Iterable[str], emails: Iterable[str]) -> bool:
-    """Whether one `Signed-off-by:` value certifies for `names` and `emails`: the DCO App's rule,
-    name AND email each one of them, case-insensitively."""
+    """Whether a `Signed-off-by:` value certifies (DCO App: name AND email, case-insensitive)."""
     match = _SIGNOFF_VALUE.match(signoff.strip())
     names, emails = {n.lower() for n in names}, {e.lower() for e in emails}
     return match is not None and match[1].strip().lower() in names and match[2].lower() in emails
@@ -174,18 +166,13 @@ def check(
     name: str, author: str, email: str, signoffs: Iterable[str], changes: Iterable[Change],
     *, author_name: str | None = None,
 ) -> None:  # fmt: skip
-    """What a read patch may carry: its author's sign-off, and only edits, creations and
-    deletions of regular text files at safe paths, no workflow files."""
+    """Its author's sign-off; only regular text files at safe paths, no workflow files."""
     who = author_name if author_name is not None else author.rsplit(" <", 1)[0]
     values = list(signoffs)
     if not any(signed_off_by(value, [who], [email]) for value in values):
         near = [v for v in values if f"<{email.lower()}>" in v.lower()]
-        why = (
-            f"; {near[0]!r} has the email but another name (upstream's DCO App wants the "
-            "author's name and email)"
-            if near
-            else ""
-        )
+        why = (f"; {near[0]!r} has the email but another name (upstream's DCO App wants the "
+               "author's name and email)" if near else "")  # fmt: skip
         raise BadInputError(
             f"{name}: no `Signed-off-by:` from its author {author}{why} "
             "(upstream requires the DCO): git commit --amend -s, then re-export it"
@@ -197,8 +184,7 @@ def check(
 
 
 def refuse_mode_flips(name: str, changes: Iterable[Change]) -> None:
-    """A path deleted and created again (across an entry's patches, in order) comes back with
-    its mode: else a delete plus a create hides a mode change."""
+    """A path deleted and re-created keeps its mode: else the pair hides a mode change."""
     deleted: dict[str, str] = {}
     for change in changes:
         if change.kind == "delete":
@@ -213,11 +199,9 @@ def refuse_mode_flips(name: str, changes: Iterable[Change]) -> None:
             )
 
 
-def refuse_mode_against_tree(
-    name: str, changes: Iterable[Change], modes: Mapping[str, str]
-) -> None:
-    """A created path the tree holds comes back with the tree's own mode (git applies against
-    the tree, not the patch's stated old mode)."""
+def refuse_mode_against_tree(name: str, changes: Iterable[Change],
+                             modes: Mapping[str, str]) -> None:  # fmt: skip
+    """A created path the tree holds comes back with the tree's mode (git applies to the tree)."""
     for change in changes:
         had = modes.get(change.path)
         if change.kind == "create" and had is not None and had != change.new_mode:
@@ -246,10 +230,8 @@ def check_change(change: Change, name: str) -> None:
             "drop that commit, or send it by hand"
         )
     if change.kind in ("rename", "copy"):
-        raise BadInputError(
-            f"{name}: git reads a {change.kind} of {change.old_path} to {path}: "
-            f"renames refused; only text edits are carried"
-        )
+        raise BadInputError(f"{name}: git reads a {change.kind} of {change.old_path} to {path}: "
+                            f"renames refused; only text edits are carried")  # fmt: skip
     if change.old_mode and change.new_mode:
         raise BadInputError(
             f"{name}: {path} changes a file mode ({change.old_mode} -> {change.new_mode}); "
@@ -267,13 +249,9 @@ def check_path(path: str, name: str) -> None:
     """Relative, normalised, inside the tree, not in `.git/`."""
     parts = path.split("/")
     if (
-        not path
-        or path.startswith("/")
-        or "\\" in path
-        or posixpath.normpath(path) != path
-        or any(p in ("", ".", "..") for p in parts)
-        or any(p.lower() == ".git" for p in parts)
-    ):
+        not path or path.startswith("/") or "\\" in path or posixpath.normpath(path) != path
+        or any(p in ("", ".", "..") for p in parts) or any(p.lower() == ".git" for p in parts)
+    ):  # fmt: skip
         raise BadInputError(f"{name}: refusing path {path!r} (absolute, not normalised, or .git)")
 
 

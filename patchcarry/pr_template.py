@@ -29,8 +29,7 @@ def fetch(cache: Path, branch: str) -> str | None:
 
 
 def fetch_owner(cache: Path, url: str, branch: str) -> str | None:
-    """The owner's `.github` repository's `branch` tip into the check's cache, with its small
-    blobs (its git side is not the cache's promisor remote); None when it cannot be read."""
+    """The owner's `.github` `branch` tip into the cache with its blobs; None when unreadable."""
     ref = OWNER_REF.format(branch=branch)
     code, _ = git.fetch_partial(url, [f"+refs/heads/{branch}:{ref}"], depth=1, cwd=cache,
                                 object_filter="blob:limit=262144")  # fmt: skip

@@ -1,5 +1,4 @@
-"""The one place that runs subprocesses: no child sees a token (`environment`) or imports from
-its working folder (`PYTHON` is `-P`, PYTHONSAFEPATH for those it starts)."""
+"""The one place that runs subprocesses: no child sees a token or imports from its folder."""
 
 from __future__ import annotations
 
@@ -30,11 +29,9 @@ TOKEN_VARS = frozenset(
 PYTHON = (sys.executable, "-P")
 
 
-def environment(
-    base: Mapping[str, str] | None = None, secrets: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """`base` (default: this environment) without the token variables, plus `secrets`, with
-    PYTHONSAFEPATH: what a child is started with."""
+def environment(base: Mapping[str, str] | None = None,
+                secrets: Mapping[str, str] | None = None) -> dict[str, str]:  # fmt: skip
+    """What a child is started with: `base` without token variables, plus `secrets`, safe path."""
     env = {k: v for k, v in (os.environ if base is None else base).items() if k not in TOKEN_VARS}
     env["PYTHONSAFEPATH"] = "1"
     env.update(secrets or {})
@@ -82,17 +79,11 @@ class CalledProcessError(FatalError):
 
 
 def cmd_output(
-    *cmd: str,
-    cwd: Path | str | None = None,
-    env: Mapping[str, str] | None = None,
-    check: bool = True,
-    stdin: str | None = None,
-    stream_stderr: bool = False,
-    timeout: float | None = None,
-    secrets: Mapping[str, str] | None = None,
-) -> tuple[int, str, str]:
-    """Run `cmd`: (code, stdout, stderr); CalledProcessError when `check` fails, FatalError
-    past `timeout`. `stream_stderr`: stderr to the terminal, returned empty."""
+    *cmd: str, cwd: Path | str | None = None, env: Mapping[str, str] | None = None,
+    check: bool = True, stdin: str | None = None, stream_stderr: bool = False,
+    timeout: float | None = None, secrets: Mapping[str, str] | None = None,
+) -> tuple[int, str, str]:  # fmt: skip
+    """Run `cmd`: (code, stdout, stderr); CalledProcessError on `check`, FatalError on timeout."""
     try:  # errors="surrogateescape": git prints what a commit holds, any bytes, kept as data
         proc = subprocess.run(
             list(cmd), cwd=cwd, env=environment(env, secrets), input=stdin, text=True,
@@ -110,18 +101,11 @@ def cmd_output(
 
 
 def cmd_output_bounded(
-    *cmd: str,
-    cwd: Path | str | None,
-    env: Mapping[str, str],
-    deadline_s: float,
-    max_output: int,
-    stdin: bytes | None = None,
-    secrets: Mapping[str, str] | None = None,
-    stream_stderr: bool = False,
-    watch: Callable[[], str | None] | None = None,
-    max_processes: int = 0,
-    max_memory: int = 0,
-) -> tuple[int, bytes, bytes]:
+    *cmd: str, cwd: Path | str | None, env: Mapping[str, str], deadline_s: float, max_output: int,
+    stdin: bytes | None = None, secrets: Mapping[str, str] | None = None,
+    stream_stderr: bool = False, watch: Callable[[], str | None] | None = None,
+    max_processes: int = 0, max_memory: int = 0,
+) -> tuple[int, bytes, bytes]:  # fmt: skip
     """Run `cmd` with a total deadline and output caps; past either, or a reason from `watch`
     (asked every `WATCH_EVERY_S`), the child is killed and OutOfBounds raised. `max_processes`
     and `max_memory` (0: none) bound its process tree."""
@@ -166,8 +150,7 @@ _OUT_OF_MEMORY = re.compile(rb"out of memory|malloc failed|cannot allocate memor
 
 
 def _cap_data(pid: int, limit: int) -> None:
-    """Cap the data of `pid` and every process it starts (RLIMIT_DATA is inherited), set from
-    here, not a `preexec_fn` (ten times slower spawns); a no-op without prlimit."""
+    """Cap the data of `pid`'s tree (RLIMIT_DATA, via prlimit: no slow `preexec_fn`); or no-op."""
     with contextlib.suppress(AttributeError, OSError, ValueError):
         resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
 
@@ -219,12 +202,9 @@ def _kill_group(child: subprocess.Popen[bytes]) -> None:
 
 
 def _communicate(
-    child: subprocess.Popen[bytes],
-    stdin: bytes | None,
-    deadline_s: float,
-    max_output: int,
+    child: subprocess.Popen[bytes], stdin: bytes | None, deadline_s: float, max_output: int,
     watch: Callable[[], str | None] | None,
-) -> tuple[int | None, bytes, bytes, str | None]:
+) -> tuple[int | None, bytes, bytes, str | None]:  # fmt: skip
     """Feed, read and wait in this thread (a run makes thousands): (code, out, err, why stopped)."""
     end = time.monotonic() + deadline_s
     out, err = bytearray(), bytearray()
@@ -270,8 +250,7 @@ def _communicate(
 
 
 class _ExitWaiter:
-    """`wait(seconds)`: the child's exit code, or None if still running; woken by a pidfd, not
-    by polling (thousands of git calls a run)."""
+    """`wait(seconds)`: the child's exit code or None; woken by a pidfd, not by polling."""
 
     def __init__(self, child: subprocess.Popen[bytes]) -> None:
         self.child = child
@@ -296,9 +275,8 @@ class _ExitWaiter:
             os.close(self.pidfd)
 
 
-def _wait(
-    exited: _ExitWaiter, end: float, deadline_s: float, watch: Callable[[], str | None] | None
-) -> tuple[int | None, str | None]:
+def _wait(exited: _ExitWaiter, end: float, deadline_s: float,
+          watch: Callable[[], str | None] | None) -> tuple[int | None, str | None]:  # fmt: skip
     """The child's exit code, or None and the reason once past the deadline or `watch` names one."""
     while True:
         left = end - time.monotonic()

@@ -17,8 +17,7 @@ def say(text: str) -> None:
 
 
 def waiting(text: str) -> None:
-    """A line while the run waits on someone else (a server that does not answer): said
-    wherever stderr goes, since a silent wait looks like a hang in a log too; not with --json."""
+    """A line while the run waits on someone else (a silent wait looks hung); not with --json."""
     if not quiet:
         print(text, file=sys.stderr, flush=True)
 

@@ -1,7 +1,5 @@
-"""Secret scanning's push protection: GitHub refuses the push with the ruleset's reason and
-GH013 ("push declined due to repository rule violations"), but its `remote:` lines say
-"GITHUB PUSH PROTECTION" ... "Push cannot contain secrets" and where the secret is. The
-ruleset's advice would be wrong for it: the secret has to go from the commit."""
+"""Secret scanning's push protection (GH013 with "GITHUB PUSH PROTECTION" in `remote:`): the
+ruleset's advice would be wrong, the secret has to go from the commit."""
 
 from __future__ import annotations
 
@@ -13,14 +11,11 @@ _AT = re.compile(r"^-?\s*(commit|path):\s*(\S+)$")
 
 
 def advice(server: tuple[str, ...]) -> str:
-    """What to do about a push GitHub's push protection refused ("" for any other push), from
-    the server's `remote:` lines (`git.Pushed.server`)."""
+    """What to do about a push push protection refused ("" otherwise), from `remote:` lines."""
     if not any("push cannot contain secrets" in line.lower() for line in server):
         return ""
     where = {m.group(1): m.group(2)[:120] for m in map(_AT.match, server) if m}
     at = f" (commit {short(where['commit'])}, {where['path']})" if len(where) == 2 else ""
-    return (
-        f"GitHub's push protection found a secret in a pushed commit{at}: remove it from the "
-        "patch that carries it and re-run; if it is no secret, follow the URL on GitHub's "
-        "`remote:` lines to allow it"
-    )
+    return (f"GitHub's push protection found a secret in a pushed commit{at}: remove it from the "
+            "patch that carries it and re-run; if it is no secret, follow the URL on GitHub's "
+            "`remote:` lines to allow it")  # fmt: skip

@@ -1,5 +1,4 @@
-"""A refused `git push`, from the git door's per-ref results (`git.Pushed`): the server's own
-reason first (quoted, with what to do about it), then a lost lease, in one clear line."""
+"""A refused push in one line, from `git.Pushed`: the server's reason first, then a lease."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ class LeaseRejected(FatalError):
 
 
 class PushRefused(FatalError):
-    """The server refused a ref with a reason of its own (not a lease): nothing else is
-    written after it; the message quotes the reason and says what to change."""
+    """The server refused a ref for its own reason (not a lease): nothing more is written."""
 
 
 # GitHub's documented refusals, by the words of its reason or the GHxxx code GitHub prints
@@ -49,8 +47,7 @@ _REMOTE_CODE = re.compile(r"^(?:error:\s*)?(GH\d{3}: .*)$")
 
 
 def raise_push_failure(pushed: Pushed, branch: str, expected: str | None) -> None:
-    """The one clear line for a refused push: the server's own reason first (quoted, with
-    what to do), then a lost lease."""
+    """The one line for a refused push: the server's reason (quoted, what to do), then a lease."""
     # in an atomic push the refs the server did not object to say so: the reason is the
     # other ref's, so that one is quoted first
     refused = sorted((r for r in pushed.refs if not r.accepted), key=lambda r: r.atomic)
@@ -58,11 +55,9 @@ def raise_push_failure(pushed: Pushed, branch: str, expected: str | None) -> Non
     for result in (r for r in refused if r.remote):
         advice = push_protection.advice(pushed.server) or _advice(result.why) or _advice(str(codes))
         said = f" (remote: {codes[0][:200]!r})" if codes else ""
-        raise PushRefused(
-            f"GitHub refused the push to {result.ref}: {result.why!r}{said}"
-            + (f": {advice}" if advice else "")
-            + "; nothing after the push was written"
-        )
+        raise PushRefused(f"GitHub refused the push to {result.ref}: {result.why!r}{said}"
+                          + (f": {advice}" if advice else "")
+                          + "; nothing after the push was written")  # fmt: skip
     if any(r.lease for r in refused):
         raise LeaseRejected(
             f"push to {branch} refused by the lease: the fork branch is no longer at "

@@ -1,5 +1,4 @@
-"""retire: stop carrying an entry whose fix landed upstream (`landed = {...}` recorded), with
---comment on its open PR first (found by its marker), so a re-run after a failure resumes."""
+"""retire: stop carrying a landed entry; --comment first (by its marker), so a re-run resumes."""
 
 from __future__ import annotations
 
@@ -36,12 +35,9 @@ class Options:
 def record(landing: Landing, today: datetime.date) -> dict[str, Any]:
     """The manifest's `landed = {...}` for `landing`."""
     assert landing.commit is not None
-    fields: dict[str, Any] = {
-        "verdict": landing.verdict,
-        "commit": landing.commit.sha,
-        "date": landing.commit.date,
-        "retired": today.isoformat(),
-    }
+    fields: dict[str, Any] = {"verdict": landing.verdict, "commit": landing.commit.sha,
+                              "date": landing.commit.date,
+                              "retired": today.isoformat()}  # fmt: skip
     if landing.commit.pr:
         fields["pr"] = landing.commit.pr
     fields["subject"] = display.line(landing.commit.subject)  # any bytes: text a file holds
@@ -100,11 +96,9 @@ def _comment_needed(gh: Forge, entry: Entry, say: Callable[[str], None]) -> bool
 
 
 def retire(
-    entry: Entry,
-    opts: Options,
-    make_github: Callable[[], Forge | None],
+    entry: Entry, opts: Options, make_github: Callable[[], Forge | None],
     say: Callable[[str], None],
-) -> int:
+) -> int:  # fmt: skip
     landing = _judge(entry, opts, say)
     fields = record(landing, datetime.datetime.now(datetime.UTC).date())
     gh = None
@@ -124,11 +118,9 @@ def retire(
         gh.create_comment(entry.upstream, entry.pr, comment_body(entry, landing))
         say(f"commented on #{entry.pr}: {render.commit_words(landing)}")
     manifest_edit.record_landed(
-        opts.manifest_path,
-        entry.name,
-        fields,
+        opts.manifest_path, entry.name, fields,
         validate=lambda tmp: manifest.load(opts.manifest_path, text=tmp.read_text()),
-    )
+    )  # fmt: skip
     say(f"retired {entry.name}: recorded in {opts.manifest_path}: landed = {{{shown}}}")
     say("it stays in the manifest as a record; no command carries it any more")
     return 0

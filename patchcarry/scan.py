@@ -45,15 +45,9 @@ class Closed:
 
     def to_json(self) -> dict[str, object]:
         landing: Any = None if self.landing is None else dataclasses.asdict(self.landing)
-        return {
-            **self.item.to_json(),
-            "upstream": self.upstream,
-            "title": self.title,
-            "carried_by": self.carried_by,
-            "adopt": self.adopt,
-            "landing": landing,
-            "landing_note": self.landing_note,
-        }
+        return {**self.item.to_json(), "upstream": self.upstream, "title": self.title,
+                "carried_by": self.carried_by, "adopt": self.adopt, "landing": landing,
+                "landing_note": self.landing_note}  # fmt: skip
 
 
 def _cross_linked(comments: list[CommentRef], login: str) -> bool:
@@ -71,24 +65,15 @@ class Found:
     planned_in: str | None = None  # a manifest entry lists it but has no PR yet
 
     def to_json(self) -> dict[str, object]:
-        return {
-            **self.item.to_json(),
-            "title": self.title,
-            "resubmitted_by": self.resubmitted_by,
-            "planned_in": self.planned_in,
-        }
+        return {**self.item.to_json(), "title": self.title, "resubmitted_by": self.resubmitted_by,
+                "planned_in": self.planned_in}  # fmt: skip
 
 
 def scan(
-    gh: Forge,
-    upstream: str,
-    author: str,
-    known: dict[int, tuple[str, int | None]],
-    *,
+    gh: Forge, upstream: str, author: str, known: dict[int, tuple[str, int | None]], *,
     trusted: str | None = None,
-) -> list[Found]:
-    """Every closed-by-detachment PR of `author` on `upstream`; `known`: PR -> (entry, its PR).
-    Only cross-link comments written by `trusted` count."""
+) -> list[Found]:  # fmt: skip
+    """Every closed-by-detachment PR of `author` on `upstream`; `trusted` cross-links count."""
     found: list[Found] = []
     classes = []
     reads = Reads(gh)
@@ -102,10 +87,9 @@ def scan(
             entry, new_pr = known.get(number, (None, None))
             by = f"#{new_pr} (manifest entry {entry})" if entry and new_pr else None
             if (
-                item.state == classify.PullState.DETACHED
-                and by is None
+                item.state == classify.PullState.DETACHED and by is None
                 and _cross_linked(reads.comments(upstream, number), trusted or author)
-            ):
+            ):  # fmt: skip
                 by = "cross-link comment"  # fmt: skip
         except RateLimited as exc:  # what was found stands; the rest is said to be unread
             gh.partial.append(f"stopped after {done} of {len(numbers)} PRs: {exc}")
@@ -140,9 +124,8 @@ def _stop(gh: Forge, done: int, total: int) -> bool:
     return True
 
 
-def _adopt_command(
-    upstream: str, number: int, head_ref: str, names: set[str], command: Sequence[str]
-) -> str:
+def _adopt_command(upstream: str, number: int, head_ref: str, names: set[str],
+                   command: Sequence[str]) -> str:  # fmt: skip
     name = default_name(head_ref, number)
     args = [*command[0].split(" "), f"{upstream}#{number}", *command[1:]]
     if name in names:  # the default name is taken: the command must not fail on a clash
@@ -152,16 +135,10 @@ def _adopt_command(
 
 
 def scan_all(
-    gh: Forge,
-    author: str,
-    carried: dict[tuple[str, int], str],
-    names: set[str],
-    *,
-    trusted: str | None = None,
-    per_page: int = 100,
-    landed_since: Judge | None = None,
+    gh: Forge, author: str, carried: dict[tuple[str, int], str], names: set[str], *,
+    trusted: str | None = None, per_page: int = 100, landed_since: Judge | None = None,
     adopt: Sequence[str] = ("patchcarry adopt",),
-) -> list[Closed]:
+) -> list[Closed]:  # fmt: skip
     """`author`'s closed, unmerged PRs everywhere; `carried`: (owner/repo lowercased, N) ->
     entry. A PR `landed_since` finds landed gets no `adopt` command (adopt would refuse it)."""
     query = f"author:{author} is:pr is:closed is:unmerged"

@@ -1,5 +1,4 @@
-"""Which variable holds the token, as gh reads them (GH_TOKEN, GITHUB_TOKEN; the ENTERPRISE ones
-for a GHE Server host); the only place a token is read."""
+"""Which variable holds the token, as gh reads them; the only place a token is read."""
 
 from __future__ import annotations
 
@@ -21,8 +20,7 @@ DOCUMENTED = (
 
 
 def is_enterprise_server(api: str) -> bool:
-    """True for an API host that is neither github.com, GHE.com nor loopback (an Enterprise
-    Server's `https://HOST/api/v3`)."""
+    """True for an API host that is not github.com, GHE.com or loopback (an Enterprise Server)."""
     host = (urllib.parse.urlsplit(api).hostname or "").lower()
     return not (host == "api.github.com" or host.endswith(".ghe.com") or hosts.is_loopback(host))
 
@@ -33,15 +31,13 @@ def variables(api: str | None = None) -> tuple[str, str]:
 
 
 def variable(api: str | None = None) -> str:
-    """The variable the token comes from (the first one set), else both names: what a message
-    calls the token."""
+    """The variable the token comes from (the first set), else both names: what messages say."""
     names = variables(api)
     return next((name for name in names if os.environ.get(name)), " or ".join(names))
 
 
 def token(api: str | None = None) -> str | None:
-    """The token for the API host `api` (default GH_HOST's), None when no variable holds one;
-    BadInputError for a value no token has (it names the variable, never the value)."""
+    """The token for API host `api`, or None; BadInputError for a value no token has."""
     name = next((n for n in variables(api) if os.environ.get(n)), None)
     if name is None:
         return None
@@ -56,8 +52,7 @@ def token(api: str | None = None) -> str | None:
 
 
 def _flaw(value: str) -> str | None:
-    """What in `value` no token holds (None: nothing): it would break the HTTP header or
-    git's credential answer, or is pasted text around the token."""
+    """What in `value` no token holds (None: nothing): it would break a header or git's answer."""
     if value != value.rstrip("\r\n"):
         return "a trailing newline"
     for char in value:

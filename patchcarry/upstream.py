@@ -1,5 +1,4 @@
-"""Gets just enough of upstream for `check`: named commits, shallow, `--filter=blob:none`, into a
-scratch bare repo; file contents come lazily with `git show REV:PATH`. Never a full clone."""
+"""Just enough of upstream for `check`: named commits, shallow and blob-less, never a clone."""
 
 from __future__ import annotations
 
@@ -25,14 +24,12 @@ _URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://|^[^/\s]+@[^/\s]+:")
 
 
 def git_url(repo: str) -> str:
-    """The git URL of OWNER/REPO on the GitHub host (GH_HOST's git side; github.com by
-    default): what `check` fetches when no --upstream is given."""
+    """The git URL of OWNER/REPO on GH_HOST's git side: what `check` fetches by default."""
     return f"{hosts.git_host(hosts.api_host())}/{repo}.git"
 
 
 def url_for_entries(entries: Sequence[Entry]) -> str:
-    """The one upstream `entries` name, as a git URL; BadInputError when they name several
-    (the check fetches one repository)."""
+    """The one upstream `entries` name, as a git URL; BadInputError when they name several."""
     repos = sorted({e.upstream for e in entries})
     if len(repos) > 1:
         raise BadInputError(
@@ -79,8 +76,7 @@ class FetchedUpstream:
 
     @property
     def bytes_fetched(self) -> int:
-        """Bytes added to the scratch repo's object store since this run began (packs from
-        the shallow fetches plus blobs fetched on demand)."""
+        """Bytes added to the scratch object store this run (shallow packs and lazy blobs)."""
         return object_bytes(self.repo) - self._start_bytes
 
     @property
@@ -117,16 +113,14 @@ def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: st
     have = git.refs_under(git.OWN_REFS, cwd=repo)  # our refs already here: {refname: sha}
     cut = git.shallow_commits(cwd=repo) if depth > 1 else set()
     refspecs = [
-        f"+{sha}:{ref}"
-        for ref, sha in wants.items()
+        f"+{sha}:{ref}" for ref, sha in wants.items()
         if have.get(ref) != sha or (cut and cut & set(git.newest(sha, depth - 1, cwd=repo)))
-    ]
+    ]  # fmt: skip
     if not refspecs:
         return
     progress.say(f"fetching {what} from {fetched.upstream} (blob-less, depth {depth}) ...")
-    code, err = git.fetch_partial(
-        "origin", refspecs, depth=depth, cwd=fetched.repo, progress=sys.stderr.isatty()
-    )
+    code, err = git.fetch_partial("origin", refspecs, depth=depth, cwd=fetched.repo,
+                                  progress=sys.stderr.isatty())  # fmt: skip
     if code != 0:
         raise UpstreamError(
             f"could not fetch {what} from {fetched.upstream}: "
@@ -136,16 +130,10 @@ def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: st
 
 
 def fetch(
-    upstream: str,
-    *,
-    base_commits: list[str],
-    branches: list[str],
-    pulls: list[int],
-    work_dir: Path | None = None,
-    pull_depth: int = 2,
-) -> FetchedUpstream:
-    """Fetch the named commits from `upstream`, each PR head with `pull_depth` commits of history;
-    UpstreamError (exit 4) when upstream or one of them is missing."""
+    upstream: str, *, base_commits: list[str], branches: list[str], pulls: list[int],
+    work_dir: Path | None = None, pull_depth: int = 2,
+) -> FetchedUpstream:  # fmt: skip
+    """Fetch the named commits (PR heads `pull_depth` deep); UpstreamError when one is missing."""
     url = remote_url(upstream)
     with claimed(url, work_dir) as chosen:
         repo = _scratch_repo(url, chosen)
@@ -176,8 +164,7 @@ def fetch(
 
 @contextlib.contextmanager
 def claimed(url: str, work_dir: Path | None) -> Iterator[Path]:
-    """The cache folder for `url`, claimed and locked; one this call made is removed (lock held)
-    when the network read in the block fails."""
+    """The cache folder for `url`, locked; removed if this call made it and the read fails."""
     default = default_work_dir(url)
     chosen = work_dir or default
     made = not chosen.exists()
@@ -195,11 +182,9 @@ def claimed(url: str, work_dir: Path | None) -> Iterator[Path]:
 TREE_PATHS = ["megatron", "tests/unit_tests", "tests/test_utils"]
 
 
-def checkout_tree(
-    fetched: FetchedUpstream, commit: str, dest: Path, paths: list[str] = TREE_PATHS
-) -> Path:
-    """A sparse checkout of `paths` at `commit` in `dest` (a worktree of the scratch repo),
-    usable as MEGATRON_SRC. Reused when `dest` already holds that commit."""
+def checkout_tree(fetched: FetchedUpstream, commit: str, dest: Path,
+                  paths: list[str] = TREE_PATHS) -> Path:  # fmt: skip
+    """A sparse checkout of `paths` at `commit` in `dest` (MEGATRON_SRC), reused when current."""
     dest = dest.resolve()
     if (dest / ".git").exists():
         if git.head_commit(dest) == commit:
@@ -249,15 +234,10 @@ def _separated(repo: Path, head: str, tip: str) -> bool:
 
 
 def fetch_history(
-    upstream: str,
-    *,
-    branch: str,
-    pull: int,
-    work_dir: Path | None = None,
+    upstream: str, *, branch: str, pull: int, work_dir: Path | None = None,
     depths: tuple[int, ...] = HISTORY_DEPTHS,
-) -> PullHistory:
-    """Fetch `refs/pull/<pull>/head` and `branch` (commits only), deepening until the PR's own
-    commits are known; UpstreamError when it cannot."""
+) -> PullHistory:  # fmt: skip
+    """Fetch the PR head and `branch`, deepening until the PR's commits are known."""
     url = remote_url(upstream)
     default = default_work_dir(url)
     chosen = work_dir or default.with_name(default.name + "-history")
@@ -267,10 +247,8 @@ def fetch_history(
         pull_ref, branch_ref = f"refs/pull/{pull}/head", f"refs/heads/{branch}"
         code, found, err = git.ls_remote_refs(url, [pull_ref, branch_ref], cwd=repo)
         if code != 0:
-            raise UpstreamError(
-                f"upstream {upstream} is unreachable: "
-                f"{err.strip() or f'git ls-remote exited {code}'}"
-            )
+            raise UpstreamError(f"upstream {upstream} is unreachable: "
+                                f"{err.strip() or f'git ls-remote exited {code}'}")  # fmt: skip
         if pull_ref not in found:
             raise UpstreamError(
                 f"{upstream} no longer has {pull_ref}: PR #{pull}'s commits are gone upstream, "
@@ -280,20 +258,13 @@ def fetch_history(
         if branch_ref not in found:
             raise UpstreamError(f"{upstream} has no branch {branch!r} (the PR's base branch)")
         head, tip = found[pull_ref], found[branch_ref]
-        refspecs = [
-            f"+{head}:{git.own_ref('adopt', 'pull', str(pull))}",
-            f"+{tip}:{git.own_ref('adopt', 'base')}",
-        ]
+        refspecs = [f"+{head}:{git.own_ref('adopt', 'pull', str(pull))}",
+                    f"+{tip}:{git.own_ref('adopt', 'base')}"]  # fmt: skip
         for depth in depths:
             progress.say(f"fetching PR #{pull}'s commits from {upstream} (depth {depth}) ...")
-            code, err = git.fetch_partial(
-                "origin",
-                refspecs,
-                depth=depth,
-                cwd=repo,
-                progress=sys.stderr.isatty(),
-                object_filter="tree:0",
-            )
+            code, err = git.fetch_partial("origin", refspecs, depth=depth, cwd=repo,
+                                          progress=sys.stderr.isatty(),
+                                          object_filter="tree:0")  # fmt: skip
             if code != 0:
                 raise UpstreamError(
                     f"could not fetch PR #{pull}'s head and {branch} from {upstream}: "

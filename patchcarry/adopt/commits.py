@@ -1,5 +1,4 @@
-"""A PR's own commits: on its head, not in its base branch, with the merges that only brought
-the base branch into the PR dropped; and where they start (their base commit)."""
+"""A PR's own commits (on its head, not its base branch, base merges dropped) and their base."""
 
 from __future__ import annotations
 
@@ -28,8 +27,7 @@ class Series:
 
 
 def own_commits(history: PullHistory) -> Series:
-    """The PR's own commits in `history`. Refuses (FatalError) a PR with nothing of its own
-    left, or one that merged another of its own lines (a merge's resolution is no patch)."""
+    """The PR's own commits; FatalError when none is left or it merged another of its lines."""
     repo, number = history.repo, history.number
     listed = git.rev_list_parents(history.head, history.branch_tip, cwd=repo)
     if not listed:
@@ -68,7 +66,5 @@ def own_commits(history: PullHistory) -> Series:
 
 def write_patches(history: PullHistory, series: Series, out_dir: Path, first: int) -> list[Path]:
     """`git format-patch` each commit of `series` into `out_dir`, numbered from `first`."""
-    return [
-        git.format_patch(c.sha, number=first + i, out_dir=out_dir, cwd=history.repo)
-        for i, c in enumerate(series.commits)
-    ]
+    return [git.format_patch(c.sha, number=first + i, out_dir=out_dir, cwd=history.repo)
+            for i, c in enumerate(series.commits)]  # fmt: skip

@@ -1,5 +1,4 @@
-"""Has a closed PR's own change landed on its base branch since? `check`'s verdict for a PR not
-in the manifest, so adopt refuses it and `scan --all` says it landed."""
+"""Has a closed PR's change landed on its base since? (adopt refuses it, `scan --all` says so)"""
 
 from __future__ import annotations
 
@@ -24,17 +23,13 @@ def refuse_landed(target: object, report: CheckReport) -> None:
     """FatalError (exit 1, as for a merged PR) when the PR's change has landed upstream."""
     landing = report.entries[0].landing
     if landing is not None and landing.landed:
-        raise FatalError(
-            f"{target}: its change has {landing.verdict} upstream since it closed, as "
-            f"{render.commit_words(landing)}: nothing to adopt"
-        )
+        raise FatalError(f"{target}: its change has {landing.verdict} upstream since it closed, as "
+                         f"{render.commit_words(landing)}: nothing to adopt")  # fmt: skip
 
 
-def landing_since(
-    upstream: str, number: int, branch: str, url: str, *, work_dir: Path | None = None
-) -> Landing | None:
-    """The landing verdict of PR `number`'s own commits on `branch` at its tip; None when
-    its commits cannot be carried as patches (then nothing can be said)."""
+def landing_since(upstream: str, number: int, branch: str, url: str, *,
+                  work_dir: Path | None = None) -> Landing | None:  # fmt: skip
+    """The landing verdict of PR `number`'s commits on `branch`; None if they cannot be patches."""
     history = upstream_mod.fetch_history(url, branch=branch, pull=number, work_dir=work_dir)
     series = commits_mod.own_commits(history)
     with tempfile.TemporaryDirectory(prefix="adopt-landed-") as tmp:

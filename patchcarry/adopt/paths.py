@@ -15,8 +15,8 @@ _TEST_DIRS = {"test", "tests", "testing", "__tests__", "spec", "specs"}
 
 
 def derive(files: Iterable[str]) -> list[str]:
-    """Per top-level folder, the deepest folder holding all its touched files, as `DIR/**`;
-    top-level files by name. A file `patchrules.named_only` covers gets nothing from here."""
+    """Per top-level folder, the deepest folder holding its touched files (`DIR/**`); top-level
+    files by name; none for a file `patchrules.named_only` covers."""
     groups: dict[str, list[str]] = {}
     globs: set[str] = set()
     for file in files:
@@ -34,17 +34,11 @@ def derive(files: Iterable[str]) -> list[str]:
 
 
 def is_test_file(path: str) -> bool:
-    """A test by the conventions test runners use: under a test directory, or named
-    `test_*`, `*_test.*`, `*.test.*` or `*.spec.*`."""
+    """A test by test runners' conventions: under a test directory, or `test_*`, `*_test.*`, ..."""
     *dirs, name = path.split("/")
     stem = name.split(".", 1)[0]
-    return (
-        any(d.lower() in _TEST_DIRS for d in dirs)
-        or stem.startswith("test_")
-        or stem.endswith("_test")
-        or ".test." in name
-        or ".spec." in name
-    )
+    return (any(d.lower() in _TEST_DIRS for d in dirs) or stem.startswith("test_")
+            or stem.endswith("_test") or ".test." in name or ".spec." in name)  # fmt: skip
 
 
 def tests_only(files: Iterable[str]) -> bool:
@@ -54,6 +48,5 @@ def tests_only(files: Iterable[str]) -> bool:
 
 
 def executables(patches: Iterable[Patch]) -> list[str]:
-    """The files the patches create executable (mode 100755): named in the plan, since such a
-    file can run wherever upstream's tree lands."""
+    """The files the patches create executable (100755): named in the plan, as they can run."""
     return sorted({c.path for p in patches for c in p.changes if c.new_mode == "100755"})

@@ -27,8 +27,7 @@ class Target:
 
 
 def parse_target(text: str) -> Target:
-    """`OWNER/REPO#N`, or the PR's web URL `https://HOST/OWNER/REPO/pull/N` as gh takes it
-    (HOST: the configured GitHub's) -> Target; BadInputError otherwise."""
+    """`OWNER/REPO#N` or the PR's web URL (as gh takes it) -> Target; BadInputError otherwise."""
     if re.match(r"^[a-z][a-z0-9+.-]*://", text.strip(), re.IGNORECASE):
         return _from_url(text.strip())
     match = _TARGET_RE.fullmatch(text.strip())
@@ -41,16 +40,13 @@ def parse_target(text: str) -> Target:
 
 
 def _from_url(text: str) -> Target:
-    """A PR's web URL (anything after its number, a tab like /files or an anchor, is
-    ignored, as gh does), on the GitHub host GH_HOST configures."""
+    """A PR's web URL on GH_HOST's host (anything after its number ignored, as gh does)."""
     parts = hosts.split(text, "the PR's URL")
     segments = parts.path.split("/")
     if (
-        parts.scheme.lower() not in ("http", "https")
-        or len(segments) < 5
-        or segments[3] != "pull"
+        parts.scheme.lower() not in ("http", "https") or len(segments) < 5 or segments[3] != "pull"
         or not re.fullmatch(r"[1-9]\d*", segments[4])
-    ):
+    ):  # fmt: skip
         raise BadInputError(
             f"{hosts.redact_url(text)!r}: a PR's URL is https://HOST/OWNER/REPO/pull/NUMBER"
         )
@@ -88,8 +84,7 @@ def check_name(name: str) -> str:
 
 
 def default_name(head_ref: str, number: int) -> str:
-    """The head branch's last part as an entry name (`fix/hc-mlp-retention` ->
-    `hc-mlp-retention`); `pr-N` when nothing usable is left."""
+    """The head branch's last part as an entry name (`fix/x` -> `x`); `pr-N` when none is usable."""
     last = head_ref.rstrip("/").rsplit("/", 1)[-1].lower()
     name = re.sub(r"[^a-z0-9._-]+", "-", last).lstrip("._-").rstrip("-")
     return name if name and NAME_RE.match(name) else f"pr-{number}"

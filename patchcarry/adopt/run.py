@@ -1,6 +1,5 @@
-"""adopt: read the PR, cut its commits into patches, prove they apply, validate the manifest as
-it would be, then write and check. Every refusal comes before the first write; a failed write
-removes what it wrote, so a re-run starts clean."""
+"""adopt: read, cut into patches, prove, validate, then write and check; every refusal before
+the first write, and a failed write removes what it wrote, so a re-run starts clean."""
 
 from __future__ import annotations
 
@@ -118,9 +117,8 @@ def _where(path: Path, entries: list[manifest.Entry], entry: manifest.Entry) -> 
     return f"{path}:{lines[index]}" if len(lines) == len(entries) else str(path)
 
 
-def _preflight_carried(
-    upstream: str, number: int, entries: list[manifest.Entry], path: Path
-) -> None:
+def _preflight_carried(upstream: str, number: int, entries: list[manifest.Entry],
+                       path: Path) -> None:  # fmt: skip
     """A PR an entry of the same upstream already carries is not adopted twice."""
     for entry in entries:
         if entry.upstream.lower() != upstream.lower():
@@ -176,23 +174,19 @@ def adopt(target: pull_mod.Target, opts: Options, gh: Forge, say: Callable[[str]
         if repo is None:
             raise UpstreamError(f"{target.upstream}: not found on {gh.host}; pass --upstream-url")
         url = hosts.answered_git_url(gh.host, target.upstream, repo.clone_url)
-    history = upstream_mod.fetch_history(
-        url, branch=pull.base_ref, pull=target.number, work_dir=opts.work_dir
-    )
+    history = upstream_mod.fetch_history(url, branch=pull.base_ref, pull=target.number,
+                                         work_dir=opts.work_dir)  # fmt: skip
     series = commits_mod.own_commits(history)
-    say(
-        f"refs/pull/{target.number}/head {short(history.head)}: {len(series.commits)} commit(s) "
+    say(f"refs/pull/{target.number}/head {short(history.head)}: {len(series.commits)} commit(s) "
         f"of its own on {pull.base_ref}, base {short(series.base)} "
-        f"(history fetched to depth {history.depth}, commits only)"
-    )
+        f"(history fetched to depth {history.depth}, commits only)")  # fmt: skip
     for merge in series.dropped_merges:
         say(f"  dropped {short(merge.sha)} {merge.subject!r} ({line(merge.author)}): merges "
             f"{pull.base_ref} into the PR")  # fmt: skip
     patches_dir = path.parent
     with tempfile.TemporaryDirectory(prefix="adopt-") as tmp_name:
-        written = commits_mod.write_patches(
-            history, series, Path(tmp_name), _next_number(patches_dir)
-        )
+        written = commits_mod.write_patches(history, series, Path(tmp_name),
+                                            _next_number(patches_dir))  # fmt: skip
         try:
             patches = [load_patch(p) for p in written]
         except BadInputError as exc:  # the PR's own commit carries what is never carried
@@ -258,9 +252,8 @@ def _preflight_text(target: pull_mod.Target, fields: dict[str, Any]) -> None:
                 )
 
 
-def _preflight_paths(
-    target: pull_mod.Target, opts: Options, patches: list[Patch], paths: list[str]
-) -> None:
+def _preflight_paths(target: pull_mod.Target, opts: Options, patches: list[Patch],
+                     paths: list[str]) -> None:  # fmt: skip
     """With --paths, every file the PR touches must be inside them."""
     if not opts.paths:
         return

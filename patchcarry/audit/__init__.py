@@ -1,2 +1,1 @@
-"""The retention audit: what a Megatron model keeps alive between iterations, and who holds
-it, read from what Python and autograd expose (one child process per tree)."""
+"""The retention audit: what a model keeps between iterations and who holds it."""

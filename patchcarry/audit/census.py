@@ -1,5 +1,4 @@
-"""The census: every live tensor between iterations, less the model's own state, each with the
-shortest path that reached it, or reported as not attributed, never guessed."""
+"""Every live tensor between iterations but the model's state, with its shortest path."""
 
 from __future__ import annotations
 
@@ -85,11 +84,8 @@ def _describe(t: torch.Tensor) -> dict[str, Any]:
     """What is known of a tensor without a path: dtype, shape and the op that made it."""
     # a view's base tensor: torch exposes it only as `_base` (no public name)
     node = t.grad_fn if t.grad_fn is not None else getattr(t._base, "grad_fn", None)
-    return {
-        "dtype": str(t.dtype).replace("torch.", ""),
-        "shape": list(t.shape),
-        "op": type(node).__name__ if node is not None else None,
-    }
+    return {"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape),
+            "op": type(node).__name__ if node is not None else None}  # fmt: skip
 
 
 def _origin(item: Found, key: StorageKey, origins: dict[StorageKey, str]) -> str | None:
@@ -100,9 +96,8 @@ def _origin(item: Found, key: StorageKey, origins: dict[StorageKey, str]) -> str
     return f"{origins[owner]} .grad" if owner in origins else None
 
 
-def take(
-    found: Iterable[Found], excluded: set[StorageKey], origins: dict[StorageKey, str]
-) -> dict[str, Any]:
+def take(found: Iterable[Found], excluded: set[StorageKey],
+         origins: dict[StorageKey, str]) -> dict[str, Any]:  # fmt: skip
     """Attributed records (one per storage) and what is live but not attributed."""
     records: dict[StorageKey, dict[str, Any]] = {}
     for item in found:
@@ -110,14 +105,10 @@ def take(
         if key is None or key in excluded or key in records:
             continue
         hops = [[h.kind, h.label] for h in item.path]
-        records[key] = {
-            "root": item.root,
-            "path": sites.render(item.root, hops),
-            "site": sites.site(item.root, hops),
-            "bytes": storage_bytes(item.tensor),
-            "origin": _origin(item, key, origins),
-            **_describe(item.tensor),
-        }
+        records[key] = {"root": item.root, "path": sites.render(item.root, hops),
+                        "site": sites.site(item.root, hops), "bytes": storage_bytes(item.tensor),
+                        "origin": _origin(item, key, origins),
+                        **_describe(item.tensor)}  # fmt: skip
     unattributed: dict[StorageKey, dict[str, Any]] = {}
     with warnings.catch_warnings():  # isinstance on a deprecated torch alias warns
         warnings.simplefilter("ignore", FutureWarning)
@@ -126,9 +117,6 @@ def take(
         key = storage_key(obj)
         if key is None or key in excluded or key in records or key in unattributed:
             continue
-        unattributed[key] = {
-            "bytes": storage_bytes(obj),
-            "origin": origins.get(key),
-            **_describe(obj),
-        }
+        unattributed[key] = {"bytes": storage_bytes(obj), "origin": origins.get(key),
+                             **_describe(obj)}  # fmt: skip
     return {"records": list(records.values()), "unattributed": list(unattributed.values())}

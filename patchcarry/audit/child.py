@@ -18,15 +18,12 @@ from patchcarry.measure.model import Shape
 
 RESULT_MARKER = "PATCHCARRY-AUDIT-RESULT "
 # The functions whose results are tagged with an origin (instrumentation, not stand-ins).
-ORIGINS = {
-    "detach_variable": "CheckpointFunction detached input",
-    "_load_args_from_ctx": "CheckpointWithoutOutput recomputed input",
-}
+ORIGINS = {"detach_variable": "CheckpointFunction detached input",
+           "_load_args_from_ctx": "CheckpointWithoutOutput recomputed input"}  # fmt: skip
 
 
-def _build(
-    request: dict[str, Any], config: dict[str, Any]
-) -> tuple[torch.nn.Module, Callable[[], None]]:
+def _build(request: dict[str, Any],
+           config: dict[str, Any]) -> tuple[torch.nn.Module, Callable[[], None]]:  # fmt: skip
     shape = Shape(**config["shape"])
     device, seed = request["device"], request["seed"]
     if request["model"] == "synthetic":
@@ -35,22 +32,16 @@ def _build(
         return synthetic_model.make_step(shape, device=device, seed=seed)
     from patchcarry.measure import hc_gpt
 
-    model = hc_gpt.build(
-        shape, device=device, vocab=request["vocab"], seed=seed, overrides=config["overrides"]
-    )
+    model = hc_gpt.build(shape, device=device, vocab=request["vocab"], seed=seed,
+                         overrides=config["overrides"])  # fmt: skip
     return model, hc_gpt.make_step(model, shape, device=device, vocab=request["vocab"], seed=seed)
 
 
 def iterate(
-    model: torch.nn.Module,
-    step: Callable[[], None],
-    optimizer: torch.optim.Optimizer,
-    iterations: int,
-    tracker: census.OriginTracker,
-    prefix: str = "megatron",
-) -> list[dict[str, Any]]:
-    """N iterations (step, optimizer step, zero grad, gc), the census after each, over the
-    roots of the module docstring (module globals and class attributes under `prefix`)."""
+    model: torch.nn.Module, step: Callable[[], None], optimizer: torch.optim.Optimizer,
+    iterations: int, tracker: census.OriginTracker, prefix: str = "megatron",
+) -> list[dict[str, Any]]:  # fmt: skip
+    """N iterations (step, optimizer step, zero grad, gc), the census after each."""
     out = []
     for index in range(iterations):
         step()
@@ -81,9 +72,8 @@ def _alarm(seconds: float | None, device: str) -> None:
     signal.setitimer(signal.ITIMER_REAL, seconds)
 
 
-def audit_config(
-    request: dict[str, Any], config: dict[str, Any], tracker: census.OriginTracker
-) -> dict[str, Any]:
+def audit_config(request: dict[str, Any], config: dict[str, Any],
+                 tracker: census.OriginTracker) -> dict[str, Any]:  # fmt: skip
     """N iterations of one configuration, the census after each."""
     out: dict[str, Any] = {**config, "error": None, "iterations": []}
     try:
@@ -98,11 +88,9 @@ def audit_config(
 
 
 def _audit_into(
-    out: dict[str, Any],
-    request: dict[str, Any],
-    config: dict[str, Any],
+    out: dict[str, Any], request: dict[str, Any], config: dict[str, Any],
     tracker: census.OriginTracker,
-) -> None:
+) -> None:  # fmt: skip
     try:
         model, step = _build(request, config)
         optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
@@ -142,14 +130,9 @@ def audit(request: dict[str, Any]) -> dict[str, Any]:
         status = configs[-1]["error"] or "audited"
         print(f"{config['name']}: {status} ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
     cuda = request["device"] == "cuda"
-    return {
-        "megatron_file": megatron.core.__file__,
-        "torch_version": torch.__version__,
-        "cuda_device": torch.cuda.get_device_name(0) if cuda else None,
-        "cpu_standins": standins,
-        "instrumented": instrumented,
-        "configs": configs,
-    }
+    return {"megatron_file": megatron.core.__file__, "torch_version": torch.__version__,
+            "cuda_device": torch.cuda.get_device_name(0) if cuda else None,
+            "cpu_standins": standins, "instrumented": instrumented, "configs": configs}  # fmt: skip
 
 
 def main() -> int:

@@ -15,12 +15,8 @@ _FULL = {"recompute_granularity": "full", "recompute_method": "uniform", "recomp
 
 
 def _selective(*modules: str) -> dict[str, Any]:
-    return {
-        "recompute_granularity": "selective",
-        "recompute_method": None,
-        "recompute_num_layers": None,
-        "recompute_modules": list(modules),
-    }
+    return {"recompute_granularity": "selective", "recompute_method": None,
+            "recompute_num_layers": None, "recompute_modules": list(modules)}  # fmt: skip
 
 
 def _config(name: str, *parts: dict[str, Any], layers: int = 2, **more: Any) -> dict[str, Any]:
@@ -47,20 +43,15 @@ CONFIGS: dict[str, dict[str, Any]] = {
         _config("nohc-selective-layernorm", _NO_HC, _selective("layernorm")),
         _config("nohc-selective-mlp", _NO_HC, _selective("mlp")),
         _config("moe-selective-moe", _NO_HC, _MOE, _selective("moe")),
-        _config(
-            "moe-selective-shared_experts",
-            _NO_HC,
-            _MOE,
-            _selective("shared_experts"),
-            moe_shared_expert_intermediate_size=32,
-        ),
+        _config("moe-selective-shared_experts", _NO_HC, _MOE,
+                _selective("shared_experts"), moe_shared_expert_intermediate_size=32),
         _config(
             "moe-selective-moe_act", _NO_HC, _MOE, _selective("moe_act"), moe_grouped_gemm=True
         ),
         _config("moe-hc-full-uniform-1", _HC, _MOE, _FULL),
         _config("moe-hc-selective-mhc", _HC, _MOE, _selective("mhc")),
     )
-}
+}  # fmt: skip
 
 # Recompute paths the sweep does not build with upstream's GPTModel + local spec on CPU.
 NOT_ON_CPU = {

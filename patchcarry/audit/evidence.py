@@ -25,12 +25,10 @@ def _iteration(raw: dict[str, Any]) -> dict[str, Any]:
     return {
         "index": raw["index"],
         "sites": grouped,
-        "unattributed": {
-            "count": len(unattributed),
-            "bytes": sum(u["bytes"] for u in unattributed),
-            "tensors": unattributed[:50],
-        },
-    }
+        "unattributed": {"count": len(unattributed),
+                         "bytes": sum(u["bytes"] for u in unattributed),
+                         "tensors": unattributed[:50]},
+    }  # fmt: skip
 
 
 def _config(raw: dict[str, Any]) -> dict[str, Any]:
@@ -39,9 +37,8 @@ def _config(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def build(
-    request: Request, results: Sequence[VariantResult], *, tree: dict[str, Any]
-) -> dict[str, Any]:
+def build(request: Request, results: Sequence[VariantResult], *,
+          tree: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     """The evidence document (validated)."""
     children = [r.child for r in results if r.child is not None]
     doc: dict[str, Any] = {
@@ -57,16 +54,13 @@ def build(
         "cpu_standins": children[0]["cpu_standins"] if children else [],
         "instrumented": children[0]["instrumented"] if children else [],
         "variants": [
-            {
-                "name": r.variant.name,
-                "sources": list(r.variant.sources),
-                "status": "skipped" if r.child is None else "audited",
-                "skip_reason": r.variant.skip_reason,
-                "configs": [_config(c) for c in r.child["configs"]] if r.child else [],
-            }
+            {"name": r.variant.name, "sources": list(r.variant.sources),
+             "status": "skipped" if r.child is None else "audited",
+             "skip_reason": r.variant.skip_reason,
+             "configs": [_config(c) for c in r.child["configs"]] if r.child else []}
             for r in results
         ],
-    }
+    }  # fmt: skip
     validate(doc)
     return doc
 
@@ -139,35 +133,27 @@ def render_markdown(doc: dict[str, Any]) -> str:
     """The README table: configuration x site, bytes per variant (last iteration)."""
     audited = [v for v in doc["variants"] if v["status"] == "audited"]
     names = [v["name"] for v in audited]
-    rows = [
-        "| configuration | site (indices folded) | " + " | ".join(names) + " | fixed by |",
-        "|---|---|" + "---|" * len(names) + "---|",
-    ]
+    rows = ["| configuration | site (indices folded) | " + " | ".join(names) + " | fixed by |",
+            "|---|---|" + "---|" * len(names) + "---|"]  # fmt: skip
     order = list(dict.fromkeys(c["name"] for v in audited for c in v["configs"]))
     for config_name in order:
-        per_variant = {
-            v["name"]: next((c for c in v["configs"] if c["name"] == config_name), None)
-            for v in audited
-        }
+        per_variant = {v["name"]: next((c for c in v["configs"] if c["name"] == config_name), None)
+                       for v in audited}  # fmt: skip
         errors = {c["error"] for c in per_variant.values() if c is not None and c["error"]}
         if errors:
             error = sorted(errors)[0].replace("|", "/")[:140]
-            rows.append(
-                f"| {config_name} | not built on {doc['device']}: `{error}` |"
-                + " |" * len(names)
-                + " |"
-            )
+            rows.append(f"| {config_name} | not built on {doc['device']}: `{error}` |"
+                        + " |" * len(names)
+                        + " |")  # fmt: skip
             continue
         held: dict[str, dict[str, Any]] = {}
         for variant, config in per_variant.items():
             for site in held_sites(config) if config else []:
                 held.setdefault(site["site"], {"known": site["known"]})[variant] = site["bytes"]
         if not held:
-            rows.append(
-                f"| {config_name} | nothing held but the expected state |"
-                + " 0 B |" * len(names)
-                + " |"
-            )
+            rows.append(f"| {config_name} | nothing held but the expected state |"
+                        + " 0 B |" * len(names)
+                        + " |")  # fmt: skip
         for site_name, figures in held.items():
             cells = " | ".join(f"{figures.get(n, 0)} B" for n in names)
             rows.append(

@@ -1,5 +1,4 @@
-"""What fails an audit, from its evidence alone: a new site not kept by design, bytes that rise
-every iteration, or too many bytes no path reaches."""
+"""What fails an audit: a new site, bytes rising every iteration, or unreachable bytes."""
 
 from __future__ import annotations
 
@@ -57,11 +56,9 @@ def last_site(config: dict[str, Any], name: str) -> dict[str, Any]:
 def describe_unattributed(config: dict[str, Any], limit: int = 3) -> str:
     """The largest unattributed tensors of the last iteration: bytes, dtype, shape, op."""
     tensors = config["iterations"][-1]["unattributed"]["tensors"] if config["iterations"] else []
-    parts = [
-        f"{t['bytes']} B {t['dtype']}{list(t['shape'])} op {t.get('op') or '?'}"
-        + (f" from {t['origin']}" if t.get("origin") else "")
-        for t in sorted(tensors, key=lambda t: -int(t["bytes"]))[:limit]
-    ]
+    parts = [f"{t['bytes']} B {t['dtype']}{list(t['shape'])} op {t.get('op') or '?'}"
+             + (f" from {t['origin']}" if t.get("origin") else "")
+             for t in sorted(tensors, key=lambda t: -int(t["bytes"]))[:limit]]  # fmt: skip
     return "; ".join(parts)
 
 
@@ -86,13 +83,8 @@ def of_config(variant: str, config: dict[str, Any]) -> Iterator[Finding]:
 
 def of_doc(doc: dict[str, Any]) -> list[Finding]:
     """Every finding of an evidence document, in its order."""
-    return [
-        f
-        for v in doc["variants"]
-        if v["status"] == "audited"
-        for c in v["configs"]
-        for f in of_config(v["name"], c)
-    ]
+    return [f for v in doc["variants"] if v["status"] == "audited" for c in v["configs"]
+            for f in of_config(v["name"], c)]  # fmt: skip
 
 
 def line(f: Finding) -> str:

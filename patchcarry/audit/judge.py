@@ -27,12 +27,8 @@ class Finding:
 
 
 def _configs(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    return {
-        (v["name"], c["name"]): c
-        for v in doc["variants"]
-        if v["status"] == "audited"
-        for c in v["configs"]
-    }
+    return {(v["name"], c["name"]): c for v in doc["variants"] if v["status"] == "audited"
+            for c in v["configs"]}  # fmt: skip
 
 
 def judge(current: dict[str, Any], baseline: dict[str, Any]) -> list[Finding]:
@@ -78,11 +74,10 @@ def issue_body(found: Sequence[Finding], current: dict[str, Any], run_url: str =
         f"The daily retention audit of {current['tree']['label']} found {len(found)} "
         "site(s) where tensors stay alive between iterations that no carried fix removes, "
         "that grow every iteration, that the pinned base did not keep, or that survive this "
-        "repository's patches.",
-        "",
+        "repository's patches.", "",
         "| variant | configuration | site | finding | bytes per iteration | at the pinned base |",
         "| --- | --- | --- | --- | --- | --- |",
-    ]
+    ]  # fmt: skip
     for f in found:
         old = "absent" if f.baseline_bytes is None else f"{f.baseline_bytes} B"
         values = " → ".join(f"{b} B" for b in f.series) or f"{f.bytes} B"
@@ -91,16 +86,12 @@ def issue_body(found: Sequence[Finding], current: dict[str, Any], run_url: str =
             f"| {f.variant} | {f.config} | `{f.site}` | {f.kind}{detail} | {values} | {old} |"
         )
     lines += [
-        "",
-        "```text",
-        evidence.render_text(current),
-        "```",
-        "",
+        "", "```text", evidence.render_text(current), "```", "",
         f"Run: {run_url or '(local)'} (artifact `drift-report` has audit.json).",
         "Next: reproduce with `scripts/audit --sweep --megatron-src <tip tree>`; a new site that "
         "a small change removes is carried as a manifest entry. This issue is updated daily and "
         "closed by the workflow once the audit matches the pinned base again.",
-    ]
+    ]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

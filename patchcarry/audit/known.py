@@ -7,13 +7,10 @@ import re
 from typing import Any
 
 KNOWN: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
-    (
-        "checkpoint-grad",
-        re.compile(r"AccumulateGrad\.variable\.grad$"),
-        "CheckpointFunction detached input .grad",
-    ),
+    ("checkpoint-grad", re.compile(r"AccumulateGrad\.variable\.grad$"),
+     "CheckpointFunction detached input .grad"),
     ("hc-mlp-norm-manager", re.compile(r"^decoder\.layers\.\*\.mlp_norm_manager\b"), None),
-)
+)  # fmt: skip
 
 
 def entry_for(site: dict[str, Any]) -> str | None:
@@ -28,19 +25,13 @@ def entry_for(site: dict[str, Any]) -> str | None:
 # Each is named by its holder; anything else no manifest entry fixes is new, whatever holds it.
 EXPECTED: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("the harness's fixed batch", re.compile(r"^harness\.")),
-    (
-        "Megatron's reused scratch buffer",
-        re.compile(r"^megatron\.core\.parallel_state:_GLOBAL_MEMORY_BUFFER\.buffer\["),
-    ),
-    (
-        "the RNG tracker's generator states",
-        re.compile(r"^megatron\.core\.tensor_parallel\.random:_CUDA_RNG_STATE_TRACKER\.states_\["),
-    ),
-    (
-        "an aux-loss scaler's one scalar (a class attribute)",
-        re.compile(r"^megatron\.core\.[\w.]+:\w+LossAutoScaler\.main_loss_backward_scale$"),
-    ),
-)
+    ("Megatron's reused scratch buffer",
+     re.compile(r"^megatron\.core\.parallel_state:_GLOBAL_MEMORY_BUFFER\.buffer\[")),
+    ("the RNG tracker's generator states",
+     re.compile(r"^megatron\.core\.tensor_parallel\.random:_CUDA_RNG_STATE_TRACKER\.states_\[")),
+    ("an aux-loss scaler's one scalar (a class attribute)",
+     re.compile(r"^megatron\.core\.[\w.]+:\w+LossAutoScaler\.main_loss_backward_scale$")),
+)  # fmt: skip
 
 
 def expected(site_name: str) -> str | None:

@@ -38,26 +38,17 @@ class Request:
 
     @property
     def one_process(self) -> bool:
-        """On CUDA a variant's configurations share one child (one compile); on CPU each gets
-        its own, so one that exhausts memory does not take the others with it."""
+        """CUDA: a variant's configurations share a child (one compile); CPU: one each (memory)."""
         return self.device == "cuda"
 
     def child_request(self, configs: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "configs": configs,
-            "config_timeout_s": self.config_timeout_s,
-            "device": self.device,
-            "iterations": self.iterations,
-            "vocab": self.vocab,
-            "seed": self.seed,
-            "port": free_loopback_port(),
-        }
+        return {"model": self.model, "configs": configs, "config_timeout_s": self.config_timeout_s,
+                "device": self.device, "iterations": self.iterations, "vocab": self.vocab,
+                "seed": self.seed, "port": free_loopback_port()}  # fmt: skip
 
 
 def run_child(tree: Path, request: Request) -> dict[str, Any]:
-    """Audit each configuration with `tree`'s megatron, each in its own child (one that hangs
-    or dies is its own error, not the run's); `torch.compile` is off on CPU, as in `measure`."""
+    """Audit each configuration with `tree`'s megatron, each in its own child (CPU: no compile)."""
     tree = Path(tree).resolve()
     env = probe_env(tree, cpu_only=request.device == "cpu")
     if request.device == "cpu":
@@ -85,21 +76,15 @@ def run_child(tree: Path, request: Request) -> dict[str, Any]:
     return merged
 
 
-def _one_child(
-    tree: Path, env: dict[str, str], request: Request, configs: list[dict[str, Any]]
-) -> dict[str, Any] | str:
+def _one_child(tree: Path, env: dict[str, str], request: Request,
+               configs: list[dict[str, Any]]) -> dict[str, Any] | str:  # fmt: skip
     """One child's result for `configs`, or why it has none (timed out, or killed: OOM)."""
     try:
         code, out, err = proc.cmd_output(
-            *proc.PYTHON,
-            "-m",
-            "patchcarry.audit.child",
-            cwd=tree,
-            env=env,
-            check=False,
+            *proc.PYTHON, "-m", "patchcarry.audit.child", cwd=tree, env=env, check=False,
             stdin=json.dumps(request.child_request(configs)),
             timeout=request.config_timeout_s * len(configs) + 30 * (len(configs) > 1),
-        )
+        )  # fmt: skip
     except proc.TimedOut:
         return f"did not finish within {request.config_timeout_s:g} s on {request.device}"
     if code < 0:
@@ -108,21 +93,10 @@ def _one_child(
 
 
 def run(
-    src: Path,
-    plan: Sequence[variants.Variant],
-    request: Request,
-    workdir: Path,
-    *,
-    offline_note: str | None = None,
-    progress: Callable[[str], None] = lambda _: None,
-) -> list[VariantResult]:
+    src: Path, plan: Sequence[variants.Variant], request: Request, workdir: Path, *,
+    offline_note: str | None = None, progress: Callable[[str], None] = lambda _: None,
+) -> list[VariantResult]:  # fmt: skip
     """Prepare and audit each planned variant; skipped ones keep their reason."""
-    return variants.run_each(
-        plan,
-        src,
-        workdir,
-        lambda _, tree: run_child(tree, request),
-        verb="auditing",
-        offline_note=offline_note,
-        progress=progress,
-    )
+    return variants.run_each(plan, src, workdir, lambda _, tree: run_child(tree, request),
+                             verb="auditing", offline_note=offline_note,
+                             progress=progress)  # fmt: skip

@@ -60,8 +60,8 @@ def fold(text: str) -> str:
 
 
 def site(root: str, hops: Sequence[Sequence[str]]) -> str:
-    """Where a path is held: its holder (up to the first autograd hop), folded, plus the tail
-    after the last graph node (`AccumulateGrad.variable.grad`), the graph between elided."""
+    """Where a path is held: its holder (to the first autograd hop), folded, plus the tail after
+    the last graph node (`AccumulateGrad.variable.grad`)."""
     hops = [(str(k), str(v)) for k, v in hops]
     first_graph = next((i for i, (k, _) in enumerate(hops) if k in GRAPH_KINDS), None)
     if first_graph is None:
@@ -80,20 +80,14 @@ def in_layer(site_name: str) -> bool:
 
 
 def group(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Records (one per storage, each with `site`, `bytes`, `origin`) summed per site; largest
-    first. Each site keeps one example path and the set of origins seen."""
+    """Records summed per site, largest first, each with one example path and its origins."""
     sites: dict[str, dict[str, Any]] = {}
     for record in records:
         entry = sites.setdefault(
             record["site"],
-            {
-                "site": record["site"],
-                "bytes": 0,
-                "count": 0,
-                "origins": [],
-                "example": record["path"],
-            },
-        )
+            {"site": record["site"], "bytes": 0, "count": 0, "origins": [],
+             "example": record["path"]},
+        )  # fmt: skip
         entry["bytes"] += record["bytes"]
         entry["count"] += 1
         if record.get("origin") and record["origin"] not in entry["origins"]:

@@ -1,5 +1,4 @@
-"""Reachability: the shortest readable path from a root to every tensor it keeps alive, by a
-breadth-first walk over what Python and autograd expose; what they hide is never guessed."""
+"""The shortest readable path from a root to each tensor it keeps (breadth-first, no guess)."""
 
 from __future__ import annotations
 
@@ -173,12 +172,9 @@ class Found:
     __slots__ = ("_parents", "key", "owner", "root", "tensor")
 
     def __init__(
-        self,
-        tensor: torch.Tensor,
-        root: str,
-        parents: dict[int, tuple[int, Hop]],
+        self, tensor: torch.Tensor, root: str, parents: dict[int, tuple[int, Hop]],
         owner: torch.Tensor | None = None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         self.tensor = tensor
         self.root = root
         self.key = id(tensor)

@@ -1,13 +1,8 @@
-"""The base branches' history since the pinned bases, read once per base branch for every
-entry (commits and trees, no blobs), and what of it each entry's landing question still lacks.
-
-One shallow fetch per base branch, `--shallow-since` the oldest pinned base of the entries on
-it (less a margin); deeper (a longer margin) only while some entry's question touches history
-that is cut: the base branch's own first-parent history since its base, or the side of a merge
-that changed its fix's files (what "nightly sync main into dev" brought). What is still cut
-after the last margin is a `Gap` the landing judge turns into "undetermined", never a verdict.
-The history is walked once per branch (`BranchHistory`), and every entry looks its commits up
-there: the cost grows with the history and the files touched, not with entries x history.
+"""The base branches' history since the pinned bases, read once per base branch (commits and
+trees), and what each entry's landing question still lacks: one `--shallow-since` fetch per
+branch, deeper only while a question touches cut history; what stays cut is a `Gap`
+("undetermined"). Each branch is walked once (`BranchHistory`): cost grows with history,
+not entries x history.
 """
 
 from __future__ import annotations
@@ -31,9 +26,7 @@ MAX_DEEPENS = 8
 
 @dataclasses.dataclass(frozen=True)
 class Gap:
-    """Why an entry's history is incomplete. `cut`: history that may hold the answer was not
-    read (the verdict is "undetermined" unless the fix is found all the same); otherwise a fact
-    about upstream (its branch no longer holds the pinned base)."""
+    """Why an entry's history is incomplete: `cut` (history not read: undetermined) or a fact."""
 
     reason: str
     cut: bool
@@ -41,8 +34,7 @@ class Gap:
 
 @dataclasses.dataclass
 class HistoryCost:
-    """What reading the history took: fetches per base branch (one when nothing older is
-    needed; the walks are each `BranchHistory.walks`)."""
+    """What reading the history took: fetches per base branch (walks: `BranchHistory.walks`)."""
 
     fetches: dict[str, int] = dataclasses.field(default_factory=dict)
 
@@ -72,10 +64,7 @@ def _commits(rows: list[tuple[str, list[str], int, str, list[str]]]) -> list[Com
 
 
 class BranchHistory:
-    """A base branch's history in the cache, walked once for every entry on it: its
-    first-parent commits with the files each changes, each merge's side (what it brought)
-    walked once, when some entry's files are among what the merge changed, and which
-    first-parent commits each pinned base leaves out (a rev-list per base, no trees)."""
+    """A base branch's history, walked once for every entry on it (merge sides only as needed)."""
 
     def __init__(self, repo: Path, branch: str, tip: str) -> None:
         self.repo, self.branch, self.tip = repo, branch, tip
@@ -122,8 +111,7 @@ class BranchHistory:
         return self._ancestor[key]
 
     def since(self, base: str) -> frozenset[str]:
-        """The first-parent commits since `base`: those of `base..tip` that descend from it
-        (a base on main counts from the merge that brought it to the branch)."""
+        """The first-parent commits of `base..tip` that descend from `base`."""
         if base not in self._since:
             first = {c.sha for c in self.first_parent()}
             below = git.descendants(base, self.tip, cwd=self.repo)
@@ -131,8 +119,7 @@ class BranchHistory:
         return self._since[base]
 
     def after(self, base: str) -> frozenset[str]:
-        """Every commit of `base..tip`, all parents (what was made after the base, or beside
-        it: what a merge's side may hold of the fix; the base's own history cannot)."""
+        """Every commit of `base..tip`, all parents: what a merge's side may hold of the fix."""
         if base not in self._after:
             self._after[base] = frozenset(git.rev_list(self.tip, base, cwd=self.repo))
         return self._after[base]
@@ -143,21 +130,16 @@ class BranchHistory:
         return [c for c in self.first_parent() if c.sha in since and c.files & wanted]
 
     def side(self, merge: Commit, paths: list[str], base: str) -> list[Commit]:
-        """The commits `merge` brought (reachable from its other parents, not from its first
-        one nor from `base`) that change `paths` or whose parents were not fetched, oldest
-        first."""
+        """The commits `merge` brought (not from its first parent nor `base`) that change `paths` or
+        whose parents were not fetched, oldest first."""
         if merge.sha not in self._sides:
             self.walks += 1
-            rows = git.walk(
-                list(merge.parents[1:]), list(merge.parents[:1]), first_parent=False, cwd=self.repo
-            )
+            rows = git.walk(list(merge.parents[1:]), list(merge.parents[:1]), first_parent=False,
+                            cwd=self.repo)  # fmt: skip
             self._sides[merge.sha] = _commits(rows)[::-1]
         wanted, after = set(paths), self.after(base)
-        return [
-            c
-            for c in self._sides[merge.sha]
-            if c.sha in after and (c.files & wanted or c.sha in self.shallow)
-        ]
+        return [c for c in self._sides[merge.sha]
+                if c.sha in after and (c.files & wanted or c.sha in self.shallow)]  # fmt: skip
 
     def boundary(self) -> Commit | None:
         """The first-parent history's oldest commit here when git's shallow file cut it inside
@@ -171,56 +153,41 @@ class BranchHistory:
             history = self.first_parent()
             end = history[0] if history else None
             cut = (
-                end is not None
-                and end.sha in self.shallow
-                and self.cutoff is not None
+                end is not None and end.sha in self.shallow and self.cutoff is not None
                 and end.time >= self.cutoff
                 and (self.deepened > 0 or len(git.stored_parents(end.sha, cwd=self.repo)) > 1)
-            )
+            )  # fmt: skip
             self._boundary = (end if cut else None,)
         return self._boundary[0]
 
     def cut(self, base: str, paths: list[str]) -> str | None:
-        """Why the history a landing question on `paths` since `base` reads is not all here
-        (None: it is)."""
+        """Why the history of `paths` since `base` is not all here (None: it is)."""
         if not self.has_base(base):
             return f"the pinned base {short(base)} is not an ancestor of {self.branch} here"
         end = self.boundary()
         # a boundary on the base's own history (older than it) cuts nothing it asks about
         if end is not None and end.sha != base and not self.on_history_of(end.sha, base):
-            return (
-                f"the history of {self.branch} is cut at {short(end.sha)} {end.subject!r}, a "
-                "shallow boundary inside the history read (git's shallow file)"
-            )
+            return (f"the history of {self.branch} is cut at {short(end.sha)} {end.subject!r}, a "
+                    "shallow boundary inside the history read (git's shallow file)")  # fmt: skip
         cut = self.shallow & self.since(base)
         if cut:
-            return (
-                f"the history of {self.branch} since the pinned base is cut at "
-                f"{short(sorted(cut)[0])}"
-            )
+            return (f"the history of {self.branch} since the pinned base is cut at "
+                    f"{short(sorted(cut)[0])}")  # fmt: skip
         for merge in self.candidates(base, paths):
             if merge.merge:
                 side = self.side(merge, paths, base)
                 side_cut = [c.sha for c in side if c.sha in self.shallow]
                 if side_cut:
-                    return (
-                        f"the history merge {short(merge.sha)} brought to {self.branch} is cut "
-                        f"at {short(side_cut[0])}"
-                    )
+                    return (f"the history merge {short(merge.sha)} brought to {self.branch} is cut "
+                            f"at {short(side_cut[0])}")  # fmt: skip
         return None
 
 
 def read(
-    repo: Path,
-    tips: dict[str, str],
-    entries: Sequence[Entry],
-    *,
-    upstream: str,
+    repo: Path, tips: dict[str, str], entries: Sequence[Entry], *, upstream: str,
     cost: HistoryCost | None = None,
-) -> tuple[dict[str, BranchHistory], dict[str, Gap | None]]:
-    """Bring each base branch's history since its entries' pinned bases into the cache `repo`
-    (one fetch per branch, deeper only as needed); the histories by branch, and per entry
-    name what is still missing."""
+) -> tuple[dict[str, BranchHistory], dict[str, Gap | None]]:  # fmt: skip
+    """Fetch each base branch's history since its entries' bases; per entry, what is missing."""
     gaps: dict[str, Gap | None] = {}
     histories: dict[str, BranchHistory] = {}
     cost = cost if cost is not None else HistoryCost()
@@ -232,27 +199,21 @@ def read(
 
 
 def _deepen_boundaries(history: BranchHistory, upstream: str, cost: HistoryCost) -> None:
-    """Deepen by one commit (`git fetch --deepen=1`) while git's shallow file cuts the
-    branch's first-parent history inside the history read (`BranchHistory.boundary`), at most
-    `MAX_DEEPENS` times; what is still cut then is a gap that `cut` reports."""
+    """`git fetch --deepen=1` while the shallow file cuts the read history, `MAX_DEEPENS` times."""
     repo, branch, tip = history.repo, history.branch, history.tip
     while history.boundary() is not None and history.deepened < MAX_DEEPENS:
-        code, err = git.fetch_partial(
-            "origin", [f"+{tip}:{git.own_ref('heads', branch)}"], deepen=1, cwd=repo
-        )
+        code, err = git.fetch_partial("origin", [f"+{tip}:{git.own_ref('heads', branch)}"],
+                                      deepen=1, cwd=repo)  # fmt: skip
         cost.fetches[branch] = cost.fetches.get(branch, 0) + 1
         if code != 0:
-            raise UpstreamError(
-                f"could not deepen the history of {branch} from {upstream}: "
-                f"{err.strip() or 'see git output above'}"
-            )
+            raise UpstreamError(f"could not deepen the history of {branch} from {upstream}: "
+                                f"{err.strip() or 'see git output above'}")  # fmt: skip
         history.deepened += 1
         history.refresh()
 
 
-def _read_branch(
-    history: BranchHistory, group: list[Entry], upstream: str, cost: HistoryCost
-) -> dict[str, Gap | None]:
+def _read_branch(history: BranchHistory, group: list[Entry], upstream: str,
+                 cost: HistoryCost) -> dict[str, Gap | None]:  # fmt: skip
     repo, branch, tip = history.repo, history.branch, history.tip
 
     def missing() -> dict[str, str | None]:
@@ -266,9 +227,8 @@ def _read_branch(
     for margin in HISTORY_MARGINS:
         if all(why is None for why in found.values()):
             break
-        code, err = git.fetch_partial(
-            "origin", [f"+{tip}:{git.own_ref('heads', branch)}"], since=oldest - margin, cwd=repo
-        )
+        code, err = git.fetch_partial("origin", [f"+{tip}:{git.own_ref('heads', branch)}"],
+                                      since=oldest - margin, cwd=repo)  # fmt: skip
         cost.fetches[branch] = cost.fetches.get(branch, 0) + 1
         if code != 0 and git.selected_nothing(err):
             rewritten = True  # every commit of the tip is older than the bases: not its history

@@ -1,5 +1,4 @@
-"""The three judgements of `check`: does a patch apply at a ref, did upstream drift under it,
-and is it the same change as an older PR. Results are the typed records of `check.report`."""
+"""`check`'s judgements: does a patch apply at a ref, did upstream drift, is it an old PR."""
 
 from __future__ import annotations
 
@@ -46,8 +45,7 @@ def inside(tree: Path, path: str, patches: list[Patch]) -> Path:
 
 
 def apply_at(patches: list[Patch], read: Reader) -> list[PatchApply]:
-    """Apply `patches` in order onto the touched files as `read` gives their bytes; each one:
-    clean, offset, fuzz (only `-C1` places it) or conflict."""
+    """Apply `patches` in order onto the files `read` gives: clean, offset, fuzz or conflict."""
     results: list[PatchApply] = []
     with tempfile.TemporaryDirectory(prefix="patchcarry-apply-") as tmp:
         tree = Path(tmp).resolve()
@@ -100,11 +98,9 @@ def _gap(start: int, count: int, hunk: Hunk) -> int:
     return max(start - last - (0 if count == 0 else 1), 0)
 
 
-def drift(
-    repo: Path, base: str, tip: str, patches: list[Patch], diffs: Mapping[str, str] | None = None
-) -> list[FileDrift]:
-    """Per touched file: did it change from `base` to `tip`, and do the changed lines (old
-    side, -U0) overlap our hunks? (`diffs`: those already read for many entries at once)."""
+def drift(repo: Path, base: str, tip: str, patches: list[Patch],
+          diffs: Mapping[str, str] | None = None) -> list[FileDrift]:  # fmt: skip
+    """Per touched file: did it change from `base` to `tip`, and does that overlap our hunks?"""
     hunks = [h for p in patches for h in p.hunks]
     result = []
     for path in sorted({h.path for h in hunks}):
@@ -124,8 +120,7 @@ def drift(
 
 
 def patch_files(patch: Patch) -> list[tuple[str, str]]:
-    """A patch file's `diff --git` sections, each with the path git applies from it (never a
-    name read from the quoted header)."""
+    """A patch file's `diff --git` sections, each with the path git applies (not the header's)."""
     end = patch.text.find("\n-- \n")  # format-patch's signature trailer: not the diff
     body = patch.text if end < 0 else patch.text[: end + 1]
     chunks = [c for c in re.split(r"(?m)^(?=diff --git )", body) if c.startswith("diff --git ")]
@@ -163,8 +158,7 @@ def _plain_lines(lines: list[str]) -> list[str]:
 
 
 def _positions(chunk: str) -> list[tuple[str, str]]:
-    """Where each changed code line sits: (its sign, the old file's code line before it, or
-    the hunk header's context); comment and blank lines are no places."""
+    """Where each changed code line sits (sign, old code line before it); comments are no places."""
     found: list[tuple[str, str]] = []
     place = ""
     for line in chunk.splitlines():
@@ -184,8 +178,7 @@ def _positions(chunk: str) -> list[tuple[str, str]]:
 
 
 def same_code(path: str, ours: str, theirs: str) -> bool:
-    """Whether two diffs of `path` change the same code in the same places, differing only in
-    comments and blank lines (Python as token streams; what cannot be tokenized, exactly)."""
+    """Whether two diffs of `path` change the same code, differing only in comments and blanks."""
     if any("\udc80" <= ch <= "\udcff" for ch in ours + theirs):  # not UTF-8: bytes kept
         return _exact(ours) == _exact(theirs)
     if _positions(ours) != _positions(theirs):  # the same line added in another place
@@ -220,17 +213,11 @@ def _root_or_cut(repo: Path, number: int, head: str) -> list[str]:
 
 
 def identity(
-    repo: Path,
-    fix: Patch | list[tuple[str, str]],
-    number: int,
-    head: str,
-    under: str | None = None,
-    also: Sequence[str] = (),
-    same_tree_as: Sequence[str] = (),
-) -> Identity:
-    """Compare our fix with PR `number`'s change (patch-id, then per file), against each
-    parent, `under` (as many commits below the head as the entry has), the ancestors in `also`,
-    then `same_tree_as` (for "identical" only); else against the fewest-files parent."""
+    repo: Path, fix: Patch | list[tuple[str, str]], number: int, head: str,
+    under: str | None = None, also: Sequence[str] = (), same_tree_as: Sequence[str] = (),
+) -> Identity:  # fmt: skip
+    """Compare our fix with PR `number` (patch-id, then per file) against each parent, `under`,
+    `also`, `same_tree_as` ("identical" only), else the fewest-files parent."""
     ours_files = patch_files(fix) if isinstance(fix, Patch) else fix
     parents = git.commit_parents(head, cwd=repo) or _root_or_cut(repo, number, head)
     merge = len(parents) > 1
@@ -255,12 +242,9 @@ def identity(
         return Identity(number, head, merge, parent, "different", False, differ, files)
     theirs = dict(git.diff_files(parent, head, files, cwd=repo))
     differ = sorted(
-        path
-        for path in set(ours) | set(theirs)
-        if path not in ours
-        or path not in theirs
+        path for path in set(ours) | set(theirs) if path not in ours or path not in theirs
         or git.patch_id(ours[path], cwd=repo) != git.patch_id(theirs[path], cwd=repo)
-    )
+    )  # fmt: skip
     comments_only = all(
         path in ours and path in theirs and same_code(path, ours[path], theirs[path])
         for path in differ

@@ -1,5 +1,4 @@
-"""`check`'s results for people: `check`'s table, the sentences resubmit's plan states, and the
-same in a reviewer's words for the PR body."""
+"""`check`'s results for people: its table, resubmit's plan sentences, the PR body's words."""
 
 from __future__ import annotations
 
@@ -34,10 +33,8 @@ def _drift_line(d: FileDrift) -> str:
     if d.overlaps:
         hunks = ", ".join(str(h) for h in d.overlapping_hunks)
         return f"{d.path}: changed, OVERLAPS our hunk(s) at line {hunks} (base lines {where}{more})"
-    return (
-        f"{d.path}: changed, not under our hunks ({d.nearest} unchanged line(s) to the"
-        f" nearest change; base lines {where}{more})"
-    )
+    return (f"{d.path}: changed, not under our hunks ({d.nearest} unchanged line(s) to the"
+            f" nearest change; base lines {where}{more})")  # fmt: skip
 
 
 def _identity_line(i: Identity) -> str:
@@ -121,10 +118,8 @@ def _entry_lines(e: EntryResult, widths: tuple[int, int] = (22, 20)) -> list[str
     for i in e.identity or []:
         lines.append(f"{'':<2}identity  {_identity_line(i)}")
     if e.landing is not None:
-        lines += [
-            f"{'':<2}{'landing' if n == 0 else '':<10}{t}"
-            for n, t in enumerate(landing_lines(e.landing))
-        ]
+        lines += [f"{'':<2}{'landing' if n == 0 else '':<10}{t}"
+                  for n, t in enumerate(landing_lines(e.landing))]  # fmt: skip
     if e.not_checked:
         lines.append(f"{'':<2}not checked: {', '.join(e.not_checked)}")
     return lines
@@ -136,10 +131,8 @@ def table(report: CheckReport) -> str:
     else:
         fetched = human_bytes(report.bytes_fetched or 0)
         cached = human_bytes(report.cache_bytes or 0)
-        out = [
-            f"upstream: {report.upstream}",
-            f"fetched {fetched} this run; cache {report.cache} holds {cached}",
-        ]
+        out = [f"upstream: {report.upstream}",
+               f"fetched {fetched} this run; cache {report.cache} holds {cached}"]  # fmt: skip
     widths = _widths(report.entries)
     out.append(f"{'ENTRY':<{widths[0]}}{'REF':<{widths[1]}}STATUS")
     for e in report.entries:
@@ -223,8 +216,7 @@ def _applies(status: str, offsets: list[int], at: str) -> str:
 
 
 def review_sentences(result: EntryResult, entry: Entry, dates: Mapping[str, str]) -> list[str]:
-    """What the check established, in a reviewer's words for the PR body (`dates`: commit ->
-    YYYY-MM-DD); it names the tip's commit, so the body is refreshed when the branch moves."""
+    """What the check established, in a reviewer's words (names the tip: refreshed as it moves)."""
     if not result.refs:
         return [f"not checked: {result.reason}"]
     lines, seen = [], set()
@@ -242,10 +234,8 @@ def review_sentences(result: EntryResult, entry: Entry, dates: Mapping[str, str]
         elif d.overlaps:
             lines.append(f"{d.path}: lines this PR changes were also changed on {since}")
         else:
-            lines.append(
-                f"{d.path} changed on {since}, but none of the lines this PR changes "
-                f"(the nearest change is {d.nearest} lines away)"
-            )
+            lines.append(f"{d.path} changed on {since}, but none of the lines this PR changes "
+                         f"(the nearest change is {d.nearest} lines away)")  # fmt: skip
     for i in result.identity or []:
         if i.result == "identical":
             lines.append(f"the change is identical to #{i.pr}'s")

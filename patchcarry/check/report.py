@@ -1,5 +1,4 @@
-"""What `check` established, as typed results: per patch, per ref, per file, per superseded PR
-(`check.render` renders them; `to_json` is `check --json`'s form)."""
+"""What `check` established, as typed results (`check.render` renders, `to_json` is --json)."""
 
 from __future__ import annotations
 
@@ -104,8 +103,7 @@ class Status(enum.StrEnum):
 
 @dataclasses.dataclass
 class Landing:
-    """Whether the fix is on the base branch (`check.landing`), by which commit, how that was
-    known, what changed it since (or undid it), what could not be read, and what next."""
+    """Whether the fix is on the base branch, by which commit, how known, since, and what next."""
 
     verdict: Verdict  # UNDETERMINED: `partial` says which history was not read
     commit: UpstreamCommit | None = None

@@ -1,5 +1,4 @@
-"""`check`: does each entry's patch apply upstream (at the pinned base and the branch tip),
-did upstream drift under it, and is it the change of the PRs it supersedes."""
+"""`check`: does each patch apply upstream (base and tip), drift, match what it supersedes."""
 
 from __future__ import annotations
 
@@ -22,11 +21,9 @@ def _no_offline_source(entry: Entry) -> str:
     from patchcarry import install
     from patchcarry.runtime import tree as megatron_tree
 
-    return (
-        f"no offline source for {entry.upstream} (the offline check reads megatron-core's "
-        f"source, {megatron_tree.OFFLINE_SOURCE_REPO}'s): `{install.command('check')} "
-        f"{entry.name}` checks it against {entry.upstream}"
-    )
+    return (f"no offline source for {entry.upstream} (the offline check reads megatron-core's "
+            f"source, {megatron_tree.OFFLINE_SOURCE_REPO}'s): `{install.command('check')} "
+            f"{entry.name}` checks it against {entry.upstream}")  # fmt: skip
 
 
 def _offline(entries: list[Entry], tree: Path | None, label: str) -> list[EntryResult]:
@@ -51,8 +48,7 @@ def _offline(entries: list[Entry], tree: Path | None, label: str) -> list[EntryR
 
 
 def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
-    """Apply check against a source tree (default: the installed megatron-core) for the
-    entries it stands for (NVIDIA/Megatron-LM's); the others are said not checked."""
+    """Apply check against a source tree (default: installed megatron-core) for its entries."""
     from patchcarry.runtime import tree as megatron_tree
 
     ours = [e for e in entries if megatron_tree.has_offline_source(e.upstream)]
@@ -67,9 +63,8 @@ def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
 
 
 def _left_base(repo: Path, entry: Entry, head: str, tip: str) -> tuple[list[str], list[str]]:
-    """PR `head`'s merge base with the tip (as GitHub's "Files changed" takes it) and the
-    pinned base: (those git finds its ancestors here, the others, left below what
-    `pull_depth` fetched by a PR of more commits than the entry's patches)."""
+    """PR `head`'s merge base with the tip (GitHub's "Files changed") and the pinned base: (those
+    that are ancestors here, the others: below what `pull_depth` fetched)."""
     found = [b for b in dict.fromkeys([git.merge_base(head, tip, cwd=repo), entry.base_commit])
              if b]  # fmt: skip
     ancestors = [b for b in found if git.is_ancestor(b, head, cwd=repo)]
@@ -82,17 +77,13 @@ def pull_depth(entries: list[Entry]) -> int:
 
 
 def _identity(repo: Path, entry: Entry, number: int, head: str, tip: str) -> Identity:
-    """Is PR `number` this entry's change, with or without its tests? The first that is
-    identical, else the fixes' verdict."""
+    """Is PR `number` this entry's change (with or without tests)? First identical, else fixes'."""
     candidates = [list(entry.fixes)] + ([[*entry.fixes, *entry.tests]] if entry.tests else [])
     bases, untold = _left_base(repo, entry, head, tip)
     verdicts: list[Identity] = []
     for patches in candidates:
-        files = (
-            judge.patch_files(patches[0])
-            if len(patches) == 1
-            else series.series_files(repo, entry.base_commit, patches)
-        )
+        files = (judge.patch_files(patches[0]) if len(patches) == 1
+                 else series.series_files(repo, entry.base_commit, patches))  # fmt: skip
         if files is None and verdicts:  # fixes and tests do not apply together: judged already
             continue
         ours = files if files is not None else judge.patch_files(entry.fix)
@@ -107,12 +98,11 @@ def _identity(repo: Path, entry: Entry, number: int, head: str, tip: str) -> Ide
 
 
 def _upstream_entry(
-    fetched: upstream_mod.FetchedUpstream,
-    entry: Entry,
+    fetched: upstream_mod.FetchedUpstream, entry: Entry,
     gaps: dict[str, history.Gap | None] | None = None,
     histories: dict[str, history.BranchHistory] | None = None,
     known: prepare.Prepared | None = None,
-) -> EntryResult:
+) -> EntryResult:  # fmt: skip
     repo, base = fetched.repo, entry.base_commit
     tip = fetched.branch_tips[entry.base_branch]
     patches = entry.patches(with_tests=True)  # test patches are checked even if not sent
@@ -150,31 +140,23 @@ def _prefetch(fetched: upstream_mod.FetchedUpstream, trees: prepare.Trees) -> No
 
 
 def run_checks(
-    entries: list[Entry],
-    *,
-    upstream: str = upstream_mod.DEFAULT_UPSTREAM,
-    offline: bool = False,
+    entries: list[Entry], *, upstream: str = upstream_mod.DEFAULT_UPSTREAM, offline: bool = False,
     work_dir: Path | None = None,
-) -> CheckReport:
-    """Check `entries` against `upstream` (URL or path), or offline. Raises BadInputError /
-    UpstreamError; a patch that does not apply is a result (exit code 1), not an exception."""
+) -> CheckReport:  # fmt: skip
+    """Check `entries` against `upstream` or offline; a patch that does not apply is a result."""
     started = time.monotonic()
     if offline:
         return run_offline(entries)
     # held while blobs are read lazily, too
     with upstream_mod.claimed(upstream_mod.remote_url(upstream), work_dir) as work_dir:
-        fetched = upstream_mod.fetch(
-            upstream,
-            base_commits=sorted({e.base_commit for e in entries}),
-            branches=sorted({e.base_branch for e in entries}),
-            pulls=sorted({n for e in entries for n in e.supersedes}),
-            work_dir=work_dir,
-            pull_depth=pull_depth(entries),
-        )
+        fetched = upstream_mod.fetch(upstream,
+                                     base_commits=sorted({e.base_commit for e in entries}),
+                                     branches=sorted({e.base_branch for e in entries}),
+                                     pulls=sorted({n for e in entries for n in e.supersedes}),
+                                     work_dir=work_dir, pull_depth=pull_depth(entries))  # fmt: skip
         cost = history.HistoryCost()
-        histories, gaps = history.read(
-            fetched.repo, fetched.branch_tips, entries, upstream=upstream, cost=cost
-        )
+        histories, gaps = history.read(fetched.repo, fetched.branch_tips, entries,
+                                       upstream=upstream, cost=cost)  # fmt: skip
         trees = prepare.tree_entries(fetched, entries)
         _prefetch(fetched, trees)
         results = []
@@ -183,14 +165,10 @@ def run_checks(
             for entry in chunk:
                 results.append(_upstream_entry(fetched, entry, gaps, histories, known))
                 git.index_packs(fetched.repo)  # the packs its lazy blob fetches left
-    report = CheckReport(
-        upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo), fetched.cache_bytes
-    )
-    report.cost = {
-        "seconds": round(time.monotonic() - started, 3),
-        "bytes_fetched": fetched.bytes_fetched,
-        "history_fetches": cost.fetches,
-        "history_walks": {branch: h.walks for branch, h in histories.items()},
-        "entries": len(entries),
-    }
+    report = CheckReport(upstream, "upstream", results, fetched.bytes_fetched, str(fetched.repo),
+                         fetched.cache_bytes)  # fmt: skip
+    report.cost = {"seconds": round(time.monotonic() - started, 3),
+                   "bytes_fetched": fetched.bytes_fetched, "history_fetches": cost.fetches,
+                   "history_walks": {branch: h.walks for branch, h in histories.items()},
+                   "entries": len(entries)}  # fmt: skip
     return report

@@ -1,5 +1,4 @@
-"""An entry's patches taken together on its base: the tree they make and their net diff
-(what identity and landing compare with upstream's commits)."""
+"""An entry's patches together on its base: the tree and net diff identity and landing use."""
 
 from __future__ import annotations
 
@@ -24,8 +23,7 @@ def series_tree(repo: Path, base: str, patches: list[Patch]) -> str | None:
 
 
 def series_files(repo: Path, base: str, patches: list[Patch]) -> list[tuple[str, str]] | None:
-    """The change `patches` make together on `base`, one (path, diff section) per file (None:
-    they do not apply)."""
+    """The change `patches` make on `base`, one (path, diff section) per file (None: no apply)."""
     tree = series_tree(repo, base, patches)
     if tree is None:
         return None
@@ -34,8 +32,7 @@ def series_files(repo: Path, base: str, patches: list[Patch]) -> list[tuple[str,
 
 
 def applies(repo: Path, commit: str, diff: Path, *, reverse: bool = False) -> bool:
-    """Whether the change in `diff` applies to `commit`'s tree (`reverse`: is in it), checked
-    on a scratch index of it (only the touched blobs are read)."""
+    """Whether `diff` applies to `commit`'s tree (`reverse`: is in it), on a scratch index."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-applies-") as tmp:
         index = Path(tmp) / "index"
         git.read_tree(commit, index=index, cwd=repo)

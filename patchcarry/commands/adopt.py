@@ -28,28 +28,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--name", help="entry name (default: from the PR's head branch, e.g. fix/x-y -> x-y)"
     )
     parser.add_argument(
-        "--fork",
-        metavar="OWNER/REPO",
-        type=argtypes.repo,
+        "--fork", metavar="OWNER/REPO", type=argtypes.repo,
         help="fork the new PR will come from (default: the manifest's, else AUTHOR/REPO)",
-    )
-    parser.add_argument(
-        "--dry-run", action="store_true", help="show the patches and the entry; write nothing"
-    )
+    )  # fmt: skip
+    parser.add_argument("--dry-run", action="store_true",
+                        help="show the patches and the entry; write nothing")  # fmt: skip
     argtypes.add_manifest(
         parser, default="yours, found as above, else a new patches/series.toml here (created)"
     )
     parser.add_argument(
-        "--paths",
-        nargs="+",
-        metavar="GLOB",
+        "--paths", nargs="+", metavar="GLOB",
         help="the entry's `paths` (default: the directories the PR's commits touch, as DIR/**)",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--upstream-url",
-        metavar="URL",
+        "--upstream-url", metavar="URL",
         help="git URL or path to fetch the PR from (default: the repository's clone_url)",
-    )
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,18 +59,12 @@ def run(args: argparse.Namespace) -> int:
     path = manifest.find_for_adding(args.manifest)
     if path is None:  # the user has none: theirs starts here, never in the example
         path = Path.cwd() / manifest.SEARCHED
-        print(
-            f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: "
-            f"adopt starts {escape(str(path))}",
-            file=sys.stderr,
-        )
-    opts = Options(
-        name=args.name,
-        fork=manifest.check_repo(args.fork, "--fork") if args.fork is not None else None,
-        dry_run=args.dry_run,
-        manifest_path=path,
-        paths=args.paths,
-        upstream_url=args.upstream_url,
-    )
+        print(f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: "
+              f"adopt starts {escape(str(path))}",
+              file=sys.stderr)  # fmt: skip
+    opts = Options(name=args.name,
+                   fork=manifest.check_repo(args.fork, "--fork") if args.fork is not None else None,
+                   dry_run=args.dry_run, manifest_path=path, paths=args.paths,
+                   upstream_url=args.upstream_url)  # fmt: skip
     width = columns(UNBOUNDED)  # wrapped only where COLUMNS or a terminal asks
     return adopt(target, opts, gh, lambda text: print(fit(escape(text), width)))

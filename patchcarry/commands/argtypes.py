@@ -37,39 +37,29 @@ def add_manifest(
     parser: argparse.ArgumentParser,
     default: str = "patches/series.toml here or above, else $XDG_CONFIG_HOME's",
 ) -> None:
-    """`--manifest`: one option of one meaning for every command (`manifest.find` decides
-    the default; `adopt`, which adds to it, starts one where none is found)."""
+    """`--manifest`, one meaning everywhere (`manifest.find` decides the default)."""
     parser.add_argument("--manifest", type=Path, metavar="PATH", help=f"default: {default}")
 
 
 def add_upstream(
-    parser: argparse.ArgumentParser,
-    default: str | None = None,
+    parser: argparse.ArgumentParser, default: str | None = None,
     when: str = "default: the entries' `upstream` on GH_HOST",
-) -> None:
-    """`--upstream`: where upstream's git is, one meaning in every command that fetches it
-    (the repository as OWNER/NAME is `--upstream-repo`)."""
-    parser.add_argument(
-        "--upstream",
-        metavar="URL|PATH",
-        default=default,
-        help=f"upstream's git URL or path ({when})",
-    )
+) -> None:  # fmt: skip
+    """`--upstream`: where upstream's git is (OWNER/NAME is `--upstream-repo`)."""
+    parser.add_argument("--upstream", metavar="URL|PATH", default=default,
+                        help=f"upstream's git URL or path ({when})")  # fmt: skip
 
 
 def add_work_dir(parser: argparse.ArgumentParser) -> None:
     """`--work-dir`: the check's cache repo, one option for every command that fetches."""
-    parser.add_argument(
-        "--work-dir",
-        type=Path,
-        help="scratch repo for the partial fetch "
-        "(default $XDG_CACHE_HOME/patchcarry/upstream/<hash>)",
-    )
+    parser.add_argument("--work-dir",
+                        type=Path,
+                        help="scratch repo for the partial fetch "
+                        "(default $XDG_CACHE_HOME/patchcarry/upstream/<hash>)")  # fmt: skip
 
 
 def refuse_url(value: str | None, flag: str, *, offline: bool = False) -> None:
-    """An upstream URL with credentials is refused even where it goes unused (it would be
-    printed); with `offline` it is unused, and the user is told so."""
+    """A URL with credentials is refused even unused (it would be printed); `offline` says so."""
     if value is None:
         return
     from patchcarry import hosts
@@ -80,25 +70,19 @@ def refuse_url(value: str | None, flag: str, *, offline: bool = False) -> None:
 
 
 class _OldSpelling(argparse.Action):
-    """An option's old spelling, kept working for one release: its value lands where the new
-    spelling's does, with a one-line note on stderr."""
+    """An option's old spelling, kept for one release: same destination, a note on stderr."""
 
     def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.new = new
 
     def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: str | Sequence[Any] | None,
-        option_string: str | None = None,
-    ) -> None:
-        print(
-            f"note: {option_string} is deprecated here and goes in the next release; "
-            f"use {self.new}",
-            file=sys.stderr,
-        )
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None, option_string: str | None = None,
+    ) -> None:  # fmt: skip
+        print(f"note: {option_string} is deprecated here and goes in the next release; "
+              f"use {self.new}",
+              file=sys.stderr)  # fmt: skip
         setattr(namespace, self.dest, values)
 
 
@@ -110,12 +94,5 @@ def add_upstream_repo(parser: argparse.ArgumentParser, what: str) -> None:
 
 def add_old_spelling(parser: argparse.ArgumentParser, old: str, new: str, **kwargs: Any) -> None:
     """`old`, hidden from the help, as a spelling of `new` (one meaning per option name)."""
-    parser.add_argument(
-        old,
-        action=_OldSpelling,
-        new=new,
-        dest=new.lstrip("-").replace("-", "_"),
-        default=argparse.SUPPRESS,
-        help=argparse.SUPPRESS,
-        **kwargs,
-    )
+    parser.add_argument(old, action=_OldSpelling, new=new, dest=new.lstrip("-").replace("-", "_"),
+                        default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)  # fmt: skip

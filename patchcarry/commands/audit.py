@@ -22,17 +22,12 @@ from patchcarry.errors import BadInputError, ExitCode
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", choices=("hc-gpt", "synthetic"), default="hc-gpt")
+    parser.add_argument("--variants", default="unpatched,fix,reset,both",
+                        help="comma-separated subset of unpatched,fix,reset,both")  # fmt: skip
     parser.add_argument(
-        "--variants",
-        default="unpatched,fix,reset,both",
-        help="comma-separated subset of unpatched,fix,reset,both",
-    )
-    parser.add_argument(
-        "--config",
-        action="append",
-        default=[],
+        "--config", action="append", default=[],
         help="configuration name (repeatable; default hc-full-uniform-1); see --list-configs",
-    )
+    )  # fmt: skip
     parser.add_argument("--sweep", action="store_true", help="every known configuration")
     parser.add_argument("--list-configs", action="store_true")
     parser.add_argument("--iterations", type=positive, default=2)
@@ -43,16 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", type=Path, metavar="PATH", help="evidence file")
     parser.add_argument("--markdown", type=Path, metavar="PATH")
     parser.add_argument(
-        "--render",
-        type=Path,
-        metavar="JSON",
+        "--render", type=Path, metavar="JSON",
         help="run nothing: print (and with --markdown write) the tables of an evidence file",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--fail-on-new",
-        action="store_true",
+        "--fail-on-new", action="store_true",
         help="exit 1 on a new site (any holder), a growing one, or unattributed bytes",
-    )
+    )  # fmt: skip
 
 
 def _configs(args: argparse.Namespace) -> list[dict[str, object]]:
@@ -87,18 +79,13 @@ def run(args: argparse.Namespace) -> int:
     manifest = manifest_mod.load(args.manifest) if args.manifest else manifest_mod.load()
     requested = [v.strip() for v in args.variants.split(",") if v.strip()]
     plan = variants.plan(manifest, requested)
-    request = runner.Request(
-        model=args.model, configs=tuple(chosen), device=args.device, iterations=args.iterations
-    )
+    request = runner.Request(model=args.model, configs=tuple(chosen), device=args.device,
+                             iterations=args.iterations)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="patchcarry-audit-") as work:
         results = runner.run(
-            src,
-            plan,
-            request,
-            Path(work),
-            offline_note=variants.offline_note(manifest),
+            src, plan, request, Path(work), offline_note=variants.offline_note(manifest),
             progress=lambda line: print(f"audit: {line}", file=sys.stderr),
-        )
+        )  # fmt: skip
     doc = evidence.build(request, results, tree=setup.tree_info(src))
     if args.json:
         print(f"evidence: {evidence.write(doc, args.json)}")

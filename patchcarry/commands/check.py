@@ -14,16 +14,14 @@ from patchcarry.commands import argtypes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "entries", nargs="*", metavar="ENTRY", help="entries to check (default all)"
-    )
+    parser.add_argument("entries", nargs="*", metavar="ENTRY",
+                        help="entries to check (default all)")  # fmt: skip
     argtypes.add_upstream(parser)
     parser.add_argument(
-        "--offline",
-        action="store_true",
+        "--offline", action="store_true",
         help="read nothing remote: apply check of Megatron-LM entries against the installed "
         "megatron-core source; other entries are not checked",
-    )
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     argtypes.add_manifest(parser)
     argtypes.add_work_dir(parser)

@@ -26,24 +26,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from patchcarry.upstream import DEFAULT_UPSTREAM
 
     parser.add_argument(
-        "out",
-        nargs="?",
-        type=Path,
-        default=Path("gpu-evidence"),
-        metavar="OUT_DIR",
+        "out", nargs="?", type=Path, default=Path("gpu-evidence"), metavar="OUT_DIR",
         help="output directory, made once there is output (default ./gpu-evidence)",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--dry-run",
-        action="store_true",
+        "--dry-run", action="store_true",
         help="check this command on CPU: tiny shape, GPU tests skip, no torchrun",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--steps",
-        metavar="KEY,…",
+        "--steps", metavar="KEY,…",
         help="run only these steps (the others are listed as not selected): "
         "gpu-tests, unit-tests, audit, seed-harness, seed-loop, big-loop (default: all)",
-    )
+    )  # fmt: skip
     argtypes.add_upstream(parser, DEFAULT_UPSTREAM, "without MEGATRON_SRC; default %(default)s")
 
 
@@ -61,6 +55,5 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--steps: unknown {', '.join(unknown)}; known: {', '.join(gpu_check.STEP_KEYS)}"
             )
-    return gpu_check.run(
-        args.out.resolve(), dry_run=args.dry_run, upstream_url=args.upstream, say=say, steps=steps
-    )
+    return gpu_check.run(args.out.resolve(), dry_run=args.dry_run, upstream_url=args.upstream,
+                         say=say, steps=steps)  # fmt: skip

@@ -16,10 +16,8 @@ from patchcarry.limits import FORK_WAIT_S
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-
-    parser.add_argument(
-        "entries", nargs="*", metavar="ENTRY", help="manifest entries to re-submit (default: all)"
-    )
+    parser.add_argument("entries", nargs="*", metavar="ENTRY",
+                        help="manifest entries to re-submit (default: all)")  # fmt: skip
     switches = (
         ("--dry-run", "read all, print each write, write nothing (default without a token)"),
         ("--json", "one JSON object per entry per line"),
@@ -33,45 +31,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for flag, what in switches:
         parser.add_argument(flag, action="store_true", help=what)
     parser.add_argument(
-        "--upstream-url",
-        metavar="URL",
+        "--upstream-url", metavar="URL",
         help="git URL or path to fetch upstream from (default: its clone_url)",
-    )
+    )  # fmt: skip
     argtypes.add_upstream_repo(parser, "every entry's upstream repository")
+    parser.add_argument("--fork", metavar="OWNER/NAME", type=argtypes.repo,
+                        help="every entry's fork (the PR's head repository)")  # fmt: skip
     parser.add_argument(
-        "--fork",
-        metavar="OWNER/NAME",
-        type=argtypes.repo,
-        help="every entry's fork (the PR's head repository)",
-    )
-    parser.add_argument(
-        "--maintainer-edits",
-        action=argparse.BooleanOptionalAction,
-        default=None,
+        "--maintainer-edits", action=argparse.BooleanOptionalAction, default=None,
         help='"Allow edits by maintainers", which grants "edits and access to secrets by '
         "maintainers\" (default: the entry's maintainer_can_modify, else off)",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--evidence",
-        type=Path,
-        metavar="PATH",
+        "--evidence", type=Path, metavar="PATH",
         help="evidence JSON from `measure`: its numbers go in the PR body",
-    )
+    )  # fmt: skip
     argtypes.add_manifest(parser)
     parser.add_argument(
-        "--fork-wait",
-        type=float,
-        default=FORK_WAIT_S,
-        metavar="SECONDS",
+        "--fork-wait", type=float, default=FORK_WAIT_S, metavar="SECONDS",
         help="wait this long for a new fork to appear (default %(default)s)",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--max-rate-wait",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
+        "--max-rate-wait", type=float, default=60.0, metavar="SECONDS",
         help="wait this long for a rate-limit reset (default %(default)s)",
-    )
+    )  # fmt: skip
 
 
 PLAN_WIDTH = 120  # columns: the printed plan fits a terminal whatever its entries hold
@@ -107,13 +90,11 @@ def run(args: argparse.Namespace) -> int:
     error_handler.note_offline_checks([e.upstream for e in entries if not e.offline])
     example = manifest.is_example(args.manifest)
     if example:  # never acted on as the user's: planned without their token, nothing written
-        print(
-            f"note: {args.manifest} is the example manifest inside the installed package "
-            "(this repository's Megatron-LM fixes), not yours: its plan follows and nothing is "
-            f"written. {manifest.make_your_own()[0].upper()}{manifest.make_your_own()[1:]}; "
-            "`patchcarry scan --all` lists your closed PRs",
-            file=sys.stderr,
-        )
+        print(f"note: {args.manifest} is the example manifest inside the installed package "
+              "(this repository's Megatron-LM fixes), not yours: its plan follows and nothing is "
+              f"written. {manifest.make_your_own()[0].upper()}{manifest.make_your_own()[1:]}; "
+              "`patchcarry scan --all` lists your closed PRs",
+              file=sys.stderr)  # fmt: skip
     if args.evidence is not None:  # refused before any read; rendered where used, after checks
         from patchcarry.measure import impact
 
@@ -126,30 +107,20 @@ def run(args: argparse.Namespace) -> int:
     from patchcarry.resubmit.model import Action, Options
 
     opts = Options(
-        dry_run=args.dry_run or example,
-        force=args.force,
-        rebase=args.rebase,
-        rewrite=args.rewrite,
-        update_live=args.update_live,
-        upstream_url=args.upstream_url,
-        evidence=args.evidence,
-        manifest_path=args.manifest,
-        example=example,
-        allow_default_branch=args.allow_default_branch,
-        fork_wait=args.fork_wait,
+        dry_run=args.dry_run or example, force=args.force, rebase=args.rebase, rewrite=args.rewrite,
+        update_live=args.update_live, upstream_url=args.upstream_url, evidence=args.evidence,
+        manifest_path=args.manifest, example=example,
+        allow_default_branch=args.allow_default_branch, fork_wait=args.fork_wait,
         progress=None if args.json else lambda text: print(escape(text), file=sys.stderr),
-    )
+    )  # fmt: skip
 
     def say(line: str) -> None:
         print(escape(line), file=sys.stderr)  # it quotes commit subjects, names, comments
 
     outcome = runner.resubmit(
-        entries,
-        opts,
-        offline=args.offline,
-        say=say,
+        entries, opts, offline=args.offline, say=say,
         make_github=lambda token: GitHub(token=token, max_rate_wait=args.max_rate_wait),
-    )
+    )  # fmt: skip
     if args.json:
         sys.stdout.write(model.render_json(outcome.plans))
     else:
@@ -162,8 +133,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _next_step(pr: int | None, url: str) -> str:
-    """What the author does after a PR is opened: it is a draft (upstream's template: "All PRs
-    start as drafts"), which reviewers are not asked to read until it is marked ready."""
+    """What the author does next: the PR is a draft (upstream's template), unread until ready."""
     return (
         f"next: #{pr} is a draft: tick the boxes of its description that hold (the self-review "
         f'among them), then click "Ready for review": {url}'

@@ -38,14 +38,8 @@ def run(args: argparse.Namespace) -> int:
     path = manifest.find(args.manifest)
     manifest.check_writable(path)
     (entry,) = manifest.load(path).select([args.entry])
-    opts = Options(
-        path,
-        args.upstream or url_for_entries([entry]),
-        args.work_dir,
-        args.dry_run,
-        args.comment,
-        args.moot,
-    )
+    opts = Options(path, args.upstream or url_for_entries([entry]), args.work_dir, args.dry_run,
+                   args.comment, args.moot)  # fmt: skip
 
     def make_github() -> GitHub | None:
         token = token_from_env()

@@ -35,22 +35,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     argtypes.add_upstream_repo(parser, "repository to scan (default: the manifest's upstream)")
     parser.add_argument("--author", metavar="LOGIN", help="whose PRs (default: the token's user)")
+    parser.add_argument("--include-resubmitted", action="store_true",
+                        help="also list the ones already re-submitted")  # fmt: skip
     parser.add_argument(
-        "--include-resubmitted", action="store_true", help="also list the ones already re-submitted"
-    )
-    parser.add_argument(
-        "--all",
-        action="store_true",
+        "--all", action="store_true",
         help="your closed, unmerged PRs on every repository, each with its `adopt` command "
         "when it was closed by fork detachment and is not carried yet",
-    )
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="one JSON object per PR per line")
     argtypes.add_manifest(parser)
 
 
 def _landed_since(gh: GitHub) -> Judge:
-    """(upstream, N, base branch) -> the landing verdict of PR N's change, from the clone URL
-    GitHub gives for the upstream."""
+    """(upstream, N, base branch) -> PR N's landing verdict, from GitHub's clone URL."""
     from patchcarry import hosts
     from patchcarry.adopt.landed import landing_since
     from patchcarry.errors import UpstreamError
@@ -69,12 +66,10 @@ def _incomplete(gh: GitHub) -> str | None:
     """The line saying the list is incomplete (SSO, search caps or timeouts, quota), else None."""
     why = list(gh.partial)
     if gh.sso_left_out:
-        why.append(
-            "GitHub left out the results of organisation(s) "
-            f"{', '.join(gh.sso_left_out)} (ids), which enforce SAML single sign-on and for "
-            "which the token is not authorized: authorize it for them (Settings > Developer "
-            "settings > your token > Configure SSO), then re-run"
-        )
+        why.append("GitHub left out the results of organisation(s) "
+                   f"{', '.join(gh.sso_left_out)} (ids), which enforce SAML single sign-on and for "
+                   "which the token is not authorized: authorize it for them (Settings > Developer "
+                   "settings > your token > Configure SSO), then re-run")  # fmt: skip
     if not why:
         return None
     return "this list is incomplete: " + "; ".join(why)
@@ -92,19 +87,16 @@ def _finish(gh: GitHub, code: int, *, json_mode: bool) -> int:
 
 
 def _adopt_command(manifest_path: Path) -> tuple[str, ...]:
-    """`adopt` as this install runs it; with no manifest of the user's (the example found
-    instead, the package's or the checkout's), adopt starts theirs here: a note says so."""
+    """`adopt` as this install runs it; with no manifest of the user's, a note: it starts one."""
     from patchcarry import install, manifest
 
     command = install.command("adopt")
     example = manifest.is_example(manifest_path) or manifest_path == manifest.DEFAULT_MANIFEST
     if not example or manifest.find_for_adding() is not None:
         return (command,)
-    print(
-        f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: each adopt "
-        f"command below, run here, starts {manifest.SEARCHED} in this folder",
-        file=sys.stderr,
-    )
+    print(f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: each adopt "
+          f"command below, run here, starts {manifest.SEARCHED} in this folder",
+          file=sys.stderr)  # fmt: skip
     return (command,)
 
 
@@ -127,11 +119,8 @@ def _run_all(args: argparse.Namespace) -> int:
     from patchcarry.scan import scan_all
 
     _, entries = existing(args.manifest)
-    carried = {
-        (e.upstream.lower(), int(n)): f"manifest entry {e.name}"
-        for e in entries
-        for n in e.supersedes
-    }
+    carried = {(e.upstream.lower(), int(n)): f"manifest entry {e.name}" for e in entries
+               for n in e.supersedes}  # fmt: skip
     gh, login, author = _whose(args.author)
     adopt = _adopt_command(args.manifest)
     found = scan_all(gh, author, carried, {e.name for e in entries}, trusted=login,
@@ -141,10 +130,8 @@ def _run_all(args: argparse.Namespace) -> int:
         for closed in found:
             print(json.dumps(closed.to_json(), sort_keys=True))
         return _finish(gh, int(ExitCode.FAILED if todo else ExitCode.OK), json_mode=True)
-    print(
-        f"{line(author)}'s closed, unmerged PRs on every repository: {len(found)}; "
-        f"closed by fork detachment and not carried: {len(todo)}"
-    )
+    print(f"{line(author)}'s closed, unmerged PRs on every repository: {len(found)}; "
+          f"closed by fork detachment and not carried: {len(todo)}")  # fmt: skip
     for closed in found:
         status = f"carried by {closed.carried_by}" if closed.carried_by else closed.item.state
         print(
@@ -169,17 +156,11 @@ def run(args: argparse.Namespace) -> int:
     if args.all:
         return _run_all(args)
     loaded = manifest.load(args.manifest)
-    upstream = (
-        manifest.check_repo(args.upstream_repo, "--upstream-repo")
-        if args.upstream_repo
-        else loaded.entries[0].upstream
-    )
-    known: dict[int, tuple[str, int | None]] = {
-        int(n): (e.name, e.pr)
-        for e in loaded.entries
-        if e.upstream.lower() == upstream.lower()
-        for n in e.supersedes
-    }
+    upstream = (manifest.check_repo(args.upstream_repo, "--upstream-repo") if args.upstream_repo
+                else loaded.entries[0].upstream)  # fmt: skip
+    known: dict[int, tuple[str, int | None]] = {int(n): (e.name, e.pr) for e in loaded.entries
+                                                if e.upstream.lower() == upstream.lower()
+                                                for n in e.supersedes}  # fmt: skip
     gh, login, author = _whose(args.author)
     found = scan(gh, upstream, author, known, trusted=login)
     pending = [f for f in found if f.resubmitted_by is None]
@@ -188,10 +169,8 @@ def run(args: argparse.Namespace) -> int:
         for item in shown:
             print(json.dumps(item.to_json(), sort_keys=True))
     else:
-        print(
-            f"{line(author)}'s PRs on {line(upstream)} closed by fork detachment: "
-            f"{len(found)}, not re-submitted: {len(pending)}"
-        )
+        print(f"{line(author)}'s PRs on {line(upstream)} closed by fork detachment: "
+              f"{len(found)}, not re-submitted: {len(pending)}")  # fmt: skip
         for item in shown:
             if item.resubmitted_by:
                 status = f"re-submitted as {item.resubmitted_by}"

@@ -19,20 +19,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dest", type=Path, metavar="DIR", help="where to put the tree (new)")
     argtypes.add_upstream(parser)
     parser.add_argument(
-        "--at",
-        choices=("base", "tip"),
-        default="base",
+        "--at", choices=("base", "tip"), default="base",
         help="the entry's pinned base_commit (default) or its base branch's tip",
-    )
+    )  # fmt: skip
     parser.add_argument("--entry", help="manifest entry whose base to use (default: the first)")
     argtypes.add_manifest(parser)
     argtypes.add_work_dir(parser)
     parser.add_argument(
-        "--path",
-        dest="paths",
-        action="append",
+        "--path", dest="paths", action="append",
         help=f"directory to check out, repeatable (default: {' '.join(TREE_PATHS)})",
-    )
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,13 +38,10 @@ def run(args: argparse.Namespace) -> int:
         0
     ]
     at_tip = args.at == "tip"
-    fetched = upstream.fetch(
-        args.upstream or upstream.git_url(entry.upstream),
-        base_commits=[] if at_tip else [entry.base_commit],
-        branches=[entry.base_branch] if at_tip else [],
-        pulls=[],
-        work_dir=args.work_dir,
-    )
+    fetched = upstream.fetch(args.upstream or upstream.git_url(entry.upstream),
+                             base_commits=[] if at_tip else [entry.base_commit],
+                             branches=[entry.base_branch] if at_tip else [], pulls=[],
+                             work_dir=args.work_dir)  # fmt: skip
     commit = fetched.branch_tips[entry.base_branch] if at_tip else entry.base_commit
     tree = upstream.checkout_tree(fetched, commit, args.dest, args.paths or upstream.TREE_PATHS)
     kib = fetched.bytes_fetched / 1024

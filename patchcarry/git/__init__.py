@@ -1,5 +1,4 @@
-"""git, the outside program: one module per thing git does and one runner (`runner.git`) that
-only they call; callers use `from patchcarry import git; git.name(...)`."""
+"""git, the outside program: one module per thing git does, one runner only they call."""
 
 from __future__ import annotations
 

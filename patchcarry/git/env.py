@@ -1,5 +1,4 @@
-"""What every git this tool runs starts from: an environment isolated from the user's
-configuration and hooks, network timeouts, and the token for the API host's git host only."""
+"""What every git starts from: no user config or hooks, network timeouts, one token host."""
 
 from __future__ import annotations
 
@@ -30,13 +29,8 @@ LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
 
 # The tool's caches are tidied by the tool alone: no background gc, maintenance, repack or
 # commit-graph while the next command reads ("shallow file has changed since we read it").
-CACHE_CONFIG = {
-    "gc.auto": "0",
-    "gc.autoPackLimit": "0",
-    "gc.autoDetach": "false",
-    "maintenance.auto": "false",
-    "fetch.writeCommitGraph": "false",
-}
+CACHE_CONFIG = {"gc.auto": "0", "gc.autoPackLimit": "0", "gc.autoDetach": "false",
+                "maintenance.auto": "false", "fetch.writeCommitGraph": "false"}  # fmt: skip
 
 
 # No git reads the user's or system's configuration, runs a hook or copies a template: those
@@ -76,14 +70,10 @@ _LOOPBACK = "localhost,127.0.0.1,::1,127.0.0.0/8"
 
 
 def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This environment without stray GIT_* variables or a token, isolated from user and system
-    configuration and hooks, never prompting, C locale."""
+    """This environment without GIT_* or a token, no user/system config or hooks, C locale."""
     require_isolating_git()
-    env = {
-        k: v
-        for k, v in proc.environment().items()
-        if not k.startswith("GIT_") or k in _GIT_ENV_KEEP
-    }
+    env = {k: v for k, v in proc.environment().items()
+           if not k.startswith("GIT_") or k in _GIT_ENV_KEEP}  # fmt: skip
     env.update(ISOLATED)
     env["GIT_TERMINAL_PROMPT"] = "0"
     # loopback is never reached through a proxy, whatever the proxy settings (git hands
@@ -98,17 +88,14 @@ def no_git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def plain_tree_env(tree: Path) -> dict[str, str]:
-    """Env that stops git from finding a repository above `tree`: else `git apply` in a venv
-    inside a checkout takes paths relative to that checkout and skips every file."""
+    """Env that finds no repository above `tree` (else `git apply` in a venv skips every file)."""
     return {"GIT_CEILING_DIRECTORIES": str(Path(tree).resolve().parent)}
 
 
 # The token reaches git only through the environment: the helper is a shell snippet that
 # expands `$GITHUB_TOKEN` in its own process, set only for the API host's git host.
-_TOKEN_HELPER = (
-    '!f() { test "$1" = get || return 0; echo username=x-access-token; '
-    'echo "password=${GITHUB_TOKEN}"; }; f'
-)
+_TOKEN_HELPER = ('!f() { test "$1" = get || return 0; echo username=x-access-token; '
+                 'echo "password=${GITHUB_TOKEN}"; }; f')  # fmt: skip
 _TOKEN_HELPER_ARG = f".helper={_TOKEN_HELPER}"
 
 
@@ -118,8 +105,7 @@ _NOT_HTTP = re.compile(r"^(?!https?://|file://)([a-z][a-z0-9+.-]*://|[a-z]+::|[^
 
 
 def credential_args(url: str | None = None, api: str | None = None) -> tuple[str, ...]:
-    """`-c` options giving the token to git for the API host's git host only, plus network
-    timeouts; a `url` reached through a program of the user's (ssh) gets no token at all."""
+    """`-c` options: the token for the API host's git host only (never via ssh), timeouts."""
     if url is not None and _NOT_HTTP.match(url):
         return NETWORK_ARGS
     helper = f"credential.{hosts.git_host(hosts.api_host(api))}.helper={_TOKEN_HELPER}"

@@ -24,8 +24,7 @@ def rev_exists(rev: str, *, cwd: Path) -> bool:
 
 
 def head_commit(cwd: Path, *, plain_tree: bool = False) -> str | None:
-    """HEAD's commit of the checkout at `cwd`, or None when there is none; `plain_tree`: look
-    for no repository above `cwd` (`plain_tree_env`)."""
+    """HEAD's commit at `cwd`, or None; `plain_tree`: look for no repository above `cwd`."""
     env = plain_tree_env(cwd) if plain_tree else None
     code, out, _ = git("rev-parse", "HEAD", cwd=cwd, check=False, env_extra=env)
     return out.strip() if code == 0 else None
@@ -38,8 +37,7 @@ def first_parent(rev: str, *, cwd: Path) -> str | None:
 
 
 def refs_under(prefix: str, *, cwd: Path) -> dict[str, str]:
-    """{refname: sha} of the refs under `prefix`. Never asks for a missing object (in a
-    partial clone that would trigger an unbounded lazy fetch)."""
+    """{refname: sha} under `prefix`, never asking for a missing object (no lazy fetch)."""
     _, out, _ = git("for-each-ref", "--format=%(refname) %(objectname)", prefix, cwd=cwd)
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
@@ -84,16 +82,14 @@ def shallow_commits(*, cwd: Path) -> set[str]:
 
 
 def stored_parents(sha: str, *, cwd: Path) -> list[str]:
-    """The parents `sha`'s commit object names, whether or not they were fetched (a shallow
-    commit's log shows none: git's shallow file hides them). Reads only that commit."""
+    """The parents `sha`'s commit object names, fetched or not (shallow hides them from log)."""
     _, out, _ = git("cat-file", "commit", sha, cwd=cwd)
     head = out.split("\n\n", 1)[0]
     return [line.split()[1] for line in head.splitlines() if line.startswith("parent ")]
 
 
 def rev_list(include: str, *exclude: str, cwd: Path) -> list[str]:
-    """`git rev-list include ^exclude...`: every commit reachable from one and from none of
-    the others (all parents), newest first."""
+    """`git rev-list include ^exclude...` (all parents), newest first."""
     _, out, _ = git("rev-list", include, *(f"^{e}" for e in exclude), "--", cwd=cwd)
     return out.split()
 
@@ -111,11 +107,9 @@ def rev_list_with_parents(include: str, *exclude: str, cwd: Path) -> list[tuple[
 
 
 def rev_list_parents(include: str, exclude: str, *, cwd: Path) -> list[tuple[str, list[str]]]:
-    """Commits reachable from `include` but not from `exclude`, oldest first (topological),
-    each with its parents."""
-    _, out, _ = git(
-        "rev-list", "--topo-order", "--reverse", "--parents", include, f"^{exclude}", "--", cwd=cwd
-    )
+    """Commits reachable from `include` but not `exclude`, oldest first, with their parents."""
+    _, out, _ = git("rev-list", "--topo-order", "--reverse", "--parents", include, f"^{exclude}",
+                    "--", cwd=cwd)  # fmt: skip
     return [(line.split()[0], line.split()[1:]) for line in out.splitlines() if line.strip()]
 
 
@@ -130,23 +124,11 @@ def is_ancestor(a: str, b: str, *, cwd: Path) -> bool:
     return code == 0
 
 
-def first_parent_log(
-    base: str, tip: str, paths: list[str], *, cwd: Path
-) -> list[tuple[str, str, str]]:
-    """(sha, first parent, subject) of each first-parent commit of `base..tip` that touches
-    `paths`, oldest first: trees only, no blob is read. A merge stands for what it brought."""
-    _, out, _ = git(
-        "log",
-        "--first-parent",
-        "--reverse",
-        "--no-renames",
-        "--format=%H %P%x00%s",
-        f"{base}..{tip}",
-        "--",
-        *paths,
-        cwd=cwd,
-        env_extra=LITERAL,
-    )
+def first_parent_log(base: str, tip: str, paths: list[str], *,
+                     cwd: Path) -> list[tuple[str, str, str]]:  # fmt: skip
+    """(sha, first parent, subject) of first-parent commits of `base..tip` on `paths`, oldest 1st"""
+    args = ["--first-parent", "--reverse", "--no-renames", "--format=%H %P%x00%s", f"{base}..{tip}"]
+    _, out, _ = git("log", *args, "--", *paths, cwd=cwd, env_extra=LITERAL)
     found = []
     for line in out.splitlines():
         head, _, subject = line.partition("\0")
@@ -157,53 +139,31 @@ def first_parent_log(
 
 
 def descendants(base: str, tip: str, *, cwd: Path) -> list[str]:
-    """The commits of `base..tip` that descend from `base` (`--ancestry-path`, all parents):
-    a base made on another branch (main) reaches dev by a merge, and dev's commits before that
-    merge are no part of "since the base". No trees are read."""
+    """The commits of `base..tip` that descend from `base` (`--ancestry-path`): a base made on main
+    reaches dev by a merge, and dev's commits before it are not "since the base"; no trees."""
     _, out, _ = git("rev-list", "--ancestry-path", f"{base}..{tip}", "--", cwd=cwd)
     return out.split()
 
 
 def deleted_by(base: str, tip: str, path: str, *, cwd: Path) -> str | None:
     """The first-parent commit of `base..tip` that deleted `path` (trees only)."""
-    _, out, _ = git(
-        "log",
-        "--first-parent",
-        "--no-renames",
-        "--diff-filter=D",
-        "--format=%H",
-        f"{base}..{tip}",
-        "--",
-        path,
-        cwd=cwd,
-        env_extra=LITERAL,
-    )
+    args = ["--first-parent", "--no-renames", "--diff-filter=D", "--format=%H", f"{base}..{tip}"]
+    _, out, _ = git("log", *args, "--", path, cwd=cwd, env_extra=LITERAL)
     shas = out.split()
     return shas[-1] if shas else None
 
 
-def blame_reverse(
-    start: str, end: str, path: str, lines: list[int], *, cwd: Path
-) -> dict[int, tuple[str, str | None]]:
-    """`git blame --reverse start..end`: for each of `lines` (numbers in `start`'s `path`),
-    (the last commit it existed in, the commit that changed it, None when it lives on to
-    `end`). Reads the blobs of each version of `path` in between."""
+def blame_reverse(start: str, end: str, path: str, lines: list[int], *,
+                  cwd: Path) -> dict[int, tuple[str, str | None]]:  # fmt: skip
+    """`git blame --reverse start..end`: per line of `start`'s `path`, (the last commit it existed
+    in, the commit that changed it or None when it lives on to `end`)."""
     if not lines:
         return {}
     if rev_parse(start, cwd=cwd) == rev_parse(end, cwd=cwd):  # nothing since: all live on
         return {n: (end, None) for n in lines}
     ranges = [arg for n in sorted(set(lines)) for arg in ("-L", f"{n},{n}")]
-    _, out, _ = git(
-        "blame",
-        "--reverse",
-        "--line-porcelain",
-        *ranges,
-        f"{start}..{end}",
-        "--",
-        path,
-        cwd=cwd,
-        env_extra=LITERAL,
-    )
+    args = ["--reverse", "--line-porcelain", *ranges, f"{start}..{end}", "--", path]
+    _, out, _ = git("blame", *args, cwd=cwd, env_extra=LITERAL)
     result: dict[int, tuple[str, str | None]] = {}
     sha, number, previous = "", 0, None
     for row in out.splitlines():
@@ -218,14 +178,12 @@ def blame_reverse(
 
 
 def blame_origins(base: str, rev: str, path: str, lines: list[int], *, cwd: Path) -> set[str]:
-    """`git blame base..rev`: the commits after `base` that wrote `lines` (numbers in `rev`'s
-    `path`); lines older than `base` name none. Reads the blobs of each version in between."""
+    """`git blame base..rev`: the commits after `base` that wrote `lines` of `rev`'s `path`."""
     if not lines:
         return set()
     ranges = [arg for n in sorted(set(lines)) for arg in ("-L", f"{n},{n}")]
-    _, out, _ = git(
-        "blame", "--porcelain", *ranges, f"{base}..{rev}", "--", path, cwd=cwd, env_extra=LITERAL
-    )
+    _, out, _ = git("blame", "--porcelain", *ranges, f"{base}..{rev}", "--", path, cwd=cwd,
+                    env_extra=LITERAL)  # fmt: skip
     found, boundary = set(), set()
     sha = ""
     for row in out.splitlines():
@@ -255,25 +213,14 @@ def last_commit_of(path: str, *, cwd: Path) -> str | None:
 _WALK_HEAD = re.compile(rb"^\x01([0-9a-f]{40,64}(?: [0-9a-f]{40,64})*) ?$")  # a root: no parents
 
 
-def walk(
-    include: list[str], exclude: list[str], *, first_parent: bool, cwd: Path
-) -> list[tuple[str, list[str], int, str, list[str]]]:
-    """One walk of `include ^exclude`, newest first: (sha, parents, committer time, subject,
-    the paths it changes against its first parent, from -z names), trees only: what the
-    landing judge reads of a base branch's history, once for every entry."""
-    _, out, _ = git_bytes(
-        "log",
-        *(["--first-parent"] if first_parent else []),
-        "-z",
-        "--no-renames",
-        "--name-only",
-        "--diff-merges=first-parent",
-        "--format=%x01%H %P%x00%ct%x00%s",
-        *include,
-        *(f"^{sha}" for sha in exclude),
-        "--",
-        cwd=cwd,
-    )
+def walk(include: list[str], exclude: list[str], *, first_parent: bool,
+         cwd: Path) -> list[tuple[str, list[str], int, str, list[str]]]:  # fmt: skip
+    """One walk of `include ^exclude`, newest first: (sha, parents, committer time, subject, paths
+    changed against the first parent), trees only: the landing judge's read of a branch."""
+    args = ["--first-parent"] if first_parent else []
+    args += "-z --no-renames --name-only --diff-merges=first-parent".split()
+    args += ["--format=%x01%H %P%x00%ct%x00%s", *include, *(f"^{sha}" for sha in exclude)]
+    _, out, _ = git_bytes("log", *args, "--", cwd=cwd)
     found: list[tuple[str, list[str], int, str, list[str]]] = []
     tokens = iter(out.split(b"\0"))
     for token in tokens:

@@ -17,8 +17,7 @@ def read_tree(commit: str, *, index: Path, cwd: Path) -> None:
 
 
 def apply_to_index(patch: Path, *, index: Path, cwd: Path, reverse: bool, check: bool) -> bool:
-    """`git apply --cached` (`-R`, `--check` as told) of `patch` on the scratch index; whether
-    it applied. Reads only the touched blobs (fetched lazily in a partial clone)."""
+    """`git apply --cached` (`-R`, `--check`) of `patch` on the scratch index: did it apply?"""
     args = ["apply", "--cached", *(["-R"] if reverse else []), *(["--check"] if check else [])]
     args = [*credential_args(), *args, str(patch.resolve())]
     code, _, _ = git(*args, cwd=cwd, check=False, env_extra={"GIT_INDEX_FILE": str(index)})
@@ -26,18 +25,9 @@ def apply_to_index(patch: Path, *, index: Path, cwd: Path, reverse: bool, check:
 
 
 def apply_many_to_index(patches: list[Path], *, index: Path, cwd: Path) -> bool:
-    """`git apply --cached` of `patches` in order on the scratch index, in one call (each on
-    what the ones before it made); whether all applied. All or nothing: git leaves the index
-    as it was when any does not."""
-    code, _, _ = git(
-        *credential_args(),
-        "apply",
-        "--cached",
-        *(str(p.resolve()) for p in patches),
-        cwd=cwd,
-        check=False,
-        env_extra={"GIT_INDEX_FILE": str(index)},
-    )
+    """`git apply --cached` of `patches` in one call; whether all applied (all or nothing)."""
+    args = [*credential_args(), "apply", "--cached", *(str(p.resolve()) for p in patches)]
+    code, _, _ = git(*args, cwd=cwd, check=False, env_extra={"GIT_INDEX_FILE": str(index)})
     return code == 0
 
 
@@ -66,25 +56,18 @@ def write_blob_to_index(data: bytes, path: str, *, index: Path, cwd: Path) -> No
 
 
 def write_tree(*, index: Path, cwd: Path) -> str:
-    """The tree of the scratch index. `--missing-ok`: the blobs it names but never read stay
-    on the promisor remote (without it git checks each one exists, fetching the whole tree)."""
+    """The scratch index's tree; `--missing-ok`, else git fetches every blob to check it exists."""
     _, out, _ = git("write-tree", "--missing-ok", cwd=cwd, env_extra={"GIT_INDEX_FILE": str(index)})
     return out.strip()
 
 
-def commit_tree(
-    tree: str, parents: list[str], message: str, *, author: tuple[str, str, str], cwd: Path
-) -> Sha:
+def commit_tree(tree: str, parents: list[str], message: str, *, author: tuple[str, str, str],
+                cwd: Path) -> Sha:  # fmt: skip
     """A commit of `tree` on `parents`, `author` also committer: the same hash every run."""
     name, email, date = author
-    env = {
-        "GIT_AUTHOR_NAME": name,
-        "GIT_AUTHOR_EMAIL": email,
-        "GIT_AUTHOR_DATE": date,
-        "GIT_COMMITTER_NAME": name,
-        "GIT_COMMITTER_EMAIL": email,
-        "GIT_COMMITTER_DATE": date,
-    }
+    env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": date,
+           "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email,
+           "GIT_COMMITTER_DATE": date}  # fmt: skip
     parent_args = [a for p in parents for a in ("-p", p)]
     _, out, _ = git("commit-tree", tree, *parent_args, cwd=cwd, env_extra=env, stdin=message)
     return Sha(out.strip())

@@ -15,8 +15,7 @@ from patchcarry.git.sha import Sha
 
 
 def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: str) -> Sha:
-    """`git am --keep-cr` the patches on HEAD, keeping authorship and message; the committer
-    and date are pinned so the same patches on the same base give the same hash every run."""
+    """`git am --keep-cr` on HEAD; committer and date pinned, so the same input gives one hash."""
     env = {"GIT_COMMITTER_NAME": committer_name, "GIT_COMMITTER_EMAIL": committer_email}
     flags = ["-q", "--keep-cr", "--committer-date-is-author-date", "--no-3way"]
     code, out, err = git("am", *flags, *map(str, patches), cwd=cwd, env_extra=env, check=False)
@@ -27,8 +26,7 @@ def am(patches: list[Path], *, cwd: Path, committer_name: str, committer_email: 
 
 
 def format_patch(commit: str, *, number: int, out_dir: Path, cwd: Path) -> Path:
-    """`git format-patch` of the one commit `commit` into `out_dir`, named `NNNN-subject.patch`
-    from `number`. Authorship, date and message (sign-offs) are the commit's; nothing added."""
+    """`git format-patch` of `commit` into `out_dir` as `NNNN-subject.patch`, nothing added."""
     flags = "-1 --no-signoff --no-numbered --no-thread --no-to --no-cc --no-add-header".split()
     flags += ["--suffix=.patch", f"--start-number={number}", "-o", str(out_dir)]
     _, out, _ = git("format-patch", *flags, "--end-of-options", commit, cwd=cwd)
@@ -64,23 +62,17 @@ _UNREADABLE = ("corrupt patch", "No valid patches")
 
 
 def apply_in_tree(
-    patch: Path,
-    *,
-    tree: Path,
-    context: int | None = None,
-    check_only: bool = True,
+    patch: Path, *, tree: Path, context: int | None = None, check_only: bool = True,
     verbose: bool = True,
-) -> Applied:
-    """`git apply` (`-v` and `--check` unless told) of `patch` in the plain tree `tree`;
-    (code, git's messages: "Hunk #1 succeeded at X (offset N lines)", rejected context)."""
+) -> Applied:  # fmt: skip
+    """`git apply` (`-v`, `--check` unless told) of `patch` in plain `tree`; (code, git's words)."""
     args = ["apply", *(["-v"] if verbose else []), "--whitespace=nowarn"]
     if check_only:
         args.append("--check")
     if context is not None:
         args.append(f"-C{context}")
-    code, out, err = git(
-        *args, str(patch.resolve()), cwd=tree, check=False, env_extra=plain_tree_env(tree)
-    )
+    code, out, err = git(*args, str(patch.resolve()), cwd=tree, check=False,
+                         env_extra=plain_tree_env(tree))  # fmt: skip
     return Applied(code, out + err)
 
 
@@ -89,20 +81,17 @@ def mailsplit(data: bytes) -> list[bytes]:
     """The mails `git mailsplit --keep-cr` splits `data` into, as am does; none for no mailbox."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-mail-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
-        code, _, _ = git_bytes(
-            "mailsplit", "--keep-cr", f"-o{tmp}", cwd=tmp, stdin=data, env_extra=env, check=False
-        )
+        code, _, _ = git_bytes("mailsplit", "--keep-cr", f"-o{tmp}", cwd=tmp, stdin=data,
+                               env_extra=env, check=False)  # fmt: skip
         return [path.read_bytes() for path in sorted(Path(tmp).iterdir())] if code == 0 else []
 
 
 def mailinfo(mail: bytes) -> tuple[dict[str, str], bytes, bytes]:
-    """`git mailinfo -u` of one mail: (its header fields as git decodes them: Author, Email,
-    Subject, Date; the commit message; the patch part, from git's own patch break)."""
+    """`git mailinfo -u` of one mail: (header fields as git decodes them, message, patch part)."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-mailinfo-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
-        code, out, err = git_bytes(
-            "mailinfo", "-u", "msg", "patch", cwd=tmp, stdin=mail, env_extra=env, check=False
-        )
+        code, out, err = git_bytes("mailinfo", "-u", "msg", "patch", cwd=tmp, stdin=mail,
+                                   env_extra=env, check=False)  # fmt: skip
         if code != 0:
             raise GitReadError(f"git mailinfo failed: {' '.join(err.split())[:300]}")
         info: dict[str, str] = {}
@@ -113,19 +102,14 @@ def mailinfo(mail: bytes) -> tuple[dict[str, str], bytes, bytes]:
         return info, (Path(tmp) / "msg").read_bytes(), (Path(tmp) / "patch").read_bytes()
 
 
-_SUMMARY = re.compile(
-    r"^ (?:(?P<kind>create|delete) mode (?P<mode>\d+) (?P<path>.+)"
-    r"|mode change (?P<old>\d+) => (?P<new>\d+) (?P<mpath>.+)"
-    r"|(?P<move>rename|copy) (?P<names>.+) \(\d+%\)"
-    r"|rewrite .+ \(\d+%\))$"
-)
+_SUMMARY = re.compile(r"^ (?:(?P<kind>create|delete) mode (?P<mode>\d+) (?P<path>.+)"
+                      r"|mode change (?P<old>\d+) => (?P<new>\d+) (?P<mpath>.+)"
+                      r"|(?P<move>rename|copy) (?P<names>.+) \(\d+%\)"
+                      r"|rewrite .+ \(\d+%\))$")  # fmt: skip
 
 
 class Numstat(NamedTuple):
-    """What `git apply --numstat --summary -z` reads in a patch, read here: each file's
-    record (`ADDED\tDELETED\tPATH`, `-` counts for binary), each summary line with its match
-    (creation, deletion, mode change, rename, copy; None: a line this reader does not know),
-    and git's own line saying why it cannot read the patch ("" when it can)."""
+    """What `git apply --numstat --summary -z` reads: file records, summaries, git's refusal."""
 
     records: list[bytes]
     summary: list[tuple[re.Match[str] | None, str]]
@@ -133,8 +117,7 @@ class Numstat(NamedTuple):
 
 
 def apply_numstat(patch: bytes) -> Numstat:
-    """Every file git would apply from `patch`, with its line counts and summary. Reads no
-    tree."""
+    """Every file git would apply from `patch`, with its line counts and summary. Reads no tree."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-numstat-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
         code, out, err = git_bytes("apply", "--numstat", "--summary", "-z", cwd=tmp, stdin=patch,
@@ -161,9 +144,8 @@ def trailers(message: bytes) -> list[tuple[str, str]]:
     """The (key, value) trailers `git interpret-trailers --parse` reads in `message`, in order."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-trailers-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
-        _, out, _ = git_bytes(
-            "interpret-trailers", "--parse", cwd=tmp, stdin=message, env_extra=env
-        )
+        _, out, _ = git_bytes("interpret-trailers", "--parse", cwd=tmp, stdin=message,
+                              env_extra=env)  # fmt: skip
     found = []
     for line in out.decode("utf-8", "surrogateescape").splitlines():
         key, sep, value = line.partition(": ")

@@ -35,31 +35,19 @@ def _refs(listed: str) -> dict[str, str]:
     return {ref: sha for sha, _, ref in (line.partition("\t") for line in listed.splitlines())}
 
 
-def ls_remote_refs(
-    url: str, refs: list[str], *, cwd: Path | None = None
-) -> tuple[int, dict[str, str], str]:
-    """(code, {ref: sha} for the `refs` that exist at `url`, stderr); one round trip. Without
-    `cwd` (a scratch repository of this tool's) it runs in an empty directory outside any
-    repository, never the caller's: that one's config could redirect the URL or run code."""
+def ls_remote_refs(url: str, refs: list[str], *,
+                   cwd: Path | None = None) -> tuple[int, dict[str, str], str]:  # fmt: skip
+    """(code, {ref: sha} of the `refs` at `url`, stderr); one round trip. Without `cwd` it runs in
+    an empty folder, not the caller's repo (whose config could redirect the URL or run code)."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-ls-remote-") as tmp:
-        code, out, err = git(
-            *NETWORK_ARGS,
-            "-c",
-            "protocol.version=2",
-            "ls-remote",
-            "--end-of-options",
-            url,
-            *refs,
-            cwd=cwd or tmp,
-            check=False,
-            env_extra=None if cwd else plain_tree_env(Path(tmp) / "x"),
-        )
+        args = [*NETWORK_ARGS, "-c", "protocol.version=2", "ls-remote", "--end-of-options", url]
+        env = None if cwd else plain_tree_env(Path(tmp) / "x")
+        code, out, err = git(*args, *refs, cwd=cwd or tmp, check=False, env_extra=env)
     return code, _refs(out), err
 
 
 def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, str]:
-    """{ref: sha} for the `refs` that exist at `url` (token available for a private fork);
-    raises CalledProcessError when the remote cannot be read."""
+    """{ref: sha} of the `refs` at `url` (token: a private fork); CalledProcessError if unread."""
     _, out, _ = git(*credential_args(url), "ls-remote", "--end-of-options", url, *refs, cwd=cwd)
     return _refs(out)
 
@@ -67,61 +55,28 @@ def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, s
 def fetch_commit(url: str, ref: str, *, cwd: Path, shallow: bool = False) -> Sha:
     """Fetch `ref` (a branch, a refs/... name or a full sha) from `url`; the commit it names."""
     depth = ("--depth=1",) if shallow else ()
-    git(
-        *credential_args(url),
-        "fetch",
-        "-q",
-        "--no-tags",
-        *depth,
-        "--end-of-options",
-        url,
-        ref,
-        cwd=cwd,
-    )
+    args = ["fetch", "-q", "--no-tags", *depth, "--end-of-options", url, ref]
+    git(*credential_args(url), *args, cwd=cwd)
     if shallow:
         keep_known_history(cwd=cwd)
     return rev_parse("FETCH_HEAD", cwd=cwd)
 
 
 def fetch_partial(
-    remote: str,
-    refspecs: list[str],
-    *,
-    cwd: Path,
-    depth: int | None = None,
-    since: int | None = None,
-    deepen: int | None = None,
-    progress: bool = False,
+    remote: str, refspecs: list[str], *, cwd: Path, depth: int | None = None,
+    since: int | None = None, deepen: int | None = None, progress: bool = False,
     object_filter: str = "blob:none",
-) -> tuple[int, str]:
-    """Shallow, blob-less (or, with `object_filter="tree:0"`, tree-less) fetch of `refspecs`
-    (`<sha>:<local ref>`): `depth` commits, or every commit newer than the epoch `since`
-    (the landing check's history), or `deepen` more commits under every shallow boundary
-    already here (`git fetch --deepen`); (code, stderr). Commits it cuts whose parents are
-    here stay whole (`shallow.keep_known_history`).
-
-    With `progress`, git's progress goes straight to the terminal (stderr comes back empty).
-    """
+) -> tuple[int, str]:  # fmt: skip
+    """Shallow fetch of `refspecs` (`<sha>:<ref>`), blob-less or `object_filter`: `depth` commits,
+    those newer than epoch `since`, or `deepen` more under each boundary; (code, stderr). Cut
+    commits whose parents are here stay whole; `progress` goes to the terminal (stderr empty)."""
     shallow = f"--depth={depth}" if since is None else f"--shallow-since={since} +0000"
     if deepen is not None:
         shallow = f"--deepen={deepen}"
-    code, _, err = git(
-        *NETWORK_ARGS,
-        "-c",
-        "protocol.version=2",
-        "fetch",
-        "--no-tags",
-        "--no-write-fetch-head",
-        shallow,
-        f"--filter={object_filter}",
-        "--progress" if progress else "--quiet",
-        "--end-of-options",
-        remote,
-        *refspecs,
-        cwd=cwd,
-        check=False,
-        stream_stderr=progress,
-    )
+    args = ["-c", "protocol.version=2", "fetch", "--no-tags", "--no-write-fetch-head", shallow]
+    args += [f"--filter={object_filter}", "--progress" if progress else "--quiet"]
+    args += ["--end-of-options", remote, *refspecs]
+    code, _, err = git(*NETWORK_ARGS, *args, cwd=cwd, check=False, stream_stderr=progress)
     keep_known_history(cwd=cwd)
     return code, err
 
@@ -134,88 +89,42 @@ def selected_nothing(err: str) -> bool:
 def fetch_blobless(
     remote: str, refspecs: list[str], *, cwd: Path, depth: int = 1, filter: str = "blob:none"
 ) -> None:
-    """Fetch `refspecs` from the named promisor `remote`, shallow (`depth` commits; DEEPEST:
-    the whole history, deepening what an earlier shallow fetch cut) and without blobs; what
-    it cuts where the parents are here stays whole (`shallow.keep_known_history`)."""
-    _remote_read(
-        f"{', '.join(short(r.rpartition(':')[0].lstrip('+')) for r in refspecs)} from {remote}",
-        *credential_args(),
-        "-c",
-        "protocol.version=2",
-        "fetch",
-        "-q",
-        "--no-tags",
-        "--no-write-fetch-head",
-        f"--depth={depth}",
-        f"--filter={filter}",
-        "--end-of-options",
-        remote,
-        *refspecs,
-        cwd=cwd,
-    )
+    """Shallow, blob-less fetch of `refspecs` from promisor `remote` (DEEPEST: whole history)."""
+    what = f"{', '.join(short(r.rpartition(':')[0].lstrip('+')) for r in refspecs)} from {remote}"
+    args = "-c protocol.version=2 fetch -q --no-tags --no-write-fetch-head".split()
+    args += [f"--depth={depth}", f"--filter={filter}", "--end-of-options", remote, *refspecs]
+    _remote_read(what, *credential_args(), *args, cwd=cwd)
     keep_known_history(cwd=cwd)
 
 
 def prefetch_blobs(remote: str, blobs: list[str], *, cwd: Path) -> None:
-    """Fetch `blobs` (object ids) from the promisor `remote` in one request, as a lazy fetch
-    asks for one: what many entries read at their base and tip comes in one round trip, not
-    one each. Blobs already here are not sent again."""
+    """Fetch `blobs` from promisor `remote` in one request, not one lazy fetch each."""
     if not blobs:
         return
-    code, _, err = git(
-        *credential_args(),
-        "-c",
-        "protocol.version=2",
-        "-c",
-        "fetch.negotiationAlgorithm=noop",
-        "fetch",
-        "-q",
-        "--no-tags",
-        "--no-write-fetch-head",
-        "--recurse-submodules=no",
-        "--filter=blob:none",
-        "--stdin",
-        remote,
-        cwd=cwd,
-        check=False,
-        stdin="".join(f"{oid}\n" for oid in sorted(set(blobs))),
-    )
+    args = "-c protocol.version=2 -c fetch.negotiationAlgorithm=noop fetch -q --no-tags".split()
+    args += "--no-write-fetch-head --recurse-submodules=no --filter=blob:none --stdin".split()
+    stdin = "".join(f"{oid}\n" for oid in sorted(set(blobs)))
+    code, _, err = git(*credential_args(), *args, remote, cwd=cwd, check=False, stdin=stdin)
     if code != 0:
         said = err.strip().splitlines()[-1:] or [f"git exited {code}"]
-        raise NetworkError(
-            f"could not read {len(set(blobs))} file(s) from {remote}: {said[0]}; "
-            "check the network, then re-run"
-        )
+        raise NetworkError(f"could not read {len(set(blobs))} file(s) from {remote}: {said[0]}; "
+                           "check the network, then re-run")  # fmt: skip
 
 
 def deepen(url: str, branch: str, *, cwd: Path, progress: bool = False) -> bool:
-    """Fetch `branch` from `url` to its whole depth into a shallow scratch repo, so that
-    history the branch holds and a push needs (every shallow boundary under its tip) comes
-    in; True when the repo's shallow boundary changed (a retry has a reason to go through).
-    The branch is asked for by name: a server deepens from what a fetch wants, so fetching
-    another (upstream's default branch) would leave this one's boundary where it was.
-    With `progress`, git's progress goes straight to the terminal: on a large upstream this
-    is the whole history, minutes of transfer."""
+    """Fetch `branch` from `url` whole into a shallow scratch repo (what a push needs); True when
+    the shallow boundary changed. By name: a server deepens from what a fetch wants.
+    `progress`: to the terminal (a large upstream's whole history takes minutes)."""
     before = shallow_commits(cwd=cwd)
-    _remote_read(
-        f"the history of {branch}",
-        *credential_args(url),
-        "fetch",
-        "--progress" if progress else "-q",
-        "--no-tags",
-        f"--depth={DEEPEST}",
-        "--end-of-options",
-        url,
-        f"refs/heads/{branch}",
-        cwd=cwd,
-        stream_stderr=progress,
-    )
+    args = ["fetch", "--progress" if progress else "-q", "--no-tags", f"--depth={DEEPEST}"]
+    args += ["--end-of-options", url, f"refs/heads/{branch}"]
+    what = f"the history of {branch}"
+    _remote_read(what, *credential_args(url), *args, cwd=cwd, stream_stderr=progress)
     return shallow_commits(cwd=cwd) != before
 
 
 def _remote_read(what: str, *args: str, cwd: Path, stream_stderr: bool = False) -> None:
-    """A git read over the network: its failure is NetworkError (exit 4) in one line that
-    names `what` and git's last word, never the command line (it holds -c options, URLs)."""
+    """A network read: failure is NetworkError naming `what` and git's last word, not the argv."""
     code, _, err = git(*args, cwd=cwd, check=False, stream_stderr=stream_stderr)
     if code != 0:
         said = err.strip().splitlines()[-1:] or [f"git exited {code}"]
@@ -223,8 +132,7 @@ def _remote_read(what: str, *args: str, cwd: Path, stream_stderr: bool = False) 
 
 
 class RefPushed(NamedTuple):
-    """One ref of a push, from git's porcelain line `<flag>\t<from>:<to>\t<summary> (<why>)`:
-    moved or not, and why not in the server's words (`why`) and git's, read here."""
+    """One ref of a push, from git's porcelain line: moved or not, and why not (server's, git's)."""
 
     ref: str
     accepted: bool
@@ -240,9 +148,7 @@ _REMOTE = re.compile(r"^remote:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 
 
 class Pushed(NamedTuple):
-    """An atomic push's outcome, read from git's words here: each ref's result, the server's
-    `remote:` lines (GitHub's own words, such as its GHxxx codes), and what they mean for a
-    retry."""
+    """An atomic push's outcome: each ref's result, the server's `remote:` lines, retry meaning."""
 
     accepted: bool
     refs: tuple[RefPushed, ...] = ()
@@ -264,19 +170,15 @@ def read_push(code: int, output: str) -> Pushed:
                 atomic="atomic" in (why or ""),
             ))  # fmt: skip
     low, refused = output.lower(), code != 0
-    return Pushed(
-        not refused, tuple(refs), tuple(_REMOTE.findall(output)),
-        output.splitlines()[-1] if output else "no output",
-        refused and "shallow update not allowed" in low,
-        refused and ("not found" in low or "could not read" in low),
-    )  # fmt: skip
+    return Pushed(not refused, tuple(refs), tuple(_REMOTE.findall(output)),
+                  output.splitlines()[-1] if output else "no output",
+                  refused and "shallow update not allowed" in low,
+                  refused and ("not found" in low or "could not read" in low))  # fmt: skip
 
 
-def push_refs_with_lease(
-    url: str, updates: list[tuple[str, str, str | None]], *, cwd: Path
-) -> Pushed:
-    """Push each (commit, ref, expected) atomically: all refs move, or none does; each only if
-    it still holds `expected` (absent when None)."""
+def push_refs_with_lease(url: str, updates: list[tuple[str, str, str | None]], *,
+                         cwd: Path) -> Pushed:  # fmt: skip
+    """Push each (commit, ref, expected) atomically, each only if it still holds `expected`."""
     leases = [f"--force-with-lease={ref}:{expected or ''}" for _, ref, expected in updates]
     code, out, err = git(
         *credential_args(url), "push", "--porcelain", "--atomic", *leases, "--end-of-options",

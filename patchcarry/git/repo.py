@@ -44,9 +44,7 @@ PACKS_OUTSIDE_INDEX = 16
 
 
 def index_packs(repo: Path) -> bool:
-    """Write a multi-pack index over the cache `repo`'s packs once more than
-    `PACKS_OUTSIDE_INDEX` are outside it (each lazy fetch leaves a pack, and each git call
-    opens every pack's index); True when written."""
+    """Write a multi-pack index once over `PACKS_OUTSIDE_INDEX` packs are outside it; if written."""
     packs = repo / "objects" / "pack"
     count = len(list(packs.glob("*.pack")))
     indexed = _indexed.get(repo)
@@ -80,19 +78,16 @@ def unset_config(key: str, *, cwd: Path) -> None:
 
 @functools.cache
 def is_valid_branch_name(name: str) -> bool:
-    """Whether `refs/heads/<name>` is a valid ref name, asked in an empty folder (no repo read),
-    once per name and run."""
+    """Whether `refs/heads/<name>` is valid, asked in an empty folder, once per name and run."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-ref-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
-        code, _, _ = git(
-            "check-ref-format", f"refs/heads/{name}", cwd=tmp, check=False, env_extra=env
-        )
+        code, _, _ = git("check-ref-format", f"refs/heads/{name}", cwd=tmp, check=False,
+                         env_extra=env)  # fmt: skip
     return code == 0
 
 
 def sparse_worktree(repo: Path, commit: str, paths: list[str], dest: Path) -> None:
-    """Check out `paths` (cone-mode directories) of `commit` from `repo` into a new worktree
-    at `dest`. In a blob-less partial clone the missing blobs come in one batched fetch."""
+    """Check out `paths` (cone mode) of `commit` into a new worktree at `dest` (one blob fetch)."""
     git("worktree", "add", "-q", "--no-checkout", "--detach", str(dest), commit, cwd=repo)
     git("sparse-checkout", "set", "--", *paths, cwd=dest)
     git("checkout", "-q", "--detach", commit, cwd=dest)

@@ -1,5 +1,4 @@
-"""The only place that runs `git`. Every call runs under `limits`' deadline and caps (output,
-object store, process tree); past any, git and its helpers are killed (exit 4)."""
+"""The only place that runs `git`, under `limits`' deadline and caps (past any: exit 4)."""
 
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ from patchcarry.git.env import NETWORK_ARGS, no_git_env, secrets_for
 
 
 class GitError(proc.CalledProcessError):
-    """git exited non-zero: the tool's own error, caught by that name outside `git/`; `said`
-    is git's last word for a message (the whole text stays in the log)."""
+    """git exited non-zero: caught by that name outside `git/`; `said`: git's last word."""
 
     @property
     def said(self) -> str:
@@ -27,13 +25,9 @@ class GitError(proc.CalledProcessError):
 
 
 def git(
-    *args: str,
-    cwd: Path | str,
-    check: bool = True,
-    env_extra: Mapping[str, str] | None = None,
-    stdin: str | None = None,
-    stream_stderr: bool = False,
-) -> tuple[int, str, str]:
+    *args: str, cwd: Path | str, check: bool = True, env_extra: Mapping[str, str] | None = None,
+    stdin: str | None = None, stream_stderr: bool = False,
+) -> tuple[int, str, str]:  # fmt: skip
     """Run `git ARGS` in `cwd`: (code, stdout, stderr), any bytes kept (surrogateescape)."""
     data = None if stdin is None else stdin.encode("utf-8", "surrogateescape")
     code, raw_out, raw_err = _bounded(args, cwd, env_extra, data, stream_stderr)
@@ -44,12 +38,9 @@ def git(
 
 
 def git_bytes(
-    *args: str,
-    cwd: Path | str,
-    check: bool = True,
-    env_extra: Mapping[str, str] | None = None,
+    *args: str, cwd: Path | str, check: bool = True, env_extra: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
-) -> tuple[int, bytes, str]:
+) -> tuple[int, bytes, str]:  # fmt: skip
     """`git` for contents that must stay bytes (blobs, patch text): (code, stdout, stderr)."""
     code, out, raw_err = _bounded(args, cwd, env_extra, stdin, False)
     err = raw_err.decode("utf-8", "replace")
@@ -59,29 +50,18 @@ def git_bytes(
 
 
 def _bounded(
-    args: tuple[str, ...],
-    cwd: Path | str,
-    env_extra: Mapping[str, str] | None,
-    stdin: bytes | None,
-    stream_stderr: bool,
-) -> tuple[int, bytes, bytes]:
+    args: tuple[str, ...], cwd: Path | str, env_extra: Mapping[str, str] | None,
+    stdin: bytes | None, stream_stderr: bool,
+) -> tuple[int, bytes, bytes]:  # fmt: skip
     """Every git call is bounded: in a partial clone any read may fetch a missing blob."""
     watch = ObjectStoreGrowth.of(cwd, limits.GIT_MAX_WRITTEN)
     try:
-        return proc.cmd_output_bounded(
-            "git",
-            *args,
-            cwd=cwd,
-            env=no_git_env(env_extra),
-            deadline_s=limits.GIT_DEADLINE_S,
-            max_output=limits.GIT_MAX_OUTPUT,
-            stdin=stdin,
-            secrets=secrets_for(args),
-            stream_stderr=stream_stderr,
-            watch=watch,
-            max_processes=limits.GIT_MAX_PROCESSES,
-            max_memory=limits.GIT_MAX_MEMORY,
-        )
+        return proc.cmd_output_bounded("git", *args, cwd=cwd, env=no_git_env(env_extra),
+                                       deadline_s=limits.GIT_DEADLINE_S,
+                                       max_output=limits.GIT_MAX_OUTPUT, stdin=stdin,
+                                       secrets=secrets_for(args), stream_stderr=stream_stderr,
+                                       watch=watch, max_processes=limits.GIT_MAX_PROCESSES,
+                                       max_memory=limits.GIT_MAX_MEMORY)  # fmt: skip
     except proc.OutOfBounds as exc:
         if watch is not None:
             watch.remove_unfinished()
@@ -90,20 +70,14 @@ def _bounded(
             where = f"git {verb} from {_remote_host(args, cwd)}"
         else:
             verb = next((a for a in args if not a.startswith("-") and "=" not in a), "")
-            where = (
-                f"git {verb} in {ascii(str(cwd))[1:-1]} (fetching what it lacks from "
-                f"{_promisor_hosts(cwd)})"
-            )
-        raise NetworkError(
-            f"{where}: {exc.what}, more than any real answer needs; stopped. "
-            "Check the URL and the network, then re-run"
-        ) from None
+            where = (f"git {verb} in {ascii(str(cwd))[1:-1]} (fetching what it lacks from "
+                     f"{_promisor_hosts(cwd)})")  # fmt: skip
+        raise NetworkError(f"{where}: {exc.what}, more than any real answer needs; stopped. "
+                           "Check the URL and the network, then re-run") from None  # fmt: skip
 
 
 class ObjectStoreGrowth:
-    """What a git call has written to the object store so far (new files in the pack folder
-    and the store's top level): a server that sends without end would fill the disk before the
-    deadline. Read only when first asked."""
+    """What a git call wrote to the object store so far (an endless sender fills the disk)."""
 
     def __init__(self, objects: Path, cap: int) -> None:
         self.objects, self.cap = objects, cap
@@ -158,8 +132,7 @@ _VERBS = ("fetch", "ls-remote", "push", "clone", "apply", "range-diff", "diff")
 
 
 def _remote_host(args: tuple[str, ...], cwd: Path | str) -> str:
-    """`scheme://host[:port]` of the URL a git call names after `--end-of-options`, or of the
-    remote it names there (never credentials or a path on it), or "the remote"."""
+    """`scheme://host[:port]` of the URL or remote a git call names, or "the remote"."""
     words = list(args)
     after = words[words.index("--end-of-options") + 1 :][:1] if "--end-of-options" in words else []
     if after and re.fullmatch(r"[\w.-]+", after[0]):

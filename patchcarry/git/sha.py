@@ -1,5 +1,4 @@
-"""A commit's id as the tool's own value: `Sha`, the full hex name git gave, and `short`, the
-one short form every message, PR body and report shows."""
+"""A commit's id as the tool's own value: `Sha`, and `short`, the one short form shown."""
 
 from __future__ import annotations
 

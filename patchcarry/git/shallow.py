@@ -39,9 +39,8 @@ def _parents(commits: set[str], *, cwd: Path) -> dict[str, list[str]]:
     wanted = sorted(commits)
     if not wanted:
         return {}
-    _, out, _ = git_bytes(
-        "cat-file", "--batch", cwd=cwd, stdin="".join(f"{c}\n" for c in wanted).encode()
-    )
+    _, out, _ = git_bytes("cat-file", "--batch", cwd=cwd,
+                          stdin="".join(f"{c}\n" for c in wanted).encode())  # fmt: skip
     found: dict[str, list[str]] = {}
     at = 0
     while at < len(out):
@@ -51,29 +50,22 @@ def _parents(commits: set[str], *, cwd: Path) -> dict[str, list[str]]:
         header = out[end + 1 : end + 1 + size].split(b"\n\n", 1)[0]
         at = end + 1 + size + (1 if rest else 0)
         if kind == "commit":
-            found[sha] = [
-                line.removeprefix(b"parent ").decode()
-                for line in header.split(b"\n")
-                if line.startswith(b"parent ")
-            ]
+            found[sha] = [line.removeprefix(b"parent ").decode() for line in header.split(b"\n")
+                          if line.startswith(b"parent ")]  # fmt: skip
     return found
 
 
 def _present(commits: set[str], *, cwd: Path) -> set[str]:
-    """Which of `commits` this repository holds, asked so that git fetches none it lacks
-    (`--missing=allow-any`: a partial clone's lazy fetch is off; `--ignore-missing`)."""
+    """Which of `commits` are here, asked without a lazy fetch (`--missing=allow-any`)."""
     if not commits:
         return set()
-    _, out, _ = git(
-        "rev-list", "--missing=allow-any", "--ignore-missing", "--no-walk", "--stdin",
-        cwd=cwd, stdin="".join(f"{c}\n" for c in sorted(commits)),
-    )  # fmt: skip
+    _, out, _ = git("rev-list", "--missing=allow-any", "--ignore-missing", "--no-walk", "--stdin",
+                    cwd=cwd, stdin="".join(f"{c}\n" for c in sorted(commits)))  # fmt: skip
     return set(out.split())
 
 
 def keep_known_history(*, cwd: Path) -> set[str]:
-    """Take out of the shallow file every commit whose parents are all here; the commits taken
-    out. Written as git writes it (`shallow.lock`); left alone while another git holds it."""
+    """Unshallow every commit whose parents are all here (written under `shallow.lock`)."""
     path = shallow_file(cwd=cwd)
     if not path.is_file():
         return set()

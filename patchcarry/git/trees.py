@@ -1,5 +1,4 @@
-"""Reads of trees and diffs: which paths, which modes, what content (blobs only when
-needed: in a partial clone each one is a lazy fetch)."""
+"""Reads of trees and diffs: paths, modes, content (blobs only when needed: lazy fetches)."""
 
 from __future__ import annotations
 
@@ -16,19 +15,16 @@ from patchcarry.git.sha import short
 
 def path_exists(rev: str, path: str, *, cwd: Path) -> bool:
     """Whether `path` is in `rev`'s tree; reads trees only, so no blob is fetched."""
-    code, out, err = git(
-        "ls-tree", "--full-tree", rev, "--", path, cwd=cwd, check=False, env_extra=LITERAL
-    )
+    code, out, err = git("ls-tree", "--full-tree", rev, "--", path, cwd=cwd, check=False,
+                         env_extra=LITERAL)  # fmt: skip
     if code != 0:
         raise GitReadError(f"git ls-tree {short(rev)} -- {path} failed: {err.strip()}")
     return bool(out.strip())
 
 
 def show_file(rev: str, path: str, *, cwd: Path) -> bytes | None:
-    """Content of `path` at `rev` as stored (bytes: CRLF and any encoding kept; the blob is
-    fetched lazily in a partial clone); None only when the path does not exist there. A read
-    that fails (a lazy fetch that fails) is GitReadError,
-    never "absent": a guess would report a conflict that is not there."""
+    """Content of `path` at `rev` as stored (bytes; lazily fetched); None only when absent. A failed
+    read is GitReadError, never "absent": a guess would report a conflict that is not there."""
     if not path_exists(rev, path, cwd=cwd):
         return None
     code, out, err = git_bytes("cat-file", "blob", f"{rev}:{path}", cwd=cwd, check=False)
@@ -41,31 +37,26 @@ def show_file(rev: str, path: str, *, cwd: Path) -> bytes | None:
 
 
 def text(data: bytes) -> str:
-    """git's output about upstream's files and commits: any bytes allowed, kept
-    (surrogateescape; `encode` restores them)."""
+    """git's output about upstream's files: any bytes kept (surrogateescape; `encode` restores)."""
     return data.decode("utf-8", "surrogateescape")
 
 
 def changed_paths(old: str, new: str, *, cwd: Path) -> list[str]:
-    """Paths that differ between two commits, as stored (`diff-tree -z`: a name git would
-    quote is read as itself); compares trees only, fetches no blobs."""
+    """Paths that differ between two commits, as stored (`diff-tree -z`); trees only."""
     _, out, _ = git_bytes("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new, cwd=cwd)
     return [text(p) for p in out.split(b"\0") if p]
 
 
 def empty_tree(*, cwd: Path) -> str:
-    """The empty tree's id in this repository's hash (what a root commit's change is taken
-    against); git knows it without storing it."""
+    """The empty tree's id in this repository's hash (what a root commit is diffed against)."""
     _, out, _ = git("hash-object", "-t", "tree", "--stdin", cwd=cwd, stdin="")
     return out.strip()
 
 
-def changes_under(
-    commit: str, path: str, *, cwd: Path, first_parent: str | None = None
-) -> list[tuple[str, str, str]]:
-    """(status letter, path, new blob) of each file under `path` that `commit` changes against
-    its first parent (all of them for a root commit): trees only. A merge needs its
-    `first_parent` named: without `-m`, `git diff-tree` prints nothing for a merge."""
+def changes_under(commit: str, path: str, *, cwd: Path,
+                  first_parent: str | None = None) -> list[tuple[str, str, str]]:  # fmt: skip
+    """(status, path, new blob) of each file under `path` `commit` changes against its first parent
+    (all for a root commit), trees only; a merge needs `first_parent` (`diff-tree` without `-m`)."""
     if first_parent is not None:
         _, out, _ = git("diff-tree", "-r", first_parent, commit, "--", path, cwd=cwd)
     else:
@@ -79,8 +70,7 @@ def changes_under(
 
 
 def blobs_under(commit: str, folder: str, *, cwd: Path) -> set[tuple[str, str]]:
-    """Every (path, blob) under `folder` in `commit`'s tree (trees only); none when the
-    commit's tree cannot be read."""
+    """Every (path, blob) under `folder` in `commit`'s tree (trees only); none if unreadable."""
     _, out, _ = git("ls-tree", "-r", commit, "--", f"{folder}/", cwd=cwd, check=False)
     held = set()
     for line in out.splitlines():
@@ -93,10 +83,8 @@ SPECIAL_MODES = {"120000": "a symlink", "160000": "a submodule"}
 
 
 def special_paths(old: str, new: str, *, cwd: Path) -> list[tuple[str, str]]:
-    """(path, what it is) for each path that differs between two trees or commits and is a
-    symlink or a submodule on either side, or whose mode changed (the executable bit): git's
-    own tree modes (trees only, no blobs), so a patch whose text hides the mode (a delete and
-    a create of one path) still cannot retarget a link or make a file executable."""
+    """(path, what it is) for each path differing between two trees that is a symlink, submodule
+    or changed mode, by git's tree modes: a patch's text cannot hide a link or an exec bit."""
     _, out, _ = git_bytes("diff-tree", "-r", "-z", "--raw", "--no-renames", old, new, cwd=cwd)
     fields = out.split(b"\0")
     found = []
@@ -111,11 +99,9 @@ def special_paths(old: str, new: str, *, cwd: Path) -> list[tuple[str, str]]:
 
 
 def modes_at(commit: str, paths: list[str], *, cwd: Path) -> dict[str, str]:
-    """{path: mode} for each of `paths` in `commit`'s tree (`git ls-tree`: trees only, no
-    blobs); an absent path is left out."""
-    _, out, _ = git_bytes(
-        "ls-tree", "-z", "--end-of-options", commit, "--", *paths, cwd=cwd, env_extra=LITERAL
-    )
+    """{path: mode} for each of `paths` in `commit`'s tree (trees only); absent ones left out."""
+    _, out, _ = git_bytes("ls-tree", "-z", "--end-of-options", commit, "--", *paths, cwd=cwd,
+                          env_extra=LITERAL)  # fmt: skip
     found = {}
     for record in out.split(b"\0"):
         meta, _, path = record.partition(b"\t")
@@ -125,39 +111,21 @@ def modes_at(commit: str, paths: list[str], *, cwd: Path) -> dict[str, str]:
 
 
 def special_at(modes: Mapping[str, str]) -> list[tuple[str, str]]:
-    """(path, what it is) for each path of a `modes_at` answer that is a symlink or a
-    submodule."""
+    """(path, what it is) for each path of a `modes_at` answer that is a symlink or a submodule."""
     return [(path, SPECIAL_MODES[m]) for path, m in modes.items() if m in SPECIAL_MODES]
 
 
 def diff_paths(old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3) -> str:
-    """`git diff` between two commits limited to `paths` (only their blobs are fetched); bytes
-    that are not UTF-8 come back as surrogates (`encode` restores them)."""
+    """`git diff` of `paths` between two commits; non-UTF-8 bytes come back as surrogates."""
     return "".join(section for _, section in diff_files(old, new, paths, cwd=cwd, unified=unified))
 
 
-def diff_files(
-    old: str, new: str, paths: list[str], *, cwd: Path, unified: int = 3
-) -> list[tuple[str, str]]:
-    """`git diff old new -- paths`, one (path, its section of the patch) per changed file: the
-    path from git's `--raw -z` record (the same order as the patch), never from the quoted
-    header. Only the blobs of `paths` are read."""
-    _, out, _ = git_bytes(
-        "diff",
-        "--no-color",
-        "--no-renames",
-        "--no-ext-diff",
-        "--raw",
-        "-p",
-        "-z",
-        f"-U{unified}",
-        old,
-        new,
-        "--",
-        *paths,
-        cwd=cwd,
-        env_extra=LITERAL,
-    )
+def diff_files(old: str, new: str, paths: list[str], *, cwd: Path,
+               unified: int = 3) -> list[tuple[str, str]]:  # fmt: skip
+    """`git diff old new -- paths`, one (path, its patch section) per changed file, the path from
+    git's `--raw -z` record, never the quoted header; only the blobs of `paths` are read."""
+    args = ["--no-color", "--no-renames", "--no-ext-diff", "--raw", "-p", "-z", f"-U{unified}"]
+    _, out, _ = git_bytes("diff", *args, old, new, "--", *paths, cwd=cwd, env_extra=LITERAL)
     raw, sep, patch = out.partition(b"\0\0")  # raw records end with NUL; then the patch
     if not sep:
         return []
@@ -178,19 +146,15 @@ _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.MULTILINE)
 
 
 def hunk_ranges(old: str, new: str, path: str, *, cwd: Path) -> list[tuple[int, int]]:
-    """Old-side (start, line count) of each hunk of `git diff -U0 old new -- path`: where
-    in the file each change sits (a count of 0 is an insertion after line `start`)."""
+    """Old-side (start, count) of each hunk of `git diff -U0 old new -- path` (0: insertion)."""
     text = diff_paths(old, new, [path], cwd=cwd, unified=0)
     return [(int(m.group(1)), int(m.group(2) or 1)) for m in _HUNK_RE.finditer(text)]
 
 
 def range_or_tree_diff(old: str, new: str, paths: list[str], *, cwd: Path) -> str:
-    """What changed from head `old` to head `new`, its changed lines included. A fast-forward
-    (`old` an ancestor of `new`): the diff of `paths` between them, since `git range-diff`
-    shows an added commit as its header line alone. Heads that share history otherwise:
-    `git range-diff old...new` (each side's commits matched up: a rebuilt patch shows its
-    interdiff), followed by the diff of `paths` when it shows header lines only. Unrelated
-    histories: the diff of `paths`, with a stat line."""
+    """What changed from head `old` to `new`, changed lines included: a fast-forward's diff of
+    `paths` (range-diff shows an added commit as one line); else `git range-diff old...new`
+    (plus the diff when it shows headers only); unrelated histories: the diff with a stat line."""
 
     def tree_diff() -> str:
         _, out, _ = git(
@@ -213,18 +177,14 @@ _ADDED_RE = re.compile(r"^\s*-:\s+-+\s+>\s+\d+:\s+(?P<sha>[0-9a-f]{4,})\s", re.M
 
 
 def pr_range_diff(old: str, new: str, upstream: str, *, cwd: Path) -> tuple[str, str, str] | None:
-    """(old base, new base, what changed) between two heads of one PR rebuilt on another
-    base: `git range-diff` of each head's own commits (those `upstream`, the base branch's
-    tip, does not hold), so upstream's commits between the bases are not shown as the PR's;
-    each commit the new head adds is shown whole after it (range-diff gives it one header
-    line). None when either head shares no history with `upstream`."""
+    """(old base, new base, what changed) between two heads of one PR rebuilt on another base:
+    `git range-diff` of each head's own commits (not in `upstream`), each added commit shown
+    whole. None when either head shares no history with `upstream`."""
     old_base, new_base = merge_base(old, upstream, cwd=cwd), merge_base(new, upstream, cwd=cwd)
     if old_base is None or new_base is None:
         return None
-    _, out, _ = git(
-        *credential_args(), "range-diff", "--no-color", f"{old_base}..{old}",
-        f"{new_base}..{new}", cwd=cwd,
-    )  # fmt: skip
+    _, out, _ = git(*credential_args(), "range-diff", "--no-color", f"{old_base}..{old}",
+                    f"{new_base}..{new}", cwd=cwd)  # fmt: skip
     shown = [out.rstrip()]
     for sha in _ADDED_RE.findall(out):
         _, commit, _ = git(
@@ -236,15 +196,13 @@ def pr_range_diff(old: str, new: str, upstream: str, *, cwd: Path) -> tuple[str,
 
 
 def names_in(rev: str, folder: str, *, cwd: Path) -> list[str] | None:
-    """The entry names of `folder` ("" for the root) in `rev`'s tree; None when it has no
-    such folder. Trees only: no blob is fetched."""
+    """The entry names of `folder` ("" for the root) in `rev`'s tree (trees only); None if none."""
     code, out, _ = git("ls-tree", "--name-only", f"{rev}:{folder}", cwd=cwd, check=False)
     return out.splitlines() if code == 0 else None
 
 
 def patch_id(diff_text: str | bytes, *, cwd: Path) -> str | None:
-    """`git patch-id --verbatim` (the stable id, whitespace kept: indentation is code) of a
-    diff or format-patch text; None when it has no changes."""
+    """`git patch-id --verbatim` (whitespace is code) of a diff; None when it has no changes."""
     data = diff_text if isinstance(diff_text, bytes) else encode(diff_text)
     _, out, _ = git_bytes("patch-id", "--verbatim", cwd=cwd, stdin=data)
     return out.split()[0].decode() if out.strip() else None

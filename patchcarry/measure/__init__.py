@@ -1,2 +1,1 @@
-"""`measure`: retained memory per variant (unpatched, fix, reset, both) against the analytic
-model, written as evidence and a plot; `pretrain*` runs upstream's own training loop."""
+"""`measure`: retained memory per variant against the analytic model, as evidence and plot."""

@@ -1,5 +1,4 @@
-"""The measuring child (`python -m patchcarry.measure.child < request.json`): one variant's tree,
-N iterations per shape, figures read after grads are set to None and `gc.collect()`."""
+"""The measuring child: one variant's tree, N iterations per shape, figures after gc."""
 
 from __future__ import annotations
 
@@ -47,16 +46,13 @@ def live_tensor_bytes(model: torch.nn.Module) -> int:
 def detached_figures(tracker: DetachedInputTracker) -> dict[str, int]:
     """Bytes of still-alive detached inputs that require grad, and of their .grad."""
     live = [t for t in tracker.live() if t.requires_grad]
-    return {
-        "detached_input_bytes": sum(tensor_bytes(t) for t in live),
-        "detached_grad_bytes": sum(tensor_bytes(t.grad) for t in live if t.grad is not None),
-        "detached_live_inputs": len(live),
-    }
+    return {"detached_input_bytes": sum(tensor_bytes(t) for t in live),
+            "detached_grad_bytes": sum(tensor_bytes(t.grad) for t in live if t.grad is not None),
+            "detached_live_inputs": len(live)}  # fmt: skip
 
 
 def grad_digest(model: torch.nn.Module) -> str:
-    """sha256 over every parameter's grad bytes, in parameter order: equal digests across
-    variants mean the patches left the gradients bit-identical."""
+    """sha256 over every parameter's grad bytes: equal across variants means identical grads."""
     h = hashlib.sha256()
     for name, p in model.named_parameters():
         h.update(name.encode())
@@ -69,11 +65,9 @@ def grad_digest(model: torch.nn.Module) -> str:
 
 def cuda_figures() -> dict[str, Any]:
     stats = torch.cuda.memory_stats()
-    return {
-        "allocated_floor_bytes": torch.cuda.memory_allocated(),
-        "peak_bytes": torch.cuda.max_memory_allocated(),
-        "stats": {k: int(stats.get(k, 0)) for k in CUDA_STATS},
-    }
+    return {"allocated_floor_bytes": torch.cuda.memory_allocated(),
+            "peak_bytes": torch.cuda.max_memory_allocated(),
+            "stats": {k: int(stats.get(k, 0)) for k in CUDA_STATS}}  # fmt: skip
 
 
 def install_standins(request: dict[str, Any], random_module: Any) -> list[str]:
@@ -118,18 +112,13 @@ def measure(request: dict[str, Any]) -> dict[str, Any]:
         runs.append(measure_shape(request, Shape(**shape_fields), tracker))
         gc.collect()
     cuda = request["device"] == "cuda"
-    return {
-        "megatron_file": megatron.core.__file__,
-        "torch_version": torch.__version__,
-        "cuda_device": torch.cuda.get_device_name(0) if cuda else None,
-        "cpu_standins": standins,
-        "runs": runs,
-    }
+    return {"megatron_file": megatron.core.__file__, "torch_version": torch.__version__,
+            "cuda_device": torch.cuda.get_device_name(0) if cuda else None,
+            "cpu_standins": standins, "runs": runs}  # fmt: skip
 
 
-def measure_shape(
-    request: dict[str, Any], shape: Shape, tracker: DetachedInputTracker
-) -> dict[str, Any]:
+def measure_shape(request: dict[str, Any], shape: Shape,
+                  tracker: DetachedInputTracker) -> dict[str, Any]:  # fmt: skip
     """N iterations of one shape; the figures after each."""
     cuda = request["device"] == "cuda"
     model, step = build(request, shape)
@@ -161,11 +150,9 @@ def measure_shape(
             f"{request['snapshot']}.{shape.seq}.pickle"
         )
         torch.cuda.memory._record_memory_history(enabled=None)  # (the snapshot API, above)
-    return {
-        "shape": dataclasses.asdict(shape),
-        "parameter_bytes": sum(tensor_bytes(p) for p in model.parameters()),
-        "iterations": iterations,
-    }
+    return {"shape": dataclasses.asdict(shape),
+            "parameter_bytes": sum(tensor_bytes(p) for p in model.parameters()),
+            "iterations": iterations}  # fmt: skip
 
 
 def main() -> int:

@@ -49,20 +49,16 @@ def _variant(result: VariantResult, run_index: int, shape: model.Shape) -> dict[
     out.update(
         parameter_bytes=run["parameter_bytes"],
         iterations=run["iterations"],
-        retained={
-            "detached_grad_bytes": last["detached_grad_bytes"],
-            "detached_input_bytes": last["detached_input_bytes"],
-            "detached_total": last["detached_grad_bytes"] + last["detached_input_bytes"],
-            "live_tensor_bytes": last["live_tensor_bytes"],
-            "allocated_floor_bytes": cuda["allocated_floor_bytes"] if cuda else None,
-        },
-        predicted={
-            **dataclasses.asdict(prediction),
-            "detached_total": prediction.detached_total,
-            "total": prediction.total,
-        },
+        retained={"detached_grad_bytes": last["detached_grad_bytes"],
+                  "detached_input_bytes": last["detached_input_bytes"],
+                  "detached_total": last["detached_grad_bytes"] + last["detached_input_bytes"],
+                  "live_tensor_bytes": last["live_tensor_bytes"],
+                  "allocated_floor_bytes": cuda["allocated_floor_bytes"] if cuda else None},
+        predicted={**dataclasses.asdict(prediction),
+                   "detached_total": prediction.detached_total,
+                   "total": prediction.total},
         step_time_median_s=_median_step(run["iterations"]),
-    )
+    )  # fmt: skip
     return out
 
 
@@ -92,23 +88,15 @@ def _compare_with_unpatched(variants: list[dict[str, Any]]) -> None:
             if base
             else None
         )
-        v["step_time_ratio"] = (
-            v["step_time_median_s"] / base["step_time_median_s"]
-            if base and base["step_time_median_s"]
-            else None
-        )
+        v["step_time_ratio"] = (v["step_time_median_s"] / base["step_time_median_s"]
+                                if base and base["step_time_median_s"] else None)  # fmt: skip
 
 
 def build(
-    request: Request,
-    results: Sequence[VariantResult],
-    *,
-    tree: dict[str, Any],
-    seed_config: bool = False,
-    model_shapes: Sequence[model.Shape] | None = None,
-) -> dict[str, Any]:
-    """The evidence document. `model_shapes` are the shapes the analytic model uses (default
-    `request.shapes`; the synthetic model keeps wider tensors, see `synthetic_model`)."""
+    request: Request, results: Sequence[VariantResult], *, tree: dict[str, Any],
+    seed_config: bool = False, model_shapes: Sequence[model.Shape] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """The evidence document; `model_shapes`: the model's shapes (default `request.shapes`)."""
     shapes = list(model_shapes or request.shapes)
     measured = [r.child for r in results if r.child is not None]
     if not measured:
@@ -128,23 +116,16 @@ def build(
         "torch_compile": request.device == "cuda" or request.torch_compile,
         "seed_config": seed_config,
         "tree": tree,
-        "versions": {
-            "python": platform.python_version(),
-            "torch": first["torch_version"],
-            "patchcarry": __version__,
-            "megatron": tree["label"],
-        },
-        "hardware": {
-            "device": request.device,
-            "cpu_model": cpu_model(),
-            "cpu_count": os.cpu_count() or 0,
-            "gpu": first["cuda_device"],
-            "platform": platform.platform(),
-        },
+        "versions": {"python": platform.python_version(),
+                     "torch": first["torch_version"], "patchcarry": __version__,
+                     "megatron": tree["label"]},
+        "hardware": {"device": request.device, "cpu_model": cpu_model(),
+                     "cpu_count": os.cpu_count() or 0, "gpu": first["cuda_device"],
+                     "platform": platform.platform()},
         "cpu_standins": first["cpu_standins"],
         "runs": runs,
         "extrapolation": model.pr_extrapolation(),
-    }
+    }  # fmt: skip
 
 
 def validate(doc: dict[str, Any]) -> None:
@@ -196,15 +177,13 @@ def render_markdown_table(evidence: dict[str, Any]) -> str:
                 rows.append(f"| {v['name']} | skipped: {v['skip_reason']} |" + " |" * 6)
                 continue
             r, p, f = v["retained"], v["predicted"], v["freed"]
-            rows.append(
-                f"| {v['name']} | {human_bytes(r['detached_grad_bytes'])} "
-                f"| {human_bytes(r['detached_input_bytes'])} "
-                f"| {human_bytes(p['detached_grad_bytes'])} + "
-                f"{human_bytes(p['detached_input_bytes'])} "
-                f"| {human_bytes(f[freed_key])} | {human_bytes(f['predicted'])} "
-                f"| {freed_ratio(f[freed_key], f['predicted'])} "
-                f"| {_yes_no(v['grads_identical_to_unpatched'])} |"
-            )
+            rows.append(f"| {v['name']} | {human_bytes(r['detached_grad_bytes'])} "
+                        f"| {human_bytes(r['detached_input_bytes'])} "
+                        f"| {human_bytes(p['detached_grad_bytes'])} + "
+                        f"{human_bytes(p['detached_input_bytes'])} "
+                        f"| {human_bytes(f[freed_key])} | {human_bytes(f['predicted'])} "
+                        f"| {freed_ratio(f[freed_key], f['predicted'])} "
+                        f"| {_yes_no(v['grads_identical_to_unpatched'])} |")  # fmt: skip
         blocks.append(f"{head}\n\n" + "\n".join(rows))
     blocks.append(
         "No speed figure is drawn: each variant runs in its own process, one after another, so "

@@ -1,5 +1,4 @@
-"""The one prepared check for a GPU machine: GPU tests, upstream's unit tests, the audit and the
-seed configuration, then the training-loop runs alone; every step runs even if one fails."""
+"""The one prepared GPU check; every step runs even if one fails."""
 
 from __future__ import annotations
 
@@ -42,22 +41,18 @@ def only(steps: Sequence[Step], keys: Sequence[str] | None) -> list[Step]:
     """`steps` with those not in `keys` skipped (None: all run)."""
     if keys is None:
         return list(steps)
-    return [
-        s if s.key in keys else dataclasses.replace(s, skip_reason="not selected (--steps)")
-        for s in steps
-    ]
+    return [s if s.key in keys else dataclasses.replace(s, skip_reason="not selected (--steps)")
+            for s in steps]  # fmt: skip
 
 
 def _gpu_gib() -> int:
-    _, out, _ = proc.cmd_output(
-        "nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits", "-i", "0"
-    )
+    _, out, _ = proc.cmd_output("nvidia-smi", "--query-gpu=memory.total",
+                                "--format=csv,noheader,nounits", "-i", "0")  # fmt: skip
     return int(float(out.split()[0]) / 1024)
 
 
-def plan(
-    out: Path, *, dry_run: bool, gpu_count: int, gpu_gib: int, has_gpu_tests: bool
-) -> tuple[list[Step], list[Step]]:
+def plan(out: Path, *, dry_run: bool, gpu_count: int, gpu_gib: int,
+         has_gpu_tests: bool) -> tuple[list[Step], list[Step]]:  # fmt: skip
     """(the steps run side by side, the measurements run alone, in order)."""
     py = proc.PYTHON
     pc = (*py, "-m", "patchcarry")
@@ -66,15 +61,8 @@ def plan(
     tests: tuple[str, ...] = (*py, "-m", "patchcarry.measure.upstream_tests", "--out", str(out))
     tests += ("--no-torchrun",) if dry_run else ("--nproc", str(gpu_count))
     device = "cpu" if dry_run else "cuda"
-    audit: tuple[str, ...] = (
-        *pc,
-        "audit",
-        "--variants",
-        "unpatched,both",
-        "--fail-on-new",
-        "--device",
-        device,
-    )
+    audit: tuple[str, ...] = (*pc, "audit", "--variants", "unpatched,both", "--fail-on-new",
+                              "--device", device)  # fmt: skip
     # CPU: one configuration checks the step; GPU: all, MoE and selective mlp included
     audit += ("--config", "hc-full-uniform-1") if dry_run else ("--sweep",)
     audit += ("--json", f"{out}/audit-hc-gpt-{device}.json")
@@ -89,13 +77,11 @@ def plan(
         tiny = ("--device", "cpu", "--dtype", "bf16", "--seq", "32", "--name", "hc-gpt-cpu-dry")
         no_loop = "the training loop needs CUDA (dry run on CPU)"
         dry = (*measure, *tiny, "--iterations", "2", "--require-predicted", "0.05")
-        return [
-            *side_by_side,
-            Step("seed-harness", "seed configuration, this harness (CPU dry run)", dry),
-        ], [
+        return [*side_by_side,
+                Step("seed-harness", "seed configuration, this harness (CPU dry run)", dry)], [
             Step("seed-loop", "seed configuration, upstream's training loop", (), no_loop),
             Step("big-loop", "9 layers, seq 16384, upstream's training loop", (), no_loop),
-        ]
+        ]  # fmt: skip
     # This harness draws no speed figure (the floor is per process), so it runs beside the
     # tests; the training loop's step-time ratio needs the GPU to itself.
     seed = (*measure, "--device", "cuda", "--seed-config", "--iterations", "4", "--snapshot")
@@ -142,9 +128,8 @@ def _run_step(step: Step, logs: Path, say: Callable[[str], None]) -> gpu_summary
     return gpu_summary.Outcome(step.name, code == 0, seconds, f"logs/{step.log}", None, step.key)
 
 
-def run_steps(
-    side_by_side: Sequence[Step], alone: Sequence[Step], logs: Path, say: Callable[[str], None]
-) -> list[gpu_summary.Outcome]:
+def run_steps(side_by_side: Sequence[Step], alone: Sequence[Step], logs: Path,
+              say: Callable[[str], None]) -> list[gpu_summary.Outcome]:  # fmt: skip
     """The first group concurrently, then the second one step at a time; outcomes in order."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(side_by_side))) as pool:
         first = list(pool.map(lambda s: _run_step(s, logs, say), side_by_side))
@@ -152,13 +137,9 @@ def run_steps(
 
 
 def run(
-    out: Path,
-    *,
-    dry_run: bool,
-    upstream_url: str,
-    say: Callable[[str], None],
+    out: Path, *, dry_run: bool, upstream_url: str, say: Callable[[str], None],
     steps: Sequence[str] | None = None,
-) -> int:
+) -> int:  # fmt: skip
     """Run every step, write `out/summary.md`; 0 when everything holds, else 1."""
     listed = gpus()
     if not dry_run and not listed:
@@ -168,13 +149,9 @@ def run(
     tree_line = _source_tree(upstream_url, say)
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)  # only once there is a tree to report on
-    side_by_side, alone = plan(
-        out,
-        dry_run=dry_run,
-        gpu_count=len(listed),
-        gpu_gib=0 if dry_run else _gpu_gib(),
-        has_gpu_tests=GPU_TESTS.is_file(),
-    )
+    side_by_side, alone = plan(out, dry_run=dry_run, gpu_count=len(listed),
+                               gpu_gib=0 if dry_run else _gpu_gib(),
+                               has_gpu_tests=GPU_TESTS.is_file())  # fmt: skip
     start = time.monotonic()
     outcomes = run_steps(only(side_by_side, steps), only(alone, steps), logs, say)
     wall = time.monotonic() - start

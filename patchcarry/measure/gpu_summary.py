@@ -1,5 +1,4 @@
-"""gpu-check's summary.md: what the patches did apart from what the machine did, each step's
-result and time against the budget, then every measured table."""
+"""gpu-check's summary.md: what the patches did, each step against its budget, the tables."""
 
 from __future__ import annotations
 
@@ -37,17 +36,11 @@ def _tables(out: Path) -> list[str]:
     for path in sorted(out.glob("hc-gpt-*.json")):
         doc = json.loads(path.read_text())
         if pretrain_evidence.is_pretrain(doc):
-            parts += [
-                f"Training loop ({path.name}):",
-                "",
-                pretrain_evidence.render_markdown_table(doc),
-            ]
+            parts += [f"Training loop ({path.name}):", "",
+                      pretrain_evidence.render_markdown_table(doc)]  # fmt: skip
         else:
-            parts += [
-                f"This repository's harness ({path.name}):",
-                "",
-                evidence.render_markdown_table(doc),
-            ]
+            parts += [f"This repository's harness ({path.name}):", "",
+                      evidence.render_markdown_table(doc)]  # fmt: skip
     return parts
 
 
@@ -64,20 +57,13 @@ def _upstream_tests(out: Path) -> list[str]:
     except ImportError:
         te = "not installed"
     table = out / "upstream-tests.md"
-    return [
-        f"Upstream unit tests, unpatched vs patched (Transformer Engine {te}):",
-        "",
-        unit_verdict.render(verdict),
-        "Every test, side by side:",
-        "",
-        table.read_text() if table.is_file() else "(no table)",
-        "",
-    ]
+    return [f"Upstream unit tests, unpatched vs patched (Transformer Engine {te}):", "",
+            unit_verdict.render(verdict), "Every test, side by side:", "",
+            table.read_text() if table.is_file() else "(no table)", ""]  # fmt: skip
 
 
-def render(
-    out: Path, tree_line: str, outcomes: Sequence[Outcome], *, wall_s: float, budget_s: int
-) -> str:
+def render(out: Path, tree_line: str, outcomes: Sequence[Outcome], *, wall_s: float,
+           budget_s: int) -> str:  # fmt: skip
     """summary.md's text (without the closing exit status)."""
     parts = [tree_line, "", *_steps(outcomes, wall_s, budget_s), *_tables(out)]
     log = out / "gpu-tests.xml"

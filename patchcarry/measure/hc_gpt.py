@@ -49,13 +49,9 @@ def init_single_rank(device: str, port: int) -> None:
 
 
 def build(
-    shape: Shape,
-    *,
-    device: str,
-    vocab: int = 1024,
-    seed: int = 1234,
+    shape: Shape, *, device: str, vocab: int = 1024, seed: int = 1234,
     overrides: Mapping[str, Any] | None = None,
-) -> torch.nn.Module:
+) -> torch.nn.Module:  # fmt: skip
     """Upstream's GPTModel, hyper-connection layers, full recompute; `overrides`: config fields."""
     from megatron.core.models.gpt import GPTModel
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
@@ -65,22 +61,14 @@ def build(
     megatron_random.model_parallel_cuda_manual_seed(seed)
     torch.manual_seed(seed)
     dtype = TORCH_DTYPES[shape.dtype]
-    fields: dict[str, Any] = dict(
-        num_layers=shape.layers,
-        hidden_size=shape.hidden,
-        num_attention_heads=default_heads(shape.hidden),
-        use_cpu_initialization=True,
-        enable_hyper_connections=True,
-        num_residual_streams=shape.streams,
-        recompute_granularity="full",
-        recompute_method="uniform",
-        recompute_num_layers=1,
-        hidden_dropout=0.0,
-        attention_dropout=0.0,
-        bf16=shape.dtype == "bf16",
-        fp16=shape.dtype == "fp16",
-        params_dtype=dtype,
-    )
+    fields: dict[str, Any] = dict(num_layers=shape.layers, hidden_size=shape.hidden,
+                                  num_attention_heads=default_heads(shape.hidden),
+                                  use_cpu_initialization=True, enable_hyper_connections=True,
+                                  num_residual_streams=shape.streams, recompute_granularity="full",
+                                  recompute_method="uniform", recompute_num_layers=1,
+                                  hidden_dropout=0.0, attention_dropout=0.0,
+                                  bf16=shape.dtype == "bf16", fp16=shape.dtype == "fp16",
+                                  params_dtype=dtype)  # fmt: skip
     fields.update(overrides or {})
     config = TransformerConfig(**fields)
     spec = get_gpt_layer_local_spec(
@@ -88,13 +76,9 @@ def build(
         moe_grouped_gemm=bool(fields.get("moe_grouped_gemm")),
         enable_hyper_connection=bool(fields["enable_hyper_connections"]),
     )
-    model = GPTModel(
-        config=config,
-        transformer_layer_spec=spec,
-        vocab_size=vocab,
-        max_sequence_length=shape.seq,
-        position_embedding_type="learned_absolute",
-    )
+    model = GPTModel(config=config, transformer_layer_spec=spec, vocab_size=vocab,
+                     max_sequence_length=shape.seq,
+                     position_embedding_type="learned_absolute")  # fmt: skip
     module: torch.nn.Module = model.to(device=device)
     return wrap_half_precision(config, module)
 
@@ -109,11 +93,9 @@ def wrap_half_precision(config: Any, module: torch.nn.Module) -> torch.nn.Module
     return wrapped
 
 
-def make_step(
-    model: torch.nn.Module, shape: Shape, *, device: str, vocab: int = 1024, seed: int = 1234
-) -> Callable[[], None]:
-    """One forward (with labels) and backward, with an explicit causal mask (upstream's default
-    is built on "cuda"); the caller clears param grads."""
+def make_step(model: torch.nn.Module, shape: Shape, *, device: str, vocab: int = 1024,
+              seed: int = 1234) -> Callable[[], None]:  # fmt: skip
+    """One forward and backward with an explicit causal mask (upstream's is built on cuda)."""
     gen = torch.Generator().manual_seed(seed)
     tokens = torch.randint(0, vocab, (shape.mbs, shape.seq), generator=gen).to(device)
     labels = torch.randint(0, vocab, (shape.mbs, shape.seq), generator=gen).to(device)

@@ -49,8 +49,7 @@ class Home:
 
 @dataclasses.dataclass(frozen=True)
 class Source:
-    """Where one measurement lives, the command that makes it again (run in `home`, writing
-    to a new temporary folder: never over the committed file) and what it prints."""
+    """Where a measurement lives and the command that remakes it (into a new temporary folder)."""
 
     what: str  # "upstream's training loop on NVIDIA H200", "counted on CPU"
     link: str  # the file and commit of this repository, linked when a web address is known
@@ -68,10 +67,8 @@ class Source:
         home = self.home
         if home is not None and home.web and home.sha:
             folder = home.web.rstrip("/").rsplit("/", 1)[-1]
-            where = (
-                f"To reproduce it, run the harness that made it, [{home.name}]"
-                f"({home.web}/tree/{home.sha}) at {git.short(home.sha)}"
-            )
+            where = (f"To reproduce it, run the harness that made it, [{home.name}]"
+                     f"({home.web}/tree/{home.sha}) at {git.short(home.sha)}")  # fmt: skip
             clone = f"git clone {home.web} && cd {folder} && git checkout {git.short(home.sha)}\n"
         else:
             at = f" at {git.short(home.sha)}" if home is not None and home.sha else ""
@@ -84,10 +81,8 @@ class Source:
             clone = ""
         block = f"```sh\n{clone}{self.command}\n```"
         expected = f"\n\nExpected: {self.expected}" if self.expected else ""
-        return (
-            f"{self.sentence()}\n\n{where}, which writes to a new temporary folder, not over "
-            f"the committed file:\n\n{block}{expected}"
-        )
+        return (f"{self.sentence()}\n\n{where}, which writes to a new temporary folder, not over "
+                f"the committed file:\n\n{block}{expected}")  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,10 +125,8 @@ def _exact(n: int) -> str:
 
 
 def _config(s: dict[str, Any]) -> str:
-    return (
-        f"{s['layers']} layers, {s['streams']} residual streams, {s['dtype']}, micro-batch "
-        f"{s['mbs']}, seq {s['seq']}, hidden {s['hidden']}"
-    )
+    return (f"{s['layers']} layers, {s['streams']} residual streams, {s['dtype']}, micro-batch "
+            f"{s['mbs']}, seq {s['seq']}, hidden {s['hidden']}")  # fmt: skip
 
 
 LABELS = {"fix": "the fix frees", "reset": "the reset frees", "both": "both fixes free"}
@@ -146,11 +139,9 @@ def _tree(doc: dict[str, Any]) -> str:
 def gpu_sentence(doc: dict[str, Any], variant: str | None = None) -> str:
     """The training-loop measurement in words, of `variant` or of every fix variant."""
     s, base = doc["shape"], _variant(doc["variants"], "unpatched")
-    head = (
-        f"On {doc['hardware']['gpu']}, upstream's own `pretrain_gpt.py` at "
-        f"{_tree(doc)} ({_config(s)}, full "
-        "recompute):"
-    )
+    head = (f"On {doc['hardware']['gpu']}, upstream's own `pretrain_gpt.py` at "
+            f"{_tree(doc)} ({_config(s)}, full "
+            "recompute):")  # fmt: skip
     labels = {variant: "this change frees"} if variant else LABELS
     parts = [head]
     for name, label in labels.items():
@@ -172,30 +163,24 @@ def cpu_paragraphs(doc: dict[str, Any], variant: str) -> str:
     """The CPU measurement of `variant` alone, at the configuration it ran; nothing extrapolated."""
     run = doc["runs"][-1]
     s, own = run["shape"], _variant(run["variants"], variant)
-    where = (
-        f"Counted on CPU (no GPU run): upstream's `GPTModel` with "
-        f"`HyperConnectionTransformerLayer` at "
-        f"{_tree(doc)}, {_config(s)}, full "
-        f"recompute, {doc['iterations']} iterations; live tensors between iterations, each "
-        "variant in its own process."
-    )
+    where = (f"Counted on CPU (no GPU run): upstream's `GPTModel` with "
+             f"`HyperConnectionTransformerLayer` at "
+             f"{_tree(doc)}, {_config(s)}, full "
+             f"recompute, {doc['iterations']} iterations; live tensors between iterations, each "
+             "variant in its own process.")  # fmt: skip
     if own is None:
         return f"{where}\n\nThe `{variant}` variant was not measured."
     grads = {True: "Gradients are bit-identical to the unpatched run's.",
              False: "Gradients DIFFER from the unpatched run's."}  # fmt: skip
-    lines = [
-        f"- This change alone frees {_exact(own['freed']['live_tensor_bytes'])}: "
-        f"{FREES.get(variant, 'what the unpatched run kept')}.",
-        f"- {grads.get(own['grads_identical_to_unpatched'], '')}".rstrip(" -"),
-    ]
+    lines = [f"- This change alone frees {_exact(own['freed']['live_tensor_bytes'])}: "
+             f"{FREES.get(variant, 'what the unpatched run kept')}.",
+             f"- {grads.get(own['grads_identical_to_unpatched'], '')}".rstrip(" -")]  # fmt: skip
     return f"{where}\n\n" + "\n".join(line for line in lines if line.strip("- "))
 
 
-def pair_paragraph(
-    doc: dict[str, Any], variant: str, siblings: Mapping[str, str], *, tested: bool = False
-) -> str:
-    """What `variant` frees alone, the other fix alone, and both, from the measured rows (never
-    a sum); empty unless the measurement holds exactly those."""
+def pair_paragraph(doc: dict[str, Any], variant: str, siblings: Mapping[str, str], *,
+                   tested: bool = False) -> str:  # fmt: skip
+    """What `variant` frees alone, the other fix alone, and both (measured, never a sum)."""
     run = doc["runs"][-1]
     others = [
         v["name"] for v in run["variants"]
@@ -228,22 +213,15 @@ def pair_paragraph(
         "here the retention it clears exists only through the holder that fix removes.",
     ]
     if more == 0:
-        tests = (
-            " The test this PR adds models such a holder: a run function that keeps the "
-            "tensor it is recomputed on past backward."
-            if tested
-            else ""
-        )
-        lines[-1] += (
-            " Its case is defence in depth: it clears the retention whatever keeps the "
-            f"recomputed graph alive.{tests}"
-        )
+        tests = (" The test this PR adds models such a holder: a run function that keeps the "
+                 "tensor it is recomputed on past backward." if tested else "")  # fmt: skip
+        lines[-1] += (" Its case is defence in depth: it clears the retention whatever keeps the "
+                      f"recomputed graph alive.{tests}")  # fmt: skip
     return "\n".join(lines)
 
 
 def web_home(root: Path) -> tuple[str | None, str]:
-    """(web address, owner/name) of the repository at `root`, from a git remote or pyproject's
-    `[project.urls]`; (None, the folder's name) when neither names one."""
+    """(web address, owner/name) of the repository at `root`; (None, folder name) if unnamed."""
     names = git.remote_names(cwd=root)
     for name in sorted(names, key=lambda n: n != "origin"):
         web = web_url(git.remote_url_of(name, cwd=root) or "")
@@ -306,19 +284,15 @@ def out_to_temp(command: str | None) -> str | None:
 def expected_rows(doc: dict[str, Any]) -> str:
     """What `measure` prints that holds the figures: each fix row's freed bytes."""
     run = doc["runs"][-1]
-    rows = [
-        f"`{v['name']}` {human_bytes(v['freed']['live_tensor_bytes'])}"
-        for v in run["variants"]
-        if v["name"] != "unpatched" and v["status"] == "measured"
-    ]
+    rows = [f"`{v['name']}` {human_bytes(v['freed']['live_tensor_bytes'])}" for v in run["variants"]
+            if v["name"] != "unpatched" and v["status"] == "measured"]  # fmt: skip
     same = all(v["grads_identical_to_unpatched"] for v in run["variants"])
     grads = "; `grads = unpatched` reads yes in every row" if same else ""
     return f"the table's live-tensor freed column reads {', '.join(rows)}{grads}."
 
 
-def render_file(
-    path: Path, variant: str, siblings: Mapping[str, str] | None = None, *, tested: bool = False
-) -> Impact:
+def render_file(path: Path, variant: str, siblings: Mapping[str, str] | None = None, *,
+                tested: bool = False) -> Impact:  # fmt: skip
     """`variant`'s impact from one evidence file (training loop or this repository's harness)."""
     from patchcarry.measure import evidence, pretrain_evidence
 
@@ -329,15 +303,11 @@ def render_file(
         doc = pretrain_evidence.load(path)
         table = pretrain_evidence.render_markdown_table(doc, only=("unpatched", variant))
         where = f"upstream's training loop on {doc['hardware']['gpu']}"
-        return Impact(
-            f"{gpu_sentence(doc, variant)}\n\n{table.strip()}",
-            (Source(where, link, out_to_temp(doc["command"]), home=home),),
-        )
+        return Impact(f"{gpu_sentence(doc, variant)}\n\n{table.strip()}",
+                      (Source(where, link, out_to_temp(doc["command"]), home=home),))  # fmt: skip
     doc = evidence.load(path)
-    source = Source(
-        f"counted on {doc['device'].upper()}", link, out_to_temp(doc.get("command")),
-        expected_rows(doc) if doc["device"] == "cpu" else "", home,
-    )  # fmt: skip
+    source = Source(f"counted on {doc['device'].upper()}", link, out_to_temp(doc.get("command")),
+                    expected_rows(doc) if doc["device"] == "cpu" else "", home)  # fmt: skip
     if doc["device"] == "cuda":
         return Impact(str(evidence.render_markdown_table(doc)).strip(), (source,))
     pair = pair_paragraph(doc, variant, siblings or {}, tested=tested)
@@ -409,11 +379,8 @@ def for_entries(
         return f"`{fields['name']}`"
 
     # the other entries' fields only: their patches are not read (a bad one stops its own run)
-    labels = {
-        str(p.fields["measure"]): named(p.fields)
-        for p in manifest.load(manifest_path).pending
-        if p.fields.get("measure")
-    }
+    labels = {str(p.fields["measure"]): named(p.fields)
+              for p in manifest.load(manifest_path).pending if p.fields.get("measure")}  # fmt: skip
     return {
         e.name: measured_impact(
             explicit, manifest_path, e.measure or "fix", entry=e.name,
@@ -425,16 +392,10 @@ def for_entries(
 
 
 def measured_impact(
-    explicit: Path | None,
-    manifest_path: Path,
-    variant: str,
-    *,
-    entry: str | None = None,
-    siblings: Mapping[str, str] | None = None,
-    tested: bool = False,
-) -> Impact | None:
-    """`variant`'s impact: `explicit`, else committed GPU evidence then CPU, else None
-    (`siblings`: variant -> "#6338"; `tested`: the PR carries a test)."""
+    explicit: Path | None, manifest_path: Path, variant: str, *, entry: str | None = None,
+    siblings: Mapping[str, str] | None = None, tested: bool = False,
+) -> Impact | None:  # fmt: skip
+    """`variant`'s impact: `explicit`, else committed GPU then CPU evidence, else None."""
     if explicit is not None:
         check_file(explicit)
         found = render_file(explicit, variant, siblings, tested=tested)

@@ -51,8 +51,7 @@ def default_heads(hidden: int) -> int:
 
 
 def shape_for(model_name: str, shape: Shape) -> Shape:
-    """The shape the model is predicted with: the synthetic stack keeps its block output,
-    of width hidden*streams, where the HC layer keeps a `[seq, mbs, hidden]` tensor."""
+    """The predicted shape: synthetic keeps hidden*streams wide, HC `[seq, mbs, hidden]`."""
     if model_name == "synthetic":
         return dataclasses.replace(shape, kept_width=shape.hidden * shape.streams)
     return shape
@@ -103,15 +102,9 @@ PR_EXTRAPOLATION = {"layers": 9, "seq": 16384}  # "a 9-layer pipeline stage at s
 
 
 def derive_hidden(
-    freed_bytes: int,
-    *,
-    layers: int,
-    seq: int,
-    mbs: int,
-    streams: int,
-    dtype: str,
+    freed_bytes: int, *, layers: int, seq: int, mbs: int, streams: int, dtype: str,
     multiple: int = 128,
-) -> tuple[float, int]:
+) -> tuple[float, int]:  # fmt: skip
     """Hidden size that makes the fix free `freed_bytes`: (exact quotient, nearest multiple)."""
     exact = freed_bytes / (layers * seq * mbs * streams * DTYPE_BYTES[dtype])
     return exact, max(multiple, multiple * round(exact / multiple))
@@ -127,9 +120,8 @@ def pr_extrapolation() -> dict[str, object]:
     """The PR's 9-layer / seq-16384 figure recomputed by this model. An extrapolation."""
     exact, hidden = derive_hidden(PR_MEASURED_FIX_FREED_BYTES, **PR_SEED)  # type: ignore[arg-type]
     seed = pr_seed_shape()
-    target = dataclasses.replace(
-        seed, layers=PR_EXTRAPOLATION["layers"], seq=PR_EXTRAPOLATION["seq"]
-    )
+    target = dataclasses.replace(seed, layers=PR_EXTRAPOLATION["layers"],
+                                 seq=PR_EXTRAPOLATION["seq"])  # fmt: skip
     return {
         "label": "extrapolation from the analytic model, not a measurement",
         "hidden_derived": True,

@@ -1,5 +1,4 @@
-"""The evidence plot (PNG, matplotlib Agg): per measured shape, the between-iteration floor
-per iteration per variant (left), and retained bytes measured vs predicted (right)."""
+"""The evidence plot (PNG): floor per iteration per variant, measured vs predicted bytes."""
 
 from __future__ import annotations
 
@@ -17,21 +16,14 @@ def _floor(iteration: dict[str, Any], gpu: bool) -> int:
     return int(iteration["live_tensor_bytes"])
 
 
-def measured_vs_model(
-    axes: Any, names: list[str], measured: list[float], predicted: list[float], label: str
-) -> Any:
+def measured_vs_model(axes: Any, names: list[str], measured: list[float], predicted: list[float],
+                      label: str) -> Any:  # fmt: skip
     """Bars per variant: measured (grey) beside the analytic model (purple); the measured bars."""
     width = 0.38
     xs = range(len(names))
     bars = axes.bar([x - width / 2 for x in xs], measured, width, label=label, color="tab:gray")
-    axes.bar(
-        [x + width / 2 for x in xs],
-        predicted,
-        width,
-        label="analytic model",
-        color="tab:purple",
-        alpha=0.6,
-    )
+    axes.bar([x + width / 2 for x in xs], predicted, width, label="analytic model",
+             color="tab:purple", alpha=0.6)  # fmt: skip
     axes.set_xticks(list(xs), names)
     return bars
 
@@ -49,38 +41,28 @@ def write_png(evidence: dict[str, Any], path: Path) -> Path:
     fig, axes = plt.subplots(len(runs), 2, figsize=(12, 4.2 * len(runs)), squeeze=False)
     for row, run in zip(axes, runs, strict=True):
         s = run["shape"]
-        title = (
-            f"{evidence['model']} {evidence['device']}: L={s['layers']} seq={s['seq']} "
-            f"mbs={s['mbs']} h={s['hidden']} n={s['streams']} {s['dtype']}"
-        )
+        title = (f"{evidence['model']} {evidence['device']}: L={s['layers']} seq={s['seq']} "
+                 f"mbs={s['mbs']} h={s['hidden']} n={s['streams']} {s['dtype']}")  # fmt: skip
         measured = [v for v in run["variants"] if v["status"] == "measured"]
         left, right = row
         for v in measured:
             xs = [i["index"] for i in v["iterations"]]
             ys = [_floor(i, gpu) / 1e6 for i in v["iterations"]]
-            left.plot(
-                xs,
-                ys,
-                marker="o",
-                label=v["name"],
-                color=COLORS.get(v["name"]),
-                **STYLES.get(v["name"], {}),
-            )
+            left.plot(xs, ys, marker="o", label=v["name"], color=COLORS.get(v["name"]),
+                      **STYLES.get(v["name"], {}))  # fmt: skip
         left.xaxis.set_major_locator(MaxNLocator(integer=True))
         left.set_xlabel("iteration")
         left.set_ylabel("allocator floor (MB)" if gpu else "live non-parameter tensors (MB)")
         left.set_title(f"between-iteration floor\n{title}", fontsize=9)
         left.legend(loc="center right")
         measured_bars = measured_vs_model(
-            right,
-            [v["name"] for v in measured],
+            right, [v["name"] for v in measured],
             [v["retained"]["detached_total"] / 1e6 for v in measured],
             [v["predicted"]["detached_total"] / 1e6 for v in measured],
             "measured (detached inputs + .grad)",
-        )
-        right.bar_label(
-            measured_bars, [f"{v['retained']['detached_total']} B" for v in measured], fontsize=8
-        )
+        )  # fmt: skip
+        right.bar_label(measured_bars, [f"{v['retained']['detached_total']} B" for v in measured],
+                        fontsize=8)  # fmt: skip
         right.set_ylabel("retained (MB)")
         right.set_title("retained after backward: measured vs predicted", fontsize=9)
         right.legend()

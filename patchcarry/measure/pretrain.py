@@ -37,15 +37,12 @@ def gpus() -> list[str]:
 
 def require_cuda() -> None:
     if not gpus():
-        raise NoCuda(
-            "--harness pretrain runs upstream's training loop, which needs a CUDA GPU "
-            "(nvidia-smi lists none); on CPU use the default --harness model"
-        )
+        raise NoCuda("--harness pretrain runs upstream's training loop, which needs a CUDA GPU "
+                     "(nvidia-smi lists none); on CPU use the default --harness model")  # fmt: skip
 
 
 def prebuilt_helpers(tree: Path, installed: Path | None) -> Path | None:
-    """Copy the installed megatron-core's built dataset helpers into `tree` when it has none
-    for this Python, so upstream's start-up `make` needs no compiler."""
+    """Copy megatron-core's built dataset helpers into `tree` so upstream's `make` needs no cc."""
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     target = tree / HELPERS / f"helpers_cpp{suffix}"
     if target.exists() or installed is None:
@@ -57,9 +54,8 @@ def prebuilt_helpers(tree: Path, installed: Path | None) -> Path | None:
     return target
 
 
-def run_child(
-    tree: Path, argv: list[str], *, timeout_s: float | None, parse_only: bool = False
-) -> dict[str, Any]:
+def run_child(tree: Path, argv: list[str], *, timeout_s: float | None,
+              parse_only: bool = False) -> dict[str, Any]:  # fmt: skip
     """One training run of `tree`'s `pretrain_gpt.py`; `parse_only`: its argument check alone."""
     env = probe_env(tree, cpu_only=parse_only)
     env.update(pretrain_args.env(free_loopback_port()))
@@ -69,18 +65,10 @@ def run_child(
 
 
 def run(
-    src: Path,
-    plan: Sequence[variants.Variant],
-    shape: Shape,
-    workdir: Path,
-    *,
-    iterations: int,
-    repeats: int,
-    installed: Path | None,
-    timeout_s: float | None = None,
-    offline_note: str | None = None,
-    progress: Callable[[str], None] = lambda _: None,
-) -> tuple[list[str], list[VariantResult]]:
+    src: Path, plan: Sequence[variants.Variant], shape: Shape, workdir: Path, *, iterations: int,
+    repeats: int, installed: Path | None, timeout_s: float | None = None,
+    offline_note: str | None = None, progress: Callable[[str], None] = lambda _: None,
+) -> tuple[list[str], list[VariantResult]]:  # fmt: skip
     """`pretrain_gpt.py`'s arguments and, per variant, its repeats' results (None: skipped)."""
     argv = pretrain_args.argv(shape, iterations=iterations)
     if not (src / pretrain_args.SCRIPT).is_file():
@@ -97,7 +85,6 @@ def run(
             runs.append(run_child(tree, argv, timeout_s=timeout_s))
         return {"runs": runs}
 
-    results = variants.run_each(
-        plan, src, workdir, train, verb="training", offline_note=offline_note, progress=progress
-    )
+    results = variants.run_each(plan, src, workdir, train, verb="training",
+                                offline_note=offline_note, progress=progress)  # fmt: skip
     return argv, results

@@ -1,5 +1,4 @@
-"""The training-loop child: upstream's `pretrain_gpt.py` unchanged, its `train_step` wrapped so
-the CUDA allocator is read after every step; `parse_only` checks the arguments alone."""
+"""The training-loop child: upstream's `pretrain_gpt.py`, the allocator read every step."""
 
 from __future__ import annotations
 
@@ -16,9 +15,8 @@ from patchcarry.runtime.standin_typing import standin_typing_override
 RESULT_MARKER = "PATCHCARRY-PRETRAIN-RESULT "
 
 
-def read_every_step(
-    training: Any, steps: list[dict[str, Any]], cuda: Any, clock: Callable[[], float]
-) -> None:
+def read_every_step(training: Any, steps: list[dict[str, Any]], cuda: Any,
+                    clock: Callable[[], float]) -> None:  # fmt: skip
     """Wrap `training.train_step` so that each call appends its allocator figures to `steps`."""
     original = training.train_step
 
@@ -29,14 +27,11 @@ def read_every_step(
         result = original(*args, **kwargs)
         cuda.synchronize()
         steps.append(
-            {
-                "index": len(steps),
-                "step_time_s": clock() - start,
-                "allocated_floor_bytes": int(cuda.memory_allocated()),
-                "peak_bytes": int(cuda.max_memory_allocated()),
-                "reserved_bytes": int(cuda.memory_reserved()),
-            }
-        )
+            {"index": len(steps), "step_time_s": clock() - start,
+             "allocated_floor_bytes": int(cuda.memory_allocated()),
+             "peak_bytes": int(cuda.max_memory_allocated()),
+             "reserved_bytes": int(cuda.memory_reserved())}
+        )  # fmt: skip
         return result
 
     training.train_step = train_step
@@ -51,8 +46,7 @@ PARSED_FIELDS = (
 
 
 def parse_only(request: dict[str, Any]) -> dict[str, Any]:
-    """Upstream's own argument parsing and validation of `request["argv"]`, as pretrain_gpt.py
-    runs it (its `args_defaults`), and the fields that say which model it will train."""
+    """Upstream's own parsing of `request["argv"]` (its `args_defaults`) and the model's fields."""
     import megatron.core
     from megatron.training.arguments import parse_and_validate_args
 
@@ -91,12 +85,8 @@ def main() -> int:
     except SystemExit as exc:  # upstream's exit paths; a clean one still has its steps
         if exc.code not in (None, 0):
             raise
-    result = {
-        "megatron_file": megatron.core.__file__,
-        "torch_version": torch.__version__,
-        "cuda_device": torch.cuda.get_device_name(0),
-        "steps": steps,
-    }
+    result = {"megatron_file": megatron.core.__file__, "torch_version": torch.__version__,
+              "cuda_device": torch.cuda.get_device_name(0), "steps": steps}  # fmt: skip
     emit(result)
     return 0
 

@@ -1,5 +1,4 @@
-"""Evidence of `measure --harness pretrain`: built, validated against `pretrain.schema.json`
-and rendered; peak, pool and step time vary between repeats, so their spread is shown."""
+"""Evidence of `measure --harness pretrain`, with the spread across repeats."""
 
 from __future__ import annotations
 
@@ -39,14 +38,12 @@ def _variant(result: VariantResult, shape: model.Shape) -> dict[str, Any]:
     runs = result.child["runs"]
     if any(not r["steps"] for r in runs):
         raise BadInputError(f"{v.name}: a training run reported no step")
-    out.update(
-        repeats=[{"steps": r["steps"]} for r in runs],
-        floor_bytes=_spread([r["steps"][-1]["allocated_floor_bytes"] for r in runs]),
-        peak_bytes=_spread([max(s["peak_bytes"] for s in r["steps"]) for r in runs]),
-        reserved_bytes=_spread([r["steps"][-1]["reserved_bytes"] for r in runs]),
-        step_time_median_s=_median_step(runs),
-        predicted_retained_bytes=model.predict(shape, v.name).total,
-    )
+    out.update(repeats=[{"steps": r["steps"]} for r in runs],
+               floor_bytes=_spread([r["steps"][-1]["allocated_floor_bytes"] for r in runs]),
+               peak_bytes=_spread([max(s["peak_bytes"] for s in r["steps"]) for r in runs]),
+               reserved_bytes=_spread([r["steps"][-1]["reserved_bytes"] for r in runs]),
+               step_time_median_s=_median_step(runs),
+               predicted_retained_bytes=model.predict(shape, v.name).total)  # fmt: skip
     return out
 
 
@@ -65,14 +62,9 @@ def _compare(variants: list[dict[str, Any]], shape: model.Shape) -> None:
 
 
 def build(
-    results: Sequence[VariantResult],
-    *,
-    shape: model.Shape,
-    iterations: int,
-    pretrain_argv: list[str],
-    command: str,
-    tree: dict[str, Any],
-) -> dict[str, Any]:
+    results: Sequence[VariantResult], *, shape: model.Shape, iterations: int,
+    pretrain_argv: list[str], command: str, tree: dict[str, Any],
+) -> dict[str, Any]:  # fmt: skip
     """The evidence document of one training-loop measurement."""
     measured = [r.child["runs"][0] for r in results if r.child is not None]
     if not measured:
@@ -92,15 +84,12 @@ def build(
         "pretrain_script": "pretrain_gpt.py (upstream's, unchanged)",
         "pretrain_argv": pretrain_argv,
         "tree": tree,
-        "versions": {
-            "python": platform.python_version(),
-            "torch": measured[0]["torch_version"],
-            "patchcarry": __version__,
-            "megatron": tree["label"],
-        },
+        "versions": {"python": platform.python_version(),
+                     "torch": measured[0]["torch_version"], "patchcarry": __version__,
+                     "megatron": tree["label"]},
         "hardware": {"gpu": measured[0]["cuda_device"], "platform": platform.platform()},
         "variants": variants,
-    }
+    }  # fmt: skip
 
 
 def is_pretrain(doc: Any) -> bool:
@@ -133,11 +122,9 @@ def headline(doc: dict[str, Any]) -> str:
 
 def render_markdown_table(doc: dict[str, Any], only: Collection[str] = ()) -> str:
     """The training-loop table; `only`: those variants' rows (e.g. unpatched and one fix)."""
-    rows = [
-        "| variant | allocator floor between iterations | floor freed | predicted freed "
-        "| measured / predicted | peak | reserved | step time (median) | step-time ratio |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    rows = ["| variant | allocator floor between iterations | floor freed | predicted freed "
+            "| measured / predicted | peak | reserved | step time (median) | step-time ratio |",
+            "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for v in doc["variants"]:
         if only and v["name"] not in only:
             continue
@@ -146,16 +133,12 @@ def render_markdown_table(doc: dict[str, Any], only: Collection[str] = ()) -> st
             continue
         freed, predicted = v["freed"]["floor_bytes"], v["freed"]["predicted"]
         ratio = v["step_time_ratio"]
-        rows.append(
-            f"| {v['name']} | {_bytes_spread(v['floor_bytes'])} "
-            f"| {'–' if freed is None else human_bytes(freed)} | {human_bytes(predicted)} "
-            f"| {freed_ratio(freed, predicted)} | {_bytes_spread(v['peak_bytes'])} "
-            f"| {_bytes_spread(v['reserved_bytes'])} | {v['step_time_median_s']:.3f} s "
-            f"| {'–' if ratio is None else f'{ratio:.3f}'} |"
-        )
-    note = (
-        "Floor: `torch.cuda.memory_allocated()` after the last step; peak: "
-        "`max_memory_allocated()` within a step; reserved: `memory_reserved()`; ranges are "
-        "min – max over the runs. Produced by: `" + doc["command"] + "`."
-    )
+        rows.append(f"| {v['name']} | {_bytes_spread(v['floor_bytes'])} "
+                    f"| {'–' if freed is None else human_bytes(freed)} | {human_bytes(predicted)} "
+                    f"| {freed_ratio(freed, predicted)} | {_bytes_spread(v['peak_bytes'])} "
+                    f"| {_bytes_spread(v['reserved_bytes'])} | {v['step_time_median_s']:.3f} s "
+                    f"| {'–' if ratio is None else f'{ratio:.3f}'} |")  # fmt: skip
+    note = ("Floor: `torch.cuda.memory_allocated()` after the last step; peak: "
+            "`max_memory_allocated()` within a step; reserved: `memory_reserved()`; ranges are "
+            "min – max over the runs. Produced by: `" + doc["command"] + "`.")  # fmt: skip
     return f"{headline(doc)}\n\n" + "\n".join(rows) + f"\n\n{note}\n"

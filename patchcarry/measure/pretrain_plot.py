@@ -1,5 +1,4 @@
-"""The training-loop evidence plot (PNG, matplotlib Agg): the allocator floor after every step
-per variant and run (left), and the floor freed against the analytic model (right)."""
+"""The training-loop plot (PNG): allocator floor per step, floor freed vs the model."""
 
 from __future__ import annotations
 
@@ -24,25 +23,17 @@ def write_png(doc: dict[str, Any], path: Path) -> Path:
     for v in measured:
         for index, run in enumerate(v["repeats"]):
             steps = run["steps"]
-            left.plot(
-                [s["index"] for s in steps],
-                [s["allocated_floor_bytes"] / 1e9 for s in steps],
-                marker="o",
-                label=v["name"] if index == 0 else None,
-                color=COLORS.get(v["name"]),
-                **STYLES.get(v["name"], {}),
-            )
+            left.plot([s["index"] for s in steps],
+                      [s["allocated_floor_bytes"] / 1e9 for s in steps], marker="o",
+                      label=v["name"] if index == 0 else None, color=COLORS.get(v["name"]),
+                      **STYLES.get(v["name"], {}))  # fmt: skip
     left.xaxis.set_major_locator(MaxNLocator(integer=True))
     left.set_xlabel("train_step")
     left.set_ylabel("allocator floor after the step (GB)")
     left.legend(loc="center right")
-    measured_vs_model(
-        right,
-        [v["name"] for v in measured],
-        [(v["freed"]["floor_bytes"] or 0) / 1e9 for v in measured],
-        [v["freed"]["predicted"] / 1e9 for v in measured],
-        "measured",
-    )
+    measured_vs_model(right, [v["name"] for v in measured],
+                      [(v["freed"]["floor_bytes"] or 0) / 1e9 for v in measured],
+                      [v["freed"]["predicted"] / 1e9 for v in measured], "measured")  # fmt: skip
     right.set_ylabel("floor freed vs unpatched (GB)")
     right.legend()
     return save(fig, path, f"{headline(doc)}\n{doc['tree']['label']}")

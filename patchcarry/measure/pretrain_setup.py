@@ -1,5 +1,4 @@
-"""`measure --harness pretrain` once its command line is read: the shape (the PR's seed
-configuration unless overridden), the GPU requirement, the runs, the evidence and the plot."""
+"""`measure --harness pretrain` after parsing: shape, GPU need, runs, evidence, plot."""
 
 from __future__ import annotations
 
@@ -33,9 +32,8 @@ def shape_for(opts: setup.Options) -> Shape:
     return dataclasses.replace(model.pr_seed_shape(), **given)
 
 
-def command_line(
-    shape: Shape, iterations: int, repeats: int, requested: list[str] | None = None
-) -> str:
+def command_line(shape: Shape, iterations: int, repeats: int,
+                 requested: list[str] | None = None) -> str:  # fmt: skip
     """The command that reproduces this measurement (recorded in the evidence)."""
     seed = model.pr_seed_shape()
     parts = ["python -m patchcarry measure --harness pretrain"]
@@ -66,25 +64,14 @@ def run(opts: setup.Options) -> int:
     installed = megatron_tree.installed_tree() if install.has_module("megatron.core") else None
     with tempfile.TemporaryDirectory(prefix="patchcarry-pretrain-") as work:
         argv, results = pretrain.run(
-            src,
-            plan,
-            shape,
-            Path(work),
-            iterations=iterations,
-            repeats=opts.repeats,
-            installed=installed,
-            timeout_s=RUN_TIMEOUT_S,
+            src, plan, shape, Path(work), iterations=iterations, repeats=opts.repeats,
+            installed=installed, timeout_s=RUN_TIMEOUT_S,
             offline_note=variants.offline_note(loaded),
             progress=lambda line: print(f"measure: {line}", file=sys.stderr),
-        )
-    doc = pretrain_evidence.build(
-        results,
-        shape=shape,
-        iterations=iterations,
-        pretrain_argv=argv,
-        command=command_line(shape, iterations, opts.repeats, requested),
-        tree=setup.tree_info(src),
-    )
+        )  # fmt: skip
+    doc = pretrain_evidence.build(results, shape=shape, iterations=iterations, pretrain_argv=argv,
+                                  command=command_line(shape, iterations, opts.repeats, requested),
+                                  tree=setup.tree_info(src))  # fmt: skip
     out = (opts.out or Path("evidence")).resolve()
     name = opts.name or stem(shape)
     json_path = pretrain_evidence.write(doc, out / f"{name}.json")
@@ -102,9 +89,7 @@ def fix_meets_prediction(doc: dict[str, Any], tolerance: float) -> bool:
     measured, predicted = fix["freed"]["floor_bytes"], fix["freed"]["predicted"]
     if measured is not None and measured >= (1 - tolerance) * predicted:
         return True
-    print(
-        f"FAIL: the fix freed {measured} B of the floor, the model predicts {predicted} B "
-        f"(tolerance {tolerance:.0%})",
-        file=sys.stderr,
-    )
+    print(f"FAIL: the fix freed {measured} B of the floor, the model predicts {predicted} B "
+          f"(tolerance {tolerance:.0%})",
+          file=sys.stderr)  # fmt: skip
     return False

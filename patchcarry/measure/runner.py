@@ -16,11 +16,9 @@ class MeasureError(FatalError):
     """A measuring child failed, printed no result, or imported the wrong tree."""
 
 
-def run_child(
-    tree: Path, request: dict[str, Any], *, torch_compile: bool = False
-) -> dict[str, Any]:
-    """Measure `request` with `tree`'s megatron in a child; its result JSON. On CPU
-    `torch.compile` is off unless asked (it costs more than the measurement)."""
+def run_child(tree: Path, request: dict[str, Any], *,
+              torch_compile: bool = False) -> dict[str, Any]:  # fmt: skip
+    """Measure `request` with `tree`'s megatron in a child; its JSON (CPU: no compile)."""
     tree = Path(tree).resolve()
     # A CPU measurement hides any GPU, so the named CPU stand-ins are used as on a CPU runner.
     env = probe_env(tree, cpu_only=request["device"] == "cpu")

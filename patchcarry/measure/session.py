@@ -28,33 +28,20 @@ class Request:
 
     def child_request(self, variant: str) -> dict[str, Any]:
         snapshot = str(self.snapshot_dir / f"snapshot-{variant}") if self.snapshot_dir else None
-        return {
-            "model": self.model,
-            "shapes": [dataclasses.asdict(s) for s in self.shapes],
-            "device": self.device,
-            "iterations": self.iterations,
-            "vocab": self.vocab,
-            "seed": self.seed,
-            "port": free_loopback_port(),
-            "snapshot": snapshot,
-        }
+        return {"model": self.model, "shapes": [dataclasses.asdict(s) for s in self.shapes],
+                "device": self.device, "iterations": self.iterations, "vocab": self.vocab,
+                "seed": self.seed, "port": free_loopback_port(), "snapshot": snapshot}  # fmt: skip
 
 
 def run(
-    src: Path,
-    plan: Sequence[variants.Variant],
-    request: Request,
-    workdir: Path,
-    *,
-    offline_note: str | None = None,
-    progress: Callable[[str], None] = lambda _: None,
-) -> list[VariantResult]:
+    src: Path, plan: Sequence[variants.Variant], request: Request, workdir: Path, *,
+    offline_note: str | None = None, progress: Callable[[str], None] = lambda _: None,
+) -> list[VariantResult]:  # fmt: skip
     """Prepare and measure each planned variant; skipped ones keep their reason."""
 
     def measure(variant: variants.Variant, tree: Path) -> dict[str, Any]:
         child = request.child_request(variant.name)
         return runner.run_child(tree, child, torch_compile=request.torch_compile)
 
-    return variants.run_each(
-        plan, src, workdir, measure, verb="measuring", offline_note=offline_note, progress=progress
-    )
+    return variants.run_each(plan, src, workdir, measure, verb="measuring",
+                             offline_note=offline_note, progress=progress)  # fmt: skip

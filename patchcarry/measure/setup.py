@@ -1,5 +1,4 @@
-"""What `measure` does once its command line is read: the shape, the source tree, the
-variants' runs, the evidence and the plot. The command module only parses arguments."""
+"""What `measure` does once its command line is read: shape, tree, runs, evidence, plot."""
 
 from __future__ import annotations
 
@@ -110,8 +109,7 @@ def tree_info(tree: Path) -> dict[str, Any]:
 
 
 def reproduce_command(opts: Options, shape: Shape, upstream_repo: str) -> str:
-    """The one line that re-runs this measurement on any machine: every shape option spelled
-    out, the tree fetched at the manifest's pinned base (no path of this machine)."""
+    """The line that re-runs this measurement anywhere (every shape option, the pinned base)."""
     parts = ["scripts/measure", "--upstream", upstream.git_url(upstream_repo)]
     if opts.model != "hc-gpt":
         parts += ["--model", opts.model]
@@ -127,8 +125,7 @@ def reproduce_command(opts: Options, shape: Shape, upstream_repo: str) -> str:
 
 
 def differs_from_command(opts: Options) -> str | None:
-    """Why the recorded command is not the one that ran, or None when it is (then, and only
-    then, the table says "Produced by")."""
+    """Why the recorded command is not the one that ran (None: it is, so "Produced by")."""
     if opts.megatron_src:
         return "the tree came from --megatron-src"
     if opts.model != "synthetic" and megatron_tree.upstream_tree_from_env() is not None:
@@ -147,11 +144,9 @@ def fix_meets_prediction(evidence: dict[str, Any], tolerance: float) -> bool:
             if v["name"] == "fix" and v["status"] == "measured":
                 measured, predicted = v["freed"][key], v["freed"]["predicted"]
                 if measured is None or measured < (1 - tolerance) * predicted:
-                    print(
-                        f"FAIL: seq {run['shape']['seq']}: fix freed {measured} B, model "
-                        f"predicts {predicted} B (tolerance {tolerance:.0%})",
-                        file=sys.stderr,
-                    )
+                    print(f"FAIL: seq {run['shape']['seq']}: fix freed {measured} B, model "
+                          f"predicts {predicted} B (tolerance {tolerance:.0%})",
+                          file=sys.stderr)  # fmt: skip
                     ok = False
     return ok
 
@@ -167,42 +162,24 @@ def run(opts: Options) -> int:
     requested = [v.strip() for v in opts.variants.split(",") if v.strip()]
     plan = variants.plan(loaded, requested, opts.patch)
     if opts.model == "synthetic":
-        plan = [
-            dataclasses.replace(v, skip_reason=v.skip_reason or variants.SYNTHETIC_NO_RESET)
-            if v.name in ("reset", "both")
-            else v
-            for v in plan
-        ]
+        plan = [dataclasses.replace(v, skip_reason=v.skip_reason or variants.SYNTHETIC_NO_RESET)
+                if v.name in ("reset", "both") else v for v in plan]  # fmt: skip
     default_out = Path("evidence") if opts.model == "hc-gpt" else Path("build", "measure")
     out = (opts.out or default_out).resolve()
     stem = opts.name or f"{opts.model}-{opts.device}" + (
         f"-seq{shape.seq}" if opts.seed_config else ""
     )
-    request = session.Request(
-        model=opts.model,
-        shapes=(shape,),
-        device=device,
-        iterations=iterations,
-        vocab=opts.vocab,
-        snapshot_dir=out if opts.snapshot and opts.device == "cuda" else None,
-        torch_compile=opts.torch_compile,
-    )
+    request = session.Request(model=opts.model, shapes=(shape,), device=device,
+                              iterations=iterations, vocab=opts.vocab,
+                              snapshot_dir=out if opts.snapshot and opts.device == "cuda" else None,
+                              torch_compile=opts.torch_compile)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="patchcarry-measure-") as work:
         results = session.run(
-            src,
-            plan,
-            request,
-            Path(work),
-            offline_note=variants.offline_note(loaded),
+            src, plan, request, Path(work), offline_note=variants.offline_note(loaded),
             progress=lambda line: print(f"measure: {line}", file=sys.stderr),
-        )
-    doc = evidence.build(
-        request,
-        results,
-        tree=tree_info(src),
-        seed_config=opts.seed_config,
-        model_shapes=[model.shape_for(opts.model, shape)],
-    )
+        )  # fmt: skip
+    doc = evidence.build(request, results, tree=tree_info(src), seed_config=opts.seed_config,
+                         model_shapes=[model.shape_for(opts.model, shape)])  # fmt: skip
     doc["command"] = reproduce_command(opts, shape, loaded.entries[0].upstream)
     doc["command_ran"] = differs_from_command(opts) is None
     json_path = evidence.write(doc, out / f"{stem}.json")

@@ -31,9 +31,8 @@ class CheckpointedStack(torch.nn.Module):
         return out
 
 
-def make_step(
-    shape: Shape, *, device: str, seed: int = 1234
-) -> tuple[torch.nn.Module, Callable[[], None]]:
+def make_step(shape: Shape, *, device: str,
+              seed: int = 1234) -> tuple[torch.nn.Module, Callable[[], None]]:  # fmt: skip
     """The model and one forward+backward step on a fixed `[seq, mbs, hidden*streams]` input."""
     from megatron.core.tensor_parallel import random as megatron_random
 

@@ -1,5 +1,4 @@
-"""Upstream's unit tests, unpatched vs patched, sorted into regressions, carried tests that
-flip (or miss), other fixes, and failures equal in both trees; pure, so tested on CPU."""
+"""Upstream's unit tests, unpatched vs patched, sorted; pure, so tested on CPU."""
 
 from __future__ import annotations
 

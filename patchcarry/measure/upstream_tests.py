@@ -1,5 +1,4 @@
-"""Upstream's own unit tests for the changed code on both trees, with upstream's launcher, plus
-the carried tests; exit 1 on a regression or a carried test that does not flip."""
+"""Upstream's unit tests for the changed code on both trees, plus the carried tests."""
 
 from __future__ import annotations
 
@@ -58,9 +57,8 @@ def prepare_trees(src: Path, work: Path) -> dict[str, Path]:
         dest = work / name
         dest.mkdir(parents=True, exist_ok=True)
         if (src / "tests").is_dir() and not (dest / "tests").exists():
-            shutil.copytree(
-                src / "tests", dest / "tests", ignore=shutil.ignore_patterns("__pycache__")
-            )
+            shutil.copytree(src / "tests", dest / "tests",
+                            ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
         trees[name] = megatron_tree.prepared_copy(src, patches, dest)
     return trees
 
@@ -97,54 +95,25 @@ def junit_messages(report: Path) -> dict[str, str]:
 
 
 def run_group(
-    tree: Path,
-    tree_name: str,
-    group: tuple[str, str | None],
-    report: Path,
-    *,
-    nproc: int,
+    tree: Path, tree_name: str, group: tuple[str, str | None], report: Path, *, nproc: int,
     torchrun: bool,
-) -> GroupRun:
+) -> GroupRun:  # fmt: skip
     """One test group in one tree; its exit status and per-test outcomes."""
     path, keyword = group
     env = dict(os.environ)
-    env.update(
-        PYTHONPATH=os.pathsep.join([str(tree), str(PACKAGE_PARENT)]),
-        MASTER_ADDR="localhost",
-        MASTER_PORT=str(free_loopback_port()),
-    )
+    env.update(PYTHONPATH=os.pathsep.join([str(tree), str(PACKAGE_PARENT)]),
+               MASTER_ADDR="localhost", MASTER_PORT=str(free_loopback_port()))  # fmt: skip
     launcher = (
-        [
-            *proc.PYTHON,
-            "-m",
-            "torch.distributed.run",
-            f"--nproc-per-node={nproc}",
-            f"--master-port={env['MASTER_PORT']}",
-        ]
+        [*proc.PYTHON, "-m", "torch.distributed.run", f"--nproc-per-node={nproc}",
+         f"--master-port={env['MASTER_PORT']}"]
         if torchrun
         else [*proc.PYTHON]
-    )
+    )  # fmt: skip
     if not torchrun:
         env.update(WORLD_SIZE="1", RANK="0", LOCAL_RANK="0")
-    args = [
-        *launcher,
-        "-m",
-        "pytest",
-        "-p",
-        "patchcarry.runtime.pytest_standins",
-        "--noconftest",
-        "-p",
-        "no:cacheprovider",
-        "-c",
-        os.devnull,
-        "--rootdir",
-        str(tree),
-        "-q",
-        "-W",
-        "ignore",
-        f"--junitxml={report}",
-        path,
-    ]
+    args = [*launcher, "-m", "pytest", "-p", "patchcarry.runtime.pytest_standins", "--noconftest",
+            "-p", "no:cacheprovider", "-c", os.devnull, "--rootdir", str(tree), "-q", "-W",
+            "ignore", f"--junitxml={report}", path]  # fmt: skip
     if keyword:
         args += ["-k", keyword]
     code, out, err = proc.cmd_output(*args, cwd=tree, env=env, check=False)
@@ -170,10 +139,8 @@ def render_markdown(runs: list[GroupRun]) -> str:
         label = f"{group}" + (f" -k '{keyword}'" if keyword else "")
         rows.append(f"| **{label}** (exit status) | {before.exit_code} | {after.exit_code} |")
         for node in sorted(set(before.outcomes) | set(after.outcomes)):
-            rows.append(
-                f"| `{node}` | {before.outcomes.get(node, 'missing')} "
-                f"| {after.outcomes.get(node, 'missing')} |"
-            )
+            rows.append(f"| `{node}` | {before.outcomes.get(node, 'missing')} "
+                        f"| {after.outcomes.get(node, 'missing')} |")  # fmt: skip
     return "\n".join(rows) + "\n"
 
 
@@ -181,11 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m patchcarry.measure.upstream_tests")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument(
-        "--work",
-        type=Path,
-        help="where the two copies go "
+        "--work", type=Path, help="where the two copies go "
         "(default: a new temporary directory; not under --out, an artifact)",
-    )
+    )  # fmt: skip
     parser.add_argument("--nproc", type=int, default=1)
     parser.add_argument("--no-torchrun", dest="torchrun", action="store_false")
     args = parser.parse_args(argv)
@@ -216,14 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     (out / "upstream-tests.md").write_text(table)
     (out / "upstream-tests.json").write_text(
         json.dumps(
-            {
-                "runs": recorded,
-                "carried_tests": sorted(carried),
-                "regressions": verdict.regressions,
-            },
+            {"runs": recorded, "carried_tests": sorted(carried),
+             "regressions": verdict.regressions},
             indent=1,
         )
-    )
+    )  # fmt: skip
     print(table)
     print(unit_verdict.render(verdict))
     return 0 if verdict.ok else 1

@@ -1,5 +1,4 @@
-"""The four variants (unpatched, fix, reset, both), each on its own patched copy of the tree; a
-reset patch that does not apply is skipped with its reason, a fix that does not is an error."""
+"""The four variants, each on its own patched copy of the tree (a reset that fails: skipped)."""
 
 from __future__ import annotations
 
@@ -35,9 +34,8 @@ def _entry(manifest: Manifest, role: str) -> Entry | None:
     return next((e for e in manifest.entries if e.measure == role), None)
 
 
-def plan(
-    manifest: Manifest, requested: Sequence[str], reset_patches: Sequence[Path] = ()
-) -> list[Variant]:
+def plan(manifest: Manifest, requested: Sequence[str],
+         reset_patches: Sequence[Path] = ()) -> list[Variant]:  # fmt: skip
     """The requested variants (manifest order of VARIANTS) with their patches."""
     unknown = [v for v in requested if v not in VARIANTS]
     if unknown:
@@ -71,9 +69,8 @@ def plan(
     return out
 
 
-def prepare(
-    variant: Variant, src: Path, workdir: Path, *, offline_note: str | None = None
-) -> tuple[Variant, Path | None]:
+def prepare(variant: Variant, src: Path, workdir: Path, *,
+            offline_note: str | None = None) -> tuple[Variant, Path | None]:  # fmt: skip
     """Copy `src` to `workdir/<variant>` with its patches applied: (variant, tree)."""
     if variant.skip_reason:
         return variant, None
@@ -101,24 +98,15 @@ class VariantResult:
 
     def head(self) -> dict[str, Any]:
         """The evidence's first fields for this variant: which, from what, measured or why not."""
-        return {
-            "name": self.variant.name,
-            "sources": list(self.variant.sources),
-            "status": "skipped" if self.child is None else "measured",
-            "skip_reason": self.variant.skip_reason,
-        }
+        return {"name": self.variant.name, "sources": list(self.variant.sources),
+                "status": "skipped" if self.child is None else "measured",
+                "skip_reason": self.variant.skip_reason}  # fmt: skip
 
 
 def run_each(
-    plan: Sequence[Variant],
-    src: Path,
-    workdir: Path,
-    run_one: Callable[[Variant, Path], Any],
-    *,
-    verb: str,
-    offline_note: str | None = None,
-    progress: Callable[[str], None] = lambda _: None,
-) -> list[VariantResult]:
+    plan: Sequence[Variant], src: Path, workdir: Path, run_one: Callable[[Variant, Path], Any], *,
+    verb: str, offline_note: str | None = None, progress: Callable[[str], None] = lambda _: None,
+) -> list[VariantResult]:  # fmt: skip
     """Prepare each planned variant's tree and `run_one` on it; skipped ones keep their reason."""
     results = []
     for planned in plan:

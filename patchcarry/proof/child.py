@@ -23,13 +23,10 @@ def probe(batches: list[str], iterations: int) -> dict[str, Any]:
 
     install_cuda_rng_state_standin(random_module)
     tracker = track_detached_inputs(random_module)
-    result: dict[str, Any] = {
-        "module_file": random_module.__file__,
-        "torch_version": torch.__version__,
-        "cuda_available": torch.cuda.is_available(),
-        "iterations": iterations,
-        "scenarios": {},
-    }
+    result: dict[str, Any] = {"module_file": random_module.__file__,
+                              "torch_version": torch.__version__,
+                              "cuda_available": torch.cuda.is_available(), "iterations": iterations,
+                              "scenarios": {}}  # fmt: skip
     for batch in batches:
         if batch == "tp2":
             result["scenarios"].update(
@@ -37,9 +34,8 @@ def probe(batches: list[str], iterations: int) -> dict[str, Any]:
             )
         else:
             for scenario in SCENARIOS[batch]:
-                result["scenarios"][scenario.name] = run_scenario(
-                    random_module, tracker, scenario, iterations
-                )
+                result["scenarios"][scenario.name] = run_scenario(random_module, tracker, scenario,
+                                                                  iterations)  # fmt: skip
     return result
 
 

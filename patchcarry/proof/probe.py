@@ -22,11 +22,9 @@ class ProbeError(FatalError):
 PROBE_TIMEOUT_S = 600.0
 
 
-def run_probe(
-    tree: Path, batches: Sequence[str] = BATCHES, iterations: int = 2, *, cpu_only: bool = True
-) -> dict[str, Any]:
-    """Import `tree`'s megatron in a child, run the scenario `batches`, return its JSON; raises
-    ProbeError when the child fails or imported megatron from somewhere else."""
+def run_probe(tree: Path, batches: Sequence[str] = BATCHES, iterations: int = 2, *,
+              cpu_only: bool = True) -> dict[str, Any]:  # fmt: skip
+    """Import `tree`'s megatron in a child, run `batches`, return its JSON; else ProbeError."""
     tree = Path(tree).resolve()
     if not (tree / "megatron" / "core" / "__init__.py").is_file():
         raise ProbeError(f"{tree} has no megatron/core/__init__.py; pass a prepared tree copy")

@@ -60,16 +60,11 @@ def _scenarios() -> dict[str, list[Scenario]]:
     cpu = []
     for dtype in ("float32", "bfloat16"):
         short = "fp32" if dtype == "float32" else "bf16"
-        cpu += [
-            Scenario(f"plain-{short}", dtype),
-            Scenario(f"nested-{short}", dtype, nested=True),
-            Scenario(f"side-no-grad-{short}", dtype, side="no_grad"),
-            Scenario(f"side-none-{short}", dtype, side="none"),
-        ]
-    tp2 = [
-        Scenario("tp2-distribute-fp32", "float32", distribute=True),
-        Scenario("tp2-distribute-bf16", "bfloat16", distribute=True),
-    ]
+        cpu += [Scenario(f"plain-{short}", dtype), Scenario(f"nested-{short}", dtype, nested=True),
+                Scenario(f"side-no-grad-{short}", dtype, side="no_grad"),
+                Scenario(f"side-none-{short}", dtype, side="none")]  # fmt: skip
+    tp2 = [Scenario("tp2-distribute-fp32", "float32", distribute=True),
+           Scenario("tp2-distribute-bf16", "bfloat16", distribute=True)]  # fmt: skip
     return {"cpu": cpu, "tp2": tp2}
 
 
@@ -115,16 +110,12 @@ class SyntheticModel(torch.nn.Module):
         return out
 
     def step(self, seed: int, checkpoint: CheckpointFn | None) -> dict[str, torch.Tensor]:
-        """One forward+backward; the leaf grads. Records `input_shape_after_forward` (1-D and
-        1/TP of the elements when the activation was distributed)."""
+        """One forward+backward; the leaf grads; records `input_shape_after_forward`."""
         self._checkpoint = checkpoint
         torch.manual_seed(seed)
         x = torch.randn(BATCH, HIDDEN, dtype=self.dtype, requires_grad=True)
-        side = (
-            torch.randn(BATCH, HIDDEN, dtype=self.dtype)
-            if self.scenario.side == "no_grad"
-            else None
-        )
+        side = (torch.randn(BATCH, HIDDEN, dtype=self.dtype) if self.scenario.side == "no_grad"
+                else None)  # fmt: skip
         h = self.pre(x)
         args: tuple[Any, ...] = (h,) if self.scenario.side == "absent" else (h, side)
         if checkpoint is None:
@@ -155,22 +146,17 @@ def retained(tracker: DetachedInputTracker) -> dict[str, Any]:
         "input_bytes": tracker.input_bytes(),
         "grad_bytes": tracker.grad_bytes(),
         "live_grads": [
-            {
-                "shape": list(g.shape),
-                "dtype": str(g.dtype).removeprefix("torch."),
-                "bytes": tensor_bytes(g),
-            }
+            {"shape": list(g.shape), "dtype": str(g.dtype).removeprefix("torch."),
+             "bytes": tensor_bytes(g)}
             for g in grads
         ],
-    }
+    }  # fmt: skip
 
 
 def run_scenario(
-    random_module: types.ModuleType,
-    tracker: DetachedInputTracker,
-    scenario: Scenario,
+    random_module: types.ModuleType, tracker: DetachedInputTracker, scenario: Scenario,
     iterations: int,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # fmt: skip
     """Per iteration: checkpointed step, what it leaves retained, then an un-checkpointed
     reference step with the same seed; grads of both as digests. Errors are reported."""
     try:
@@ -184,14 +170,11 @@ def run_scenario(
             side_seen = model.first_block.side_seen  # its last call was the recompute
             reference = model.step(SEED + 100 * i, None)
             records.append(
-                {
-                    "retained": after_backward,
-                    "input_shape_after_forward": saved_shape,
-                    "side_in_recompute": side_seen,
-                    "grads": {k: digest(v) for k, v in grads.items()},
-                    "reference_grads": {k: digest(v) for k, v in reference.items()},
-                }
-            )
+                {"retained": after_backward, "input_shape_after_forward": saved_shape,
+                 "side_in_recompute": side_seen,
+                 "grads": {k: digest(v) for k, v in grads.items()},
+                 "reference_grads": {k: digest(v) for k, v in reference.items()}}
+            )  # fmt: skip
             del grads, reference
         return {"iterations": records, "error": None}
     except Exception:  # reported to the parent, which fails the test with it

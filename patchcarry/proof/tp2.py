@@ -45,9 +45,8 @@ def _rank_main(
         parallel_state.initialize_model_parallel(tensor_model_parallel_size=WORLD_SIZE)
         install_split_gather_cpu_device_standin(tp_utils)
         for scenario in scenarios:
-            out[f"{scenario.name}@rank{rank}"] = run_scenario(
-                random_module, tracker, scenario, iterations
-            )
+            out[f"{scenario.name}@rank{rank}"] = run_scenario(random_module, tracker, scenario,
+                                                              iterations)  # fmt: skip
         parallel_state.destroy_model_parallel()
         torch.distributed.destroy_process_group()
     except Exception:
@@ -56,22 +55,18 @@ def _rank_main(
 
 
 def run_tp2(
-    random_module: types.ModuleType,
-    tracker: DetachedInputTracker,
-    scenarios: list[Any],
+    random_module: types.ModuleType, tracker: DetachedInputTracker, scenarios: list[Any],
     iterations: int,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # fmt: skip
     """Fork two ranks, run `scenarios` on each, return their merged results."""
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()
     port = free_loopback_port()
     procs = [
-        ctx.Process(
-            target=_rank_main,
-            args=(rank, port, random_module, tracker, scenarios, iterations, results),
-        )
+        ctx.Process(target=_rank_main,
+                    args=(rank, port, random_module, tracker, scenarios, iterations, results))
         for rank in range(WORLD_SIZE)
-    ]
+    ]  # fmt: skip
     for proc in procs:
         proc.start()
     merged: dict[str, Any] = {}

@@ -1,6 +1,5 @@
-"""Classifies an upstream PR: open, merged, or closed and by whom. GitHub closes every open PR
-whose head repository leaves the fork network and attributes the close to the fork's owner,
-so such a close by the PR's author is a detachment, not a withdrawal."""
+"""An upstream PR's state: GitHub closes a PR whose fork leaves the network in the fork
+owner's name, so such a close by the PR's author is a detachment, not a withdrawal."""
 
 from __future__ import annotations
 
@@ -50,11 +49,9 @@ def _closer(events: Iterable[EventRef]) -> str | None:
     return login
 
 
-def head_evidence(
-    pull: PullRef, head_repo: RepoRef | None, upstream: str, root: str | None = None
-) -> list[str]:
-    """Why the PR's head repository is no longer an attached fork of `upstream` (empty: it
-    is); `root` is the root of upstream's fork network (upstream itself by default)."""
+def head_evidence(pull: PullRef, head_repo: RepoRef | None, upstream: str,
+                  root: str | None = None) -> list[str]:  # fmt: skip
+    """Why the head repository is no longer an attached fork of `upstream` (empty: it is)."""
     name = pull.head_repo
     if name is None:
         return ["head repository is gone (head.repo is null): deleted, private or detached"]
@@ -69,12 +66,9 @@ def head_evidence(
 
 
 def classify(
-    pull: PullRef,
-    events: list[EventRef],
-    head_repo: RepoRef | None,
-    upstream: str,
+    pull: PullRef, events: list[EventRef], head_repo: RepoRef | None, upstream: str,
     root: str | None = None,
-) -> Classification:
+) -> Classification:  # fmt: skip
     """Classify `pull` from the PR, its issue events and its head repository as it is now."""
     author = pull.author
     result = Classification(pull.number, PullState.OPEN, pull.html_url, author, pull.closed_at,
@@ -116,10 +110,9 @@ def classify(
 def add_sibling_evidence(classes: Iterable[Classification]) -> None:
     """Note PRs of the same author closed in the same second (typical of a detachment close)."""
     items = [
-        c
-        for c in classes
+        c for c in classes
         if c.closed_at and c.state in (PullState.DETACHED, PullState.AUTHOR, PullState.UNKNOWN)
-    ]
+    ]  # fmt: skip
     for item in items:
         same = sorted(
             {

@@ -1,5 +1,4 @@
-"""Locked conversations: only those with write access may comment (403 "issue is locked");
-the tool skips that comment with a line and records the PR first, so a re-run resumes."""
+"""Locked conversations (403): the comment is skipped with a line, the PR recorded first."""
 
 from __future__ import annotations
 

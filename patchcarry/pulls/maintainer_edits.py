@@ -6,11 +6,9 @@ from __future__ import annotations
 from patchcarry.github_types import PullRef
 from patchcarry.manifest import Entry
 
-GRANTS = (
-    'GitHub: "Allow edits and access to secrets by maintainers" lets upstream\'s maintainers '
-    'push to the branch and "can potentially reveal values of secrets and grant access to '
-    'other branches"'
-)
+GRANTS = ('GitHub: "Allow edits and access to secrets by maintainers" lets upstream\'s maintainers '
+          'push to the branch and "can potentially reveal values of secrets and grant access to '
+          'other branches"')  # fmt: skip
 
 
 def wanted(entry: Entry) -> bool:
@@ -19,8 +17,7 @@ def wanted(entry: Entry) -> bool:
 
 
 def change(existing: PullRef | None, entry: Entry) -> bool | None:
-    """The value to PATCH on an existing PR whose setting differs from the stated choice
-    (None: nothing to change, or no choice stated: a PR's own setting is left as it is)."""
+    """The value to PATCH where the PR's setting differs from the stated choice (None: none)."""
     stated = entry.maintainer_can_modify
     if existing is None or stated is None or existing.maintainer_can_modify is None:
         return None
@@ -30,9 +27,7 @@ def change(existing: PullRef | None, entry: Entry) -> bool | None:
 def line(entry: Entry) -> str:
     """The plan's sentence: the choice, where it comes from, and what it grants."""
     if entry.maintainer_can_modify is None:
-        return (
-            "maintainer edits: off (not stated; set maintainer_can_modify = true in the "
-            f"manifest or pass --maintainer-edits to allow them). {GRANTS}"
-        )
+        return ("maintainer edits: off (not stated; set maintainer_can_modify = true in the "
+                f"manifest or pass --maintainer-edits to allow them). {GRANTS}")  # fmt: skip
     state = "on" if entry.maintainer_can_modify else "off"
     return f"maintainer edits: {state} (stated). {GRANTS}"

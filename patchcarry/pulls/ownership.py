@@ -1,5 +1,4 @@
-"""What on a PR is this tool's own: only what the token's user wrote (anyone may copy a marker);
-without a login that cannot be told."""
+"""What on a PR is the tool's own: only what the token's user wrote (a marker is copyable)."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ def written_by(item: PullRef | CommentRef, login: str) -> bool | None:
 
 
 def is_own_pr(pull: PullRef, login: str) -> bool:
-    """A PR is refused as a stranger's only when it is known not to be ours (a dry run
-    without a token writes nothing, so it is not refused for what it cannot tell)."""
+    """Refused as a stranger's only when known not ours (a tokenless dry run cannot tell)."""
     return written_by(pull, login) is not False
 
 

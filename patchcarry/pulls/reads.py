@@ -1,5 +1,4 @@
-"""GitHub reads for one run, each object read once, and the pull-state reader `resubmit` and
-`scan` share. Reads that check a write has not happened go to `GitHub` directly."""
+"""GitHub reads for one run, each once; reads checking a write did not happen go direct."""
 
 from __future__ import annotations
 
@@ -67,9 +66,8 @@ def pull_state(reads: Reads, upstream: str, number: int) -> classify.Classificat
     return classify.classify(pull, reads.events(upstream, number), head_repo, upstream, top)
 
 
-def read_pull_state(
-    gh: Forge, upstream: str, number: int
-) -> tuple[PullRef, classify.Classification]:
+def read_pull_state(gh: Forge, upstream: str,
+                    number: int) -> tuple[PullRef, classify.Classification]:  # fmt: skip
     """The PR and its classification, read once each."""
     reads = Reads(gh)
     return reads.pull(upstream, number), pull_state(reads, upstream, number)

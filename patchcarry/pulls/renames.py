@@ -1,5 +1,4 @@
-"""Renamed or transferred repositories and users: GitHub's answer's `full_name` is the name, used
-everywhere after, and the user is told which manifest line to change."""
+"""Renamed repositories and users: GitHub's `full_name` is used, and the line to change said."""
 
 from __future__ import annotations
 

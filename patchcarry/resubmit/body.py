@@ -1,5 +1,4 @@
-"""The text the tool writes on GitHub: a pure function of its inputs, so an unchanged input
-never causes a PATCH. Where the section sits in a body: section.py."""
+"""The text the tool writes on GitHub, pure in its inputs: an unchanged input never PATCHes."""
 
 from __future__ import annotations
 
@@ -144,14 +143,12 @@ def _reproduce(test_command: str | None, impact: Impact | None, needs: str | Non
 
 
 def render_description(entry: Entry, own: frozenset[str] | None = None) -> str:
-    """The description of a PR the tool opens: outside its section, so a maintainer's edit
-    stands."""
+    """A new PR's description: outside the tool's section, so a maintainer's edit stands."""
     return f"# What does this PR do?\n\n{_summary(entry, own)}"
 
 
 def _summary(entry: Entry, own: frozenset[str] | None = None) -> str:
-    """The fix's message (a series: each one's subject and message), inert unless the token's
-    user wrote it (`own`: their emails), and with no section marker (a forged pair)."""
+    """The fix's message, inert unless the token's user wrote it (`own`), with no section marker."""
     if len(entry.fixes) == 1:
         text = _theirs(entry.fix, reflow(entry.fix.message), own) or pr_title(entry, own)
     else:
@@ -186,10 +183,8 @@ def neutralised(entry: Entry, own: frozenset[str] | None) -> list[str]:
             whose = "its author's email is not the token user's"
             if own is None:
                 whose = "no token user to compare with"
-            lines.append(
-                f"body: the message of {fix.name} is someone else's ({whose}): "
-                f"{', '.join(said)} made inert before posting"
-            )
+            lines.append(f"body: the message of {fix.name} is someone else's ({whose}): "
+                         f"{', '.join(said)} made inert before posting")  # fmt: skip
     return lines
 
 
@@ -204,11 +199,9 @@ def render(entry: Entry, *, pr_template: str | None = None, **kwargs: Any) -> st
     return render_new(entry, section, pr_template, kwargs.get("own"))
 
 
-def render_new(
-    entry: Entry, section: str, pr_template: str | None = None, own: frozenset[str] | None = None
-) -> str:
-    """A new PR's body around the tool's `section`: upstream's PR template filled in, else the
-    description and the section alone."""
+def render_new(entry: Entry, section: str, pr_template: str | None = None,
+               own: frozenset[str] | None = None) -> str:  # fmt: skip
+    """A new PR's body around `section`: upstream's template filled, else description + section."""
     if pr_template is None or not pr_template.strip():
         return f"{render_description(entry, own)}\n\n{section}\n"
     ticks = ["unit tests"] if carries_unit_tests(entry) else []
@@ -239,11 +232,9 @@ def revision_comment(
     # CommonMark closes a fence only with a run at least as long: one longer than any inside
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", shown)), default=0))
     gate = f" Upstream CI needs a maintainer's {ok_to_test(head)} for this head." if ci_gate else ""
-    return (
-        f"{revision_marker(entry.name, head)}\n"
-        f"New revision `{short(head)}` ({kind}){since}.{gate}"
-        f"\n\n{fence}diff\n{shown.rstrip()}\n{fence}"
-    )
+    return (f"{revision_marker(entry.name, head)}\n"
+            f"New revision `{short(head)}` ({kind}){since}.{gate}"
+            f"\n\n{fence}diff\n{shown.rstrip()}\n{fence}")  # fmt: skip
 
 
 def cross_link(
@@ -265,8 +256,7 @@ def compose(
     check_lines: Sequence[str], impact: Impact | None, pr_template: str | None,
     revision: Revision | None, own: frozenset[str] | None = None,
 ) -> tuple[str | None, str, str, str]:  # fmt: skip
-    """(title to set or None, body, the tool's section, why the body is left alone or ""):
-    the title only when the manifest's changed since the tool last set it."""
+    """(title to set or None, body, section, why the body is left alone or "")."""
     found = sections.locate(existing.body if existing else None, entry.name)
     old = found.section
     revisions = old.revisions if old else Revisions()

@@ -1,6 +1,5 @@
-"""What a refresh does to the fork branch, which others push to too. A ref on the fork, pushed
-atomically with the branch, records what the tool last published; only a head equal to it may
-be rebuilt, any other gets commits on top. A second ref names the publishing entry."""
+"""What a refresh does to the fork branch, which others push to too: a ref pushed atomically
+with it records what the tool published; only that head may be rebuilt, others get commits."""
 
 from __future__ import annotations
 
@@ -110,8 +109,7 @@ def assess(
     cache: Cache, entry: Entry, *, remote: str, base: str, live: str | None,
     published: str | None, rewrite: bool, by: str | None = None,
 ) -> BranchPlan:  # fmt: skip
-    """Local git only: what to do with `entry.head_branch` given its live head and the
-    record (`by`: the entry the record names, see `published_by`)."""
+    """Local git only: what to do with `entry.head_branch` given its live head and the record."""
     patches = entry.patches()
     if live is None:
         return BranchPlan(BranchKind.NEW, "the fork has no such branch yet", live, published)
@@ -184,14 +182,12 @@ def _on_top(
         return BranchPlan(BranchKind.UNCHANGED, reason, live, published)
     target = cache.commit_on(live, on_live.tree, entry, on_live.added)
     reason = f"{why}: one commit on top adds {', '.join(on_live.added)}; every commit stays"
-    return BranchPlan(
-        BranchKind.FAST_FORWARD, reason, live, published, target=target, added=on_live.added
-    )
+    return BranchPlan(BranchKind.FAST_FORWARD, reason, live, published, target=target,
+                      added=on_live.added)  # fmt: skip
 
 
-def _revised(
-    cache: Cache, entry: Entry, revised: Revision, why: str, live: str, published: str | None
-) -> BranchPlan:
+def _revised(cache: Cache, entry: Entry, revised: Revision, why: str, live: str,
+             published: str | None) -> BranchPlan:  # fmt: skip
     """Fast-forward that updates an earlier revision of the fix, or a refusal naming why not."""
     fix = entry.fix.name
     if revised.tree is None:
@@ -232,11 +228,9 @@ def _cost(new_head: str, ci_gate: bool) -> str:
     )
 
 
-def keep_live_head(
-    decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: bool, ci_gate: bool = True
-) -> BranchPlan:
-    """`decided`, or (an open PR whose head holds the fix, no `--update-live`) an `unchanged`
-    plan naming what is held back and what pushing it would cost."""
+def keep_live_head(decided: BranchPlan, entry: Entry, *, live_pr: bool, opt_in: bool,
+                   ci_gate: bool = True) -> BranchPlan:  # fmt: skip
+    """`decided`, or `unchanged` when an open PR's head holds the fix (no `--update-live`)."""
     if not live_pr or opt_in:
         return decided
     if decided.rebuild_holds_fix:  # the tool's own publication: a rebuild is a force-push
@@ -262,24 +256,18 @@ def keep_live_head(
         what = "every fix patch"
     held = ", ".join(decided.added)
     live = decided.live or ""
-    reason = (
-        f"the PR's head {git.short(live)} already holds the carried fix ({what}); nothing is "
-        f"pushed. Held back until you pass {FLAG}: one commit {git.short(decided.target)} on "
-        f"top that adds {held}. {_cost(decided.target, ci_gate)}"
-    )
-    return dataclasses.replace(
-        decided, kind=BranchKind.UNCHANGED, reason=reason, target=None, added=[], held=decided.added
-    )
+    reason = (f"the PR's head {git.short(live)} already holds the carried fix ({what}); nothing is "
+              f"pushed. Held back until you pass {FLAG}: one commit {git.short(decided.target)} on "
+              f"top that adds {held}. {_cost(decided.target, ci_gate)}")  # fmt: skip
+    return dataclasses.replace(decided, kind=BranchKind.UNCHANGED, reason=reason, target=None,
+                               added=[], held=decided.added)  # fmt: skip
 
 
-def keep_body(
-    existing_body: str | None, entry: Entry, *, ours: bool, pushing: bool, opt_in: bool
-) -> str:
+def keep_body(existing_body: str | None, entry: Entry, *, ours: bool, pushing: bool,
+              opt_in: bool) -> str:  # fmt: skip
     """Why the PR's description is left alone ("" when the tool may write its section): on a
     head the tool did not publish, a body without its section is its author's text."""
     if pushing or opt_in or ours or locate(existing_body, entry.name).section is not None:
         return ""
-    return (
-        f"body: left as its author wrote it (no patchcarry section in it); {FLAG} adds the "
-        "tool's section"
-    )
+    return (f"body: left as its author wrote it (no patchcarry section in it); {FLAG} adds the "
+            "tool's section")  # fmt: skip

@@ -1,5 +1,4 @@
-"""Phase 2 (see run.py): local git only: what the fork branch becomes, the new branch when one
-is needed, and whether its push needs the `workflow` scope."""
+"""Phase 2 (run.py), local git only: the new fork branch and whether it needs `workflow`."""
 
 from __future__ import annotations
 
@@ -30,9 +29,8 @@ class Built:
     workflow: str | None = None  # why the push needs the `workflow` scope (None: it does not)
 
 
-def build_entry(
-    seen: Observed, facts: RunFacts, opts: Options, stack: contextlib.ExitStack
-) -> Built | None:
+def build_entry(seen: Observed, facts: RunFacts, opts: Options,
+                stack: contextlib.ExitStack) -> Built | None:  # fmt: skip
     """The branch for `seen.entry`; None when the reads settled it (no fork branch to work on)."""
     status, entry, cache = seen.fork, seen.entry, Cache(facts.cache)
     if status is None or status.kind == fork.ForkKind.DETACHED:
@@ -60,13 +58,10 @@ def build_entry(
     if built.target is None:
         return built
     if decided.kind != branches.BranchKind.FAST_FORWARD:
-        progress.say(
-            f"{entry.name}: reading the fork's branches' history to tell whether the push "
-            f"brings a {WORKFLOWS}/ change (the `workflow` scope) ..."
-        )
-    workflow = needs_scope(
-        built.target, built.push_from, decided.kind, len(entry.patches()), cache, seen.fork_side
-    )
+        progress.say(f"{entry.name}: reading the fork's branches' history to tell whether the push "
+                     f"brings a {WORKFLOWS}/ change (the `workflow` scope) ...")  # fmt: skip
+    workflow = needs_scope(built.target, built.push_from, decided.kind, len(entry.patches()), cache,
+                           seen.fork_side)  # fmt: skip
     return dataclasses.replace(built, workflow=workflow)
 
 
@@ -78,8 +73,7 @@ class Assembled:
 
 
 def assemble(entry: Entry, upstream_url: str, scratch: Path, *, rebase: bool) -> Assembled:
-    """Base (pinned, or with `rebase` the branch tip), fetched shallow, + `git am` of the
-    patches in a fresh repo."""
+    """Base (pinned, or with `rebase` the tip), fetched shallow, + `git am` of the patches."""
     git.init(scratch)
     ref = f"refs/heads/{entry.base_branch}" if rebase else entry.base_commit
     try:
@@ -113,8 +107,7 @@ MAX_NEW = 200  # new commits judged one by one (each reads its trees lazily)
 
 
 def _changes(commit: str, parents: list[str], cwd: Path) -> list[tuple[str, str, str]]:
-    """(status, path, new blob) of each workflow file `commit` changes against its first
-    parent (a merge too: without `-m`, `git diff-tree` prints nothing for it)."""
+    """(status, path, new blob) of each workflow file `commit` changes (merges: `-m`)."""
     first = parents[0] if len(parents) > 1 else None
     return git.changes_under(commit, WORKFLOWS, cwd=cwd, first_parent=first)
 
@@ -137,10 +130,8 @@ def needs_scope(
     if not heads:
         if not git.rev_exists(f"{base}:{WORKFLOWS}", cwd=push_from):
             return None
-        return (
-            f"{owner} has no branch yet: all of the pushed history is new to it, "
-            f"its {WORKFLOWS}/ included"
-        )
+        return (f"{owner} has no branch yet: all of the pushed history is new to it, "
+                f"its {WORKFLOWS}/ included")  # fmt: skip
     assert side is not None
     remote = cache.add_fork(side.url)
     for sha in heads:
@@ -154,10 +145,8 @@ def needs_scope(
     if not new:
         return None
     if len(new) > MAX_NEW:
-        return (
-            f"{len(new)} commits of the pushed history are new to {owner} (more than the "
-            f"{MAX_NEW} judged one by one); any of them may change {WORKFLOWS}/"
-        )
+        return (f"{len(new)} commits of the pushed history are new to {owner} (more than the "
+                f"{MAX_NEW} judged one by one); any of them may change {WORKFLOWS}/")  # fmt: skip
     held = _held(heads, cache.repo)
     for commit in new:
         for status, path, blob in _changes(commit, parents[commit], cache.repo):

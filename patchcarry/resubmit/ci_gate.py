@@ -1,6 +1,5 @@
-"""Upstream's PR vetting gate: NVIDIA's copy-pr-bot runs CI on a PR's head only once a
-maintainer comments `/ok to test <sha>`; an upstream has it when its default branch holds the
-bot's configuration, not switched off (read, never assumed)."""
+"""Upstream's PR vetting gate: copy-pr-bot runs CI once a maintainer says `/ok to test <sha>`;
+an upstream has it when its default branch holds the bot's configuration (read, never assumed)."""
 
 from __future__ import annotations
 

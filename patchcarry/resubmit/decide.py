@@ -1,5 +1,4 @@
-"""Phase 3 (see run.py): a pure function from what was observed and built to the plan of
-writes or a refusal, so each rule is a table test."""
+"""Phase 3 (run.py): pure, from what was observed and built to writes or a refusal."""
 
 from __future__ import annotations
 
@@ -92,10 +91,8 @@ def vetting_line(vetting: Vetting | None, head: str | None) -> str:
     if vetting.vets(head):
         return f"CI gate: head {short(head)} is vetted (upstream's {gate} points at it)"
     if vetting.sha:
-        return (
-            f"CI gate: head {short(head)} is NOT vetted ({gate} is at "
-            f"{short(vetting.sha)}); a maintainer must comment {ok_to_test(head)}"
-        )
+        return (f"CI gate: head {short(head)} is NOT vetted ({gate} is at "
+                f"{short(vetting.sha)}); a maintainer must comment {ok_to_test(head)}")  # fmt: skip
     return f"CI gate: head {short(head)} is NOT vetted (no {gate} on upstream yet)"
 
 
@@ -107,17 +104,13 @@ def _branch_facts(plan: Plan, seen: Observed, built: Built) -> Plan:
     if seen.ci_gate is not False:  # copy-pr-bot's words only where upstream has it
         facts.append(vetting_line(seen.vetting, seen.live))
     live, published = seen.live, seen.published
-    facts.append(
-        f"fork has {short(live) if live else 'no such branch'}; this tool last published "
-        f"{short(published) if published else 'nothing there (no record)'}"
-    )
+    facts.append(f"fork has {short(live) if live else 'no such branch'}; this tool last published "
+                 f"{short(published) if published else 'nothing there (no record)'}")  # fmt: skip
     facts.extend(decided.dropped_lines())
     made = built.assembled
     if made is not None and decided.kind != branches.BranchKind.REFUSED:
-        facts.append(
-            f"branch: {short(made.commit)} = {built.base_label} {short(made.base)} + "
-            f"{made.patches} patch(es)"
-        )
+        facts.append(f"branch: {short(made.commit)} = {built.base_label} {short(made.base)} + "
+                     f"{made.patches} patch(es)")  # fmt: skip
     return dataclasses.replace(_add(plan, facts=facts), branch=decided.to_json())
 
 
@@ -148,11 +141,9 @@ def _push(plan: Plan, seen: Observed, built: Built, today: str) -> tuple[Plan, R
         facts.append(Outlook(f"after the push: the new head needs {ok_to_test(target)}"))
         if seen.vetting is not None and seen.vetting.vets(seen.live):
             facts.append(f"this {decided.kind} throws away the vetting of {live or ''}"[:200])
-    push = Push(
-        target, built.push_from, live, decided.published,
-        seen.publishers.get(entry.name), decided.kind, built.workflow,
-        ci_gate=seen.ci_gate is not False,
-    )  # fmt: skip
+    push = Push(target, built.push_from, live, decided.published,
+                seen.publishers.get(entry.name), decided.kind, built.workflow,
+                ci_gate=seen.ci_gate is not False)  # fmt: skip
     return dataclasses.replace(_add(plan, facts=facts, writes=[write]), push=push), revision
 
 

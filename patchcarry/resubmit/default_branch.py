@@ -1,5 +1,4 @@
-"""What upstream's default branch tells a new PR, read where GitHub reads it: its tip in the
-check's cache, its PR template (else its owner's `.github` repository's)."""
+"""What upstream's default branch tells a new PR: its tip and its PR template."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Phase 5 (see run.py): the plan's writes, in order, each guarded by what was observed
-(leases, markers, the 422 lookup) so a re-run after any failure resumes; then the record."""
+"""Phase 5 (run.py): the writes in order, each guarded (leases, markers), so a re-run resumes."""
 
 from __future__ import annotations
 
@@ -82,8 +81,7 @@ def _ensure_fork(ctx: Context, plan: Plan, done: Done) -> fork.ForkStatus:
 
 
 def _push(ctx: Context, plan: Plan, step: Push, status: fork.ForkStatus) -> None:
-    """Branch and publication record in one atomic push, each leased on what was read, with a
-    bounded back-off while a new fork's git side lags its API."""
+    """Branch and record in one atomic leased push, backing off while a new fork's git lags."""
     branch, opts = plan.entry.head_branch, ctx.opts
     updates = [
         (step.target, f"refs/heads/{branch}", step.live),
@@ -140,10 +138,8 @@ def execute(ctx: Context, plan: Plan) -> Record:
             clone_url=str(status.clone_url), old=step.live, new=step.target, kind=step.kind,
             ci_gate=step.ci_gate,
         )  # fmt: skip
-    cross_links(
-        ctx.gh, entry, plan.links, plan.superseded, done, login=ctx.login, pr=number,
-        url=url or "", fork=status.full_name,
-    )  # fmt: skip
+    cross_links(ctx.gh, entry, plan.links, plan.superseded, done, login=ctx.login, pr=number,
+                url=url or "", fork=status.full_name)  # fmt: skip
     return _record(ctx, plan, done, number, url, created)
 
 
@@ -155,9 +151,8 @@ def _record_number(ctx: Context, entry: Entry, number: int) -> list[str]:
     return [f"manifest: recorded pr = {number}"]
 
 
-def _record(
-    ctx: Context, plan: Plan, done: Done, number: int, url: str | None, created: bool
-) -> Record:
+def _record(ctx: Context, plan: Plan, done: Done, number: int, url: str | None,
+            created: bool) -> Record:  # fmt: skip
     """After every write: the record, with the head's DCO result read once (no outlook)."""
     entry, step, rules = plan.entry, plan.push, plan.rules
     kept = [f for f in plan.facts if step is None or not isinstance(f, Outlook)]
@@ -247,11 +242,9 @@ def edited_during_run(now: PullRef, read: PullRef, fields: dict[str, str | bool]
     return said
 
 
-def current_text(
-    now: PullRef, read: PullRef, pull: PullWrite, entry_name: str, fields: dict[str, str | bool]
-) -> dict[str, str | bool]:
-    """The title and body to PATCH against `now` (re-read right before it), not `read`: a title
-    changed since stays; a body changed since gets only the tool's section merged into it."""
+def current_text(now: PullRef, read: PullRef, pull: PullWrite, entry_name: str,
+                 fields: dict[str, str | bool]) -> dict[str, str | bool]:  # fmt: skip
+    """Title and body to PATCH against `now` (re-read): a changed title stays; bodies merge."""
     out: dict[str, str | bool] = {}
     if "title" in fields and now.title == read.title:
         out["title"] = fields["title"]
@@ -264,19 +257,16 @@ def current_text(
     return out
 
 
-def _found_after_create(
-    gh: Forge, entry: Entry, pull: PullWrite, head: str, exc: Exception, login: str, done: Done
-) -> tuple[PullRef, bool]:
+def _found_after_create(gh: Forge, entry: Entry, pull: PullWrite, head: str, exc: Exception,
+                        login: str, done: Done) -> tuple[PullRef, bool]:  # fmt: skip
     """The PR from `head` after a create that failed or lost its answer (the 422 lookup)."""
     found = None
     for candidate in gh.pulls(entry.upstream, state="open", head=head, base=entry.base_branch):
         if candidate.head_label == head:
             found = candidate
     if found is None and isinstance(exc, TransientError):
-        raise GitHubError(
-            f"{exc}; the PR may have been created even so (GitHub's list can lag): "
-            "a re-run finds it and does not open a second one"
-        ) from None
+        raise GitHubError(f"{exc}; the PR may have been created even so (GitHub's list can lag): "
+                          "a re-run finds it and does not open a second one") from None  # fmt: skip
     if found is None:
         raise exc
     ownership.refuse_stranger(found, login)  # a stranger's PR on our branch is not ours
@@ -335,9 +325,8 @@ def cross_links(
         if ownership.marked(gh.issue_comments(entry.upstream, number), marker, login):
             continue
         detached = any(c.number == number and c.state == PullState.DETACHED for c in superseded)
-        text = bodies.cross_link(
-            entry, superseded=number, new_pr=pr, new_url=url, fork=fork, detached=detached
-        )
+        text = bodies.cross_link(entry, superseded=number, new_pr=pr, new_url=url, fork=fork,
+                                 detached=detached)  # fmt: skip
         try:
             gh.create_comment(entry.upstream, number, text)
         except LockedError:

@@ -1,5 +1,4 @@
-"""The fork the PR comes from: attached (in upstream's network), missing (created in the write
-phase, then waited for), or detached (never pushed to)."""
+"""The PR's fork: attached, missing (created, then waited for), or detached (never pushed)."""
 
 from __future__ import annotations
 
@@ -71,8 +70,7 @@ class Backoff:
     _tries: int = dataclasses.field(default=0, init=False)
 
     def wait(self) -> bool:
-        """Sleep the next step (first, doubling, at most `cap`, never past the budget), said
-        first; False, without sleeping, once the budget is spent."""
+        """Sleep the next step (doubling, at most `cap`, in budget); False once it is spent."""
         left = self.budget - self.spent
         if left <= 0:
             return False
@@ -89,8 +87,7 @@ class Backoff:
 
 
 def create(gh: Forge, name: str, upstream: str, *, login: str, wait: Backoff) -> ForkStatus:
-    """POST the fork, then poll with `wait` until it answers as attached; the owner's existing
-    fork under another name GitHub hands back is used, and `note` says so."""
+    """POST the fork and `wait` until attached; an existing fork GitHub returns is used."""
     owner, repo = name.split("/", 1)
     made = gh.create_fork(upstream, name=repo, organization=None if owner == login else owner)
     full_name = made.full_name or name

@@ -1,5 +1,4 @@
-"""Phase 4 (see run.py): the run-wide checks before any write, pure over the plans: the
-token's owner, kind and scopes; the fork's default branch; the base branch's rules."""
+"""Phase 4 (run.py): run-wide checks before any write, pure: the token, the fork, the rules."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ from patchcarry.resubmit.observe import Observed, RunFacts
 
 
 def gate(journeys: list[tuple[Observed, Plan]], facts: RunFacts, opts: Options) -> list[Plan]:
-    """The plans with the token's and the rules' verdicts added; raises when the whole run
-    must stop."""
+    """The plans with the token's and the rules' verdicts added; raises when the run must stop."""
     entries = [seen.entry for seen, _ in journeys]
     if facts.token:
         wrong = [e for e in entries if e.fork_owner.lower() != facts.login.lower()]
@@ -66,8 +64,7 @@ def _judge(seen: Observed, plan: Plan, facts: RunFacts) -> Plan:
 
 
 def _judge_repos(seen: Observed, plan: Plan) -> Plan:
-    """An archived upstream or fork, an upstream that takes no PR from this user: refused
-    before the first write."""
+    """An archived repo, or an upstream taking no PR from this user: refused before any write."""
     if not plan.writes or plan.refusal is not None:
         return plan
     creates = any(isinstance(w, CreatePull) for w in plan.writes)
@@ -82,11 +79,9 @@ def _judge_repos(seen: Observed, plan: Plan) -> Plan:
 
 # A fine-grained, App or Actions token reaches only repositories its owner granted: upstream
 # answers its writes 403, after the push has landed.
-_NO_SCOPES = {
-    FINE_GRAINED: "Resource not accessible by personal access token",
-    APP_USER: "Resource not accessible by integration",
-    ACTIONS: "Resource not accessible by integration",
-}
+_NO_SCOPES = {FINE_GRAINED: "Resource not accessible by personal access token",
+              APP_USER: "Resource not accessible by integration",
+              ACTIONS: "Resource not accessible by integration"}  # fmt: skip
 
 
 def judge_token(
@@ -133,8 +128,7 @@ _SIGNED_OFF = "satisfied: every commit the tool writes is signed off by its auth
 
 
 def classic_checks(seen: Observed) -> list[str] | None:
-    """The base branch's classic protection's required checks as anyone may read them (None:
-    not read)."""
+    """The base branch's classic protection's required checks, as anyone reads them (None: not)."""
     if seen.classic is None:
         return None
     return list(seen.classic.contexts) if seen.classic.protected else []
@@ -156,8 +150,7 @@ def judge_rules(
     rules: list[RuleRef] | None, branch: str, *, classic: list[str] | None = None,
     protected: bool = False,
 ) -> RulesJudged:  # fmt: skip
-    """What the new head needs on `branch`, and the verdict for the tool's own commits (None:
-    not read)."""
+    """What the new head needs on `branch`, and the tool's own commits' verdict (None: not read)."""
     readable = rules is not None
     rules = rules or []
     checks: list[str] = list(classic or [])
@@ -178,13 +171,11 @@ def judge_rules(
     if "required_linear_history" in kinds:
         verdicts["linear history"] = "satisfied by the tool's commits (it writes no merges)"
     judged = {"required_status_checks", "required_signatures", "required_linear_history"}
-    return {
-        "branch": branch, "required_status_checks": list(dict.fromkeys(checks)),
-        "required_signatures": "required_signatures" in kinds,
-        "required_linear_history": "required_linear_history" in kinds,
-        "other": sorted(kinds - judged), "verdicts": verdicts, "readable": readable,
-        "classic": classic, "protected": protected,
-    }  # fmt: skip
+    return {"branch": branch, "required_status_checks": list(dict.fromkeys(checks)),
+            "required_signatures": "required_signatures" in kinds,
+            "required_linear_history": "required_linear_history" in kinds,
+            "other": sorted(kinds - judged), "verdicts": verdicts, "readable": readable,
+            "classic": classic, "protected": protected}  # fmt: skip
 
 
 def rule_lines(judged: RulesJudged) -> list[str]:
@@ -192,11 +183,9 @@ def rule_lines(judged: RulesJudged) -> list[str]:
     head = f"rules for {judged['branch']}:"
     classic = _classic_line(judged["branch"], judged.get("classic"), judged.get("protected", False))
     if not judged.get("readable", True):
-        return [
-            f"{head} not readable (GET rules/branches answered 404: this GitHub serves no "
-            f"rulesets, e.g. an older GitHub Enterprise Server); {classic}; what else the new "
-            "head needs there is not known"
-        ]
+        return [f"{head} not readable (GET rules/branches answered 404: this GitHub serves no "
+                f"rulesets, e.g. an older GitHub Enterprise Server); {classic}; what else the new "
+                "head needs there is not known"]  # fmt: skip
     if not judged["verdicts"] and not judged["other"]:
         return [f"{head} no ruleset rule active; {classic}"]
     out = [f"{head} {name}: {verdict}" for name, verdict in judged["verdicts"].items()]

@@ -1,5 +1,4 @@
-"""The fork's live branch, read into check's blob-less cache and patched in a scratch
-index, so a no-op refresh downloads kilobytes; and an earlier revision of the fix on it."""
+"""The fork's live branch, patched in a scratch index (a no-op refresh costs kilobytes)."""
 
 from __future__ import annotations
 
@@ -79,9 +78,8 @@ class Cache:
         """`sha`'s first-parent chain down to (not including) `stop`, at most `limit` commits."""
         ref = git.own_ref("history", sha)
         if not git.rev_exists(ref, cwd=self.repo):
-            git.fetch_blobless(
-                remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=limit, filter="tree:0"
-            )
+            git.fetch_blobless(remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=limit,
+                               filter="tree:0")  # fmt: skip
         out: list[str] = []
         current: str | None = sha
         while current and current != stop and len(out) < limit:
@@ -98,9 +96,8 @@ class Cache:
         """All of `sha`'s history, commits only (trees and blobs come lazily); once per cache."""
         ref = git.own_ref("all-history", sha)
         if not git.rev_exists(ref, cwd=self.repo):
-            git.fetch_blobless(
-                remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=git.DEEPEST, filter="tree:0"
-            )
+            git.fetch_blobless(remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=git.DEEPEST,
+                               filter="tree:0")  # fmt: skip
 
     def describe(self, sha: str) -> tuple[str, str]:
         """(author, subject) of a commit that is here."""
@@ -181,8 +178,7 @@ class Revision:
 
 
 def _find(cache: Cache, entry: Entry, remote: str, live: str, stop: str) -> Revision | None:
-    """The newest non-merge commit of the branch's own line carrying the fix's change, or
-    differing only in comments on exactly its files and hunks."""
+    """The newest non-merge commit of the branch's line carrying the fix (comments aside)."""
     fix = entry.fix
     for sha in cache.first_parent_history(remote, live, stop=stop, limit=MAX_WALK):
         if len(git.commit_parents(sha, cwd=cache.repo)) != 1:
@@ -206,8 +202,7 @@ def _touch(a: tuple[int, int], b: tuple[int, int]) -> bool:
 
 
 def _same_hunks(cache: Cache, entry: Entry, sha: str) -> bool:
-    """Whether `sha`'s change has per file as many hunks as the fix's, each over the fix's own
-    (a hunk anywhere else is someone's other work, which revising over would undo)."""
+    """Whether `sha` has per file the fix's hunks alone (revising would undo others' work)."""
     fix = entry.fix
     (parent,) = git.commit_parents(sha, cwd=cache.repo)
     ours = cache.apply(parent, [fix])
@@ -222,8 +217,7 @@ def _same_hunks(cache: Cache, entry: Entry, sha: str) -> bool:
 
 
 def revise(cache: Cache, entry: Entry, *, remote: str, live: str, stop: str) -> Revision | None:
-    """The earlier revision of the fix on the branch (None: none), with `tree` set when ours
-    merges cleanly over it."""
+    """The earlier revision of the fix on the branch (None: none), `tree` set if ours merges."""
     found = _find(cache, entry, remote, live, stop)
     if found is None:
         return None

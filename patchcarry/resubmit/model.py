@@ -1,5 +1,4 @@
-"""The values resubmit's phases pass along: options, the plan and its typed writes, the
-record, and the printed plan."""
+"""The values resubmit's phases pass along: options, plan, typed writes, record, output."""
 
 from __future__ import annotations
 
@@ -81,8 +80,7 @@ class Action(enum.StrEnum):
 
 @dataclasses.dataclass(frozen=True)
 class Write:
-    """One write a plan holds, or the run made, rendering its own `call` and `what`
-    (`implied`: the manifest implies it, nothing read)."""
+    """One write a plan holds or the run made (`implied`: the manifest implies it, none read)."""
 
     api: ClassVar[bool] = True  # GitHub's REST API takes it (a git push is no API write)
     implied: bool = dataclasses.field(default=False, kw_only=True)
@@ -168,11 +166,9 @@ class EditPull(Write):
     @property
     def what(self) -> str:
         if self.implied:
-            return (
-                "only the tool's section of the body, the title only if the manifest's "
-                "changed; nothing when they are current, nor on a description without the "
-                "tool's section while nothing is pushed"
-            )
+            return ("only the tool's section of the body, the title only if the manifest's "
+                    "changed; nothing when they are current, nor on a description without the "
+                    "tool's section while nothing is pushed")  # fmt: skip
         return " and ".join(self.changed)
 
 

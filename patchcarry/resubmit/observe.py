@@ -1,5 +1,4 @@
-"""Phase 1 (see run.py): every GitHub and git-remote read, once, into frozen values, so
-later phases never read and a settled entry (merged, refused, detached) costs no more reads."""
+"""Phase 1 (run.py): every read once into frozen values; a settled entry costs no more."""
 
 from __future__ import annotations
 
@@ -68,8 +67,7 @@ class Vetting:
 
 @dataclasses.dataclass(frozen=True)
 class ForkSide:
-    """The fork's branches as git reads them (a fork to be made: upstream's default branch):
-    what GitHub counts as there when it judges a push's workflow scope."""
+    """The fork's branches as git reads them: what GitHub counts when judging workflow scope."""
 
     url: str
     owner: str  # whose branches, in words ("OWNER/NAME (to be made)")
@@ -116,9 +114,8 @@ class Observed:
     ci_gate: bool | None = None
 
 
-def observe_run(
-    entries: list[Entry], opts: Options, gh: Forge, reads: Reads, *, token: str | None
-) -> RunFacts:
+def observe_run(entries: list[Entry], opts: Options, gh: Forge, reads: Reads, *,
+                token: str | None) -> RunFacts:  # fmt: skip
     """The run's facts: login, upstream URL, the check, the PRs' states, default branches."""
     user = gh.user() if token is not None else None
     login = user.login if user is not None else ""
@@ -136,10 +133,8 @@ def observe_run(
     gates = {u: ci_gate.uses_copy_pr_bot(cache, tip) for u, tip in tips.items()}
     own = inert.own_emails(user) if user is not None else None
     found = for_entries(entries, opts.evidence, opts.manifest_path, carries_unit_tests)
-    return RunFacts(
-        token is not None, login, gh.token_kind, gh.scopes, url, today(), report, cache,
-        classes, defaults, templates, own, gates, found,
-    )  # fmt: skip
+    return RunFacts(token is not None, login, gh.token_kind, gh.scopes, url, today(), report, cache,
+                    classes, defaults, templates, own, gates, found)  # fmt: skip
 
 
 # GitHub's documentation: a token not authorized for an organisation that enforces SAML SSO
@@ -164,9 +159,8 @@ def _default_branch(reads: Reads, entry: Entry) -> str | None:
     return repo.default_branch if repo else None
 
 
-def _classify_all(
-    reads: Reads, entries: list[Entry], path: Path | None
-) -> dict[int, Classification]:
+def _classify_all(reads: Reads, entries: list[Entry],
+                  path: Path | None) -> dict[int, Classification]:  # fmt: skip
     """Every superseded and recorded PR of the selected entries, with same-second siblings."""
     found: dict[int, Classification] = {}
     for entry in entries:
@@ -230,9 +224,8 @@ def observe_entry(reads: Reads, facts: RunFacts, entry: Entry, opts: Options) ->
     )  # fmt: skip
 
 
-def _read_live(
-    status: fork.ForkStatus, entry: Entry, cache: Path
-) -> tuple[str | None, str | None, dict[str, str]]:
+def _read_live(status: fork.ForkStatus, entry: Entry,
+               cache: Path) -> tuple[str | None, str | None, dict[str, str]]:  # fmt: skip
     """(live head, published record, {entry: its publisher ref}): one `git ls-remote`."""
     if status.kind != fork.ForkKind.ATTACHED or not status.clone_url:
         return None, None, {}
@@ -257,9 +250,8 @@ def _read_vetting(entry: Entry, head: str | None, upstream_url: str) -> Vetting 
     return Vetting(entry.pr, code == 0, found.get(ref) if code == 0 else None)
 
 
-def _read_pull(
-    reads: Reads, entry: Entry, status: fork.ForkStatus, current: Classification | None
-) -> PullRef | None:
+def _read_pull(reads: Reads, entry: Entry, status: fork.ForkStatus,
+               current: Classification | None) -> PullRef | None:  # fmt: skip
     """The open PR from the fork branch: the recorded one when it still comes from there."""
     label = f"{status.full_name.split('/')[0]}:{entry.head_branch}"
     if current is not None and current.state == classify.PullState.OPEN:
@@ -273,9 +265,8 @@ def _read_pull(
     return None
 
 
-def _read_links(
-    reads: Reads, entry: Entry, superseded: tuple[Classification, ...], force: bool, login: str
-) -> frozenset[int]:
+def _read_links(reads: Reads, entry: Entry, superseded: tuple[Classification, ...], force: bool,
+                login: str) -> frozenset[int]:  # fmt: skip
     """The superseded PRs a cross-link may go to that already hold the token user's."""
     linked = set()
     for item in superseded:
@@ -287,11 +278,9 @@ def _read_links(
     return frozenset(linked)
 
 
-def _read_fork_side(
-    reads: Reads, entry: Entry, status: fork.ForkStatus, facts: RunFacts
-) -> ForkSide:
-    """The fork's branch heads (one `git ls-remote`); for a fork still to be made, upstream's
-    default branch alone (GitHub forks that branch only)."""
+def _read_fork_side(reads: Reads, entry: Entry, status: fork.ForkStatus,
+                    facts: RunFacts) -> ForkSide:  # fmt: skip
+    """The fork's heads (one `ls-remote`); a fork to be made: upstream's default branch alone."""
     if status.kind == fork.ForkKind.ATTACHED and status.clone_url:
         url, repo = status.clone_url, reads.repo(entry.fork)
         owner, pattern = entry.fork, "refs/heads/*"
@@ -317,8 +306,7 @@ _BLOCKING = (classify.PullState.MAINTAINER, classify.PullState.AUTHOR,
 def history(
     entry: Entry, classes: Mapping[int, Classification]
 ) -> tuple[Classification | None, tuple[Classification, ...]]:
-    """(the recorded PR, every PR this entry supersedes, the recorded one too if it closed
-    without merge)."""
+    """(the recorded PR, every PR it supersedes, the recorded one too if closed unmerged)."""
     current = classes[entry.pr] if entry.pr else None
     superseded = [classes[n] for n in entry.supersedes]
     if current is not None and current.state not in (PullState.OPEN, PullState.MERGED):
@@ -326,9 +314,8 @@ def history(
     return current, tuple(superseded)
 
 
-def settle(
-    current: Classification | None, superseded: tuple[Classification, ...], *, force: bool
-) -> Settled | None:
+def settle(current: Classification | None, superseded: tuple[Classification, ...], *,
+           force: bool) -> Settled | None:  # fmt: skip
     """Merged / closed by someone / still open elsewhere; None when the entry goes on."""
     if current is not None and current.state == classify.PullState.MERGED:
         return Settled(f"#{current.number} is merged: nothing to do", current)

@@ -1,5 +1,4 @@
-"""What the repositories' own answers (GET /repos, read anyway) say about the writes before any
-is made; what GitHub shows its admins alone is said to be unknown, never "none"."""
+"""What the repositories' answers say about the writes first; admin-only facts are "unknown"."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The section's list of what the tool pushed, as data, written and read back by the one pair
-of functions here (`Revisions.lines`, `read`), anchored line by line."""
+"""The section's list of what the tool pushed, as data: one anchored render/read pair."""
 
 from __future__ import annotations
 
@@ -11,10 +10,8 @@ from patchcarry.git.sha import short
 
 MAX_BODY = 65_536  # GitHub's limit on a PR body, in characters
 
-_LINE = re.compile(
-    r"^- (?P<date>\d{4}-\d{2}-\d{2}) `(?P<head>[0-9a-f]{7,40})` (?P<kind>[a-z-]+)"
-    r"(?: on `(?P<on>[0-9a-f]{7,40})`)?[ \t]*$"
-)
+_LINE = re.compile(r"^- (?P<date>\d{4}-\d{2}-\d{2}) `(?P<head>[0-9a-f]{7,40})` (?P<kind>[a-z-]+)"
+                   r"(?: on `(?P<on>[0-9a-f]{7,40})`)?[ \t]*$")  # fmt: skip
 _EARLIER = re.compile(r"^- \((?P<count>\d+) earlier revisions? not listed: ")
 
 
@@ -45,8 +42,7 @@ class Revisions(NamedTuple):
 
 
 def read(section: str) -> Revisions:
-    """The list right above the section's end marker, read upwards (a line like one elsewhere
-    is someone's text)."""
+    """The list right above the section's end marker, read upwards (elsewhere: someone's text)."""
     above_end = section.replace("\r\n", "\n").rstrip().split("\n")[-2::-1]
     block = list(itertools.takewhile(lambda line: _LINE.match(line) or _EARLIER.match(line),
                                      above_end))[::-1]  # fmt: skip

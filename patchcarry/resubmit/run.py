@@ -1,5 +1,4 @@
-"""Runs resubmit: per entry, observe (every read, once) -> build (local git) -> decide (pure);
-then the gate judges every plan before the first write, and only then does execute write."""
+"""resubmit per entry: observe -> build -> decide; the gate judges all before execute writes."""
 
 from __future__ import annotations
 
@@ -78,10 +77,8 @@ def resubmit(
         if dry_run or any(p.action == Action.REFUSED for p in plans):
             return _unwritten(plans, cost, opts, token is not None)
         ctx = execute.Context(gh, opts, facts.login, facts.upstream_url, Cache(facts.cache), say)
-        shown = [
-            execute.execute(ctx, p).shown(cost) if p.executable else p.shown(cost, [])
-            for p in plans
-        ]
+        shown = [execute.execute(ctx, p).shown(cost) if p.executable else p.shown(cost, [])
+                 for p in plans]  # fmt: skip
     total = sum(len(p.writes) for p in shown)
     return Outcome(shown, False, f"DONE: {total} write(s) made.", ExitCode.OK)
 
@@ -94,11 +91,9 @@ def expiry_warning(expires: datetime.datetime | None, now: datetime.datetime) ->
     if expires is None or expires - now > EXPIRY_MARGIN:
         return ""
     left = max((expires - now).total_seconds(), 0) / 60
-    return (
-        f"warning: {tokens.variable()} expires at {expires:%Y-%m-%d %H:%M} UTC (in {left:.0f} "
-        "min, GitHub-Authentication-Token-Expiration): a run that outlives it fails part-way "
-        "(a re-run resumes); renew the token first if this run may take long"
-    )
+    return (f"warning: {tokens.variable()} expires at {expires:%Y-%m-%d %H:%M} UTC (in {left:.0f} "
+            "min, GitHub-Authentication-Token-Expiration): a run that outlives it fails part-way "
+            "(a re-run resumes); renew the token first if this run may take long")  # fmt: skip
 
 
 def _cost(gh: Forge, facts: observe.RunFacts) -> dict[str, int]:

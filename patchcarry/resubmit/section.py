@@ -1,5 +1,4 @@
-"""The tool's section of a PR body: it owns only the text between its markers, and the begin
-marker hashes the title and the section's text, so a maintainer's hand edit is never undone."""
+"""The tool's section of a PR body, between its markers, whose hash keeps hand edits intact."""
 
 from __future__ import annotations
 
@@ -33,17 +32,15 @@ def title_hash(title: str) -> str:
 
 
 def section_id(inner: str) -> str:
-    """The id in a begin marker: a hash of the section's text after it, as GitHub may store it
-    (a quoted marker, or a section edited by hand, no longer matches it)."""
+    """The id in a begin marker: a hash of the section after it (a hand edit no longer matches)."""
     return hashlib.sha256(normalize(inner).encode()).hexdigest()[:16]
 
 
 # The entry name is escaped where it is used; bodies written before ids existed have none.
 _BEGIN_RE = mark.pattern(
-    "begin",
-    r"entry={name} title=(?P<title>[0-9a-f]+) "
+    "begin", r"entry={name} title=(?P<title>[0-9a-f]+) "
     r"summary=(?P<summary>yes|no)(?P<person> around=person)?(?: id=(?P<id>[0-9a-f]{{16}}))?",
-)
+)  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,10 +106,9 @@ def locate(body: str | None, entry_name: str) -> Found:
     matches = [m for m in (strict.match(text, pos) for pos in begins) if m is not None]
     by_start = {m.start(): m for m in matches if m.group("id")}
     verified = [
-        (m, end)
-        for m, end in ((by_start.get(b), e) for b, e in _adjacent(begins, ends))
+        (m, end) for m, end in ((by_start.get(b), e) for b, e in _adjacent(begins, ends))
         if m is not None and end >= m.end() and section_id(text[m.end() : end]) == m.group("id")
-    ]
+    ]  # fmt: skip
     if len(verified) == 1:
         return Found(_section(text, *verified[0], entry_name))
     markers = f"`{mark.start('begin', f'entry={entry_name}')}… -->` … `{section_end(entry_name)}`"
@@ -125,11 +121,10 @@ def locate(body: str | None, entry_name: str) -> Found:
         if not matches[0].group("id"):
             return Found(found)  # written before ids: the body's only pair
         return Found(
-            found,
-            "the tool's section was edited by hand since its last publication: kept as is "
+            found, "the tool's section was edited by hand since its last publication: kept as is "
             "(not reverted); to let the tool write it again, move what should stay outside "
             f"its markers ({markers}), delete the section, then re-run",
-        )
+        )  # fmt: skip
     if len(begins) > len(ends):
         what = "an end marker is missing"
     elif len(ends) > len(begins):
@@ -137,11 +132,10 @@ def locate(body: str | None, entry_name: str) -> Found:
     else:
         what = "its markers are damaged, copied or out of order"
     return Found(
-        None,
-        f"the body holds {len(begins)} begin and {len(ends)} end marker(s) of the tool's "
+        None, f"the body holds {len(begins)} begin and {len(ends)} end marker(s) of the tool's "
         f"section ({what}): left as is; repair it by hand so exactly one pair {markers} "
         "remains (or delete every marker: the tool then appends a fresh section), then re-run",
-    )
+    )  # fmt: skip
 
 
 def outside(body: str | None, section: Section | None) -> str:
@@ -155,8 +149,7 @@ def find_section(body: str | None, entry_name: str) -> Section | None:
 
 
 def merge(existing: str | None, section: str, entry_name: str) -> str:
-    """`existing` with this tool's section replaced by `section`, or appended; every byte
-    outside it kept (a body `locate` finds a problem in, all)."""
+    """`existing` with the tool's section replaced by `section`, or appended; all else kept."""
     text = existing or ""
     found = locate(text, entry_name)
     if found.problem:
@@ -186,8 +179,7 @@ def fit(
     make: Callable[[Revisions], str], revisions: Revisions, *, what: str = "the PR body",
     current: str | None = None, limit: int = MAX_BODY,
 ) -> str:  # fmt: skip
-    """`make(listed)` for the longest tail of `revisions` that fits in `limit` (the older ones
-    counted); a body equal to `current` (nothing to write) whatever its length."""
+    """`make(listed)` for the longest tail of `revisions` within `limit`; `current` if same."""
     while True:
         body = make(revisions)
         if len(body) <= limit or normalize(body) == normalize(current):

@@ -1,5 +1,4 @@
-"""How a child process that imports one Megatron tree starts (its PYTHONPATH and a free
-loopback port), so unpatched and patched trees never share a module."""
+"""A child importing one Megatron tree (PYTHONPATH, a free port): trees never share a module."""
 
 from __future__ import annotations
 
@@ -18,8 +17,7 @@ PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 
 
 def probe_env(tree: Path, cpu_only: bool = False) -> dict[str, str]:
-    """The child's environment: `tree` then this repo on PYTHONPATH, one CPU thread; `cpu_only`
-    hides any GPU so the stand-ins are used, as on a CPU runner."""
+    """The child's env: `tree` then this repo on PYTHONPATH, one thread; `cpu_only` hides GPUs."""
     env = dict(os.environ)
     if cpu_only:
         env["CUDA_VISIBLE_DEVICES"] = ""
@@ -36,11 +34,9 @@ def free_loopback_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def child_result(
-    tree: Path, code: int, out: str, err: str, marker: str, error: type[FatalError]
-) -> dict[str, Any]:
-    """The JSON a tree's child printed after `marker` (its last such line), checked to come
-    from `tree`'s own megatron; `error` (with the child's stderr) when there is none."""
+def child_result(tree: Path, code: int, out: str, err: str, marker: str,
+                 error: type[FatalError]) -> dict[str, Any]:  # fmt: skip
+    """The JSON a child printed after `marker`, checked to be `tree`'s megatron; else `error`."""
     lines = [line for line in out.splitlines() if line.startswith(marker)]
     if code != 0 or not lines:
         raise error(
@@ -54,18 +50,11 @@ def child_result(
 
 
 def run_module(
-    tree: Path,
-    module: str,
-    env: dict[str, str],
-    request: dict[str, Any],
-    marker: str,
-    error: type[FatalError],
-    *,
-    timeout: float | None = None,
-) -> dict[str, Any]:
+    tree: Path, module: str, env: dict[str, str], request: dict[str, Any], marker: str,
+    error: type[FatalError], *, timeout: float | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """`python -m module` in `tree` with `request` as JSON on stdin; its result (`child_result`)."""
     stdin = json.dumps(request)
-    code, out, err = proc.cmd_output(
-        *proc.PYTHON, "-m", module, cwd=tree, env=env, check=False, stdin=stdin, timeout=timeout
-    )
+    code, out, err = proc.cmd_output(*proc.PYTHON, "-m", module, cwd=tree, env=env, check=False,
+                                     stdin=stdin, timeout=timeout)  # fmt: skip
     return child_result(tree, code, out, err, marker, error)

@@ -54,11 +54,9 @@ def fetched_tree() -> Path:
             f"the offline check reads megatron-core {version}'s source, which is not installed "
             f"here, and this Python has no pip to fetch it: {install.how_to_get('main')}"
         )
-    print(
-        f"patchcarry: fetching megatron-core {version}'s source (its wheel, hash-checked) "
-        f"into {dest}, once: the offline check reads it",
-        file=sys.stderr,
-    )
+    print(f"patchcarry: fetching megatron-core {version}'s source (its wheel, hash-checked) "
+          f"into {dest}, once: the offline check reads it",
+          file=sys.stderr)  # fmt: skip
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".fetch-", dir=dest.parent) as tmp:
         wheel = _download(Path(tmp) / "wheel", version)
@@ -77,9 +75,8 @@ def _download(into: Path, version: str) -> Path:
         *proc.PYTHON,
         *("-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--require-hashes"),
         *("--disable-pip-version-check", "--no-input", "--progress-bar", "off"),
-        *("-r", str(lock_file()), "-d", str(into)),
-        check=False,
-    )
+        *("-r", str(lock_file()), "-d", str(into)), check=False,
+    )  # fmt: skip
     wheels = sorted(into.glob("*.whl")) if code == 0 else []
     if len(wheels) != 1:
         said = (err.strip() or out.strip()).splitlines()[-1:] or ["no wheel"]

@@ -38,8 +38,7 @@ def standin_cuda_device_api() -> None:
 
 
 def standin_torch_compile_eager() -> None:
-    """`@torch.compile` functions run eagerly (as `TORCHDYNAMO_DISABLE=1`): same math, no ten
-    seconds of compilation per child on CPU."""
+    """`@torch.compile` functions run eagerly: same math, no ten seconds of compile per child."""
     import torch._dynamo
 
     # no public switch: TORCH_COMPILE_DISABLE is read once, when torch._dynamo is imported
@@ -61,8 +60,7 @@ def standin_nccl_with_gloo() -> None:
 
 
 def standin_cuda_moves() -> None:
-    """`Tensor.cuda()` and `Module.cuda()` -> stay on the CPU (same object, as on a GPU when
-    already there). The carried tests create tensors on CPU and move them with `.cuda()`."""
+    """`Tensor.cuda()` and `Module.cuda()` stay on the CPU (the carried tests call `.cuda()`)."""
 
     def tensor_cuda(self: torch.Tensor, *_: Any, **__: Any) -> torch.Tensor:
         return self

@@ -36,8 +36,7 @@ def install_cuda_rng_state_standin(random_module: types.ModuleType) -> CpuStandI
 
 
 def standin_cuda_seed_api(generator: CpuStandInCudaGenerator) -> None:
-    """`torch.cuda` seed and RNG-state calls -> `generator`, so `model_parallel_cuda_manual_seed`
-    fills the real `CudaRNGStatesTracker` with its states."""
+    """`torch.cuda` seed and RNG-state calls -> `generator` (fills `CudaRNGStatesTracker`)."""
 
     def manual_seed(seed: int) -> None:
         generator.generator.manual_seed(int(seed))

@@ -1,5 +1,4 @@
-"""Megatron source trees (a directory with `megatron/` in it): the installed megatron-core, an
-upstream checkout, patched copies; site-packages is never edited."""
+"""Megatron source trees: installed megatron-core, a checkout, patched copies (never edited)."""
 
 from __future__ import annotations
 
