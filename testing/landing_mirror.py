@@ -87,10 +87,14 @@ def _patch_text(title: str, diff: bytes) -> bytes:
     return head.encode() + diff + b"-- \n2.39.5\n\n"
 
 
-def _write(dest: Path, cases: list[dict[str, Any]]) -> Path:
+def write_cases(
+    dest: Path, cases: list[dict[str, Any]], upstream: str = "NVIDIA/Megatron-LM",
+    branch: str = "dev",
+) -> Path:  # fmt: skip
+    """Each case's net change as a patch in `dest`, and the manifest carrying them all."""
     lines = [
-        '[defaults]\nupstream = "NVIDIA/Megatron-LM"\nbase_branch = "dev"\n'
-        'fork = "hand/Megatron-LM"\n'
+        f'[defaults]\nupstream = "{upstream}"\nbase_branch = "{branch}"\n'
+        f'fork = "hand/{upstream.split("/")[1]}"\n'
     ]
     for case in cases:
         patch = f"{case['number']:05d}-pr.patch"
@@ -224,7 +228,7 @@ def _judged(repo: Path, case: dict[str, Any], landing: Any) -> dict[str, Any]:
 def load_cases(dest: Path, cases: list[dict[str, Any]]) -> tuple[list[Any], list[dict[str, Any]]]:
     """The manifest of `cases` written in `dest` and loaded: (entries, the cases kept). A PR
     touching what no manifest may carry (CI files) is no case."""
-    path = _write(dest, cases)
+    path = write_cases(dest, cases)
     loaded, entries, kept = manifest.load(path), [], []
     for case, name in zip(cases, loaded.names, strict=True):
         try:

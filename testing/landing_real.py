@@ -50,7 +50,7 @@ from patchcarry import git, manifest
 from patchcarry.check.report import Verdict
 from patchcarry.check.run import run_checks
 from patchcarry.errors import BadInputError
-from testing.landing_mirror import _applies, _g, _patch_text, _pull_heads
+from testing.landing_mirror import _applies, _g, _pull_heads, write_cases
 
 LANDED_VERDICTS = (Verdict.LANDED, Verdict.CHANGED, Verdict.UNDONE)
 
@@ -161,26 +161,6 @@ def _by_patch_id(repo: Path, tip: str, cases: list[dict[str, Any]]) -> None:
             case.update(style="not merged")
 
 
-def _write(dest: Path, cases: list[dict[str, Any]], upstream: str, branch: str) -> Path:
-    lines = [
-        f'[defaults]\nupstream = "{upstream}"\nbase_branch = "{branch}"\n'
-        f'fork = "hand/{upstream.split("/")[1]}"\n'
-    ]
-    for case in cases:
-        patch = f"{case['number']:05d}-pr.patch"
-        (dest / patch).write_bytes(_patch_text(f"PR {case['number']}", case["diff"]))
-        tops = sorted({f.split("/")[0] + ("/**" if "/" in f else "") for f in case["files"]})
-        lines.append(
-            f'[[entry]]\nname = "pr-{case["number"]}"\ntitle = "PR {case["number"]}"\n'
-            f'base_commit = "{case["base"]}"\nhead_branch = "hand/pr-{case["number"]}"\n'
-            f'fix = "{patch}"\nsupersedes = [{case["number"]}]\n'
-            f"paths = {json.dumps(tops)}\n"
-        )
-    path = dest / "series.toml"
-    path.write_text("\n".join(lines))
-    return path
-
-
 def _judged(repo: Path, branch: str, case: dict[str, Any], landing: Any) -> dict[str, Any]:
     found = landing.commit.sha if landing.commit else None
     merge = landing.merged_by.sha if landing.merged_by else None
@@ -224,7 +204,7 @@ def run(repo: Path, branch: str, upstream: str, cases: list[dict[str, Any]]) -> 
     """One cold `check` of every case (the manifest loaded anew); the figures and each case."""
     with tempfile.TemporaryDirectory(prefix="landing-real-") as tmp:
         started = time.monotonic()
-        loaded = manifest.load(_write(Path(tmp), cases, upstream, branch))
+        loaded = manifest.load(write_cases(Path(tmp), cases, upstream, branch))
         entries, kept = [], []
         for case, name in zip(cases, loaded.names, strict=True):
             try:
