@@ -596,30 +596,16 @@ def _verdict_for(
         if tip_applies:
             evidence.append("the fix applies at the tip again (git apply --check)")
         since = merged_by.sha if merged_by else carrier.commit.sha
-        undoers = changers or _reapplied_by(repo, since, tip, fix)
-        undone = Landing(
-            UNDONE,
-            carrier.commit,
-            evidence,
-            [upstream_commit(repo, c) for c in undoers],
-            notes,
-            merged_by=merged_by,
-        )
-        return _with(undone, repo, earlier)
-    if changers:
+        verdict, later = UNDONE, changers or _reapplied_by(repo, since, tip, fix)
+    elif changers:
         evidence.append(f"{gone}/{followed} of its added lines changed since (git blame --reverse)")
-        changed = Landing(
-            CHANGED,
-            carrier.commit,
-            evidence,
-            [upstream_commit(repo, c) for c in changers],
-            notes,
-            merged_by=merged_by,
-        )
-        return _with(changed, repo, earlier)
-    evidence.append("every line it added is unchanged at the tip (git blame --reverse)")
-    whole = Landing(LANDED, carrier.commit, evidence, partial=notes, merged_by=merged_by)
-    return _with(whole, repo, earlier)
+        verdict, later = CHANGED, changers
+    else:
+        evidence.append("every line it added is unchanged at the tip (git blame --reverse)")
+        verdict, later = LANDED, []
+    found = Landing(verdict, carrier.commit, evidence, [upstream_commit(repo, c) for c in later],
+                    notes, merged_by=merged_by)  # fmt: skip
+    return _with(found, repo, earlier)
 
 
 def _with(landing: Landing, repo: Path, earlier: list[str]) -> Landing:
