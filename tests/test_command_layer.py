@@ -87,7 +87,20 @@ def test_upstream_as_owner_name_is_upstream_repo_and_the_old_spelling_still_work
     assert "--upstream-repo OWNER/NAME" in shown and "--upstream " not in shown
 
 
-# i45b restructures these two; their spellings go to ci_gate's helpers once merged
+def test_upstream_as_a_url_means_what_it_means_everywhere(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """resubmit takes `--upstream URL` as its `--upstream-url` (the option's one meaning);
+    scan, which fetches nothing by URL, refuses it in one line naming `--upstream-repo`."""
+    parser, _ = cli.build_parser()
+    url = "https://git.example/acme/widgets.git"
+    args = parser.parse_args(["resubmit", "--upstream", url])
+    assert args.upstream_url == url and args.upstream_repo is None
+    assert capsys.readouterr().err == ""
+    with pytest.raises(SystemExit) as exit_:
+        parser.parse_args(["scan", "--upstream", url])
+    said = capsys.readouterr().err.splitlines()
+    assert exit_.value.code == 2 and "--upstream-repo" in said[-1] and url in said[-1]
 
 
 def test_copy_pr_bot_s_words_are_spelled_in_ci_gate_alone() -> None:

@@ -69,30 +69,34 @@ def refuse_url(value: str | None, flag: str, *, offline: bool = False) -> None:
         print(f"note: {flag} {value} is ignored with --offline", file=sys.stderr)
 
 
-class _OldSpelling(argparse.Action):
-    """An option's old spelling, kept for one release: same destination, a note on stderr."""
+class _OldUpstream(argparse.Action):
+    """`--upstream`: a git URL or path, as in every command that fetches (to `--upstream-url`
+    where the command has one); its old meaning here, OWNER/NAME, kept for one release."""
 
-    def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, url: bool, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.new = new
+        self.url = url
 
     def __call__(
         self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-        values: str | Sequence[Any] | None, option_string: str | None = None,
+        values: str | Sequence[Any] | None, _option_string: str | None = None,
     ) -> None:  # fmt: skip
-        print(f"note: {option_string} is deprecated here and goes in the next release; "
-              f"use {self.new}",
-              file=sys.stderr)  # fmt: skip
-        setattr(namespace, self.dest, values)
+        value = str(values)
+        try:
+            named = repo(value)
+        except argparse.ArgumentTypeError as exc:
+            if not self.url:
+                parser.error(f"argument --upstream-repo: {exc}")
+            namespace.upstream_url = value
+            return
+        print("note: --upstream is deprecated here for OWNER/NAME and goes in the next release; "
+              "use --upstream-repo", file=sys.stderr)  # fmt: skip
+        namespace.upstream_repo = named
 
 
-def add_upstream_repo(parser: argparse.ArgumentParser, what: str) -> None:
-    """`--upstream-repo OWNER/NAME`; `--upstream` (a git URL or path elsewhere) still works."""
+def add_upstream_repo(parser: argparse.ArgumentParser, what: str, *, url: bool = False) -> None:
+    """`--upstream-repo OWNER/NAME`, and `--upstream`: with `url` (the command has
+    `--upstream-url`) a URL or path goes there; OWNER/NAME still works, with a note."""
     parser.add_argument("--upstream-repo", metavar="OWNER/NAME", type=repo, help=what)
-    add_old_spelling(parser, "--upstream", "--upstream-repo", type=repo)
-
-
-def add_old_spelling(parser: argparse.ArgumentParser, old: str, new: str, **kwargs: Any) -> None:
-    """`old`, hidden from the help, as a spelling of `new` (one meaning per option name)."""
-    parser.add_argument(old, action=_OldSpelling, new=new, dest=new.lstrip("-").replace("-", "_"),
-                        default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)  # fmt: skip
+    parser.add_argument("--upstream", action=_OldUpstream, url=url, dest="upstream_repo",
+                        default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # fmt: skip

@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--upstream-url", metavar="URL",
         help="git URL or path to fetch upstream from (default: its clone_url)",
     )  # fmt: skip
-    argtypes.add_upstream_repo(parser, "every entry's upstream repository")
+    argtypes.add_upstream_repo(parser, "every entry's upstream repository", url=True)
     parser.add_argument("--fork", metavar="OWNER/NAME", type=argtypes.repo,
                         help="every entry's fork (the PR's head repository)")  # fmt: skip
     parser.add_argument(
