@@ -8,18 +8,16 @@ import contextlib
 import os
 from pathlib import Path
 
-from patchcarry.git.repo import is_valid_branch_name
 from patchcarry.git.runner import git, git_bytes
 
 # `shallow_file`'s answers in this run, by repository (asked a dozen times a resubmit);
-# emptied when a run starts (`forget_run_memos`).
+# emptied when a run starts (`git.forget_run_memos`).
 _shallow_files: dict[Path, Path] = {}
 
 
-def forget_run_memos() -> None:
-    """Start a run with nothing remembered from an earlier one (its log shows its own gits)."""
+def forget_shallow_files() -> None:
+    """Forget `shallow_file`'s answers (`git.forget_run_memos`)."""
     _shallow_files.clear()
-    is_valid_branch_name.cache_clear()
 
 
 def shallow_file(*, cwd: Path) -> Path:
