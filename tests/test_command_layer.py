@@ -91,16 +91,18 @@ def test_upstream_as_a_url_means_what_it_means_everywhere(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """resubmit takes `--upstream URL` as its `--upstream-url` (the option's one meaning);
-    scan, which fetches nothing by URL, refuses it in one line naming `--upstream-repo`."""
+    scan, which fetches nothing by URL, refuses it in one line asking for OWNER/REPO."""
     parser, _ = cli.build_parser()
     url = "https://git.example/acme/widgets.git"
     args = parser.parse_args(["resubmit", "--upstream", url])
     assert args.upstream_url == url and args.upstream_repo is None
     assert capsys.readouterr().err == ""
+    here = str(Path(__file__).parent)  # a path that exists, as a mirror's would
+    assert parser.parse_args(["resubmit", "--upstream", here]).upstream_url == here
     with pytest.raises(SystemExit) as exit_:
         parser.parse_args(["scan", "--upstream", url])
     said = capsys.readouterr().err.splitlines()
-    assert exit_.value.code == 2 and "--upstream-repo" in said[-1] and url in said[-1]
+    assert exit_.value.code == 2 and "OWNER/REPO" in said[-1] and url in said[-1]
 
 
 def test_copy_pr_bot_s_words_are_spelled_in_ci_gate_alone() -> None:

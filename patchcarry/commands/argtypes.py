@@ -70,8 +70,9 @@ def refuse_url(value: str | None, flag: str, *, offline: bool = False) -> None:
 
 
 class _OldUpstream(argparse.Action):
-    """`--upstream`: a git URL or path, as in every command that fetches (to `--upstream-url`
-    where the command has one); its old meaning here, OWNER/NAME, kept for one release."""
+    """`--upstream`: a git URL or an existing path, as in every command that fetches (to
+    `--upstream-url` where the command has one); else its old meaning here, OWNER/NAME, kept
+    for one release (a malformed one is refused as before)."""
 
     def __init__(self, *args: Any, url: bool, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -82,13 +83,13 @@ class _OldUpstream(argparse.Action):
         values: str | Sequence[Any] | None, _option_string: str | None = None,
     ) -> None:  # fmt: skip
         value = str(values)
+        if self.url and ("://" in value or Path(value).exists()):  # a URL, or a path git can read
+            namespace.upstream_url = value
+            return
         try:
             named = repo(value)
         except argparse.ArgumentTypeError as exc:
-            if not self.url:
-                parser.error(f"argument --upstream-repo: {exc}")
-            namespace.upstream_url = value
-            return
+            parser.error(f"argument --upstream: {exc}")
         print("note: --upstream is deprecated here for OWNER/NAME and goes in the next release; "
               "use --upstream-repo", file=sys.stderr)  # fmt: skip
         namespace.upstream_repo = named
