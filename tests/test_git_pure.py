@@ -151,3 +151,23 @@ def test_a_diffs_patch_id_is_asked_once_whether_alone_or_among_many(
     assert git.patch_ids([one, three], cwd=tmp_path)[1] not in ids  # only the new one asked
     assert _ran(run_log, "patch-id") == 2
     assert _ran(run_log, "patch-id", remembered=True) == 0  # this run asked them itself
+
+
+def test_a_long_process_holds_a_bounded_memo(
+    monkeypatch: pytest.MonkeyPatch, run_log: Path
+) -> None:
+    """An answer over `MAX_ONE_BYTES` is not kept, and past `MAX_HELD_BYTES` the oldest go:
+    each is asked of git again, never answered from a wrong entry."""
+    token = _unique()
+    small, large = f"{token}\n\nA: 1\n".encode(), f"{token}\n\nB: {'x' * 300}\n".encode()
+    monkeypatch.setattr(pure, "MAX_ONE_BYTES", 250)
+    assert [git.trailers(large), git.trailers(large)] == [[("B", "x" * 300)]] * 2
+    assert _ran(run_log, "interpret-trailers") == 2  # too large to keep: asked each time
+    monkeypatch.setattr(pure, "MAX_HELD_BYTES", 200)
+    others = [f"{token}\n\nC: {n}\n".encode() for n in range(3)]
+    assert git.trailers(small) == [("A", "1")]
+    for n, message in enumerate(others):
+        assert git.trailers(message) == [("C", str(n))]
+    assert git.trailers(small) == [("A", "1")]  # pushed out by the newer ones: asked again
+    assert git.trailers(small) == [("A", "1")]  # the newest is kept
+    assert _ran(run_log, "interpret-trailers") == 2 + 1 + 3 + 1
