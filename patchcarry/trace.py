@@ -82,6 +82,12 @@ def command(cmd: Sequence[str], code: int | None) -> None:
     _write(f"run  {' '.join(_words(cmd))} -> {said}")
 
 
+def remembered(cmd: Sequence[str], code: int) -> None:
+    """A git answer this run used that git gave earlier in this process (`git.pure`): not run
+    again; logged once a run, so the log still shows every answer the run relied on."""
+    _write(f"run  {' '.join(_words(cmd))} -> exit {code} (remembered: not run again)")
+
+
 def response(answer: Any) -> None:
     """An HTTP answer (an httpx response hook): its request's method and path, its status."""
     request = answer.request

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from patchcarry.git import repo as _repo
+from patchcarry.git import pure as _pure
 from patchcarry.git import shallow as _shallow
 from patchcarry.git.batch import *
 from patchcarry.git.env import *
@@ -18,6 +18,7 @@ from patchcarry.git.trees import *
 
 
 def forget_run_memos() -> None:
-    """Start a run with nothing remembered from an earlier one (its log shows its own gits)."""
+    """Start a run with nothing remembered about repositories from an earlier one; git's pure
+    answers (`git.pure`) are kept, and its log shows each once more."""
     _shallow.forget_shallow_files()
-    _repo.is_valid_branch_name.cache_clear()
+    _pure.forget_shown()

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from patchcarry.errors import GitReadError
+from patchcarry.git import pure
 from patchcarry.git.env import LITERAL
 from patchcarry.git.runner import git_bytes
 from patchcarry.git.sha import short
@@ -80,10 +81,11 @@ def blobs_of_commits(
     if not pairs:
         return []
     stdin = "".join(f"{sha} {parent}\n" for sha, parent in dict(pairs).items()).encode()
-    _, out, _ = git_bytes(
-        "diff-tree", "--stdin", "--no-renames", "-r", "--raw", "-z", "--", *paths,
-        cwd=cwd, stdin=stdin, env_extra=LITERAL,
-    )  # fmt: skip
+    words = ("diff-tree", "--stdin", "--no-renames", "-r", "--raw", "-z", "--", *paths)
+    if pure.full_shas(*(sha for pair in pairs for sha in pair)):  # immutable: once a process
+        out = pure.answer(pure.question(words, stdin), lambda: _raw_diff(words, stdin, cwd))
+    else:
+        out = _raw_diff(words, stdin, cwd)[1]
     found: dict[str, None] = {}
     for token in out.split(b"\0"):
         fields = token.split(b" ")
@@ -92,6 +94,11 @@ def blobs_of_commits(
                 if mode != b"160000" and oid.strip(b"0"):  # a file or link, not a gitlink
                     found[oid.decode()] = None
     return list(found)
+
+
+def _raw_diff(words: tuple[str, ...], stdin: bytes, cwd: Path) -> tuple[int, bytes]:
+    code, out, _ = git_bytes(*words, cwd=cwd, stdin=stdin, env_extra=LITERAL)
+    return code, out
 
 
 def diffs_of_commits(
@@ -138,19 +145,22 @@ def diffs_of_commits(
 def patch_ids(diffs: Sequence[str | bytes], *, cwd: Path) -> list[str | None]:
     """`git patch-id --verbatim` of each diff (None: it has no change), one process for all:
     each diff goes in after a `commit` line of its own that names its place."""
-    if not diffs:
-        return []
-    stream = b"".join(
-        f"commit {i:040x}\n".encode()
-        + (d if isinstance(d, bytes) else d.encode("utf-8", "surrogateescape"))
-        for i, d in enumerate(diffs)
-    )
-    _, out, _ = git_bytes("patch-id", "--verbatim", cwd=cwd, stdin=stream)
-    ids: list[str | None] = [None] * len(diffs)
-    for line in out.decode().splitlines():
-        pid, place = line.split()
-        ids[int(place, 16)] = pid
-    return ids
+    data = [d if isinstance(d, bytes) else d.encode("utf-8", "surrogateescape") for d in diffs]
+
+    def ask(missing: list[int]) -> list[tuple[int, str | None]]:
+        stream = b"".join(f"commit {i:040x}\n".encode() + data[i] for i in missing)
+        code, out, _ = git_bytes(*_PATCH_ID, cwd=cwd, stdin=stream)
+        ids: dict[int, str] = {}
+        for line in out.decode().splitlines():
+            pid, place = line.split()
+            ids[int(place, 16)] = pid
+        return [(code, ids.get(i)) for i in missing]
+
+    # a pure function of each diff's bytes, the same key as `trees.patch_id`'s
+    return pure.answers([pure.question(_PATCH_ID, d) for d in data], ask)
+
+
+_PATCH_ID = ("patch-id", "--verbatim")
 
 
 _CHECKING = "Checking patch "

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from patchcarry.errors import GitReadError
+from patchcarry.git import pure
 from patchcarry.git.env import plain_tree_env
 from patchcarry.git.history import rev_parse
 from patchcarry.git.runner import GitError, git, git_bytes
@@ -76,18 +77,31 @@ def apply_in_tree(
     return Applied(code, out + err)
 
 
-# Each runs in an empty temp dir that git may not leave (no repository is involved).
+# Each runs in an empty temp dir that git may not leave (no repository is involved), so each
+# answer is a pure function of the bytes: asked once per process (`pure`).
 def mailsplit(data: bytes) -> list[bytes]:
     """The mails `git mailsplit --keep-cr` splits `data` into, as am does; none for no mailbox."""
+    asked = pure.question(("mailsplit", "--keep-cr"), data)
+    return list(pure.answer(asked, lambda: _mailsplit(data)))
+
+
+def _mailsplit(data: bytes) -> tuple[int, tuple[bytes, ...]]:
     with tempfile.TemporaryDirectory(prefix="patchcarry-mail-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
         code, _, _ = git_bytes("mailsplit", "--keep-cr", f"-o{tmp}", cwd=tmp, stdin=data,
                                env_extra=env, check=False)  # fmt: skip
-        return [path.read_bytes() for path in sorted(Path(tmp).iterdir())] if code == 0 else []
+        mails = [path.read_bytes() for path in sorted(Path(tmp).iterdir())] if code == 0 else []
+        return code, tuple(mails)
 
 
 def mailinfo(mail: bytes) -> tuple[dict[str, str], bytes, bytes]:
     """`git mailinfo -u` of one mail: (header fields as git decodes them, message, patch part)."""
+    asked = pure.question(("mailinfo", "-u", "msg", "patch"), mail)
+    info, msg, patch = pure.answer(asked, lambda: _mailinfo(mail))
+    return dict(info), msg, patch
+
+
+def _mailinfo(mail: bytes) -> tuple[int, tuple[dict[str, str], bytes, bytes]]:
     with tempfile.TemporaryDirectory(prefix="patchcarry-mailinfo-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
         code, out, err = git_bytes("mailinfo", "-u", "msg", "patch", cwd=tmp, stdin=mail,
@@ -99,7 +113,7 @@ def mailinfo(mail: bytes) -> tuple[dict[str, str], bytes, bytes]:
             key, sep, value = line.partition(": ")
             if sep:
                 info[key] = value
-        return info, (Path(tmp) / "msg").read_bytes(), (Path(tmp) / "patch").read_bytes()
+        return code, (info, (Path(tmp) / "msg").read_bytes(), (Path(tmp) / "patch").read_bytes())
 
 
 _SUMMARY = re.compile(r"^ (?:(?P<kind>create|delete) mode (?P<mode>\d+) (?P<path>.+)"
@@ -118,16 +132,23 @@ class Numstat(NamedTuple):
 
 def apply_numstat(patch: bytes) -> Numstat:
     """Every file git would apply from `patch`, with its line counts and summary. Reads no tree."""
-    with tempfile.TemporaryDirectory(prefix="patchcarry-numstat-") as tmp:
-        env = plain_tree_env(Path(tmp) / "x")
-        code, out, err = git_bytes("apply", "--numstat", "--summary", "-z", cwd=tmp, stdin=patch,
-                                   check=False, env_extra=env)  # fmt: skip
+    code, out, err = pure.answer(pure.question(_NUMSTAT, patch), lambda: _apply_numstat(patch))
     if code != 0:
         first = next((ln for ln in err.splitlines() if ln.startswith(("error", "fatal"))), err)
         return Numstat([], [], " ".join(first.split())[:200])
     *records, summary = out.split(b"\0")
     lines = summary.decode("utf-8", "surrogateescape").splitlines()
     return Numstat(records, [(_SUMMARY.match(line), line) for line in lines])
+
+
+_NUMSTAT = ("apply", "--numstat", "--summary", "-z")
+
+
+def _apply_numstat(patch: bytes) -> tuple[int, tuple[int, bytes, str]]:
+    with tempfile.TemporaryDirectory(prefix="patchcarry-numstat-") as tmp:
+        env = plain_tree_env(Path(tmp) / "x")
+        code, out, err = git_bytes(*_NUMSTAT, cwd=tmp, stdin=patch, check=False, env_extra=env)
+    return code, (code, out, err)
 
 
 def renamed_from(names: str, new: str) -> str:
@@ -142,13 +163,18 @@ def renamed_from(names: str, new: str) -> str:
 
 def trailers(message: bytes) -> list[tuple[str, str]]:
     """The (key, value) trailers `git interpret-trailers --parse` reads in `message`, in order."""
+    asked = pure.question(("interpret-trailers", "--parse"), message)
+    return list(pure.answer(asked, lambda: _trailers(message)))
+
+
+def _trailers(message: bytes) -> tuple[int, tuple[tuple[str, str], ...]]:
     with tempfile.TemporaryDirectory(prefix="patchcarry-trailers-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
-        _, out, _ = git_bytes("interpret-trailers", "--parse", cwd=tmp, stdin=message,
-                              env_extra=env)  # fmt: skip
+        code, out, _ = git_bytes("interpret-trailers", "--parse", cwd=tmp, stdin=message,
+                                 env_extra=env)  # fmt: skip
     found = []
     for line in out.decode("utf-8", "surrogateescape").splitlines():
         key, sep, value = line.partition(": ")
         if sep:
             found.append((key, value))
-    return found
+    return code, tuple(found)

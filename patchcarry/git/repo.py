@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import tempfile
 from pathlib import Path
 
+from patchcarry.git import pure
 from patchcarry.git.env import CACHE_CONFIG, plain_tree_env
 from patchcarry.git.runner import git
 
@@ -76,14 +76,18 @@ def unset_config(key: str, *, cwd: Path) -> None:
     git("config", "--unset-all", key, cwd=cwd, check=False)
 
 
-@functools.cache
 def is_valid_branch_name(name: str) -> bool:
-    """Whether `refs/heads/<name>` is valid, asked in an empty folder, once per name and run."""
+    """Whether `refs/heads/<name>` is valid, asked in an empty folder: a pure function of the
+    name, asked once per process (`pure`; a run's log still shows the answer it used)."""
+    asked = ("check-ref-format", f"refs/heads/{name}")
+    return pure.answer(asked, lambda: _check_ref_format(asked))
+
+
+def _check_ref_format(asked: tuple[str, ...]) -> tuple[int, bool]:
     with tempfile.TemporaryDirectory(prefix="patchcarry-ref-") as tmp:
         env = plain_tree_env(Path(tmp) / "x")
-        code, _, _ = git("check-ref-format", f"refs/heads/{name}", cwd=tmp, check=False,
-                         env_extra=env)  # fmt: skip
-    return code == 0
+        code, _, _ = git(*asked, cwd=tmp, check=False, env_extra=env)
+    return code, code == 0
 
 
 def sparse_worktree(repo: Path, commit: str, paths: list[str], dest: Path) -> None:

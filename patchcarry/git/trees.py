@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from patchcarry.errors import GitReadError
+from patchcarry.git import pure
+from patchcarry.git.batch import patch_ids
 from patchcarry.git.env import LITERAL, credential_args
 from patchcarry.git.history import is_ancestor, merge_base
 from patchcarry.git.runner import git, git_bytes
@@ -43,8 +45,15 @@ def text(data: bytes) -> str:
 
 def changed_paths(old: str, new: str, *, cwd: Path) -> list[str]:
     """Paths that differ between two commits, as stored (`diff-tree -z`); trees only."""
-    _, out, _ = git_bytes("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new, cwd=cwd)
+    out = _tree_diff(("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new), cwd)
     return [text(p) for p in out.split(b"\0") if p]
+
+
+def _tree_diff(words: tuple[str, ...], cwd: Path) -> bytes:
+    """git's answer comparing two trees; of two full ids, asked once per process (`pure`)."""
+    if not pure.full_shas(*words[-2:]):
+        return git_bytes(*words, cwd=cwd)[1]
+    return pure.answer(words, lambda: git_bytes(*words, cwd=cwd)[:2])
 
 
 def empty_tree(*, cwd: Path) -> str:
@@ -85,7 +94,7 @@ SPECIAL_MODES = {"120000": "a symlink", "160000": "a submodule"}
 def special_paths(old: str, new: str, *, cwd: Path) -> list[tuple[str, str]]:
     """(path, what it is) for each path differing between two trees that is a symlink, submodule
     or changed mode, by git's tree modes: a patch's text cannot hide a link or an exec bit."""
-    _, out, _ = git_bytes("diff-tree", "-r", "-z", "--raw", "--no-renames", old, new, cwd=cwd)
+    out = _tree_diff(("diff-tree", "-r", "-z", "--raw", "--no-renames", old, new), cwd)
     fields = out.split(b"\0")
     found = []
     for meta, path in zip(fields[0::2], fields[1::2], strict=False):
@@ -203,9 +212,7 @@ def names_in(rev: str, folder: str, *, cwd: Path) -> list[str] | None:
 
 def patch_id(diff_text: str | bytes, *, cwd: Path) -> str | None:
     """`git patch-id --verbatim` (whitespace is code) of a diff; None when it has no changes."""
-    data = diff_text if isinstance(diff_text, bytes) else encode(diff_text)
-    _, out, _ = git_bytes("patch-id", "--verbatim", cwd=cwd, stdin=data)
-    return out.split()[0].decode() if out.strip() else None
+    return patch_ids([diff_text], cwd=cwd)[0]
 
 
 def encode(text: str) -> bytes:
