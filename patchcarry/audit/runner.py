@@ -14,7 +14,7 @@ from patchcarry.measure import variants
 from patchcarry.measure.variants import VariantResult
 from patchcarry.runtime.child import child_result, free_loopback_port, probe_env
 
-RESULT_MARKER = "PATCHCARRY-AUDIT-RESULT "  # as in patchcarry.audit.child (torch-free here)
+RESULT_MARKER = "PATCHCARRY-AUDIT-RESULT "  # the audit child imports it (torch-free here)
 # One configuration takes seconds on CPU; past this it is stuck (recursing until memory is gone)
 # and reported as not finished.
 CONFIG_TIMEOUT_S = 120.0

@@ -8,7 +8,7 @@ import hashlib
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -84,13 +84,17 @@ def install_standins(request: dict[str, Any], random_module: Any) -> list[str]:
     return [] if torch.cuda.is_available() else ["install_cuda_rng_state_standin"]
 
 
-def build(request: dict[str, Any], shape: Shape) -> tuple[torch.nn.Module, Callable[[], None]]:
-    """The model and its step."""
+def build(
+    request: dict[str, Any], shape: Shape, overrides: Mapping[str, Any] | None = None
+) -> tuple[torch.nn.Module, Callable[[], None]]:
+    """The model and its step (`overrides`: hc-gpt config fields, which the audit varies)."""
     device, seed = request["device"], request["seed"]
     if request["model"] == "hc-gpt":
         from patchcarry.measure import hc_gpt
 
-        model = hc_gpt.build(shape, device=device, vocab=request["vocab"], seed=seed)
+        model = hc_gpt.build(
+            shape, device=device, vocab=request["vocab"], seed=seed, overrides=overrides
+        )
         return model, hc_gpt.make_step(
             model, shape, device=device, vocab=request["vocab"], seed=seed
         )
@@ -99,9 +103,20 @@ def build(request: dict[str, Any], shape: Shape) -> tuple[torch.nn.Module, Calla
     return synthetic_model.make_step(shape, device=device, seed=seed)
 
 
+def imported(request: dict[str, Any]) -> dict[str, Any]:
+    """What the child ran on: the megatron it imported, torch, the GPU (the result's head)."""
+    import megatron.core
+
+    cuda = request["device"] == "cuda"
+    return {
+        "megatron_file": megatron.core.__file__,
+        "torch_version": torch.__version__,
+        "cuda_device": torch.cuda.get_device_name(0) if cuda else None,
+    }
+
+
 def measure(request: dict[str, Any]) -> dict[str, Any]:
     """Run every shape of the request and return the figures (see the module docstring)."""
-    import megatron.core
     from megatron.core.tensor_parallel import random as random_module
 
     tracker = track_detached_inputs(random_module)
@@ -111,10 +126,7 @@ def measure(request: dict[str, Any]) -> dict[str, Any]:
         torch.manual_seed(request["seed"])
         runs.append(measure_shape(request, Shape(**shape_fields), tracker))
         gc.collect()
-    cuda = request["device"] == "cuda"
-    return {"megatron_file": megatron.core.__file__, "torch_version": torch.__version__,
-            "cuda_device": torch.cuda.get_device_name(0) if cuda else None,
-            "cpu_standins": standins, "runs": runs}  # fmt: skip
+    return {**imported(request), "cpu_standins": standins, "runs": runs}
 
 
 def measure_shape(request: dict[str, Any], shape: Shape,
