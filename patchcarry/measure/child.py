@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from patchcarry.audit.census import StorageKey, storage_key
 from patchcarry.measure.model import Shape
 from patchcarry.measure.runner import RESULT_MARKER
 from patchcarry.runtime.tracker import DetachedInputTracker, tensor_bytes, track_detached_inputs
@@ -25,21 +26,11 @@ CUDA_STATS = (
 
 def live_tensor_bytes(model: torch.nn.Module) -> int:
     """Bytes of distinct storages of gc-visible tensors, parameters and their grads excepted."""
-    model_storages = set()
-    for p in model.parameters():
-        model_storages.add((str(p.device), p.untyped_storage().data_ptr()))
-        if p.grad is not None:
-            model_storages.add((str(p.device), p.grad.untyped_storage().data_ptr()))
-    seen: dict[tuple[str, int], int] = {}
+    excepted = {storage_key(t) for p in model.parameters() for t in (p, p.grad) if t is not None}
+    seen: dict[StorageKey, int] = {}
     for obj in gc.get_objects():
-        if isinstance(obj, torch.Tensor) and not obj.is_meta:
-            try:
-                storage = obj.untyped_storage()
-                key = (str(obj.device), storage.data_ptr())
-            except (RuntimeError, NotImplementedError):  # fake, sparse or storage-less tensors
-                continue
-            if key[1] and key not in model_storages:
-                seen[key] = storage.nbytes()
+        if isinstance(obj, torch.Tensor) and (key := storage_key(obj)) and key not in excepted:
+            seen[key] = obj.untyped_storage().nbytes()
     return sum(seen.values())
 
 
