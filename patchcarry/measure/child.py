@@ -15,7 +15,7 @@ import torch
 
 from patchcarry.audit.census import StorageKey, storage_key
 from patchcarry.measure.model import Shape
-from patchcarry.measure.runner import RESULT_MARKER
+from patchcarry.measure.session import RESULT_MARKER
 from patchcarry.runtime.tracker import DetachedInputTracker, tensor_bytes, track_detached_inputs
 
 CUDA_STATS = (
