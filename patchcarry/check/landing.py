@@ -243,12 +243,11 @@ def line_evidence(entry: Entry, subject: str, found: int, total: int) -> str | N
 
 
 def _carried(
-    repo: Path, entry: Entry, fix: _Fix, c: Commit, known: Known | None = None
+    repo: Path, entry: Entry, fix: _Fix, c: Commit, known: Known
 ) -> tuple[_Carrier | None, str | None]:
     """Whether commit `c` (its change against its first parent) carries the fix; else a
     partial note."""
     sha, parent, subject = c.sha, c.parents[0], c.subject
-    known = known or Known()
     theirs_files = known.commit_diff(c, fix.paths, repo)
     if not theirs_files:
         return None, None
@@ -472,10 +471,11 @@ def _judge(
     applies there and why the history since the base is incomplete (`gap`). A "not landed"
     that rests on history that was not read is "undetermined" instead."""
     base, tip = entry.base_commit, history.tip
-    if entry.name in known.fix_files:
-        files = known.fix_files[entry.name]
-    else:
-        files = series.series_files(repo, base, list(entry.fixes))
+    files = (
+        known.fix_files[entry.name]
+        if entry.name in known.fix_files
+        else series.series_files(repo, base, list(entry.fixes))
+    )
     if files is None:
         return Landing(NOT_LANDED, partial=["the fix does not apply at its pinned base"])
     notes = [gap.reason] if gap else []
@@ -516,18 +516,16 @@ def _judge(
                 notes.append(note)
         if carrier is not None:
             return _verdict_for(repo, carrier, fix, base, tip, in_tip, tip_applies, notes)
-        if in_tip and not tip_applies and cuts:
+        if in_tip and not tip_applies:  # its commit is in history not read, or was not found
             return Landing(
-                UNDETERMINED,
+                UNDETERMINED if cuts else LANDED,
                 evidence=["the fix reverse-applies at the tip (git apply -R --check)"],
-                partial=[*notes, "the commit that brought it is in history that was not read"],
-            )
-        if in_tip and not tip_applies:
-            return Landing(
-                LANDED,
-                None,
-                ["the fix reverse-applies at the tip (git apply -R --check)"],
-                partial=[*notes, "no commit since the pinned base was found carrying it"],
+                partial=[
+                    *notes,
+                    "the commit that brought it is in history that was not read"
+                    if cuts
+                    else "no commit since the pinned base was found carrying it",
+                ],
             )
         if not tip_applies and cuts:
             return Landing(UNDETERMINED, partial=notes)
