@@ -178,8 +178,8 @@ class Known:
 
     fix_files: dict[str, list[tuple[str, str]] | None] = dataclasses.field(default_factory=dict)
     in_tip: dict[str, bool] = dataclasses.field(default_factory=dict)  # by entry name
+    # by commit: its diff's sections (every commit diffed, an empty diff too)
     commit_diffs: dict[str, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)
-    diffed: set[str] = dataclasses.field(default_factory=set)  # commits diffed (empty ones too)
     paths: set[str] = dataclasses.field(default_factory=set)  # the paths those diffs cover
     patch_ids: dict[str, str | None] = dataclasses.field(default_factory=dict)  # by diff text
     # (commit, entry name) -> whether the fix reverse-applies at that commit
@@ -195,8 +195,8 @@ class Known:
 
     def commit_diff(self, c: Commit, paths: list[str], repo: Path) -> list[tuple[str, str]]:
         """`git diff parent c -- paths`, the sections of those paths."""
-        if c.sha in self.diffed and self.paths.issuperset(paths):
-            return [(p, s) for p, s in self.commit_diffs.get(c.sha, []) if p in paths]
+        if c.sha in self.commit_diffs and self.paths.issuperset(paths):
+            return [(p, s) for p, s in self.commit_diffs[c.sha] if p in paths]
         return git.diff_files(c.parents[0], c.sha, paths, cwd=repo)
 
 

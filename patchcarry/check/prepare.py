@@ -187,9 +187,10 @@ class Prepared:
             # their blobs in one request: git's diff would fetch them commit by commit
             blobs = git.blobs_of_commits(sorted(pairs.items()), paths, cwd=self.repo)
             git.prefetch_blobs("origin", blobs, cwd=self.repo)
-            known.commit_diffs.update(git.diffs_of_commits(sorted(pairs.items()), paths,
-                                                           cwd=self.repo))  # fmt: skip
-            known.diffed.update(pairs)
+            known.commit_diffs.update(dict.fromkeys(pairs, []))  # an empty diff, too
+            known.commit_diffs.update(
+                git.diffs_of_commits(sorted(pairs.items()), paths, cwd=self.repo)
+            )
             known.paths.update(paths)
         texts = [landing.joined(f) for f in known.fix_files.values() if f]
         for _, files, walk in walks:
