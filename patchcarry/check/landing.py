@@ -407,8 +407,16 @@ def judge(
             "the fix is in the tip, but no commit since the pinned base was found carrying it "
             "(partial history): keep carrying it until check names the commit"
         )
-    elif landing.verdict in (LANDED, CHANGED, SUPERSEDED):
-        landing.next = _next(entry, landing.verdict)
+    elif landing.verdict == SUPERSEDED:
+        landing.next = (
+            f"review whether the fix is still needed in the rewritten code; if not, "
+            f"`{install.command('retire')} --moot {entry.name}`, else rebuild the patch on the tip"
+        )
+    elif landing.landed:
+        landing.next = (
+            f"nothing to carry: `{install.command('retire')} {entry.name}` records the landing "
+            "and stops carrying it"
+        )
     elif landing.verdict == UNDONE:
         assert landing.commit is not None  # an undone landing names the commit that carried it
         undone = ", ".join(short(c.sha) for c in landing.changed_since) or "a later commit"
@@ -611,15 +619,3 @@ def _with(landing: Landing, repo: Path, earlier: list[str]) -> Landing:
     named = [upstream_commit(repo, sha) for sha in earlier]
     landing.carried_by = sorted(named, key=lambda c: (c.date, c.sha))
     return landing
-
-
-def _next(entry: Entry, verdict: str) -> str:
-    if verdict == SUPERSEDED:
-        return (
-            f"review whether the fix is still needed in the rewritten code; if not, "
-            f"`{install.command('retire')} --moot {entry.name}`, else rebuild the patch on the tip"
-        )
-    return (
-        f"nothing to carry: `{install.command('retire')} {entry.name}` records the landing "
-        "and stops carrying it"
-    )
