@@ -101,7 +101,7 @@ def _upstream_entry(
     tip = fetched.branch_tips[entry.base_branch]
     patches = entry.patches(with_tests=True)  # test patches are checked even if not sent
     refs = []
-    touched = sorted({f for p in patches for f in p.files})
+    touched = prepare.touched(entry)
     for ref, commit, label in (
         ("base", base, git.short(base)),
         ("tip", tip, f"{entry.base_branch} {git.short(tip)}"),
