@@ -321,7 +321,7 @@ def gpu_files(folder: Path) -> list[Path]:
             doc = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(doc, dict) and pretrain_evidence.is_pretrain(doc):
+        if pretrain_evidence.is_pretrain(doc):
             found.append(path)
     return found
 
