@@ -14,27 +14,19 @@ from typing import Any
 import torch
 
 from patchcarry.audit import census, walk
+from patchcarry.audit.runner import RESULT_MARKER
+from patchcarry.measure import child
 from patchcarry.measure.model import Shape
 
-RESULT_MARKER = "PATCHCARRY-AUDIT-RESULT "
 # The functions whose results are tagged with an origin (instrumentation, not stand-ins).
 ORIGINS = {"detach_variable": "CheckpointFunction detached input",
            "_load_args_from_ctx": "CheckpointWithoutOutput recomputed input"}  # fmt: skip
 
 
-def _build(request: dict[str, Any],
-           config: dict[str, Any]) -> tuple[torch.nn.Module, Callable[[], None]]:  # fmt: skip
-    shape = Shape(**config["shape"])
-    device, seed = request["device"], request["seed"]
-    if request["model"] == "synthetic":
-        from patchcarry.measure import synthetic_model
-
-        return synthetic_model.make_step(shape, device=device, seed=seed)
-    from patchcarry.measure import hc_gpt
-
-    model = hc_gpt.build(shape, device=device, vocab=request["vocab"], seed=seed,
-                         overrides=config["overrides"])  # fmt: skip
-    return model, hc_gpt.make_step(model, shape, device=device, vocab=request["vocab"], seed=seed)
+def _build(
+    request: dict[str, Any], config: dict[str, Any]
+) -> tuple[torch.nn.Module, Callable[[], None]]:
+    return child.build(request, Shape(**config["shape"]), config["overrides"])
 
 
 def iterate(
@@ -102,7 +94,6 @@ def _audit_into(
 
 
 def audit(request: dict[str, Any]) -> dict[str, Any]:
-    import megatron.core
     from megatron.core.tensor_parallel import random as random_module
 
     tracker = census.OriginTracker()
@@ -111,16 +102,7 @@ def audit(request: dict[str, Any]) -> dict[str, Any]:
         if hasattr(random_module, name):
             tracker.wrap(random_module, name, origin)
             instrumented.append(f"megatron.core.tensor_parallel.random.{name}")
-    if request["model"] == "hc-gpt":
-        from patchcarry.measure import hc_gpt
-
-        standins = hc_gpt.install_cpu_standins(random_module)
-        hc_gpt.init_single_rank(request["device"], request["port"])
-    else:
-        from patchcarry.runtime.standins import install_cuda_rng_state_standin
-
-        install_cuda_rng_state_standin(random_module)
-        standins = [] if torch.cuda.is_available() else ["install_cuda_rng_state_standin"]
+    standins = child.install_standins(request, random_module)
     configs = []
     for config in request["configs"]:
         torch.manual_seed(request["seed"])
@@ -129,10 +111,12 @@ def audit(request: dict[str, Any]) -> dict[str, Any]:
         gc.collect()
         status = configs[-1]["error"] or "audited"
         print(f"{config['name']}: {status} ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
-    cuda = request["device"] == "cuda"
-    return {"megatron_file": megatron.core.__file__, "torch_version": torch.__version__,
-            "cuda_device": torch.cuda.get_device_name(0) if cuda else None,
-            "cpu_standins": standins, "instrumented": instrumented, "configs": configs}  # fmt: skip
+    return {
+        **child.imported(request),
+        "cpu_standins": standins,
+        "instrumented": instrumented,
+        "configs": configs,
+    }
 
 
 def main() -> int:

@@ -54,9 +54,7 @@ def build(request: Request, results: Sequence[VariantResult], *,
         "cpu_standins": children[0]["cpu_standins"] if children else [],
         "instrumented": children[0]["instrumented"] if children else [],
         "variants": [
-            {"name": r.variant.name, "sources": list(r.variant.sources),
-             "status": "skipped" if r.child is None else "audited",
-             "skip_reason": r.variant.skip_reason,
+            {**r.head("audited"),
              "configs": [_config(c) for c in r.child["configs"]] if r.child else []}
             for r in results
         ],

@@ -18,9 +18,10 @@ class Finding:
     variant: str
     config: str
     site: str  # a site, UNATTRIBUTED, or (judge: "not built") the configuration's error
-    kind: str  # "new" | "grows" | "not attributed" (the judge adds its own)
+    kind: str  # new | grows | not attributed; the judge's: appears | survives patches | not built
     series: tuple[int, ...]  # bytes at each iteration
     detail: str = ""
+    baseline: int | None = None  # (the judge) its bytes at the pinned base; None: absent there
 
 
 def status(site: dict[str, Any]) -> str | None:

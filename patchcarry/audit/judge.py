@@ -12,18 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from patchcarry.audit import evidence, findings
-
-
-@dataclasses.dataclass(frozen=True)
-class Finding:
-    variant: str
-    config: str
-    site: str
-    kind: str  # findings' kinds | "appears" | "grows" | "survives patches" | "not built"
-    bytes: int
-    baseline_bytes: int | None
-    series: tuple[int, ...] = ()
-    detail: str = ""
+from patchcarry.audit.findings import Finding
 
 
 def _configs(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -40,17 +29,14 @@ def judge(current: dict[str, Any], baseline: dict[str, Any]) -> list[Finding]:
         before = base.get((variant, name))
         if config["error"]:
             if before is not None and not before["error"]:
-                out.append(Finding(variant, name, config["error"], "not built", 0, None))
+                out.append(Finding(variant, name, config["error"], "not built", ()))
             continue
         before_bytes = {
             s["site"]: s["bytes"] for s in (evidence.held_sites(before) if before else [])
         }
         for f in own:
             if (f.variant, f.config) == (variant, name):
-                old = before_bytes.get(f.site)
-                out.append(
-                    Finding(variant, name, f.site, f.kind, f.series[-1], old, f.series, f.detail)
-                )
+                out.append(dataclasses.replace(f, baseline=before_bytes.get(f.site)))
         flagged = {f.site for f in out if (f.variant, f.config) == (variant, name)}
         for s in evidence.held_sites(config):
             old = before_bytes.get(s["site"])
@@ -65,7 +51,7 @@ def judge(current: dict[str, Any], baseline: dict[str, Any]) -> list[Finding]:
             if kind != "survives patches" and s["site"] in flagged:
                 continue  # already a finding of the audit itself
             series = findings.series(config, s["site"])
-            out.append(Finding(variant, name, s["site"], kind, s["bytes"], old, series))
+            out.append(Finding(variant, name, s["site"], kind, series, baseline=old))
     return out
 
 
@@ -79,8 +65,8 @@ def issue_body(found: Sequence[Finding], current: dict[str, Any], run_url: str =
         "| --- | --- | --- | --- | --- | --- |",
     ]  # fmt: skip
     for f in found:
-        old = "absent" if f.baseline_bytes is None else f"{f.baseline_bytes} B"
-        values = " → ".join(f"{b} B" for b in f.series) or f"{f.bytes} B"
+        old = "absent" if f.baseline is None else f"{f.baseline} B"
+        values = " → ".join(f"{b} B" for b in f.series) or "0 B"  # not built: no series
         detail = f" ({f.detail})" if f.detail else ""
         lines.append(
             f"| {f.variant} | {f.config} | `{f.site}` | {f.kind}{detail} | {values} | {old} |"

@@ -14,7 +14,7 @@ from patchcarry.measure import variants
 from patchcarry.measure.variants import VariantResult
 from patchcarry.runtime.child import child_result, free_loopback_port, probe_env
 
-RESULT_MARKER = "PATCHCARRY-AUDIT-RESULT "  # as in patchcarry.audit.child (torch-free here)
+RESULT_MARKER = "PATCHCARRY-AUDIT-RESULT "  # the audit child imports it (torch-free here)
 # One configuration takes seconds on CPU; past this it is stuck (recursing until memory is gone)
 # and reported as not finished.
 CONFIG_TIMEOUT_S = 120.0
@@ -57,23 +57,17 @@ def run_child(tree: Path, request: Request) -> dict[str, Any]:
         together = _one_child(tree, env, request, list(request.configs))
         if not isinstance(together, str):
             return together
-    merged: dict[str, Any] | None = None
-    stopped = []
+    finished, configs = [], []
     for config in request.configs:  # one child each (CPU; or after the shared child died)
         result = _one_child(tree, env, request, [config])
         if isinstance(result, str):
-            stopped.append({**config, "error": result, "iterations": []})
-            continue
-        if merged is None:
-            merged = result
+            configs.append({**config, "error": result, "iterations": []})
         else:
-            merged["configs"].extend(result["configs"])
-    if merged is None:
+            finished.append(result)
+            configs += result["configs"]
+    if not finished:
         raise AuditError(f"no configuration finished on {tree}")
-    merged["configs"].extend(stopped)
-    order = [c["name"] for c in request.configs]
-    merged["configs"].sort(key=lambda c: order.index(c["name"]))
-    return merged
+    return {**finished[0], "configs": configs}
 
 
 def _one_child(tree: Path, env: dict[str, str], request: Request,

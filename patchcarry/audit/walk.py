@@ -35,10 +35,6 @@ def _node_name(node: Any) -> str:
     return type(node).__name__
 
 
-def _is_node(obj: Any) -> bool:
-    return isinstance(obj, torch.autograd.graph.Node)
-
-
 def _is_mock(obj: Any) -> bool:
     """unittest.mock objects make up an attribute for every lookup: never entered."""
     return type(obj).__module__ == "unittest.mock"
@@ -156,7 +152,7 @@ def edges(obj: Any) -> Iterator[tuple[Hop, Any]]:
     """What `obj` references, each with the hop that names it."""
     if isinstance(obj, torch.Tensor):
         yield from _tensor_edges(obj)
-    elif _is_node(obj):
+    elif isinstance(obj, torch.autograd.graph.Node):
         yield from _node_edges(obj)
     else:
         yield from _object_edges(obj)

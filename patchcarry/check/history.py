@@ -79,7 +79,7 @@ class BranchHistory:
         self._since: dict[str, frozenset[str]] = {}
         self._after: dict[str, frozenset[str]] = {}
         self._sides: dict[str, list[Commit]] = {}
-        self._ancestor: dict[str, bool] = {}
+        self._ancestor: dict[tuple[str, str], bool] = {}
         self._shallow: set[str] | None = None
         self._boundary: tuple[Commit | None] | None = None
 
@@ -98,17 +98,14 @@ class BranchHistory:
         return self._first_parent
 
     def has_base(self, base: str) -> bool:
-        """Whether `base` is on the tip's history here (git merge-base --is-ancestor)."""
-        if base not in self._ancestor:
-            self._ancestor[base] = git.is_ancestor(base, self.tip, cwd=self.repo)
-        return self._ancestor[base]
+        """Whether `base` is on the tip's history here."""
+        return self.on_history_of(base, self.tip)
 
     def on_history_of(self, commit: str, base: str) -> bool:
         """Whether `commit` is on `base`'s own history here (git merge-base --is-ancestor)."""
-        key = f"{commit}..{base}"
-        if key not in self._ancestor:
-            self._ancestor[key] = git.is_ancestor(commit, base, cwd=self.repo)
-        return self._ancestor[key]
+        if (commit, base) not in self._ancestor:
+            self._ancestor[commit, base] = git.is_ancestor(commit, base, cwd=self.repo)
+        return self._ancestor[commit, base]
 
     def since(self, base: str) -> frozenset[str]:
         """The first-parent commits of `base..tip` that descend from `base`."""

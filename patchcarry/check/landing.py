@@ -178,8 +178,8 @@ class Known:
 
     fix_files: dict[str, list[tuple[str, str]] | None] = dataclasses.field(default_factory=dict)
     in_tip: dict[str, bool] = dataclasses.field(default_factory=dict)  # by entry name
+    # by commit: its diff's sections (every commit diffed, an empty diff too)
     commit_diffs: dict[str, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)
-    diffed: set[str] = dataclasses.field(default_factory=set)  # commits diffed (empty ones too)
     paths: set[str] = dataclasses.field(default_factory=set)  # the paths those diffs cover
     patch_ids: dict[str, str | None] = dataclasses.field(default_factory=dict)  # by diff text
     # (commit, entry name) -> whether the fix reverse-applies at that commit
@@ -195,8 +195,8 @@ class Known:
 
     def commit_diff(self, c: Commit, paths: list[str], repo: Path) -> list[tuple[str, str]]:
         """`git diff parent c -- paths`, the sections of those paths."""
-        if c.sha in self.diffed and self.paths.issuperset(paths):
-            return [(p, s) for p, s in self.commit_diffs.get(c.sha, []) if p in paths]
+        if c.sha in self.commit_diffs and self.paths.issuperset(paths):
+            return [(p, s) for p, s in self.commit_diffs[c.sha] if p in paths]
         return git.diff_files(c.parents[0], c.sha, paths, cwd=repo)
 
 
@@ -243,12 +243,11 @@ def line_evidence(entry: Entry, subject: str, found: int, total: int) -> str | N
 
 
 def _carried(
-    repo: Path, entry: Entry, fix: _Fix, c: Commit, known: Known | None = None
+    repo: Path, entry: Entry, fix: _Fix, c: Commit, known: Known
 ) -> tuple[_Carrier | None, str | None]:
     """Whether commit `c` (its change against its first parent) carries the fix; else a
     partial note."""
     sha, parent, subject = c.sha, c.parents[0], c.subject
-    known = known or Known()
     theirs_files = known.commit_diff(c, fix.paths, repo)
     if not theirs_files:
         return None, None
@@ -408,8 +407,16 @@ def judge(
             "the fix is in the tip, but no commit since the pinned base was found carrying it "
             "(partial history): keep carrying it until check names the commit"
         )
-    elif landing.verdict in (LANDED, CHANGED, SUPERSEDED):
-        landing.next = _next(entry, landing.verdict)
+    elif landing.verdict == SUPERSEDED:
+        landing.next = (
+            f"review whether the fix is still needed in the rewritten code; if not, "
+            f"`{install.command('retire')} --moot {entry.name}`, else rebuild the patch on the tip"
+        )
+    elif landing.landed:
+        landing.next = (
+            f"nothing to carry: `{install.command('retire')} {entry.name}` records the landing "
+            "and stops carrying it"
+        )
     elif landing.verdict == UNDONE:
         assert landing.commit is not None  # an undone landing names the commit that carried it
         undone = ", ".join(short(c.sha) for c in landing.changed_since) or "a later commit"
@@ -472,10 +479,11 @@ def _judge(
     applies there and why the history since the base is incomplete (`gap`). A "not landed"
     that rests on history that was not read is "undetermined" instead."""
     base, tip = entry.base_commit, history.tip
-    if entry.name in known.fix_files:
-        files = known.fix_files[entry.name]
-    else:
-        files = series.series_files(repo, base, list(entry.fixes))
+    files = (
+        known.fix_files[entry.name]
+        if entry.name in known.fix_files
+        else series.series_files(repo, base, list(entry.fixes))
+    )
     if files is None:
         return Landing(NOT_LANDED, partial=["the fix does not apply at its pinned base"])
     notes = [gap.reason] if gap else []
@@ -516,18 +524,16 @@ def _judge(
                 notes.append(note)
         if carrier is not None:
             return _verdict_for(repo, carrier, fix, base, tip, in_tip, tip_applies, notes)
-        if in_tip and not tip_applies and cuts:
+        if in_tip and not tip_applies:  # its commit is in history not read, or was not found
             return Landing(
-                UNDETERMINED,
+                UNDETERMINED if cuts else LANDED,
                 evidence=["the fix reverse-applies at the tip (git apply -R --check)"],
-                partial=[*notes, "the commit that brought it is in history that was not read"],
-            )
-        if in_tip and not tip_applies:
-            return Landing(
-                LANDED,
-                None,
-                ["the fix reverse-applies at the tip (git apply -R --check)"],
-                partial=[*notes, "no commit since the pinned base was found carrying it"],
+                partial=[
+                    *notes,
+                    "the commit that brought it is in history that was not read"
+                    if cuts
+                    else "no commit since the pinned base was found carrying it",
+                ],
             )
         if not tip_applies and cuts:
             return Landing(UNDETERMINED, partial=notes)
@@ -613,15 +619,3 @@ def _with(landing: Landing, repo: Path, earlier: list[str]) -> Landing:
     named = [upstream_commit(repo, sha) for sha in earlier]
     landing.carried_by = sorted(named, key=lambda c: (c.date, c.sha))
     return landing
-
-
-def _next(entry: Entry, verdict: str) -> str:
-    if verdict == SUPERSEDED:
-        return (
-            f"review whether the fix is still needed in the rewritten code; if not, "
-            f"`{install.command('retire')} --moot {entry.name}`, else rebuild the patch on the tip"
-        )
-    return (
-        f"nothing to carry: `{install.command('retire')} {entry.name}` records the landing "
-        "and stops carrying it"
-    )

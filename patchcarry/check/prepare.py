@@ -22,7 +22,7 @@ from pathlib import Path
 
 from patchcarry import git
 from patchcarry.check import judge, landing
-from patchcarry.check.history import BranchHistory, fix_paths
+from patchcarry.check.history import BranchHistory, Commit
 from patchcarry.check.report import PatchApply
 from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
@@ -165,69 +165,45 @@ class Prepared:
         known.fix_files.update(series_many(self.repo, entries, tmp))
         # whether each fix reverse-applies at its tip: one scratch index per tip
         fixes: dict[str, tuple[Path, list[str], int]] = {}  # the fix diff, on disk
-        for n, entry in enumerate(entries):
-            files = known.fix_files.get(entry.name)
-            if files:
-                diff = tmp / f"fix-{n}.diff"
-                diff.write_bytes(git.encode(landing.joined(files)))
-                fixes[entry.name] = (diff, sorted({p for p, _ in files}), len(files))
         by_tip: dict[str, list[Entry]] = collections.defaultdict(list)
-        for entry in entries:
-            if entry.name in fixes:
-                by_tip[fetched.branch_tips[entry.base_branch]].append(entry)
+        walks: list[tuple[Entry, list[tuple[str, str]], list[Commit]]] = []
+        for n, entry in enumerate(entries):
+            files, history = known.fix_files.get(entry.name), histories.get(entry.base_branch)
+            if not files:
+                continue
+            diff = tmp / f"fix-{n}.diff"
+            diff.write_bytes(git.encode(landing.joined(files)))
+            fixes[entry.name] = (diff, sorted({p for p, _ in files}), len(files))
+            by_tip[fetched.branch_tips[entry.base_branch]].append(entry)
+            if history is not None and history.has_base(entry.base_commit):
+                walks.append((entry, files, _walk(entry, files, history)))
         for reversed_here in self._reverse_at(by_tip, fixes, tmp).values():
-            for name, answer in reversed_here.items():
-                known.in_tip[name] = answer
-        # the first-parent commits that touch each fix's files since its base: their diffs
-        # (one diff-tree for all) and patch-ids (one patch-id for all, the fixes' too)
-        pairs: dict[str, str] = {}
-        paths: set[str] = set()
-        for entry in entries:
-            history = histories.get(entry.base_branch)
-            if entry.name not in known.fix_files or history is None:
-                continue
-            if not history.has_base(entry.base_commit):
-                continue
-            mine = fix_paths(entry)
-            paths.update(mine)
-            for commit in history.candidates(entry.base_commit, mine)[: landing.MAX_CANDIDATES]:
-                # a merge's side was walked when the history was read (`BranchHistory.cut`)
-                side = history.side(commit, mine, entry.base_commit) if commit.merge else []
-                for one in [commit, *side]:
-                    if one.parents and one.sha not in history.shallow:
-                        pairs[one.sha] = one.parents[0]
+            known.in_tip.update(reversed_here)
+        # the commits the judge reads: their diffs (one diff-tree for all) and patch-ids (one
+        # patch-id for all, the fixes' too)
+        pairs = {one.sha: one.parents[0] for _, _, walk in walks for one in walk}
+        paths = sorted({p for _, files, _ in walks for p, _ in files})
         if pairs:
             # their blobs in one request: git's diff would fetch them commit by commit
-            blobs = git.blobs_of_commits(sorted(pairs.items()), sorted(paths), cwd=self.repo)
+            blobs = git.blobs_of_commits(sorted(pairs.items()), paths, cwd=self.repo)
             git.prefetch_blobs("origin", blobs, cwd=self.repo)
-            known.commit_diffs.update(git.diffs_of_commits(sorted(pairs.items()), sorted(paths),
-                                                           cwd=self.repo))  # fmt: skip
-            known.diffed.update(pairs)
+            known.commit_diffs.update(dict.fromkeys(pairs, []))  # an empty diff, too
+            known.commit_diffs.update(
+                git.diffs_of_commits(sorted(pairs.items()), paths, cwd=self.repo)
+            )
             known.paths.update(paths)
         texts = [landing.joined(f) for f in known.fix_files.values() if f]
-        for entry in entries:
-            files = known.fix_files.get(entry.name)
-            history = histories.get(entry.base_branch)
-            if not files or history is None or not history.has_base(entry.base_commit):
-                continue
-            net = {p for p, _ in files}
-            for commit in history.candidates(entry.base_commit, sorted(net)):
-                side = history.side(commit, sorted(net), entry.base_commit) if commit.merge else []
-                for one in [commit, *side]:
-                    theirs = [(p, s) for p, s in known.commit_diffs.get(one.sha, []) if p in net]
-                    if theirs:
-                        texts.append(landing.joined(theirs))
+        for _, files, walk in walks:
+            net = sorted({p for p, _ in files})
+            diffs = [known.commit_diff(one, net, self.repo) for one in walk]
+            texts += [landing.joined(d) for d in diffs if d]
         unique = list(dict.fromkeys(texts))
         known.patch_ids.update(zip(unique, git.patch_ids(unique, cwd=self.repo), strict=True))
         # whether each fix reverse-applies at the commits whose change on its files has
         # another patch-id (what `_carried` asks next): one scratch index per commit
         at: dict[str, list[Entry]] = collections.defaultdict(list)
-        for entry in entries:
-            files = known.fix_files.get(entry.name)
-            history = histories.get(entry.base_branch)
-            if not files or history is None or not history.has_base(entry.base_commit):
-                continue
-            for sha in _asked_at(entry, files, history, known):
+        for entry, files, walk in walks:
+            for sha in _asked_at(entry, files, walk, known, self.repo):
                 at[sha].append(entry)
         for sha, reversed_here in self._reverse_at(at, fixes, tmp).items():
             for name, answer in reversed_here.items():
@@ -260,34 +236,41 @@ class Prepared:
         return found
 
 
-def _asked_at(
-    entry: Entry, files: list[tuple[str, str]], history: BranchHistory, known: landing.Known
-) -> list[str]:
-    """The commits at which the landing judge asks whether `entry`'s fix reverse-applies: in
-    its order (each first-parent commit touching the fix's files since the base, a merge's
-    side before the merge), those whose change on the fix's files has another patch-id, up to
-    the first commit that carries the fix whatever git answers there (the same patch-id, or
-    its lines alone): the judge stops there. A question not asked here the judge asks git."""
-    ours, net = known.patch_ids.get(landing.joined(files)), {p for p, _ in files}
-    fix = landing.parse_files(files)
-    asked: list[str] = []
-    for commit in history.candidates(entry.base_commit, sorted(net))[: landing.MAX_CANDIDATES]:
+def _walk(entry: Entry, files: list[tuple[str, str]], history: BranchHistory) -> list[Commit]:
+    """The commits whose change the landing judge reads for `entry`, in its order: each
+    first-parent commit touching the fix's files since the base, a merge's side before the
+    merge; none whose parents were not fetched."""
+    net = sorted({p for p, _ in files})
+    found = []
+    for commit in history.candidates(entry.base_commit, net)[: landing.MAX_CANDIDATES]:
         if commit.sha in history.shallow or not commit.parents:
             continue  # the judge reads nothing of it
-        side = history.side(commit, sorted(net), entry.base_commit) if commit.merge else []
-        for one in [*side, commit]:
-            if one.sha in history.shallow or not one.parents:
-                continue
-            theirs = [(p, s) for p, s in known.commit_diffs.get(one.sha, []) if p in net]
-            if not theirs:
-                continue
-            text = landing.joined(theirs)
-            if text in known.patch_ids and known.patch_ids[text] == ours:
-                return asked  # the same patch-id: a carrier, asked nothing
-            asked.append(one.sha)
-            found, total = landing.coverage(fix, landing.parse_files(theirs))
-            if landing.line_evidence(entry, one.subject, found, total):
-                return asked  # a carrier by its lines, whatever git answers here
+        side = history.side(commit, net, entry.base_commit) if commit.merge else []
+        found += [c for c in side if c.parents and c.sha not in history.shallow] + [commit]
+    return found
+
+
+def _asked_at(
+    entry: Entry, files: list[tuple[str, str]], walk: list[Commit], known: landing.Known, repo: Path
+) -> list[str]:
+    """The commits of `walk` at which the landing judge asks whether `entry`'s fix
+    reverse-applies: those whose change on the fix's files has another patch-id, up to the
+    first commit that carries the fix whatever git answers there (the same patch-id, or its
+    lines alone): the judge stops there. A question not asked here the judge asks git."""
+    ours, net = known.patch_ids.get(landing.joined(files)), sorted({p for p, _ in files})
+    fix = landing.parse_files(files)
+    asked: list[str] = []
+    for one in walk:
+        theirs = known.commit_diff(one, net, repo)
+        if not theirs:
+            continue
+        text = landing.joined(theirs)
+        if text in known.patch_ids and known.patch_ids[text] == ours:
+            return asked  # the same patch-id: a carrier, asked nothing
+        asked.append(one.sha)
+        found, total = landing.coverage(fix, landing.parse_files(theirs))
+        if landing.line_evidence(entry, one.subject, found, total):
+            return asked  # a carrier by its lines, whatever git answers here
     return asked
 
 

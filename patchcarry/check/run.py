@@ -6,11 +6,12 @@ import functools
 import time
 from pathlib import Path
 
-from patchcarry import git, patchrules
+from patchcarry import git, install, patchrules
 from patchcarry import upstream as upstream_mod
 from patchcarry.check import history, judge, landing, prepare, series
 from patchcarry.check.report import CheckReport, EntryResult, Identity, RefApply
 from patchcarry.manifest import Entry
+from patchcarry.runtime import tree as megatron_tree
 
 OFFLINE_SKIPS = ["tip", "drift", "identity", "landing"]
 STATUS_APPLIES = ("clean", "offset", "fuzz")
@@ -18,9 +19,6 @@ MAX_PULL_DEPTH = 64  # a PR head's history fetched for its identity, at most
 
 
 def _no_offline_source(entry: Entry) -> str:
-    from patchcarry import install
-    from patchcarry.runtime import tree as megatron_tree
-
     return (f"no offline source for {entry.upstream} (the offline check reads megatron-core's "
             f"source, {megatron_tree.OFFLINE_SOURCE_REPO}'s): `{install.command('check')} "
             f"{entry.name}` checks it against {entry.upstream}")  # fmt: skip
@@ -29,14 +27,15 @@ def _no_offline_source(entry: Entry) -> str:
 def _offline(entries: list[Entry], tree: Path | None, label: str) -> list[EntryResult]:
     results = []
     for entry in entries:
-        reason = entry.offline or (_no_offline_source(entry) if tree is None else None)
-        if reason is not None or tree is None:
+        here = tree if megatron_tree.has_offline_source(entry.upstream) else None
+        reason = entry.offline or (_no_offline_source(entry) if here is None else None)
+        if reason is not None or here is None:
             skipped = ["apply", *OFFLINE_SKIPS]
             results.append(EntryResult(entry.name, [], not_checked=skipped, reason=reason))
             continue
 
-        def read(path: str) -> bytes | None:
-            file = tree / path
+        def read(path: str, here: Path = here) -> bytes | None:
+            file = here / path
             return file.read_bytes() if file.is_file() else None
 
         # The installed wheel ships megatron/ only: test patches cannot be judged against it.
@@ -49,17 +48,12 @@ def _offline(entries: list[Entry], tree: Path | None, label: str) -> list[EntryR
 
 def run_offline(entries: list[Entry], tree: Path | None = None) -> CheckReport:
     """Apply check against a source tree (default: installed megatron-core) for its entries."""
-    from patchcarry.runtime import tree as megatron_tree
-
-    ours = [e for e in entries if megatron_tree.has_offline_source(e.upstream)]
-    if not any(not e.offline for e in ours):
-        label = "no offline source for these entries' upstreams"
-        return CheckReport(label, "offline", _offline(entries, None, label))
-    tree = tree or megatron_tree.installed_tree()
-    label = megatron_tree.tree_label(tree)
-    results = {r.name: r for r in _offline(ours, tree, label)}
-    results.update({r.name: r for r in _offline([e for e in entries if e not in ours], None, "")})
-    return CheckReport(label, "offline", [results[e.name] for e in entries])
+    if any(megatron_tree.has_offline_source(e.upstream) and not e.offline for e in entries):
+        tree = tree or megatron_tree.installed_tree()
+        label = megatron_tree.tree_label(tree)
+    else:
+        tree, label = None, "no offline source for these entries' upstreams"
+    return CheckReport(label, "offline", _offline(entries, tree, label))
 
 
 def _left_base(repo: Path, entry: Entry, head: str, tip: str) -> tuple[list[str], list[str]]:
@@ -107,7 +101,7 @@ def _upstream_entry(
     tip = fetched.branch_tips[entry.base_branch]
     patches = entry.patches(with_tests=True)  # test patches are checked even if not sent
     refs = []
-    touched = sorted({f for p in patches for f in p.files})
+    touched = prepare.touched(entry)
     for ref, commit, label in (
         ("base", base, git.short(base)),
         ("tip", tip, f"{entry.base_branch} {git.short(tip)}"),

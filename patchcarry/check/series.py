@@ -9,8 +9,9 @@ from patchcarry import git
 from patchcarry.patchfile import Patch
 
 
-def series_tree(repo: Path, base: str, patches: list[Patch]) -> str | None:
-    """The tree `patches` make together on `base` (None: they do not apply)."""
+def series_files(repo: Path, base: str, patches: list[Patch]) -> list[tuple[str, str]] | None:
+    """The change `patches` make on `base`, one (path, diff section) per file (None: no apply),
+    from the tree they make together on a scratch index."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-series-") as tmp:
         index = Path(tmp) / "index"
         git.read_tree(base, index=index, cwd=repo)
@@ -19,14 +20,7 @@ def series_tree(repo: Path, base: str, patches: list[Patch]) -> str | None:
                 patch.path, index=index, cwd=repo, reverse=False, check=False
             ):
                 return None
-        return git.write_tree(index=index, cwd=repo)
-
-
-def series_files(repo: Path, base: str, patches: list[Patch]) -> list[tuple[str, str]] | None:
-    """The change `patches` make on `base`, one (path, diff section) per file (None: no apply)."""
-    tree = series_tree(repo, base, patches)
-    if tree is None:
-        return None
+        tree = git.write_tree(index=index, cwd=repo)
     files = sorted({f for p in patches for f in p.files})
     return git.diff_files(base, tree, files, cwd=repo)
 

@@ -8,13 +8,14 @@ import hashlib
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
 
+from patchcarry.audit.census import StorageKey, storage_key
 from patchcarry.measure.model import Shape
-from patchcarry.measure.runner import RESULT_MARKER
+from patchcarry.measure.session import RESULT_MARKER
 from patchcarry.runtime.tracker import DetachedInputTracker, tensor_bytes, track_detached_inputs
 
 CUDA_STATS = (
@@ -25,21 +26,11 @@ CUDA_STATS = (
 
 def live_tensor_bytes(model: torch.nn.Module) -> int:
     """Bytes of distinct storages of gc-visible tensors, parameters and their grads excepted."""
-    model_storages = set()
-    for p in model.parameters():
-        model_storages.add((str(p.device), p.untyped_storage().data_ptr()))
-        if p.grad is not None:
-            model_storages.add((str(p.device), p.grad.untyped_storage().data_ptr()))
-    seen: dict[tuple[str, int], int] = {}
+    excepted = {storage_key(t) for p in model.parameters() for t in (p, p.grad) if t is not None}
+    seen: dict[StorageKey, int] = {}
     for obj in gc.get_objects():
-        if isinstance(obj, torch.Tensor) and not obj.is_meta:
-            try:
-                storage = obj.untyped_storage()
-                key = (str(obj.device), storage.data_ptr())
-            except (RuntimeError, NotImplementedError):  # fake, sparse or storage-less tensors
-                continue
-            if key[1] and key not in model_storages:
-                seen[key] = storage.nbytes()
+        if isinstance(obj, torch.Tensor) and (key := storage_key(obj)) and key not in excepted:
+            seen[key] = obj.untyped_storage().nbytes()
     return sum(seen.values())
 
 
@@ -84,13 +75,17 @@ def install_standins(request: dict[str, Any], random_module: Any) -> list[str]:
     return [] if torch.cuda.is_available() else ["install_cuda_rng_state_standin"]
 
 
-def build(request: dict[str, Any], shape: Shape) -> tuple[torch.nn.Module, Callable[[], None]]:
-    """The model and its step."""
+def build(
+    request: dict[str, Any], shape: Shape, overrides: Mapping[str, Any] | None = None
+) -> tuple[torch.nn.Module, Callable[[], None]]:
+    """The model and its step (`overrides`: hc-gpt config fields, which the audit varies)."""
     device, seed = request["device"], request["seed"]
     if request["model"] == "hc-gpt":
         from patchcarry.measure import hc_gpt
 
-        model = hc_gpt.build(shape, device=device, vocab=request["vocab"], seed=seed)
+        model = hc_gpt.build(
+            shape, device=device, vocab=request["vocab"], seed=seed, overrides=overrides
+        )
         return model, hc_gpt.make_step(
             model, shape, device=device, vocab=request["vocab"], seed=seed
         )
@@ -99,9 +94,20 @@ def build(request: dict[str, Any], shape: Shape) -> tuple[torch.nn.Module, Calla
     return synthetic_model.make_step(shape, device=device, seed=seed)
 
 
+def imported(request: dict[str, Any]) -> dict[str, Any]:
+    """What the child ran on: the megatron it imported, torch, the GPU (the result's head)."""
+    import megatron.core
+
+    cuda = request["device"] == "cuda"
+    return {
+        "megatron_file": megatron.core.__file__,
+        "torch_version": torch.__version__,
+        "cuda_device": torch.cuda.get_device_name(0) if cuda else None,
+    }
+
+
 def measure(request: dict[str, Any]) -> dict[str, Any]:
     """Run every shape of the request and return the figures (see the module docstring)."""
-    import megatron.core
     from megatron.core.tensor_parallel import random as random_module
 
     tracker = track_detached_inputs(random_module)
@@ -111,10 +117,7 @@ def measure(request: dict[str, Any]) -> dict[str, Any]:
         torch.manual_seed(request["seed"])
         runs.append(measure_shape(request, Shape(**shape_fields), tracker))
         gc.collect()
-    cuda = request["device"] == "cuda"
-    return {"megatron_file": megatron.core.__file__, "torch_version": torch.__version__,
-            "cuda_device": torch.cuda.get_device_name(0) if cuda else None,
-            "cpu_standins": standins, "runs": runs}  # fmt: skip
+    return {**imported(request), "cpu_standins": standins, "runs": runs}
 
 
 def measure_shape(request: dict[str, Any], shape: Shape,

@@ -80,15 +80,11 @@ def build(
                      max_sequence_length=shape.seq,
                      position_embedding_type="learned_absolute")  # fmt: skip
     module: torch.nn.Module = model.to(device=device)
-    return wrap_half_precision(config, module)
-
-
-def wrap_half_precision(config: Any, module: torch.nn.Module) -> torch.nn.Module:
-    """Upstream's own half-precision wrapper, as `get_model` applies it (bf16 or fp16 only)."""
     if not (config.bf16 or config.fp16):
         return module
     from megatron.core.transformer.module import Float16Module
 
+    # upstream's own half-precision wrapper, as `get_model` applies it
     wrapped: torch.nn.Module = Float16Module(config, module)
     return wrapped
 

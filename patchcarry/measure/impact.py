@@ -111,11 +111,6 @@ def _variant(variants: list[dict[str, Any]], name: str) -> dict[str, Any] | None
     return next((v for v in variants if v["name"] == name and v["status"] == "measured"), None)
 
 
-def _spread(spread: dict[str, int]) -> str:
-    low, high = spread["min"], spread["max"]
-    return human_bytes(low) if low == high else f"{human_bytes(low)} – {human_bytes(high)}"
-
-
 def _exact(n: int) -> str:
     """`268,435,456 B (0.27 GB)`: the exact count, then the decimal unit the PRs use."""
     for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
@@ -138,6 +133,8 @@ def _tree(doc: dict[str, Any]) -> str:
 
 def gpu_sentence(doc: dict[str, Any], variant: str | None = None) -> str:
     """The training-loop measurement in words, of `variant` or of every fix variant."""
+    from patchcarry.measure.pretrain_evidence import bytes_spread
+
     s, base = doc["shape"], _variant(doc["variants"], "unpatched")
     head = (f"On {doc['hardware']['gpu']}, upstream's own `pretrain_gpt.py` at "
             f"{_tree(doc)} ({_config(s)}, full "
@@ -152,9 +149,9 @@ def gpu_sentence(doc: dict[str, Any], variant: str | None = None) -> str:
         parts.append(
             f"{label} {human_bytes(own['freed']['floor_bytes'])} of the allocator floor "
             f"between iterations (the model predicts {human_bytes(own['freed']['predicted'])}); "
-            f"peak {_spread(base['peak_bytes'])} → {_spread(own['peak_bytes'])}, reserved "
-            f"{_spread(base['reserved_bytes'])} → {_spread(own['reserved_bytes'])}, step-time "
-            f"ratio {own['step_time_ratio']:.3f};"
+            f"peak {bytes_spread(base['peak_bytes'])} → {bytes_spread(own['peak_bytes'])}, "
+            f"reserved {bytes_spread(base['reserved_bytes'])} → "
+            f"{bytes_spread(own['reserved_bytes'])}, step-time ratio {own['step_time_ratio']:.3f};"
         )
     return " ".join(parts).rstrip(";") + "."
 
@@ -324,7 +321,7 @@ def gpu_files(folder: Path) -> list[Path]:
             doc = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(doc, dict) and pretrain_evidence.is_pretrain(doc):
+        if pretrain_evidence.is_pretrain(doc):
             found.append(path)
     return found
 

@@ -105,7 +105,8 @@ def load(path: Path) -> dict[str, Any]:
     return jsondoc.load(path, SCHEMA_PATH)
 
 
-def _bytes_spread(spread: dict[str, int]) -> str:
+def bytes_spread(spread: dict[str, int]) -> str:
+    """`1.2 GB`, or `1.2 GB – 1.3 GB` where the runs differ."""
     if spread["min"] == spread["max"]:
         return human_bytes(spread["min"])
     return f"{human_bytes(spread['min'])} – {human_bytes(spread['max'])}"
@@ -133,10 +134,10 @@ def render_markdown_table(doc: dict[str, Any], only: Collection[str] = ()) -> st
             continue
         freed, predicted = v["freed"]["floor_bytes"], v["freed"]["predicted"]
         ratio = v["step_time_ratio"]
-        rows.append(f"| {v['name']} | {_bytes_spread(v['floor_bytes'])} "
+        rows.append(f"| {v['name']} | {bytes_spread(v['floor_bytes'])} "
                     f"| {'–' if freed is None else human_bytes(freed)} | {human_bytes(predicted)} "
-                    f"| {freed_ratio(freed, predicted)} | {_bytes_spread(v['peak_bytes'])} "
-                    f"| {_bytes_spread(v['reserved_bytes'])} | {v['step_time_median_s']:.3f} s "
+                    f"| {freed_ratio(freed, predicted)} | {bytes_spread(v['peak_bytes'])} "
+                    f"| {bytes_spread(v['reserved_bytes'])} | {v['step_time_median_s']:.3f} s "
                     f"| {'–' if ratio is None else f'{ratio:.3f}'} |")  # fmt: skip
     note = ("Floor: `torch.cuda.memory_allocated()` after the last step; peak: "
             "`max_memory_allocated()` within a step; reserved: `memory_reserved()`; ranges are "

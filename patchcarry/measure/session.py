@@ -7,10 +7,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from patchcarry.measure import runner, variants
+from patchcarry.errors import FatalError
+from patchcarry.measure import variants
 from patchcarry.measure.model import Shape
 from patchcarry.measure.variants import VariantResult
-from patchcarry.runtime.child import free_loopback_port
+from patchcarry.runtime.child import free_loopback_port, probe_env, run_module
+
+# Prefix of the child's result line (megatron prints on stdout too).
+RESULT_MARKER = "PATCHCARRY-MEASURE-RESULT "
+
+
+class MeasureError(FatalError):
+    """A measuring child failed, printed no result, or imported the wrong tree."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,8 +48,14 @@ def run(
     """Prepare and measure each planned variant; skipped ones keep their reason."""
 
     def measure(variant: variants.Variant, tree: Path) -> dict[str, Any]:
+        """`tree`'s megatron in a child, which prints its figures as JSON (CPU: no compile)."""
+        tree = tree.resolve()
+        # A CPU measurement hides any GPU, so the named CPU stand-ins are used as on a CPU runner.
+        env = probe_env(tree, cpu_only=request.device == "cpu")
+        if request.device == "cpu" and not request.torch_compile:
+            env["TORCHDYNAMO_DISABLE"] = "1"
         child = request.child_request(variant.name)
-        return runner.run_child(tree, child, torch_compile=request.torch_compile)
+        return run_module(tree, "patchcarry.measure.child", env, child, RESULT_MARKER, MeasureError)
 
     return variants.run_each(plan, src, workdir, measure, verb="measuring",
                              offline_note=offline_note, progress=progress)  # fmt: skip

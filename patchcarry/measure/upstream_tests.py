@@ -63,35 +63,24 @@ def prepare_trees(src: Path, work: Path) -> dict[str, Path]:
     return trees
 
 
-def junit_outcomes(report: Path) -> dict[str, str]:
-    """node id -> outcome from a pytest junit XML file (empty when there is none)."""
+def junit_outcomes(report: Path, messages: dict[str, str] | None = None) -> dict[str, str]:
+    """node id -> outcome from a pytest junit XML file (empty when there is none); `messages`
+    gets each failure's or error's message and the end of its text."""
     if not report.is_file():
         return {}
     outcomes = {}
     for case in ET.parse(report).iter("testcase"):
         node = f"{case.get('classname')}::{case.get('name')}"
-        outcome = "passed"
+        outcomes[node] = "passed"
         for kind, label in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
-            if case.find(kind) is not None:
-                outcome = label
-                break
-        outcomes[node] = outcome
-    return outcomes
-
-
-def junit_messages(report: Path) -> dict[str, str]:
-    """node id -> the failure or error message (and the start of its text) from a junit file."""
-    if not report.is_file():
-        return {}
-    messages = {}
-    for case in ET.parse(report).iter("testcase"):
-        for kind in ("failure", "error"):
             found = case.find(kind)
             if found is not None:
-                text = f"{found.get('message') or ''}\n{(found.text or '')[-2000:]}"
-                messages[f"{case.get('classname')}::{case.get('name')}"] = text.strip()
+                outcomes[node] = label
+                if messages is not None and kind != "skipped":
+                    text = f"{found.get('message') or ''}\n{(found.text or '')[-2000:]}"
+                    messages[node] = text.strip()
                 break
-    return messages
+    return outcomes
 
 
 def run_group(
@@ -118,7 +107,8 @@ def run_group(
         args += ["-k", keyword]
     code, out, err = proc.cmd_output(*args, cwd=tree, env=env, check=False)
     report.with_suffix(".log").write_text(out + "\n" + err)
-    return GroupRun(path, tree_name, code, junit_outcomes(report), junit_messages(report))
+    messages: dict[str, str] = {}
+    return GroupRun(path, tree_name, code, junit_outcomes(report, messages), messages)
 
 
 def regressions(runs: list[GroupRun]) -> list[str]:

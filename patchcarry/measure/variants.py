@@ -96,10 +96,10 @@ class VariantResult:
     variant: Variant
     child: Any  # what the variant's child reported; None when skipped
 
-    def head(self) -> dict[str, Any]:
-        """The evidence's first fields for this variant: which, from what, measured or why not."""
+    def head(self, done: str = "measured") -> dict[str, Any]:
+        """The evidence's first fields for this variant: which, from what, `done` or why not."""
         return {"name": self.variant.name, "sources": list(self.variant.sources),
-                "status": "skipped" if self.child is None else "measured",
+                "status": "skipped" if self.child is None else done,
                 "skip_reason": self.variant.skip_reason}  # fmt: skip
 
 

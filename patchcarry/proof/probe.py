@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from patchcarry import proc
 from patchcarry.errors import FatalError
-from patchcarry.runtime.child import probe_env
+from patchcarry.runtime.child import probe_env, run_module
 
 BATCHES = ("cpu", "tp2")
+RESULT_MARKER = "PATCHCARRY-PROBE-RESULT "  # before the child's JSON (megatron prints too)
 
 
 class ProbeError(FatalError):
@@ -28,17 +27,9 @@ def run_probe(tree: Path, batches: Sequence[str] = BATCHES, iterations: int = 2,
     tree = Path(tree).resolve()
     if not (tree / "megatron" / "core" / "__init__.py").is_file():
         raise ProbeError(f"{tree} has no megatron/core/__init__.py; pass a prepared tree copy")
-    args = [arg for batch in batches for arg in ("--batch", batch)]
-    args = [*proc.PYTHON, "-m", "patchcarry.proof.child", *args, "--iterations", str(iterations)]
+    request = {"batches": list(batches), "iterations": iterations}
     env = probe_env(tree, cpu_only)
-    code, out, err = proc.cmd_output(*args, cwd=tree, env=env, check=False, timeout=PROBE_TIMEOUT_S)
-    if code != 0:
-        raise ProbeError(f"probe of {tree} exited {code}; its stderr:\n{err.strip()[-4000:]}")
-    try:
-        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    except (IndexError, json.JSONDecodeError):
-        raise ProbeError(f"probe of {tree} printed no JSON; stdout:\n{out[-2000:]}") from None
-    module_file = Path(result.get("module_file", "")).resolve()
-    if tree not in module_file.parents:
-        raise ProbeError(f"probe of {tree} imported megatron from {module_file}, not from the tree")
-    return result
+    module = "patchcarry.proof.child"
+    return run_module(
+        tree, module, env, request, RESULT_MARKER, ProbeError, timeout=PROBE_TIMEOUT_S
+    )

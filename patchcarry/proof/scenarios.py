@@ -139,16 +139,14 @@ def digest(t: torch.Tensor) -> str:
 def retained(tracker: DetachedInputTracker) -> dict[str, Any]:
     """What detached checkpoint inputs are still reachable now, and their `.grad`."""
     gc.collect()
-    live = tracker.live()
-    grads = [t.grad for t in live if t.grad is not None]
     return {
-        "live_inputs": len(live),
+        "live_inputs": len(tracker.live()),
         "input_bytes": tracker.input_bytes(),
         "grad_bytes": tracker.grad_bytes(),
         "live_grads": [
             {"shape": list(g.shape), "dtype": str(g.dtype).removeprefix("torch."),
              "bytes": tensor_bytes(g)}
-            for g in grads
+            for g in tracker.live_grads()
         ],
     }  # fmt: skip
 
