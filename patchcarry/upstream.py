@@ -90,17 +90,15 @@ class FetchedUpstream:
 
 def _scratch_repo(url: str, work_dir: Path) -> Path:
     """The cache's bare repo, set up for `url`; the caller holds `cachedir.locked`."""
-    if not (work_dir / "HEAD").is_file():
-        git.init_bare(work_dir)
-    git.set_config("remote.origin.url", url, cwd=work_dir)
-    git.own_cache_config(work_dir)  # no housekeeping runs here behind the tool's back
-    for value in git.NETWORK_ARGS[1::2]:
-        key, _, setting = value.partition("=")
-        git.set_config(key, setting, cwd=work_dir)  # also bounds lazy blob fetches
-    if url.startswith("file://"):
-        git.set_config("remote.origin.uploadpack", git.LOCAL_UPLOAD_PACK, cwd=work_dir)
+    wanted: dict[str, str | None] = {"remote.origin.url": url}
+    wanted.update(git.CACHE_CONFIG)  # no housekeeping runs here behind the tool's back
+    wanted.update(value.partition("=")[::2] for value in git.NETWORK_ARGS[1::2])  # lazy fetches
+    local = url.startswith("file://")
+    wanted["remote.origin.uploadpack"] = git.LOCAL_UPLOAD_PACK if local else None
+    if (work_dir / "HEAD").is_file():
+        git.configure(work_dir, wanted)  # one read; only what differs is written
     else:
-        git.unset_config("remote.origin.uploadpack", cwd=work_dir)
+        git.init_bare(work_dir, wanted)  # one `git init`, the settings from its template
     # a cache an earlier version (or a fetch killed before its repair) left with history cut
     # where the parents are here reads as whole again before anything reads it
     git.keep_known_history(cwd=work_dir)
