@@ -60,22 +60,23 @@ def apply_at(patches: list[Patch], read: Reader) -> list[PatchApply]:
             if blocked:
                 results.append(PatchApply(patch.name, "not checked", []))
                 continue
-            applied = git.apply_in_tree(patch.path, tree=tree)
-            status, context = ("offset" if applied.offsets else "clean"), None
+            # the next patch applies on what this one made: applied for real at once (git
+            # apply writes nothing unless every hunk applies), the last one only checked
+            only = n == len(patches)
+            applied = git.apply_in_tree(patch.path, tree=tree, check_only=only)
+            status = "offset" if applied.offsets else "clean"
             if applied.unreadable:
                 raise BadInputError(
                     f"{patch.name}: git cannot read it as a patch:\n{applied.message}"
                 )
             if applied.code != 0:
-                fuzzed = git.apply_in_tree(patch.path, tree=tree, context=1)
-                status, context = ("fuzz", 1) if fuzzed.code == 0 else ("conflict", None)
+                fuzzed = git.apply_in_tree(patch.path, tree=tree, context=1, check_only=only)
+                status = "fuzz" if fuzzed.code == 0 else "conflict"
                 applied = fuzzed if fuzzed.code == 0 else applied
             if status == "conflict":
                 results.append(PatchApply(patch.name, status, [], rejected_hunk(patch, applied)))
                 blocked = True
                 continue
-            if n < len(patches):  # the next patch applies on what this one made
-                git.apply_in_tree(patch.path, tree=tree, context=context, check_only=False)
             results.append(PatchApply(patch.name, status, applied.offsets))
     return results
 
