@@ -117,12 +117,11 @@ def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: st
     if not refspecs:
         return
     progress.say(f"fetching {what} from {fetched.upstream} (blob-less, depth {depth}) ...")
-    code, err = git.fetch_partial("origin", refspecs, depth=depth, cwd=fetched.repo,
-                                  progress=sys.stderr.isatty())  # fmt: skip
-    if code != 0:
+    refused = git.fetch_partial("origin", refspecs, depth=depth, cwd=fetched.repo,
+                                progress=sys.stderr.isatty())  # fmt: skip
+    if refused is not None:
         raise UpstreamError(
-            f"could not fetch {what} from {fetched.upstream}: "
-            f"{err.strip() or 'see git output above'}"
+            f"could not fetch {what} from {fetched.upstream}: {refused.text}"
             "\n  check base_commit / supersedes in the manifest, or the --upstream you named"
         )
 
@@ -137,11 +136,11 @@ def fetch(
         repo = _scratch_repo(url, chosen)
         start = object_bytes(repo)
         refs = [f"refs/heads/{b}" for b in branches] + [f"refs/pull/{n}/head" for n in pulls]
-        code, found, err = git.ls_remote_refs(url, refs, cwd=repo)
-        if code != 0:
-            said = err.strip().splitlines()[-1:] or [f"git ls-remote exited {code}"]
+        _, found, refused = git.ls_remote_refs(url, refs, cwd=repo)
+        if refused is not None:
             raise NetworkError(
-                f"upstream {upstream} is unreachable: {said[0]}; check --upstream and the network"
+                f"upstream {upstream} is unreachable: {refused.last}; check --upstream and the "
+                "network"
             )
         missing = [r for r in refs if r not in found]
         if missing:
@@ -243,10 +242,9 @@ def fetch_history(
     with cachedir.locked(chosen):
         repo = _scratch_repo(url, chosen)
         pull_ref, branch_ref = f"refs/pull/{pull}/head", f"refs/heads/{branch}"
-        code, found, err = git.ls_remote_refs(url, [pull_ref, branch_ref], cwd=repo)
-        if code != 0:
-            raise UpstreamError(f"upstream {upstream} is unreachable: "
-                                f"{err.strip() or f'git ls-remote exited {code}'}")  # fmt: skip
+        _, found, refused = git.ls_remote_refs(url, [pull_ref, branch_ref], cwd=repo)
+        if refused is not None:
+            raise UpstreamError(f"upstream {upstream} is unreachable: {refused.text}")
         if pull_ref not in found:
             raise UpstreamError(
                 f"{upstream} no longer has {pull_ref}: PR #{pull}'s commits are gone upstream, "
@@ -260,13 +258,13 @@ def fetch_history(
                     f"+{tip}:{git.own_ref('adopt', 'base')}"]  # fmt: skip
         for depth in depths:
             progress.say(f"fetching PR #{pull}'s commits from {upstream} (depth {depth}) ...")
-            code, err = git.fetch_partial("origin", refspecs, depth=depth, cwd=repo,
-                                          progress=sys.stderr.isatty(),
-                                          object_filter="tree:0")  # fmt: skip
-            if code != 0:
+            refused = git.fetch_partial("origin", refspecs, depth=depth, cwd=repo,
+                                        progress=sys.stderr.isatty(),
+                                        object_filter="tree:0")  # fmt: skip
+            if refused is not None:
                 raise UpstreamError(
                     f"could not fetch PR #{pull}'s head and {branch} from {upstream}: "
-                    f"{err.strip() or 'see git output above'}"
+                    f"{refused.text}"
                 )
             if _separated(repo, head, tip):
                 return PullHistory(upstream, url, repo, pull, branch, tip, head, depth)
