@@ -105,10 +105,11 @@ def _scratch_repo(url: str, work_dir: Path) -> Path:
     return work_dir
 
 
-def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: str) -> None:
-    """Fetch each wanted commit not here, or here with less than `depth` commits of history."""
+def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: str,
+           have: dict[str, str]) -> None:  # fmt: skip
+    """Fetch each wanted commit not here, or here with less than `depth` commits of history;
+    `have`: our refs already here ({refname: sha}), read before any of this run's fetches."""
     repo = fetched.repo
-    have = git.refs_under(git.OWN_REFS, cwd=repo)  # our refs already here: {refname: sha}
     cut = git.shallow_commits(cwd=repo) if depth > 1 else set()
     refspecs = [
         f"+{sha}:{ref}" for ref, sha in wants.items()
@@ -153,9 +154,12 @@ def fetch(
         fetched = FetchedUpstream(upstream, url, repo, tips, heads, start)
         shallow = {git.own_ref("base", sha): sha for sha in base_commits}
         shallow.update({git.own_ref("heads", b): sha for b, sha in tips.items()})
-        _fetch(fetched, shallow, 1, f"base commit(s) {', '.join(base_commits)} or branch tips")
+        have = git.refs_under(git.OWN_REFS, cwd=repo)  # each fetch below writes other refs
+        what = f"base commit(s) {', '.join(base_commits)} or branch tips"
+        _fetch(fetched, shallow, 1, what, have)
         pull_refs = {git.own_ref("pull", str(n)): sha for n, sha in heads.items()}
-        _fetch(fetched, pull_refs, pull_depth, "PR heads " + ", ".join(f"#{n}" for n in pulls))
+        what = "PR heads " + ", ".join(f"#{n}" for n in pulls)
+        _fetch(fetched, pull_refs, pull_depth, what, have)
         return fetched
 
 

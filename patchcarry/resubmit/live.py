@@ -58,15 +58,19 @@ class Cache:
 
     def __init__(self, repo: Path) -> None:
         self.repo = repo
+        self._forks: dict[str, str] = {}  # url -> remote name, configured by this object
 
     def add_fork(self, url: str) -> str:
         """A named promisor remote for the fork (lazy blob fetches fall back to it)."""
         url = remote_url(url)
+        if (known := self._forks.get(url)) is not None:
+            return known
         name = "fork-" + hashlib.sha256(url.encode()).hexdigest()[:12]
         wanted = {"url": url, "promisor": "true", "partialclonefilter": "blob:none"}
         if url.startswith("file://"):
             wanted["uploadpack"] = git.LOCAL_UPLOAD_PACK
         git.configure(self.repo, {f"remote.{name}.{key}": v for key, v in wanted.items()})
+        self._forks[url] = name
         return name
 
     def fetch_head(self, remote: str, sha: str) -> None:
