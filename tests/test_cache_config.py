@@ -94,3 +94,13 @@ def test_values_git_reads_back_as_written(tmp_path: Path) -> None:
     git.init_bare(work, odd)
     assert _holds(work, odd)
     assert not (work / "hooks").exists()  # the template brings the config alone
+
+
+def test_a_config_a_killed_init_left_still_gets_the_settings(tmp_path: Path) -> None:
+    """git copies no template file over one already there: a `config` without a HEAD (an init
+    killed half-way) is brought in line by `git config` instead."""
+    work = tmp_path / "bare"
+    work.mkdir()
+    (work / "config").write_text("[gc]\n\tauto = 1\n")
+    git.init_bare(work, WANTED)
+    assert _holds(work, WANTED)

@@ -28,10 +28,11 @@ def init_bare(path: Path, config: Mapping[str, str | None] | None = None) -> Non
     """`git init --bare` at `path` (an existing directory), its config holding `config` (None:
     absent): one process, the settings copied from a template directory, as `git init` does."""
     wanted = dict(config or {})
+    left = (path / "config").exists()  # by a killed init: git copies no template file over it
     with tempfile.TemporaryDirectory(prefix="patchcarry-template-") as template:
         (Path(template) / "config").write_text(_config_text(wanted), encoding="utf-8")
         git("init", "-q", "--bare", f"--template={template}", str(path), cwd=path)
-    configure(path, {k: v for k, v in wanted.items() if v is not None and not _plain(v)})
+    configure(path, {k: v for k, v in wanted.items() if left or (v is not None and not _plain(v))})
 
 
 def set_config(key: str, value: str, *, cwd: Path) -> None:
