@@ -225,19 +225,20 @@ def identity(
     if under is not None and under not in parents:
         parents.append(under)
     parents += [a for a in dict.fromkeys(also) if a not in parents]
-    counts = {p: len(git.changed_paths(p, head, cwd=repo)) for p in parents}
+    changed = {p: git.changed_paths(p, head, cwd=repo) for p in parents}
+    counts = {p: len(files) for p, files in changed.items()}
     ours_text = "".join(section for _, section in ours_files)
     ours = dict(ours_files)
     untold = [b for b in dict.fromkeys(same_tree_as) if b not in parents]
     for parent in sorted(parents, key=lambda p: counts[p]) + untold:
-        files = git.changed_paths(parent, head, cwd=repo)
+        files = changed[parent] if parent in changed else git.changed_paths(parent, head, cwd=repo)
         # the same files first (trees only): a parent with other files is never diffed
         if set(files) == set(ours) and git.patch_id(ours_text, cwd=repo) == git.patch_id(
             "".join(t for _, t in git.diff_files(parent, head, files, cwd=repo)), cwd=repo
         ):
             return Identity(number, head, merge, parent, "identical", None, [], files)
     parent = min(parents, key=lambda p: counts[p])
-    files = git.changed_paths(parent, head, cwd=repo)
+    files = changed[parent]
     if len(files) > MAX_IDENTITY_FILES:
         differ = sorted(set(files) ^ set(ours))
         return Identity(number, head, merge, parent, "different", False, differ, files)
