@@ -24,16 +24,16 @@ _BOX_RE = re.compile(r"^(?P<lead>[ \t]*[-*+] \[) \](?P<text>.*)$", re.MULTILINE)
 def fetch(cache: Path, branch: str) -> str | None:
     """The default branch's tip in the check's cache (commit and trees); None without one."""
     ref = REF.format(branch=branch)
-    code, _ = git.fetch_partial("origin", [f"+refs/heads/{branch}:{ref}"], depth=1, cwd=cache)
-    return ref if code == 0 else None
+    refused = git.fetch_partial("origin", [f"+refs/heads/{branch}:{ref}"], depth=1, cwd=cache)
+    return ref if refused is None else None
 
 
 def fetch_owner(cache: Path, url: str, branch: str) -> str | None:
     """The owner's `.github` `branch` tip into the cache with its blobs; None when unreadable."""
     ref = OWNER_REF.format(branch=branch)
-    code, _ = git.fetch_partial(url, [f"+refs/heads/{branch}:{ref}"], depth=1, cwd=cache,
+    refused = git.fetch_partial(url, [f"+refs/heads/{branch}:{ref}"], depth=1, cwd=cache,
                                 object_filter="blob:limit=262144")  # fmt: skip
-    return ref if code == 0 else None
+    return ref if refused is None else None
 
 
 def read(cache: Path, rev: str) -> str | None:

@@ -90,27 +90,26 @@ class FetchedUpstream:
 
 def _scratch_repo(url: str, work_dir: Path) -> Path:
     """The cache's bare repo, set up for `url`; the caller holds `cachedir.locked`."""
-    if not (work_dir / "HEAD").is_file():
-        git.init_bare(work_dir)
-    git.set_config("remote.origin.url", url, cwd=work_dir)
-    git.own_cache_config(work_dir)  # no housekeeping runs here behind the tool's back
-    for value in git.NETWORK_ARGS[1::2]:
-        key, _, setting = value.partition("=")
-        git.set_config(key, setting, cwd=work_dir)  # also bounds lazy blob fetches
-    if url.startswith("file://"):
-        git.set_config("remote.origin.uploadpack", git.LOCAL_UPLOAD_PACK, cwd=work_dir)
+    wanted: dict[str, str | None] = {"remote.origin.url": url}
+    wanted.update(git.CACHE_CONFIG)  # no housekeeping runs here behind the tool's back
+    wanted.update(value.partition("=")[::2] for value in git.NETWORK_ARGS[1::2])  # lazy fetches
+    local = url.startswith("file://")
+    wanted["remote.origin.uploadpack"] = git.LOCAL_UPLOAD_PACK if local else None
+    if (work_dir / "HEAD").is_file():
+        git.configure(work_dir, wanted)  # one read; only what differs is written
     else:
-        git.unset_config("remote.origin.uploadpack", cwd=work_dir)
+        git.init_bare(work_dir, wanted)  # one `git init`, the settings from its template
     # a cache an earlier version (or a fetch killed before its repair) left with history cut
     # where the parents are here reads as whole again before anything reads it
     git.keep_known_history(cwd=work_dir)
     return work_dir
 
 
-def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: str) -> None:
-    """Fetch each wanted commit not here, or here with less than `depth` commits of history."""
+def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: str,
+           have: dict[str, str]) -> None:  # fmt: skip
+    """Fetch each wanted commit not here, or here with less than `depth` commits of history;
+    `have`: our refs already here ({refname: sha}), read before any of this run's fetches."""
     repo = fetched.repo
-    have = git.refs_under(git.OWN_REFS, cwd=repo)  # our refs already here: {refname: sha}
     cut = git.shallow_commits(cwd=repo) if depth > 1 else set()
     refspecs = [
         f"+{sha}:{ref}" for ref, sha in wants.items()
@@ -119,12 +118,11 @@ def _fetch(fetched: FetchedUpstream, wants: dict[str, str], depth: int, what: st
     if not refspecs:
         return
     progress.say(f"fetching {what} from {fetched.upstream} (blob-less, depth {depth}) ...")
-    code, err = git.fetch_partial("origin", refspecs, depth=depth, cwd=fetched.repo,
-                                  progress=sys.stderr.isatty())  # fmt: skip
-    if code != 0:
+    refused = git.fetch_partial("origin", refspecs, depth=depth, cwd=fetched.repo,
+                                progress=sys.stderr.isatty())  # fmt: skip
+    if refused is not None:
         raise UpstreamError(
-            f"could not fetch {what} from {fetched.upstream}: "
-            f"{err.strip() or 'see git output above'}"
+            f"could not fetch {what} from {fetched.upstream}: {refused.text}"
             "\n  check base_commit / supersedes in the manifest, or the --upstream you named"
         )
 
@@ -139,11 +137,11 @@ def fetch(
         repo = _scratch_repo(url, chosen)
         start = object_bytes(repo)
         refs = [f"refs/heads/{b}" for b in branches] + [f"refs/pull/{n}/head" for n in pulls]
-        code, found, err = git.ls_remote_refs(url, refs, cwd=repo)
-        if code != 0:
-            said = err.strip().splitlines()[-1:] or [f"git ls-remote exited {code}"]
+        _, found, refused = git.ls_remote_refs(url, refs, cwd=repo)
+        if refused is not None:
             raise NetworkError(
-                f"upstream {upstream} is unreachable: {said[0]}; check --upstream and the network"
+                f"upstream {upstream} is unreachable: {refused.last}; check --upstream and the "
+                "network"
             )
         missing = [r for r in refs if r not in found]
         if missing:
@@ -156,9 +154,12 @@ def fetch(
         fetched = FetchedUpstream(upstream, url, repo, tips, heads, start)
         shallow = {git.own_ref("base", sha): sha for sha in base_commits}
         shallow.update({git.own_ref("heads", b): sha for b, sha in tips.items()})
-        _fetch(fetched, shallow, 1, f"base commit(s) {', '.join(base_commits)} or branch tips")
+        have = git.refs_under(git.OWN_REFS, cwd=repo)  # each fetch below writes other refs
+        what = f"base commit(s) {', '.join(base_commits)} or branch tips"
+        _fetch(fetched, shallow, 1, what, have)
         pull_refs = {git.own_ref("pull", str(n)): sha for n, sha in heads.items()}
-        _fetch(fetched, pull_refs, pull_depth, "PR heads " + ", ".join(f"#{n}" for n in pulls))
+        what = "PR heads " + ", ".join(f"#{n}" for n in pulls)
+        _fetch(fetched, pull_refs, pull_depth, what, have)
         return fetched
 
 
@@ -245,10 +246,9 @@ def fetch_history(
     with cachedir.locked(chosen):
         repo = _scratch_repo(url, chosen)
         pull_ref, branch_ref = f"refs/pull/{pull}/head", f"refs/heads/{branch}"
-        code, found, err = git.ls_remote_refs(url, [pull_ref, branch_ref], cwd=repo)
-        if code != 0:
-            raise UpstreamError(f"upstream {upstream} is unreachable: "
-                                f"{err.strip() or f'git ls-remote exited {code}'}")  # fmt: skip
+        _, found, refused = git.ls_remote_refs(url, [pull_ref, branch_ref], cwd=repo)
+        if refused is not None:
+            raise UpstreamError(f"upstream {upstream} is unreachable: {refused.text}")
         if pull_ref not in found:
             raise UpstreamError(
                 f"{upstream} no longer has {pull_ref}: PR #{pull}'s commits are gone upstream, "
@@ -262,13 +262,13 @@ def fetch_history(
                     f"+{tip}:{git.own_ref('adopt', 'base')}"]  # fmt: skip
         for depth in depths:
             progress.say(f"fetching PR #{pull}'s commits from {upstream} (depth {depth}) ...")
-            code, err = git.fetch_partial("origin", refspecs, depth=depth, cwd=repo,
-                                          progress=sys.stderr.isatty(),
-                                          object_filter="tree:0")  # fmt: skip
-            if code != 0:
+            refused = git.fetch_partial("origin", refspecs, depth=depth, cwd=repo,
+                                        progress=sys.stderr.isatty(),
+                                        object_filter="tree:0")  # fmt: skip
+            if refused is not None:
                 raise UpstreamError(
                     f"could not fetch PR #{pull}'s head and {branch} from {upstream}: "
-                    f"{err.strip() or 'see git output above'}"
+                    f"{refused.text}"
                 )
             if _separated(repo, head, tip):
                 return PullHistory(upstream, url, repo, pull, branch, tip, head, depth)

@@ -45,8 +45,6 @@ import json
 import sys
 from pathlib import Path
 
-from patchcarry import git as gitmod
-
 TOKENS_FILE = "fake-github-tokens.json"
 RULES_FILE = "fake-github-rules.json"
 
@@ -271,6 +269,8 @@ def install(
     if not hook.exists():
         hook.write_text(_HOOK.format(python=sys.executable, tokens=TOKENS_FILE, rules=RULES_FILE))
         hook.chmod(0o755)
-        gitmod.git("config", "receive.procReceiveRefs", "refs/", cwd=git_dir)
+        # git's config syntax, appended: one process fewer for each fork the suite makes
+        with (git_dir / "config").open("a", encoding="utf-8") as config:
+            config.write("[receive]\n\tprocReceiveRefs = refs/\n")
     (hooks / TOKENS_FILE).write_text(json.dumps(tokens))
     (hooks / RULES_FILE).write_text(json.dumps(rules or {}))

@@ -83,3 +83,33 @@ def test_clone_deepen_many_refs_and_a_blobless_fetch_go_through(served, tmp_path
     git.init(empty)
     git.git(*proto, "fetch", "-q", "--filter=blob:none", url, "main", cwd=empty)
     assert git.rev_parse("FETCH_HEAD", cwd=empty) == git.rev_parse("main", cwd=bare)
+
+
+def test_the_v2_advertisement_comes_from_one_upload_pack_per_configuration(
+    served, tmp_path, monkeypatch
+) -> None:
+    """Protocol v2's `info/refs` answer names no ref, so the loopback GitHub asks git's
+    upload-pack once and answers later requests with the same bytes; a repository whose own
+    config changes the advertisement (a sha256 object format) gets its own, each still
+    `git http-backend`'s byte for byte."""
+    gh, bare = served
+    log = tmp_path / "spawned"
+    wrapper = tmp_path / "git"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {_GIT} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setattr("testing.fake_github_git._GIT", str(wrapper))
+    other = tmp_path / "s.git"
+    git.git("init", "-q", "--bare", "--object-format=sha256", str(other), cwd=tmp_path)
+    gh.state.add_repo("o/s", other, default_branch="main")
+
+    def advertised(name: str) -> bytes:
+        request = urllib.request.Request(f"{gh.url}/o/{name}.git/info/refs?service=git-upload-pack")
+        request.add_header("Git-Protocol", "version=2")
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return bytes(answer.read())
+
+    for _ in range(3):
+        assert advertised("r") == _backend(bare, "version=2")[1]
+        assert advertised("s") == _backend(other, "version=2")[1]
+    assert b"object-format=sha256" in advertised("s")
+    assert log.read_text().count("upload-pack") <= 2  # one per configuration, not per request

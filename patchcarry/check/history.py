@@ -199,12 +199,12 @@ def _deepen_boundaries(history: BranchHistory, upstream: str, cost: HistoryCost)
     """`git fetch --deepen=1` while the shallow file cuts the read history, `MAX_DEEPENS` times."""
     repo, branch, tip = history.repo, history.branch, history.tip
     while history.boundary() is not None and history.deepened < MAX_DEEPENS:
-        code, err = git.fetch_partial("origin", [f"+{tip}:{git.own_ref('heads', branch)}"],
-                                      deepen=1, cwd=repo)  # fmt: skip
+        refused = git.fetch_partial("origin", [f"+{tip}:{git.own_ref('heads', branch)}"],
+                                    deepen=1, cwd=repo)  # fmt: skip
         cost.fetches[branch] = cost.fetches.get(branch, 0) + 1
-        if code != 0:
+        if refused is not None:
             raise UpstreamError(f"could not deepen the history of {branch} from {upstream}: "
-                                f"{err.strip() or 'see git output above'}")  # fmt: skip
+                                f"{refused.text}")  # fmt: skip
         history.deepened += 1
         history.refresh()
 
@@ -224,16 +224,16 @@ def _read_branch(history: BranchHistory, group: list[Entry], upstream: str,
     for margin in HISTORY_MARGINS:
         if all(why is None for why in found.values()):
             break
-        code, err = git.fetch_partial("origin", [f"+{tip}:{git.own_ref('heads', branch)}"],
-                                      since=oldest - margin, cwd=repo)  # fmt: skip
+        refused = git.fetch_partial("origin", [f"+{tip}:{git.own_ref('heads', branch)}"],
+                                    since=oldest - margin, cwd=repo)  # fmt: skip
         cost.fetches[branch] = cost.fetches.get(branch, 0) + 1
-        if code != 0 and git.selected_nothing(err):
+        if refused is not None and refused.nothing_new:
             rewritten = True  # every commit of the tip is older than the bases: not its history
             break
-        if code != 0:
+        if refused is not None:
             raise UpstreamError(
                 f"could not fetch the history of {branch} since {oldest - margin} from "
-                f"{upstream}: {err.strip() or 'see git output above'}"
+                f"{upstream}: {refused.text}"
             )
         history.cutoff, history.deepened = oldest - margin, 0
         history.refresh()

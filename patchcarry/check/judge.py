@@ -60,22 +60,23 @@ def apply_at(patches: list[Patch], read: Reader) -> list[PatchApply]:
             if blocked:
                 results.append(PatchApply(patch.name, "not checked", []))
                 continue
-            applied = git.apply_in_tree(patch.path, tree=tree)
-            status, context = ("offset" if applied.offsets else "clean"), None
+            # the next patch applies on what this one made: applied for real at once (git
+            # apply writes nothing unless every hunk applies), the last one only checked
+            only = n == len(patches)
+            applied = git.apply_in_tree(patch.path, tree=tree, check_only=only)
+            status = "offset" if applied.offsets else "clean"
             if applied.unreadable:
                 raise BadInputError(
                     f"{patch.name}: git cannot read it as a patch:\n{applied.message}"
                 )
             if applied.code != 0:
-                fuzzed = git.apply_in_tree(patch.path, tree=tree, context=1)
-                status, context = ("fuzz", 1) if fuzzed.code == 0 else ("conflict", None)
+                fuzzed = git.apply_in_tree(patch.path, tree=tree, context=1, check_only=only)
+                status = "fuzz" if fuzzed.code == 0 else "conflict"
                 applied = fuzzed if fuzzed.code == 0 else applied
             if status == "conflict":
                 results.append(PatchApply(patch.name, status, [], rejected_hunk(patch, applied)))
                 blocked = True
                 continue
-            if n < len(patches):  # the next patch applies on what this one made
-                git.apply_in_tree(patch.path, tree=tree, context=context, check_only=False)
             results.append(PatchApply(patch.name, status, applied.offsets))
     return results
 
@@ -224,19 +225,20 @@ def identity(
     if under is not None and under not in parents:
         parents.append(under)
     parents += [a for a in dict.fromkeys(also) if a not in parents]
-    counts = {p: len(git.changed_paths(p, head, cwd=repo)) for p in parents}
+    changed = {p: git.changed_paths(p, head, cwd=repo) for p in parents}
+    counts = {p: len(files) for p, files in changed.items()}
     ours_text = "".join(section for _, section in ours_files)
     ours = dict(ours_files)
     untold = [b for b in dict.fromkeys(same_tree_as) if b not in parents]
     for parent in sorted(parents, key=lambda p: counts[p]) + untold:
-        files = git.changed_paths(parent, head, cwd=repo)
+        files = changed[parent] if parent in changed else git.changed_paths(parent, head, cwd=repo)
         # the same files first (trees only): a parent with other files is never diffed
         if set(files) == set(ours) and git.patch_id(ours_text, cwd=repo) == git.patch_id(
             "".join(t for _, t in git.diff_files(parent, head, files, cwd=repo)), cwd=repo
         ):
             return Identity(number, head, merge, parent, "identical", None, [], files)
     parent = min(parents, key=lambda p: counts[p])
-    files = git.changed_paths(parent, head, cwd=repo)
+    files = changed[parent]
     if len(files) > MAX_IDENTITY_FILES:
         differ = sorted(set(files) ^ set(ours))
         return Identity(number, head, merge, parent, "different", False, differ, files)

@@ -35,15 +35,43 @@ def _refs(listed: str) -> dict[str, str]:
     return {ref: sha for sha, _, ref in (line.partition("\t") for line in listed.splitlines())}
 
 
-def ls_remote_refs(url: str, refs: list[str], *,
-                   cwd: Path | None = None) -> tuple[int, dict[str, str], str]:  # fmt: skip
-    """(code, {ref: sha} of the `refs` at `url`, stderr); one round trip. Without `cwd` it runs in
-    an empty folder, not the caller's repo (whose config could redirect the URL or run code)."""
+class ReadRefused(NamedTuple):
+    """A network read git did not do, as the tool reads it: what it means is a field; git's own
+    words are kept only to be quoted in a message (`text`, `last`), never matched outside."""
+
+    code: int
+    said: str  # git's stderr, stripped ("" when it went to the terminal)
+    fallback: str  # what a message quotes where git said nothing
+    nothing_new: bool = False  # a `--shallow-since` fetch found no commit that new to send
+
+    @property
+    def text(self) -> str:
+        """All git said, or the fallback."""
+        return self.said or self.fallback
+
+    @property
+    def last(self) -> str:
+        """git's last line, or the fallback."""
+        return self.said.splitlines()[-1] if self.said else self.fallback
+
+
+class RemoteRefs(NamedTuple):
+    """What `ls_remote_refs` read: git's exit code, {ref: sha}, and why not when it failed."""
+
+    code: int
+    refs: dict[str, str]
+    refused: ReadRefused | None
+
+
+def ls_remote_refs(url: str, refs: list[str], *, cwd: Path | None = None) -> RemoteRefs:
+    """The `refs` at `url`, one round trip. Without `cwd` it runs in an empty folder, not the
+    caller's repo (whose config could redirect the URL or run code)."""
     with tempfile.TemporaryDirectory(prefix="patchcarry-ls-remote-") as tmp:
         args = [*NETWORK_ARGS, "-c", "protocol.version=2", "ls-remote", "--end-of-options", url]
         env = None if cwd else plain_tree_env(Path(tmp) / "x")
         code, out, err = git(*args, *refs, cwd=cwd or tmp, check=False, env_extra=env)
-    return code, _refs(out), err
+    refused = ReadRefused(code, err.strip(), f"git ls-remote exited {code}") if code else None
+    return RemoteRefs(code, _refs(out), refused)
 
 
 def ls_remote_with_token(url: str, refs: list[str], *, cwd: Path) -> dict[str, str]:
@@ -66,9 +94,9 @@ def fetch_partial(
     remote: str, refspecs: list[str], *, cwd: Path, depth: int | None = None,
     since: int | None = None, deepen: int | None = None, progress: bool = False,
     object_filter: str = "blob:none",
-) -> tuple[int, str]:  # fmt: skip
+) -> ReadRefused | None:  # fmt: skip
     """Shallow fetch of `refspecs` (`<sha>:<ref>`), blob-less or `object_filter`: `depth` commits,
-    those newer than epoch `since`, or `deepen` more under each boundary; (code, stderr). Cut
+    those newer than epoch `since`, or `deepen` more under each boundary; None when fetched. Cut
     commits whose parents are here stay whole; `progress` goes to the terminal (stderr empty)."""
     shallow = f"--depth={depth}" if since is None else f"--shallow-since={since} +0000"
     if deepen is not None:
@@ -78,12 +106,10 @@ def fetch_partial(
     args += ["--end-of-options", remote, *refspecs]
     code, _, err = git(*NETWORK_ARGS, *args, cwd=cwd, check=False, stream_stderr=progress)
     keep_known_history(cwd=cwd)
-    return code, err
-
-
-def selected_nothing(err: str) -> bool:
-    """Whether a failed `fetch_partial(since=...)` found no commit that new to send."""
-    return "no commits selected for shallow requests" in err
+    if code == 0:
+        return None
+    nothing_new = since is not None and "no commits selected for shallow requests" in err
+    return ReadRefused(code, err.strip(), "see git output above", nothing_new)
 
 
 def fetch_blobless(

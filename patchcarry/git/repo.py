@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from patchcarry.git import pure
-from patchcarry.git.env import CACHE_CONFIG, plain_tree_env
+from patchcarry.git.env import plain_tree_env
 from patchcarry.git.runner import git
 
 OWN_REFS = "refs/patchcarry/"  # every ref this tool writes, in a cache or on a fork
@@ -23,9 +24,15 @@ def init(path: Path) -> None:
     git("init", "-q", cwd=path)
 
 
-def init_bare(path: Path) -> None:
-    """`git init --bare` at `path` (an existing directory)."""
-    git("init", "-q", "--bare", str(path), cwd=path)
+def init_bare(path: Path, config: Mapping[str, str | None] | None = None) -> None:
+    """`git init --bare` at `path` (an existing directory), its config holding `config` (None:
+    absent): one process, the settings copied from a template directory, as `git init` does."""
+    wanted = dict(config or {})
+    left = (path / "config").exists()  # by a killed init: git copies no template file over it
+    with tempfile.TemporaryDirectory(prefix="patchcarry-template-") as template:
+        (Path(template) / "config").write_text(_config_text(wanted), encoding="utf-8")
+        git("init", "-q", "--bare", f"--template={template}", str(path), cwd=path)
+    configure(path, {k: v for k, v in wanted.items() if left or (v is not None and not _plain(v))})
 
 
 def set_config(key: str, value: str, *, cwd: Path) -> None:
@@ -33,10 +40,50 @@ def set_config(key: str, value: str, *, cwd: Path) -> None:
     git("config", key, value, cwd=cwd)
 
 
-def own_cache_config(repo: Path) -> None:
-    """Write `env.CACHE_CONFIG` (no housekeeping behind the tool's back) into `repo`'s config."""
-    for key, value in CACHE_CONFIG.items():
-        set_config(key, value, cwd=repo)
+def configure(repo: Path, wanted: Mapping[str, str | None]) -> None:
+    """Make `repo`'s own config hold `wanted` (None: unset): read once, only changes written."""
+    if not wanted:
+        return
+    _, out, _ = git("config", "--local", "--list", "-z", cwd=repo)
+    have: dict[str, list[str]] = {}
+    for item in out.split("\0")[:-1]:
+        name, _, said = item.partition("\n")
+        have.setdefault(name, []).append(said)
+    for key, value in wanted.items():
+        now = have.get(_canonical(key), [])
+        if value is None and now:
+            unset_config(key, cwd=repo)
+        elif value is not None and now != [value]:
+            set_config(key, value, cwd=repo)
+
+
+def _canonical(key: str) -> str:
+    """`key` as `git config --list` prints it: section and name lower case, subsection kept."""
+    section, _, rest = key.partition(".")
+    middle, _, name = rest.rpartition(".")
+    return ".".join(filter(None, (section.lower(), middle, name.lower())))
+
+
+def _plain(value: str) -> bool:
+    """Whether `value` holds no control character (written quoted, with `\\` and `"` escaped)."""
+    return not any(ord(c) < 32 or ord(c) == 127 for c in value)
+
+
+def _config_text(config: Mapping[str, str | None]) -> str:
+    """`config`'s plain values in git's config-file syntax (git-config(1), "Syntax")."""
+    lines = []
+    for key, value in config.items():
+        if value is not None and _plain(value):
+            section, _, rest = key.partition(".")
+            middle, _, name = rest.rpartition(".")
+            lines.append(f"[{section} {_quoted(middle)}]" if middle else f"[{section}]")
+            lines.append(f"\t{name} = {_quoted(value)}")
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _quoted(text: str) -> str:
+    """`text` in double quotes, its `\\` and `"` escaped (a subsection name or a value)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 # Packs a cache may hold outside its multi-pack index before the index is written anew.

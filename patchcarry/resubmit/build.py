@@ -134,10 +134,8 @@ def needs_scope(
                 f"its {WORKFLOWS}/ included")  # fmt: skip
     assert side is not None
     remote = cache.add_fork(side.url)
-    for sha in heads:
-        cache.fetch_head(remote, sha)
-    for sha in heads[:MAX_HEADS]:
-        cache.fetch_history(remote, sha)
+    cache.fetch_heads(remote, heads)
+    cache.fetch_histories(remote, heads[:MAX_HEADS])
     cache.fetch_history("origin", base)
     listed = git.rev_list_with_parents(base, *heads[:MAX_HEADS], cwd=cache.repo)[::-1]
     parents = dict(listed)  # oldest first, each with its parents

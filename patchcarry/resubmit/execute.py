@@ -294,8 +294,7 @@ def revision_comment(
     if old is not None:  # both heads' histories into the cache (the new one is on the fork)
         progress.say(f"{entry.name}: reading both heads' history for the revision comment ...")
         remote = cache.add_fork(clone_url)
-        for head in (old, new):
-            cache.fetch_history(remote, head)
+        cache.fetch_histories(remote, [old, new])
         tip = git.own_ref("heads", entry.base_branch)
         rebuilt = not git.is_ancestor(old, new, cwd=cache.repo)
         found = None

@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from patchcarry import git, patchrules
@@ -57,22 +58,36 @@ class Cache:
 
     def __init__(self, repo: Path) -> None:
         self.repo = repo
+        self._forks: dict[str, str] = {}  # url -> remote name, configured by this object
 
     def add_fork(self, url: str) -> str:
         """A named promisor remote for the fork (lazy blob fetches fall back to it)."""
         url = remote_url(url)
+        if (known := self._forks.get(url)) is not None:
+            return known
         name = "fork-" + hashlib.sha256(url.encode()).hexdigest()[:12]
-        for key, value in (("url", url), ("promisor", "true"), ("partialclonefilter", "blob:none")):
-            git.set_config(f"remote.{name}.{key}", value, cwd=self.repo)
+        wanted = {"url": url, "promisor": "true", "partialclonefilter": "blob:none"}
         if url.startswith("file://"):
-            git.set_config(f"remote.{name}.uploadpack", git.LOCAL_UPLOAD_PACK, cwd=self.repo)
+            wanted["uploadpack"] = git.LOCAL_UPLOAD_PACK
+        git.configure(self.repo, {f"remote.{name}.{key}": v for key, v in wanted.items()})
+        self._forks[url] = name
         return name
 
     def fetch_head(self, remote: str, sha: str) -> None:
         """The commit `sha` and its trees (no blobs, no history), once per cache."""
-        ref = git.own_ref("live", sha)
-        if not git.rev_exists(ref, cwd=self.repo):
-            git.fetch_blobless(remote, [f"+{sha}:{ref}"], cwd=self.repo)
+        self.fetch_heads(remote, [sha])
+
+    def fetch_heads(self, remote: str, shas: Sequence[str]) -> None:
+        """Each commit of `shas` and its trees (no blobs, no history): one fetch for those not
+        fetched into this cache before."""
+        if wanted := self._not_here("live", shas):
+            git.fetch_blobless(remote, wanted, cwd=self.repo)
+
+    def _not_here(self, kind: str, shas: Sequence[str]) -> list[str]:
+        """Refspecs `+sha:refs/patchcarry/KIND/sha` of the `shas` without that ref here yet."""
+        here = git.refs_under(git.own_ref(kind, ""), cwd=self.repo) if shas else {}
+        refs = {sha: git.own_ref(kind, sha) for sha in shas}
+        return [f"+{sha}:{ref}" for sha, ref in refs.items() if ref not in here]
 
     def first_parent_history(self, remote: str, sha: str, stop: str, limit: int = 50) -> list[str]:
         """`sha`'s first-parent chain down to (not including) `stop`, at most `limit` commits."""
@@ -94,10 +109,12 @@ class Cache:
 
     def fetch_history(self, remote: str, sha: str) -> None:
         """All of `sha`'s history, commits only (trees and blobs come lazily); once per cache."""
-        ref = git.own_ref("all-history", sha)
-        if not git.rev_exists(ref, cwd=self.repo):
-            git.fetch_blobless(remote, [f"+{sha}:{ref}"], cwd=self.repo, depth=git.DEEPEST,
-                               filter="tree:0")  # fmt: skip
+        self.fetch_histories(remote, [sha])
+
+    def fetch_histories(self, remote: str, shas: Sequence[str]) -> None:
+        """`fetch_history` of each of `shas`, in one fetch for those not fetched before."""
+        if wanted := self._not_here("all-history", shas):
+            git.fetch_blobless(remote, wanted, cwd=self.repo, depth=git.DEEPEST, filter="tree:0")
 
     def describe(self, sha: str) -> tuple[str, str]:
         """(author, subject) of a commit that is here."""
