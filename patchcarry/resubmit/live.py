@@ -84,7 +84,7 @@ class Cache:
             git.fetch_blobless(remote, wanted, cwd=self.repo)
 
     def _not_here(self, kind: str, shas: Sequence[str]) -> list[str]:
-        """Refspecs `+sha:refs/patchcarry/KIND/sha` of the `shas` without that ref here yet."""
+        """Refspecs `+sha:` then own_ref(KIND, sha) of the `shas` without that ref here yet."""
         here = git.refs_under(git.own_ref(kind, ""), cwd=self.repo) if shas else {}
         refs = {sha: git.own_ref(kind, sha) for sha in shas}
         return [f"+{sha}:{ref}" for sha, ref in refs.items() if ref not in here]
