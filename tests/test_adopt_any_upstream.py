@@ -24,8 +24,19 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return widgets_template(tmp_path_factory)
 
 
+@pytest.fixture(scope="session")
+def template_pull(template: Path) -> tuple[str, list[str]]:
+    """#7's head and its own commits (oldest first), read once from the shared template."""
+    head = git.rev_parse(f"refs/pull/{wd.NUMBER}/head", cwd=template / "widgets.git")
+    commits = git.git("rev-list", "--reverse", "--no-merges", f"main..{head}",
+                      cwd=template / "widgets.git")[1].split()  # fmt: skip
+    return head, commits
+
+
 @pytest.fixture
-def widgets(tmp_path, template, monkeypatch, request) -> tuple[FakeGitHub, wd.Widgets, Path]:
+def widgets(
+    tmp_path, template, template_pull, monkeypatch, request
+) -> tuple[FakeGitHub, wd.Widgets, Path]:
     """A copy of the widgets repos, the fake GitHub holding them, and a project directory
     (cwd) whose patches/series.toml holds no entry yet."""
     import shutil
@@ -33,9 +44,7 @@ def widgets(tmp_path, template, monkeypatch, request) -> tuple[FakeGitHub, wd.Wi
     shutil.copytree(template, tmp_path / "w", symlinks=True)
     root = tmp_path / "w"
     git.git("remote", "set-url", "origin", str(root / "widgets.git"), cwd=root / "widgets-work")
-    head = git.rev_parse(f"refs/pull/{wd.NUMBER}/head", cwd=root / "widgets.git")
-    commits = git.git("rev-list", "--reverse", "--no-merges", f"main..{head}",
-                      cwd=root / "widgets.git")[1].split()  # fmt: skip
+    head, commits = template_pull[0], list(template_pull[1])
     w = wd.Widgets(root / "widgets.git", root / "widgets-fork.git", root / "widgets-work", head,
                    commits)  # fmt: skip
     gh = FakeGitHub(GitHubState(fork_storage=tmp_path)).start()
