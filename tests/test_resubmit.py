@@ -565,11 +565,17 @@ def test_a_fork_of_many_branches_is_judged_by_its_base_branch_first(world, monke
     git.git("push", "-q", "origin", "HEAD:refs/heads/dev", cwd=work)
     dev = git.rev_parse("dev", cwd=w.upstream.bare)
     git.git("fetch", "-q", str(w.upstream.bare), "refs/heads/dev:refs/heads/dev", cwd=w.fork_git)
-    for i in range(build.MAX_HEADS + 5):  # branches of their own, named before "dev"
-        tree = f"{old}^{{tree}}"
-        _, sha, _ = git.git("commit-tree", "-p", old, "-m", f"aa {i}", tree, cwd=w.fork_git,
-                            env_extra=PINNED_ENV)  # fmt: skip
-        git.git("update-ref", f"refs/heads/aa-{i:02d}", sha.strip(), cwd=w.fork_git)
+    # branches of their own, named before "dev": a commit each on `old` (its tree), made by
+    # one fast-import rather than a commit-tree and an update-ref each
+    who = f"{PINNED_ENV['GIT_COMMITTER_NAME']} <{PINNED_ENV['GIT_COMMITTER_EMAIL']}>"
+    stream = "".join(
+        f"commit refs/heads/aa-{i:02d}\ncommitter {who} 1767225600 +0000\n"
+        f"data {len(f'aa {i}')}\naa {i}\nfrom {old}\n\n"
+        for i in range(build.MAX_HEADS + 5)
+    )
+    git.git("fast-import", "--quiet", cwd=w.fork_git, stdin=stream)
+    heads = git.refs_under("refs/heads/", cwd=w.fork_git)
+    assert len([r for r in heads if r.startswith("refs/heads/aa-")]) == build.MAX_HEADS + 5
     assert git.rev_parse("dev", cwd=w.fork_git) == dev
     _token(w, "ghp_publiconly", monkeypatch, "public_repo")
     assert w.run("--rebase", ENTRY) == 0
