@@ -220,6 +220,20 @@ def _pkt(line: bytes) -> bytes:
     return b"%04x" % (len(line) + 4) + line
 
 
+def _ref_lines(sha: bytes, first: int, last: int) -> bytes:
+    """The pkt-lines `<sha> refs/heads/b<i>` for i in [first, last): one join per run of
+    numbers of a length (their lines share a length prefix), not a format per line: the
+    memory-cap test's server sends over a million of them."""
+    runs = []
+    while first < last:
+        digits = len(str(first))
+        end = min(last, 10**digits)
+        prefix = _pkt(sha + b" refs/heads/b" + b"0" * digits + b"\n")[: -digits - 1]
+        runs.append(prefix + (b"\n" + prefix).join(b"%d" % i for i in range(first, end)) + b"\n")
+        first = end
+    return b"".join(runs)
+
+
 def endless_refs(
     *, count: int, every_s: float = 0.0, batch: int = 1
 ) -> Callable[[BaseHTTPRequestHandler, int], None]:
@@ -241,8 +255,7 @@ def endless_refs(
         sha = b"1" * 40
         send(_pkt(sha + b" HEAD\0multi_ack symref=HEAD:refs/heads/main\n"))
         for first in range(0, count, batch):
-            last = min(first + batch, count)
-            send(b"".join(_pkt(sha + b" refs/heads/b%d\n" % i) for i in range(first, last)))
+            send(_ref_lines(sha, first, min(first + batch, count)))
             if every_s:
                 time.sleep(every_s)
         send(b"0000")

@@ -15,7 +15,10 @@ stable. Nothing here touches the network.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -105,6 +108,10 @@ def edit(text: str, changes: Mapping[str, str]) -> str:
     return text
 
 
+# LandingWorld.create's worlds built in this process, by its arguments (copied, never changed)
+_TEMPLATES: dict[tuple[int, str, str | None, bool], LandingWorld] = {}
+
+
 @dataclasses.dataclass
 class LandingWorld:
     root: Path
@@ -133,7 +140,31 @@ class LandingWorld:
         (`megatron/core/naïve.py`) are as good as any. `base_on_main`: the PR and the pinned
         base are on main, not yet on dev, and the commit both branches start from is years
         older (as on Megatron-LM, dev's history before main reached it is no part of the
-        question, and is never fetched)."""
+        question, and is never fetched). Built once per process for each set of arguments
+        and copied into `root` (a separate copy, safe to change; its commits are pinned, so
+        it is the world a build would make), not rebuilt with 15 gits each time."""
+        key = (pr, path, creates, base_on_main)
+        template = _TEMPLATES.get(key)
+        if template is None:
+            folder = Path(tempfile.mkdtemp(prefix="landing-world-"))
+            atexit.register(shutil.rmtree, folder, True)
+            template = cls._build(folder, pr=pr, path=path, creates=creates,
+                                  base_on_main=base_on_main)  # fmt: skip
+            _TEMPLATES[key] = template
+        return template._copy(root)
+
+    def _copy(self, root: Path) -> LandingWorld:
+        for name in ("work", "upstream.git", "patches"):
+            shutil.copytree(self.root / name, root / name, symlinks=True)
+        _g("remote", "set-url", "origin", str(root / "upstream.git"), cwd=root / "work")
+        manifest = root / self.manifest.relative_to(self.root)
+        return dataclasses.replace(self, root=root, bare=root / "upstream.git",
+                                   work=root / "work", manifest=manifest)  # fmt: skip
+
+    @classmethod
+    def _build(
+        cls, root: Path, *, pr: int, path: str, creates: str | None, base_on_main: bool
+    ) -> LandingWorld:
         work, bare = root / "work", root / "upstream.git"
         git.init(work)
         _g("checkout", "-q", "-b", "dev", cwd=work)

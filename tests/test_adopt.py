@@ -324,15 +324,18 @@ def test_a_diff_section_in_a_commit_message_is_refused_with_zero_writes(world: W
     assert world.gh.writes() == []
 
 
-@pytest.mark.parametrize("fork", ["htesd/..", "htesd/.", "htesd/x\ny", "x-/y", "a/b/c", "a/b#1"])
-def test_a_fork_that_is_not_owner_repo_is_refused_before_anything(world: World, capsys, fork):
+def test_a_fork_that_is_not_owner_repo_is_refused_before_anything(world: World, capsys):
+    """Each value a command-line mistake (exit 2 and the usage) before anything is read:
+    one world for every value, as none of them may change it."""
     before = world.manifest.read_text()
-    with pytest.raises(SystemExit) as usage:  # a command-line mistake: exit 2 and the usage
-        world.adopt(f"{sc.UPSTREAM}#6117", "--fork", fork)
-    assert usage.value.code == 2
-    err = capsys.readouterr().err
-    assert err.startswith("usage: patchcarry adopt") and "--fork: must be OWNER/REPO" in err
-    assert world.manifest.read_text() == before and world.patches() == []
+    for fork in ("htesd/..", "htesd/.", "htesd/x\ny", "x-/y", "a/b/c", "a/b#1"):
+        with pytest.raises(SystemExit) as usage:
+            world.adopt(f"{sc.UPSTREAM}#6117", "--fork", fork)
+        assert usage.value.code == 2, fork
+        err = capsys.readouterr().err
+        assert err.startswith("usage: patchcarry adopt"), (fork, err)
+        assert "--fork: must be OWNER/REPO" in err, (fork, err)
+        assert world.manifest.read_text() == before and world.patches() == [], fork
 
 
 def test_a_pr_number_is_carried_only_on_its_own_upstream() -> None:

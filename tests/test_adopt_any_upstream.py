@@ -15,6 +15,7 @@ from testing import adopt_scenarios as ad
 from testing import github_scenarios as sc
 from testing import widgets as wd
 from testing.fake_github import FakeGitHub, GitHubState
+from testing.once import once_dir
 from testing.shared_worlds import widgets_template
 
 
@@ -23,8 +24,19 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return widgets_template(tmp_path_factory)
 
 
+@pytest.fixture(scope="session")
+def template_pull(template: Path) -> tuple[str, list[str]]:
+    """#7's head and its own commits (oldest first), read once from the shared template."""
+    head = git.rev_parse(f"refs/pull/{wd.NUMBER}/head", cwd=template / "widgets.git")
+    commits = git.git("rev-list", "--reverse", "--no-merges", f"main..{head}",
+                      cwd=template / "widgets.git")[1].split()  # fmt: skip
+    return head, commits
+
+
 @pytest.fixture
-def widgets(tmp_path, template, monkeypatch, request) -> tuple[FakeGitHub, wd.Widgets, Path]:
+def widgets(
+    tmp_path, template, template_pull, monkeypatch, request
+) -> tuple[FakeGitHub, wd.Widgets, Path]:
     """A copy of the widgets repos, the fake GitHub holding them, and a project directory
     (cwd) whose patches/series.toml holds no entry yet."""
     import shutil
@@ -32,9 +44,7 @@ def widgets(tmp_path, template, monkeypatch, request) -> tuple[FakeGitHub, wd.Wi
     shutil.copytree(template, tmp_path / "w", symlinks=True)
     root = tmp_path / "w"
     git.git("remote", "set-url", "origin", str(root / "widgets.git"), cwd=root / "widgets-work")
-    head = git.rev_parse(f"refs/pull/{wd.NUMBER}/head", cwd=root / "widgets.git")
-    commits = git.git("rev-list", "--reverse", "--no-merges", f"main..{head}",
-                      cwd=root / "widgets.git")[1].split()  # fmt: skip
+    head, commits = template_pull[0], list(template_pull[1])
     w = wd.Widgets(root / "widgets.git", root / "widgets-fork.git", root / "widgets-work", head,
                    commits)  # fmt: skip
     gh = FakeGitHub(GitHubState(fork_storage=tmp_path)).start()
@@ -47,6 +57,26 @@ def widgets(tmp_path, template, monkeypatch, request) -> tuple[FakeGitHub, wd.Wi
     monkeypatch.setenv("GH_HOST", gh.url)
     monkeypatch.setenv("GITHUB_TOKEN", sc.TOKEN)
     return gh, w, project / "patches" / "series.toml"
+
+
+@pytest.fixture
+def adopted(widgets, tmp_path_factory, capsys) -> tuple[FakeGitHub, wd.Widgets, Path]:
+    """`widgets` after `adopt acme/widgets#7` (entry `last-page`): the manifest and patches
+    the first test of the run to ask made with that adopt, copied into each later one (the
+    same bytes each time; what adopt writes and prints is
+    test_scan_adopt_check_resubmit_refresh_on_acme_widgets's)."""
+    import shutil
+
+    series = widgets[2]
+
+    def adopt(dest: Path) -> None:
+        assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+        capsys.readouterr()
+        shutil.copytree(series.parent, dest, dirs_exist_ok=True)
+
+    shutil.copytree(once_dir(tmp_path_factory, "widgets-adopted", adopt), series.parent,
+                    dirs_exist_ok=True)  # fmt: skip
+    return widgets
 
 
 def _patch_id(text: str, cwd: Path) -> str | None:
@@ -143,10 +173,8 @@ def test_a_workflow_file_is_refused_whatever_paths_say_dry_run_too(
     assert series.read_text() == before and list(series.parent.glob("*.patch")) == []
 
 
-def test_readopting_a_carried_pr_names_the_entry_that_carries_it(widgets, capsys) -> None:
-    gh, w, series = widgets
-    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
-    capsys.readouterr()
+def test_readopting_a_carried_pr_names_the_entry_that_carries_it(adopted, capsys) -> None:
+    gh, w, series = adopted
     for extra in ([], ["--name", "other"]):
         assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}", *extra]) == 5
         err = capsys.readouterr().err
@@ -160,12 +188,11 @@ def test_check_without_upstream_fetches_the_entries_own_repository(monkeypatch) 
     assert upstream.url_for_entries([entry]) == "https://github.com/acme/widgets.git"  # type: ignore[list-item]
 
 
-def test_the_embedded_example_is_never_acted_on_as_the_users(widgets, monkeypatch, capsys):
+def test_the_embedded_example_is_never_acted_on_as_the_users(adopted, monkeypatch, capsys):
     """Found when the user has no manifest of their own: resubmit says it is the example and
     how to make theirs, plans it without their token (no authenticated request, no token
     owner's refusal) and writes nothing, even without --dry-run."""
-    gh, w, series = widgets
-    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+    gh, w, series = adopted
     monkeypatch.setattr(manifest, "EMBEDDED_DIR", series.parent)
     monkeypatch.setenv("GITHUB_TOKEN", "fake-token-alice")  # someone else's than the fork's
     gh.state.add_token("fake-token-alice", "alice")
@@ -214,13 +241,11 @@ def test_adopt_in_an_empty_folder_starts_the_users_manifest_there(
     assert "starts patches/series.toml in this folder" in " ".join(capsys.readouterr().out.split())
 
 
-def test_offline_on_another_upstream_says_the_check_was_not_made_and_plans(widgets, capsys) -> None:
+def test_offline_on_another_upstream_says_the_check_was_not_made_and_plans(adopted, capsys) -> None:
     """The offline check reads megatron-core's source, NVIDIA/Megatron-LM's: for an entry on
     acme/widgets it says it was not made (and which check would make it), and plans; never
     the circular `check --offline NAME`, and no megatron-core source is read or fetched."""
-    gh, w, series = widgets
-    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
-    capsys.readouterr()
+    gh, w, series = adopted
     requests = len(gh.requests)
     assert cli.main(["resubmit", "--dry-run", "--offline"]) == 0
     out = capsys.readouterr().out
@@ -278,9 +303,8 @@ def test_what_is_not_a_pr_url_here_is_a_usage_mistake(monkeypatch, capsys, url) 
     assert done.value.code == 2 and "usage: patchcarry adopt" in capsys.readouterr().err
 
 
-def test_tree_fetches_the_entrys_own_upstream_and_names_no_other(widgets, tmp_path, capsys):
-    gh, w, series = widgets
-    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
+def test_tree_fetches_the_entrys_own_upstream_and_names_no_other(adopted, tmp_path, capsys):
+    gh, w, series = adopted
     with pytest.raises(SystemExit):
         cli.main(["tree", "--help"])
     assert "Megatron-LM" not in capsys.readouterr().out
@@ -289,13 +313,11 @@ def test_tree_fetches_the_entrys_own_upstream_and_names_no_other(widgets, tmp_pa
 
 
 def test_a_network_failure_on_another_upstream_does_not_advise_offline(
-    widgets, monkeypatch, capsys
+    adopted, monkeypatch, capsys
 ) -> None:
     """--offline checks nothing for acme/widgets (megatron-core's source is Megatron-LM's):
     a failed read says what failed, not to run what would check nothing."""
-    gh, w, series = widgets
-    assert cli.main(["adopt", f"{wd.REPO}#{wd.NUMBER}"]) == 0
-    capsys.readouterr()
+    gh, w, series = adopted
     monkeypatch.setenv("GH_HOST", "http://127.0.0.1:9")  # nothing listens there
     for argv in (["resubmit", "--dry-run"], ["check"]):
         assert cli.main(argv) == 4, argv

@@ -14,7 +14,7 @@ from patchcarry.errors import ExitCode, GitHubError
 from patchcarry.github import GitHub
 from testing import github_scenarios as sc
 from testing.fake_github import FakeGitHub
-from testing.upstream_repos import FIX_0001, PINNED_ENV, make_upstream, write_manifest
+from testing.upstream_repos import FIX_0001, PINNED_ENV, write_manifest
 from tests import test_resubmit
 from tests.test_resubmit import ENTRY
 
@@ -77,11 +77,14 @@ def test_a_retry_after_date_beyond_the_wait_limit_says_so(fake):
     assert info.value.exit_code == ExitCode.GITHUB
 
 
-def test_a_submodule_edit_without_an_index_line_is_refused_with_exit_5(tmp_path, capsys):
+def test_a_submodule_edit_without_an_index_line_is_refused_with_exit_5(
+    tmp_path, template_upstream, capsys
+):
     """The patch text hides the gitlink (no `index ... 160000`): the tree's own mode is read
     before any blob, so it is bad input (5), not a failed read to re-run (4)."""
-    up = make_upstream(tmp_path / "up")
+    up = template_upstream.copy(tmp_path / "up")
     work = up.work
+    git.git("checkout", "-q", "dev", cwd=work)
     sub = "megatron/core/vendored"
     git.git("update-index", "--add", "--cacheinfo", f"160000,{up.base_commit},{sub}", cwd=work)
     git.git("commit", "-q", "-m", "vendor a submodule", cwd=work, env_extra=PINNED_ENV)

@@ -8,14 +8,15 @@ import pytest
 from patchcarry import git, manifest, upstream
 from patchcarry.check.run import _upstream_entry
 from patchcarry.errors import ExitCode, GitReadError
-from testing.upstream_repos import FIX_0001, RANDOM_PY, make_upstream, write_manifest
+from testing.shared_worlds import resubmit_upstream
+from testing.upstream_repos import RANDOM_PY, write_manifest
 
 
 @pytest.fixture
-def fetched_then_cut_off(tmp_path):
-    """Trees fetched (blob-less), then upstream becomes unreachable for lazy blob fetches."""
-    repo = make_upstream(tmp_path / "up")
-    repo.add_pull_head(6117, FIX_0001)
+def fetched_then_cut_off(tmp_path, tmp_path_factory):
+    """Trees fetched (blob-less), then upstream becomes unreachable for lazy blob fetches.
+    The upstream (#6117's head on the fixture) is the run's shared one, only read here."""
+    repo = resubmit_upstream(tmp_path_factory)
     fetched = upstream.fetch(
         str(repo.bare),
         base_commits=[repo.base_commit],

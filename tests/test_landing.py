@@ -12,15 +12,8 @@ from patchcarry import git
 from patchcarry.check import landing
 from patchcarry.cli import main
 from testing.landing_history import OTHER, SHAPES, LandingWorld, Shape
-from testing.upstream_repos import (
-    FIX_0001,
-    FIX_0003,
-    PATCHES_DIR,
-    PINNED_ENV,
-    UpstreamRepo,
-    make_upstream,
-    write_manifest,
-)
+from testing.shared_worlds import adopt_upstream
+from testing.upstream_repos import FIX_0001, PATCHES_DIR, PINNED_ENV, UpstreamRepo, write_manifest
 
 TEST_0002 = PATCHES_DIR / "0002-Test-that-CheckpointFunction.backward-clears-detache.patch"
 
@@ -99,10 +92,12 @@ def test_partial_evidence_is_said_and_not_called_landed(
     assert any("Widget internals (#500)" in p and "not enough" in p for p in landing["partial"])
 
 
-def _real_world(tmp_path: Path) -> tuple[UpstreamRepo, Path]:
-    repo = make_upstream(tmp_path / "up")
-    repo.add_pull_head(6117, FIX_0001)
-    repo.add_pull_head(6017, FIX_0003, merge_dev=True)
+def _real_world(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[UpstreamRepo, Path]:
+    """A copy of the fixture upstream with #6117 and #6017 (dev merged into it) as adopt's
+    tests read it (built once per run; its #6200 is no entry's), and the real manifest."""
+    repo = adopt_upstream(tmp_path_factory).copy(tmp_path / "up")
     return repo, write_manifest(tmp_path / "m", base_commit=repo.base_commit)
 
 
@@ -115,9 +110,9 @@ def _run(
 
 
 def test_own_fixes_read_not_landed_and_apply(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    repo, mf = _real_world(tmp_path)
+    repo, mf = _real_world(tmp_path, tmp_path_factory)
     code, data = _run(mf, repo.url, tmp_path, capsys)
     assert code == 0
     for entry in data["entries"]:
@@ -127,10 +122,10 @@ def test_own_fixes_read_not_landed_and_apply(
 
 
 def test_own_fix_squash_merged_reads_landed(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The real 0001 squash-merged on dev as #6339 (its test with it): landed, the other not."""
-    repo, mf = _real_world(tmp_path)
+    repo, mf = _real_world(tmp_path, tmp_path_factory)
     work = repo.work
     git.git("checkout", "-q", "-B", "dev", repo.dev_tip, cwd=work)
     for patch in (FIX_0001, TEST_0002):
