@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NewType, TypeVar
 
-from patchcarry import git, inputs, manifest_edit, patchrules
+from patchcarry import git, inputs, patchrules
 from patchcarry.check.report import Verdict
 from patchcarry.errors import BadInputError
+from patchcarry.manifest_edit import record_pr as record_pr  # the writer, beside the reader
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
 
@@ -565,8 +566,3 @@ def load(path: Path = DEFAULT_MANIFEST, *, text: str | None = None,
     _unique_branches(path, [_Publishes(**e.fields) for e in entries])
     carried = tuple(e for e in entries if e.landed is None)
     return Manifest(path, carried, tuple(e for e in entries if e.landed is not None))
-
-
-def record_pr(path: Path, entry_name: str, pr: int) -> None:
-    """Write the entry's PR number back, keeping comments and layout (`manifest_edit`)."""
-    manifest_edit.record_pr(Path(path), entry_name, pr)
