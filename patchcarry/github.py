@@ -61,11 +61,6 @@ def token_kind(token: str | None) -> str | None:
     return next((kind for prefix, kind in _PREFIXES if token.startswith(prefix)), CLASSIC)
 
 
-def token_from_env() -> str | None:
-    """The token for the API client, from the variables gh reads (`patchcarry.tokens`)."""
-    return tokens.token()
-
-
 class PagingCapError(GitHubError):
     """A list longer than the page cap: reading on is unbounded, stopping acts on part of it."""
 
@@ -181,24 +176,32 @@ def _hint_422(message: str, fields: tuple[str, ...] = ()) -> str:
     return next((hint for key, hint in _HINTS_422 if key in low), "")
 
 
+def _sso(response: httpx2.Response | None) -> tuple[str, dict[str, str]] | None:
+    """`X-GitHub-SSO` (`required; url=<url>`, `partial-results; organizations=<ids>`): its
+    first word lower-cased and its `key=value` parts; None without the header."""
+    value = response.headers.get("X-GitHub-SSO") if response is not None else None
+    if value is None:
+        return None
+    parts = dict(p.strip().partition("=")[::2] for p in value.split(";") if "=" in p)
+    return value.strip().lower(), parts
+
+
 def sso_partial(response: httpx2.Response | None) -> tuple[str, ...]:
     """Org ids of `X-GitHub-SSO: partial-results`: left out for SSO the token lacks."""
-    value = response.headers.get("X-GitHub-SSO") if response is not None else None
-    if not value or not value.strip().lower().startswith("partial-results"):
+    sso = _sso(response)
+    if sso is None or not sso[0].startswith("partial-results"):
         return ()
-    parts = dict(p.strip().partition("=")[::2] for p in value.split(";") if "=" in p)
-    ids = (i.strip() for i in parts.get("organizations", "").split(","))
+    ids = (i.strip() for i in sso[1].get("organizations", "").split(","))
     return tuple(_one_line(i)[:20] for i in ids if i)
 
 
 def _sso_url(response: httpx2.Response | None) -> str | None:
     """The URL of `X-GitHub-SSO: required; url=<url>` ("" without one), None without the header."""
-    value = response.headers.get("X-GitHub-SSO") if response is not None else None
-    if value is None:
+    sso = _sso(response)
+    if sso is None:
         return None
-    parts = dict(p.strip().partition("=")[::2] for p in value.split(";") if "=" in p)
-    url = parts.get("url", "")
-    return _one_line(url) if url.startswith("https://") or url.startswith("http://") else ""
+    url = sso[1].get("url", "")
+    return _one_line(url) if url.startswith(("https://", "http://")) else ""
 
 
 def _one_line(text: str) -> str:
@@ -284,16 +287,12 @@ class GitHub:
         **params: Any,
     ) -> Any:  # fmt: skip
         """ghapi's `operation` ("pulls.list"), its answer read as its record (`SHAPES`)."""
-        op, path = self._operation(operation, route)
+        op = self._api.operation(operation)
+        path = op.path.format(**route)
         label = f"{op.verb} {path}"
         send = lambda: op(**route, **params, headers_=self._headers, raw_=True)  # noqa: E731
         answer = self._with_retries(op.verb, label, send, retry=retry)
         return _shaped(answer, SHAPES[operation], label)
-
-    def _operation(self, name: str, route: dict[str, str | int]) -> tuple[Any, str]:
-        """ghapi's operation `name` ("pulls.list") and its path with `route` filled in."""
-        op = self._api.operation(name)
-        return op, op.path.format(**route)
 
     def _with_retries(self, method: str, label: str, send: Callable[[], httpx2.Response], *,
                       retry: bool | None) -> Any:  # fmt: skip
@@ -510,7 +509,8 @@ class GitHub:
               **query: Any) -> list[Any]:  # fmt: skip
         """Every item of ghapi's list operation `name`, 100 a page."""
         first = self._op(name, route, **query, per_page=100)
-        return self._following(self._operation(name, route)[1], first, max_pages, SHAPES[name])
+        path = self._api.operation(name).path.format(**route)
+        return self._following(path, first, max_pages, SHAPES[name])
 
     def _following(self, path: str, chunk: Any, max_pages: int, shape: Any) -> list[Any]:
         """`chunk` (the first page) and every page after it by next links, read as `shape`."""
@@ -567,15 +567,10 @@ class GitHub:
         self, repo: str, *, state: str = "open", head: str | None = None, base: str | None = None,
         max_pages: int = 0,
     ) -> list[PullRef]:  # fmt: skip
-        query: Json = {"state": state, **({"head": head} if head else {})}
-        query.update({"base": base} if base else {})
-        return self._list("pulls.list", _route(repo), max_pages=max_pages, **query)
-
-    def search_closed_pulls(self, repo: str, author: str, *, max_pages: int = 5) -> list[int]:
-        """Numbers of `author`'s closed, unmerged PRs on `repo` (search API)."""
-        query = f"repo:{repo} is:pr is:closed is:unmerged author:{author}"
-        found = self.search_issues(query, max_pages=max_pages)
-        return [item.number for item in found]
+        query = {"state": state, "head": head, "base": base}
+        return self._list(
+            "pulls.list", _route(repo), max_pages=max_pages, **{k: v for k, v in query.items() if v}
+        )
 
     def search_issues(self, query: str, *, per_page: int = 100,
                       max_pages: int = 10) -> list[SearchHit]:  # fmt: skip

@@ -103,9 +103,9 @@ def _adopt_command(manifest_path: Path) -> tuple[str, ...]:
 def _whose(author: str | None) -> tuple[GitHub, str | None, str]:
     """The client, the token's user (whose cross-link comments count) and whose PRs to list."""
     from patchcarry.errors import UsageError
-    from patchcarry.github import GitHub, token_from_env
+    from patchcarry.github import GitHub
 
-    token = token_from_env()
+    token = tokens.token()
     gh = GitHub(token=token)
     login = gh.user().login if token else None
     if not (author or login):
