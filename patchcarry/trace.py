@@ -19,11 +19,6 @@ def log_path() -> Path:
     return cache / "patchcarry" / "last-run.log"
 
 
-def describe() -> str:
-    """The log's path, as a message names it."""
-    return str(log_path())
-
-
 def active() -> Path | None:
     """The log this run writes, None before `start` (or when it could not be made)."""
     return _path

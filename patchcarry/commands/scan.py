@@ -92,11 +92,10 @@ def _adopt_command(manifest_path: Path) -> tuple[str, ...]:
 
     command = install.command("adopt")
     example = manifest.is_example(manifest_path) or manifest_path == manifest.DEFAULT_MANIFEST
-    if not example or manifest.find_for_adding() is not None:
-        return (command,)
-    print(f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: each adopt "
-          f"command below, run here, starts {manifest.SEARCHED} in this folder",
-          file=sys.stderr)  # fmt: skip
+    if example and manifest.find_for_adding() is None:
+        print(f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: each "
+              f"adopt command below, run here, starts {manifest.SEARCHED} in this folder",
+              file=sys.stderr)  # fmt: skip
     return (command,)
 
 
@@ -156,8 +155,7 @@ def run(args: argparse.Namespace) -> int:
     if args.all:
         return _run_all(args)
     loaded = manifest.load(args.manifest)
-    upstream = (manifest.check_repo(args.upstream_repo, "--upstream-repo") if args.upstream_repo
-                else loaded.entries[0].upstream)  # fmt: skip
+    upstream = args.upstream_repo or loaded.entries[0].upstream  # checked as argparse read it
     known: dict[int, tuple[str, int | None]] = {int(n): (e.name, e.pr) for e in loaded.entries
                                                 if e.upstream.lower() == upstream.lower()
                                                 for n in e.supersedes}  # fmt: skip
