@@ -9,7 +9,7 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NewType, TypeVar
+from typing import Any, NewType
 
 from patchcarry import git, inputs, patchrules
 from patchcarry.check.report import Verdict
@@ -264,13 +264,6 @@ def _typed(path: Path | str, label: str, merged: dict[str, Any], key: str, kind:
     return value
 
 
-def _pr_numbers(path: Path | str, label: str, key: str, value: Any) -> tuple[PullNumber, ...]:
-    items = value if isinstance(value, list) else None
-    if items is None or not all(type(n) is int and n > 0 for n in items):
-        raise _bad(path, f"{label}: {key} must be a list of positive PR numbers, got {value!r}")
-    return tuple(PullNumber(n) for n in items)
-
-
 def _strings(path: Path | str, label: str, key: str, value: Any) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise _bad(path, f"{label}: {key} must be a list of strings, got {value!r}")
@@ -412,7 +405,11 @@ def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any], line: int 
         raise _bad(where, f"{label}: base_commit must be a full 40-hex sha")
     for key in ("base_branch", "head_branch"):
         check_branch(text[key], f"{where}: {label}: {key}")
-    supersedes = _pr_numbers(where, label, "supersedes", merged.get("supersedes", []))
+    supersedes = merged.get("supersedes", [])
+    if not isinstance(supersedes, list) or not all(type(n) is int and n > 0 for n in supersedes):
+        raise _bad(
+            where, f"{label}: supersedes must be a list of positive PR numbers, got {supersedes!r}"
+        )
     pr = merged.get("pr")
     if pr is not None and not (type(pr) is int and pr > 0):
         raise _bad(where, f"{label}: pr must be a positive PR number, got {pr!r}")
@@ -434,10 +431,10 @@ def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any], line: int 
         tuple(files),
         len(fix_names),
         tuple(allowed),
-        {k: text[k] for k in ("name", "title", "upstream", "base_branch", "base_commit", "fork")}
-        | dict(head_branch=text["head_branch"],
-               include_tests=True if include_tests is None else include_tests,
-               supersedes=supersedes, pr=PullNumber(pr) if pr is not None else None,
+        {k: text[k] for k in _REQUIRED if k != "fix"}
+        | dict(include_tests=True if include_tests is None else include_tests,
+               supersedes=tuple(map(PullNumber, supersedes)),
+               pr=PullNumber(pr) if pr is not None else None,
                offline=text["offline"] or None, measure=measure,
                landed=_landed(where, label, raw.get("landed")),
                maintainer_can_modify=maintainer_edits),
@@ -499,7 +496,7 @@ class _Pending:
         return Entry(**self.fields, fixes=tuple(fixes), tests=tuple(tests))
 
 
-def branch_owner(entries: Sequence[_Owner], fork: str, head_branch: str) -> _Owner | None:
+def branch_owner(entries: Sequence[Entry], fork: str, head_branch: str) -> Entry | None:
     """The entry publishing from `fork`'s `head_branch` (names case-insensitive, branch not)."""
     for entry in entries:
         if entry.fork.lower() == fork.lower() and entry.head_branch == head_branch:
@@ -507,21 +504,7 @@ def branch_owner(entries: Sequence[_Owner], fork: str, head_branch: str) -> _Own
     return None
 
 
-class _Publishes:
-    """What an entry publishes to (fork branch, PR): all `_unique_branches` reads."""
-
-    def __init__(self, **fields: Any) -> None:
-        self.name: str = fields["name"]
-        self.upstream: str = fields["upstream"]
-        self.fork: str = fields["fork"]
-        self.head_branch: str = fields["head_branch"]
-        self.pr: PullNumber | None = fields["pr"]
-
-
-_Owner = TypeVar("_Owner", Entry, _Publishes)
-
-
-def _unique_branches(path: Path, entries: Sequence[_Publishes]) -> None:
+def _unique_branches(path: Path, entries: Sequence[Entry]) -> None:
     """One entry per fork branch, and per recorded PR."""
     for n, entry in enumerate(entries):
         other = branch_owner(entries[:n], entry.fork, entry.head_branch)
@@ -563,6 +546,7 @@ def load(path: Path = DEFAULT_MANIFEST, *, text: str | None = None,
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
         raise _bad(path, "entry names must be unique")
-    _unique_branches(path, [_Publishes(**e.fields) for e in entries])
+    # what each entry publishes to is in its fields: its patches need not be read for it
+    _unique_branches(path, [Entry(**e.fields, fixes=(), tests=()) for e in entries])
     carried = tuple(e for e in entries if e.landed is None)
     return Manifest(path, carried, tuple(e for e in entries if e.landed is not None))
