@@ -505,12 +505,11 @@ class GitHub:
         shape = tuple[Any, ...] | None
         return self._following(path, _shaped(first, shape, f"GET {path}"), max_pages, shape)
 
-    def _list(self, name: str, route: dict[str, str | int], *, max_pages: int = 0,
-              **query: Any) -> list[Any]:  # fmt: skip
+    def _list(self, name: str, route: dict[str, str | int], **query: Any) -> list[Any]:
         """Every item of ghapi's list operation `name`, 100 a page."""
         first = self._op(name, route, **query, per_page=100)
         path = self._api.operation(name).path.format(**route)
-        return self._following(path, first, max_pages, SHAPES[name])
+        return self._following(path, first, 0, SHAPES[name])
 
     def _following(self, path: str, chunk: Any, max_pages: int, shape: Any) -> list[Any]:
         """`chunk` (the first page) and every page after it by next links, read as `shape`."""
@@ -564,13 +563,10 @@ class GitHub:
         return cast(PullRef, self._op("pulls.get", _route(repo, pull_number=number)))
 
     def pulls(
-        self, repo: str, *, state: str = "open", head: str | None = None, base: str | None = None,
-        max_pages: int = 0,
-    ) -> list[PullRef]:  # fmt: skip
+        self, repo: str, *, state: str = "open", head: str | None = None, base: str | None = None
+    ) -> list[PullRef]:
         query = {"state": state, "head": head, "base": base}
-        return self._list(
-            "pulls.list", _route(repo), max_pages=max_pages, **{k: v for k, v in query.items() if v}
-        )
+        return self._list("pulls.list", _route(repo), **{k: v for k, v in query.items() if v})
 
     def search_issues(self, query: str, *, per_page: int = 100,
                       max_pages: int = 10) -> list[SearchHit]:  # fmt: skip
