@@ -173,15 +173,18 @@ class _DecodedStream(httpx2.SyncByteStream):
     def __init__(self, inner: httpx2.SyncByteStream, codings: list[str], host: str) -> None:
         self._inner = inner
         self._decoded = _Budget(host, 0.0, 0.0, limits.HTTP_MAX_DECODED)  # bytes, not time
-        self._links = [_decompressor(c) for c in reversed(codings)]
+        self._codings = codings[::-1]  # the last applied is undone first
+        self._links: list[Any] = [None] * len(codings)  # each made at its first bytes
 
     def _decode(self, data: bytes, at: int = 0) -> Iterator[bytes]:
         if at == len(self._links):
             _count(self._decoded, len(data), "decoded past", " (Content-Encoding)", "decode")
             yield data
             return
-        link = self._links[at]
-        while data and not link.eof:
+        while data:
+            link = self._links[at] = self._links[at] or _decompressor(self._codings[at], data)
+            if link.eof:
+                return
             piece = link.decompress(data, self._decoded.cap - self._decoded.read + 1)
             data = link.unconsumed_tail
             yield from self._decode(piece, at + 1)
@@ -200,34 +203,13 @@ class _DecodedStream(httpx2.SyncByteStream):
         self._inner.close()
 
 
-def _decompressor(coding: str) -> Any:
-    """zlib's decompressor for one content coding (deflate: zlib-wrapped or bare)."""
+def _decompressor(coding: str, first: bytes) -> Any:
+    """zlib's decompressor for one content coding; `deflate` as HTTP defines it (zlib format)
+    or bare deflate, told from its `first` bytes."""
     if coding in ("gzip", "x-gzip"):
         return zlib.decompressobj(16 + zlib.MAX_WBITS)
-    return _Deflate()
-
-
-class _Deflate:
-    """`deflate` as HTTP defines it (zlib format) or bare deflate, told from the first bytes."""
-
-    def __init__(self) -> None:
-        self._inner: Any = None
-
-    @property
-    def eof(self) -> bool:
-        return bool(self._inner is not None and self._inner.eof)
-
-    @property
-    def unconsumed_tail(self) -> bytes:
-        return bytes(self._inner.unconsumed_tail) if self._inner is not None else b""
-
-    def decompress(self, data: bytes, max_length: int) -> bytes:
-        if self._inner is None:
-            wrapped = (
-                len(data) >= 2 and (data[0] & 0x0F) == 8 and (data[0] << 8 | data[1]) % 31 == 0
-            )
-            self._inner = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
-        return bytes(self._inner.decompress(data, max_length))
+    wrapped = len(first) >= 2 and (first[0] & 0x0F) == 8 and (first[0] << 8 | first[1]) % 31 == 0
+    return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
 
 
 _DECODABLE = ("gzip", "x-gzip", "deflate")
