@@ -170,12 +170,6 @@ _HINTS_422 = (
 )  # fmt: skip
 
 
-def _hint_422(message: str, fields: tuple[str, ...] = ()) -> str:
-    """The hint for a 422 whose message or errors' `field` names a key of `_HINTS_422`."""
-    low = " ".join((message, *fields)).lower()
-    return next((hint for key, hint in _HINTS_422 if key in low), "")
-
-
 def _sso(response: httpx2.Response | None) -> tuple[str, dict[str, str]] | None:
     """`X-GitHub-SSO` (`required; url=<url>`, `partial-results; organizations=<ids>`): its
     first word lower-cased and its `key=value` parts; None without the header."""
@@ -193,15 +187,6 @@ def sso_partial(response: httpx2.Response | None) -> tuple[str, ...]:
         return ()
     ids = (i.strip() for i in sso[1].get("organizations", "").split(","))
     return tuple(_one_line(i)[:20] for i in ids if i)
-
-
-def _sso_url(response: httpx2.Response | None) -> str | None:
-    """The URL of `X-GitHub-SSO: required; url=<url>` ("" without one), None without the header."""
-    sso = _sso(response)
-    if sso is None:
-        return None
-    url = sso[1].get("url", "")
-    return _one_line(url) if url.startswith(("https://", "http://")) else ""
 
 
 def _one_line(text: str) -> str:
@@ -459,11 +444,13 @@ class GitHub:
                 f"{label}: 401 Bad credentials{said}: {tokens.variable(self.host)} is missing, "
                 "expired or revoked"
             )
-        sso = _sso_url(response)
-        if status == 403 and sso is not None:
+        sso = _sso(response)
+        if status == 403 and sso is not None:  # `required; url=<url>`: where to authorize it
+            url = sso[1].get("url", "")
+            url = _one_line(url) if url.startswith(("https://", "http://")) else ""
             return GitHubError(
                 f"{label}: 403 Forbidden{said}: the organisation enforces SAML single sign-on and "
-                f"the token is not authorized for it: authorize it at {sso or '(no URL given)'} "
+                f"the token is not authorized for it: authorize it at {url or '(no URL given)'} "
                 "(or Settings > Developer settings > your token > Configure SSO), then re-run"
             )
         if status == 403 and "issue is locked" in message.lower():
@@ -487,7 +474,8 @@ class GitHub:
                 "or the token cannot see it"
             )
         if status == 422:
-            hint = _hint_422(message, fields)
+            low = " ".join((message, *fields)).lower()  # a key of _HINTS_422 in either
+            hint = next((hint for key, hint in _HINTS_422 if key in low), "")
             error = UnprocessableError(f"{label}: 422 Unprocessable{said}{hint}")
             error.said = message.lower()
             return error
