@@ -215,10 +215,11 @@ class GitHub:
     """Blocking REST client: bounded retries, rate-limit waits, writes `WRITE_SPACING` apart."""
 
     WRITE_SPACING = 1.0
+    READ_RETRIES = 3  # a 5xx or a dropped connection, for a read or an idempotent write
 
     def __init__(
         self, *, host: str | None = None, token: str | None = None, max_rate_wait: float = 60.0,
-        read_retries: int = 3, backoff: float = 0.5, sleep: Callable[[float], None] = time.sleep,
+        backoff: float = 0.5, sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:  # fmt: skip
         self.host = api_host(host)
@@ -237,7 +238,6 @@ class GitHub:
         self.token_expires: datetime.datetime | None = None  # a token with an expiry date
         self._next: str | None = None  # the last answer's Link rel="next"
         self.max_rate_wait = max_rate_wait
-        self.read_retries = read_retries
         self.backoff = backoff
         self.sleep = sleep
         self.clock = clock
@@ -246,10 +246,7 @@ class GitHub:
         self._last_write: float | None = None
 
     # -- transport ---------------------------------------------------------------------------
-    def request(
-        self, method: str, path: str, *, query: Json | None = None, body: Json | None = None,
-        retry: bool | None = None,
-    ) -> Any:  # fmt: skip
+    def request(self, method: str, path: str, *, query: Json | None = None) -> Any:
         """One REST call to `path` (or an absolute `Link` URL on the API host); plain data."""
         url = path if path.startswith(("http://", "https://")) else self._api.gh_host + path
         there, here = urlsplit(url), urlsplit(self._api.gh_host)
@@ -261,11 +258,11 @@ class GitHub:
 
         def send() -> httpx2.Response:
             response: httpx2.Response = self._api.transport.request(  # type: ignore[no-untyped-call]
-                method, url, headers=self._headers, params=query, json=body, raw=True
+                method, url, headers=self._headers, params=query, raw=True
             )
             return response
 
-        return self._with_retries(method, f"{method} {path}", send, retry=retry)
+        return self._with_retries(method, f"{method} {path}", send, retry=None)
 
     def _op(
         self, operation: str, route: dict[str, str | int], /, retry: bool | None = None,
@@ -326,7 +323,7 @@ class GitHub:
                     self.sleep(wait)
                     continue  # a rate-limited request was not performed: safe to repeat
                 error = self._status_error(status, response, label)
-                if isinstance(error, TransientError) and may_retry and attempt < self.read_retries:
+                if isinstance(error, TransientError) and may_retry and attempt < self.READ_RETRIES:
                     attempt += 1
                     self.sleep(self.backoff * 2 ** (attempt - 1))
                     continue
@@ -334,7 +331,7 @@ class GitHub:
             except httpx2.RequestError as exc:
                 trace.no_answer(label, type(exc).__name__)
                 left = until - time.monotonic()
-                if may_retry and attempt < self.read_retries:
+                if may_retry and attempt < self.READ_RETRIES:
                     if left <= 0:
                         raise http_transport.past_deadline(netloc, limits.HTTP_DEADLINE_S) from None
                     attempt += 1
