@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import re
@@ -168,11 +169,11 @@ class Manifest:
     @property
     def entries(self) -> tuple[Entry, ...]:
         """Every entry carried, its patches read."""
-        return tuple(p.entry() for p in self.pending)
+        return tuple(p.entry for p in self.pending)
 
     @property
     def retired(self) -> tuple[Entry, ...]:
-        return tuple(p.entry() for p in self.pending_retired)
+        return tuple(p.entry for p in self.pending_retired)
 
     @property
     def names(self) -> list[str]:
@@ -196,7 +197,7 @@ class Manifest:
             raise BadInputError(
                 f"unknown entry {', '.join(unknown)} in {self.path}; known: {known_list}"
             )
-        return [p.entry() for p in self.pending if p.name in names]
+        return [p.entry for p in self.pending if p.name in names]
 
 
 def _landed_words(rec: Landed | None) -> str:
@@ -463,7 +464,6 @@ class _Pending:
     fix_count: int
     allowed: tuple[str, ...]
     fields: dict[str, Any]
-    built: Entry | None = None
 
     @property
     def name(self) -> str:
@@ -474,13 +474,9 @@ class _Pending:
         value = self.fields["landed"]
         return value if isinstance(value, Landed) else None
 
+    @functools.cached_property
     def entry(self) -> Entry:
         """The entry with its patches read and checked, once."""
-        if self.built is None:
-            self.built = self._build()
-        return self.built
-
-    def _build(self) -> Entry:
         where, label = self.where, self.label
         try:
             loaded = [_load_patch(file) for file in self.files]
