@@ -203,14 +203,6 @@ def _exchange(send: Callable[[], httpx2.Response]) -> httpx2.Response:
         raise
 
 
-def _body(response: httpx2.Response, label: str) -> Any:
-    """The answer's body as plain data: JSON, else its text; None when empty."""
-    if not response.content:
-        return None
-    kind = (response.headers.get("content-type") or "").lower()
-    return http_transport.json_body(response, label) if "json" in kind else response.text
-
-
 class GitHub:
     """Blocking REST client: bounded retries, rate-limit waits, writes `WRITE_SPACING` apart."""
 
@@ -347,7 +339,10 @@ class GitHub:
                     "check GH_HOST and the network, then re-run (it re-reads state before writing)"
                 ) from None
             self._read_headers(response)
-            return _body(response, label)
+            if not response.content:  # the body as plain data: JSON, else its text
+                return None
+            kind = (response.headers.get("content-type") or "").lower()
+            return http_transport.json_body(response, label) if "json" in kind else response.text
 
     def _read_headers(self, response: httpx2.Response | None) -> None:
         """What every answer tells about the token and the list: scopes and the next page."""

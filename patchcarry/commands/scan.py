@@ -62,8 +62,11 @@ def _landed_since(gh: GitHub) -> Judge:
     return judge
 
 
-def _incomplete(gh: GitHub) -> str | None:
-    """The line saying the list is incomplete (SSO, search caps or timeouts, quota), else None."""
+def _finish(gh: GitHub, code: int, *, json_mode: bool) -> int:
+    """`code`, or GitHub's refusal code when the list is incomplete (SSO, search caps or
+    timeouts, quota): then said."""
+    from patchcarry.errors import ExitCode
+
     why = list(gh.partial)
     if gh.sso_left_out:
         why.append("GitHub left out the results of organisation(s) "
@@ -71,17 +74,8 @@ def _incomplete(gh: GitHub) -> str | None:
                    "which the token is not authorized: authorize it for them (Settings > Developer "
                    "settings > your token > Configure SSO), then re-run")  # fmt: skip
     if not why:
-        return None
-    return "this list is incomplete: " + "; ".join(why)
-
-
-def _finish(gh: GitHub, code: int, *, json_mode: bool) -> int:
-    """`code`, or GitHub's refusal code when the list is incomplete (it is then said)."""
-    from patchcarry.errors import ExitCode
-
-    note = _incomplete(gh)
-    if note is None:
         return code
+    note = "this list is incomplete: " + "; ".join(why)
     print(line(note), file=sys.stderr if json_mode else sys.stdout)
     return int(ExitCode.GITHUB)
 
