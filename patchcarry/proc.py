@@ -15,14 +15,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from patchcarry import trace
+from patchcarry import tokens, trace
 from patchcarry.errors import FatalError
 
-# The variables a GitHub token lives in (this tool's, gh's and their Enterprise forms, and
-# the resubmit workflow's secret).
-TOKEN_VARS = frozenset(
-    {"GITHUB_TOKEN", "GH_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_ENTERPRISE_TOKEN", "RESUBMIT_TOKEN"}
-)
+TOKEN_VARS = tokens.ALL  # the variables a token lives in: no child sees them
+
 
 # This interpreter, started so that neither the working folder nor a script's folder is put on
 # its import path: a `json.py` where the child runs is never imported (Python 3.11's -P).

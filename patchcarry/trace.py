@@ -60,7 +60,7 @@ def _words(argv: Sequence[str]) -> list[str]:
 def _write(text: str) -> None:
     if _path is None:
         return
-    for name in (*tokens.GITHUB_COM, *tokens.ENTERPRISE, "RESUBMIT_TOKEN"):
+    for name in tokens.ALL:
         secret = os.environ.get(name)
         if secret:
             text = text.replace(secret, "***")
