@@ -43,9 +43,7 @@ def user_manifest() -> Path:
 
 def find(explicit: Path | None = None, *, cwd: Path | None = None) -> Path:
     """`explicit`, else `patches/series.toml` here or above, else the user's, else the package's."""
-    if explicit is not None:
-        return Path(explicit)
-    return _users(cwd) or DEFAULT_MANIFEST
+    return find_for_adding(explicit, cwd=cwd) or DEFAULT_MANIFEST
 
 
 def _users(cwd: Path | None) -> Path | None:
@@ -193,9 +191,9 @@ class Manifest:
         known = set(self.names)
         unknown = [n for n in names if n not in known]
         if unknown:
-            known_list = ", ".join(sorted(known))
             raise BadInputError(
-                f"unknown entry {', '.join(unknown)} in {self.path}; known: {known_list}"
+                f"unknown entry {', '.join(unknown)} in {self.path}; "
+                f"known: {', '.join(sorted(known))}"
             )
         return [p.entry for p in self.pending if p.name in names]
 
@@ -213,9 +211,8 @@ def _landed(where: str, label: str, value: Any) -> Landed | None:
         return None
     if not isinstance(value, dict) or not {"commit", "date", "verdict"} <= set(value):
         raise _bad(where, f"{label}: landed must be a table with commit, date and verdict")
-    if set(value) - _LANDED_KEYS:
-        extra = ", ".join(sorted(set(value) - _LANDED_KEYS))
-        raise _bad(where, f"{label}: landed: unknown key(s) {extra}")
+    if extra := sorted(set(value) - _LANDED_KEYS):
+        raise _bad(where, f"{label}: landed: unknown key(s) {', '.join(extra)}")
     if not _SHA_RE.match(str(value["commit"])) or value["verdict"] not in _LANDED_VERDICTS:
         raise _bad(where,
                    f"{label}: landed needs a full 40-hex commit and a verdict of "
