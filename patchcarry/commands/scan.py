@@ -87,9 +87,11 @@ def _adopt_command(manifest_path: Path) -> tuple[str, ...]:
     command = install.command("adopt")
     example = manifest.is_example(manifest_path) or manifest_path == manifest.DEFAULT_MANIFEST
     if example and manifest.find_for_adding() is None:
-        print(f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: each "
-              f"adopt command below, run here, starts {manifest.SEARCHED} in this folder",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: each "
+            f"adopt command below, run here, starts {manifest.SEARCHED} in this folder",
+            file=sys.stderr,
+        )
     return (command,)
 
 
