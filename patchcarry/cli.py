@@ -14,18 +14,18 @@ from typing import NoReturn
 from patchcarry import __version__, display, errors, progress, trace
 from patchcarry.error_handler import error_handler
 
-# command name -> (module under patchcarry.commands, one-line help)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "scan": ("scan", "list your PRs closed by fork detachment, each with its `adopt` command"),
-    "adopt": ("adopt", "carry an upstream PR (e.g. one auto-closed by fork detachment) as patches"),
-    "check": ("check", "check that each patch applies upstream, drift and identity"),
-    "resubmit": ("resubmit", "open or refresh the upstream PR from an attached fork"),
-    "retire": ("retire", "stop carrying an entry whose fix landed upstream, keeping its record"),
-    "tree": ("tree", "check out an upstream source tree at the pinned base (for MEGATRON_SRC)"),
-    "measure": ("measure", "measure retained memory per variant and write evidence (Megatron)"),
-    "audit": ("audit", "find every tensor a model keeps between iterations (Megatron)"),
-    "gpu-check": ("gpu_check", "GPU tests, seed-config measurement, upstream tests (GPU machine)"),
-    "help": ("help", "reference: exit-codes, environment (tokens, hosts, caches), log"),
+# command name -> its one-line help (its module: patchcarry.commands.NAME, "-" as "_")
+COMMANDS: dict[str, str] = {
+    "scan": "list your PRs closed by fork detachment, each with its `adopt` command",
+    "adopt": "carry an upstream PR (e.g. one auto-closed by fork detachment) as patches",
+    "check": "check that each patch applies upstream, drift and identity",
+    "resubmit": "open or refresh the upstream PR from an attached fork",
+    "retire": "stop carrying an entry whose fix landed upstream, keeping its record",
+    "tree": "check out an upstream source tree at the pinned base (for MEGATRON_SRC)",
+    "measure": "measure retained memory per variant and write evidence (Megatron)",
+    "audit": "find every tensor a model keeps between iterations (Megatron)",
+    "gpu-check": "GPU tests, seed-config measurement, upstream tests (GPU machine)",
+    "help": "reference: exit-codes, environment (tokens, hosts, caches), log",
 }
 
 DESCRIPTION = (
@@ -57,7 +57,7 @@ DESCRIPTION_ENV = "PATCHCARRY_DESCRIPTION"
 
 
 def _command_module(name: str):  # type: ignore[no-untyped-def]
-    return importlib.import_module(f"patchcarry.commands.{COMMANDS[name][0]}")
+    return importlib.import_module(f"patchcarry.commands.{name.replace('-', '_')}")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -84,7 +84,7 @@ def build_parser(
     parser.add_argument("--version", action="version", version=f"patchcarry {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands: dict[str, argparse.ArgumentParser] = {}
-    for name, (_, help_text) in COMMANDS.items():
+    for name, help_text in COMMANDS.items():
         module = _command_module(name)
         cmd_parser = sub.add_parser(name, help=help_text,
                                     description=os.environ.get(DESCRIPTION_ENV) or module.__doc__,

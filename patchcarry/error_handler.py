@@ -14,12 +14,6 @@ from patchcarry.display import escape
 from patchcarry.errors import ExitCode, FatalError
 from patchcarry.proc import CalledProcessError
 
-# exit code -> (the option it points at, the hint): said only when the command has it
-HINTS: dict[int, tuple[str, str]] = {
-    ExitCode.NETWORK: ("--offline", "--offline works without the network (reads nothing remote)"),
-}
-
-
 # Whether --offline checks anything for the running command's entries: False keeps the
 # `--offline` hint from a failure where it would check nothing.
 offline_checks: bool | None = None
@@ -41,9 +35,9 @@ class CommandResult:
 
 def _message(exc: FatalError, options: frozenset[str]) -> str:
     text = exc.one_line() if isinstance(exc, CalledProcessError) else str(exc)
-    option, hint = HINTS.get(exc.exit_code, ("", ""))
-    if option in options and not (option == "--offline" and offline_checks is False):
-        text += f"; {hint}"
+    # a network failure points at --offline where the command has it and it checks something
+    if exc.exit_code == ExitCode.NETWORK and "--offline" in options and offline_checks is not False:
+        text += "; --offline works without the network (reads nothing remote)"
     return text
 
 

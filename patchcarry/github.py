@@ -61,11 +61,6 @@ def token_kind(token: str | None) -> str | None:
     return next((kind for prefix, kind in _PREFIXES if token.startswith(prefix)), CLASSIC)
 
 
-def token_from_env() -> str | None:
-    """The token for the API client, from the variables gh reads (`patchcarry.tokens`)."""
-    return tokens.token()
-
-
 class PagingCapError(GitHubError):
     """A list longer than the page cap: reading on is unbounded, stopping acts on part of it."""
 
@@ -175,30 +170,23 @@ _HINTS_422 = (
 )  # fmt: skip
 
 
-def _hint_422(message: str, fields: tuple[str, ...] = ()) -> str:
-    """The hint for a 422 whose message or errors' `field` names a key of `_HINTS_422`."""
-    low = " ".join((message, *fields)).lower()
-    return next((hint for key, hint in _HINTS_422 if key in low), "")
-
-
-def sso_partial(response: httpx2.Response | None) -> tuple[str, ...]:
-    """Org ids of `X-GitHub-SSO: partial-results`: left out for SSO the token lacks."""
-    value = response.headers.get("X-GitHub-SSO") if response is not None else None
-    if not value or not value.strip().lower().startswith("partial-results"):
-        return ()
-    parts = dict(p.strip().partition("=")[::2] for p in value.split(";") if "=" in p)
-    ids = (i.strip() for i in parts.get("organizations", "").split(","))
-    return tuple(_one_line(i)[:20] for i in ids if i)
-
-
-def _sso_url(response: httpx2.Response | None) -> str | None:
-    """The URL of `X-GitHub-SSO: required; url=<url>` ("" without one), None without the header."""
+def _sso(response: httpx2.Response | None) -> tuple[str, dict[str, str]] | None:
+    """`X-GitHub-SSO` (`required; url=<url>`, `partial-results; organizations=<ids>`): its
+    first word lower-cased and its `key=value` parts; None without the header."""
     value = response.headers.get("X-GitHub-SSO") if response is not None else None
     if value is None:
         return None
     parts = dict(p.strip().partition("=")[::2] for p in value.split(";") if "=" in p)
-    url = parts.get("url", "")
-    return _one_line(url) if url.startswith("https://") or url.startswith("http://") else ""
+    return value.strip().lower(), parts
+
+
+def sso_partial(response: httpx2.Response | None) -> tuple[str, ...]:
+    """Org ids of `X-GitHub-SSO: partial-results`: left out for SSO the token lacks."""
+    sso = _sso(response)
+    if sso is None or not sso[0].startswith("partial-results"):
+        return ()
+    ids = (i.strip() for i in sso[1].get("organizations", "").split(","))
+    return tuple(_one_line(i)[:20] for i in ids if i)
 
 
 def _one_line(text: str) -> str:
@@ -215,22 +203,15 @@ def _exchange(send: Callable[[], httpx2.Response]) -> httpx2.Response:
         raise
 
 
-def _body(response: httpx2.Response, label: str) -> Any:
-    """The answer's body as plain data: JSON, else its text; None when empty."""
-    if not response.content:
-        return None
-    kind = (response.headers.get("content-type") or "").lower()
-    return http_transport.json_body(response, label) if "json" in kind else response.text
-
-
 class GitHub:
     """Blocking REST client: bounded retries, rate-limit waits, writes `WRITE_SPACING` apart."""
 
     WRITE_SPACING = 1.0
+    READ_RETRIES = 3  # a 5xx or a dropped connection, for a read or an idempotent write
 
     def __init__(
         self, *, host: str | None = None, token: str | None = None, max_rate_wait: float = 60.0,
-        read_retries: int = 3, backoff: float = 0.5, sleep: Callable[[float], None] = time.sleep,
+        backoff: float = 0.5, sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:  # fmt: skip
         self.host = api_host(host)
@@ -249,7 +230,6 @@ class GitHub:
         self.token_expires: datetime.datetime | None = None  # a token with an expiry date
         self._next: str | None = None  # the last answer's Link rel="next"
         self.max_rate_wait = max_rate_wait
-        self.read_retries = read_retries
         self.backoff = backoff
         self.sleep = sleep
         self.clock = clock
@@ -258,10 +238,7 @@ class GitHub:
         self._last_write: float | None = None
 
     # -- transport ---------------------------------------------------------------------------
-    def request(
-        self, method: str, path: str, *, query: Json | None = None, body: Json | None = None,
-        retry: bool | None = None,
-    ) -> Any:  # fmt: skip
+    def request(self, method: str, path: str, *, query: Json | None = None) -> Any:
         """One REST call to `path` (or an absolute `Link` URL on the API host); plain data."""
         url = path if path.startswith(("http://", "https://")) else self._api.gh_host + path
         there, here = urlsplit(url), urlsplit(self._api.gh_host)
@@ -273,27 +250,23 @@ class GitHub:
 
         def send() -> httpx2.Response:
             response: httpx2.Response = self._api.transport.request(  # type: ignore[no-untyped-call]
-                method, url, headers=self._headers, params=query, json=body, raw=True
+                method, url, headers=self._headers, params=query, raw=True
             )
             return response
 
-        return self._with_retries(method, f"{method} {path}", send, retry=retry)
+        return self._with_retries(method, f"{method} {path}", send, retry=None)
 
     def _op(
         self, operation: str, route: dict[str, str | int], /, retry: bool | None = None,
         **params: Any,
     ) -> Any:  # fmt: skip
         """ghapi's `operation` ("pulls.list"), its answer read as its record (`SHAPES`)."""
-        op, path = self._operation(operation, route)
+        op = self._api.operation(operation)
+        path = op.path.format(**route)
         label = f"{op.verb} {path}"
         send = lambda: op(**route, **params, headers_=self._headers, raw_=True)  # noqa: E731
         answer = self._with_retries(op.verb, label, send, retry=retry)
         return _shaped(answer, SHAPES[operation], label)
-
-    def _operation(self, name: str, route: dict[str, str | int]) -> tuple[Any, str]:
-        """ghapi's operation `name` ("pulls.list") and its path with `route` filled in."""
-        op = self._api.operation(name)
-        return op, op.path.format(**route)
 
     def _with_retries(self, method: str, label: str, send: Callable[[], httpx2.Response], *,
                       retry: bool | None) -> Any:  # fmt: skip
@@ -342,7 +315,7 @@ class GitHub:
                     self.sleep(wait)
                     continue  # a rate-limited request was not performed: safe to repeat
                 error = self._status_error(status, response, label)
-                if isinstance(error, TransientError) and may_retry and attempt < self.read_retries:
+                if isinstance(error, TransientError) and may_retry and attempt < self.READ_RETRIES:
                     attempt += 1
                     self.sleep(self.backoff * 2 ** (attempt - 1))
                     continue
@@ -350,7 +323,7 @@ class GitHub:
             except httpx2.RequestError as exc:
                 trace.no_answer(label, type(exc).__name__)
                 left = until - time.monotonic()
-                if may_retry and attempt < self.read_retries:
+                if may_retry and attempt < self.READ_RETRIES:
                     if left <= 0:
                         raise http_transport.past_deadline(netloc, limits.HTTP_DEADLINE_S) from None
                     attempt += 1
@@ -366,7 +339,10 @@ class GitHub:
                     "check GH_HOST and the network, then re-run (it re-reads state before writing)"
                 ) from None
             self._read_headers(response)
-            return _body(response, label)
+            if not response.content:  # the body as plain data: JSON, else its text
+                return None
+            kind = (response.headers.get("content-type") or "").lower()
+            return http_transport.json_body(response, label) if "json" in kind else response.text
 
     def _read_headers(self, response: httpx2.Response | None) -> None:
         """What every answer tells about the token and the list: scopes and the next page."""
@@ -460,11 +436,13 @@ class GitHub:
                 f"{label}: 401 Bad credentials{said}: {tokens.variable(self.host)} is missing, "
                 "expired or revoked"
             )
-        sso = _sso_url(response)
-        if status == 403 and sso is not None:
+        sso = _sso(response)
+        if status == 403 and sso is not None:  # `required; url=<url>`: where to authorize it
+            url = sso[1].get("url", "")
+            url = _one_line(url) if url.startswith(("https://", "http://")) else ""
             return GitHubError(
                 f"{label}: 403 Forbidden{said}: the organisation enforces SAML single sign-on and "
-                f"the token is not authorized for it: authorize it at {sso or '(no URL given)'} "
+                f"the token is not authorized for it: authorize it at {url or '(no URL given)'} "
                 "(or Settings > Developer settings > your token > Configure SSO), then re-run"
             )
         if status == 403 and "issue is locked" in message.lower():
@@ -488,7 +466,8 @@ class GitHub:
                 "or the token cannot see it"
             )
         if status == 422:
-            hint = _hint_422(message, fields)
+            low = " ".join((message, *fields)).lower()  # a key of _HINTS_422 in either
+            hint = next((hint for key, hint in _HINTS_422 if key in low), "")
             error = UnprocessableError(f"{label}: 422 Unprocessable{said}{hint}")
             error.said = message.lower()
             return error
@@ -506,11 +485,11 @@ class GitHub:
         shape = tuple[Any, ...] | None
         return self._following(path, _shaped(first, shape, f"GET {path}"), max_pages, shape)
 
-    def _list(self, name: str, route: dict[str, str | int], *, max_pages: int = 0,
-              **query: Any) -> list[Any]:  # fmt: skip
+    def _list(self, name: str, route: dict[str, str | int], **query: Any) -> list[Any]:
         """Every item of ghapi's list operation `name`, 100 a page."""
         first = self._op(name, route, **query, per_page=100)
-        return self._following(self._operation(name, route)[1], first, max_pages, SHAPES[name])
+        path = self._api.operation(name).path.format(**route)
+        return self._following(path, first, 0, SHAPES[name])
 
     def _following(self, path: str, chunk: Any, max_pages: int, shape: Any) -> list[Any]:
         """`chunk` (the first page) and every page after it by next links, read as `shape`."""
@@ -564,18 +543,10 @@ class GitHub:
         return cast(PullRef, self._op("pulls.get", _route(repo, pull_number=number)))
 
     def pulls(
-        self, repo: str, *, state: str = "open", head: str | None = None, base: str | None = None,
-        max_pages: int = 0,
-    ) -> list[PullRef]:  # fmt: skip
-        query: Json = {"state": state, **({"head": head} if head else {})}
-        query.update({"base": base} if base else {})
-        return self._list("pulls.list", _route(repo), max_pages=max_pages, **query)
-
-    def search_closed_pulls(self, repo: str, author: str, *, max_pages: int = 5) -> list[int]:
-        """Numbers of `author`'s closed, unmerged PRs on `repo` (search API)."""
-        query = f"repo:{repo} is:pr is:closed is:unmerged author:{author}"
-        found = self.search_issues(query, max_pages=max_pages)
-        return [item.number for item in found]
+        self, repo: str, *, state: str = "open", head: str | None = None, base: str | None = None
+    ) -> list[PullRef]:
+        query = {"state": state, "head": head, "base": base}
+        return self._list("pulls.list", _route(repo), **{k: v for k, v in query.items() if v})
 
     def search_issues(self, query: str, *, per_page: int = 100,
                       max_pages: int = 10) -> list[SearchHit]:  # fmt: skip

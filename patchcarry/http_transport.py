@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import ssl
@@ -65,6 +66,18 @@ def _time_left(timeout: float | None) -> float | None:
     return left if timeout is None else min(timeout, left)
 
 
+def _count(
+    budget: _Budget, more: int, passed: str = "passed", why: str = "", verb: str = "read"
+) -> None:
+    """`more` bytes on `budget`; past its cap the answer is refused (no real one is as long)."""
+    budget.read += more
+    if budget.read > budget.cap:
+        raise ReplyLimitError(
+            f"{budget.host}: the answer {passed} {budget.cap} bytes{why}, more than any real "
+            f"answer; refusing to {verb} on (check GH_HOST)"
+        )
+
+
 def past_deadline(host: str, deadline_s: float) -> ReplyLimitError:
     return ReplyLimitError(
         f"{host}: no complete answer within {deadline_s:g} s (a stalled or "
@@ -80,18 +93,11 @@ class _BoundedStream(httpcore2.NetworkStream):
         try:
             data = self._inner.read(max_bytes, _time_left(timeout))
         except httpcore2.ReadTimeout:
-            budget = _budget()
-            if budget is not None and time.monotonic() >= budget.until:
-                raise past_deadline(budget.host, budget.deadline_s) from None
+            _time_left(None)  # past the total deadline: that is said, not the read's timeout
             raise
         budget = _budget()
         if budget is not None:
-            budget.read += len(data)
-            if budget.read > budget.cap:
-                raise ReplyLimitError(
-                    f"{budget.host}: the answer passed {budget.cap} bytes, more than any real "
-                    "answer; refusing to read on (check GH_HOST)"
-                )
+            _count(budget, len(data))
         return data
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
@@ -121,12 +127,6 @@ class _BoundedBackend(httpcore2.NetworkBackend):
         stream = self._inner.connect_tcp(host, port, _time_left(timeout), local_address,
                                          socket_options)  # fmt: skip
         return _BoundedStream(stream)
-
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Any = None) -> httpcore2.NetworkStream:  # fmt: skip
-        return _BoundedStream(
-            self._inner.connect_unix_socket(path, _time_left(timeout), socket_options)
-        )
 
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)
@@ -171,27 +171,22 @@ class _DecodedStream(httpx2.SyncByteStream):
     """A body decoded here, every byte counted: past the cap it stops (no compression bomb)."""
 
     def __init__(self, inner: httpx2.SyncByteStream, codings: list[str], host: str) -> None:
-        self._inner, self._host = inner, host
-        self._cap, self._decoded = limits.HTTP_MAX_DECODED, 0
-        self._links = [_decompressor(c) for c in reversed(codings)]
-
-    def _through(self, link: Any, data: bytes) -> Iterator[bytes]:
-        while data and not link.eof:
-            piece = link.decompress(data, self._cap - self._decoded + 1)
-            data = link.unconsumed_tail
-            yield piece
+        self._inner = inner
+        self._decoded = _Budget(host, 0.0, 0.0, limits.HTTP_MAX_DECODED)  # bytes, not time
+        self._codings = codings[::-1]  # the last applied is undone first
+        self._links: list[Any] = [None] * len(codings)  # each made at its first bytes
 
     def _decode(self, data: bytes, at: int = 0) -> Iterator[bytes]:
         if at == len(self._links):
-            self._decoded += len(data)
-            if self._decoded > self._cap:
-                raise ReplyLimitError(
-                    f"{self._host}: the answer decoded past {self._cap} bytes (Content-Encoding), "
-                    "more than any real answer; refusing to decode on (check GH_HOST)"
-                )
+            _count(self._decoded, len(data), "decoded past", " (Content-Encoding)", "decode")
             yield data
             return
-        for piece in self._through(self._links[at], data):
+        while data:
+            link = self._links[at] = self._links[at] or _decompressor(self._codings[at], data)
+            if link.eof:
+                return
+            piece = link.decompress(data, self._decoded.cap - self._decoded.read + 1)
+            data = link.unconsumed_tail
             yield from self._decode(piece, at + 1)
 
     def __iter__(self) -> Iterator[bytes]:
@@ -200,7 +195,7 @@ class _DecodedStream(httpx2.SyncByteStream):
                 yield from self._decode(chunk)
         except zlib.error as exc:
             raise ReplyLimitError(
-                f"{self._host}: the answer is not the compressed data its Content-Encoding "
+                f"{self._decoded.host}: the answer is not the compressed data its Content-Encoding "
                 f"says ({exc}); check GH_HOST"
             ) from None
 
@@ -208,34 +203,13 @@ class _DecodedStream(httpx2.SyncByteStream):
         self._inner.close()
 
 
-def _decompressor(coding: str) -> Any:
-    """zlib's decompressor for one content coding (deflate: zlib-wrapped or bare)."""
+def _decompressor(coding: str, first: bytes) -> Any:
+    """zlib's decompressor for one content coding; `deflate` as HTTP defines it (zlib format)
+    or bare deflate, told from its `first` bytes."""
     if coding in ("gzip", "x-gzip"):
         return zlib.decompressobj(16 + zlib.MAX_WBITS)
-    return _Deflate()
-
-
-class _Deflate:
-    """`deflate` as HTTP defines it (zlib format) or bare deflate, told from the first bytes."""
-
-    def __init__(self) -> None:
-        self._inner: Any = None
-
-    @property
-    def eof(self) -> bool:
-        return bool(self._inner is not None and self._inner.eof)
-
-    @property
-    def unconsumed_tail(self) -> bytes:
-        return bytes(self._inner.unconsumed_tail) if self._inner is not None else b""
-
-    def decompress(self, data: bytes, max_length: int) -> bytes:
-        if self._inner is None:
-            wrapped = (
-                len(data) >= 2 and (data[0] & 0x0F) == 8 and (data[0] << 8 | data[1]) % 31 == 0
-            )
-            self._inner = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
-        return bytes(self._inner.decompress(data, max_length))
+    wrapped = len(first) >= 2 and (first[0] & 0x0F) == 8 and (first[0] << 8 | first[1]) % 31 == 0
+    return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
 
 
 _DECODABLE = ("gzip", "x-gzip", "deflate")
@@ -286,20 +260,16 @@ def json_body(response: httpx2.Response, label: str) -> Any:
     )
 
 
-# httpx's verifying contexts by `SSL_CERT_FILE`/`SSL_CERT_DIR`: one per process (50 ms each).
-_verifying_contexts: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
-
-
-def _verifying_context() -> ssl.SSLContext:
-    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-    if key not in _verifying_contexts:
-        _verifying_contexts[key] = httpx2.create_ssl_context()
-    return _verifying_contexts[key]
+@functools.cache
+def _verifying_context(_certs: tuple[str | None, str | None]) -> ssl.SSLContext:
+    """httpx's verifying context for `SSL_CERT_FILE`/`SSL_CERT_DIR`: one per process (50 ms)."""
+    return httpx2.create_ssl_context()
 
 
 def client(api: str, *, on_response: Callable[[httpx2.Response], None]) -> httpx2.Client:
     """The pooled client for API base `api`; `on_response` sees every answer (the run log)."""
-    transport = _DecodingTransport(verify=_verifying_context(), proxy=proxy_for(api))
+    certs = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    transport = _DecodingTransport(verify=_verifying_context(certs), proxy=proxy_for(api))
     pool = transport._pool  # the connection pool (or proxy) every exchange goes through
     pool._network_backend = _BoundedBackend(pool._network_backend)
     return httpx2.Client(

@@ -31,13 +31,17 @@ def command(name: str) -> str:
 SCRIPTS = {"resubmit": "resubmit.sh"}
 
 
+def _requirements() -> list[str]:
+    """This install's requirements, as its metadata pins them."""
+    try:
+        return metadata.requires("patchcarry") or []
+    except metadata.PackageNotFoundError:  # a clone on sys.path, not an installed dist
+        return []
+
+
 def _pinned(distribution: str) -> str:
     """`name==version` as this install's metadata pins it for the `proof` extra."""
-    try:
-        requirements = metadata.requires("patchcarry") or []
-    except metadata.PackageNotFoundError:  # a clone on sys.path, not an installed dist
-        requirements = []
-    for requirement in requirements:
+    for requirement in _requirements():
         if requirement.lower().startswith(f"{distribution}=="):
             return requirement.split(";")[0].strip()
     return distribution
@@ -72,21 +76,8 @@ def _pip_install(extra: str) -> str:
 
 def _extra_pins(extra: str) -> list[str]:
     """The requirements the extra `extra` adds, as this install's metadata pins them."""
-    found: list[str] = []
-    requirements = (metadata.requires("patchcarry") or []) if _installed() else []
-    for requirement in requirements:
-        text, _, marker = requirement.partition(";")
-        if f'extra == "{extra}"' in marker.replace("'", '"'):
-            found.append(text.strip())
-    return found
-
-
-def _installed() -> bool:
-    try:
-        metadata.distribution("patchcarry")
-    except metadata.PackageNotFoundError:
-        return False
-    return True
+    split = (r.partition(";") for r in _requirements())  # (name==version, ;, its marker)
+    return [t.strip() for t, _, m in split if f'extra == "{extra}"' in m.replace("'", '"')]
 
 
 def how_to_get(bootstrap_set: str) -> str:

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NewType, TypeVar
+from typing import Any, NewType
 
-from patchcarry import git, inputs, manifest_edit, patchrules
+from patchcarry import git, inputs, patchrules
 from patchcarry.check.report import Verdict
 from patchcarry.errors import BadInputError
+from patchcarry.manifest_edit import record_pr as record_pr  # the writer, beside the reader
 from patchcarry.patchfile import Patch
 from patchcarry.patchfile import load as load_patch
 
@@ -41,9 +43,7 @@ def user_manifest() -> Path:
 
 def find(explicit: Path | None = None, *, cwd: Path | None = None) -> Path:
     """`explicit`, else `patches/series.toml` here or above, else the user's, else the package's."""
-    if explicit is not None:
-        return Path(explicit)
-    return _users(cwd) or DEFAULT_MANIFEST
+    return find_for_adding(explicit, cwd=cwd) or DEFAULT_MANIFEST
 
 
 def _users(cwd: Path | None) -> Path | None:
@@ -167,11 +167,11 @@ class Manifest:
     @property
     def entries(self) -> tuple[Entry, ...]:
         """Every entry carried, its patches read."""
-        return tuple(p.entry() for p in self.pending)
+        return tuple(p.entry for p in self.pending)
 
     @property
     def retired(self) -> tuple[Entry, ...]:
-        return tuple(p.entry() for p in self.pending_retired)
+        return tuple(p.entry for p in self.pending_retired)
 
     @property
     def names(self) -> list[str]:
@@ -191,11 +191,11 @@ class Manifest:
         known = set(self.names)
         unknown = [n for n in names if n not in known]
         if unknown:
-            known_list = ", ".join(sorted(known))
             raise BadInputError(
-                f"unknown entry {', '.join(unknown)} in {self.path}; known: {known_list}"
+                f"unknown entry {', '.join(unknown)} in {self.path}; "
+                f"known: {', '.join(sorted(known))}"
             )
-        return [p.entry() for p in self.pending if p.name in names]
+        return [p.entry for p in self.pending if p.name in names]
 
 
 def _landed_words(rec: Landed | None) -> str:
@@ -211,9 +211,8 @@ def _landed(where: str, label: str, value: Any) -> Landed | None:
         return None
     if not isinstance(value, dict) or not {"commit", "date", "verdict"} <= set(value):
         raise _bad(where, f"{label}: landed must be a table with commit, date and verdict")
-    if set(value) - _LANDED_KEYS:
-        extra = ", ".join(sorted(set(value) - _LANDED_KEYS))
-        raise _bad(where, f"{label}: landed: unknown key(s) {extra}")
+    if extra := sorted(set(value) - _LANDED_KEYS):
+        raise _bad(where, f"{label}: landed: unknown key(s) {', '.join(extra)}")
     if not _SHA_RE.match(str(value["commit"])) or value["verdict"] not in _LANDED_VERDICTS:
         raise _bad(where,
                    f"{label}: landed needs a full 40-hex commit and a verdict of "
@@ -261,13 +260,6 @@ def _typed(path: Path | str, label: str, merged: dict[str, Any], key: str, kind:
     if type(value) is not kind:
         raise _bad(path, f"{label}: {key} must be a {kind.__name__}, got {value!r}")
     return value
-
-
-def _pr_numbers(path: Path | str, label: str, key: str, value: Any) -> tuple[PullNumber, ...]:
-    items = value if isinstance(value, list) else None
-    if items is None or not all(type(n) is int and n > 0 for n in items):
-        raise _bad(path, f"{label}: {key} must be a list of positive PR numbers, got {value!r}")
-    return tuple(PullNumber(n) for n in items)
 
 
 def _strings(path: Path | str, label: str, key: str, value: Any) -> list[str]:
@@ -411,7 +403,11 @@ def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any], line: int 
         raise _bad(where, f"{label}: base_commit must be a full 40-hex sha")
     for key in ("base_branch", "head_branch"):
         check_branch(text[key], f"{where}: {label}: {key}")
-    supersedes = _pr_numbers(where, label, "supersedes", merged.get("supersedes", []))
+    supersedes = merged.get("supersedes", [])
+    if not isinstance(supersedes, list) or not all(type(n) is int and n > 0 for n in supersedes):
+        raise _bad(
+            where, f"{label}: supersedes must be a list of positive PR numbers, got {supersedes!r}"
+        )
     pr = merged.get("pr")
     if pr is not None and not (type(pr) is int and pr > 0):
         raise _bad(where, f"{label}: pr must be a positive PR number, got {pr!r}")
@@ -433,10 +429,10 @@ def _entry(path: Path, raw: dict[str, Any], defaults: dict[str, Any], line: int 
         tuple(files),
         len(fix_names),
         tuple(allowed),
-        {k: text[k] for k in ("name", "title", "upstream", "base_branch", "base_commit", "fork")}
-        | dict(head_branch=text["head_branch"],
-               include_tests=True if include_tests is None else include_tests,
-               supersedes=supersedes, pr=PullNumber(pr) if pr is not None else None,
+        {k: text[k] for k in _REQUIRED if k != "fix"}
+        | dict(include_tests=True if include_tests is None else include_tests,
+               supersedes=tuple(map(PullNumber, supersedes)),
+               pr=PullNumber(pr) if pr is not None else None,
                offline=text["offline"] or None, measure=measure,
                landed=_landed(where, label, raw.get("landed")),
                maintainer_can_modify=maintainer_edits),
@@ -465,7 +461,6 @@ class _Pending:
     fix_count: int
     allowed: tuple[str, ...]
     fields: dict[str, Any]
-    built: Entry | None = None
 
     @property
     def name(self) -> str:
@@ -476,13 +471,9 @@ class _Pending:
         value = self.fields["landed"]
         return value if isinstance(value, Landed) else None
 
+    @functools.cached_property
     def entry(self) -> Entry:
         """The entry with its patches read and checked, once."""
-        if self.built is None:
-            self.built = self._build()
-        return self.built
-
-    def _build(self) -> Entry:
         where, label = self.where, self.label
         try:
             loaded = [_load_patch(file) for file in self.files]
@@ -498,7 +489,7 @@ class _Pending:
         return Entry(**self.fields, fixes=tuple(fixes), tests=tuple(tests))
 
 
-def branch_owner(entries: Sequence[_Owner], fork: str, head_branch: str) -> _Owner | None:
+def branch_owner(entries: Sequence[Entry], fork: str, head_branch: str) -> Entry | None:
     """The entry publishing from `fork`'s `head_branch` (names case-insensitive, branch not)."""
     for entry in entries:
         if entry.fork.lower() == fork.lower() and entry.head_branch == head_branch:
@@ -506,21 +497,7 @@ def branch_owner(entries: Sequence[_Owner], fork: str, head_branch: str) -> _Own
     return None
 
 
-class _Publishes:
-    """What an entry publishes to (fork branch, PR): all `_unique_branches` reads."""
-
-    def __init__(self, **fields: Any) -> None:
-        self.name: str = fields["name"]
-        self.upstream: str = fields["upstream"]
-        self.fork: str = fields["fork"]
-        self.head_branch: str = fields["head_branch"]
-        self.pr: PullNumber | None = fields["pr"]
-
-
-_Owner = TypeVar("_Owner", Entry, _Publishes)
-
-
-def _unique_branches(path: Path, entries: Sequence[_Publishes]) -> None:
+def _unique_branches(path: Path, entries: Sequence[Entry]) -> None:
     """One entry per fork branch, and per recorded PR."""
     for n, entry in enumerate(entries):
         other = branch_owner(entries[:n], entry.fork, entry.head_branch)
@@ -562,11 +539,7 @@ def load(path: Path = DEFAULT_MANIFEST, *, text: str | None = None,
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
         raise _bad(path, "entry names must be unique")
-    _unique_branches(path, [_Publishes(**e.fields) for e in entries])
+    # what each entry publishes to is in its fields: its patches need not be read for it
+    _unique_branches(path, [Entry(**e.fields, fixes=(), tests=()) for e in entries])
     carried = tuple(e for e in entries if e.landed is None)
     return Manifest(path, carried, tuple(e for e in entries if e.landed is not None))
-
-
-def record_pr(path: Path, entry_name: str, pr: int) -> None:
-    """Write the entry's PR number back, keeping comments and layout (`manifest_edit`)."""
-    manifest_edit.record_pr(Path(path), entry_name, pr)

@@ -53,16 +53,6 @@ def write_atomic(path: Path, text: str, *, validate: Validator | None = None) ->
             tmp.unlink()
 
 
-def _with_trivia(value: int, old: Item | None) -> Item:
-    """`value` as a TOML item that keeps `old`'s trailing comment and spacing."""
-    new = tomlkit.item(value)
-    if old is not None:
-        new.trivia.comment_ws = old.trivia.comment_ws
-        new.trivia.comment = old.trivia.comment
-        new.trivia.trail = old.trivia.trail
-    return new
-
-
 def _insert_in_key_block(table: Table, key: str, item: Item, newline: str) -> None:
     """Add `key` right after the table's last key, above any comment or blank lines after it."""
     body = table.value.body
@@ -74,62 +64,48 @@ def _insert_in_key_block(table: Table, key: str, item: Item, newline: str) -> No
         table[key] = item
 
 
-def record_pr_text(text: str, entry_name: str, pr: int) -> str:
-    """Manifest `text` with `pr = <pr>` set in entry `entry_name`; all else (line ends) as is."""
+def _parse(text: str) -> tomlkit.TOMLDocument:
     try:
-        doc = tomlkit.parse(text)
+        return tomlkit.parse(text)
     except TOMLKitError as exc:
         raise BadInputError(f"manifest is not valid TOML: {exc}") from None
-    newline = "\r\n" if "\r\n" in text else "\n"
-    for table in _entries(doc):
-        if table.get("name") == entry_name:
-            old = table.item("pr") if "pr" in table else None
-            if isinstance(old, Item):
-                table["pr"] = _with_trivia(pr, old)
-            else:
-                _insert_in_key_block(table, "pr", tomlkit.item(pr), newline)
-            return tomlkit.dumps(doc)
-    raise BadInputError(f"no [[entry]] named {entry_name!r} in the manifest")
 
 
-def record_landed_text(text: str, entry_name: str, record: Mapping[str, Any]) -> str:
-    """Manifest `text` with `landed = {...}` (`retire`'s record) set in entry `entry_name`."""
-    try:
-        doc = tomlkit.parse(text)
-    except TOMLKitError as exc:
-        raise BadInputError(f"manifest is not valid TOML: {exc}") from None
-    newline = "\r\n" if "\r\n" in text else "\n"
-    inline = tomlkit.inline_table()
-    inline.update(record)
+def _set_key(
+    path: Path, entry_name: str, key: str, item: Item, *, validate: Validator | None = None
+) -> None:
+    """Set `key` in entry `entry_name` of the manifest file, atomically; all else (line ends)
+    as is. A key already there keeps its trailing comment (tomlkit's replace copies it)."""
+    path = Path(path)
+    text = _read(path)
+    doc = _parse(text)
     for table in _entries(doc):
         if table.get("name") == entry_name:
-            if "landed" in table:
-                table["landed"] = inline
+            if key in table:
+                table[key] = item
             else:
-                _insert_in_key_block(table, "landed", inline, newline)
-            return tomlkit.dumps(doc)
+                _insert_in_key_block(table, key, item, "\r\n" if "\r\n" in text else "\n")
+            write_atomic(path, tomlkit.dumps(doc), validate=validate)
+            return
     raise BadInputError(f"no [[entry]] named {entry_name!r} in the manifest")
 
 
 def record_landed(path: Path, entry_name: str, record: Mapping[str, Any], *,
                   validate: Validator | None = None) -> None:  # fmt: skip
-    """Record in the manifest file that the entry landed upstream (atomically)."""
-    path = Path(path)
-    write_atomic(path, record_landed_text(_read(path), entry_name, record), validate=validate)
+    """Record in the manifest file that the entry landed upstream (`retire`'s `landed = {...}`)."""
+    inline = tomlkit.inline_table()
+    inline.update(record)
+    _set_key(path, entry_name, "landed", inline, validate=validate)
 
 
 def record_pr(path: Path, entry_name: str, pr: int) -> None:
     """Write the entry's current PR number into the manifest file (atomically)."""
-    path = Path(path)
-    write_atomic(path, record_pr_text(_read(path), entry_name, pr))
+    _set_key(path, entry_name, "pr", tomlkit.item(pr))
 
 
 def add_entry_text(text: str, fields: Mapping[str, Any]) -> str:
     """Manifest `text` with one more `[[entry]]` holding `fields` (in their order) at the end."""
-    try:
-        doc = tomlkit.parse(text)
-    except TOMLKitError as exc:
-        raise BadInputError(f"manifest is not valid TOML: {exc}") from None
+    doc = _parse(text)
     name = fields.get("name")
     if name in {t.get("name") for t in _entries(doc)}:
         raise BadInputError(f"an [[entry]] named {name!r} is already in the manifest")

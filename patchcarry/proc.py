@@ -12,17 +12,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from patchcarry import trace
+from patchcarry import tokens, trace
 from patchcarry.errors import FatalError
 
-# The variables a GitHub token lives in (this tool's, gh's and their Enterprise forms, and
-# the resubmit workflow's secret).
-TOKEN_VARS = frozenset(
-    {"GITHUB_TOKEN", "GH_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_ENTERPRISE_TOKEN", "RESUBMIT_TOKEN"}
-)
+TOKEN_VARS = tokens.ALL  # the variables a token lives in: no child sees them
+
 
 # This interpreter, started so that neither the working folder nor a script's folder is put on
 # its import path: a `json.py` where the child runs is never imported (Python 3.11's -P).
@@ -122,7 +119,7 @@ def cmd_output_bounded(
         if max_memory:
             _cap_data(child.pid, max_memory)
         if max_processes or max_memory:
-            watch = _GroupUsage(child.pid, max_processes, max_memory, then=watch)
+            watch = _group_usage(child.pid, max_processes, max_memory, watch)
         code, out, err, over = _communicate(child, stdin, deadline_s, max_output, watch)
         if over is None and code and max_memory and _OUT_OF_MEMORY.search(err):
             over = f"needed more than {max_memory} bytes of memory"  # its data cap, met
@@ -155,20 +152,14 @@ def _cap_data(pid: int, limit: int) -> None:
         resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
 
 
-class _GroupUsage:
+def _group_usage(
+    leader: int, max_processes: int, max_memory: int, then: Callable[[], str | None] | None
+) -> Callable[[], str | None]:
     """The child's process group counted from /proc when asked: past `max_processes` processes
     or `max_memory` resident bytes, the reason to stop it (RLIMIT_NPROC cannot: it counts the
     user's processes); then asks `then`."""
 
-    def __init__(
-        self, leader: int, max_processes: int, max_memory: int,
-        then: Callable[[], str | None] | None,
-    ) -> None:  # fmt: skip
-        self.leader, self.max_processes, self.max_memory = leader, max_processes, max_memory
-        self.then = then
-
-    def usage(self) -> tuple[int, int]:
-        """(processes, resident bytes) of the group."""
+    def over() -> str | None:
         count = resident = 0
         with contextlib.suppress(OSError), os.scandir("/proc") as entries:
             for entry in entries:
@@ -179,18 +170,16 @@ class _GroupUsage:
                         fields = stat.read().rsplit(b")", 1)[1].split()
                 except OSError:
                     continue  # gone meanwhile
-                if int(fields[2]) == self.leader:  # its process group
+                if int(fields[2]) == leader:  # its process group
                     count += 1
                     resident += int(fields[21]) * _PAGE
-        return count, resident
+        if max_processes and count > max_processes:
+            return f"started more than {max_processes} processes"
+        if max_memory and resident > max_memory:
+            return f"needed more than {max_memory} bytes of memory"
+        return then() if then is not None else None
 
-    def __call__(self) -> str | None:
-        count, resident = self.usage()
-        if self.max_processes and count > self.max_processes:
-            return f"started more than {self.max_processes} processes"
-        if self.max_memory and resident > self.max_memory:
-            return f"needed more than {self.max_memory} bytes of memory"
-        return self.then() if self.then is not None else None
+    return over
 
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -210,7 +199,7 @@ def _communicate(
     out, err = bytearray(), bytearray()
     reads = {s.fileno(): into for s, into in ((child.stdout, out), (child.stderr, err)) if s}
     send, to_send = (child.stdin.fileno() if child.stdin else -1), memoryview(stdin or b"")
-    with selectors.DefaultSelector() as pipes, _ExitWaiter(child) as exited:
+    with selectors.DefaultSelector() as pipes, _exit_waiter(child) as exited:
         for fd in reads:
             pipes.register(fd, selectors.EVENT_READ)
         if send >= 0:
@@ -249,38 +238,35 @@ def _communicate(
     return code, bytes(out), bytes(err), over
 
 
-class _ExitWaiter:
+@contextlib.contextmanager
+def _exit_waiter(child: subprocess.Popen[bytes]) -> Iterator[Callable[[float], int | None]]:
     """`wait(seconds)`: the child's exit code or None; woken by a pidfd, not by polling."""
+    try:
+        pidfd: int | None = os.pidfd_open(child.pid)
+    except (AttributeError, OSError):  # not Linux: Popen.wait's own polling
+        pidfd = None
 
-    def __init__(self, child: subprocess.Popen[bytes]) -> None:
-        self.child = child
-        try:
-            self.pidfd: int | None = os.pidfd_open(child.pid)
-        except (AttributeError, OSError):  # not Linux: Popen.wait's own polling
-            self.pidfd = None
-
-    def wait(self, seconds: float) -> int | None:
-        if self.pidfd is not None and not select.select([self.pidfd], [], [], seconds)[0]:
+    def wait(seconds: float) -> int | None:
+        if pidfd is not None and not select.select([pidfd], [], [], seconds)[0]:
             return None
         try:
-            return self.child.wait(timeout=None if self.pidfd is not None else seconds)
+            return child.wait(timeout=None if pidfd is not None else seconds)
         except subprocess.TimeoutExpired:
             return None
 
-    def __enter__(self) -> _ExitWaiter:
-        return self
+    try:
+        yield wait
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
-    def __exit__(self, *exc: object) -> None:
-        if self.pidfd is not None:
-            os.close(self.pidfd)
 
-
-def _wait(exited: _ExitWaiter, end: float, deadline_s: float,
+def _wait(exited: Callable[[float], int | None], end: float, deadline_s: float,
           watch: Callable[[], str | None] | None) -> tuple[int | None, str | None]:  # fmt: skip
     """The child's exit code, or None and the reason once past the deadline or `watch` names one."""
     while True:
         left = end - time.monotonic()
-        code = exited.wait(max(0.0, min(left, WATCH_EVERY_S if watch else left)))
+        code = exited(max(0.0, min(left, WATCH_EVERY_S if watch else left)))
         if code is not None:
             return code, None
         reason = watch() if watch is not None else None

@@ -77,7 +77,8 @@ def scan(
     found: list[Found] = []
     classes = []
     reads = Reads(gh)
-    numbers = gh.search_closed_pulls(upstream, author)
+    query = f"repo:{upstream} is:pr is:closed is:unmerged author:{author}"
+    numbers = [hit.number for hit in gh.search_issues(query, max_pages=5)]
     for done, number in enumerate(numbers):
         if _stop(gh, done, len(numbers)):
             break

@@ -10,6 +10,9 @@ from patchcarry.errors import BadInputError
 
 GITHUB_COM = ("GH_TOKEN", "GITHUB_TOKEN")
 ENTERPRISE = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+# Every variable a token lives in (those, and the resubmit workflow's secret): no child sees
+# them, no log holds their values.
+ALL = frozenset({*GITHUB_COM, *ENTERPRISE, "RESUBMIT_TOKEN"})
 
 # (variable, what it is for), for `patchcarry help environment`
 DOCUMENTED = (

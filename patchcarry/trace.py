@@ -19,11 +19,6 @@ def log_path() -> Path:
     return cache / "patchcarry" / "last-run.log"
 
 
-def describe() -> str:
-    """The log's path, as a message names it."""
-    return str(log_path())
-
-
 def active() -> Path | None:
     """The log this run writes, None before `start` (or when it could not be made)."""
     return _path
@@ -65,7 +60,7 @@ def _words(argv: Sequence[str]) -> list[str]:
 def _write(text: str) -> None:
     if _path is None:
         return
-    for name in (*tokens.GITHUB_COM, *tokens.ENTERPRISE, "RESUBMIT_TOKEN"):
+    for name in tokens.ALL:
         secret = os.environ.get(name)
         if secret:
             text = text.replace(secret, "***")

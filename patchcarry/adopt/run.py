@@ -166,8 +166,8 @@ def adopt(target: pull_mod.Target, opts: Options, gh: Forge, say: Callable[[str]
         raise FatalError(f"{target} is merged: its change is upstream already, nothing to adopt")
     name = opts.name or pull_mod.default_name(pull.head_ref, target.number)
     _preflight_names(name, entries, path)
-    _preflight_branch(_fork(opts, defaults, target.upstream, pull.author), pull.head_ref,
-                      entries, path)  # fmt: skip
+    fork = _fork(opts, defaults, target.upstream, pull.author)
+    _preflight_branch(fork, pull.head_ref, entries, path)
     url = opts.upstream_url
     if url is None:
         repo = gh.repo(target.upstream)
@@ -198,7 +198,6 @@ def adopt(target: pull_mod.Target, opts: Options, gh: Forge, say: Callable[[str]
                 f"{target}: {bad[0].patch} does not apply in order on base {short(series.base)} "
                 "(a later commit builds on a merge of the base branch): rebase the PR by hand"
             )
-        fork = _fork(opts, defaults, target.upstream, pull.author)
         fixes = split_tests(patches)
         touched = sorted({f for p in patches for f in p.files})
         paths = opts.paths or paths_mod.derive(touched)

@@ -47,15 +47,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import manifest
+    from patchcarry import manifest, tokens
     from patchcarry.adopt import pull
     from patchcarry.adopt.run import Options, adopt
     from patchcarry.display import UNBOUNDED, columns, escape, fit
-    from patchcarry.github import GitHub, token_from_env
+    from patchcarry.github import GitHub
 
     target = pull.parse_target(args.pull)
     argtypes.refuse_url(args.upstream_url, "--upstream-url")  # before any read
-    gh = GitHub(token=token_from_env())  # a value no token has is refused first
+    gh = GitHub(token=tokens.token())  # a value no token has is refused first
     path = manifest.find_for_adding(args.manifest)
     if path is None:  # the user has none: theirs starts here, never in the example
         path = Path.cwd() / manifest.SEARCHED
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
               f"adopt starts {escape(str(path))}",
               file=sys.stderr)  # fmt: skip
     opts = Options(name=args.name,
-                   fork=manifest.check_repo(args.fork, "--fork") if args.fork is not None else None,
+                   fork=args.fork,
                    dry_run=args.dry_run, manifest_path=path, paths=args.paths,
                    upstream_url=args.upstream_url)  # fmt: skip
     width = columns(UNBOUNDED)  # wrapped only where COLUMNS or a terminal asks

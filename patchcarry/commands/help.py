@@ -18,7 +18,7 @@ def _environment() -> str:
          "  GH_HOST                 the API host: a full URL (ghapi's convention) or a",
          "                          hostname (github.com, <tenant>.ghe.com, Enterprise Server)",
          "  XDG_CACHE_HOME          caches (default ~/.cache): patchcarry/upstream, the run log",
-         f"                          ({trace.describe()})",
+         f"                          ({trace.log_path()})",
          "  XDG_CONFIG_HOME         a manifest of your own: patchcarry/series.toml there",
          "  MEGATRON_SRC            an upstream Megatron-LM tree (measure, audit, gpu-check)",
          "",
@@ -32,7 +32,7 @@ def _log() -> str:
 
     return ("Every command records each git command it ran and each GitHub request it sent\n"
             "(method, path, status; never the token), rewritten at each run, in\n"
-            f"  {trace.describe()}\n"
+            f"  {trace.log_path()}\n"
             "An error message names it: attach it to a bug report.")  # fmt: skip
 
 

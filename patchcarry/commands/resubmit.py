@@ -66,10 +66,7 @@ def _entries(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from patchcarry import manifest
 
     entries = manifest.load(args.manifest).select(args.entries)
-    up, fork = (
-        manifest.check_repo(value, flag) if value is not None else None
-        for flag, value in (("--upstream-repo", args.upstream_repo), ("--fork", args.fork))
-    )
+    up, fork = args.upstream_repo, args.fork  # OWNER/NAME both, checked as argparse read them
     edits = args.maintainer_edits  # the flag states the choice for every entry
     return [
         dataclasses.replace(

@@ -29,9 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from patchcarry import manifest
+    from patchcarry import manifest, tokens
     from patchcarry.display import escape
-    from patchcarry.github import GitHub, token_from_env
+    from patchcarry.github import GitHub
     from patchcarry.retire import Options, retire
     from patchcarry.upstream import url_for_entries
 
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
                    args.comment, args.moot)  # fmt: skip
 
     def make_github() -> GitHub | None:
-        token = token_from_env()
+        token = tokens.token()
         return GitHub(token=token) if token else None
 
     return retire(entry, opts, make_github, lambda text: print(escape(text)))

@@ -62,8 +62,11 @@ def _landed_since(gh: GitHub) -> Judge:
     return judge
 
 
-def _incomplete(gh: GitHub) -> str | None:
-    """The line saying the list is incomplete (SSO, search caps or timeouts, quota), else None."""
+def _finish(gh: GitHub, code: int, *, json_mode: bool) -> int:
+    """`code`, or GitHub's refusal code when the list is incomplete (SSO, search caps or
+    timeouts, quota): then said."""
+    from patchcarry.errors import ExitCode
+
     why = list(gh.partial)
     if gh.sso_left_out:
         why.append("GitHub left out the results of organisation(s) "
@@ -71,17 +74,8 @@ def _incomplete(gh: GitHub) -> str | None:
                    "which the token is not authorized: authorize it for them (Settings > Developer "
                    "settings > your token > Configure SSO), then re-run")  # fmt: skip
     if not why:
-        return None
-    return "this list is incomplete: " + "; ".join(why)
-
-
-def _finish(gh: GitHub, code: int, *, json_mode: bool) -> int:
-    """`code`, or GitHub's refusal code when the list is incomplete (it is then said)."""
-    from patchcarry.errors import ExitCode
-
-    note = _incomplete(gh)
-    if note is None:
         return code
+    note = "this list is incomplete: " + "; ".join(why)
     print(line(note), file=sys.stderr if json_mode else sys.stdout)
     return int(ExitCode.GITHUB)
 
@@ -92,20 +86,21 @@ def _adopt_command(manifest_path: Path) -> tuple[str, ...]:
 
     command = install.command("adopt")
     example = manifest.is_example(manifest_path) or manifest_path == manifest.DEFAULT_MANIFEST
-    if not example or manifest.find_for_adding() is not None:
-        return (command,)
-    print(f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: each adopt "
-          f"command below, run here, starts {manifest.SEARCHED} in this folder",
-          file=sys.stderr)  # fmt: skip
+    if example and manifest.find_for_adding() is None:
+        print(
+            f"note: no manifest of yours here, above, or at {manifest.user_manifest()}: each "
+            f"adopt command below, run here, starts {manifest.SEARCHED} in this folder",
+            file=sys.stderr,
+        )
     return (command,)
 
 
 def _whose(author: str | None) -> tuple[GitHub, str | None, str]:
     """The client, the token's user (whose cross-link comments count) and whose PRs to list."""
     from patchcarry.errors import UsageError
-    from patchcarry.github import GitHub, token_from_env
+    from patchcarry.github import GitHub
 
-    token = token_from_env()
+    token = tokens.token()
     gh = GitHub(token=token)
     login = gh.user().login if token else None
     if not (author or login):
@@ -156,8 +151,7 @@ def run(args: argparse.Namespace) -> int:
     if args.all:
         return _run_all(args)
     loaded = manifest.load(args.manifest)
-    upstream = (manifest.check_repo(args.upstream_repo, "--upstream-repo") if args.upstream_repo
-                else loaded.entries[0].upstream)  # fmt: skip
+    upstream = args.upstream_repo or loaded.entries[0].upstream  # checked as argparse read it
     known: dict[int, tuple[str, int | None]] = {int(n): (e.name, e.pr) for e in loaded.entries
                                                 if e.upstream.lower() == upstream.lower()
                                                 for n in e.supersedes}  # fmt: skip

@@ -13,7 +13,6 @@ from patchcarry.check import render
 from patchcarry.check.report import CheckReport
 from patchcarry.check.run import run_checks
 from patchcarry.errors import ExitCode
-from patchcarry.github import token_from_env
 from patchcarry.github_types import Forge
 from patchcarry.manifest import Entry
 from patchcarry.pulls import renames
@@ -44,7 +43,7 @@ def resubmit(
     entries: list[Entry], opts: Options, *, offline: bool,
     make_github: Callable[[str | None], Forge], say: Callable[[str], None],
 ) -> Outcome:  # fmt: skip
-    token = None if opts.example else token_from_env()  # the user's token never acts on the example
+    token = None if opts.example else tokens.token()  # the user's token never acts on the example
     dry_run = opts.dry_run or token is None
     if not dry_run and opts.manifest_path is not None:
         manifest.check_writable(opts.manifest_path)  # before any read: it records the PR
