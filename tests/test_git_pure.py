@@ -153,6 +153,21 @@ def test_a_diffs_patch_id_is_asked_once_whether_alone_or_among_many(
     assert _ran(run_log, "patch-id", remembered=True) == 0  # this run asked them itself
 
 
+def test_a_mail_s_own_header_does_not_hide_its_patch_id(tmp_path: Path) -> None:
+    """A patch file as format-patch writes it starts `From <sha>`, which git patch-id takes for
+    the id to name: alone or among diffs, its id is git's for its diff, never None."""
+    token = _unique()
+    mail = (
+        PATCH.replace("TOKEN", token).replace("From " + "0" * 40, "From " + "16eb82dd" * 5).encode()
+    )
+    diff = mail[mail.index(b"diff --git") :]
+    other = diff.replace(token.encode(), f"{token}2".encode())
+    alone = git.patch_id(diff, cwd=tmp_path)
+    ids = git.patch_ids([other, mail, diff], cwd=tmp_path)
+    assert alone is not None and ids[1] == ids[2] == alone and ids[0] not in (None, alone)
+    assert git.patch_id(mail, cwd=tmp_path) == alone
+
+
 def test_a_long_process_holds_a_bounded_memo(
     monkeypatch: pytest.MonkeyPatch, run_log: Path
 ) -> None:

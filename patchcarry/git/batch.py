@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from patchcarry.errors import GitReadError
-from patchcarry.git import pure
 from patchcarry.git.env import LITERAL
+from patchcarry.git.pure import answer, answers, full_shas, question
 from patchcarry.git.runner import git_bytes
 from patchcarry.git.sha import short
 
@@ -82,8 +82,8 @@ def blobs_of_commits(
         return []
     stdin = "".join(f"{sha} {parent}\n" for sha, parent in dict(pairs).items()).encode()
     words = ("diff-tree", "--stdin", "--no-renames", "-r", "--raw", "-z", "--", *paths)
-    if pure.full_shas(*(sha for pair in pairs for sha in pair)):  # immutable: once a process
-        out = pure.answer(pure.question(words, stdin), lambda: _raw_diff(words, stdin, cwd))
+    if full_shas(*(sha for pair in pairs for sha in pair)):  # immutable: once a process
+        out = answer(question(words, stdin), lambda: _raw_diff(words, stdin, cwd))
     else:
         out = _raw_diff(words, stdin, cwd)[1]
     found: dict[str, None] = {}
@@ -144,22 +144,31 @@ def diffs_of_commits(
 
 def patch_ids(diffs: Sequence[str | bytes], *, cwd: Path) -> list[str | None]:
     """`git patch-id --verbatim` of each diff (None: it has no change), one process for all:
-    each diff goes in after a `commit` line of its own that names its place."""
+    each diff goes in after a `commit` line of its own that names its place. A text with a
+    header of its own (a mail's `From <sha>`) is asked alone: git names its answer by that."""
     data = [d if isinstance(d, bytes) else d.encode("utf-8", "surrogateescape") for d in diffs]
 
     def ask(missing: list[int]) -> list[tuple[int, str | None]]:
-        stream = b"".join(f"commit {i:040x}\n".encode() + data[i] for i in missing)
-        code, out, _ = git_bytes(*_PATCH_ID, cwd=cwd, stdin=stream)
-        ids: dict[int, str] = {}
-        for line in out.decode().splitlines():
-            pid, place = line.split()
-            ids[int(place, 16)] = pid
-        return [(code, ids.get(i)) for i in missing]
+        alone = [i for i in missing if _HEADER.search(data[i])]
+        together = [i for i in missing if i not in alone]
+        found: dict[int, tuple[int, str | None]] = {}
+        if together:
+            stream = b"".join(f"commit {i:040x}\n".encode() + data[i] for i in together)
+            code, out, _ = git_bytes(*_PATCH_ID, cwd=cwd, stdin=stream)
+            ids = {
+                place: pid for pid, place in (line.split() for line in out.decode().splitlines())
+            }
+            found = {i: (code, ids.get(f"{i:040x}")) for i in together}
+        for i in alone:  # its first patch's id, as git names none of ours
+            code, out, _ = git_bytes(*_PATCH_ID, cwd=cwd, stdin=data[i])
+            found[i] = (code, out.split()[0].decode() if out.strip() else None)
+        return [found[i] for i in missing]
 
     # a pure function of each diff's bytes, the same key as `trees.patch_id`'s
-    return pure.answers([pure.question(_PATCH_ID, d) for d in data], ask)
+    return answers([question(_PATCH_ID, d) for d in data], ask)
 
 
+_HEADER = re.compile(rb"(?m)^(?:commit|From) [0-9a-f]{40}")
 _PATCH_ID = ("patch-id", "--verbatim")
 
 

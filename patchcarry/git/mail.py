@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from patchcarry.errors import GitReadError
-from patchcarry.git import pure
 from patchcarry.git.env import plain_tree_env
 from patchcarry.git.history import rev_parse
+from patchcarry.git.pure import answer, question
 from patchcarry.git.runner import GitError, git, git_bytes
 from patchcarry.git.sha import Sha
 
@@ -81,8 +81,8 @@ def apply_in_tree(
 # answer is a pure function of the bytes: asked once per process (`pure`).
 def mailsplit(data: bytes) -> list[bytes]:
     """The mails `git mailsplit --keep-cr` splits `data` into, as am does; none for no mailbox."""
-    asked = pure.question(("mailsplit", "--keep-cr"), data)
-    return list(pure.answer(asked, lambda: _mailsplit(data)))
+    asked = question(("mailsplit", "--keep-cr"), data)
+    return list(answer(asked, lambda: _mailsplit(data)))
 
 
 def _mailsplit(data: bytes) -> tuple[int, tuple[bytes, ...]]:
@@ -96,8 +96,8 @@ def _mailsplit(data: bytes) -> tuple[int, tuple[bytes, ...]]:
 
 def mailinfo(mail: bytes) -> tuple[dict[str, str], bytes, bytes]:
     """`git mailinfo -u` of one mail: (header fields as git decodes them, message, patch part)."""
-    asked = pure.question(("mailinfo", "-u", "msg", "patch"), mail)
-    info, msg, patch = pure.answer(asked, lambda: _mailinfo(mail))
+    asked = question(("mailinfo", "-u", "msg", "patch"), mail)
+    info, msg, patch = answer(asked, lambda: _mailinfo(mail))
     return dict(info), msg, patch
 
 
@@ -132,7 +132,7 @@ class Numstat(NamedTuple):
 
 def apply_numstat(patch: bytes) -> Numstat:
     """Every file git would apply from `patch`, with its line counts and summary. Reads no tree."""
-    code, out, err = pure.answer(pure.question(_NUMSTAT, patch), lambda: _apply_numstat(patch))
+    code, out, err = answer(question(_NUMSTAT, patch), lambda: _apply_numstat(patch))
     if code != 0:
         first = next((ln for ln in err.splitlines() if ln.startswith(("error", "fatal"))), err)
         return Numstat([], [], " ".join(first.split())[:200])
@@ -163,8 +163,8 @@ def renamed_from(names: str, new: str) -> str:
 
 def trailers(message: bytes) -> list[tuple[str, str]]:
     """The (key, value) trailers `git interpret-trailers --parse` reads in `message`, in order."""
-    asked = pure.question(("interpret-trailers", "--parse"), message)
-    return list(pure.answer(asked, lambda: _trailers(message)))
+    asked = question(("interpret-trailers", "--parse"), message)
+    return list(answer(asked, lambda: _trailers(message)))
 
 
 def _trailers(message: bytes) -> tuple[int, tuple[tuple[str, str], ...]]:

@@ -6,8 +6,8 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from patchcarry.git import pure
 from patchcarry.git.env import plain_tree_env
+from patchcarry.git.pure import answer
 from patchcarry.git.runner import git
 
 OWN_REFS = "refs/patchcarry/"  # every ref this tool writes, in a cache or on a fork
@@ -127,7 +127,7 @@ def is_valid_branch_name(name: str) -> bool:
     """Whether `refs/heads/<name>` is valid, asked in an empty folder: a pure function of the
     name, asked once per process (`pure`; a run's log still shows the answer it used)."""
     asked = ("check-ref-format", f"refs/heads/{name}")
-    return pure.answer(asked, lambda: _check_ref_format(asked))
+    return answer(asked, lambda: _check_ref_format(asked))
 
 
 def _check_ref_format(asked: tuple[str, ...]) -> tuple[int, bool]:

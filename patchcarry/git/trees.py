@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from patchcarry.errors import GitReadError
-from patchcarry.git import pure
 from patchcarry.git.batch import patch_ids
 from patchcarry.git.env import LITERAL, credential_args
 from patchcarry.git.history import is_ancestor, merge_base
+from patchcarry.git.pure import answer, full_shas
 from patchcarry.git.runner import git, git_bytes
 from patchcarry.git.sha import short
 
@@ -51,9 +51,9 @@ def changed_paths(old: str, new: str, *, cwd: Path) -> list[str]:
 
 def _tree_diff(words: tuple[str, ...], cwd: Path) -> bytes:
     """git's answer comparing two trees; of two full ids, asked once per process (`pure`)."""
-    if not pure.full_shas(*words[-2:]):
+    if not full_shas(*words[-2:]):
         return git_bytes(*words, cwd=cwd)[1]
-    return pure.answer(words, lambda: git_bytes(*words, cwd=cwd)[:2])
+    return answer(words, lambda: git_bytes(*words, cwd=cwd)[:2])
 
 
 def empty_tree(*, cwd: Path) -> str:
