@@ -94,13 +94,16 @@ class Repo:
     def installs(calls: list[tuple[str, str, str]]) -> list[list[str]]:
         """The lock files of each install: a `pip install` call's -r files; the two calls of a
         lock with torch (its halves, .venv/.split/torch/NAME and .venv/.split/rest/NAME) are
-        one install of requirements/NAME."""
+        one install of requirements/NAME. The lock's pip, installed first (.venv/.pip/NAME),
+        is left out (test_the_locks_pip_installs_first_then_drives_the_rest)."""
         found: list[list[str]] = []
         halves: list[str] = []
         for _, argv, _ in calls:
             words = argv.split()
             if "pip" in words and "install" in words:
                 files = [words[i + 1] for i, w in enumerate(words) if w == "-r"]
+                if all(f.startswith(".venv/.pip/") for f in files):
+                    continue
                 if not all(f.startswith(".venv/.split/") for f in files):
                     found.append(files)
                     continue
@@ -279,14 +282,42 @@ def test_torch_installs_beside_the_rest_of_its_lock_every_entry_once(repo: Repo)
     assert repo.run("bootstrap", "test").returncode == 0, repo.log
     calls = [a for _, a, _ in repo.calls() if " install " in f" {a} "]
     assert sorted(c.split(" -r ")[-1] for c in calls) == [
+        ".venv/.pip/test-cpu.txt",  # the lock's pip, first (its own test)
         ".venv/.split/rest/test-cpu.txt",
         ".venv/.split/torch/test-cpu.txt",
     ]
     assert all("--require-hashes --no-deps" in c for c in calls)
     lock = (repo.root / "requirements" / "test-cpu.txt").read_text().splitlines()
     entries = [line for line in lock if line and not line.startswith("#")]
-    assert sorted(given.read_text().splitlines()) == sorted(entries)
+    pip_first = 4  # its name, two hashes, its `# via`
+    assert sorted(given.read_text().splitlines()[pip_first:]) == sorted(entries)
     assert not (repo.root / ".venv" / ".split").exists()
+
+
+def test_the_locks_pip_installs_first_then_drives_the_rest(repo: Repo) -> None:
+    """pip 23 (Python 3.11's) matches every wheel on a package's index page against its tags at
+    ~140 CPU ms a package, pip 26 at a third of that: a set whose lock has pip gets that pip
+    first, alone, by the base Python's pip, and every install after it runs .venv's pip. A set
+    without pip in its lock (main alone) keeps the base Python's pip."""
+    assert repo.run("bootstrap", "main").returncode == 0
+    main_only = [(p, a) for p, a, _ in repo.calls() if " install " in f" {a} "]
+    assert [p for p, _ in main_only] == ["python3.11"]
+    shutil.rmtree(repo.root / ".venv")
+    given = Path(f"{repo.log}.requirements")
+    given.write_text("")
+    result = repo.run("bootstrap", "test")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[1].startswith("bootstrap: pip: the lock's own into .venv")
+    installs = [(p, a) for p, a, _ in repo.calls() if " install " in f" {a} "]
+    (program, first), *rest = installs
+    assert program == "python3.11" and first.endswith(" -r .venv/.pip/test-cpu.txt")
+    lock = (repo.root / "requirements" / "test-cpu.txt").read_text()
+    pip_entry = re.search(r"^pip==.*?(?=^\S)", lock, re.M | re.S)
+    assert pip_entry is not None
+    assert given.read_text().startswith(pip_entry.group(0))
+    assert [p for p, _ in rest] == ["python"] * 3  # main, then the test lock's two halves
+    assert all(a.startswith("-P -m pip install --require-hashes --no-deps") for _, a in rest)
+    assert not (repo.root / ".venv" / ".pip").exists()
 
 
 def test_cuda_torch_brings_its_own_triton(repo: Repo) -> None:
