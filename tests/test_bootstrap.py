@@ -35,6 +35,17 @@ elif [ "$1" = -m ] && [ "$2" = pip ]; then
     echo "ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE."
     exit 1
   fi
+  if [ -n "${FAKE_PIP_MEET:-}" ] && [[ " $* " == *" install "* && " $* " != *" .venv/.pip/"* ]]
+  then
+    # runs at once: each waits (at most 5 s) until 3 installs have started, and says how
+    # many it saw (a run alone, in sequence, sees only those before it)
+    touch "$FAKE_PIP_MEET/$$"
+    for _ in $(seq 250); do
+      [ "$(ls "$FAKE_PIP_MEET" | wc -l)" -lt 3 ] || break
+      sleep 0.02
+    done
+    echo "$(ls "$FAKE_PIP_MEET" | wc -l)" >>"$FAKE_LOG.meet"
+  fi
   prev=
   for arg in "$@"; do  # the requirement lines each install was given, for the split's test
     [ "$prev" != -r ] || cat "$arg" >>"$FAKE_LOG.requirements"
@@ -112,7 +123,7 @@ class Repo:
                 if {Path(f).parent.name for f in halves} == {"torch", "rest"}:
                     found.append(names)
                     halves = []
-        return found
+        return sorted(found, key=lambda files: files != MAIN)  # runs at once: any order
 
 
 @pytest.fixture
@@ -318,6 +329,23 @@ def test_the_locks_pip_installs_first_then_drives_the_rest(repo: Repo) -> None:
     assert [p for p, _ in rest] == ["python"] * 3  # main, then the test lock's two halves
     assert all(a.startswith("-P -m pip install --require-hashes --no-deps") for _, a in rest)
     assert not (repo.root / ".venv" / ".pip").exists()
+
+
+def test_main_installs_beside_torch_and_the_rest_when_both_sets_install(repo: Repo) -> None:
+    """A cold `bootstrap test`: main's locks are a third pip run beside the test lock's two
+    (all three at once, on disjoint packages), not a run in front of them; main is stamped,
+    and importable, once they all passed."""
+    meet = repo.root.parent / "meet"
+    meet.mkdir()
+    result = repo.run("bootstrap", "test", FAKE_PIP_MEET=str(meet))
+    assert result.returncode == 0, result.stderr
+    assert "main: 18 locked packages, hashes required (requirements/main.txt " in result.stderr
+    assert repo.installs(repo.calls()) == [MAIN, ["requirements/test-cpu.txt"]]
+    seen = Path(f"{repo.log}.meet").read_text().split()
+    assert seen == ["3", "3", "3"], seen  # (the lock's pip, alone, first, is not counted)
+    assert (repo.root / ".venv" / ".patchcarry-main").is_file()
+    assert (repo.root / ".venv" / "lib" / "site-packages" / "patchcarry-checkout.pth").is_file()
+    assert not (repo.root / ".venv" / ".split").exists()
 
 
 def test_cuda_torch_brings_its_own_triton(repo: Repo) -> None:
