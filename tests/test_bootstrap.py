@@ -247,7 +247,7 @@ def test_the_test_set_compiles_what_the_tests_import_once_after_its_install(repo
     (compile_call,) = [i for i, a in enumerate(calls) if "bytecode" in a]
     assert compile_call > install
     site = repo.root / ".venv" / "lib" / "site-packages"
-    assert calls[compile_call] == f"-P {repo.root}/scripts/lib/bytecode.py {site}"
+    assert calls[compile_call] == f"-P {repo.root}/scripts/lib/bytecode.py {site} {repo.root}"
     again = repo.run("bootstrap", "test")  # current: nothing installed, nothing compiled
     assert (again.returncode, again.stderr, repo.calls()) == (0, "", [])
 
@@ -281,6 +281,38 @@ def test_bytecode_is_written_for_what_a_group_imports_and_all_of_megatron(
     assert compiled == {Path("warm/__init__"), Path("warm/used"), Path("megatron/core/deep")}, (
         compiled
     )
+
+
+def test_the_checkouts_bytecode_is_written_beside_the_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bytecode.py SITE CHECKOUT: the checkout's own bytecode too (checkout_bytecode.py, a
+    process beside the groups), plain for a module, pytest's rewritten one for a test module."""
+    spec = importlib.util.spec_from_file_location("bytecode", ROOT / "scripts/lib/bytecode.py")
+    assert spec is not None and spec.loader is not None
+    bytecode = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bytecode)
+    checkout = tmp_path / "checkout"
+    (checkout / "scripts" / "lib").mkdir(parents=True)
+    shutil.copy2(ROOT / "scripts/lib/checkout_bytecode.py", checkout / "scripts/lib")
+    for rel, text in {
+        "pyproject.toml": "",
+        "patchcarry/mod.py": "",
+        "tests/test_a.py": "def test_a():\n    assert True\n",
+    }.items():
+        (checkout / rel).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / rel).write_text(text)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    assert bytecode.main(tmp_path / "site", groups=(), checkout=checkout) == 0
+    written = {
+        p.relative_to(checkout)
+        for d in ("patchcarry", "tests")
+        for p in (checkout / d).rglob("*.pyc")
+    }
+    mod = Path(importlib.util.cache_from_source(str(checkout / "patchcarry/mod.py")))
+    (test_a,) = written - {mod.relative_to(checkout)}
+    assert mod.relative_to(checkout) in written
+    assert test_a.parent == Path("tests/__pycache__") and "-pytest-" in test_a.name, written
 
 
 def test_torch_installs_beside_the_rest_of_its_lock_every_entry_once(repo: Repo) -> None:
