@@ -35,6 +35,17 @@ elif [ "$1" = -m ] && [ "$2" = pip ]; then
     echo "ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE."
     exit 1
   fi
+  if [ -n "${FAKE_PIP_MEET:-}" ] && [[ " $* " == *" install "* && " $* " != *" .venv/.pip/"* ]]
+  then
+    # runs at once: each waits (at most 5 s) until 3 installs have started, and says how
+    # many it saw (a run alone, in sequence, sees only those before it)
+    touch "$FAKE_PIP_MEET/$$"
+    for _ in $(seq 250); do
+      [ "$(ls "$FAKE_PIP_MEET" | wc -l)" -lt 3 ] || break
+      sleep 0.02
+    done
+    echo "$(ls "$FAKE_PIP_MEET" | wc -l)" >>"$FAKE_LOG.meet"
+  fi
   prev=
   for arg in "$@"; do  # the requirement lines each install was given, for the split's test
     [ "$prev" != -r ] || cat "$arg" >>"$FAKE_LOG.requirements"
@@ -94,13 +105,16 @@ class Repo:
     def installs(calls: list[tuple[str, str, str]]) -> list[list[str]]:
         """The lock files of each install: a `pip install` call's -r files; the two calls of a
         lock with torch (its halves, .venv/.split/torch/NAME and .venv/.split/rest/NAME) are
-        one install of requirements/NAME."""
+        one install of requirements/NAME. The lock's pip, installed first (.venv/.pip/NAME),
+        is left out (test_the_locks_pip_installs_first_then_drives_the_rest)."""
         found: list[list[str]] = []
         halves: list[str] = []
         for _, argv, _ in calls:
             words = argv.split()
             if "pip" in words and "install" in words:
                 files = [words[i + 1] for i, w in enumerate(words) if w == "-r"]
+                if all(f.startswith(".venv/.pip/") for f in files):
+                    continue
                 if not all(f.startswith(".venv/.split/") for f in files):
                     found.append(files)
                     continue
@@ -109,7 +123,7 @@ class Repo:
                 if {Path(f).parent.name for f in halves} == {"torch", "rest"}:
                     found.append(names)
                     halves = []
-        return found
+        return sorted(found, key=lambda files: files != MAIN)  # runs at once: any order
 
 
 @pytest.fixture
@@ -233,7 +247,7 @@ def test_the_test_set_compiles_what_the_tests_import_once_after_its_install(repo
     (compile_call,) = [i for i, a in enumerate(calls) if "bytecode" in a]
     assert compile_call > install
     site = repo.root / ".venv" / "lib" / "site-packages"
-    assert calls[compile_call] == f"-P {repo.root}/scripts/lib/bytecode.py {site}"
+    assert calls[compile_call] == f"-P {repo.root}/scripts/lib/bytecode.py {site} {repo.root}"
     again = repo.run("bootstrap", "test")  # current: nothing installed, nothing compiled
     assert (again.returncode, again.stderr, repo.calls()) == (0, "", [])
 
@@ -269,6 +283,38 @@ def test_bytecode_is_written_for_what_a_group_imports_and_all_of_megatron(
     )
 
 
+def test_the_checkouts_bytecode_is_written_beside_the_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bytecode.py SITE CHECKOUT: the checkout's own bytecode too (checkout_bytecode.py, a
+    process beside the groups), plain for a module, pytest's rewritten one for a test module."""
+    spec = importlib.util.spec_from_file_location("bytecode", ROOT / "scripts/lib/bytecode.py")
+    assert spec is not None and spec.loader is not None
+    bytecode = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bytecode)
+    checkout = tmp_path / "checkout"
+    (checkout / "scripts" / "lib").mkdir(parents=True)
+    shutil.copy2(ROOT / "scripts/lib/checkout_bytecode.py", checkout / "scripts/lib")
+    for rel, text in {
+        "pyproject.toml": "",
+        "patchcarry/mod.py": "",
+        "tests/test_a.py": "def test_a():\n    assert True\n",
+    }.items():
+        (checkout / rel).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / rel).write_text(text)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    assert bytecode.main(tmp_path / "site", groups=(), checkout=checkout) == 0
+    written = {
+        p.relative_to(checkout)
+        for d in ("patchcarry", "tests")
+        for p in (checkout / d).rglob("*.pyc")
+    }
+    mod = Path(importlib.util.cache_from_source(str(checkout / "patchcarry/mod.py")))
+    (test_a,) = written - {mod.relative_to(checkout)}
+    assert mod.relative_to(checkout) in written
+    assert test_a.parent == Path("tests/__pycache__") and "-pytest-" in test_a.name, written
+
+
 def test_torch_installs_beside_the_rest_of_its_lock_every_entry_once(repo: Repo) -> None:
     """The test set's lock in two pip runs at once: torch's entry alone and the rest; between
     them every line of the lock's entries, hashes included, once; the halves are removed."""
@@ -279,13 +325,58 @@ def test_torch_installs_beside_the_rest_of_its_lock_every_entry_once(repo: Repo)
     assert repo.run("bootstrap", "test").returncode == 0, repo.log
     calls = [a for _, a, _ in repo.calls() if " install " in f" {a} "]
     assert sorted(c.split(" -r ")[-1] for c in calls) == [
+        ".venv/.pip/test-cpu.txt",  # the lock's pip, first (its own test)
         ".venv/.split/rest/test-cpu.txt",
         ".venv/.split/torch/test-cpu.txt",
     ]
     assert all("--require-hashes --no-deps" in c for c in calls)
     lock = (repo.root / "requirements" / "test-cpu.txt").read_text().splitlines()
     entries = [line for line in lock if line and not line.startswith("#")]
-    assert sorted(given.read_text().splitlines()) == sorted(entries)
+    pip_first = 4  # its name, two hashes, its `# via`
+    assert sorted(given.read_text().splitlines()[pip_first:]) == sorted(entries)
+    assert not (repo.root / ".venv" / ".split").exists()
+
+
+def test_the_locks_pip_installs_first_then_drives_the_rest(repo: Repo) -> None:
+    """pip 23 (Python 3.11's) matches every wheel on a package's index page against its tags at
+    ~140 CPU ms a package, pip 26 at a third of that: a set whose lock has pip gets that pip
+    first, alone, by the base Python's pip, and every install after it runs .venv's pip. A set
+    without pip in its lock (main alone) keeps the base Python's pip."""
+    assert repo.run("bootstrap", "main").returncode == 0
+    main_only = [(p, a) for p, a, _ in repo.calls() if " install " in f" {a} "]
+    assert [p for p, _ in main_only] == ["python3.11"]
+    shutil.rmtree(repo.root / ".venv")
+    given = Path(f"{repo.log}.requirements")
+    given.write_text("")
+    result = repo.run("bootstrap", "test")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[1].startswith("bootstrap: pip: the lock's own into .venv")
+    installs = [(p, a) for p, a, _ in repo.calls() if " install " in f" {a} "]
+    (program, first), *rest = installs
+    assert program == "python3.11" and first.endswith(" -r .venv/.pip/test-cpu.txt")
+    lock = (repo.root / "requirements" / "test-cpu.txt").read_text()
+    pip_entry = re.search(r"^pip==.*?(?=^\S)", lock, re.M | re.S)
+    assert pip_entry is not None
+    assert given.read_text().startswith(pip_entry.group(0))
+    assert [p for p, _ in rest] == ["python"] * 3  # main, then the test lock's two halves
+    assert all(a.startswith("-P -m pip install --require-hashes --no-deps") for _, a in rest)
+    assert not (repo.root / ".venv" / ".pip").exists()
+
+
+def test_main_installs_beside_torch_and_the_rest_when_both_sets_install(repo: Repo) -> None:
+    """A cold `bootstrap test`: main's locks are a third pip run beside the test lock's two
+    (all three at once, on disjoint packages), not a run in front of them; main is stamped,
+    and importable, once they all passed."""
+    meet = repo.root.parent / "meet"
+    meet.mkdir()
+    result = repo.run("bootstrap", "test", FAKE_PIP_MEET=str(meet))
+    assert result.returncode == 0, result.stderr
+    assert "main: 18 locked packages, hashes required (requirements/main.txt " in result.stderr
+    assert repo.installs(repo.calls()) == [MAIN, ["requirements/test-cpu.txt"]]
+    seen = Path(f"{repo.log}.meet").read_text().split()
+    assert seen == ["3", "3", "3"], seen  # (the lock's pip, alone, first, is not counted)
+    assert (repo.root / ".venv" / ".patchcarry-main").is_file()
+    assert (repo.root / ".venv" / "lib" / "site-packages" / "patchcarry-checkout.pth").is_file()
     assert not (repo.root / ".venv" / ".split").exists()
 
 

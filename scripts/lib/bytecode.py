@@ -1,6 +1,6 @@
 """Bytecode for what the test set's processes import, written once by scripts/bootstrap.
 
-    .venv/bin/python -P scripts/lib/bytecode.py SITE_PACKAGES
+    .venv/bin/python -P scripts/lib/bytecode.py SITE_PACKAGES [CHECKOUT]
 
 Python writes a module's bytecode at its first import, except under PYTHONDONTWRITEBYTECODE
 (set on many CI and sandbox machines): there every process that imports torch and megatron-core
@@ -11,6 +11,10 @@ its compiled build never reads). Instead each group below is imported in a proce
 with bytecode writing on, one group per core: what those imports reach gets its bytecode,
 the rest none. megatron-core is compiled whole after them: the torch children import copies
 of it that carry its bytecode (patchcarry/runtime/tree.py), any module of it.
+
+With CHECKOUT, the checkout's own bytecode (scripts/lib/checkout_bytecode.py, pytest's rewritten
+test modules included) is a third process beside the groups: scripts/test would otherwise
+write it after them, while a core waits here on the torch group alone.
 
 A module left out only costs its compile in each process that imports it, never a failure:
 an import that fails here (the no-torch set of Python 3.12 and 3.13) is skipped.
@@ -81,12 +85,15 @@ for name in sys.argv[1:]:
 """
 
 
-def main(site: Path, groups: tuple[tuple[str, ...], ...] = GROUPS) -> int:
+def main(
+    site: Path, groups: tuple[tuple[str, ...], ...] = GROUPS, checkout: Path | None = None
+) -> int:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["MPLBACKEND"] = "Agg"  # no display is looked for
-    children = [
-        subprocess.Popen([sys.executable, "-P", "-c", _IMPORT, *group], env=env) for group in groups
-    ]
+    commands = [[sys.executable, "-P", "-c", _IMPORT, *group] for group in groups]
+    if checkout is not None:  # in the first group's shadow: the others end well before it
+        commands.append([sys.executable, "-P", str(checkout / "scripts/lib/checkout_bytecode.py")])
+    children = [subprocess.Popen(command, env=env) for command in commands]
     for child in children:
         child.wait()
     megatron = site / "megatron"
@@ -96,4 +103,4 @@ def main(site: Path, groups: tuple[tuple[str, ...], ...] = GROUPS) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1])))
+    sys.exit(main(Path(sys.argv[1]), checkout=Path(sys.argv[2]) if sys.argv[2:] else None))
