@@ -4,13 +4,10 @@ pytest's rewritten test modules included, so that a worker under PYTHONDONTWRITE
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = {
@@ -31,28 +28,34 @@ def _pycs(root: Path) -> dict[str, tuple[int, int]]:
     }
 
 
-def test_pytest_finds_every_module_it_rewrites_already_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _script(root: Path) -> subprocess.CompletedProcess[str]:
+    """The script's `main` on `root`, in a process of its own: its pool forks, and a fork of
+    a test worker (threads of its own) may deadlock."""
+    code = (
+        "import importlib.util, sys; from pathlib import Path; "
+        "spec = importlib.util.spec_from_file_location('checkout_bytecode', sys.argv[1]); "
+        "module = importlib.util.module_from_spec(spec); sys.modules[spec.name] = module; "
+        "spec.loader.exec_module(module); "
+        "sys.exit(module.main(Path(sys.argv[2]), ('pkg', 'plug', 'tests')))"
+    )
+    script = str(ROOT / "scripts/lib/checkout_bytecode.py")
+    command = [sys.executable, "-P", "-c", code, script, str(root)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+def test_pytest_finds_every_module_it_rewrites_already_written(tmp_path: Path) -> None:
     """After the script, a pytest run that may write bytecode writes none: each test module,
     conftest and `pytest_plugins` module has pytest's current rewritten bytecode, every other
     module its plain bytecode. A second run of the script rewrites nothing either."""
     for rel, text in FILES.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
-    spec = importlib.util.spec_from_file_location(
-        "checkout_bytecode", ROOT / "scripts/lib/checkout_bytecode.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)  # its pool's processes find it
-    spec.loader.exec_module(module)
-    assert module.main(tmp_path, ("pkg", "plug", "tests")) == 0
+    assert _script(tmp_path).returncode == 0
     written = _pycs(tmp_path)
     assert {Path(p).name.split(".")[0] for p in written} == {
         "__init__", "mod", "plugin", "conftest", "test_a",
     }  # fmt: skip
-    assert module.main(tmp_path, ("pkg", "plug", "tests")) == 0
+    assert _script(tmp_path).returncode == 0
     assert _pycs(tmp_path) == written
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
