@@ -4,15 +4,9 @@ ticked only where the PR makes it true."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
-import pytest
-
 from patchcarry import git, pr_template
-from patchcarry.pulls.reads import Reads
-from patchcarry.resubmit import ci_gate, default_branch
 
 IDENT = ("-c", "user.name=A", "-c", "user.email=a@example.com")
 TEMPLATE = (
@@ -82,32 +76,3 @@ def test_fetch_brings_the_default_branchs_tip_into_the_cache(tmp_path) -> None:
     assert ref is not None and git.rev_parse(ref, cwd=cache) == sha
     assert pr_template.read(cache, ref) == "the template\n"
     assert pr_template.fetch(cache, "no-such-branch") is None
-
-
-def test_the_template_and_the_ci_gates_settings_cost_one_listing_and_one_blob_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The template's places listed by one `ls-tree`, the template and copy-pr-bot's settings
-    read by one `cat-file --batch` (it was three `ls-tree`s and two gits per file)."""
-    repo, sha = _repo(tmp_path, {".github/pull_request_template.md": "the template\n",
-                                 ".github/copy-pr-bot.yaml": "enabled: true\n",
-                                 "Docs/pull_request_template.md": "docs\n"})  # fmt: skip
-    real, folder, log = shutil.which("git"), tmp_path / "bin", tmp_path / "git-calls.log"
-    folder.mkdir()
-    (folder / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
-    (folder / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
-    assert pr_template.read(repo, sha) == "the template\n"
-    assert [line.split()[0] for line in log.read_text().splitlines()] == ["ls-tree", "cat-file"]
-    log.unlink()
-    held = default_branch.places(repo, sha)
-    assert default_branch.pr_template(Reads.__new__(Reads), "o/r", repo, held) == "the template\n"
-    assert ci_gate.uses_copy_pr_bot(held)
-    assert [line.split()[0] for line in log.read_text().splitlines()] == ["ls-tree", "cat-file"]
-
-
-def test_a_folder_in_another_case_is_read_where_its_lowercase_one_is_absent(tmp_path) -> None:
-    repo, sha = _repo(tmp_path, {"Docs/Pull_Request_Template.txt": "docs\n", "docs.md": "x\n"})
-    assert pr_template.read(repo, sha) == "docs\n"
-    repo2, sha2 = _repo(tmp_path / "2", {".github/pull_request_template.md": ""})
-    assert pr_template.read(repo2, sha2) == ""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from patchcarry import git
@@ -177,8 +177,7 @@ class Prepared:
             by_tip[fetched.branch_tips[entry.base_branch]].append(entry)
             if history is not None and history.has_base(entry.base_commit):
                 walks.append((entry, files, _walk(entry, files, history)))
-        at_tips = self._reverse_at(by_tip, fixes, tmp)
-        for reversed_here in at_tips.values():
+        for reversed_here in self._reverse_at(by_tip, fixes, tmp).values():
             known.in_tip.update(reversed_here)
         # the commits the judge reads: their diffs (one diff-tree for all) and patch-ids (one
         # patch-id for all, the fixes' too)
@@ -206,7 +205,7 @@ class Prepared:
         for entry, files, walk in walks:
             for sha in _asked_at(entry, files, walk, known, self.repo):
                 at[sha].append(entry)
-        for sha, reversed_here in self._reverse_at(at, fixes, tmp, at_tips).items():
+        for sha, reversed_here in self._reverse_at(at, fixes, tmp).items():
             for name, answer in reversed_here.items():
                 known.reverses_at[(sha, name)] = answer
 
@@ -215,22 +214,15 @@ class Prepared:
         wanted: dict[str, list[Entry]],
         fixes: dict[str, tuple[Path, list[str], int]],
         tmp: Path,
-        answered: Mapping[str, Mapping[str, bool]] | None = None,
     ) -> dict[str, dict[str, bool]]:
         """{commit: {entry: whether its fix reverse-applies there}}: `git apply -R --check
-        --cached` of every fix asked at a commit, on one scratch index of it; one `answered`
-        holds (an earlier call's, the same fix at the same commit: the same answer) is not
-        asked again."""
+        --cached` of every fix asked at a commit, on one scratch index of it."""
         found: dict[str, dict[str, bool]] = {}
         index = tmp / "at.index"
         for commit, group in sorted(wanted.items()):
-            held = (answered or {}).get(commit, {})
-            found[commit] = {e.name: held[e.name] for e in group if e.name in held}
-            group = list({e.name: e for e in group if e.name not in held}.values())
-            if not group:
-                continue
             index.unlink(missing_ok=True)
             git.read_tree(commit, index=index, cwd=self.repo)
+            group = list({e.name: e for e in group}.values())
             answers = git.check_many(
                 [fixes[e.name] for e in group],
                 cwd=self.repo,
@@ -238,9 +230,9 @@ class Prepared:
                 env={"GIT_INDEX_FILE": str(index)},
                 scratch=tmp / "many.patch",
             )
-            found[commit].update(
-                {e.name: answer[0] for e, answer in zip(group, answers, strict=True) if answer}
-            )
+            found[commit] = {
+                e.name: answer[0] for e, answer in zip(group, answers, strict=True) if answer
+            }
         return found
 
 

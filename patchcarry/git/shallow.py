@@ -15,18 +15,9 @@ from patchcarry.git.runner import git, git_bytes
 _shallow_files: dict[Path, Path] = {}
 
 
-# Commits found here in this run and their parents, by repository: a cache loses no object
-# (it never collects garbage, `CACHE_CONFIG`) and a commit's parents are its content, so each
-# is asked once a run, not after every shallow fetch; emptied when a run starts.
-_here: dict[Path, set[str]] = {}
-_parents_of: dict[Path, dict[str, list[str]]] = {}
-
-
 def forget_shallow_files() -> None:
-    """Forget `shallow_file`'s answers and the commits found here (`git.forget_run_memos`)."""
+    """Forget `shallow_file`'s answers (`git.forget_run_memos`)."""
     _shallow_files.clear()
-    _here.clear()
-    _parents_of.clear()
 
 
 def shallow_file(*, cwd: Path) -> Path:
@@ -43,14 +34,9 @@ def shallow_file(*, cwd: Path) -> Path:
 
 def _parents(commits: set[str], *, cwd: Path) -> dict[str, list[str]]:
     """Each commit's parents as its object records them (the shallow file hides them elsewhere)."""
-    held = _parents_of.setdefault(Path(cwd).absolute(), {})
-    wanted = sorted(commits - held.keys())
-    if wanted:
-        held.update(_read_parents(wanted, cwd=cwd))
-    return {c: held[c] for c in sorted(commits) if c in held}
-
-
-def _read_parents(wanted: list[str], *, cwd: Path) -> dict[str, list[str]]:
+    wanted = sorted(commits)
+    if not wanted:
+        return {}
     _, out, _ = git_bytes("cat-file", "--batch", cwd=cwd,
                           stdin="".join(f"{c}\n" for c in wanted).encode())  # fmt: skip
     found: dict[str, list[str]] = {}
@@ -69,14 +55,11 @@ def _read_parents(wanted: list[str], *, cwd: Path) -> dict[str, list[str]]:
 
 def _present(commits: set[str], *, cwd: Path) -> set[str]:
     """Which of `commits` are here, asked without a lazy fetch (`--missing=allow-any`)."""
-    here = _here.setdefault(Path(cwd).absolute(), set())
-    wanted = commits - here
-    if not wanted:
-        return commits & here
+    if not commits:
+        return set()
     _, out, _ = git("rev-list", "--missing=allow-any", "--ignore-missing", "--no-walk", "--stdin",
-                    cwd=cwd, stdin="".join(f"{c}\n" for c in sorted(wanted)))  # fmt: skip
-    here.update(out.split())
-    return commits & here
+                    cwd=cwd, stdin="".join(f"{c}\n" for c in sorted(commits)))  # fmt: skip
+    return set(out.split())
 
 
 def keep_known_history(*, cwd: Path) -> set[str]:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from patchcarry.errors import GitReadError
 from patchcarry.git.batch import patch_ids
 from patchcarry.git.env import LITERAL, credential_args
-from patchcarry.git.history import merge_base
+from patchcarry.git.history import is_ancestor, merge_base
 from patchcarry.git.pure import answer, full_shas
 from patchcarry.git.runner import git, git_bytes
 from patchcarry.git.sha import short
@@ -160,12 +160,10 @@ def hunk_ranges(old: str, new: str, path: str, *, cwd: Path) -> list[tuple[int, 
     return [(int(m.group(1)), int(m.group(2) or 1)) for m in _HUNK_RE.finditer(text)]
 
 
-def range_or_tree_diff(old: str, new: str, paths: list[str], *, cwd: Path,
-                       ancestor: bool) -> str:  # fmt: skip
+def range_or_tree_diff(old: str, new: str, paths: list[str], *, cwd: Path) -> str:
     """What changed from head `old` to `new`, changed lines included: a fast-forward's diff of
     `paths` (range-diff shows an added commit as one line); else `git range-diff old...new`
-    (plus the diff when it shows headers only); unrelated histories: the diff with a stat line.
-    `ancestor`: git's answer whether `old` is an ancestor of `new` (the caller asks it)."""
+    (plus the diff when it shows headers only); unrelated histories: the diff with a stat line."""
 
     def tree_diff() -> str:
         _, out, _ = git(
@@ -174,7 +172,7 @@ def range_or_tree_diff(old: str, new: str, paths: list[str], *, cwd: Path,
         )  # fmt: skip
         return out
 
-    if ancestor:
+    if is_ancestor(old, new, cwd=cwd):
         return tree_diff()
     if merge_base(old, new, cwd=cwd) is not None:
         _, out, _ = git(*credential_args(), "range-diff", "--no-color", f"{old}...{new}", cwd=cwd)
@@ -206,24 +204,10 @@ def pr_range_diff(old: str, new: str, upstream: str, *, cwd: Path) -> tuple[str,
     return old_base, new_base, "\n\n".join(part for part in shown if part)
 
 
-def entries_in(
-    rev: str, folders: Sequence[str], *, cwd: Path
-) -> dict[str, tuple[str, str, str]] | None:
-    """{path: (mode, type, id)} of the root's entries and of each of `folders`' own (a folder
-    that is a tree is listed by its entries, not as one), in git's order: one `ls-tree -z` for
-    them all, trees only (no blob is fetched). None when `rev` has no tree git can read."""
-    code, out, _ = git_bytes("ls-tree", "-z", "--full-tree", "--end-of-options", rev, "--", ".",
-                             *(f"{f}/" for f in folders), cwd=cwd, check=False,
-                             env_extra=LITERAL)  # fmt: skip
-    if code != 0:
-        return None
-    found = {}
-    for record in out.split(b"\0"):
-        meta, _, path = record.partition(b"\t")
-        fields = meta.split(b" ")
-        if len(fields) == 3:
-            found[text(path)] = (fields[0].decode(), fields[1].decode(), fields[2].decode())
-    return found
+def names_in(rev: str, folder: str, *, cwd: Path) -> list[str] | None:
+    """The entry names of `folder` ("" for the root) in `rev`'s tree (trees only); None if none."""
+    code, out, _ = git("ls-tree", "--name-only", f"{rev}:{folder}", cwd=cwd, check=False)
+    return out.splitlines() if code == 0 else None
 
 
 def patch_id(diff_text: str | bytes, *, cwd: Path) -> str | None:

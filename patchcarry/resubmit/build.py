@@ -29,11 +29,10 @@ class Built:
     workflow: str | None = None  # why the push needs the `workflow` scope (None: it does not)
 
 
-def build_entry(seen: Observed, facts: RunFacts, opts: Options, stack: contextlib.ExitStack,
-                cache: Cache) -> Built | None:  # fmt: skip
-    """The branch for `seen.entry` in the run's `cache`; None when the reads settled it (no
-    fork branch to work on)."""
-    status, entry = seen.fork, seen.entry
+def build_entry(seen: Observed, facts: RunFacts, opts: Options,
+                stack: contextlib.ExitStack) -> Built | None:  # fmt: skip
+    """The branch for `seen.entry`; None when the reads settled it (no fork branch to work on)."""
+    status, entry, cache = seen.fork, seen.entry, Cache(facts.cache)
     if status is None or status.kind == fork.ForkKind.DETACHED:
         return None
     base = entry.base_commit

@@ -4,8 +4,9 @@ an upstream has it when its default branch holds the bot's configuration (read, 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-from patchcarry.pr_template import Places
+from patchcarry import git
 
 CONFIGS = (".github/copy-pr-bot.yaml", ".github/copy-pr-bot.yml")
 _OFF_RE = re.compile(r"^enabled:[ \t]*(false|no|off)\b", re.IGNORECASE | re.MULTILINE)
@@ -22,17 +23,12 @@ def gate_branch(pr: int | None) -> str:
     return f"pull-request/{pr}"
 
 
-def config_path(places: Places) -> str | None:
-    """The first of the bot's configuration files upstream's default branch holds."""
-    return next((path for path in CONFIGS if places.holds(path)), None)
-
-
-def uses_copy_pr_bot(places: Places | None) -> bool:
-    """Whether the upstream whose default branch `places` lists vets PR heads with copy-pr-bot."""
-    if places is None:
+def uses_copy_pr_bot(cache: Path, rev: str | None) -> bool:
+    """Whether the upstream whose default branch tip is `rev` vets PR heads with copy-pr-bot."""
+    if rev is None:
         return False
     for path in CONFIGS:
-        data = places.file(path)
+        data = git.show_file(rev, path, cwd=cache)
         if data is not None:
             return not _OFF_RE.search(data.decode("utf-8", errors="replace"))
     return False

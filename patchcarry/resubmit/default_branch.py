@@ -7,7 +7,6 @@ from pathlib import Path
 from patchcarry import hosts
 from patchcarry import pr_template as templates
 from patchcarry.pulls.reads import Reads
-from patchcarry.resubmit import ci_gate
 
 
 def tip(reads: Reads, upstream: str, cache: Path) -> str | None:
@@ -16,20 +15,9 @@ def tip(reads: Reads, upstream: str, cache: Path) -> str | None:
     return templates.fetch(cache, repo.default_branch) if repo and repo.default_branch else None
 
 
-def places(cache: Path, ref: str | None) -> templates.Places | None:
-    """What the default branch (`ref`) holds where the template and the CI gate's settings
-    live, those two files read in one git (None: no default branch)."""
-    if not ref:
-        return None
-    found = templates.Places(cache, ref)
-    found.load([found.template_path(), ci_gate.config_path(found)])
-    return found
-
-
-def pr_template(reads: Reads, upstream: str, cache: Path,
-                held: templates.Places | None) -> str | None:  # fmt: skip
-    """Upstream's PR template as its default branch (`held`) holds it, else its owner's."""
-    found = held.template() if held else None
+def pr_template(reads: Reads, upstream: str, cache: Path, ref: str | None) -> str | None:
+    """Upstream's PR template as its default branch (`ref`) holds it, else its owner's."""
+    found = templates.read(cache, ref) if ref else None
     if found is not None or upstream.split("/")[1].lower() == templates.OWNER_REPO:
         return found
     name = f"{upstream.split('/')[0]}/{templates.OWNER_REPO}"  # the owner's .github repository

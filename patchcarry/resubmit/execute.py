@@ -304,7 +304,7 @@ def revision_comment(
             old_base, new_base, diff = found
             moved = (old_base, new_base) if old_base != new_base else None
         else:
-            diff = git.range_or_tree_diff(old, new, paths, cwd=cache.repo, ancestor=not rebuilt)
+            diff = git.range_or_tree_diff(old, new, paths, cwd=cache.repo)
     text = bodies.revision_comment(entry, head=new, old=old, kind=kind, diff=diff or "(no diff)",
                                    moved=moved, ci_gate=ci_gate)  # fmt: skip
     try:

@@ -12,7 +12,6 @@ from pathlib import Path
 from patchcarry import git, patchrules
 from patchcarry.check import judge
 from patchcarry.errors import FatalError
-from patchcarry.git.pure import full_shas
 from patchcarry.manifest import Entry
 from patchcarry.patchfile import Patch
 from patchcarry.upstream import remote_url
@@ -38,10 +37,6 @@ class Applied:
     added: list[str]  # patches applied on top
     failed: list[Patch]  # patches that neither apply nor are already there
 
-    def copy(self) -> Applied:
-        """An equal answer whose lists are its own."""
-        return Applied(self.tree, list(self.contained), list(self.added), list(self.failed))
-
 
 def author_signoff(entry: Entry, author: Patch | None = None) -> str:
     """The `Signed-off-by:` of the commit's author (default the first fix's), taken from a
@@ -64,7 +59,6 @@ class Cache:
     def __init__(self, repo: Path) -> None:
         self.repo = repo
         self._forks: dict[str, str] = {}  # url -> remote name, configured by this object
-        self._applied: dict[tuple[str, ...] | None, Applied] = {}  # `apply`'s clean answers
 
     def add_fork(self, url: str) -> str:
         """A named promisor remote for the fork (lazy blob fetches fall back to it)."""
@@ -131,12 +125,7 @@ class Cache:
         return git.commit_message(sha, cwd=self.repo)
 
     def apply(self, commit: str, patches: list[Patch]) -> Applied:
-        """Apply each patch to `commit`'s tree unless the tree already holds it. An answer
-        where every patch applied or was there is kept for the same commit (a full hash: its
-        tree never changes) and the same patch bytes: a revision's parent was asked twice."""
-        key = _apply_key(commit, patches)
-        if key in self._applied:
-            return self._applied[key].copy()
+        """Apply each patch to `commit`'s tree unless the tree already holds it."""
         with tempfile.TemporaryDirectory(prefix="patchcarry-index-") as tmp:
             index = Path(tmp) / "index"
             git.read_tree(commit, index=index, cwd=self.repo)
@@ -155,8 +144,6 @@ class Cache:
             result.tree = git.write_tree(index=index, cwd=self.repo)
         changed = git.special_paths(commit, result.tree, cwd=self.repo)
         patchrules.refuse_special(", ".join(p.name for p in patches), changed)
-        if key is not None and not result.failed:
-            self._applied[key] = result.copy()
         return result
 
     def commit_on(
@@ -205,17 +192,6 @@ class Revision:
 
     def to_json(self) -> dict[str, object]:
         return {"sha": self.old, "author": self.author, "subject": self.subject, "why": self.why}
-
-
-def _apply_key(commit: str, patches: list[Patch]) -> tuple[str, ...] | None:
-    """What `Cache.apply`'s answer depends on: the commit (a full hash) and each patch's bytes
-    as git reads them; None when either may change (a ref, a file it cannot read)."""
-    if not full_shas(commit):
-        return None
-    try:
-        return (commit, *(hashlib.sha256(p.path.read_bytes()).hexdigest() for p in patches))
-    except OSError:
-        return None
 
 
 def _find(cache: Cache, entry: Entry, remote: str, live: str, stop: str) -> Revision | None:

@@ -129,9 +129,8 @@ def observe_run(entries: list[Entry], opts: Options, gh: Forge, reads: Reads, *,
     classes = _classify_all(reads, entries, opts.manifest_path)
     cache = Path(report.cache)
     tips = {u: default_branch.tip(reads, u, cache) for u in upstreams}
-    held = {u: default_branch.places(cache, tip) for u, tip in tips.items()}
-    templates = {u: default_branch.pr_template(reads, u, cache, held[u]) for u in upstreams}
-    gates = {u: ci_gate.uses_copy_pr_bot(held[u]) for u in upstreams}
+    templates = {u: default_branch.pr_template(reads, u, cache, tip) for u, tip in tips.items()}
+    gates = {u: ci_gate.uses_copy_pr_bot(cache, tip) for u, tip in tips.items()}
     own = inert.own_emails(user) if user is not None else None
     found = for_entries(entries, opts.evidence, opts.manifest_path, carries_unit_tests)
     return RunFacts(token is not None, login, gh.token_kind, gh.scopes, url, today(), report, cache,

@@ -63,20 +63,19 @@ def resubmit(
     with contextlib.ExitStack() as stack:
         # the check's cache, where live branches are patched, is held until the last write
         stack.enter_context(cachedir.locked(facts.cache))
-        cache = Cache(facts.cache)  # one for the run: each fork's remote configured once
         journeys = []
         for entry in entries:
             if (landed := decide.landed_journey(facts.report.entry(entry.name), entry)) is not None:
                 journeys.append(landed)  # landed upstream: no reads, never pushed
                 continue
             seen = observe.observe_entry(reads, facts, entry, opts)
-            built = build.build_entry(seen, facts, opts, stack, cache)
+            built = build.build_entry(seen, facts, opts, stack)
             journeys.append((seen, decide.decide(seen, built, opts, today=facts.today)))
         cost = _cost(gh, facts)
         plans = gate.gate(journeys, facts, opts)
         if dry_run or any(p.action == Action.REFUSED for p in plans):
             return _unwritten(plans, cost, opts, token is not None)
-        ctx = execute.Context(gh, opts, facts.login, facts.upstream_url, cache, say)
+        ctx = execute.Context(gh, opts, facts.login, facts.upstream_url, Cache(facts.cache), say)
         shown = [execute.execute(ctx, p).shown(cost) if p.executable else p.shown(cost, [])
                  for p in plans]  # fmt: skip
     total = sum(len(p.writes) for p in shown)
