@@ -310,17 +310,9 @@ def series_many(
     for entry in entries:
         by_base[entry.base_commit].append(entry)
     for base, group in sorted(by_base.items()):
-        layers: list[tuple[set[str], list[Entry]]] = []
-        for entry in group:
-            files = {f for p in entry.fixes for f in p.files}
-            layer = next((lay for lay in layers if not lay[0] & files), None)
-            if layer is None:
-                layers.append((set(), []))
-                layer = layers[-1]
-            layer[0].update(files)
-            layer[1].append(entry)
-        for _, members in layers:
-            _series_layer(repo, base, members, tmp, found)
+        touched = [{f for p in entry.fixes for f in p.files} for entry in group]
+        for members in git.disjoint_layers(touched):
+            _series_layer(repo, base, [group[i] for i in members], tmp, found)
     return found
 
 

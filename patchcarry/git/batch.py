@@ -7,7 +7,7 @@ as the one-question call answers it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from patchcarry.errors import GitReadError
@@ -195,17 +195,23 @@ def check_many(
     fail); the others are asked again until git applies them all without a word of error, and
     only then is each one's share of git's "Checking patch" lines its words."""
     results: list[tuple[bool, str] | None] = [None] * len(patches)
-    layers: list[tuple[set[str], list[int]]] = []
-    for n, (_, paths, _) in enumerate(patches):
-        layer = next((lay for lay in layers if not lay[0] & set(paths)), None)
-        if layer is None:
-            layers.append((set(), []))
-            layer = layers[-1]
-        layer[0].update(paths)
-        layer[1].append(n)
-    for _, members in layers:
+    for members in disjoint_layers([paths for _, paths, _ in patches]):
         _check_layer(patches, members, cwd, args, env, scratch, results)
     return results
+
+
+def disjoint_layers(paths: Sequence[Collection[str]]) -> list[list[int]]:
+    """The indices of `paths` in groups, first fit, no two in a group touching one path: each
+    group can go to git as one input without one item's sections meeting another's."""
+    layers: list[tuple[set[str], list[int]]] = []
+    for n, touched in enumerate(paths):
+        layer = next((lay for lay in layers if not lay[0] & set(touched)), None)
+        if layer is None:
+            layer = (set(), [])
+            layers.append(layer)
+        layer[0].update(touched)
+        layer[1].append(n)
+    return [members for _, members in layers]
 
 
 def _check_layer(
