@@ -88,6 +88,7 @@ def test_values_git_reads_back_as_written(tmp_path: Path) -> None:
         "section.key": " padded ",
         "other.multi": "line one\nline two",
         "Mixed.CaseName": "x",
+        "tab.value": "\tx ] [core]",
     }
     work = tmp_path / "bare"
     work.mkdir()
@@ -104,3 +105,36 @@ def test_a_config_a_killed_init_left_still_gets_the_settings(tmp_path: Path) -> 
     (work / "config").write_text("[gc]\n\tauto = 1\n")
     git.init_bare(work, WANTED)
     assert _holds(work, WANTED)
+
+
+KEYS = [
+    'remote.o.url = "ok"\n[core]\n\tsshCommand',  # a name that would open a section of its own
+    "a]\n[core.sshCommand",  # a section that would
+    "remote.a\nb.url",
+    "rem ote.x.url",
+    "remote.x.u_rl",
+    "remote.x.1url",
+    "nodot",
+    ".url",
+    "remote.",
+    "remote..url",  # an empty subsection: git takes it
+    'remote.a]b[c "d\\e #f ;g.url',
+    "Sec-1.Sub.Sect.Na-me",
+]
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_a_key_is_written_only_where_git_config_takes_it(tmp_path: Path, key: str) -> None:
+    """git's own verdict on each key (`git config --file`): a key it refuses makes nothing (no
+    repository, no other setting smuggled into the file); one it takes reads back."""
+    taken = git.git("config", "--file", str(tmp_path / "asked"), key, "v", cwd=tmp_path,
+                    check=False)[0] == 0  # fmt: skip
+    work = tmp_path / "bare"
+    work.mkdir()
+    if not taken:
+        with pytest.raises(ValueError, match="not a git config key"):
+            git.init_bare(work, {key: "evil"})
+        assert list(work.iterdir()) == []
+        return
+    git.init_bare(work, {key: "v"})
+    assert git.git("config", "--get", key, cwd=work)[1] == "v\n"
