@@ -138,3 +138,16 @@ def test_a_key_is_written_only_where_git_config_takes_it(tmp_path: Path, key: st
         return
     git.init_bare(work, {key: "v"})
     assert git.git("config", "--get", key, cwd=work)[1] == "v\n"
+
+
+def test_a_value_of_bytes_not_utf8_is_written_as_git_config_writes_it(tmp_path: Path) -> None:
+    """A URL from the command line with a byte that is not UTF-8 (Python holds it as a lone
+    surrogate, as it does argv) reaches the template byte for byte, as `git config` gets it."""
+    value = "http://127.0.0.1:9/o/r\udcff.git"
+    git.git("config", "--file", str(tmp_path / "asked"), "remote.origin.url", value, cwd=tmp_path)
+    work = tmp_path / "bare"
+    work.mkdir()
+    git.init_bare(work, {"remote.origin.url": value})
+    said = git.git_bytes("config", "--get", "remote.origin.url", cwd=work)[1]
+    asked = git.git_bytes("config", "--file", "asked", "--get", "remote.origin.url", cwd=tmp_path)
+    assert said == asked[1] == b"http://127.0.0.1:9/o/r\xff.git\n"

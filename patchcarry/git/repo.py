@@ -32,7 +32,7 @@ def init_bare(path: Path, config: Mapping[str, str | None] | None = None) -> Non
     text = _config_text(wanted)  # a key git would refuse stops here, before anything is made
     left = (path / "config").exists()  # by a killed init: git copies no template file over it
     with tempfile.TemporaryDirectory(prefix="patchcarry-template-") as template:
-        (Path(template) / "config").write_text(text, encoding="utf-8")
+        (Path(template) / "config").write_bytes(text.encode("utf-8", "surrogateescape"))
         git("init", "-q", "--bare", f"--template={template}", str(path), cwd=path)
     configure(path, {k: v for k, v in wanted.items() if left or (v is not None and not _plain(v))})
 
