@@ -151,3 +151,15 @@ def test_a_value_of_bytes_not_utf8_is_written_as_git_config_writes_it(tmp_path: 
     said = git.git_bytes("config", "--get", "remote.origin.url", cwd=work)[1]
     asked = git.git_bytes("config", "--file", "asked", "--get", "remote.origin.url", cwd=tmp_path)
     assert said == asked[1] == b"http://127.0.0.1:9/o/r\xff.git\n"
+
+
+def test_a_setting_given_several_values_is_left_with_the_one_wanted(tmp_path: Path) -> None:
+    """`git config KEY VALUE` refuses a key that has several values (`--add`): the cache is
+    brought in line all the same, every old value replaced by the one the tool wants."""
+    work = tmp_path / "wd"
+    work.mkdir()
+    upstream._scratch_repo(WANTED["remote.origin.url"], work)
+    for key, value in (("remote.origin.url", "http://127.0.0.1:9/other.git"), ("gc.auto", "5")):
+        git.git("config", "--add", key, value, cwd=work)
+    upstream._scratch_repo(WANTED["remote.origin.url"], work)
+    assert _holds(work, WANTED)

@@ -38,8 +38,9 @@ def init_bare(path: Path, config: Mapping[str, str | None] | None = None) -> Non
 
 
 def set_config(key: str, value: str, *, cwd: Path) -> None:
-    """Set `key` in the repository's own config (`git config key value`)."""
-    git("config", key, value, cwd=cwd)
+    """Set `key` in the repository's own config, the one value it holds (`--replace-all`: a key
+    given several values by `git config --add` is refused by `git config key value`)."""
+    git("config", "--replace-all", key, value, cwd=cwd)
 
 
 def configure(repo: Path, wanted: Mapping[str, str | None]) -> None:
