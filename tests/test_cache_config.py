@@ -163,3 +163,16 @@ def test_a_setting_given_several_values_is_left_with_the_one_wanted(tmp_path: Pa
         git.git("config", "--add", key, value, cwd=work)
     upstream._scratch_repo(WANTED["remote.origin.url"], work)
     assert _holds(work, WANTED)
+
+
+def test_a_known_cache_given_a_key_git_refuses_gets_no_setting_at_all(tmp_path: Path) -> None:
+    """`configure` checks every key before its first write: a bad key after good ones leaves
+    the config as it was (bad input writes nothing anywhere)."""
+    work = tmp_path / "bare"
+    work.mkdir()
+    git.init_bare(work, WANTED)
+    before = (work / "config").read_bytes()
+    wanted = {"gc.auto": "7", "remote.origin.url": "http://127.0.0.1:9/x.git", "bad key.x": "v"}
+    with pytest.raises(ValueError, match="not a git config key"):
+        git.configure(work, wanted)
+    assert (work / "config").read_bytes() == before

@@ -47,13 +47,14 @@ def configure(repo: Path, wanted: Mapping[str, str | None]) -> None:
     """Make `repo`'s own config hold `wanted` (None: unset): read once, only changes written."""
     if not wanted:
         return
+    listed = {key: _canonical(key) for key in wanted}  # a key git would refuse: nothing written
     _, out, _ = git("config", "--local", "--list", "-z", cwd=repo)
     have: dict[str, list[str]] = {}
     for item in out.split("\0")[:-1]:
         name, _, said = item.partition("\n")
         have.setdefault(name, []).append(said)
     for key, value in wanted.items():
-        now = have.get(_canonical(key), [])
+        now = have.get(listed[key], [])
         if value is None and now:
             unset_config(key, cwd=repo)
         elif value is not None and now != [value]:
