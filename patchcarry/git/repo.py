@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -28,29 +29,32 @@ def init_bare(path: Path, config: Mapping[str, str | None] | None = None) -> Non
     """`git init --bare` at `path` (an existing directory), its config holding `config` (None:
     absent): one process, the settings copied from a template directory, as `git init` does."""
     wanted = dict(config or {})
+    text = _config_text(wanted)  # a key git would refuse stops here, before anything is made
     left = (path / "config").exists()  # by a killed init: git copies no template file over it
     with tempfile.TemporaryDirectory(prefix="patchcarry-template-") as template:
-        (Path(template) / "config").write_text(_config_text(wanted), encoding="utf-8")
+        (Path(template) / "config").write_bytes(text.encode("utf-8", "surrogateescape"))
         git("init", "-q", "--bare", f"--template={template}", str(path), cwd=path)
     configure(path, {k: v for k, v in wanted.items() if left or (v is not None and not _plain(v))})
 
 
 def set_config(key: str, value: str, *, cwd: Path) -> None:
-    """Set `key` in the repository's own config (`git config key value`)."""
-    git("config", key, value, cwd=cwd)
+    """Set `key` in the repository's own config, the one value it holds (`--replace-all`: a key
+    given several values by `git config --add` is refused by `git config key value`)."""
+    git("config", "--replace-all", key, value, cwd=cwd)
 
 
 def configure(repo: Path, wanted: Mapping[str, str | None]) -> None:
     """Make `repo`'s own config hold `wanted` (None: unset): read once, only changes written."""
     if not wanted:
         return
+    listed = {key: _canonical(key) for key in wanted}  # a key git would refuse: nothing written
     _, out, _ = git("config", "--local", "--list", "-z", cwd=repo)
     have: dict[str, list[str]] = {}
     for item in out.split("\0")[:-1]:
         name, _, said = item.partition("\n")
         have.setdefault(name, []).append(said)
     for key, value in wanted.items():
-        now = have.get(_canonical(key), [])
+        now = have.get(listed[key], [])
         if value is None and now:
             unset_config(key, cwd=repo)
         elif value is not None and now != [value]:
@@ -59,9 +63,23 @@ def configure(repo: Path, wanted: Mapping[str, str | None]) -> None:
 
 def _canonical(key: str) -> str:
     """`key` as `git config --list` prints it: section and name lower case, subsection kept."""
-    section, _, rest = key.partition(".")
-    middle, _, name = rest.rpartition(".")
-    return ".".join(filter(None, (section.lower(), middle, name.lower())))
+    section, middle, name = _key_parts(key)
+    return ".".join((section.lower(), *([] if middle is None else [middle]), name.lower()))
+
+
+# git-config(1): a section and a name of letters, digits and `-` (the name starts with a
+# letter), between them a subsection of anything but a newline or NUL (it may be empty).
+_KEY = re.compile(r"([A-Za-z0-9-]+)(?:\.([^\n\0]*))?\.([A-Za-z][A-Za-z0-9-]*)")
+
+
+def _key_parts(key: str) -> tuple[str, str | None, str]:
+    """(section, subsection or None, name) of `key`; ValueError for a key `git config` refuses
+    (written by hand into a file, its section or name would be read as other config)."""
+    match = _KEY.fullmatch(key)
+    if match is None:
+        raise ValueError(f"not a git config key: {key!r}")
+    section, middle, name = match.groups()
+    return section, middle, name
 
 
 def _plain(value: str) -> bool:
@@ -73,10 +91,9 @@ def _config_text(config: Mapping[str, str | None]) -> str:
     """`config`'s plain values in git's config-file syntax (git-config(1), "Syntax")."""
     lines = []
     for key, value in config.items():
+        section, middle, name = _key_parts(key)
         if value is not None and _plain(value):
-            section, _, rest = key.partition(".")
-            middle, _, name = rest.rpartition(".")
-            lines.append(f"[{section} {_quoted(middle)}]" if middle else f"[{section}]")
+            lines.append(f"[{section}]" if middle is None else f"[{section} {_quoted(middle)}]")
             lines.append(f"\t{name} = {_quoted(value)}")
     return "".join(f"{line}\n" for line in lines)
 
