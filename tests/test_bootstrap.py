@@ -38,7 +38,8 @@ then
   exit 1  # a base Python whose pip is older than 22.3 has no --python
 elif [ "$1" = -m ] && [ "$2" = pip ]; then
   if [[ " $* " == *" install "* ]] && { [ "${FAKE_PIP_FAIL:-}" = 1 ] ||
-    [[ "${FAKE_PIP_FAIL:-}" = after-pip && " $* " != *" .venv/.pip/"* ]]; }; then
+    [[ "${FAKE_PIP_FAIL:-}" = after-pip && " $* " != *" .venv/.pip/"* ]] ||
+    [[ "${FAKE_PIP_FAIL:-}" = split && " $* " == *" .venv/.split/"* ]]; }; then
     echo "ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE."
     exit 1
   fi
@@ -441,6 +442,17 @@ def test_main_installs_beside_torch_and_the_rest_when_both_sets_install(repo: Re
         repo.root / ".venv" / "lib" / "python3.11" / "site-packages" / "patchcarry-checkout.pth"
     ).is_file()
     assert not (repo.root / ".venv" / ".split").exists()
+
+
+def test_main_beside_a_failed_test_lock_is_stamped_and_a_rerun_resumes_on_it(repo: Repo) -> None:
+    """main's run passed beside a test lock's run that failed: main is whole, so it is
+    stamped, and the re-run installs the test lock alone (the venv is not rebuilt)."""
+    assert repo.run("bootstrap", "test", FAKE_PIP_FAIL="split").returncode != 0
+    assert (repo.root / ".venv" / ".patchcarry-main").is_file()
+    assert not (repo.root / ".venv" / ".patchcarry-test").exists()
+    repo.calls()
+    assert repo.run("bootstrap", "test").returncode == 0
+    assert repo.installs(repo.calls()) == [["requirements/test-cpu.txt"]]
 
 
 def test_cuda_torch_brings_its_own_triton(repo: Repo) -> None:
