@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -266,26 +267,39 @@ def test_the_test_set_compiles_what_the_tests_import_once_after_its_install(repo
     assert (again.returncode, again.stderr, repo.calls()) == (0, "", [])
 
 
+def _bytecode_module() -> Any:
+    """scripts/lib/bytecode.py, imported from its file (scripts/ is no package)."""
+    spec = importlib.util.spec_from_file_location("bytecode", ROOT / "scripts/lib/bytecode.py")
+    assert spec is not None and spec.loader is not None
+    bytecode = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bytecode)
+    return bytecode
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
 def test_bytecode_is_written_for_what_a_group_imports_and_all_of_megatron(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """scripts/lib/bytecode.py under PYTHONDONTWRITEBYTECODE: a module a group imports (and
     what it imports) gets bytecode, one nothing imports gets none, megatron gets all of it; a
     group naming a module that is not installed is no failure."""
-    spec = importlib.util.spec_from_file_location("bytecode", ROOT / "scripts/lib/bytecode.py")
-    assert spec is not None and spec.loader is not None
-    bytecode = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bytecode)
+    bytecode = _bytecode_module()
     site = tmp_path / "site"
-    for rel, text in {
-        "warm/__init__.py": "from warm import used\n",
-        "warm/used.py": "",
-        "warm/unused.py": "",
-        "cold.py": "",
-        "megatron/core/deep.py": "",
-    }.items():
-        (site / rel).parent.mkdir(parents=True, exist_ok=True)
-        (site / rel).write_text(text)
+    _write(
+        site,
+        {
+            "warm/__init__.py": "from warm import used\n",
+            "warm/used.py": "",
+            "warm/unused.py": "",
+            "cold.py": "",
+            "megatron/core/deep.py": "",
+        },
+    )
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     monkeypatch.setenv("PYTHONPATH", str(site))
     assert bytecode.main(site, groups=(("warm", "not_installed"),)) == 0
@@ -302,20 +316,18 @@ def test_the_checkouts_bytecode_is_written_beside_the_groups(
 ) -> None:
     """bytecode.py SITE CHECKOUT: the checkout's own bytecode too (checkout_bytecode.py, a
     process beside the groups), plain for a module, pytest's rewritten one for a test module."""
-    spec = importlib.util.spec_from_file_location("bytecode", ROOT / "scripts/lib/bytecode.py")
-    assert spec is not None and spec.loader is not None
-    bytecode = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bytecode)
+    bytecode = _bytecode_module()
     checkout = tmp_path / "checkout"
     (checkout / "scripts" / "lib").mkdir(parents=True)
     shutil.copy2(ROOT / "scripts/lib/checkout_bytecode.py", checkout / "scripts/lib")
-    for rel, text in {
-        "pyproject.toml": "",
-        "patchcarry/mod.py": "",
-        "tests/test_a.py": "def test_a():\n    assert True\n",
-    }.items():
-        (checkout / rel).parent.mkdir(parents=True, exist_ok=True)
-        (checkout / rel).write_text(text)
+    _write(
+        checkout,
+        {
+            "pyproject.toml": "",
+            "patchcarry/mod.py": "",
+            "tests/test_a.py": "def test_a():\n    assert True\n",
+        },
+    )
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     assert bytecode.main(tmp_path / "site", groups=(), checkout=checkout) == 0
     written = {
