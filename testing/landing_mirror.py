@@ -226,10 +226,16 @@ def _judged(repo: Path, case: dict[str, Any], landing: Any) -> dict[str, Any]:
 
 
 def load_cases(dest: Path, cases: list[dict[str, Any]]) -> tuple[list[Any], list[dict[str, Any]]]:
-    """The manifest of `cases` written in `dest` and loaded: (entries, the cases kept). A PR
-    touching what no manifest may carry (CI files) is no case."""
-    path = write_cases(dest, cases)
-    loaded, entries, kept = manifest.load(path), [], []
+    """The manifest of `cases` written in `dest` and loaded: (entries, the cases kept)."""
+    return select_cases(manifest.load(write_cases(dest, cases)), cases)
+
+
+def select_cases(
+    loaded: manifest.Manifest, cases: list[dict[str, Any]]
+) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The entries of a loaded manifest of `cases` (one entry each, in order) and the cases
+    kept: a PR touching what no manifest may carry (CI files) is no case, and is said."""
+    entries, kept = [], []
     for case, name in zip(cases, loaded.names, strict=True):
         try:
             entries += loaded.select([name])

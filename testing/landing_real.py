@@ -49,8 +49,7 @@ from typing import Any
 from patchcarry import git, manifest
 from patchcarry.check.report import Verdict
 from patchcarry.check.run import run_checks
-from patchcarry.errors import BadInputError
-from testing.landing_mirror import _applies, _g, _pull_heads, write_cases
+from testing.landing_mirror import _applies, _g, _pull_heads, select_cases, write_cases
 
 LANDED_VERDICTS = (Verdict.LANDED, Verdict.CHANGED, Verdict.UNDONE)
 
@@ -205,13 +204,7 @@ def run(repo: Path, branch: str, upstream: str, cases: list[dict[str, Any]]) -> 
     with tempfile.TemporaryDirectory(prefix="landing-real-") as tmp:
         started = time.monotonic()
         loaded = manifest.load(write_cases(Path(tmp), cases, upstream, branch))
-        entries, kept = [], []
-        for case, name in zip(cases, loaded.names, strict=True):
-            try:
-                entries += loaded.select([name])
-                kept.append(case)
-            except BadInputError as exc:
-                print(f"skipped #{case['number']}: {str(exc).splitlines()[0][-120:]}")
+        entries, kept = select_cases(loaded, cases)
         report = run_checks(list(entries), upstream=str(repo), work_dir=Path(tmp) / "wd")
         wall = time.monotonic() - started
     results = []

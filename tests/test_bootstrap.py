@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,11 +28,19 @@ printf '%s|%s|%s\n' "$(basename "$0")" "$*" "$creds" >>"$FAKE_LOG"
 [ "$1" != -P ] || shift  # the tests check that every call has it
 if [ "$1" = -m ] && [ "$2" = venv ]; then
   dir=${*: -1}
-  mkdir -p "$dir/bin" "$dir/lib/site-packages"
+  mkdir -p "$dir/bin" "$dir/lib/python3.11/site-packages"
   printf 'home = /fake\nversion = %s\n' "${FAKE_VERSION:-3.11.7}" >"$dir/pyvenv.cfg"
   ln -sf "$(command -v "$0")" "$dir/bin/python"
+elif [ "$1" = -m ] && [ "$2" = ensurepip ]; then
+  site="$(dirname "$0")/../lib/python3.11/site-packages"
+  mkdir -p "$site/pip-23.0.1.dist-info" && touch "$site/pip-23.0.1.dist-info/RECORD"
+elif [ "$1" = -m ] && [ "$2" = pip ] && [ -n "${FAKE_OLD_PIP:-}" ] && [[ " $* " == *" --python "* ]]
+then
+  exit 1  # a base Python whose pip is older than 22.3 has no --python
 elif [ "$1" = -m ] && [ "$2" = pip ]; then
-  if [ "${FAKE_PIP_FAIL:-}" = 1 ] && [[ " $* " == *" install "* ]]; then
+  if [[ " $* " == *" install "* ]] && { [ "${FAKE_PIP_FAIL:-}" = 1 ] ||
+    [[ "${FAKE_PIP_FAIL:-}" = after-pip && " $* " != *" .venv/.pip/"* ]] ||
+    [[ "${FAKE_PIP_FAIL:-}" = split && " $* " == *" .venv/.split/"* ]]; }; then
     echo "ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE."
     exit 1
   fi
@@ -47,13 +56,19 @@ elif [ "$1" = -m ] && [ "$2" = pip ]; then
     echo "$(ls "$FAKE_PIP_MEET" | wc -l)" >>"$FAKE_LOG.meet"
   fi
   prev=
+  site="$(dirname "$0")/../lib/python3.11/site-packages"  # .venv's, or the one --python names
   for arg in "$@"; do  # the requirement lines each install was given, for the split's test
+    [ "$prev" != --python ] || site="$(dirname "$arg")/../lib/python3.11/site-packages"
     [ "$prev" != -r ] || cat "$arg" >>"$FAKE_LOG.requirements"
+    if [ "$prev" = -r ] && version=$(sed -n 's/^pip==\([^ ]*\).*/\1/p' "$arg") &&
+      [ -n "$version" ]; then  # a pip installed: its RECORD, written last
+      mkdir -p "$site/pip-$version.dist-info" && touch "$site/pip-$version.dist-info/RECORD"
+    fi
     prev=$arg
   done
   echo "pip output nobody needs on the terminal"
 elif [ "$1" = -c ] && [[ "$2" == *sysconfig* ]]; then
-  echo "$(cd "$(dirname "$0")/.." && pwd)/lib/site-packages"
+  echo "$(cd "$(dirname "$0")/.." && pwd)/lib/python3.11/site-packages"
 elif [ "$1" = -c ]; then
   command -v "$0"
   echo "${FAKE_VERSION:-3.11.7}"
@@ -157,7 +172,7 @@ def test_cold_main_set_one_line_per_phase_then_nothing_when_current(repo: Repo) 
     (install,) = [argv for _, argv, _ in calls if " install " in f" {argv} "]
     for flag in ("--require-hashes", "--no-deps", "--only-binary :all:"):
         assert flag in install
-    pth = repo.root / ".venv" / "lib" / "site-packages" / "patchcarry-checkout.pth"
+    pth = repo.root / ".venv" / "lib" / "python3.11" / "site-packages" / "patchcarry-checkout.pth"
     assert pth.read_text().strip() == str(repo.root)
     # the checkout's command has the installed package's name: .venv/bin/patchcarry COMMAND
     command = repo.root / ".venv" / "bin" / "patchcarry"
@@ -246,10 +261,25 @@ def test_the_test_set_compiles_what_the_tests_import_once_after_its_install(repo
     install = next(i for i, a in enumerate(calls) if " install " in f" {a} ")
     (compile_call,) = [i for i, a in enumerate(calls) if "bytecode" in a]
     assert compile_call > install
-    site = repo.root / ".venv" / "lib" / "site-packages"
+    site = repo.root / ".venv" / "lib" / "python3.11" / "site-packages"
     assert calls[compile_call] == f"-P {repo.root}/scripts/lib/bytecode.py {site} {repo.root}"
     again = repo.run("bootstrap", "test")  # current: nothing installed, nothing compiled
     assert (again.returncode, again.stderr, repo.calls()) == (0, "", [])
+
+
+def _bytecode_module() -> Any:
+    """scripts/lib/bytecode.py, imported from its file (scripts/ is no package)."""
+    spec = importlib.util.spec_from_file_location("bytecode", ROOT / "scripts/lib/bytecode.py")
+    assert spec is not None and spec.loader is not None
+    bytecode = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bytecode)
+    return bytecode
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
 
 
 def test_bytecode_is_written_for_what_a_group_imports_and_all_of_megatron(
@@ -258,20 +288,18 @@ def test_bytecode_is_written_for_what_a_group_imports_and_all_of_megatron(
     """scripts/lib/bytecode.py under PYTHONDONTWRITEBYTECODE: a module a group imports (and
     what it imports) gets bytecode, one nothing imports gets none, megatron gets all of it; a
     group naming a module that is not installed is no failure."""
-    spec = importlib.util.spec_from_file_location("bytecode", ROOT / "scripts/lib/bytecode.py")
-    assert spec is not None and spec.loader is not None
-    bytecode = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bytecode)
+    bytecode = _bytecode_module()
     site = tmp_path / "site"
-    for rel, text in {
-        "warm/__init__.py": "from warm import used\n",
-        "warm/used.py": "",
-        "warm/unused.py": "",
-        "cold.py": "",
-        "megatron/core/deep.py": "",
-    }.items():
-        (site / rel).parent.mkdir(parents=True, exist_ok=True)
-        (site / rel).write_text(text)
+    _write(
+        site,
+        {
+            "warm/__init__.py": "from warm import used\n",
+            "warm/used.py": "",
+            "warm/unused.py": "",
+            "cold.py": "",
+            "megatron/core/deep.py": "",
+        },
+    )
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     monkeypatch.setenv("PYTHONPATH", str(site))
     assert bytecode.main(site, groups=(("warm", "not_installed"),)) == 0
@@ -288,20 +316,18 @@ def test_the_checkouts_bytecode_is_written_beside_the_groups(
 ) -> None:
     """bytecode.py SITE CHECKOUT: the checkout's own bytecode too (checkout_bytecode.py, a
     process beside the groups), plain for a module, pytest's rewritten one for a test module."""
-    spec = importlib.util.spec_from_file_location("bytecode", ROOT / "scripts/lib/bytecode.py")
-    assert spec is not None and spec.loader is not None
-    bytecode = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bytecode)
+    bytecode = _bytecode_module()
     checkout = tmp_path / "checkout"
     (checkout / "scripts" / "lib").mkdir(parents=True)
     shutil.copy2(ROOT / "scripts/lib/checkout_bytecode.py", checkout / "scripts/lib")
-    for rel, text in {
-        "pyproject.toml": "",
-        "patchcarry/mod.py": "",
-        "tests/test_a.py": "def test_a():\n    assert True\n",
-    }.items():
-        (checkout / rel).parent.mkdir(parents=True, exist_ok=True)
-        (checkout / rel).write_text(text)
+    _write(
+        checkout,
+        {
+            "pyproject.toml": "",
+            "patchcarry/mod.py": "",
+            "tests/test_a.py": "def test_a():\n    assert True\n",
+        },
+    )
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     assert bytecode.main(tmp_path / "site", groups=(), checkout=checkout) == 0
     written = {
@@ -363,6 +389,54 @@ def test_the_locks_pip_installs_first_then_drives_the_rest(repo: Repo) -> None:
     assert not (repo.root / ".venv" / ".pip").exists()
 
 
+def _pip_installs(repo: Repo) -> list[tuple[str, str]]:
+    """(program, the last -r file) of each `pip install` so far, in order."""
+    calls = [(p, a) for p, a, _ in repo.calls() if " install " in f" {a} "]
+    return [(p, a.split(" -r ")[-1]) for p, a in calls]
+
+
+def test_a_base_python_with_an_older_pip_gets_ensurepips_then_the_locks_alone(
+    repo: Repo,
+) -> None:
+    """A base pip without --python (< 22.3): ensurepip's pip into .venv, then the lock's pip
+    by it, alone, before the runs that go at once (no pip replaces itself under another)."""
+    result = repo.run("bootstrap", "test", FAKE_OLD_PIP="1")
+    assert result.returncode == 0, result.stderr
+    installs = _pip_installs(repo)
+    assert installs[0] == ("python", ".venv/.pip/test-cpu.txt"), installs
+    assert [p for p, _ in installs] == ["python"] * 4
+    site = repo.root / ".venv" / "lib" / "python3.11" / "site-packages"
+    assert (site / "pip-26.3.dist-info" / "RECORD").is_file()
+
+
+def test_a_rerun_after_a_failure_resumes_with_the_locks_pip_unless_it_was_cut_short(
+    repo: Repo,
+) -> None:
+    """The lock's pip installed, then a failure: the re-run drives everything with it and
+    does not install it again. A pip cut short while unpacking (no RECORD, pip writes it
+    last) is not a pip: the re-run installs the lock's again, first."""
+    assert repo.run("bootstrap", "main").returncode == 0  # stamped: a re-run resumes on it
+    failed = repo.run("bootstrap", "test", FAKE_PIP_FAIL="after-pip")
+    assert failed.returncode != 0
+    site = repo.root / ".venv" / "lib" / "python3.11" / "site-packages"
+    assert (site / "pip-26.3.dist-info" / "RECORD").is_file()
+    repo.calls()
+    assert repo.run("bootstrap", "test").returncode == 0
+    installs = _pip_installs(repo)
+    assert ".venv/.pip/test-cpu.txt" not in [f for _, f in installs], installs
+    assert {p for p, _ in installs} == {"python"}
+
+    shutil.rmtree(repo.root / ".venv")
+    assert repo.run("bootstrap", "main").returncode == 0
+    assert repo.run("bootstrap", "test", FAKE_PIP_FAIL="after-pip").returncode != 0
+    (site / "pip-26.3.dist-info" / "RECORD").unlink()
+    (site / "pip").mkdir()
+    (site / "pip" / "__init__.py").touch()
+    repo.calls()
+    assert repo.run("bootstrap", "test").returncode == 0
+    assert _pip_installs(repo)[0] == ("python3.11", ".venv/.pip/test-cpu.txt")
+
+
 def test_main_installs_beside_torch_and_the_rest_when_both_sets_install(repo: Repo) -> None:
     """A cold `bootstrap test`: main's locks are a third pip run beside the test lock's two
     (all three at once, on disjoint packages), not a run in front of them; main is stamped,
@@ -376,8 +450,21 @@ def test_main_installs_beside_torch_and_the_rest_when_both_sets_install(repo: Re
     seen = Path(f"{repo.log}.meet").read_text().split()
     assert seen == ["3", "3", "3"], seen  # (the lock's pip, alone, first, is not counted)
     assert (repo.root / ".venv" / ".patchcarry-main").is_file()
-    assert (repo.root / ".venv" / "lib" / "site-packages" / "patchcarry-checkout.pth").is_file()
+    assert (
+        repo.root / ".venv" / "lib" / "python3.11" / "site-packages" / "patchcarry-checkout.pth"
+    ).is_file()
     assert not (repo.root / ".venv" / ".split").exists()
+
+
+def test_main_beside_a_failed_test_lock_is_stamped_and_a_rerun_resumes_on_it(repo: Repo) -> None:
+    """main's run passed beside a test lock's run that failed: main is whole, so it is
+    stamped, and the re-run installs the test lock alone (the venv is not rebuilt)."""
+    assert repo.run("bootstrap", "test", FAKE_PIP_FAIL="split").returncode != 0
+    assert (repo.root / ".venv" / ".patchcarry-main").is_file()
+    assert not (repo.root / ".venv" / ".patchcarry-test").exists()
+    repo.calls()
+    assert repo.run("bootstrap", "test").returncode == 0
+    assert repo.installs(repo.calls()) == [["requirements/test-cpu.txt"]]
 
 
 def test_cuda_torch_brings_its_own_triton(repo: Repo) -> None:

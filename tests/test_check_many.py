@@ -15,6 +15,7 @@ import shutil
 import stat
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,20 +38,31 @@ def _logging_git(tmp_path: Path) -> Path:
     return log
 
 
-def test_many_entries_read_the_shared_history_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    world = ManyWorld.create(tmp_path / "world", COUNT)
+def _check_logged(
+    world: ManyWorld | LandingWorld,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> tuple[int, dict[str, Any], list[str]]:
+    """`check --json` on WORLD with the logging git first on PATH and a cache of its own in
+    tmp_path/wd: its exit code, its JSON, and every git call it made."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     log = _logging_git(tmp_path)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     argv = ["check", "--json", "--manifest", str(world.manifest), "--upstream", world.url]
     code = main([*argv, "--work-dir", str(tmp_path / "wd")])
     data = json.loads(capsys.readouterr().out)
+    return code, data, log.read_text().splitlines()
+
+
+def test_many_entries_read_the_shared_history_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world = ManyWorld.create(tmp_path / "world", COUNT)
+    code, data, calls = _check_logged(world, tmp_path, monkeypatch, capsys)
     assert code == 0  # landed entries are nothing to carry; the others still apply
     verdicts = judged(data)
     assert verdicts == world.expected and len(verdicts) == COUNT
-    calls = log.read_text().splitlines()
     history_fetches = [c for c in calls if "--shallow-since" in c]
     walks = [c for c in calls if "--name-only" in c and "--diff-merges=first-parent" in c]
     assert len(history_fetches) == 1  # one fetch of dev's history for every entry
@@ -85,16 +97,12 @@ def test_the_diffs_of_the_commits_since_the_base_fetch_their_blobs_in_one_reques
         world.commit(
             "dev", {PATH: {line: f"{line}    print({n})\n"}}, f"Report size {n} (#{910 + n})"
         )
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    log = _logging_git(tmp_path)
-    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
-    argv = ["check", "--json", "--manifest", str(world.manifest), "--upstream", world.url]
-    main([*argv, "--work-dir", str(tmp_path / "wd")])
-    (entry,) = json.loads(capsys.readouterr().out)["entries"]
+    _, data, calls = _check_logged(world, tmp_path, monkeypatch, capsys)
+    (entry,) = data["entries"]
     assert entry["landing"]["verdict"] == "not landed"
     # every fetch leaves one pack; git's own lazy fetches (which no `git` on PATH sees) too
     packs = list((tmp_path / "wd" / "objects" / "pack").glob("*.pack"))
-    fetches = [c for c in log.read_text().splitlines() if " fetch " in f" {c} "]
+    fetches = [c for c in calls if " fetch " in f" {c} "]
     assert len(packs) == len(fetches), fetches
 
 
@@ -113,12 +121,8 @@ def test_nothing_is_asked_at_the_commits_after_the_one_that_carried_the_fix(
             )
         )
     world.commit("dev", {OTHER: {"VALUE = ": "VALUE = 2 + "}}, "Tune value (#920)")  # the tip
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    log = _logging_git(tmp_path)
-    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
-    argv = ["check", "--json", "--manifest", str(world.manifest), "--upstream", world.url]
-    main([*argv, "--work-dir", str(tmp_path / "wd")])
-    (entry,) = json.loads(capsys.readouterr().out)["entries"]
+    _, data, calls = _check_logged(world, tmp_path, monkeypatch, capsys)
+    (entry,) = data["entries"]
     assert entry["landing"]["verdict"] == "landed" and entry["landing"]["commit"]["sha"] == carrier
-    read_trees = [c for c in log.read_text().splitlines() if " read-tree " in f" {c} "]
+    read_trees = [c for c in calls if " read-tree " in f" {c} "]
     assert read_trees and not [c for c in read_trees if any(sha in c for sha in later)]

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 FILES = {
     "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
@@ -28,10 +30,12 @@ def _pycs(root: Path) -> dict[str, tuple[int, int]]:
     }
 
 
-def _script(root: Path) -> subprocess.CompletedProcess[str]:
+def _script(root: Path, before: str = "") -> subprocess.CompletedProcess[str]:
     """The script's `main` on `root`, in a process of its own: its pool forks, and a fork of
-    a test worker (threads of its own) may deadlock."""
+    a test worker (threads of its own) may deadlock. BEFORE: code run first (a pytest made
+    other)."""
     code = (
+        f"{before}\n"
         "import importlib.util, sys; from pathlib import Path; "
         "spec = importlib.util.spec_from_file_location('checkout_bytecode', sys.argv[1]); "
         "module = importlib.util.module_from_spec(spec); sys.modules[spec.name] = module; "
@@ -65,3 +69,47 @@ def test_pytest_finds_every_module_it_rewrites_already_written(tmp_path: Path) -
     )  # fmt: skip
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert _pycs(tmp_path) == written  # pytest found them all current: it wrote nothing
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+@pytest.mark.parametrize(
+    "moved",
+    [
+        "del rewrite._rewrite_test",
+        "rewrite._rewrite_test = lambda fn, config: (b'', b'', compile('', str(fn), 'exec'))",
+        "rewrite._write_pyc_fp = lambda fp, code: None",
+    ],
+    ids=["gone", "reshaped", "new-signature"],
+)
+def test_a_pytest_whose_private_functions_moved_costs_only_its_cache_and_says_so_once(
+    tmp_path: Path, moved: str
+) -> None:
+    """The script leans on pytest's private functions: when they move, it still exits 0
+    and writes every plain module's bytecode; it writes no pytest bytecode, and one line
+    says why (once, for the three files pytest rewrites)."""
+    _write(tmp_path, FILES)
+    ran = _script(tmp_path, f"import _pytest.assertion.rewrite as rewrite; {moved}")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stderr.splitlines() == [
+        "checkout_bytecode: this pytest's rewrite cache is not where it was"
+    ]
+    assert {Path(p).name.split(".")[0] for p in _pycs(tmp_path)} == {"__init__", "mod"}
+    assert [p.name for p in tmp_path.rglob("__pycache__/*") if p.suffix != ".pyc"] == []
+
+
+def test_a_test_module_that_does_not_parse_is_left_to_pytest_without_a_note(
+    tmp_path: Path,
+) -> None:
+    """A syntax error is the file's own (pytest reports it when it collects): the others
+    get their bytecode, and no note blames pytest."""
+    _write(tmp_path, {**FILES, "tests/test_b.py": "def test_b(:\n"})
+    ran = _script(tmp_path)
+    assert (ran.returncode, ran.stderr) == (0, "")
+    assert {Path(p).name.split(".")[0] for p in _pycs(tmp_path)} == {
+        "__init__", "mod", "plugin", "conftest", "test_a",
+    }  # fmt: skip

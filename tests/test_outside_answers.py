@@ -385,6 +385,8 @@ def test_a_clone_url_naming_anywhere_else_is_refused_before_any_write(
             assert w.run(ENTRY) == 5, kind
             err = capsys.readouterr().err.strip()
             assert len(err.splitlines()) == 1 and "clone_url" in err, (kind, err)
+            if kind != "credentials":  # this run's own answer refused, not one left before
+                assert f" is {answers[kind]}, not " in err, (kind, err)
             assert SECRET not in err, kind
             assert w.writes() == [], kind
             assert git.git("for-each-ref", cwd=victim)[1] == "", kind  # nothing pushed there
