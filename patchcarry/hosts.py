@@ -117,8 +117,10 @@ def answered_git_url(api: str, full_name: str, answered: object) -> str:
     own = repo_git_url(api, full_name)
     if answered is None or answered == "" or _same_url(str(answered), own):
         return own
+    said = shown(answered)  # credentials left out: then it may read as our own URL
+    why = f"carries credentials ({said})" if said == own else f"is {said}, not {own}"
     raise ForeignGitURLError(
-        f"the API's clone_url for {full_name} is {shown(answered)}, not {own}: refusing to "
+        f"the API's clone_url for {full_name} {why}: refusing to "
         "fetch from or push to a URL an API answer chose; check GH_HOST and the repository"
     )
 

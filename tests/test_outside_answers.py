@@ -387,6 +387,8 @@ def test_a_clone_url_naming_anywhere_else_is_refused_before_any_write(
             assert len(err.splitlines()) == 1 and "clone_url" in err, (kind, err)
             if kind != "credentials":  # this run's own answer refused, not one left before
                 assert f" is {answers[kind]}, not " in err, (kind, err)
+            else:  # not "is URL, not URL" with the two the same once credentials are hidden
+                assert " carries credentials (" in err and " not http" not in err, err
             assert SECRET not in err, kind
             assert w.writes() == [], kind
             assert git.git("for-each-ref", cwd=victim)[1] == "", kind  # nothing pushed there
