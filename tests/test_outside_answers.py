@@ -60,6 +60,19 @@ def test_a_dripping_api_server_is_left_at_the_deadline_with_exit_4(monkeypatch, 
         assert server.requests == 1 and server.finished == 0  # it hung up mid-drip
 
 
+def test_a_write_whose_answer_outlasts_the_deadline_says_so_not_a_dropped_connection(monkeypatch):
+    """A write is never retried, so the socket read cut at the exchange's deadline is the
+    last word: it says the deadline passed, not that the connection failed."""
+    monkeypatch.setattr(limits, "HTTP_DEADLINE_S", 0.3)
+    monkeypatch.setattr(limits, "HTTP_READ_TIMEOUT_S", 30.0)  # the deadline comes first
+    with hostile.Misbehaving(hostile.silent(hold_s=2)) as server:
+        gh = GitHub(host=server.url, token="t", sleep=_never_sleep)
+        with pytest.raises(NetworkError, match=r"no complete answer within 0\.3 s") as caught:
+            gh.request("POST", "/user/repos")
+        assert server.url.removeprefix("http://") in str(caught.value)
+        assert server.requests == 1
+
+
 def test_an_endless_api_answer_is_cut_at_the_size_cap(monkeypatch):
     monkeypatch.setattr(limits, "HTTP_MAX_BYTES", 1 << 20)
     with hostile.Misbehaving(hostile.endless_body(total=32 << 20)) as server:
