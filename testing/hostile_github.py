@@ -352,13 +352,19 @@ class ProxyTrap(socketserver.ThreadingTCPServer):
 
 
 def compressed_body(
-    *, decoded: int, encoding: str = "gzip", chunk: int = 1 << 20, pad: bytes = b"."
+    *,
+    decoded: int,
+    encoding: str = "gzip",
+    chunk: int = 1 << 20,
+    pad: bytes = b".",
+    first: int = 0,
 ) -> Behaviour:
     """200 with a JSON body sent compressed that decodes to about `decoded` bytes: a small
     answer on the wire, a large one in memory (a bomb). `encoding` is the Content-Encoding
     sent, codings in the order applied ("gzip", "deflate", "deflate, gzip"); "raw-deflate"
     is sent as `deflate` without zlib's wrapper (as some servers do). `pad` repeated fills
-    the answer (random bytes: an answer as large on the wire as decoded)."""
+    the answer (random bytes: an answer as large on the wire as decoded). `first` > 0: sent
+    chunked, its first chunk `first` bytes long."""
     wbits = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS, "raw-deflate": -15}
     packers = [zlib.compressobj(9, zlib.DEFLATED, wbits[c.strip()]) for c in encoding.split(",")]
 
@@ -378,9 +384,17 @@ def compressed_body(
         h.send_response(200)
         h.send_header("Content-Type", "application/json; charset=utf-8")
         h.send_header("Content-Encoding", said)
-        h.send_header("Content-Length", str(len(data)))
+        if not first:
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.write(data)
+            return
+        h.send_header("Transfer-Encoding", "chunked")
         h.end_headers()
-        h.wfile.write(data)
+        for part in (data[:first], data[first:]):
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            h.wfile.flush()
+        h.wfile.write(b"0\r\n\r\n")
 
     return behave
 

@@ -121,6 +121,16 @@ def test_a_compressed_answer_under_the_cap_reads_as_github_sends_it(monkeypatch,
 
 
 @pytest.mark.parametrize("encoding", CODINGS)
+def test_a_compressed_answer_whose_first_chunk_is_one_byte_reads_whole(encoding):
+    """`deflate` comes zlib-wrapped or bare, told by its first two bytes: an answer whose
+    first chunk holds one of them is read once the second comes, not refused."""
+    behaviour = hostile.compressed_body(decoded=1 << 10, encoding=encoding, chunk=1 << 10, first=1)
+    with hostile.Misbehaving(behaviour) as server:
+        user = GitHub(host=server.url, token="t", sleep=_never_sleep).request("GET", "/user")
+    assert user["login"] == "x" and user["pad"] == "." * (1 << 10)
+
+
+@pytest.mark.parametrize("encoding", CODINGS)
 def test_a_compressed_answer_is_capped_as_sent_too(monkeypatch, encoding):
     """An answer that compresses badly is counted on the wire as well: past the wire cap it
     stops, however far it still is from the decoded cap."""
