@@ -174,15 +174,22 @@ class _DecodedStream(httpx2.SyncByteStream):
         self._inner = inner
         self._decoded = _Budget(host, 0.0, 0.0, limits.HTTP_MAX_DECODED)  # bytes, not time
         self._codings = codings[::-1]  # the last applied is undone first
-        self._links: list[Any] = [None] * len(codings)  # each made at its first bytes
+        self._links: list[Any] = [None] * len(codings)  # each made at its first two bytes
+        self._first = [b""] * len(codings)  # a lone first byte, kept until its second comes
 
     def _decode(self, data: bytes, at: int = 0) -> Iterator[bytes]:
         if at == len(self._links):
             _count(self._decoded, len(data), "decoded past", " (Content-Encoding)", "decode")
             yield data
             return
+        if self._links[at] is None:  # `deflate`'s form is told by two bytes: a chunk may hold one
+            data = self._first[at] + data
+            if len(data) < 2:
+                self._first[at] = data
+                return
+            self._links[at] = _decompressor(self._codings[at], data)
         while data:
-            link = self._links[at] = self._links[at] or _decompressor(self._codings[at], data)
+            link = self._links[at]
             if link.eof:
                 return
             piece = link.decompress(data, self._decoded.cap - self._decoded.read + 1)
@@ -205,10 +212,10 @@ class _DecodedStream(httpx2.SyncByteStream):
 
 def _decompressor(coding: str, first: bytes) -> Any:
     """zlib's decompressor for one content coding; `deflate` as HTTP defines it (zlib format)
-    or bare deflate, told from its `first` bytes."""
+    or bare deflate, told from its `first` two bytes (at least)."""
     if coding in ("gzip", "x-gzip"):
         return zlib.decompressobj(16 + zlib.MAX_WBITS)
-    wrapped = len(first) >= 2 and (first[0] & 0x0F) == 8 and (first[0] << 8 | first[1]) % 31 == 0
+    wrapped = (first[0] & 0x0F) == 8 and (first[0] << 8 | first[1]) % 31 == 0
     return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
 
 

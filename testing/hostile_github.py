@@ -10,10 +10,10 @@ of drips), so a client that does not protect itself makes a test slow and failin
 - `Misbehaving`: one behaviour for every request: `retry_after` (429 + Retry-After, N times),
   `drip` (the answer one byte at a time), `endless_body` (a chunked body that goes on),
   `endless_refs` (a git ref advertisement that goes on), `endless_pack` (a git fetch whose
-  pack goes on), `compressed_body` (a small gzip/deflate answer that decodes to a large one),
-  `raw_answer` (any bytes as a JSON answer: nested without end, not JSON), `dumb_http` (a git
-  host that answers in dumb-HTTP form, every other page a web page), `silent`
-  (no answer at all).
+  pack goes on), `compressed_body` (a small gzip/deflate answer, bare or nested, that decodes
+  to a large one), `raw_answer` (any bytes as a JSON answer: nested without end, not JSON),
+  `dumb_http` (a git host that answers in dumb-HTTP form, every other page a web page),
+  `silent` (no answer at all).
 - `ProxyTrap`: an HTTP proxy that records what reaches it and forwards nothing.
 """
 
@@ -351,22 +351,50 @@ class ProxyTrap(socketserver.ThreadingTCPServer):
         self.server_close()
 
 
-def compressed_body(*, decoded: int, encoding: str = "gzip", chunk: int = 1 << 20) -> Behaviour:
-    """200 with a JSON body sent compressed (`Content-Encoding: gzip` or `deflate`) that
-    decodes to `decoded` bytes: a small answer on the wire, a large one in memory (a bomb)."""
-    wbits = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}[encoding]
-    packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
-    parts = [packer.compress(b'{"login": "x", "id": 1, "pad": "')]
-    parts += [packer.compress(b"." * chunk) for _ in range(decoded // chunk)]
-    data = b"".join([*parts, packer.compress(b'"}'), packer.flush()])
+def compressed_body(
+    *,
+    decoded: int,
+    encoding: str = "gzip",
+    chunk: int = 1 << 20,
+    pad: bytes = b".",
+    first: int = 0,
+) -> Behaviour:
+    """200 with a JSON body sent compressed that decodes to about `decoded` bytes: a small
+    answer on the wire, a large one in memory (a bomb). `encoding` is the Content-Encoding
+    sent, codings in the order applied ("gzip", "deflate", "deflate, gzip"); "raw-deflate"
+    is sent as `deflate` without zlib's wrapper (as some servers do). `pad` repeated fills
+    the answer (random bytes: an answer as large on the wire as decoded). `first` > 0: sent
+    chunked, its first chunk `first` bytes long."""
+    wbits = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS, "raw-deflate": -15}
+    packers = [zlib.compressobj(9, zlib.DEFLATED, wbits[c.strip()]) for c in encoding.split(",")]
+
+    def through(piece: bytes, start: int = 0) -> bytes:
+        for packer in packers[start:]:
+            piece = packer.compress(piece)
+        return piece
+
+    filler = pad * (chunk // len(pad))
+    parts = [through(b'{"login": "x", "id": 1, "pad": "')]
+    parts += [through(filler) for _ in range(decoded // chunk)] + [through(b'"}')]
+    parts += [through(packer.flush(), at + 1) for at, packer in enumerate(packers)]
+    data = b"".join(parts)
+    said = encoding.replace("raw-deflate", "deflate")
 
     def behave(h: BaseHTTPRequestHandler, n: int) -> None:
         h.send_response(200)
         h.send_header("Content-Type", "application/json; charset=utf-8")
-        h.send_header("Content-Encoding", encoding)
-        h.send_header("Content-Length", str(len(data)))
+        h.send_header("Content-Encoding", said)
+        if not first:
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.write(data)
+            return
+        h.send_header("Transfer-Encoding", "chunked")
         h.end_headers()
-        h.wfile.write(data)
+        for part in (data[:first], data[first:]):
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            h.wfile.flush()
+        h.wfile.write(b"0\r\n\r\n")
 
     return behave
 

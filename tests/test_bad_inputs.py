@@ -130,3 +130,75 @@ def test_every_url_option_is_read_before_any_request(argv, tmp_path, monkeypatch
     args = [a.format(tmp=tmp_path) for a in argv]
     assert cli.main([*args, "http://[::1/x.git", "--manifest", str(manifest)]) == 5
     assert "not a valid URL" in capsys.readouterr().err
+
+
+def _owner_name_options() -> list[tuple[str, str]]:
+    """(command, option) for every option whose value is an OWNER/NAME, as the parser has them
+    (a type of `argtypes.repo`, or the old `--upstream` that also reads one)."""
+    from patchcarry.commands import argtypes
+
+    _, commands = cli.build_parser()
+    return [
+        (name, action.option_strings[0])
+        for name, parser in commands.items()
+        for action in parser._actions
+        if action.type is argtypes.repo or isinstance(action, argtypes._OldUpstream)
+    ]
+
+
+OWNER_NAME_OPTIONS = _owner_name_options()
+REQUIRED_ARGS = {"adopt": ["acme/widgets#7"]}
+
+
+def test_the_owner_name_options_are_the_ones_documented() -> None:
+    """The table the next test walks is the parser's own: a new such option joins it."""
+    assert sorted(OWNER_NAME_OPTIONS) == [
+        ("adopt", "--fork"),
+        ("resubmit", "--fork"),
+        ("resubmit", "--upstream"),
+        ("resubmit", "--upstream-repo"),
+        ("scan", "--upstream"),
+        ("scan", "--upstream-repo"),
+    ]
+
+
+@pytest.mark.parametrize(("command", "option"), OWNER_NAME_OPTIONS)
+@pytest.mark.parametrize("value", ["htesd/..", "htesd", "a/b/c", "x-/y", "htesd/x y"])
+def test_every_owner_name_option_refuses_a_malformed_value_as_a_usage_mistake(
+    command, option, value, tmp_path, monkeypatch, capsys
+):
+    """Exit 2, argparse's usage and one error line naming the option, before anything is
+    read or asked (GH_HOST is the discard port: a request would end in 4)."""
+    monkeypatch.setenv("GITHUB_TOKEN", sc.TOKEN)
+    monkeypatch.setenv("GH_HOST", "http://127.0.0.1:9")
+    manifest = write_manifest(tmp_path, base_commit="0" * 40)
+    before = manifest.read_bytes()
+    argv = [command, *REQUIRED_ARGS.get(command, []), "--manifest", str(manifest)]
+    with pytest.raises(SystemExit) as usage:
+        cli.main([*argv, f"{option}={value}"])
+    assert usage.value.code == ExitCode.USAGE
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"usage: patchcarry {command}")
+    errors = [line for line in err if "error:" in line]
+    assert len(errors) == 1 and f"{option}: must be OWNER/REPO" in errors[0], err
+    assert manifest.read_bytes() == before
+
+
+@pytest.mark.parametrize("key", ["fork", "upstream"])
+@pytest.mark.parametrize("command", ["check", "resubmit", "scan", "tree", "retire"])
+def test_a_manifest_owner_name_that_is_malformed_is_bad_input_in_one_line(
+    command, key, tmp_path, monkeypatch, capsys
+):
+    """The same rule where the value comes from the manifest: exit 5 in one line naming the
+    key, before any request (GH_HOST is the discard port) and with nothing written."""
+    monkeypatch.setenv("GITHUB_TOKEN", sc.TOKEN)
+    monkeypatch.setenv("GH_HOST", "http://127.0.0.1:9")
+    manifest = write_manifest(
+        tmp_path, base_commit="0" * 40, overrides={"checkpoint-grad": {key: "htesd/.."}}
+    )
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    args = {"tree": [str(tmp_path / "tree")], "retire": ["checkpoint-grad"]}.get(command, [])
+    assert cli.main([command, *args, "--manifest", str(manifest)]) == ExitCode.BAD_INPUT
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{key} must be OWNER/REPO" in err[0], err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -157,3 +158,36 @@ def test_record_pr_goes_inside_the_entry_before_the_next_entrys_comment_and_keep
     anchor = lines_before.index('measure = "fix"')  # the last key of the entry's own block
     assert lines_after == [*lines_before[: anchor + 1], "pr = 7003", *lines_before[anchor + 1 :]]
     assert [e.pr for e in manifest.load(path).entries] == [7003, 6338]
+
+
+@pytest.mark.parametrize(
+    ("edit", "old", "new"),
+    [
+        (
+            lambda path: manifest.record_pr(path, "checkpoint-grad", 7001),
+            "  pr =  6339   # re-submitted by hand",
+            "  pr =  7001   # re-submitted by hand",
+        ),
+        (
+            lambda path: manifest_edit.record_landed(
+                path, "checkpoint-grad", {"commit": "f" * 40, "pr": 7001}
+            ),
+            '  landed = { commit = "0000000" }  # a guess, to be checked',
+            f'  landed = {{commit = "{"f" * 40}", pr = 7001}}  # a guess, to be checked',
+        ),
+    ],
+    ids=["pr", "landed"],
+)
+def test_a_key_set_again_in_a_crlf_manifest_changes_its_value_and_no_other_byte(
+    tmp_path: Path, edit: Any, old: str, new: str
+) -> None:
+    """The key's indentation, the spaces around `=`, its trailing comment, the CRLF line ends
+    and every other line stay as the user wrote them: only the value is the tool's."""
+    path = write_manifest(tmp_path, base_commit=BASE, overrides={"checkpoint-grad": {"pr": None}})
+    text = path.read_text().replace(
+        'name = "checkpoint-grad"\n', f'name = "checkpoint-grad"  # the 6117 fix\n{old}\n', 1
+    )
+    path.write_bytes(("# by hand\n" + text + "# the end\n").replace("\n", "\r\n").encode())
+    before = path.read_bytes()
+    edit(path)
+    assert path.read_bytes() == before.replace(old.encode(), new.encode())

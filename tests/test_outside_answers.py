@@ -4,6 +4,9 @@ the limits are lowered here so that a protected client stops long before it does
 
 from __future__ import annotations
 
+import base64
+import random
+
 import pytest
 
 from patchcarry import cli, git, limits
@@ -57,6 +60,19 @@ def test_a_dripping_api_server_is_left_at_the_deadline_with_exit_4(monkeypatch, 
         assert server.requests == 1 and server.finished == 0  # it hung up mid-drip
 
 
+def test_a_write_whose_answer_outlasts_the_deadline_says_so_not_a_dropped_connection(monkeypatch):
+    """A write is never retried, so the socket read cut at the exchange's deadline is the
+    last word: it says the deadline passed, not that the connection failed."""
+    monkeypatch.setattr(limits, "HTTP_DEADLINE_S", 0.3)
+    monkeypatch.setattr(limits, "HTTP_READ_TIMEOUT_S", 30.0)  # the deadline comes first
+    with hostile.Misbehaving(hostile.silent(hold_s=2)) as server:
+        gh = GitHub(host=server.url, token="t", sleep=_never_sleep)
+        with pytest.raises(NetworkError, match=r"no complete answer within 0\.3 s") as caught:
+            gh.request("POST", "/user/repos")
+        assert server.url.removeprefix("http://") in str(caught.value)
+        assert server.requests == 1
+
+
 def test_an_endless_api_answer_is_cut_at_the_size_cap(monkeypatch):
     monkeypatch.setattr(limits, "HTTP_MAX_BYTES", 1 << 20)
     with hostile.Misbehaving(hostile.endless_body(total=32 << 20)) as server:
@@ -66,7 +82,11 @@ def test_an_endless_api_answer_is_cut_at_the_size_cap(monkeypatch):
         assert server.finished == 0
 
 
-@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+# every coding asked for, deflate in HTTP's zlib form and bare, and two codings one on another
+CODINGS = ["gzip", "deflate", "raw-deflate", "deflate, gzip", "gzip, gzip"]
+
+
+@pytest.mark.parametrize("encoding", CODINGS)
 def test_a_compressed_answer_is_capped_as_decoded_not_only_as_sent(monkeypatch, encoding):
     """About 32 KiB on the wire that decodes to 32 MiB: the cap counts decoded bytes too, and
     the client stops before it holds more than the cap (the decoded answer is never built)."""
@@ -90,7 +110,7 @@ def test_a_compressed_answer_is_capped_as_decoded_not_only_as_sent(monkeypatch, 
     assert peak < 8 << 20  # a few times the cap at most, never the 32 MiB it decodes to
 
 
-@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+@pytest.mark.parametrize("encoding", CODINGS)
 def test_a_compressed_answer_under_the_cap_reads_as_github_sends_it(monkeypatch, encoding):
     """github.com compresses its answers: one under the cap decodes whole, byte for byte."""
     monkeypatch.setattr(limits, "HTTP_MAX_DECODED", 1 << 20)
@@ -98,6 +118,31 @@ def test_a_compressed_answer_under_the_cap_reads_as_github_sends_it(monkeypatch,
     with hostile.Misbehaving(behaviour) as server:
         user = GitHub(host=server.url, token="t", sleep=_never_sleep).request("GET", "/user")
     assert user["login"] == "x" and user["pad"] == "." * (3 << 18)
+
+
+@pytest.mark.parametrize("encoding", CODINGS)
+def test_a_compressed_answer_whose_first_chunk_is_one_byte_reads_whole(encoding):
+    """`deflate` comes zlib-wrapped or bare, told by its first two bytes: an answer whose
+    first chunk holds one of them is read once the second comes, not refused."""
+    behaviour = hostile.compressed_body(decoded=1 << 10, encoding=encoding, chunk=1 << 10, first=1)
+    with hostile.Misbehaving(behaviour) as server:
+        user = GitHub(host=server.url, token="t", sleep=_never_sleep).request("GET", "/user")
+    assert user["login"] == "x" and user["pad"] == "." * (1 << 10)
+
+
+@pytest.mark.parametrize("encoding", CODINGS)
+def test_a_compressed_answer_is_capped_as_sent_too(monkeypatch, encoding):
+    """An answer that compresses badly is counted on the wire as well: past the wire cap it
+    stops, however far it still is from the decoded cap."""
+    monkeypatch.setattr(limits, "HTTP_MAX_BYTES", 1 << 20)
+    monkeypatch.setattr(limits, "HTTP_MAX_DECODED", 64 << 20)
+    noise = base64.b64encode(random.Random(6339).randbytes(3 << 18))  # 1 MiB, incompressible
+    with hostile.Misbehaving(
+        hostile.compressed_body(decoded=3 << 20, encoding=encoding, pad=noise)
+    ) as server:
+        gh = GitHub(host=server.url, token="t", sleep=_never_sleep)
+        with pytest.raises(NetworkError, match=r"the answer passed 1048576 bytes"):
+            gh.user()
 
 
 def test_a_gzip_bomb_ends_scan_with_exit_4_in_one_line(monkeypatch, capsys):
