@@ -183,7 +183,7 @@ class _DecodedStream(httpx2.SyncByteStream):
             yield data
             return
         if self._links[at] is None:  # `deflate`'s form is told by two bytes: a chunk may hold one
-            data = self._first[at] + data
+            data, self._first[at] = self._first[at] + data, b""
             if len(data) < 2:
                 self._first[at] = data
                 return
@@ -200,6 +200,11 @@ class _DecodedStream(httpx2.SyncByteStream):
         try:
             for chunk in self._inner:
                 yield from self._decode(chunk)
+            if any(self._first) or any(link and not link.eof for link in self._links):
+                raise ReplyLimitError(
+                    f"{self._decoded.host}: the answer ended before its compressed data did "
+                    "(Content-Encoding): it is incomplete; check GH_HOST"
+                )
         except zlib.error as exc:
             raise ReplyLimitError(
                 f"{self._decoded.host}: the answer is not the compressed data its Content-Encoding "

@@ -358,13 +358,15 @@ def compressed_body(
     chunk: int = 1 << 20,
     pad: bytes = b".",
     first: int = 0,
+    cut: int = 0,
 ) -> Behaviour:
     """200 with a JSON body sent compressed that decodes to about `decoded` bytes: a small
     answer on the wire, a large one in memory (a bomb). `encoding` is the Content-Encoding
     sent, codings in the order applied ("gzip", "deflate", "deflate, gzip"); "raw-deflate"
     is sent as `deflate` without zlib's wrapper (as some servers do). `pad` repeated fills
     the answer (random bytes: an answer as large on the wire as decoded). `first` > 0: sent
-    chunked, its first chunk `first` bytes long."""
+    chunked, its first chunk `first` bytes long. `cut` > 0: that many bytes left off the end
+    (the compressed data ends early, the HTTP body is whole)."""
     wbits = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS, "raw-deflate": -15}
     packers = [zlib.compressobj(9, zlib.DEFLATED, wbits[c.strip()]) for c in encoding.split(",")]
 
@@ -378,6 +380,7 @@ def compressed_body(
     parts += [through(filler) for _ in range(decoded // chunk)] + [through(b'"}')]
     parts += [through(packer.flush(), at + 1) for at, packer in enumerate(packers)]
     data = b"".join(parts)
+    data = data[: len(data) - cut]
     said = encoding.replace("raw-deflate", "deflate")
 
     def behave(h: BaseHTTPRequestHandler, n: int) -> None:

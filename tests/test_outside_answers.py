@@ -131,6 +131,18 @@ def test_a_compressed_answer_whose_first_chunk_is_one_byte_reads_whole(encoding)
 
 
 @pytest.mark.parametrize("encoding", CODINGS)
+def test_a_compressed_answer_that_ends_early_is_refused_as_incomplete(encoding):
+    """A whole HTTP body whose compressed data stops short (its last bytes left off) is an
+    incomplete answer, refused in one line, never read as the text it had so far."""
+    behaviour = hostile.compressed_body(decoded=1 << 10, encoding=encoding, chunk=1 << 10, cut=4)
+    with hostile.Misbehaving(behaviour) as server:
+        gh = GitHub(host=server.url, token="t", sleep=_never_sleep)
+        with pytest.raises(NetworkError, match="ended before its compressed data did") as caught:
+            gh.request("GET", "/user")
+    assert server.url.removeprefix("http://") in str(caught.value)
+
+
+@pytest.mark.parametrize("encoding", CODINGS)
 def test_a_compressed_answer_is_capped_as_sent_too(monkeypatch, encoding):
     """An answer that compresses badly is counted on the wire as well: past the wire cap it
     stops, however far it still is from the decoded cap."""
