@@ -208,10 +208,11 @@ class GitHub:
 
     WRITE_SPACING = 1.0
     READ_RETRIES = 3  # a 5xx or a dropped connection, for a read or an idempotent write
+    BACKOFF = 0.5  # the first retry's wait; each next one doubles it
 
     def __init__(
         self, *, host: str | None = None, token: str | None = None, max_rate_wait: float = 60.0,
-        backoff: float = 0.5, sleep: Callable[[float], None] = time.sleep,
+        backoff: float | None = None, sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:  # fmt: skip
         self.host = api_host(host)
@@ -230,7 +231,7 @@ class GitHub:
         self.token_expires: datetime.datetime | None = None  # a token with an expiry date
         self._next: str | None = None  # the last answer's Link rel="next"
         self.max_rate_wait = max_rate_wait
-        self.backoff = backoff
+        self.backoff = self.BACKOFF if backoff is None else backoff
         self.sleep = sleep
         self.clock = clock
         self.reads = 0  # GET requests sent, for the run's cost report

@@ -29,7 +29,9 @@ class CaptureServer:
                 return
 
         self._server = ThreadingHTTPServer((address, 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -103,3 +103,4 @@ def _no_real_github(monkeypatch: pytest.MonkeyPatch, _session_cache: Path) -> No
     from patchcarry.github import GitHub
 
     monkeypatch.setattr(GitHub, "WRITE_SPACING", 0.0)  # tests never sleep between writes
+    monkeypatch.setattr(GitHub, "BACKOFF", 0.0)  # nor before a retry (a test's own backoff= may)
