@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -10,17 +11,27 @@ from patchcarry import inputs
 from patchcarry.errors import BadInputError
 
 
-def validate(doc: dict[str, Any], schema: Path) -> None:
-    """Raise BadInputError naming the first place `doc` violates `schema`."""
+@functools.cache
+def _validator(schema: Path) -> Any:
+    """`schema`'s validator, the schema itself checked once a process (most of a
+    `jsonschema.validate` call is checking the schema against its metaschema again)."""
     import jsonschema  # type: ignore[import-untyped]
 
-    try:
-        jsonschema.validate(doc, json.loads(schema.read_text()))
-    except jsonschema.ValidationError as exc:
+    document = json.loads(schema.read_text())
+    cls = jsonschema.validators.validator_for(document)
+    cls.check_schema(document)
+    return cls(document)
+
+
+def validate(doc: dict[str, Any], schema: Path) -> None:
+    """Raise BadInputError naming the first place `doc` violates `schema` (the error
+    `jsonschema.validate` raises: the best match)."""
+    import jsonschema  # type: ignore[import-untyped]
+
+    exc = jsonschema.exceptions.best_match(_validator(schema).iter_errors(doc))
+    if exc is not None:
         where = "/".join(str(p) for p in exc.absolute_path) or "(top level)"
-        raise BadInputError(
-            f"evidence does not match {schema.name} at {where}: {exc.message}"
-        ) from None
+        raise BadInputError(f"evidence does not match {schema.name} at {where}: {exc.message}")
 
 
 def write(doc: dict[str, Any], path: Path, schema: Path, *, indent: int, sort_keys: bool) -> Path:
