@@ -13,7 +13,6 @@ Real git, pinned identities and dates: hashes are stable.
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +20,7 @@ from patchcarry import git
 from testing import adopt_scenarios as ad
 from testing import github_scenarios as sc
 from testing import widgets as wd
+from testing.once import copy_tree
 
 if TYPE_CHECKING:
     from testing.fake_github_state import GitHubState
@@ -119,7 +119,7 @@ def build_template(root: Path) -> Path:
 
 def copy(template: Path, dest: Path) -> wd.Widgets:
     """A copy of the template's repositories (small: a plain copy), wired to itself."""
-    shutil.copytree(template, dest, symlinks=True)
+    copy_tree(template, dest)
     git.git("remote", "set-url", "origin", str(dest / "widgets.git"), cwd=dest / "widgets-work")
     head = git.rev_parse(f"refs/pull/{wd.NUMBER}/head", cwd=dest / "widgets.git")
     commits = git.git("rev-list", "--reverse", "--no-merges", f"main..{head}",

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from patchcarry import git
+from testing.once import copy_tree
 
 PATH = "megatron/core/widget.py"
 OTHER = "megatron/core/other.py"
@@ -155,7 +156,7 @@ class LandingWorld:
 
     def _copy(self, root: Path) -> LandingWorld:
         for name in ("work", "upstream.git", "patches"):
-            shutil.copytree(self.root / name, root / name, symlinks=True)
+            copy_tree(self.root / name, root / name)
         _g("remote", "set-url", "origin", str(root / "upstream.git"), cwd=root / "work")
         manifest = root / self.manifest.relative_to(self.root)
         return dataclasses.replace(self, root=root, bare=root / "upstream.git",

@@ -36,6 +36,7 @@ from typing import Any
 from patchcarry import git
 from patchcarry.manifest import DEFAULT_MANIFEST
 from patchcarry.patchfile import load as load_patch
+from testing.once import copy_tree
 
 PATCHES_DIR = DEFAULT_MANIFEST.parent
 FIX_0001 = PATCHES_DIR / "0001-Fix-cross-iteration-gradient-retention-in-Checkpoint.patch"
@@ -126,8 +127,8 @@ class UpstreamRepo:
     def copy(self, dest: Path) -> UpstreamRepo:
         """A separate copy (bare + work) under `dest`, safe to mutate."""
         dest.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(self.bare, dest / "upstream.git", symlinks=True)
-        shutil.copytree(self.work, dest / "work", symlinks=True)
+        copy_tree(self.bare, dest / "upstream.git")
+        copy_tree(self.work, dest / "work")
         _g("remote", "set-url", "origin", str(dest / "upstream.git"), cwd=dest / "work")
         return UpstreamRepo(dest / "upstream.git", dest / "work", self.base_commit)
 

@@ -15,7 +15,7 @@ from testing import adopt_scenarios as ad
 from testing import github_scenarios as sc
 from testing import widgets as wd
 from testing.fake_github import FakeGitHub, GitHubState
-from testing.once import once_dir
+from testing.once import copy_tree, once_dir
 from testing.shared_worlds import widgets_template
 
 
@@ -39,10 +39,7 @@ def widgets(
 ) -> tuple[FakeGitHub, wd.Widgets, Path]:
     """A copy of the widgets repos, the fake GitHub holding them, and a project directory
     (cwd) whose patches/series.toml holds no entry yet."""
-    import shutil
-
-    shutil.copytree(template, tmp_path / "w", symlinks=True)
-    root = tmp_path / "w"
+    root = copy_tree(template, tmp_path / "w")
     git.git("remote", "set-url", "origin", str(root / "widgets.git"), cwd=root / "widgets-work")
     head, commits = template_pull[0], list(template_pull[1])
     w = wd.Widgets(root / "widgets.git", root / "widgets-fork.git", root / "widgets-work", head,
