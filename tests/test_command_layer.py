@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from patchcarry import cli
+from testing.package_source import nodes
 
 PACKAGE = Path(__file__).resolve().parent.parent / "patchcarry"
 ABOVE = {"cli.py"}  # the dispatcher, above the commands
@@ -55,7 +56,7 @@ def test_below_the_commands_a_forge_is_the_forge_protocol() -> None:
     found = [
         f"{p.relative_to(PACKAGE)}:{node.lineno}"
         for p in _below()
-        for node in ast.walk(ast.parse(p.read_text()))
+        for node in nodes(p)
         if (isinstance(node, ast.alias) and node.name == "GitHub")
         or (isinstance(node, ast.Attribute) and node.attr == "GitHub")
     ]
@@ -113,7 +114,7 @@ def test_copy_pr_bot_s_words_are_spelled_in_ci_gate_alone() -> None:
         if any(
             isinstance(n, ast.Constant | ast.JoinedStr)
             and any(w in ast.unparse(n) for w in ("/ok to test", "pull-request/"))
-            for n in ast.walk(ast.parse(p.read_text()))
+            for n in nodes(p)
         )
     )
     assert spelled == ["resubmit/ci_gate.py"]

@@ -9,6 +9,7 @@ import dataclasses
 from pathlib import Path
 
 from patchcarry import github_types
+from testing.package_source import tree
 
 PACKAGE = Path(__file__).resolve().parent.parent / "patchcarry"
 DOOR = {"github.py", "github_types.py"}
@@ -57,7 +58,7 @@ def test_github_s_json_is_read_only_at_the_door() -> None:
         name = str(path.relative_to(PACKAGE))
         if name in DOOR:
             continue
-        for line, key in _key_reads(ast.parse(path.read_text())):
+        for line, key in _key_reads(tree(path)):
             if (name, key) not in OWN:
                 found.append(f"{name}:{line}: {key!r}")
     assert found == []

@@ -14,6 +14,7 @@ from patchcarry import errors
 from patchcarry.cli import COMMANDS
 from testing import exit_cases
 from testing.fake_github import FakeGitHub
+from testing.package_source import nodes
 from testing.plain_install import checkout_wheel, plain_venv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +29,7 @@ def _module_name(path: Path) -> str:
 def _imports(path: Path) -> set[str]:
     """Every module `path` imports, at the top or inside a function."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in nodes(path):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -185,16 +186,15 @@ RAW_RUNNERS = {"git", "git_bytes"}  # patchcarry/git/runner.py: only the git pac
 def _raw_git_calls(path: Path) -> list[str]:
     """Where `path` runs git itself: a call of the git package's raw runner (`git.git(...)`,
     `git_bytes(...)` imported by name) or of the process door with "git" as the program."""
-    tree = ast.parse(path.read_text())
     imported = {
         alias.asname or alias.name
-        for node in ast.walk(tree)
+        for node in nodes(path)
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("patchcarry.git")
         for alias in node.names
         if alias.name in RAW_RUNNERS
     }
     found = []
-    for node in ast.walk(tree):
+    for node in nodes(path):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -226,7 +226,7 @@ def _own_names() -> set[str]:
     attributes (an underscore name among them is ours to use)."""
     names = {p.stem for p in PACKAGE.rglob("*.py")} | {p.name for p in PACKAGE.rglob("_*")}
     for path in PACKAGE.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in nodes(path):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.add(node.name)
             elif isinstance(node, ast.Name | ast.Attribute) and isinstance(node.ctx, ast.Store):
@@ -244,7 +244,7 @@ def test_a_private_attribute_of_a_dependency_says_why() -> None:
     unexplained = []
     for path in sorted(PACKAGE.rglob("*.py")):
         lines = path.read_text().splitlines()
-        for node in ast.walk(ast.parse("\n".join(lines))):
+        for node in nodes(path):
             if not isinstance(node, ast.Attribute) or not node.attr.startswith("_"):
                 continue
             name = node.attr

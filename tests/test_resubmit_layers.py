@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from testing.package_source import nodes
+
 ROOT = Path(__file__).resolve().parent.parent
 RESUBMIT = ROOT / "patchcarry" / "resubmit"
 PREFIX = "patchcarry.resubmit."
@@ -33,7 +35,7 @@ MAX_FUNCTION_LINES = 60
 def _resubmit_imports(path: Path) -> set[str]:
     """The resubmit modules `path` imports (top level or inside a function)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in nodes(path):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]

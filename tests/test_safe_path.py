@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from patchcarry import proc
+from testing.package_source import nodes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -66,7 +67,7 @@ def test_every_python_child_in_the_package_is_started_as_proc_python():
     """A child started as bare `sys.executable` would import from its working folder."""
     found = []
     for path in (ROOT / "patchcarry").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in nodes(path):
             if (
                 isinstance(node, ast.Attribute)
                 and node.attr == "executable"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from testing.package_source import nodes
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "patchcarry"
 # i49 rewrites these two in parallel; their cuts go to `short` once both branches are merged
@@ -14,7 +16,7 @@ NOT_YET: set[str] = set()
 def _hand_cuts(path: Path) -> list[str]:
     """`x[:7]`, `x[:12]` (any short length) where `x` is not a hash digest of the tool's own."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in nodes(path):
         cut = node.slice if isinstance(node, ast.Subscript) else None
         if not (isinstance(cut, ast.Slice) and cut.lower is None and cut.step is None):
             continue
@@ -51,7 +53,7 @@ def test_messages_name_the_token_s_variable_as_tokens_reads_it() -> None:
         f"{p.relative_to(PACKAGE)}:{node.lineno}"
         for p in sorted(PACKAGE.rglob("*.py"))
         if str(p.relative_to(PACKAGE)) not in readers
-        for node in ast.walk(ast.parse(p.read_text()))
+        for node in nodes(p)
         if isinstance(node, ast.Constant) and "GITHUB_TOKEN" in str(node.value)
     ]
     assert spelled == []
@@ -73,7 +75,7 @@ def test_only_the_git_door_reads_git_s_text_or_catches_its_failures() -> None:
         name = str(path.relative_to(PACKAGE))
         if name.startswith(door):
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in nodes(path):
             named = isinstance(node, ast.Name | ast.alias) and "CalledProcessError" in (
                 getattr(node, "id", None) or getattr(node, "name", "")
             )
@@ -93,7 +95,7 @@ def test_check_s_statuses_and_verdicts_are_compared_as_their_enums() -> None:
         f"{p.relative_to(PACKAGE)}:{node.lineno}"
         for p in sorted(PACKAGE.rglob("*.py"))
         if p.relative_to(PACKAGE) != Path("check/report.py")
-        for node in ast.walk(ast.parse(p.read_text()))
+        for node in nodes(p)
         if isinstance(node, ast.Constant) and node.value in words
     ]
     assert copied == []
@@ -137,9 +139,8 @@ def test_an_error_is_judged_by_its_type_and_the_answer_s_words_never_by_its_sent
     searches it turns on the tool's own wording. GitHub's words ride as `said`."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        tree = ast.parse(path.read_text())
-        caught = {h.name for h in ast.walk(tree) if isinstance(h, ast.ExceptHandler) and h.name}
-        for node in ast.walk(tree):
+        caught = {h.name for h in nodes(path) if isinstance(h, ast.ExceptHandler) and h.name}
+        for node in nodes(path):
             if not (isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In | ast.NotIn)):
                 continue
             said = [
