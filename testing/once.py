@@ -79,7 +79,9 @@ def once_json(
 
 
 def copy_tree(src: Path, dest: Path) -> Path:
-    """`dest` (absent), a copy of `src` with its links and modes, made by `cp -a`: one process
-    in C, where `shutil.copytree` spent a test's worth of CPU in Python on a world's files."""
+    """`dest` (absent; its parents are made), a copy of `src` with its links and modes, made by
+    `cp -a`: one process in C, where `shutil.copytree` spent a test's worth of CPU in Python on
+    a world's files."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["cp", "-a", "--", str(src), str(dest)], check=True)
     return dest

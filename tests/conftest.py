@@ -66,6 +66,11 @@ FEW_LONG_TESTS = {
 }
 
 
+# Torch modules that only read the proof test_fix_proof.py's fixture builds (testing/once.py):
+# handed out beside it, a worker would wait for that build instead of running another child.
+READ_THE_PROOF = {"test_fix_proof_tp2.py"}
+
+
 def _longest_first(items: list[pytest.Item]) -> Callable[[pytest.Item], tuple[int, int]]:
     """The order scripts/test hands whole modules to its workers (`--dist loadfile
     --no-loadscope-reorder`): the modules with a torch child first (their children are the
@@ -77,6 +82,8 @@ def _longest_first(items: list[pytest.Item]) -> Callable[[pytest.Item], tuple[in
 
     def rank(item: pytest.Item) -> tuple[int, int]:
         first = 0 if item.path in slow else 1 if item.path.name in FEW_LONG_TESTS else 2
+        if item.path.name in READ_THE_PROOF:
+            return first, 0  # the last torch module: the proof is built by then
         return first, -counts[item.path]
 
     return rank
