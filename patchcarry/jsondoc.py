@@ -26,7 +26,7 @@ def _validator(schema: Path) -> Any:
 def validate(doc: dict[str, Any], schema: Path) -> None:
     """Raise BadInputError naming the first place `doc` violates `schema` (the error
     `jsonschema.validate` raises: the best match)."""
-    import jsonschema  # type: ignore[import-untyped]
+    import jsonschema
 
     exc = jsonschema.exceptions.best_match(_validator(schema).iter_errors(doc))
     if exc is not None:
