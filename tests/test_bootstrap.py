@@ -46,11 +46,11 @@ elif [ "$1" = -m ] && [ "$2" = pip ]; then
   fi
   if [ -n "${FAKE_PIP_MEET:-}" ] && [[ " $* " == *" install "* && " $* " != *" .venv/.pip/"* ]]
   then
-    # runs at once: each waits (at most 5 s) until 3 installs have started, and says how
+    # runs at once: each waits (at most 5 s) until 5 installs have started, and says how
     # many it saw (a run alone, in sequence, sees only those before it)
     touch "$FAKE_PIP_MEET/$$"
     for _ in $(seq 250); do
-      [ "$(ls "$FAKE_PIP_MEET" | wc -l)" -lt 3 ] || break
+      [ "$(ls "$FAKE_PIP_MEET" | wc -l)" -lt 5 ] || break
       sleep 0.02
     done
     echo "$(ls "$FAKE_PIP_MEET" | wc -l)" >>"$FAKE_LOG.meet"
@@ -118,12 +118,12 @@ class Repo:
 
     @staticmethod
     def installs(calls: list[tuple[str, str, str]]) -> list[list[str]]:
-        """The lock files of each install: a `pip install` call's -r files; the two calls of a
-        lock with torch (its halves, .venv/.split/torch/NAME and .venv/.split/rest/NAME) are
-        one install of requirements/NAME. The lock's pip, installed first (.venv/.pip/NAME),
-        is left out (test_the_locks_pip_installs_first_then_drives_the_rest)."""
+        """The lock files of each install: a `pip install` call's -r files; the calls of a lock
+        with torch (its parts, .venv/.split/torch/NAME and .venv/.split/rest-N/NAME) are one
+        install of requirements/NAME. The lock's pip, installed first (.venv/.pip/NAME), is
+        left out (test_the_locks_pip_installs_first_then_drives_the_rest)."""
         found: list[list[str]] = []
-        halves: list[str] = []
+        parts: set[str] = set()
         for _, argv, _ in calls:
             words = argv.split()
             if "pip" in words and "install" in words:
@@ -133,11 +133,9 @@ class Repo:
                 if not all(f.startswith(".venv/.split/") for f in files):
                     found.append(files)
                     continue
-                halves += files
-                names = sorted({f"requirements/{Path(f).name}" for f in halves})
-                if {Path(f).parent.name for f in halves} == {"torch", "rest"}:
-                    found.append(names)
-                    halves = []
+                parts.update(f"requirements/{Path(f).name}" for f in files)
+        if parts:
+            found.append(sorted(parts))
         return sorted(found, key=lambda files: files != MAIN)  # runs at once: any order
 
 
@@ -342,8 +340,9 @@ def test_the_checkouts_bytecode_is_written_beside_the_groups(
 
 
 def test_torch_installs_beside_the_rest_of_its_lock_every_entry_once(repo: Repo) -> None:
-    """The test set's lock in two pip runs at once: torch's entry alone and the rest; between
-    them every line of the lock's entries, hashes included, once; the halves are removed."""
+    """The test set's lock in four pip runs at once: torch's entry alone and the rest dealt to
+    three; between them every line of the lock's entries, hashes included, once; the parts
+    are removed."""
     assert repo.run("bootstrap", "main").returncode == 0
     repo.calls()
     given = Path(f"{repo.log}.requirements")
@@ -352,7 +351,9 @@ def test_torch_installs_beside_the_rest_of_its_lock_every_entry_once(repo: Repo)
     calls = [a for _, a, _ in repo.calls() if " install " in f" {a} "]
     assert sorted(c.split(" -r ")[-1] for c in calls) == [
         ".venv/.pip/test-cpu.txt",  # the lock's pip, first (its own test)
-        ".venv/.split/rest/test-cpu.txt",
+        ".venv/.split/rest-1/test-cpu.txt",
+        ".venv/.split/rest-2/test-cpu.txt",
+        ".venv/.split/rest-3/test-cpu.txt",
         ".venv/.split/torch/test-cpu.txt",
     ]
     assert all("--require-hashes --no-deps" in c for c in calls)
@@ -361,6 +362,22 @@ def test_torch_installs_beside_the_rest_of_its_lock_every_entry_once(repo: Repo)
     pip_first = 4  # its name, two hashes, its `# via`
     assert sorted(given.read_text().splitlines()[pip_first:]) == sorted(entries)
     assert not (repo.root / ".venv" / ".split").exists()
+
+
+def test_a_rest_too_short_to_deal_to_every_run_starts_only_the_runs_it_fills(repo: Repo) -> None:
+    """A lock of an option line, torch and one other entry: the other gets one run, and no
+    run is started with the option alone (pip refuses a run without a requirement)."""
+    assert repo.run("bootstrap", "main").returncode == 0
+    lock = repo.root / "requirements" / "test-cpu.txt"
+    text = lock.read_text()
+    keep = [re.search(rf"^{name}==.*?(?=^\S)", text, re.M | re.S) for name in ("sympy", "torch")]
+    lock.write_text("--prefer-binary\n" + "".join(m.group(0) for m in keep if m is not None))
+    repo.calls()
+    assert repo.run("bootstrap", "test").returncode == 0, repo.log.read_text()
+    assert sorted(f for _, f in _pip_installs(repo)) == [
+        ".venv/.split/rest-1/test-cpu.txt",
+        ".venv/.split/torch/test-cpu.txt",
+    ]
 
 
 def test_the_locks_pip_installs_first_then_drives_the_rest(repo: Repo) -> None:
@@ -384,7 +401,7 @@ def test_the_locks_pip_installs_first_then_drives_the_rest(repo: Repo) -> None:
     pip_entry = re.search(r"^pip==.*?(?=^\S)", lock, re.M | re.S)
     assert pip_entry is not None
     assert given.read_text().startswith(pip_entry.group(0))
-    assert [p for p, _ in rest] == ["python"] * 3  # main, then the test lock's two halves
+    assert [p for p, _ in rest] == ["python"] * 5  # main, then the test lock's four parts
     assert all(a.startswith("-P -m pip install --require-hashes --no-deps") for _, a in rest)
     assert not (repo.root / ".venv" / ".pip").exists()
 
@@ -404,7 +421,7 @@ def test_a_base_python_with_an_older_pip_gets_ensurepips_then_the_locks_alone(
     assert result.returncode == 0, result.stderr
     installs = _pip_installs(repo)
     assert installs[0] == ("python", ".venv/.pip/test-cpu.txt"), installs
-    assert [p for p, _ in installs] == ["python"] * 4
+    assert [p for p, _ in installs] == ["python"] * 6
     site = repo.root / ".venv" / "lib" / "python3.11" / "site-packages"
     assert (site / "pip-26.3.dist-info" / "RECORD").is_file()
 
@@ -438,8 +455,8 @@ def test_a_rerun_after_a_failure_resumes_with_the_locks_pip_unless_it_was_cut_sh
 
 
 def test_main_installs_beside_torch_and_the_rest_when_both_sets_install(repo: Repo) -> None:
-    """A cold `bootstrap test`: main's locks are a third pip run beside the test lock's two
-    (all three at once, on disjoint packages), not a run in front of them; main is stamped,
+    """A cold `bootstrap test`: main's locks are one more pip run beside the test lock's four
+    (all five at once, on disjoint packages), not a run in front of them; main is stamped,
     and importable, once they all passed."""
     meet = repo.root.parent / "meet"
     meet.mkdir()
@@ -448,7 +465,7 @@ def test_main_installs_beside_torch_and_the_rest_when_both_sets_install(repo: Re
     assert "main: 18 locked packages, hashes required (requirements/main.txt " in result.stderr
     assert repo.installs(repo.calls()) == [MAIN, ["requirements/test-cpu.txt"]]
     seen = Path(f"{repo.log}.meet").read_text().split()
-    assert seen == ["3", "3", "3"], seen  # (the lock's pip, alone, first, is not counted)
+    assert seen == ["5"] * 5, seen  # (the lock's pip, alone, first, is not counted)
     assert (repo.root / ".venv" / ".patchcarry-main").is_file()
     assert (
         repo.root / ".venv" / "lib" / "python3.11" / "site-packages" / "patchcarry-checkout.pth"
