@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import json
 import os
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
@@ -100,14 +102,16 @@ class _Server:
         self.set_by_imports: dict[str, str] = {}
 
 
-def serve(path: str, preload: list[str]) -> int:
+def serve(path: str, preload: list[str], owner: int | None = None) -> int:
     """Import `preload`, listen at `path`, fork a child for each request; its exit code
-    back. Ends when the process that started it is gone."""
+    back. Ends when the process that started it is gone; with `owner`, when that process is
+    (a run's controller: the server is the workers' and removes its folder)."""
     import importlib
     import warnings
 
     server = _Server()
     parent = os.getppid()
+    alive = (lambda: os.getppid() == parent) if owner is None else (lambda: _alive(owner))
     warnings.simplefilter("ignore")
     for name in preload:
         importlib.import_module(name)
@@ -120,7 +124,7 @@ def serve(path: str, preload: list[str]) -> int:
     sel = selectors.DefaultSelector()
     sel.register(listener, selectors.EVENT_READ)
     children: dict[int, socket.socket] = {}
-    while os.getppid() == parent:
+    while alive():
         for key, _ in sel.select(timeout=0.05):
             if key.fileobj is listener:
                 conn, _ = listener.accept()
@@ -154,7 +158,18 @@ def serve(path: str, preload: list[str]) -> int:
                 except (KeyError, ValueError):
                     pass
                 conn.close()
+    if owner is not None:
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
     return 0
+
+
+def _alive(pid: int) -> bool:
+    """`pid` runs (a zombie, dead but not yet waited for, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
 
 
 def client(path: str, argv: list[str]) -> int:
@@ -170,18 +185,24 @@ def client(path: str, argv: list[str]) -> int:
     return code
 
 
-def start(preload: tuple[str, ...] = PRELOAD) -> tuple[tuple[str, ...], subprocess.Popen[str]]:
-    """A server importing `preload` (once it listens), and the `proc.PYTHON` that uses it."""
-    folder = tempfile.mkdtemp(prefix="forked-children.")
+def start(
+    preload: tuple[str, ...] = PRELOAD, folder: str | None = None, owner: int | None = None
+) -> tuple[tuple[str, ...], subprocess.Popen[str]]:
+    """A server importing `preload` (once it listens) at `folder`/socket (default: a new
+    folder), and the `proc.PYTHON` that uses it; with `owner`, it serves until that process
+    is gone, in a session of its own (serve)."""
+    folder = folder or tempfile.mkdtemp(prefix="forked-children.")
     path = os.path.join(folder, "socket")
     env = {**os.environ, **SERVER_ENV}
     env.pop("PYTHONPATH", None)
+    mine = [] if owner is None else ["--owner", str(owner)]
     server = subprocess.Popen(
-        [sys.executable, "-P", "-m", "testing.forked_children", "serve", path, *preload],
+        [sys.executable, "-P", "-m", "testing.forked_children", "serve", path, *mine, *preload],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
         text=True,
+        start_new_session=owner is not None,
     )
     assert server.stdout is not None
     if server.stdout.readline().strip() != "ready":
@@ -190,16 +211,38 @@ def start(preload: tuple[str, ...] = PRELOAD) -> tuple[tuple[str, ...], subproce
 
 
 _SERVER: tuple[str, ...] | None = None
+_STARTED: list[subprocess.Popen[str]] = []  # the run's server, when this worker started it
 
 
 def python_command() -> tuple[str, ...]:
-    """A `proc.PYTHON` whose `-m` children are forked from this process's server (started
-    at the first call; stopped when this process exits)."""
+    """A `proc.PYTHON` whose `-m` children are forked from a server: under pytest-xdist the
+    run's one server (each server's imports cost seconds of CPU; a worker started them for
+    itself), else this process's (started at the first call; stopped when it exits)."""
     global _SERVER
     if _SERVER is None:
-        _SERVER, server = start()
-        atexit.register(lambda: (server.kill(), server.wait()))
+        run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+        _SERVER = _the_runs(run) if run else _this_process_s()
     return _SERVER
+
+
+def _this_process_s() -> tuple[str, ...]:
+    command, server = start()
+    folder = os.path.dirname(command[-1])
+    atexit.register(lambda: (server.kill(), server.wait(), shutil.rmtree(folder, True)))
+    return command
+
+
+def _the_runs(run: str) -> tuple[str, ...]:
+    """The server of xdist's run `run`, started by the first worker to ask: it serves until
+    the run's controller (a worker's parent) is gone, then removes its folder."""
+    folder = os.path.join(tempfile.gettempdir(), f"forked-children.{run}")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(os.path.join(folder, "ready")):
+            _STARTED.append(start(folder=folder, owner=os.getppid())[1])  # kept: not reaped
+            open(os.path.join(folder, "ready"), "w").close()
+    return (sys.executable, "-P", "-m", "testing.forked_children", os.path.join(folder, "socket"))
 
 
 @contextlib.contextmanager
@@ -216,6 +259,8 @@ def forked() -> Iterator[None]:
 
 
 if __name__ == "__main__":
+    if sys.argv[1] == "serve" and sys.argv[3:4] == ["--owner"]:
+        sys.exit(serve(sys.argv[2], sys.argv[5:], int(sys.argv[4])))
     if sys.argv[1] == "serve":
         sys.exit(serve(sys.argv[2], sys.argv[3:]))
     sys.exit(client(sys.argv[1], sys.argv[2:]))

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,6 +31,7 @@ def server() -> object:
     yield command
     process.kill()
     process.wait()
+    shutil.rmtree(Path(command[-1]).parent)
 
 
 def _run(command: tuple[str, ...], tmp_path: Path, **env: str) -> tuple[int, dict, str]:
@@ -62,3 +66,21 @@ def test_another_import_time_environment_is_started_for_real(server, tmp_path: P
     assert code == code_real == 3
     assert (forked.pop("preloaded"), real.pop("preloaded")) == (True, False)
     assert forked == real
+
+
+def test_a_runs_server_serves_until_its_owner_is_gone_then_removes_its_folder(
+    tmp_path: Path,
+) -> None:
+    """The server xdist's workers share (`python_command` under a run): started by one worker,
+    it outlives that worker and ends with the run's controller (its owner), folder and all."""
+    owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    folder = tmp_path / "run"
+    folder.mkdir()
+    command, server = forked_children.start(("decimal",), folder=str(folder), owner=owner.pid)
+    code, said, _ = _run(command, tmp_path)
+    assert code == 3 and said["preloaded"]
+    assert server.poll() is None  # serving while its owner runs
+    owner.kill()
+    owner.wait()
+    assert server.wait(timeout=10) == 0
+    assert not folder.exists()
