@@ -51,8 +51,10 @@ COMMANDS: dict[str, list[str]] = {
 BLOCK_RE = re.compile(
     r"(<!-- output: (.+?) -->\n(?P<fence>`{3,})text\n)(.*?)((?P=fence)\n<!-- /output -->)", re.S
 )
+# a folder a command made in the temp dir: /tmp, or TMPDIR's (scripts/test's RAM folder)
+_TEMP_ROOTS = sorted({"/tmp", tempfile.gettempdir()}, key=len, reverse=True)
 _NOISE = (
-    (re.compile(r"/tmp/[A-Za-z0-9_.-]+"), "$TMP"),
+    (re.compile(f"(?:{'|'.join(map(re.escape, _TEMP_ROOTS))})/[A-Za-z0-9_.-]+"), "$TMP"),
     (re.compile(r"(127\.0\.0\.\d+|localhost):\d+"), r"\1:PORT"),
     (re.compile(r"(patchcarry/(?:upstream|trees)/)[0-9a-f]{16}"), r"\1<hash>"),
 )
