@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -74,8 +75,7 @@ def test_a_runs_server_serves_until_its_owner_is_gone_then_removes_its_folder(
     """The server xdist's workers share (`python_command` under a run): started by one worker,
     it outlives that worker and ends with the run's controller (its owner), folder and all."""
     owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    folder = tmp_path / "run"
-    folder.mkdir()
+    folder = Path(tempfile.mkdtemp(prefix="forked-children."))  # a socket's path is short
     command, server = forked_children.start(("decimal",), folder=str(folder), owner=owner.pid)
     code, said, _ = _run(command, tmp_path)
     assert code == 3 and said["preloaded"]
